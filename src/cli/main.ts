@@ -1,0 +1,38 @@
+#!/usr/bin/env node
+// `portico <subcommand> ...`: one executable for the controller, the proxy and the tools around them.
+import { isPorticoError } from '../errors.js';
+import type { Command } from './command.js';
+
+// Each subcommand loads only its own modules, so `portico proxy` never pays for the controller's imports.
+const COMMANDS: Record<string, Command> = {};
+
+function usage(): string {
+  const width = Math.max(...Object.keys(COMMANDS).map((n) => n.length));
+  const lines = Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary}`);
+  return `usage: portico <command> [options]\n\ncommands:\n${lines.join('\n')}\n\nRun 'portico <command> --help' for a command's options.`;
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    console.log(usage());
+    return name === undefined ? 2 : 0;
+  }
+  const command = COMMANDS[name];
+  if (command === undefined) {
+    console.error(`portico: unknown command '${name}'\n\n${usage()}`);
+    return 2;
+  }
+  const module = await command.load();
+  return module.run(rest);
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    console.error(isPorticoError(error) ? `portico: ${error.message}` : error);
+    process.exitCode = 1;
+  },
+);

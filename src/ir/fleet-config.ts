@@ -1,0 +1,233 @@
+// The fleet config: everything one proxy fleet needs, and nothing about how it was derived.
+// It is the versioned contract between the controller (translator, discovery server) and the proxy;
+// both sides import it from here. Plain JSON-serialisable data only: no classes, no Maps, no undefined
+// values that matter (an absent optional field and `undefined` mean the same thing).
+
+/** Bumped on any incompatible change; a proxy refuses (NACKs) a config with another schema version. */
+export const FLEET_CONFIG_SCHEMA_VERSION = 1;
+
+/**
+ * A fleet's whole configuration as a set of named resources by type. Every list is sorted by `name`,
+ * names are unique within their type, and the discovery server diffs fleets resource by resource:
+ * one route edit changes one VirtualHost, not the world.
+ */
+export interface FleetConfig {
+  schemaVersion: typeof FLEET_CONFIG_SCHEMA_VERSION;
+  /** The fleet key: `<gateway namespace>/<gateway name>`, or `<gatewayclass name>` when merged. */
+  fleet: string;
+  /** The Gateways this fleet serves with the generation translated, so an ACK proves `Programmed`. */
+  gateways: FleetGateway[];
+  listeners: Listener[];
+  virtualHosts: VirtualHost[];
+  clusters: Cluster[];
+  endpoints: ClusterEndpoints[];
+  secrets: TlsSecret[];
+}
+
+export interface FleetGateway {
+  /** `<namespace>/<name>` */
+  name: string;
+  generation: number;
+}
+
+export type ListenerProtocol = 'HTTP' | 'HTTPS';
+
+/** One socket: all Gateway listeners of the fleet on one port share it (the protocol must agree). */
+export interface Listener {
+  /** `port-<port>` */
+  name: string;
+  /** The port the Gateway exposes; the proxy binds it on its own address (the address is not config). */
+  port: number;
+  protocol: ListenerProtocol;
+  /** The Gateway listeners merged into this socket, for status and metrics. */
+  gatewayListeners: GatewayListenerRef[];
+  /** Names of the VirtualHosts served on this port, most specific hostname first. */
+  virtualHosts: string[];
+  /** Present exactly when protocol is HTTPS. */
+  tls?: ListenerTls;
+}
+
+export interface GatewayListenerRef {
+  /** `<namespace>/<gateway name>` */
+  gateway: string;
+  /** The listener's `name` in the Gateway spec. */
+  listener: string;
+}
+
+export interface ListenerTls {
+  /**
+   * Certificates chosen by SNI: the first entry whose hostnames match the server name (exact before
+   * wildcard, longest wildcard first) wins; an entry with hostname `*` is the default for any SNI.
+   */
+  certificates: TlsCertificateChoice[];
+}
+
+export interface TlsCertificateChoice {
+  /** Exact (`a.example.com`), wildcard (`*.example.com`, one or more labels) or `*` (any). */
+  hostnames: string[];
+  /** Names of TlsSecrets; the first is served (the rest are alternatives, e.g. other key types). */
+  secrets: string[];
+}
+
+/**
+ * Routes for one effective hostname on one port. A request's Host (port ignored) selects exactly one
+ * VirtualHost: exact hostname, else the longest matching wildcard suffix, else `*`. No fall-through:
+ * when no route of the chosen VirtualHost matches, the answer is 404.
+ */
+export interface VirtualHost {
+  /** `port-<port>/<hostname>` */
+  name: string;
+  /** Exact (`a.example.com`), wildcard (`*.example.com`: one or more labels) or `*` (any host). */
+  hostname: string;
+  /** Already in Gateway API precedence order: the proxy takes the first route that matches. */
+  routes: Route[];
+}
+
+export interface Route {
+  /** `<route namespace>/<route name>/rule/<i>/match/<j>`: stable, for metrics and logs. */
+  name: string;
+  /** Which HTTPRoute this came from, for status and metrics. */
+  routeRef: { namespace: string; name: string; rule: number };
+  match: RouteMatch;
+  /** Request filters applied in order before the action (header modifiers, URL rewrite). */
+  filters: RouteFilter[];
+  action: RouteAction;
+}
+
+export interface RouteMatch {
+  /** Absent: everything (same as PathPrefix `/`). */
+  path?: PathMatch;
+  /** All must match. Header names are lower case. */
+  headers: HeaderMatch[];
+  /** All must match. Names are case-sensitive. */
+  queryParams: QueryParamMatch[];
+  /** Upper case (`GET`); absent: any method. */
+  method?: string;
+}
+
+export type PathMatch =
+  /** The whole path (before `?`) equals value. */
+  | { type: 'Exact'; value: string }
+  /** Path equals value or continues with `/` after it (whole segments); value has no trailing `/` unless it is `/`. */
+  | { type: 'PathPrefix'; value: string }
+  /** ECMAScript regular expression, anchored to the whole path. */
+  | { type: 'RegularExpression'; value: string };
+
+export interface HeaderMatch {
+  type: 'Exact' | 'RegularExpression';
+  name: string;
+  value: string;
+}
+
+export interface QueryParamMatch {
+  type: 'Exact' | 'RegularExpression';
+  name: string;
+  value: string;
+}
+
+export type RouteFilter =
+  | { type: 'RequestHeaderModifier'; headers: HeaderModifier }
+  | { type: 'ResponseHeaderModifier'; headers: HeaderModifier }
+  | { type: 'URLRewrite'; hostname?: string; path?: PathModifier };
+
+export interface HeaderModifier {
+  /** Replace (or add) these headers. Names lower case. */
+  set: HeaderValue[];
+  /** Append these values. Names lower case. */
+  add: HeaderValue[];
+  /** Remove these headers. Names lower case. */
+  remove: string[];
+}
+
+export interface HeaderValue {
+  name: string;
+  value: string;
+}
+
+export type PathModifier =
+  | { type: 'ReplaceFullPath'; value: string }
+  /** Replaces the matched PathPrefix (the route's `match.path.value`) with value, segment-aware. */
+  | { type: 'ReplacePrefixMatch'; value: string };
+
+export type RouteAction = ForwardAction | RedirectAction | DirectResponseAction;
+
+export interface ForwardAction {
+  type: 'Forward';
+  /** Picked by weight (0 = never). An entry without `cluster` is an invalid backendRef: its share gets 500. */
+  backends: WeightedBackend[];
+  /** HTTPRoute `timeouts.request`; default 15000. Sent upstream as `x-portico-expected-rq-timeout-ms`. */
+  timeoutMs: number;
+  /** HTTPRoute `timeouts.backendRequest`, per upstream attempt; absent: bounded only by timeoutMs. */
+  backendTimeoutMs?: number;
+}
+
+export interface WeightedBackend {
+  weight: number;
+  /** A Cluster name; absent when the backendRef is invalid (missing Service, not permitted, wrong kind). */
+  cluster?: string;
+  /** Filters of this backendRef only, applied after the route's filters. */
+  filters: RouteFilter[];
+}
+
+export interface RedirectAction {
+  type: 'Redirect';
+  /** Absent: keep the request's scheme. */
+  scheme?: 'http' | 'https';
+  /** Absent: keep the request's host (without its port). */
+  hostname?: string;
+  /** Absent: keep the request's path. */
+  path?: PathModifier;
+  /** Absent: derived from the scheme as the Gateway API specifies (well-known port omitted). */
+  port?: number;
+  statusCode: 301 | 302 | 303 | 307 | 308;
+}
+
+export interface DirectResponseAction {
+  type: 'DirectResponse';
+  /** 500 for a rule with no valid backend at all (e.g. no backendRefs). */
+  status: number;
+}
+
+/** An upstream: one Service port. */
+export interface Cluster {
+  /** `<namespace>/<service name>:<port>` */
+  name: string;
+  service: { namespace: string; name: string; port: number };
+  /** Upstream protocol; `http` is HTTP/1.1 over TCP. */
+  protocol: 'http';
+}
+
+/** The ready endpoints of one Cluster, resolved through EndpointSlices. */
+export interface ClusterEndpoints {
+  /** The Cluster's name. */
+  name: string;
+  /** Sorted by address then port. Empty: the Service exists but has no ready endpoint (503). */
+  endpoints: Endpoint[];
+}
+
+export interface Endpoint {
+  address: string;
+  port: number;
+}
+
+/** A TLS certificate chain and key, from a `kubernetes.io/tls` Secret. Never logged or dumped in full. */
+export interface TlsSecret {
+  /** `<namespace>/<secret name>` */
+  name: string;
+  certificatePem: string;
+  privateKeyPem: string;
+}
+
+/** The resource types of a FleetConfig that discovery sends by name, in dependency order. */
+export const FLEET_RESOURCE_TYPES = [
+  'gateways',
+  'secrets',
+  'clusters',
+  'endpoints',
+  'virtualHosts',
+  'listeners',
+] as const;
+export type FleetResourceType = (typeof FLEET_RESOURCE_TYPES)[number];
+
+/** Default route timeout when an HTTPRoute sets none (Gateway API leaves it to the implementation). */
+export const DEFAULT_ROUTE_TIMEOUT_MS = 15_000;
