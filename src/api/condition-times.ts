@@ -31,7 +31,7 @@ function stampList(previous: Json | undefined, next: Json[], now: string): Json[
     const key = itemKey(item);
     const old = key === undefined ? undefined : before.get(key);
     if (key?.startsWith('condition:')) {
-      const oldTime = old?.status === item.status ? old.lastTransitionTime : undefined;
+      const oldTime = old !== undefined && old.status === item.status ? old.lastTransitionTime : undefined;
       return { ...item, lastTransitionTime: typeof oldTime === 'string' ? oldTime : now };
     }
     return stampValue(old, item, now);
