@@ -60,7 +60,11 @@ test('each fleet gets its own address, stable across a restart', async (t) => {
 
 test('a released address goes to new fleets only once the fresh ones are used up, and comes back to its fleet', async () => {
   let clock = Date.parse('2026-01-01T00:00:00Z');
-  const pool = await openAddressPool({ cidr: '127.0.3.0/30', now: () => new Date((clock += 1000)) });
+  const tick = (): Date => {
+    clock += 1000;
+    return new Date(clock);
+  };
+  const pool = await openAddressPool({ cidr: '127.0.3.0/30', now: tick });
   // A /30 has two usable addresses.
   const a = pool.acquire('a');
   pool.acquire('b');
