@@ -33,7 +33,7 @@ test('resources are filtered by kind, namespace and name, sorted, with their sta
   );
   assert.equal(body.items[0]?.apiVersion, 'gateway.networking.k8s.io/v1');
   assert.ok(body.items[0]?.metadata.creationTimestamp);
-  assert.deepEqual((body.items[0]?.status as { addresses: unknown[] }).addresses, [
+  assert.deepEqual((body.items[0]?.status as { addresses?: unknown[] } | undefined)?.addresses, [
     { type: 'IPAddress', value: '127.0.1.1' },
   ]);
   const inTeamA = (await (await get('/api/resources?kind=Gateway&namespace=team-a')).json()) as {
