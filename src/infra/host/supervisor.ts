@@ -5,6 +5,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { PorticoError } from '../../errors.js';
+import { createPidFileWriter } from './orphan-proxies.js';
 
 export interface ProxySpec {
   fleet: string;
@@ -48,8 +49,8 @@ export interface ProxySupervisorOptions {
   env?: Readonly<Record<string, string>>;
   /** Every line a child writes. Default: `[fleet] line` on this process's stderr. */
   log?: (line: ProxyLogLine) => void;
-  /** Called whenever a fleet's process state changes (for status and the admin API). */
-  onChange?: (info: ProxyProcessInfo) => void;
+  /** Called whenever a process starts, runs, exits, backs off or goes away: read `list()` again. */
+  onChange?: () => void;
   /** First restart delay after a crash; doubles per consecutive crash up to `backoffMaxMs`. */
   backoffInitialMs?: number;
   backoffMaxMs?: number;
@@ -57,6 +58,8 @@ export interface ProxySupervisorOptions {
   stableAfterMs?: number;
   /** Time between SIGTERM and SIGKILL; longer than the proxy's maximum drain (60 s) by default. */
   stopGraceMs?: number;
+  /** Where the children's pids are recorded (`<state-dir>/proxies.json`), for `stopOrphanProxies` after a crash. */
+  pidFile?: string;
 }
 
 export interface ProxySupervisor {
@@ -116,6 +119,15 @@ export function createProxySupervisor(options: ProxySupervisorOptions = {}): Pro
   const log = options.log ?? ((l: ProxyLogLine) => process.stderr.write(`${formatProxyLogLine(l)}\n`));
   const slots = new Map<string, Slot>();
   let shuttingDown = false;
+  const writePids = options.pidFile === undefined ? undefined : createPidFileWriter(options.pidFile);
+
+  function recordPids(): void {
+    writePids?.(
+      [...slots.values()].flatMap((s) =>
+        s.child?.pid === undefined ? [] : [{ fleet: s.spec.fleet, pid: s.child.pid, entryPoint }],
+      ),
+    );
+  }
 
   function info(slot: Slot): ProxyProcessInfo {
     const out: ProxyProcessInfo = {
@@ -131,7 +143,8 @@ export function createProxySupervisor(options: ProxySupervisorOptions = {}): Pro
 
   function setState(slot: Slot, state: ProxyProcessState): void {
     slot.state = state;
-    options.onChange?.(info(slot));
+    recordPids();
+    options.onChange?.();
   }
 
   function start(slot: Slot): void {
@@ -176,7 +189,8 @@ export function createProxySupervisor(options: ProxySupervisorOptions = {}): Pro
     slot.lastExit = { code, signal, at: new Date().toISOString() };
     if (!slot.wanted) {
       slots.delete(slot.spec.fleet);
-      options.onChange?.({ ...info(slot), state: 'stopping' });
+      recordPids();
+      options.onChange?.();
       return;
     }
     if (slot.stopRequested) {
