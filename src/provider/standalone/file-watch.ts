@@ -5,7 +5,7 @@
 // Events only say "look here": the truth is always a fresh readdir/stat/read, compared with what was seen.
 import { type FSWatcher, watch } from 'node:fs';
 import { readdir, readFile, realpath, stat } from 'node:fs/promises';
-import { dirname, extname, join, resolve, sep } from 'node:path';
+import { basename, dirname, extname, join, resolve, sep } from 'node:path';
 import { PorticoError } from '../../errors.js';
 
 export interface FileBatch {
@@ -73,12 +73,13 @@ export async function watchFiles(options: FileWatchOptions): Promise<FileWatcher
 
   function onEvent(dir: string, filename: string | null): void {
     if (closed) return;
-    if (isUnderDirRoot(dir)) dirtyScopes.add(dir);
     if (filename !== null) {
+      // Only the named entry needs a look: a file is re-read, a directory walked, a vanished one removed.
       const path = join(dir, filename);
       forceRead.add(path);
-      if (fileRoots.has(path)) dirtyScopes.add(path);
+      if (fileRoots.has(path) || isUnderDirRoot(dir)) dirtyScopes.add(path);
     } else {
+      if (isUnderDirRoot(dir)) dirtyScopes.add(dir);
       for (const file of fileRoots) if (dirname(file) === dir) dirtyScopes.add(file);
     }
     schedule();
@@ -150,7 +151,7 @@ export async function watchFiles(options: FileWatchOptions): Promise<FileWatcher
       const path = join(dir, name);
       const info = await stat(path).catch(() => undefined);
       if (info?.isDirectory()) await walk(path, found, visited);
-      else if (info?.isFile() && RESOURCE_EXTENSIONS.has(extname(name).toLowerCase())) found.add(path);
+      else if (info?.isFile() && isResourceFile(path)) found.add(path);
     }
   }
 
@@ -162,13 +163,10 @@ export async function watchFiles(options: FileWatchOptions): Promise<FileWatcher
     const present = new Set<string>();
     const visited = new Set<string>();
     for (const target of targets) {
-      if (fileRoots.has(target)) {
-        await ensureWatcher(dirname(target));
-        const info = await stat(target).catch(() => undefined);
-        if (info?.isFile()) present.add(target);
-      } else {
-        await walk(target, present, visited);
-      }
+      if (fileRoots.has(target)) await ensureWatcher(dirname(target));
+      const info = await stat(target).catch(() => undefined);
+      if (info?.isDirectory()) await walk(target, present, visited);
+      else if (info?.isFile() && (fileRoots.has(target) || isResourceFile(target))) present.add(target);
     }
     const missing = [...known.keys()].filter(
       (path) => !present.has(path) && targets.some((t) => path === t || path.startsWith(t + sep)),
@@ -269,6 +267,12 @@ export async function watchFiles(options: FileWatchOptions): Promise<FileWatcher
       await running;
     },
   };
+}
+
+/** A resource file found in a watched directory: `.yaml`, `.yml` or `.json`, not hidden. */
+function isResourceFile(path: string): boolean {
+  const name = basename(path);
+  return !name.startsWith('.') && RESOURCE_EXTENSIONS.has(extname(name).toLowerCase());
 }
 
 /** Drops scopes inside another scope, so each subtree is walked once. */
