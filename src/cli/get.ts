@@ -205,8 +205,16 @@ async function fetchResources(
       `the controller at ${adminAddress} answered ${response.status}: ${body.trim()}`,
     );
   }
-  const parsed = JSON.parse(body) as { items?: ResourceObject[] };
-  return parsed.items ?? [];
+  try {
+    const parsed = JSON.parse(body) as { items?: unknown };
+    if (Array.isArray(parsed.items)) return parsed.items as ResourceObject[];
+  } catch {
+    // Reported below, with the rest of the unexpected answers.
+  }
+  throw new PorticoError(
+    'E_IO',
+    `the controller at ${adminAddress} answered something other than a resource list`,
+  );
 }
 
 function field(value: unknown, key: string): unknown {

@@ -127,3 +127,16 @@ test('the built CLI says clearly when no controller is running', async () => {
   assert.equal(result.status, 1);
   assert.match(result.stderr, new RegExp(`no standalone controller answers at ${address}`));
 });
+
+test('an answer that is not a resource list is an error, not a crash', async (t) => {
+  const { createServer: createHttpServer } = await import('node:http');
+  const server = createHttpServer((_req, res) => res.end('hello, I am not portico'));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const { port } = server.address() as { port: number };
+  const io = { stdout: () => {}, stderr: () => {}, now: Date.now };
+  await assert.rejects(
+    runGet(['gateways', '--admin-address', `127.0.0.1:${port}`], io),
+    (e: unknown) => isPorticoError(e) && /other than a resource list/.test(e.message),
+  );
+});
