@@ -18,7 +18,8 @@ export interface FileBatch {
 export interface FileWatchOptions {
   /** Files (any extension) and directories (their `.yaml`/`.yml`/`.json` files, recursively). */
   paths: readonly string[];
-  /** Called with the initial full read first, then with each change; never concurrently. */
+  /** Called with the initial full read first, then with each change; never concurrently. Awaited; what it
+   * throws is reported through `onError` and that batch is not repeated, so it should handle its own errors. */
   onBatch: (batch: FileBatch) => void | Promise<void>;
   /** A file that cannot be read: its last content stays in force. */
   onError?: (error: PorticoError) => void;
