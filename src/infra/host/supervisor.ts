@@ -222,6 +222,7 @@ export function createProxySupervisor(options: ProxySupervisorOptions = {}): Pro
     if (child === undefined) {
       if (!slot.wanted) {
         slots.delete(slot.spec.fleet);
+        options.onChange?.();
         return;
       }
       slot.restarts++;

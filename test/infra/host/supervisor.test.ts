@@ -179,3 +179,14 @@ test('an entry point that cannot run is retried with backoff, never crashing the
   );
   assert.equal(info.lastExit?.code, 1);
 });
+
+test('a fleet removed while backing off goes away at once', async (t) => {
+  let changes = 0;
+  const { supervisor, until } = harness(t, { backoffInitialMs: 60_000, onChange: () => changes++ });
+  supervisor.sync([spec('loop', '127.0.1.9', '--crash-after-ms', '0')]);
+  await until(() => supervisor.list()[0]?.state === 'backoff', 'the backoff');
+  const before = changes;
+  supervisor.sync([]);
+  assert.deepEqual(supervisor.list(), []);
+  assert.ok(changes > before, 'the removal was announced');
+});
