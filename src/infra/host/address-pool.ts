@@ -1,0 +1,239 @@
+// One loopback address per fleet from a CIDR pool, persisted so a fleet keeps its address across restarts.
+//
+// Policy: the network and broadcast addresses of the block are never handed out (for prefixes up to /30).
+// A released address stays recorded with its release time and is handed out again only when no
+// never-used address is left (oldest release first), so a Gateway removed and re-added soon gets its old
+// address back, and a client still holding an old address rarely reaches an unrelated Gateway.
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { PorticoError } from '../../errors.js';
+
+/** The default pool on Linux, where all of 127.0.0.0/8 is routed to the loopback interface. */
+export const DEFAULT_ADDRESS_POOL = '127.0.1.0/24';
+export const ADDRESS_STATE_FILE = 'addresses.json';
+
+export interface AddressPoolOptions {
+  /** IPv4 CIDR block, e.g. `127.0.1.0/24`. */
+  cidr?: string;
+  /** Directory holding `addresses.json`; absent: nothing is persisted (tests, dry runs). */
+  stateDir?: string;
+  /** The option or field the CIDR came from, named in errors. */
+  source?: string;
+  /** Told about a state file that could not be used (the pool then starts empty). */
+  onWarning?: (message: string) => void;
+  /** Clock for release times. */
+  now?: () => Date;
+}
+
+interface Assignment {
+  address: string;
+  /** Set while the fleet is gone; the address is then free but preferred last. */
+  releasedAt?: string;
+}
+
+interface StateFile {
+  cidr: string;
+  fleets: Record<string, Assignment>;
+}
+
+export interface AddressPool {
+  readonly cidr: string;
+  /** The fleet's address: its current one, its previous one if still free, else a fresh one. */
+  acquire(fleet: string): string;
+  /** Frees the fleet's address (kept on record, see policy above). */
+  release(fleet: string): void;
+  /** Acquire every fleet in `fleets`, release every other one; returns fleet → address. */
+  assign(fleets: Iterable<string>): Map<string, string>;
+  /** The address currently held by the fleet. */
+  get(fleet: string): string | undefined;
+  /** Writes the state file if anything changed since the last save (atomically: temp file + rename). */
+  save(): Promise<void>;
+}
+
+export interface Cidr {
+  /** The network address as an unsigned 32-bit number. */
+  base: number;
+  prefix: number;
+}
+
+/** Parses an IPv4 CIDR; the error names `source` (the option or field it came from). */
+export function parseCidr(text: string, source = 'address pool'): Cidr {
+  const match = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})\/(\d{1,2})$/.exec(text.trim());
+  const octets = match?.slice(1, 5).map(Number) ?? [];
+  const prefix = Number(match?.[5]);
+  if (match === null || octets.some((o) => o > 255) || prefix > 32) {
+    throw new PorticoError('E_CONFIG', `${source}: '${text}' is not an IPv4 CIDR block like 127.0.1.0/24`);
+  }
+  const ip = octets.reduce((acc, o) => acc * 256 + o, 0);
+  const size = 2 ** (32 - prefix);
+  const base = ip - (ip % size);
+  if (base !== ip) {
+    throw new PorticoError(
+      'E_CONFIG',
+      `${source}: '${text}' has host bits set; the block starts at ${formatIPv4(base)}/${prefix}`,
+    );
+  }
+  return { base, prefix };
+}
+
+export function formatIPv4(value: number): string {
+  return [24, 16, 8, 0].map((shift) => Math.floor(value / 2 ** shift) % 256).join('.');
+}
+
+/** The addresses of the block that may be handed out, lowest first. */
+export function usableAddresses(cidr: Cidr): string[] {
+  const size = 2 ** (32 - cidr.prefix);
+  // /31 and /32 have no network or broadcast address to skip.
+  const [first, last] = size <= 2 ? [0, size - 1] : [1, size - 2];
+  const out: string[] = [];
+  for (let i = first; i <= last; i++) out.push(formatIPv4(cidr.base + i));
+  return out;
+}
+
+/** Opens the pool, reusing the assignments in `<stateDir>/addresses.json` that still fit the block. */
+export async function openAddressPool(options: AddressPoolOptions = {}): Promise<AddressPool> {
+  const cidrText = options.cidr ?? DEFAULT_ADDRESS_POOL;
+  const source = options.source ?? 'address pool';
+  const usable = usableAddresses(parseCidr(cidrText, source));
+  const usableSet = new Set(usable);
+  const now = options.now ?? (() => new Date());
+  const file = options.stateDir === undefined ? undefined : join(options.stateDir, ADDRESS_STATE_FILE);
+  const assignments = new Map<string, Assignment>();
+  let dirty = false;
+
+  if (file !== undefined) {
+    const stored = await readStateFile(file, options.onWarning);
+    const taken = new Set<string>();
+    for (const [fleet, entry] of Object.entries(stored?.fleets ?? {})) {
+      // Entries outside a changed block, or duplicated by hand editing, are dropped rather than trusted.
+      if (!usableSet.has(entry.address) || taken.has(entry.address)) {
+        dirty = true;
+        continue;
+      }
+      taken.add(entry.address);
+      assignments.set(fleet, entry);
+    }
+  }
+
+  function holderOf(address: string): string | undefined {
+    for (const [fleet, entry] of assignments) if (entry.address === address) return fleet;
+    return undefined;
+  }
+
+  function pickFree(): string {
+    const recorded = new Set([...assignments.values()].map((e) => e.address));
+    const fresh = usable.find((a) => !recorded.has(a));
+    if (fresh !== undefined) return fresh;
+    let oldest: [string, Assignment] | undefined;
+    for (const pair of assignments) {
+      const releasedAt = pair[1].releasedAt;
+      if (releasedAt === undefined) continue;
+      if (oldest === undefined || releasedAt < (oldest[1].releasedAt ?? '')) oldest = pair;
+    }
+    if (oldest === undefined) {
+      throw new PorticoError(
+        'E_CONFIG',
+        `${source}: ${cidrText} is exhausted: all ${usable.length} addresses are in use by fleets`,
+      );
+    }
+    assignments.delete(oldest[0]);
+    return oldest[1].address;
+  }
+
+  function acquire(fleet: string): string {
+    const existing = assignments.get(fleet);
+    if (existing !== undefined && existing.releasedAt === undefined) return existing.address;
+    if (existing !== undefined) {
+      assignments.set(fleet, { address: existing.address });
+      dirty = true;
+      return existing.address;
+    }
+    const address = pickFree();
+    const previous = holderOf(address);
+    if (previous !== undefined) assignments.delete(previous);
+    assignments.set(fleet, { address });
+    dirty = true;
+    return address;
+  }
+
+  function release(fleet: string): void {
+    const existing = assignments.get(fleet);
+    if (existing === undefined || existing.releasedAt !== undefined) return;
+    assignments.set(fleet, { address: existing.address, releasedAt: now().toISOString() });
+    dirty = true;
+  }
+
+  return {
+    cidr: cidrText,
+    acquire,
+    release,
+    assign(fleets) {
+      const wanted = new Set(fleets);
+      for (const fleet of [...assignments.keys()]) if (!wanted.has(fleet)) release(fleet);
+      // Fleets that already hold an address keep it before any new fleet may take a released one.
+      const sorted = [...wanted].sort((a, b) => Number(assignments.has(b)) - Number(assignments.has(a)));
+      return new Map(sorted.map((fleet) => [fleet, acquire(fleet)]));
+    },
+    get(fleet) {
+      const entry = assignments.get(fleet);
+      return entry === undefined || entry.releasedAt !== undefined ? undefined : entry.address;
+    },
+    async save() {
+      if (file === undefined || !dirty) return;
+      const state: StateFile = {
+        cidr: cidrText,
+        fleets: Object.fromEntries([...assignments].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
+      };
+      await writeFileAtomic(file, `${JSON.stringify(state, null, 2)}\n`);
+      dirty = false;
+    },
+  };
+}
+
+async function readStateFile(
+  file: string,
+  onWarning: ((message: string) => void) | undefined,
+): Promise<StateFile | undefined> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new PorticoError('E_IO', `${file}: cannot read the address assignments: ${String(error)}`, {
+      cause: error,
+    });
+  }
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (!isStateFile(parsed))
+      throw new Error('expected {"cidr": string, "fleets": {fleet: {"address": ...}}}');
+    return parsed;
+  } catch (error) {
+    onWarning?.(
+      `${file}: ignoring unreadable address assignments (${(error as Error).message}); fleets get new addresses`,
+    );
+    return undefined;
+  }
+}
+
+function isStateFile(value: unknown): value is StateFile {
+  if (typeof value !== 'object' || value === null) return false;
+  const fleets = (value as { fleets?: unknown }).fleets;
+  if (typeof fleets !== 'object' || fleets === null) return false;
+  return Object.values(fleets).every(
+    (e: unknown) =>
+      typeof e === 'object' &&
+      e !== null &&
+      typeof (e as Assignment).address === 'string' &&
+      ['undefined', 'string'].includes(typeof (e as Assignment).releasedAt),
+  );
+}
+
+/** Readers never see a half-written file: write a sibling temp file, then rename it over the target. */
+export async function writeFileAtomic(file: string, content: string): Promise<void> {
+  const dir = join(file, '..');
+  await mkdir(dir, { recursive: true });
+  const temp = `${file}.${process.pid}.tmp`;
+  await writeFile(temp, content, { mode: 0o600 });
+  await rename(temp, file);
+}

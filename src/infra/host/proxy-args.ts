@@ -1,0 +1,53 @@
+// The `portico proxy` command line for a fleet run on this host. Every proxy gets its own loopback address,
+// and its admin, metrics and readiness ports bind that address too, so several proxies never collide.
+
+export interface HostProxyArgsInput {
+  fleet: string;
+  /** The node ID the proxy reports to discovery. */
+  node: string;
+  /** The fleet's loopback address (from the address pool). */
+  address: string;
+  /** The controller's discovery server, `HOST:PORT`. */
+  discoveryAddress: string;
+  caFile: string;
+  certFile: string;
+  keyFile: string;
+  /** The name in the discovery server's certificate, when it differs from the discovery host. */
+  serverName?: string;
+  drainSeconds?: number;
+  maxDrainSeconds?: number;
+}
+
+/** The proxy's own ports, on the fleet's address (the proxy CLI's defaults, moved off 0.0.0.0). */
+export const HOST_PROXY_PORTS = { admin: 19000, metrics: 19001, ready: 19003 };
+
+export function hostProxyArgs(input: HostProxyArgsInput): string[] {
+  const on = (port: number) => `${input.address}:${port}`;
+  const args = [
+    'proxy',
+    '--discovery',
+    input.discoveryAddress,
+    '--fleet',
+    input.fleet,
+    '--node',
+    input.node,
+    '--ca-file',
+    input.caFile,
+    '--cert-file',
+    input.certFile,
+    '--key-file',
+    input.keyFile,
+    '--bind-address',
+    input.address,
+    '--admin-address',
+    on(HOST_PROXY_PORTS.admin),
+    '--metrics-address',
+    on(HOST_PROXY_PORTS.metrics),
+    '--ready-address',
+    on(HOST_PROXY_PORTS.ready),
+  ];
+  if (input.serverName !== undefined) args.push('--server-name', input.serverName);
+  if (input.drainSeconds !== undefined) args.push('--drain-seconds', String(input.drainSeconds));
+  if (input.maxDrainSeconds !== undefined) args.push('--max-drain-seconds', String(input.maxDrainSeconds));
+  return args;
+}

@@ -1,0 +1,142 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { createServer } from 'node:net';
+import { test } from 'node:test';
+import { parse } from 'yaml';
+import { runGet } from '../../src/cli/get.js';
+import { isPorticoError } from '../../src/errors.js';
+import { startAdminServer } from '../../src/provider/standalone/admin-server.js';
+import { FIXTURE_NOW, fixtureState } from '../provider/standalone/fixture-state.js';
+import { PORTICO_MAIN } from '../support/portico.js';
+
+async function controller(t: { after: (fn: () => Promise<void>) => void }) {
+  const server = await startAdminServer({ address: '127.0.0.1:0', getState: () => fixtureState() });
+  t.after(() => server.close());
+  return async (...argv: string[]) => {
+    let stdout = '';
+    let stderr = '';
+    const code = await runGet([...argv, '--admin-address', server.address], {
+      stdout: (s) => {
+        stdout += s;
+      },
+      stderr: (s) => {
+        stderr += s;
+      },
+      now: () => FIXTURE_NOW,
+    });
+    return { code, stdout, stderr };
+  };
+}
+
+test('gateways print like kubectl: NAME, CLASS, ADDRESS, PROGRAMMED, AGE', async (t) => {
+  const get = await controller(t);
+  const { code, stdout } = await get('gateways');
+  assert.equal(code, 0);
+  assert.equal(
+    stdout,
+    ['NAME   CLASS   ADDRESS     PROGRAMMED   AGE', 'eg     eg      127.0.1.1   True         45m', ''].join(
+      '\n',
+    ),
+  );
+});
+
+test('-A lists every namespace with a NAMESPACE column; -n picks one', async (t) => {
+  const get = await controller(t);
+  const all = await get('gtw', '-A');
+  assert.equal(
+    all.stdout,
+    [
+      'NAMESPACE   NAME   CLASS   ADDRESS     PROGRAMMED   AGE',
+      'default     eg     eg      127.0.1.1   True         45m',
+      'team-a      web    eg                  False        3m',
+      '',
+    ].join('\n'),
+  );
+  const teamA = await get('gateway', '-n', 'team-a');
+  assert.match(teamA.stdout, /^web {4}eg/m);
+  assert.doesNotMatch(teamA.stdout, /^eg /m);
+});
+
+test('gatewayclasses are cluster-wide: CONTROLLER, ACCEPTED, AGE, and DESCRIPTION when wide', async (t) => {
+  const get = await controller(t);
+  const plain = await get('gatewayclasses', '-n', 'ignored');
+  assert.equal(
+    plain.stdout,
+    [
+      'NAME    CONTROLLER                                   ACCEPTED   AGE',
+      'eg      gateway.portico.io/gatewayclass-controller   True       5h',
+      'other   example.com/other                                       2m',
+      '',
+    ].join('\n'),
+  );
+  const wide = await get('gc', '-o', 'wide', '-A');
+  assert.match(wide.stdout.split('\n')[0] ?? '', /^NAME {4}CONTROLLER .* AGE {3}DESCRIPTION$/);
+  assert.match(wide.stdout, /the default class$/m);
+});
+
+test('httproutes show their hostnames as kubectl does', async (t) => {
+  const get = await controller(t);
+  const { stdout } = await get('httproutes');
+  assert.equal(
+    stdout,
+    [
+      'NAME        HOSTNAMES                               AGE',
+      'backend     ["www.example.com","api.example.com"]   44m',
+      'catch-all                                           60s',
+      '',
+    ].join('\n'),
+  );
+});
+
+test('-o json and -o yaml give full objects with status', async (t) => {
+  const get = await controller(t);
+  const json = JSON.parse((await get('gateways', '-A', '-o', 'json')).stdout);
+  assert.equal(json.kind, 'List');
+  assert.equal(json.items.length, 2);
+  assert.equal(json.items[0].status.addresses[0].value, '127.0.1.1');
+  assert.equal(json.items[0].metadata.namespace, 'default');
+  const yaml = parse((await get('httproute', 'backend', '-o', 'yaml')).stdout);
+  assert.equal(yaml.kind, 'HTTPRoute');
+  assert.deepEqual(yaml.spec.hostnames, ['www.example.com', 'api.example.com']);
+});
+
+test('nothing to show is said on stderr, like kubectl; a missing name is an error', async (t) => {
+  const get = await controller(t);
+  const empty = await get('httproutes', '-n', 'nowhere');
+  assert.equal(empty.code, 0);
+  assert.equal(empty.stdout, '');
+  assert.equal(empty.stderr, 'No resources found in nowhere namespace.\n');
+  await assert.rejects(get('gateway', 'missing'), /gateways "missing" not found in namespace default/);
+  await assert.rejects(get('pods'), (e: unknown) => isPorticoError(e) && e.code === 'E_USAGE');
+  await assert.rejects(get('gateways', '-o', 'xml'), /--output must be wide, json or yaml/);
+});
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+test('the built CLI says clearly when no controller is running', async () => {
+  const address = `127.0.0.1:${await freePort()}`;
+  const result = spawnSync(process.execPath, [PORTICO_MAIN, 'get', 'gateways', '--admin-address', address], {
+    encoding: 'utf8',
+  });
+  assert.equal(result.status, 1);
+  assert.match(result.stderr, new RegExp(`no standalone controller answers at ${address}`));
+});
+
+test('an answer that is not a resource list is an error, not a crash', async (t) => {
+  const { createServer: createHttpServer } = await import('node:http');
+  const server = createHttpServer((_req, res) => res.end('hello, I am not portico'));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const { port } = server.address() as { port: number };
+  const io = { stdout: () => {}, stderr: () => {}, now: Date.now };
+  await assert.rejects(
+    runGet(['gateways', '--admin-address', `127.0.0.1:${port}`], io),
+    (e: unknown) => isPorticoError(e) && /other than a resource list/.test(e.message),
+  );
+});

@@ -1,0 +1,29 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { hostProxyArgs } from '../../../src/infra/host/proxy-args.js';
+
+test("a host proxy binds its listeners and its own ports on the fleet's address, over mutual TLS", () => {
+  const args = hostProxyArgs({
+    fleet: 'default/eg',
+    node: 'proxy-default-eg-e41e7b31-0',
+    address: '127.0.1.7',
+    discoveryAddress: '127.0.0.1:18000',
+    caFile: '/state/ca.crt',
+    certFile: '/state/proxy.crt',
+    keyFile: '/state/proxy.key',
+    serverName: 'portico-gateway',
+    drainSeconds: 2,
+  });
+  const value = (flag: string) => args[args.indexOf(flag) + 1];
+  assert.equal(args[0], 'proxy');
+  assert.equal(value('--fleet'), 'default/eg');
+  assert.equal(value('--bind-address'), '127.0.1.7');
+  assert.equal(value('--admin-address'), '127.0.1.7:19000');
+  assert.equal(value('--metrics-address'), '127.0.1.7:19001');
+  assert.equal(value('--ready-address'), '127.0.1.7:19003');
+  assert.equal(value('--cert-file'), '/state/proxy.crt');
+  assert.equal(value('--server-name'), 'portico-gateway');
+  assert.equal(value('--drain-seconds'), '2');
+  assert.ok(!args.includes('--max-drain-seconds'));
+  assert.ok(!args.includes('--token-file'));
+});
