@@ -235,8 +235,8 @@ function distinguishedName(commonName: string): Buffer {
 function subjectOf(certPem: string): Buffer {
   const der = fromPem(certPem);
   // Certificate → tbsCertificate → [version, serial, signature, issuer, validity, subject, ...]
-  const tbs = children(children(der)[0]!)[0]!;
-  const subject = children(tbs)[5];
+  const tbs = children(der)[0];
+  const subject = tbs === undefined ? undefined : children(tbs)[5];
   if (subject === undefined) throw new Error('CA certificate: cannot read its subject');
   return subject;
 }
