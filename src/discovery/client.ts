@@ -54,6 +54,9 @@ export function startDiscoveryClient(options: DiscoveryClientOptions): Discovery
     'grpc.initial_reconnect_backoff_ms': backoff.initialMs,
     'grpc.max_reconnect_backoff_ms': backoff.maxMs,
     'grpc.max_receive_message_length': -1,
+    // Notice a silently dead controller connection, so reconnecting starts.
+    'grpc.keepalive_time_ms': 30_000,
+    'grpc.keepalive_timeout_ms': 10_000,
   });
 
   // What the proxy serves: the resources of the last applied config.

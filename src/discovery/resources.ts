@@ -24,12 +24,24 @@ export function isFleetResourceType(type: string): type is FleetResourceType {
   return (FLEET_RESOURCE_TYPES as readonly string[]).includes(type);
 }
 
-/** Splits a FleetConfig into its named resources. */
+// Fleet configs are immutable once built, so a resource object the translator reuses is serialised once.
+const serialised = new WeakMap<object, string>();
+
+function jsonOf(item: object): string {
+  let json = serialised.get(item);
+  if (json === undefined) {
+    json = JSON.stringify(item);
+    serialised.set(item, json);
+  }
+  return json;
+}
+
+/** Splits a FleetConfig into its named resources. The config must not be mutated afterwards. */
 export function toResourceSet(config: FleetConfig): ResourceSet {
   const set: ResourceSet = new Map();
   for (const type of FLEET_RESOURCE_TYPES) {
     for (const item of config[type]) {
-      set.set(resourceKey(type, item.name), { type, name: item.name, json: JSON.stringify(item) });
+      set.set(resourceKey(type, item.name), { type, name: item.name, json: jsonOf(item) });
     }
   }
   return set;
