@@ -160,6 +160,7 @@ export function createDiscoveryServer(options: DiscoveryServerOptions): Discover
   }
 
   function expireAt(stream: Stream, expiresAt: number): void {
+    if (stream.closed) return;
     const wait = expiresAt - Date.now();
     if (wait <= 0) {
       fail(stream, status.UNAUTHENTICATED, 'token expired; reconnect with a fresh token');
@@ -276,7 +277,10 @@ export function createDiscoveryServer(options: DiscoveryServerOptions): Discover
     };
     stream.state.stream = stream.id;
     streams.add(stream);
-    const identity = authenticate(stream);
+    const identity = authenticate(stream).catch((error: unknown) => {
+      fail(stream, status.INTERNAL, `authentication failed: ${(error as Error).message}`);
+      return undefined;
+    });
     let sawHello = false;
     stream.timers.push(
       setTimeout(() => {
@@ -289,7 +293,11 @@ export function createDiscoveryServer(options: DiscoveryServerOptions): Discover
         if (sawHello) return fail(stream, status.INVALID_ARGUMENT, 'hello sent twice on one stream');
         sawHello = true;
         const hello = received.hello;
-        void identity.then((who) => (who === undefined ? undefined : onHello(stream, hello, who)));
+        void identity
+          .then((who) => (who === undefined ? undefined : onHello(stream, hello, who)))
+          .catch((error: unknown) =>
+            fail(stream, status.INTERNAL, `hello failed: ${(error as Error).message}`),
+          );
       } else if (!stream.subscribed) {
         // Ack or Nack before the hello was accepted: nothing was sent that it could answer.
       } else if (received.kind === 'ack' && received.ack) onAck(stream, received.ack);
