@@ -1,5 +1,7 @@
 // The proxy's side of discovery: keeps one stream to the server, turns full and delta updates into whole
 // FleetConfigs for `apply`, and answers Ack or Nack. While disconnected the proxy keeps serving what it applied.
+import { isIP } from 'node:net';
+import { checkServerIdentity, type PeerCertificate } from 'node:tls';
 import { Client, type ClientDuplexStream, Metadata, type StatusObject, status } from '@grpc/grpc-js';
 import { FLEET_CONFIG_SCHEMA_VERSION, type FleetConfig } from '../ir/fleet-config.js';
 import type { DiscoveryLog } from './log.js';
@@ -38,6 +40,8 @@ export interface DiscoveryClient {
 }
 
 const DEFAULT_BACKOFF = { initialMs: 500, maxMs: 30_000 } as const;
+// The server certificate's primary name: a harmless SNI when the target is an IP address.
+const SNI_FOR_IP_TARGETS = 'portico-gateway';
 
 type Stream = ClientDuplexStream<ClientMessage, ServerMessage>;
 
@@ -45,11 +49,9 @@ export function startDiscoveryClient(options: DiscoveryClientOptions): Discovery
   const log: DiscoveryLog = options.log ?? (() => {});
   const backoff = options.backoff ?? DEFAULT_BACKOFF;
   const method = streamMethod();
-  const serverName = options.tls.serverName;
-  const client = new Client(options.address, createTls13ChannelCredentials(options.tls), {
-    ...(serverName !== undefined
-      ? { 'grpc.ssl_target_name_override': serverName, 'grpc.default_authority': serverName }
-      : {}),
+  const identity = serverIdentity(options.address, options.tls.serverName);
+  const client = new Client(options.address, createTls13ChannelCredentials(options.tls, identity.verify), {
+    ...identity.channelOptions,
     // The channel's own reconnect backoff must not outlast ours, or a restarted server is noticed late.
     'grpc.initial_reconnect_backoff_ms': backoff.initialMs,
     'grpc.max_reconnect_backoff_ms': backoff.maxMs,
@@ -231,6 +233,36 @@ export function startDiscoveryClient(options: DiscoveryClientOptions): Discovery
       };
     },
   };
+}
+
+/**
+ * How the server certificate is checked: against `serverName`, else the host of `address`. An IP address is
+ * checked against the certificate's IP names but not sent as TLS SNI, which RFC 6066 forbids (Node warns).
+ */
+function serverIdentity(
+  address: string,
+  serverName: string | undefined,
+): {
+  channelOptions: Record<string, string>;
+  verify?: { checkServerIdentity: (host: string, cert: PeerCertificate) => Error | undefined };
+} {
+  const name = serverName ?? hostOf(address);
+  if (isIP(name) === 0) {
+    return serverName === undefined
+      ? { channelOptions: {} }
+      : { channelOptions: { 'grpc.ssl_target_name_override': name, 'grpc.default_authority': name } };
+  }
+  return {
+    channelOptions: { 'grpc.ssl_target_name_override': SNI_FOR_IP_TARGETS },
+    verify: { checkServerIdentity: (_sni, cert) => checkServerIdentity(name, cert) },
+  };
+}
+
+function hostOf(address: string): string {
+  const bracketed = /^\[([^\]]+)\](?::\d+)?$/.exec(address);
+  if (bracketed) return bracketed[1]!;
+  const colon = address.lastIndexOf(':');
+  return colon > 0 && address.indexOf(':') === colon ? address.slice(0, colon) : address;
 }
 
 function sameResources(a: Map<string, ReceivedResource>, b: Map<string, ReceivedResource>): boolean {

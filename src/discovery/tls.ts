@@ -1,5 +1,5 @@
 // TLS credentials for discovery: always TLS 1.3 at least, on both ends.
-import { createSecureContext } from 'node:tls';
+import { createSecureContext, type PeerCertificate } from 'node:tls';
 import { ChannelCredentials, ServerCredentials } from '@grpc/grpc-js';
 
 const MIN_VERSION = 'TLSv1.3';
@@ -27,15 +27,14 @@ export function createTls13ServerCredentials(
 }
 
 /** Client credentials trusting only `caPem`, optionally presenting a client certificate (mutual TLS). */
-export function createTls13ChannelCredentials(tls: {
-  caPem: string;
-  certPem?: string;
-  keyPem?: string;
-}): ChannelCredentials {
+export function createTls13ChannelCredentials(
+  tls: { caPem: string; certPem?: string; keyPem?: string },
+  verify?: { checkServerIdentity: (host: string, cert: PeerCertificate) => Error | undefined },
+): ChannelCredentials {
   const context = createSecureContext({
     ca: tls.caPem,
     ...(tls.certPem !== undefined && tls.keyPem !== undefined ? { cert: tls.certPem, key: tls.keyPem } : {}),
     minVersion: MIN_VERSION,
   });
-  return ChannelCredentials.createFromSecureContext(context);
+  return ChannelCredentials.createFromSecureContext(context, verify);
 }

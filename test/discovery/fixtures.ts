@@ -93,6 +93,7 @@ export function openRawStream(options: {
   const method = streamMethod();
   const client = new Client(`127.0.0.1:${options.port}`, createTls13ChannelCredentials(options.tls), {
     'grpc.max_receive_message_length': -1,
+    'grpc.ssl_target_name_override': 'localhost', // an IP as SNI makes Node warn
   });
   const metadata = new Metadata();
   if (options.token !== undefined) metadata.set('authorization', `Bearer ${options.token}`);

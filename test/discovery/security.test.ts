@@ -210,3 +210,40 @@ test('token: the stream closes when its token expires and reconnects with a fres
     assert.ok(!clientLogs.some((m) => m.includes(token)), 'the client never logs a token');
   }
 });
+
+test('the client refuses a server whose certificate does not name the target', async () => {
+  // 127.0.0.2 is loopback too, but not among the certificate's names; a wrong serverName is refused likewise.
+  const other = createDiscoveryServer({ address: '127.0.0.2:0', tls: serverTls, auth: { mode: 'mtls' } });
+  const { port } = await other.start();
+  try {
+    other.setFleet(sampleFleet('default/eg'));
+    for (const target of [
+      { address: `127.0.0.2:${port}`, serverName: undefined },
+      { address: `127.0.0.1:${mtlsPort}`, serverName: 'elsewhere.example.com' },
+    ]) {
+      let applied = 0;
+      const client = startDiscoveryClient({
+        address: target.address,
+        fleet: 'default/eg',
+        node: 'n',
+        tls: {
+          caPem: certs.caCertPem,
+          certPem: certs.clientCertPem,
+          keyPem: certs.clientKeyPem,
+          ...(target.serverName ? { serverName: target.serverName } : {}),
+        },
+        apply: async () => {
+          applied++;
+          return { ok: true, listenerErrors: [] };
+        },
+        backoff: FAST_BACKOFF,
+      });
+      await waitFor('the refusal', () => client.status().lastError);
+      await client.stop();
+      assert.equal(applied, 0, `${target.address} ${target.serverName}`);
+    }
+    assert.equal(other.nodes().length, 0);
+  } finally {
+    await other.close();
+  }
+});
