@@ -4,6 +4,7 @@ import { isIP } from 'node:net';
 import { checkServerIdentity, type PeerCertificate } from 'node:tls';
 import { Client, type ClientDuplexStream, Metadata, type StatusObject, status } from '@grpc/grpc-js';
 import { FLEET_CONFIG_SCHEMA_VERSION, type FleetConfig } from '../ir/fleet-config.js';
+import { type Backoff, reconnectDelayMs } from './backoff.js';
 import type { DiscoveryLog } from './log.js';
 import { type ClientMessage, type ServerMessage, streamMethod } from './protocol.js';
 import { assembleFleetConfig, parseResource, type ReceivedResource, resourceKey } from './resources.js';
@@ -24,7 +25,7 @@ export interface DiscoveryClientOptions {
   token?: () => Promise<string>;
   /** Applies a whole config; resolve `{ ok: false }` (or throw) to reject it. Never called concurrently. */
   apply: (config: FleetConfig, version: string) => Promise<ApplyOutcome>;
-  backoff?: { initialMs: number; maxMs: number };
+  backoff?: Backoff;
   log?: DiscoveryLog;
 }
 
@@ -138,10 +139,7 @@ export function startDiscoveryClient(options: DiscoveryClientOptions): Discovery
 
   function scheduleReconnect(): void {
     if (stopped || retryTimer !== undefined) return;
-    const ceiling = Math.min(backoff.maxMs, backoff.initialMs * 2 ** Math.min(failures, 30));
-    failures++;
-    // Half fixed, half random: spreads a fleet's reconnects after a controller restart.
-    const delay = ceiling / 2 + Math.random() * (ceiling / 2);
+    const delay = reconnectDelayMs(failures++, backoff);
     retryTimer = setTimeout(() => void connect(), delay);
   }
 
