@@ -324,17 +324,14 @@ export function createDiscoveryServer(options: DiscoveryServerOptions): Discover
       server = grpcServer;
       const port = await new Promise<number>((resolve, reject) => {
         grpcServer.bindAsync(options.address, credentials, (error, bound) => {
-          if (error) {
-            reject(
-              new PorticoError(
-                'E_DISCOVERY',
-                `discovery server: cannot listen on ${options.address}: ${error.message}`,
-                {
-                  cause: error,
-                },
-              ),
-            );
-          } else resolve(bound);
+          if (error === null) {
+            resolve(bound);
+            return;
+          }
+          server = undefined;
+          grpcServer.forceShutdown();
+          const reason = `discovery server: cannot listen on ${options.address}: ${error.message}`;
+          reject(new PorticoError('E_DISCOVERY', reason, { cause: error }));
         });
       });
       log(

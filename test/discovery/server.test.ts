@@ -197,3 +197,16 @@ test('a hello without node or fleet is refused with INVALID_ARGUMENT', async () 
   assert.equal(status.code, 3);
   assert.match(status.details, /hello naming node and fleet/);
 });
+
+test('a port in use is a clear error, and start can be retried', async () => {
+  const clash = createDiscoveryServer({
+    address: `127.0.0.1:${port}`,
+    tls: { caPem: certs.caCertPem, certPem: certs.serverCertPem, keyPem: certs.serverKeyPem },
+    auth: { mode: 'mtls' },
+  });
+  await assert.rejects(clash.start(), new RegExp(`cannot listen on 127\\.0\\.0\\.1:${port}`));
+  const moved = await clash.start().catch((error: Error) => error);
+  assert.ok(moved instanceof Error, 'still in use');
+  assert.doesNotMatch(moved.message, /already started/);
+  await clash.close();
+});
