@@ -89,6 +89,8 @@ export function openRawStream(options: {
   token?: string;
   fleet?: string;
   node?: string;
+  /** False: open the stream without the hello. */
+  hello?: boolean;
 }): RawStream {
   const method = streamMethod();
   const client = new Client(`127.0.0.1:${options.port}`, createTls13ChannelCredentials(options.tls), {
@@ -117,9 +119,11 @@ export function openRawStream(options: {
       resolve(status);
     });
   });
-  call.write({
-    hello: { node: options.node ?? 'node-1', fleet: options.fleet ?? 'default/eg', appliedVersion: '' },
-  });
+  if (options.hello !== false) {
+    call.write({
+      hello: { node: options.node ?? 'node-1', fleet: options.fleet ?? 'default/eg', appliedVersion: '' },
+    });
+  }
   return {
     messages,
     closed,

@@ -210,3 +210,18 @@ test('a port in use is a clear error, and start can be retried', async () => {
   assert.doesNotMatch(moved.message, /already started/);
   await clash.close();
 });
+
+test('a stream that never says hello is closed after the hello timeout', async (t) => {
+  const quick = createDiscoveryServer({
+    address: '127.0.0.1:0',
+    tls: { caPem: certs.caCertPem, certPem: certs.serverCertPem, keyPem: certs.serverKeyPem },
+    auth: { mode: 'mtls' },
+    helloTimeoutMs: 100,
+  });
+  const started = await quick.start();
+  t.after(() => quick.close());
+  const stream = openRawStream({ port: started.port, tls: clientTls, hello: false });
+  const status = await stream.closed;
+  assert.equal(status.code, 4);
+  assert.match(status.details, /no hello within 100 ms/);
+});
