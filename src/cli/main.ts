@@ -5,6 +5,10 @@ import type { Command } from './command.js';
 
 // Each subcommand loads only its own modules, so `portico proxy` never pays for the controller's imports.
 const COMMANDS: Record<string, Command> = {
+  certgen: {
+    summary: 'create the CA, server and client certificates for config discovery',
+    load: () => import('./certgen.js'),
+  },
   get: {
     summary: "kubectl-style tables of the standalone controller's resources",
     load: () => import('./get.js'),

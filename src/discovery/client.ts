@@ -1,0 +1,270 @@
+// The proxy's side of discovery: keeps one stream to the server, turns full and delta updates into whole
+// FleetConfigs for `apply`, and answers Ack or Nack. While disconnected the proxy keeps serving what it applied.
+import { isIP } from 'node:net';
+import { checkServerIdentity, type PeerCertificate } from 'node:tls';
+import { Client, type ClientDuplexStream, Metadata, type StatusObject, status } from '@grpc/grpc-js';
+import { FLEET_CONFIG_SCHEMA_VERSION, type FleetConfig } from '../ir/fleet-config.js';
+import { type Backoff, reconnectDelayMs } from './backoff.js';
+import type { DiscoveryLog } from './log.js';
+import { type ClientMessage, type ServerMessage, streamMethod } from './protocol.js';
+import { assembleFleetConfig, parseResource, type ReceivedResource, resourceKey } from './resources.js';
+import { createTls13ChannelCredentials } from './tls.js';
+
+export type ApplyOutcome =
+  | { ok: true; listenerErrors: { listener: string; message: string }[] }
+  | { ok: false; error: string };
+
+export interface DiscoveryClientOptions {
+  /** `host:port` of the discovery server. */
+  address: string;
+  fleet: string;
+  node: string;
+  /** serverName: the name to verify in the server certificate; default the host of `address`. */
+  tls: { caPem: string; certPem?: string; keyPem?: string; serverName?: string };
+  /** Token mode: called on every (re)connect, so a rotated token file is picked up. */
+  token?: () => Promise<string>;
+  /** Applies a whole config; resolve `{ ok: false }` (or throw) to reject it. Never called concurrently. */
+  apply: (config: FleetConfig, version: string) => Promise<ApplyOutcome>;
+  backoff?: Backoff;
+  log?: DiscoveryLog;
+}
+
+export interface DiscoveryClientStatus {
+  connected: boolean;
+  appliedVersion?: string;
+  lastError?: string;
+}
+
+export interface DiscoveryClient {
+  stop(): Promise<void>;
+  status(): DiscoveryClientStatus;
+}
+
+const DEFAULT_BACKOFF = { initialMs: 500, maxMs: 30_000 } as const;
+// The server certificate's primary name: a harmless SNI when the target is an IP address.
+const SNI_FOR_IP_TARGETS = 'portico-gateway';
+
+type Stream = ClientDuplexStream<ClientMessage, ServerMessage>;
+
+export function startDiscoveryClient(options: DiscoveryClientOptions): DiscoveryClient {
+  const log: DiscoveryLog = options.log ?? (() => {});
+  const backoff = options.backoff ?? DEFAULT_BACKOFF;
+  const method = streamMethod();
+  const identity = serverIdentity(options.address, options.tls.serverName);
+  const client = new Client(options.address, createTls13ChannelCredentials(options.tls, identity.verify), {
+    ...identity.channelOptions,
+    // The channel's own reconnect backoff must not outlast ours, or a restarted server is noticed late.
+    'grpc.initial_reconnect_backoff_ms': backoff.initialMs,
+    'grpc.max_reconnect_backoff_ms': backoff.maxMs,
+    'grpc.max_receive_message_length': -1,
+    // Notice a silently dead controller connection, so reconnecting starts.
+    'grpc.keepalive_time_ms': 30_000,
+    'grpc.keepalive_timeout_ms': 10_000,
+  });
+
+  // What the proxy serves: the resources of the last applied config.
+  let applied = new Map<string, ReceivedResource>();
+  let appliedVersion: string | undefined;
+  let appliedListenerErrors: { listener: string; message: string }[] = [];
+  let lastError: string | undefined;
+  let connected = false;
+  let stopped = false;
+  let current: Stream | undefined;
+  // After a Nack (and on every new stream) deltas build on a state we never applied: wait for a full update.
+  let awaitingFull = true;
+  let failures = 0;
+  let retryTimer: NodeJS.Timeout | undefined;
+  // Updates are handled one at a time, across streams too, so apply never runs concurrently.
+  let queue: Promise<void> = Promise.resolve();
+
+  async function connect(): Promise<void> {
+    retryTimer = undefined;
+    if (stopped) return;
+    const metadata = new Metadata();
+    if (options.token !== undefined) {
+      let token: string;
+      try {
+        token = (await options.token()).trim();
+      } catch (error) {
+        lastError = `cannot read the discovery token: ${(error as Error).message}`;
+        log('warn', `discovery: ${lastError}`);
+        scheduleReconnect();
+        return;
+      }
+      if (stopped) return;
+      metadata.set('authorization', `Bearer ${token}`);
+    }
+    const call: Stream = client.makeBidiStreamRequest(
+      method.path,
+      method.requestSerialize,
+      method.responseDeserialize,
+      metadata,
+    );
+    current = call;
+    awaitingFull = true;
+    let received = false;
+    call.on('data', (message: ServerMessage) => {
+      if (!received) {
+        received = true;
+        connected = true;
+        failures = 0;
+        log(
+          'info',
+          `discovery: connected to ${options.address} as node '${options.node}' of fleet '${options.fleet}'`,
+        );
+      }
+      queue = queue
+        .then(() => onUpdate(call, message))
+        .catch((error: unknown) =>
+          log('error', `discovery: handling version ${message.version} failed: ${String(error)}`),
+        );
+    });
+    call.on('error', () => {}); // the outcome arrives as 'status'
+    call.on('status', (outcome: StatusObject) => onClosed(call, outcome));
+    call.write({ hello: { node: options.node, fleet: options.fleet, appliedVersion: appliedVersion ?? '' } });
+  }
+
+  function onClosed(call: Stream, outcome: StatusObject): void {
+    if (call !== current) return;
+    current = undefined;
+    connected = false;
+    if (stopped) return;
+    lastError = `discovery stream closed: ${status[outcome.code] ?? outcome.code}: ${outcome.details}`;
+    log(
+      outcome.code === status.UNAUTHENTICATED || outcome.code === status.PERMISSION_DENIED ? 'error' : 'warn',
+      `discovery: ${lastError}`,
+    );
+    scheduleReconnect();
+  }
+
+  function scheduleReconnect(): void {
+    if (stopped || retryTimer !== undefined) return;
+    const delay = reconnectDelayMs(failures++, backoff);
+    retryTimer = setTimeout(() => void connect(), delay);
+  }
+
+  function reply(call: Stream, message: ClientMessage): void {
+    if (call === current && !stopped) call.write(message);
+  }
+
+  async function onUpdate(call: Stream, message: ServerMessage): Promise<void> {
+    if (stopped || call !== current) return;
+    if (!message.full && awaitingFull) {
+      log('debug', `discovery: ignoring delta ${message.version}: waiting for a full update`);
+      return;
+    }
+    const reject = (error: string): void => {
+      lastError = `version ${message.version} rejected: ${error}`;
+      awaitingFull = true;
+      log('warn', `discovery: ${lastError}`);
+      reply(call, { nack: { version: message.version, nonce: message.nonce, error } });
+    };
+    if (message.schemaVersion !== FLEET_CONFIG_SCHEMA_VERSION) {
+      reject(
+        `fleet config schema version ${message.schemaVersion} is not supported (this proxy: ${FLEET_CONFIG_SCHEMA_VERSION})`,
+      );
+      return;
+    }
+    const candidate = message.full ? new Map<string, ReceivedResource>() : new Map(applied);
+    try {
+      for (const resource of message.resources) {
+        candidate.set(
+          resourceKey(resource.type, resource.name),
+          parseResource(resource.type, resource.name, resource.body),
+        );
+      }
+    } catch (error) {
+      reject((error as Error).message);
+      return;
+    }
+    for (const key of message.removed) candidate.delete(resourceKey(key.type, key.name));
+    const config = assembleFleetConfig(options.fleet, candidate.values());
+
+    let outcome: ApplyOutcome;
+    if (message.full && appliedVersion !== undefined && sameResources(candidate, applied)) {
+      // A resync after reconnecting that brings nothing new: keep serving, don't rebuild.
+      outcome = { ok: true, listenerErrors: appliedListenerErrors };
+    } else {
+      try {
+        outcome = await options.apply(config, message.version);
+      } catch (error) {
+        outcome = { ok: false, error: (error as Error).message };
+      }
+    }
+    if (!outcome.ok) {
+      reject(outcome.error);
+      return;
+    }
+    applied = candidate;
+    appliedVersion = message.version;
+    appliedListenerErrors = outcome.listenerErrors;
+    awaitingFull = false;
+    lastError = undefined;
+    reply(call, {
+      ack: {
+        version: message.version,
+        nonce: message.nonce,
+        listenerErrors: outcome.listenerErrors,
+        appliedGateways: config.gateways.map((g) => ({ name: g.name, generation: g.generation })),
+      },
+    });
+  }
+
+  void connect();
+
+  return {
+    async stop() {
+      stopped = true;
+      if (retryTimer !== undefined) clearTimeout(retryTimer);
+      const call = current;
+      current = undefined;
+      connected = false;
+      call?.cancel();
+      await queue;
+      client.close();
+    },
+    status() {
+      return {
+        connected,
+        ...(appliedVersion !== undefined ? { appliedVersion } : {}),
+        ...(lastError !== undefined ? { lastError } : {}),
+      };
+    },
+  };
+}
+
+/**
+ * How the server certificate is checked: against `serverName`, else the host of `address`. An IP address is
+ * checked against the certificate's IP names but not sent as TLS SNI, which RFC 6066 forbids (Node warns).
+ */
+function serverIdentity(
+  address: string,
+  serverName: string | undefined,
+): {
+  channelOptions: Record<string, string>;
+  verify?: { checkServerIdentity: (host: string, cert: PeerCertificate) => Error | undefined };
+} {
+  const name = serverName ?? hostOf(address);
+  if (isIP(name) === 0) {
+    return serverName === undefined
+      ? { channelOptions: {} }
+      : { channelOptions: { 'grpc.ssl_target_name_override': name, 'grpc.default_authority': name } };
+  }
+  return {
+    channelOptions: { 'grpc.ssl_target_name_override': SNI_FOR_IP_TARGETS },
+    verify: { checkServerIdentity: (_sni, cert) => checkServerIdentity(name, cert) },
+  };
+}
+
+function hostOf(address: string): string {
+  const bracketed = /^\[([^\]]+)\](?::\d+)?$/.exec(address);
+  if (bracketed) return bracketed[1]!;
+  const colon = address.lastIndexOf(':');
+  return colon > 0 && address.indexOf(':') === colon ? address.slice(0, colon) : address;
+}
+
+function sameResources(a: Map<string, ReceivedResource>, b: Map<string, ReceivedResource>): boolean {
+  if (a.size !== b.size) return false;
+  for (const [key, resource] of a) if (b.get(key)?.json !== resource.json) return false;
+  return true;
+}

@@ -1,0 +1,111 @@
+// A FleetConfig as a set of named resources: what discovery diffs, sends and reassembles.
+import {
+  FLEET_CONFIG_SCHEMA_VERSION,
+  FLEET_RESOURCE_TYPES,
+  type FleetConfig,
+  type FleetResourceType,
+} from '../ir/fleet-config.js';
+
+export interface NamedResource {
+  type: FleetResourceType;
+  name: string;
+  /** The resource as JSON text: compared to detect changes, sent as the body. */
+  json: string;
+}
+
+/** Resources keyed by `<type>\u0000<name>` (NUL cannot occur in a name, so keys never collide). */
+export type ResourceSet = Map<string, NamedResource>;
+
+export function resourceKey(type: string, name: string): string {
+  return `${type}\u0000${name}`;
+}
+
+export function isFleetResourceType(type: string): type is FleetResourceType {
+  return (FLEET_RESOURCE_TYPES as readonly string[]).includes(type);
+}
+
+// Fleet configs are immutable once built, so a resource object the translator reuses is serialised once.
+const serialised = new WeakMap<object, string>();
+
+function jsonOf(item: object): string {
+  let json = serialised.get(item);
+  if (json === undefined) {
+    json = JSON.stringify(item);
+    serialised.set(item, json);
+  }
+  return json;
+}
+
+/** Splits a FleetConfig into its named resources. The config must not be mutated afterwards. */
+export function toResourceSet(config: FleetConfig): ResourceSet {
+  const set: ResourceSet = new Map();
+  for (const type of FLEET_RESOURCE_TYPES) {
+    for (const item of config[type]) {
+      set.set(resourceKey(type, item.name), { type, name: item.name, json: jsonOf(item) });
+    }
+  }
+  return set;
+}
+
+export interface ResourceDelta {
+  changed: NamedResource[];
+  removed: { type: FleetResourceType; name: string }[];
+}
+
+/** What turns `before` into `after`: added or changed resources, and removed ones, in type order. */
+export function diffResources(before: ResourceSet, after: ResourceSet): ResourceDelta {
+  const changed: NamedResource[] = [];
+  const removed: ResourceDelta['removed'] = [];
+  for (const [key, resource] of after) {
+    if (before.get(key)?.json !== resource.json) changed.push(resource);
+  }
+  for (const [key, resource] of before) {
+    if (!after.has(key)) removed.push({ type: resource.type, name: resource.name });
+  }
+  const order = (r: { type: FleetResourceType }): number => FLEET_RESOURCE_TYPES.indexOf(r.type);
+  changed.sort((a, b) => order(a) - order(b));
+  removed.sort((a, b) => order(a) - order(b));
+  return { changed, removed };
+}
+
+/** A received resource: its JSON text and the parsed value (parsed once, when it arrives). */
+export interface ReceivedResource extends NamedResource {
+  value: { name: string };
+}
+
+/** Reassembles a FleetConfig; every list sorted by name, as the contract requires. */
+export function assembleFleetConfig(fleet: string, resources: Iterable<ReceivedResource>): FleetConfig {
+  const lists: Record<FleetResourceType, { name: string }[]> = {
+    gateways: [],
+    secrets: [],
+    clusters: [],
+    endpoints: [],
+    virtualHosts: [],
+    listeners: [],
+  };
+  for (const resource of resources) lists[resource.type].push(resource.value);
+  for (const list of Object.values(lists))
+    list.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  // Only the structure is checked here; the proxy's apply validates every field and Nacks what is wrong.
+  return { schemaVersion: FLEET_CONFIG_SCHEMA_VERSION, fleet, ...lists } as unknown as FleetConfig;
+}
+
+/** Parses one received body; a clear error names the resource when it is not a JSON object with that name. */
+export function parseResource(type: string, name: string, body: Buffer): ReceivedResource {
+  if (!isFleetResourceType(type))
+    throw new Error(`resource ${type}/${name}: unknown resource type '${type}'`);
+  const json = body.toString('utf8');
+  let value: unknown;
+  try {
+    value = JSON.parse(json);
+  } catch (error) {
+    throw new Error(`resource ${type}/${name}: body is not JSON: ${(error as Error).message}`);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new Error(`resource ${type}/${name}: body is not a JSON object`);
+  }
+  if ((value as { name?: unknown }).name !== name) {
+    throw new Error(`resource ${type}/${name}: body field 'name' does not match the resource name`);
+  }
+  return { type, name, json, value: value as { name: string } };
+}

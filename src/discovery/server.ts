@@ -1,0 +1,446 @@
+// The discovery server: streams each proxy its fleet's config as named resources (everything on connect,
+// then only what changed) over TLS 1.3 gRPC, and records what every proxy applied (Ack) or rejected (Nack).
+import { EventEmitter } from 'node:events';
+import {
+  type handleBidiStreamingCall,
+  Metadata,
+  Server,
+  type ServerDuplexStream,
+  status,
+} from '@grpc/grpc-js';
+import { PorticoError } from '../errors.js';
+import { FLEET_CONFIG_SCHEMA_VERSION, FLEET_RESOURCE_TYPES, type FleetConfig } from '../ir/fleet-config.js';
+import type { DiscoveryLog } from './log.js';
+import type { Ack, ClientMessage, Hello, Nack, ServerMessage } from './protocol.js';
+import { discoveryService } from './protocol.js';
+import { diffResources, type ResourceDelta, type ResourceSet, toResourceSet } from './resources.js';
+import { createTls13ServerCredentials } from './tls.js';
+
+export interface Identity {
+  username: string;
+  groups: string[];
+  extra: Record<string, string[]>;
+  /** When the credential stops being valid (ms since the epoch); the stream is closed then. */
+  expiresAt?: number;
+}
+
+export type DiscoveryAuth =
+  | { mode: 'mtls' }
+  | {
+      mode: 'token';
+      /** Resolves the bearer token to an identity; rejects when it is not valid (the message is shown to the peer). */
+      authenticate(token: string): Promise<Identity>;
+      authorize(identity: Identity, request: { fleet: string; node: string }): boolean | Promise<boolean>;
+    };
+
+export interface DiscoveryServerOptions {
+  /** `host:port`; port 0 lets the OS choose. */
+  address: string;
+  tls: { caPem: string; certPem: string; keyPem: string };
+  auth: DiscoveryAuth;
+  log?: DiscoveryLog;
+  /** A stream that names no node and fleet within this time is closed. Default 10000. */
+  helloTimeoutMs?: number;
+}
+
+export interface NodeState {
+  /** Unique per stream: a node that reconnects before its old stream is gone appears twice, briefly. */
+  stream: number;
+  node: string;
+  fleet: string;
+  /** ISO 8601. */
+  connectedAt: string;
+  appliedVersion?: string;
+  /** `<namespace>/<name>` → generation, of the config the node last applied. */
+  appliedGateways: Record<string, number>;
+  /** The last Nack's error (with its version), cleared by the next Ack. */
+  lastError?: string;
+  listenerErrors: { listener: string; message: string }[];
+}
+
+export interface DiscoveryServer {
+  start(): Promise<{ port: number }>;
+  close(): Promise<void>;
+  setFleet(config: FleetConfig): void;
+  removeFleet(fleet: string): void;
+  nodes(): NodeState[];
+  /** Fired on connect, disconnect, Ack and Nack. */
+  on(event: 'change', listener: () => void): void;
+  off(event: 'change', listener: () => void): void;
+}
+
+type Call = ServerDuplexStream<ClientMessage, ServerMessage>;
+
+interface Stream {
+  id: number;
+  call: Call;
+  state: NodeState;
+  subscribed: boolean;
+  closed: boolean;
+  /** Set after a Nack: the proxy ignores deltas until it gets the whole fleet again. */
+  needsFull: boolean;
+  timers: NodeJS.Timeout[];
+}
+
+interface Fleet {
+  /** False until setFleet provides it (and again after removeFleet): its streams wait. */
+  known: boolean;
+  version: number;
+  resources: ResourceSet;
+  streams: Set<Stream>;
+}
+
+const DEFAULTS = { helloTimeoutMs: 10_000 } as const;
+// setTimeout cannot wait longer than 2^31-1 ms; longer expiries re-arm.
+const MAX_TIMER_MS = 2_147_483_647;
+const SHUTDOWN_GRACE_MS = 2_000;
+
+export function createDiscoveryServer(options: DiscoveryServerOptions): DiscoveryServer {
+  const log: DiscoveryLog = options.log ?? (() => {});
+  const helloTimeoutMs = options.helloTimeoutMs ?? DEFAULTS.helloTimeoutMs;
+  const events = new EventEmitter();
+  const fleets = new Map<string, Fleet>();
+  const streams = new Set<Stream>();
+  let server: Server | undefined;
+  // One counter for all fleets: versions stay monotonic even when a fleet is removed and comes back.
+  let versionCounter = 0;
+  let nonceCounter = 0;
+  let streamCounter = 0;
+
+  const changed = (): void => {
+    events.emit('change');
+  };
+
+  function fleetState(name: string): Fleet {
+    let fleet = fleets.get(name);
+    if (fleet === undefined) {
+      fleet = { known: false, version: 0, resources: new Map(), streams: new Set() };
+      fleets.set(name, fleet);
+    }
+    return fleet;
+  }
+
+  function message(fleet: Fleet, full: boolean, delta?: ResourceDelta): ServerMessage {
+    const resources = full ? [...fleet.resources.values()] : (delta?.changed ?? []);
+    return {
+      version: String(fleet.version),
+      nonce: String(++nonceCounter),
+      full,
+      schemaVersion: FLEET_CONFIG_SCHEMA_VERSION,
+      resources: resources.map((r) => ({ type: r.type, name: r.name, body: Buffer.from(r.json, 'utf8') })),
+      removed: full ? [] : (delta?.removed ?? []),
+    };
+  }
+
+  function send(stream: Stream, payload: ServerMessage): void {
+    if (stream.closed) return;
+    if (payload.full) stream.needsFull = false;
+    stream.call.write(payload);
+  }
+
+  function fail(stream: Stream, code: status, details: string): void {
+    if (stream.closed) return;
+    log('info', `discovery: closing stream ${stream.id} (${describe(stream)}): ${status[code]}: ${details}`);
+    stream.call.emit('error', { code, details, metadata: new Metadata() });
+    drop(stream);
+  }
+
+  function drop(stream: Stream): void {
+    if (stream.closed) return;
+    stream.closed = true;
+    for (const timer of stream.timers) clearTimeout(timer);
+    streams.delete(stream);
+    if (stream.subscribed) {
+      const fleet = fleets.get(stream.state.fleet);
+      fleet?.streams.delete(stream);
+      if (fleet !== undefined && !fleet.known && fleet.streams.size === 0) fleets.delete(stream.state.fleet);
+      log('info', `discovery: ${describe(stream)} disconnected`);
+      changed();
+    }
+  }
+
+  function expireAt(stream: Stream, expiresAt: number): void {
+    if (stream.closed) return;
+    const wait = expiresAt - Date.now();
+    if (wait <= 0) {
+      fail(stream, status.UNAUTHENTICATED, 'token expired; reconnect with a fresh token');
+      return;
+    }
+    stream.timers.push(setTimeout(() => expireAt(stream, expiresAt), Math.min(wait, MAX_TIMER_MS)));
+  }
+
+  async function authenticate(stream: Stream): Promise<Identity | undefined> {
+    const auth = options.auth;
+    if (auth.mode === 'mtls') {
+      // The TLS handshake already refused peers without a certificate from our CA; this guards against
+      // a transport that let one through anyway.
+      const peer = stream.call.getAuthContext()?.sslPeerCertificate;
+      if (peer === undefined || Object.keys(peer).length === 0) {
+        fail(stream, status.UNAUTHENTICATED, 'a client certificate signed by the discovery CA is required');
+        return undefined;
+      }
+      const commonName = peer.subject?.CN;
+      return {
+        username: Array.isArray(commonName) ? commonName.join(',') : (commonName ?? ''),
+        groups: [],
+        extra: {},
+      };
+    }
+    const header = stream.call.metadata.get('authorization')[0];
+    const match = typeof header === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
+    if (match === null) {
+      fail(stream, status.UNAUTHENTICATED, "missing bearer token: send 'authorization: Bearer <token>'");
+      return undefined;
+    }
+    let identity: Identity;
+    try {
+      identity = await auth.authenticate(match[1]!);
+    } catch (error) {
+      fail(stream, status.UNAUTHENTICATED, `token rejected: ${(error as Error).message}`);
+      return undefined;
+    }
+    if (identity.expiresAt !== undefined) expireAt(stream, identity.expiresAt);
+    return stream.closed ? undefined : identity;
+  }
+
+  async function onHello(stream: Stream, hello: Hello, identity: Identity): Promise<void> {
+    if (hello.node === '' || hello.fleet === '') {
+      fail(stream, status.INVALID_ARGUMENT, 'the first message must be a hello naming node and fleet');
+      return;
+    }
+    stream.state.node = hello.node;
+    stream.state.fleet = hello.fleet;
+    const auth = options.auth;
+    if (auth.mode === 'token') {
+      let allowed: boolean;
+      try {
+        allowed = await auth.authorize(identity, { fleet: hello.fleet, node: hello.node });
+      } catch (error) {
+        fail(stream, status.INTERNAL, `authorization failed: ${(error as Error).message}`);
+        return;
+      }
+      if (!allowed) {
+        fail(
+          stream,
+          status.PERMISSION_DENIED,
+          `${identity.username} is not allowed to receive the config of fleet '${hello.fleet}' as node '${hello.node}'`,
+        );
+        return;
+      }
+    }
+    if (stream.closed) return;
+    const fleet = fleetState(hello.fleet);
+    stream.subscribed = true;
+    fleet.streams.add(stream);
+    log('info', `discovery: ${describe(stream)} connected${fleet.known ? '' : ' (fleet not known yet)'}`);
+    if (fleet.known) send(stream, message(fleet, true));
+    changed();
+  }
+
+  function onAck(stream: Stream, ack: Ack): void {
+    const state = stream.state;
+    state.appliedVersion = ack.version;
+    state.appliedGateways = Object.fromEntries(
+      ack.appliedGateways.map((g) => [g.name, Number(g.generation)]),
+    );
+    state.listenerErrors = ack.listenerErrors.map((e) => ({ listener: e.listener, message: e.message }));
+    delete state.lastError;
+    changed();
+  }
+
+  function onNack(stream: Stream, nack: Nack): void {
+    stream.state.lastError = `version ${nack.version} rejected: ${nack.error}`;
+    log('warn', `discovery: ${describe(stream)} rejected version ${nack.version}: ${nack.error}`);
+    // The proxy now ignores deltas; send everything when there is something newer than what it rejected.
+    const fleet = fleets.get(stream.state.fleet);
+    if (fleet?.known && String(fleet.version) !== nack.version) send(stream, message(fleet, true));
+    else stream.needsFull = true;
+    changed();
+  }
+
+  const handle: handleBidiStreamingCall<ClientMessage, ServerMessage> = (call) => {
+    const stream: Stream = {
+      id: ++streamCounter,
+      call,
+      state: {
+        stream: 0,
+        node: '',
+        fleet: '',
+        connectedAt: new Date().toISOString(),
+        appliedGateways: {},
+        listenerErrors: [],
+      },
+      subscribed: false,
+      closed: false,
+      needsFull: false,
+      timers: [],
+    };
+    stream.state.stream = stream.id;
+    streams.add(stream);
+    const identity = authenticate(stream).catch((error: unknown) => {
+      fail(stream, status.INTERNAL, `authentication failed: ${(error as Error).message}`);
+      return undefined;
+    });
+    let sawHello = false;
+    stream.timers.push(
+      setTimeout(() => {
+        if (!sawHello) fail(stream, status.DEADLINE_EXCEEDED, `no hello within ${helloTimeoutMs} ms`);
+      }, helloTimeoutMs),
+    );
+    call.on('data', (received: ClientMessage) => {
+      if (stream.closed) return;
+      if (received.kind === 'hello' && received.hello) {
+        if (sawHello) return fail(stream, status.INVALID_ARGUMENT, 'hello sent twice on one stream');
+        sawHello = true;
+        const hello = received.hello;
+        void identity
+          .then((who) => (who === undefined ? undefined : onHello(stream, hello, who)))
+          .catch((error: unknown) =>
+            fail(stream, status.INTERNAL, `hello failed: ${(error as Error).message}`),
+          );
+      } else if (!stream.subscribed) {
+        // Ack or Nack before the hello was accepted: nothing was sent that it could answer.
+      } else if (received.kind === 'ack' && received.ack) onAck(stream, received.ack);
+      else if (received.kind === 'nack' && received.nack) onNack(stream, received.nack);
+    });
+    call.on('end', () => {
+      drop(stream);
+      call.end();
+    });
+    call.on('error', () => drop(stream));
+    call.on('cancelled', () => drop(stream));
+  };
+
+  return {
+    async start() {
+      if (server !== undefined) throw new PorticoError('E_DISCOVERY', 'discovery server already started');
+      const credentials = createTls13ServerCredentials(options.tls, options.auth.mode === 'mtls');
+      const grpcServer = new Server({
+        'grpc.keepalive_time_ms': 30_000,
+        'grpc.keepalive_timeout_ms': 10_000,
+        'grpc.max_send_message_length': -1,
+      });
+      grpcServer.addService(discoveryService(), { Stream: handle });
+      server = grpcServer;
+      const port = await new Promise<number>((resolve, reject) => {
+        grpcServer.bindAsync(options.address, credentials, (error, bound) => {
+          if (error === null) {
+            resolve(bound);
+            return;
+          }
+          server = undefined;
+          grpcServer.forceShutdown();
+          const reason = `discovery server: cannot listen on ${options.address}: ${error.message}`;
+          reject(new PorticoError('E_DISCOVERY', reason, { cause: error }));
+        });
+      });
+      log(
+        'info',
+        `discovery: listening on ${options.address.replace(/:\d+$/, '')}:${port} (${options.auth.mode})`,
+      );
+      return { port };
+    },
+
+    async close() {
+      for (const stream of [...streams]) fail(stream, status.UNAVAILABLE, 'discovery server shutting down');
+      const grpcServer = server;
+      server = undefined;
+      if (grpcServer === undefined) return;
+      await new Promise<void>((resolve) => {
+        const force = setTimeout(() => {
+          grpcServer.forceShutdown();
+          resolve();
+        }, SHUTDOWN_GRACE_MS);
+        grpcServer.tryShutdown(() => {
+          clearTimeout(force);
+          resolve();
+        });
+      });
+    },
+
+    setFleet(config) {
+      checkFleetShape(config);
+      const next = toResourceSet(config);
+      const fleet = fleetState(config.fleet);
+      const wasKnown = fleet.known;
+      const delta = diffResources(fleet.resources, next);
+      if (wasKnown && delta.changed.length === 0 && delta.removed.length === 0) return;
+      fleet.version = ++versionCounter;
+      fleet.resources = next;
+      fleet.known = true;
+      log(
+        'debug',
+        `discovery: fleet ${config.fleet} version ${fleet.version}: ${delta.changed.length} changed, ${delta.removed.length} removed`,
+      );
+      let deltaMessage: ServerMessage | undefined;
+      for (const stream of fleet.streams) {
+        if (!wasKnown || stream.needsFull) send(stream, message(fleet, true));
+        else {
+          deltaMessage ??= message(fleet, false, delta);
+          send(stream, deltaMessage);
+        }
+      }
+    },
+
+    removeFleet(name) {
+      const fleet = fleets.get(name);
+      if (fleet === undefined) return;
+      // Its proxies stay connected and keep their last config; they get everything if the fleet returns.
+      fleet.known = false;
+      fleet.resources = new Map();
+      if (fleet.streams.size === 0) fleets.delete(name);
+    },
+
+    nodes() {
+      return [...streams]
+        .filter((s) => s.subscribed && !s.closed)
+        .map((s) => ({
+          ...s.state,
+          appliedGateways: { ...s.state.appliedGateways },
+          listenerErrors: s.state.listenerErrors.map((e) => ({ ...e })),
+        }));
+    },
+
+    on(event, listener) {
+      events.on(event, listener);
+    },
+    off(event, listener) {
+      events.off(event, listener);
+    },
+  };
+}
+
+function describe(stream: Stream): string {
+  return stream.state.node === ''
+    ? `stream ${stream.id}`
+    : `node '${stream.state.node}' of fleet '${stream.state.fleet}'`;
+}
+
+/** The controller hands over translator output; a malformed one is a bug, reported with the field. */
+function checkFleetShape(config: FleetConfig): void {
+  if (typeof config.fleet !== 'string' || config.fleet === '') {
+    throw new PorticoError('E_FLEET_CONFIG', 'setFleet: fleet config has no fleet key');
+  }
+  for (const type of FLEET_RESOURCE_TYPES) {
+    const list: unknown = config[type];
+    if (!Array.isArray(list))
+      throw new PorticoError('E_FLEET_CONFIG', `setFleet: fleet '${config.fleet}': ${type} is not a list`);
+    const seen = new Set<string>();
+    for (const [i, item] of list.entries()) {
+      const name = (item as { name?: unknown } | null)?.name;
+      if (typeof name !== 'string' || name === '') {
+        throw new PorticoError(
+          'E_FLEET_CONFIG',
+          `setFleet: fleet '${config.fleet}': ${type}[${i}].name is missing`,
+        );
+      }
+      if (seen.has(name)) {
+        throw new PorticoError(
+          'E_FLEET_CONFIG',
+          `setFleet: fleet '${config.fleet}': ${type}[${i}].name '${name}' is not unique`,
+        );
+      }
+      seen.add(name);
+    }
+  }
+}
