@@ -2,8 +2,7 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 
 /** RFC 1123 hostname, optionally with a leading `*.` wildcard label, as the Gateway API accepts it. */
-export const HOSTNAME_PATTERN =
-  '^(\\*\\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$';
+export const HOSTNAME_PATTERN = '^(\\*\\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$';
 
 export const ObjectMetaSchema = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 253 }),

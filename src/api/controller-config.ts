@@ -23,7 +23,11 @@ export const PorticoGatewayConfigSchema = Type.Object({
       kubernetes: Type.Object(
         {
           deploy: Type.Object(
-            { type: Enum(['ControllerNamespace', 'GatewayNamespace'] as const, { default: 'ControllerNamespace' }) },
+            {
+              type: Enum(['ControllerNamespace', 'GatewayNamespace'] as const, {
+                default: 'ControllerNamespace',
+              }),
+            },
             { default: {} },
           ),
           // Absent: every namespace is watched.
@@ -37,7 +41,10 @@ export const PorticoGatewayConfigSchema = Type.Object({
         },
         { default: {} },
       ),
-      standalone: Type.Object({ paths: Type.Array(Type.String({ minLength: 1 }), { default: [] }) }, { default: {} }),
+      standalone: Type.Object(
+        { paths: Type.Array(Type.String({ minLength: 1 }), { default: [] }) },
+        { default: {} },
+      ),
     },
     { default: {} },
   ),
@@ -56,7 +63,9 @@ function ruleErrors(c: PorticoGatewayConfig): FieldError[] {
   return [];
 }
 
-export type ControllerConfigResult = { ok: true; config: PorticoGatewayConfig } | { ok: false; errors: ResourceError[] };
+export type ControllerConfigResult =
+  | { ok: true; config: PorticoGatewayConfig }
+  | { ok: false; errors: ResourceError[] };
 
 /** Validates a parsed configuration and applies its defaults; `lineOf` maps a field to its line. */
 export function validateControllerConfig(
@@ -72,7 +81,11 @@ export function validateControllerConfig(
     return {
       ok: false,
       errors: errors.map((e) => {
-        const out: ResourceError = { object: 'PorticoGateway', field: formatFieldPath(e.path), message: e.message };
+        const out: ResourceError = {
+          object: 'PorticoGateway',
+          field: formatFieldPath(e.path),
+          message: e.message,
+        };
         if (file !== undefined) out.file = file;
         const line = lineOf?.(e.path);
         if (line !== undefined) out.line = line;

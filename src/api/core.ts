@@ -6,7 +6,9 @@ export const ServicePortSchema = Type.Object({
   name: Type.Optional(Type.String()),
   protocol: Enum(['TCP', 'UDP', 'SCTP'] as const, { default: 'TCP' }),
   port: Type.Integer({ minimum: 1, maximum: 65535 }),
-  targetPort: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 65535 }), Type.String({ minLength: 1 })])),
+  targetPort: Type.Optional(
+    Type.Union([Type.Integer({ minimum: 1, maximum: 65535 }), Type.String({ minLength: 1 })]),
+  ),
   appProtocol: Type.Optional(Type.String()),
 });
 

@@ -17,7 +17,11 @@ export const GatewayClassSchema = Type.Object({
   kind: Type.Literal('GatewayClass'),
   metadata: ObjectMetaSchema,
   spec: Type.Object({
-    controllerName: Type.String({ minLength: 1, maxLength: 253, pattern: '^[a-z0-9.-]+/[A-Za-z0-9/\\-._~%!$&\'()*+,;=:]+$' }),
+    controllerName: Type.String({
+      minLength: 1,
+      maxLength: 253,
+      pattern: "^[a-z0-9.-]+/[A-Za-z0-9/\\-._~%!$&'()*+,;=:]+$",
+    }),
     parametersRef: Type.Optional(ParametersReferenceSchema),
     description: Type.Optional(Type.String()),
   }),

@@ -16,7 +16,11 @@ export const RouteGroupKindSchema = Type.Object({
 export type RouteGroupKind = Static<typeof RouteGroupKindSchema>;
 
 export const ListenerSchema = Type.Object({
-  name: Type.String({ minLength: 1, maxLength: 253, pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$' }),
+  name: Type.String({
+    minLength: 1,
+    maxLength: 253,
+    pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$',
+  }),
   hostname: Type.Optional(Type.String({ minLength: 1, maxLength: 253, pattern: HOSTNAME_PATTERN })),
   port: Type.Integer({ minimum: 1, maximum: 65535 }),
   protocol: Type.String({ minLength: 1, maxLength: 255 }),
@@ -70,7 +74,9 @@ export const GatewaySchema = Type.Object({
   spec: Type.Object({
     gatewayClassName: Type.String({ minLength: 1, maxLength: 253 }),
     listeners: Type.Array(ListenerSchema, { minItems: 1, maxItems: 64 }),
-    addresses: Type.Optional(Type.Array(Type.Object({ type: Type.Optional(Type.String()), value: Type.String() }))),
+    addresses: Type.Optional(
+      Type.Array(Type.Object({ type: Type.Optional(Type.String()), value: Type.String() })),
+    ),
   }),
   status: Type.Optional(GatewayStatusSchema),
 });

@@ -12,7 +12,11 @@ export const ParentReferenceSchema = Type.Object({
 });
 export type ParentReference = Static<typeof ParentReferenceSchema>;
 
-const HeaderNameSchema = Type.String({ minLength: 1, maxLength: 256, pattern: "^[A-Za-z0-9!#$%&'*+\\-.^_`|~]+$" });
+const HeaderNameSchema = Type.String({
+  minLength: 1,
+  maxLength: 256,
+  pattern: "^[A-Za-z0-9!#$%&'*+\\-.^_`|~]+$",
+});
 const HeaderValueSchema = Type.Object({ name: HeaderNameSchema, value: Type.String({ maxLength: 4096 }) });
 
 export const HeaderModifierSchema = Type.Object({
@@ -99,7 +103,10 @@ export const DURATION_PATTERN = '^([0-9]{1,5}(h|m|s|ms)){1,4}$';
 
 export const HTTPRouteRuleSchema = Type.Object({
   name: Type.Optional(Type.String()),
-  matches: Type.Array(HTTPRouteMatchSchema, { maxItems: 64, default: [{ path: { type: 'PathPrefix', value: '/' } }] }),
+  matches: Type.Array(HTTPRouteMatchSchema, {
+    maxItems: 64,
+    default: [{ path: { type: 'PathPrefix', value: '/' } }],
+  }),
   filters: Type.Array(HTTPRouteFilterSchema, { maxItems: 16, default: [] }),
   backendRefs: Type.Array(BackendRefSchema, { maxItems: 16, default: [] }),
   timeouts: Type.Optional(

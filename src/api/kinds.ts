@@ -1,6 +1,15 @@
 // Every kind the API layer knows: its apiVersions, schema and scope. The one table to extend for a new kind.
 import type { TSchema } from '@sinclair/typebox';
-import { type EndpointSlice, EndpointSliceSchema, type Namespace, NamespaceSchema, type Secret, SecretSchema, type Service, ServiceSchema } from './core.js';
+import {
+  type EndpointSlice,
+  EndpointSliceSchema,
+  type Namespace,
+  NamespaceSchema,
+  type Secret,
+  SecretSchema,
+  type Service,
+  ServiceSchema,
+} from './core.js';
 import { type DataPlaneProxy, DataPlaneProxySchema, PORTICO_GROUP } from './data-plane-proxy.js';
 import { type Gateway, GatewaySchema } from './gateway.js';
 import { GATEWAY_API_VERSIONS, type GatewayClass, GatewayClassSchema } from './gateway-class.js';
@@ -35,7 +44,11 @@ export const KINDS: Record<ApiKind, KindInfo> = {
   EndpointSlice: { apiVersions: ['discovery.k8s.io/v1'], schema: EndpointSliceSchema, namespaced: true },
   Namespace: { apiVersions: ['v1'], schema: NamespaceSchema, namespaced: false },
   Secret: { apiVersions: ['v1'], schema: SecretSchema, namespaced: true },
-  DataPlaneProxy: { apiVersions: [`${PORTICO_GROUP}/v1alpha1`], schema: DataPlaneProxySchema, namespaced: true },
+  DataPlaneProxy: {
+    apiVersions: [`${PORTICO_GROUP}/v1alpha1`],
+    schema: DataPlaneProxySchema,
+    namespaced: true,
+  },
 };
 
 export function isApiKind(kind: string): kind is ApiKind {

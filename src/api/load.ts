@@ -65,12 +65,20 @@ export function parseYamlFile(file: string, text: string): LoadResult {
   return result;
 }
 
-async function collectFiles(path: string, out: string[], errors: ResourceError[], explicit: boolean): Promise<void> {
+async function collectFiles(
+  path: string,
+  out: string[],
+  errors: ResourceError[],
+  explicit: boolean,
+): Promise<void> {
   let info: Awaited<ReturnType<typeof stat>>;
   try {
     info = await stat(path);
   } catch (error) {
-    errors.push({ file: path, message: `cannot read: ${(error as NodeJS.ErrnoException).code ?? String(error)}` });
+    errors.push({
+      file: path,
+      message: `cannot read: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
+    });
     return;
   }
   if (info.isDirectory()) {
@@ -94,7 +102,10 @@ export async function loadPaths(paths: string[]): Promise<LoadResult> {
     try {
       text = await readFile(file, 'utf8');
     } catch (error) {
-      result.errors.push({ file, message: `cannot read: ${(error as NodeJS.ErrnoException).code ?? String(error)}` });
+      result.errors.push({
+        file,
+        message: `cannot read: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
+      });
       continue;
     }
     const parsed = parseYamlFile(file, text);

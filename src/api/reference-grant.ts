@@ -8,11 +8,19 @@ export const ReferenceGrantSchema = Type.Object({
   metadata: ObjectMetaSchema,
   spec: Type.Object({
     from: Type.Array(
-      Type.Object({ group: Type.String(), kind: Type.String({ minLength: 1 }), namespace: Type.String({ minLength: 1 }) }),
+      Type.Object({
+        group: Type.String(),
+        kind: Type.String({ minLength: 1 }),
+        namespace: Type.String({ minLength: 1 }),
+      }),
       { minItems: 1, maxItems: 16 },
     ),
     to: Type.Array(
-      Type.Object({ group: Type.String(), kind: Type.String({ minLength: 1 }), name: Type.Optional(Type.String({ minLength: 1 })) }),
+      Type.Object({
+        group: Type.String(),
+        kind: Type.String({ minLength: 1 }),
+        name: Type.Optional(Type.String({ minLength: 1 })),
+      }),
       { minItems: 1, maxItems: 16 },
     ),
   }),

@@ -1,8 +1,8 @@
 // Cross-field rules the Gateway API CRDs enforce with CEL: checked after the schema, same error shape.
 import type { Gateway } from './gateway.js';
 import type { HTTPRoute, HTTPRouteFilter } from './http-route.js';
-import type { FieldError } from './schema-errors.js';
 import type { ApiObject } from './kinds.js';
+import type { FieldError } from './schema-errors.js';
 
 export function semanticErrors(o: ApiObject): FieldError[] {
   if (o.kind === 'Gateway') return gatewayErrors(o);
@@ -23,19 +23,27 @@ function gatewayErrors(g: Gateway): FieldError[] {
   g.spec.listeners.forEach((l, i) => {
     const at = ['spec', 'listeners', i];
     const sameName = names.get(l.name);
-    if (sameName !== undefined) errors.push({ path: [...at, 'name'], message: `duplicates listeners[${sameName}]` });
+    if (sameName !== undefined)
+      errors.push({ path: [...at, 'name'], message: `duplicates listeners[${sameName}]` });
     else names.set(l.name, i);
     const tuple = `${l.port}|${l.protocol}|${l.hostname ?? ''}`;
     const sameTuple = tuples.get(tuple);
     if (sameTuple !== undefined) {
-      errors.push({ path: at, message: `port, protocol and hostname must be unique; same as listeners[${sameTuple}]` });
+      errors.push({
+        path: at,
+        message: `port, protocol and hostname must be unique; same as listeners[${sameTuple}]`,
+      });
     } else tuples.set(tuple, i);
-    if (l.protocol === 'HTTPS' && l.tls === undefined) errors.push({ path: [...at, 'tls'], message: 'required when protocol is HTTPS' });
+    if (l.protocol === 'HTTPS' && l.tls === undefined)
+      errors.push({ path: [...at, 'tls'], message: 'required when protocol is HTTPS' });
     if ((l.protocol === 'HTTP' || l.protocol === 'TCP' || l.protocol === 'UDP') && l.tls !== undefined) {
       errors.push({ path: [...at, 'tls'], message: `must not be set when protocol is ${l.protocol}` });
     }
     if (l.protocol === 'HTTPS' && l.tls?.mode === 'Terminate' && l.tls.certificateRefs.length === 0) {
-      errors.push({ path: [...at, 'tls', 'certificateRefs'], message: 'must have at least 1 item when mode is Terminate' });
+      errors.push({
+        path: [...at, 'tls', 'certificateRefs'],
+        message: 'must have at least 1 item when mode is Terminate',
+      });
     }
   });
   return errors;
@@ -48,7 +56,11 @@ const FILTER_FIELDS: Record<string, keyof HTTPRouteFilter> = {
   URLRewrite: 'urlRewrite',
 };
 
-function filterErrors(filters: HTTPRouteFilter[], at: (string | number)[], pathPrefixOnly: boolean): FieldError[] {
+function filterErrors(
+  filters: HTTPRouteFilter[],
+  at: (string | number)[],
+  pathPrefixOnly: boolean,
+): FieldError[] {
   const errors: FieldError[] = [];
   const seen = new Set<string>();
   filters.forEach((f, i) => {
@@ -65,10 +77,16 @@ function filterErrors(filters: HTTPRouteFilter[], at: (string | number)[], pathP
     if (path !== undefined) {
       const valueField = path.type === 'ReplaceFullPath' ? 'replaceFullPath' : 'replacePrefixMatch';
       if (path[valueField] === undefined) {
-        errors.push({ path: [...at, i, pathField, 'path', valueField], message: `required when type is ${path.type}` });
+        errors.push({
+          path: [...at, i, pathField, 'path', valueField],
+          message: `required when type is ${path.type}`,
+        });
       }
       if (path.type === 'ReplacePrefixMatch' && !pathPrefixOnly) {
-        errors.push({ path: [...at, i, pathField, 'path', 'type'], message: 'ReplacePrefixMatch needs PathPrefix matches only' });
+        errors.push({
+          path: [...at, i, pathField, 'path', 'type'],
+          message: 'ReplacePrefixMatch needs PathPrefix matches only',
+        });
       }
     }
   });
@@ -103,7 +121,10 @@ function httpRouteErrors(r: HTTPRoute): FieldError[] {
     const pathPrefixOnly = rule.matches.every((m) => m.path.type === 'PathPrefix');
     errors.push(...filterErrors(rule.filters, [...at, 'filters'], pathPrefixOnly));
     if (rule.filters.some((f) => f.type === 'RequestRedirect') && rule.backendRefs.length > 0) {
-      errors.push({ path: [...at, 'backendRefs'], message: 'must be empty when a RequestRedirect filter is used' });
+      errors.push({
+        path: [...at, 'backendRefs'],
+        message: 'must be empty when a RequestRedirect filter is used',
+      });
     }
     rule.backendRefs.forEach((b, k) => {
       if (b.group === '' && b.kind === 'Service' && b.port === undefined) {
@@ -117,7 +138,10 @@ function httpRouteErrors(r: HTTPRoute): FieldError[] {
       const reqMs = durationMs(req) ?? 0;
       const backendMs = durationMs(backend) ?? 0;
       if (reqMs !== 0 && backendMs > reqMs) {
-        errors.push({ path: [...at, 'timeouts', 'backendRequest'], message: 'must not be greater than timeouts.request' });
+        errors.push({
+          path: [...at, 'timeouts', 'backendRequest'],
+          message: 'must not be greater than timeouts.request',
+        });
       }
     }
   });

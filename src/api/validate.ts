@@ -28,7 +28,11 @@ function normaliseTimestamp(raw: Record<string, unknown>): void {
 }
 
 export function validateObject(raw: unknown, source?: ObjectSource): ValidationResult {
-  const at = (field: readonly (string | number)[] | undefined, message: string, object?: string): ResourceError => {
+  const at = (
+    field: readonly (string | number)[] | undefined,
+    message: string,
+    object?: string,
+  ): ResourceError => {
     const e: ResourceError = { message };
     if (source !== undefined) {
       e.file = source.file;

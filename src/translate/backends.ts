@@ -1,0 +1,104 @@
+// backendRefs → Clusters: Service and port lookup, ReferenceGrant, EndpointSlice ports by name, ready endpoints.
+import type { EndpointSlice, Service } from '../api/core.js';
+import { GATEWAY_API_GROUP } from '../api/gateway-class.js';
+import type { HTTPRoute } from '../api/http-route.js';
+import type { Cluster, ClusterEndpoints, Endpoint } from '../ir/fleet-config.js';
+import type { Verdict } from './conditions.js';
+import { referenceGranted, type SnapshotLookup } from './lookup.js';
+
+export interface ResolvedCluster {
+  cluster: Cluster;
+  endpoints: ClusterEndpoints;
+  /** The objects this cluster was derived from, for memoisation by identity. */
+  deps: readonly (Service | EndpointSlice)[];
+}
+
+export interface ResolvedBackend {
+  weight: number;
+  /** Absent: the backendRef is invalid (its share answers 500). */
+  cluster?: string;
+}
+
+export interface ResolvedRoute {
+  /** Per rule, per backendRef. */
+  rules: ResolvedBackend[][];
+  /** ResolvedRefs for every parent: the first failing backendRef's reason. */
+  refs: Verdict;
+}
+
+/** Memo per translation: many routes share a Service. */
+export type ClusterTable = Map<string, ResolvedCluster>;
+
+function resolveCluster(service: Service, port: number, lookup: SnapshotLookup, table: ClusterTable): string {
+  const ns = service.metadata.namespace ?? '';
+  const name = `${ns}/${service.metadata.name}:${port}`;
+  if (table.has(name)) return name;
+  const servicePort = service.spec.ports.find((p) => p.port === port);
+  const slices = lookup.slices.get(`${ns}/${service.metadata.name}`) ?? [];
+  const seen = new Set<string>();
+  const endpoints: Endpoint[] = [];
+  for (const slice of slices) {
+    const slicePort = slice.ports.find((p) => p.name === (servicePort?.name ?? '') && p.protocol === 'TCP');
+    if (slicePort?.port === undefined) continue;
+    for (const e of slice.endpoints) {
+      if (e.conditions.ready === false) continue;
+      for (const address of e.addresses) {
+        const key = `${address}|${slicePort.port}`;
+        if (seen.has(key)) continue;
+        seen.add(key);
+        endpoints.push({ address, port: slicePort.port });
+      }
+    }
+  }
+  endpoints.sort((a, b) => (a.address < b.address ? -1 : a.address > b.address ? 1 : a.port - b.port));
+  table.set(name, {
+    cluster: { name, service: { namespace: ns, name: service.metadata.name, port }, protocol: 'http' },
+    endpoints: { name, endpoints },
+    deps: [service, ...slices],
+  });
+  return name;
+}
+
+export function resolveRouteBackends(
+  route: HTTPRoute,
+  lookup: SnapshotLookup,
+  table: ClusterTable,
+): ResolvedRoute {
+  let refs: Verdict = { ok: true, reason: 'ResolvedRefs', message: 'Resolved all references' };
+  const routeNs = route.metadata.namespace ?? '';
+  const rules = route.spec.rules.map((rule, i) =>
+    rule.backendRefs.map((b, k): ResolvedBackend => {
+      const fail = (reason: string, message: string): ResolvedBackend => {
+        if (refs.ok) refs = { ok: false, reason, message: `spec.rules[${i}].backendRefs[${k}]: ${message}` };
+        return { weight: b.weight };
+      };
+      if (b.group !== '' || b.kind !== 'Service') {
+        return fail('InvalidKind', `unsupported backend kind ${b.group === '' ? 'core' : b.group}/${b.kind}`);
+      }
+      const ns = b.namespace ?? routeNs;
+      const id = `${ns}/${b.name}`;
+      const permitted = referenceGranted(lookup, {
+        fromGroup: GATEWAY_API_GROUP,
+        fromKind: 'HTTPRoute',
+        fromNamespace: routeNs,
+        toGroup: '',
+        toKind: 'Service',
+        toNamespace: ns,
+        toName: b.name,
+      });
+      if (!permitted)
+        return fail(
+          'RefNotPermitted',
+          `Service ${id} is in another namespace and no ReferenceGrant allows it`,
+        );
+      const service = lookup.services.get(id);
+      if (service === undefined) return fail('BackendNotFound', `Service ${id} not found`);
+      const port = b.port ?? 0;
+      if (!service.spec.ports.some((p) => p.port === port)) {
+        return fail('BackendNotFound', `Service ${id} has no port ${port}`);
+      }
+      return { weight: b.weight, cluster: resolveCluster(service, port, lookup, table) };
+    }),
+  );
+  return { rules, refs };
+}
