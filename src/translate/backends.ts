@@ -69,7 +69,11 @@ export function resolveRouteBackends(
   const rules = route.spec.rules.map((rule, i) =>
     rule.backendRefs.map((b, k): ResolvedBackend => {
       const fail = (reason: string, message: string): ResolvedBackend => {
-        if (refs.ok) refs = { ok: false, reason, message: `spec.rules[${i}].backendRefs[${k}]: ${message}` };
+        const text = `spec.rules[${i}].backendRefs[${k}]: ${message}`;
+        // The reason is the first failure's; the message lists them all.
+        refs = refs.ok
+          ? { ok: false, reason, message: text }
+          : { ...refs, message: `${refs.message}; ${text}` };
         return { weight: b.weight };
       };
       if (b.group !== '' || b.kind !== 'Service') {

@@ -12,7 +12,7 @@ import {
   type VirtualHost,
 } from '../ir/fleet-config.js';
 import type { ClusterTable } from './backends.js';
-import { compareSpecificity, effectiveHostnames, listenerServes } from './hostnames.js';
+import { compareSpecificity, covers, effectiveHostnames, isWildcard, listenerServes } from './hostnames.js';
 import { type ListenerState, ready } from './listeners.js';
 import type { SnapshotLookup } from './lookup.js';
 import { comparePrecedence, type RankedRoute } from './precedence.js';
@@ -139,29 +139,44 @@ function buildFleetUncached(input: FleetInput, listeners: ListenerState[]): Flee
       }
       return best;
     };
-    const hosts = new Map<string, { routes: Set<HTTPRoute>; ranked: RankedRoute[] }>();
-    const hostEntry = (h: string) => {
-      let e = hosts.get(h);
-      if (e === undefined) {
-        e = { routes: new Set(), ranked: [] };
-        hosts.set(h, e);
-      }
-      return e;
+    // Every listener hostname gets its VirtualHost, even empty, so its requests never fall to a wider one.
+    const hosts = new Map<string, { owner: ListenerState; routes: Set<HTTPRoute>; ranked: RankedRoute[] }>();
+    const effective = new Map<ListenerState, { route: RouteState; hostnames: string[] }[]>();
+    const addHost = (h: string) => {
+      if (hosts.has(h)) return;
+      const owner = ownerOf(h);
+      if (owner !== undefined) hosts.set(h, { owner, routes: new Set(), ranked: [] });
     };
     for (const l of onPort) {
-      // Every listener hostname gets its VirtualHost, even empty, so its requests never fall to a wider one.
-      hostEntry(l.spec.hostname ?? '*');
+      addHost(l.spec.hostname ?? '*');
+      const list: { route: RouteState; hostnames: string[] }[] = [];
       for (const route of l.attached) {
         const rs = input.routes.get(route);
         if (rs === undefined) continue;
-        for (const h of effectiveHostnames(l.spec.hostname, route.spec.hostnames)) {
-          if (ownerOf(h) !== l) continue;
-          const entry = hostEntry(h);
-          if (entry.routes.has(route)) continue;
-          entry.routes.add(route);
-          entry.ranked.push(...rankedRoutes(rs));
-          for (const rule of rs.backends.rules)
-            for (const b of rule) if (b.cluster !== undefined) usedClusters.add(b.cluster);
+        const hostnames = effectiveHostnames(l.spec.hostname, route.spec.hostnames);
+        for (const h of hostnames) addHost(h);
+        list.push({ route: rs, hostnames });
+      }
+      effective.set(l, list);
+    }
+    // A route serves every VirtualHost of its listener that one of its hostnames covers: requests for
+    // foo.example.com pick that VirtualHost only, so routes for *.example.com must be there too.
+    const wildcardHosts = [...hosts.entries()];
+    for (const l of onPort) {
+      for (const { route: rs, hostnames } of effective.get(l) ?? []) {
+        for (const e of hostnames) {
+          const targets =
+            e === '*' || isWildcard(e)
+              ? wildcardHosts.filter(([h, v]) => v.owner === l && (e === '*' || e === h || covers(e, h)))
+              : wildcardHosts.filter(([h, v]) => h === e && v.owner === l);
+          for (const [, entry] of targets) {
+            if (entry.routes.has(rs.route)) continue;
+            entry.routes.add(rs.route);
+            entry.ranked.push(...rankedRoutes(rs));
+            for (const rule of rs.backends.rules) {
+              for (const b of rule) if (b.cluster !== undefined) usedClusters.add(b.cluster);
+            }
+          }
         }
       }
     }

@@ -1,5 +1,5 @@
 // Gateway API match precedence across all routes of a VirtualHost (DESIGN.md §7):
-// Exact path > longest PathPrefix > RegularExpression (longest) > has method > most headers > most query
+// Exact path > RegularExpression (longest pattern) > longest PathPrefix > has method > most headers > most query
 // params > oldest route > namespace/name > rule order > match order.
 import type { HTTPRoute } from '../api/http-route.js';
 import type { Route } from '../ir/fleet-config.js';
@@ -11,7 +11,9 @@ export interface RankedRoute {
   match: number;
 }
 
-const PATH_RANK = { Exact: 0, PathPrefix: 1, RegularExpression: 2 } as const;
+// The Gateway API leaves regular expressions' rank to implementations: above prefixes, so a catch-all `/`
+// prefix never shadows them.
+const PATH_RANK = { Exact: 0, RegularExpression: 1, PathPrefix: 2 } as const;
 
 function cmp(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
