@@ -58,7 +58,8 @@ function listenerStatus(
   } else if (error !== undefined) {
     programmed = condition('Programmed', false, 'Invalid', error.message, gen);
   } else if (!gwProgrammed.ok) {
-    programmed = condition('Programmed', false, 'Pending', gwProgrammed.message, gen);
+    const reason = gwProgrammed.reason === 'Invalid' ? 'Invalid' : 'Pending';
+    programmed = condition('Programmed', false, reason, gwProgrammed.message, gen);
   } else programmed = condition('Programmed', true, 'Programmed', 'Programmed', gen);
   const conflicted =
     l.conflict === undefined
