@@ -4,7 +4,12 @@ import { isPorticoError } from '../errors.js';
 import type { Command } from './command.js';
 
 // Each subcommand loads only its own modules, so `portico proxy` never pays for the controller's imports.
-const COMMANDS: Record<string, Command> = {};
+const COMMANDS: Record<string, Command> = {
+  translate: {
+    summary: 'translate resources offline: statuses, fleet configs, infrastructure',
+    load: () => import('./translate.js'),
+  },
+};
 
 function usage(): string {
   const width = Math.max(...Object.keys(COMMANDS).map((n) => n.length));
