@@ -1,0 +1,130 @@
+// Benchmark: 5,000 HTTPRoutes across 500 Gateways. Prints the full translation time and, next to it, the
+// time to re-translate after one route edit with the memo cache (and without it, as the peer).
+import { performance } from 'node:perf_hooks';
+import type { ApiObject } from '../src/api/kinds.js';
+import { buildSnapshot } from '../src/api/snapshot.js';
+import { validateObject } from '../src/api/validate.js';
+import { createTranslateCache, type TranslateOptions, translate } from '../src/translate/index.js';
+
+const GATEWAYS = 500;
+const ROUTES_PER_GATEWAY = 10;
+const SERVICES = 1000;
+
+function valid(raw: unknown): ApiObject {
+  const r = validateObject(raw);
+  if (!r.ok) throw new Error(JSON.stringify(r.errors));
+  return r.object;
+}
+
+function route(g: number, i: number, prefix: string): ApiObject {
+  const ns = `ns-${g % 50}`;
+  return valid({
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    kind: 'HTTPRoute',
+    metadata: { name: `route-${g}-${i}`, namespace: ns, creationTimestamp: `2025-01-01T00:00:${String(i % 60).padStart(2, '0')}Z` },
+    spec: {
+      parentRefs: [{ name: `gw-${g}`, namespace: ns }],
+      hostnames: [`app-${i}.gw-${g}.example.com`],
+      rules: [
+        {
+          matches: [{ path: { type: 'PathPrefix', value: `${prefix}/${i}` } }, { path: { type: 'Exact', value: `/exact/${i}` } }],
+          filters: [{ type: 'RequestHeaderModifier', requestHeaderModifier: { set: [{ name: 'X-Route', value: `${i}` }] } }],
+          backendRefs: [
+            { name: `svc-${(g * ROUTES_PER_GATEWAY + i) % SERVICES}`, port: 80, weight: 90 },
+            { name: `svc-${(g * ROUTES_PER_GATEWAY + i + 1) % SERVICES}`, port: 80, weight: 10 },
+          ],
+        },
+        { matches: [{ path: { type: 'PathPrefix', value: '/' }, headers: [{ name: 'x-canary', value: 'yes' }] }], backendRefs: [{ name: `svc-${i}`, port: 80 }] },
+      ],
+    },
+  });
+}
+
+function world(): ApiObject[] {
+  const objects: ApiObject[] = [
+    valid({ apiVersion: 'gateway.networking.k8s.io/v1', kind: 'GatewayClass', metadata: { name: 'eg' }, spec: { controllerName: 'gateway.portico.io/gatewayclass-controller' } }),
+  ];
+  for (let g = 0; g < GATEWAYS; g++) {
+    const ns = `ns-${g % 50}`;
+    objects.push(
+      valid({
+        apiVersion: 'gateway.networking.k8s.io/v1',
+        kind: 'Gateway',
+        metadata: { name: `gw-${g}`, namespace: ns },
+        spec: {
+          gatewayClassName: 'eg',
+          listeners: [
+            { name: 'http', protocol: 'HTTP', port: 80, hostname: `*.gw-${g}.example.com` },
+            { name: 'alt', protocol: 'HTTP', port: 8080 },
+          ],
+        },
+      }),
+    );
+    for (let i = 0; i < ROUTES_PER_GATEWAY; i++) objects.push(route(g, i, '/api'));
+  }
+  for (let n = 0; n < 50; n++) {
+    for (let s = 0; s < SERVICES; s += 50) {
+      const name = `svc-${s + n}`;
+      const ns = `ns-${n}`;
+      objects.push(valid({ apiVersion: 'v1', kind: 'Service', metadata: { name, namespace: ns }, spec: { ports: [{ name: 'http', port: 80 }] } }));
+    }
+  }
+  // Every route's namespace gets every Service it names (routes use svc-k in their own namespace).
+  for (let n = 0; n < 50; n++) {
+    for (let s = 0; s < SERVICES; s++) {
+      if (s % 50 === n) continue;
+      objects.push(valid({ apiVersion: 'v1', kind: 'Service', metadata: { name: `svc-${s}`, namespace: `ns-${n}` }, spec: { ports: [{ name: 'http', port: 80 }] } }));
+    }
+  }
+  for (let n = 0; n < 50; n++) {
+    for (let s = 0; s < SERVICES; s += 7) {
+      objects.push(
+        valid({
+          apiVersion: 'discovery.k8s.io/v1',
+          kind: 'EndpointSlice',
+          metadata: { name: `svc-${s}-x`, namespace: `ns-${n}`, labels: { 'kubernetes.io/service-name': `svc-${s}` } },
+          addressType: 'IPv4',
+          ports: [{ name: 'http', port: 8080 }],
+          endpoints: [{ addresses: [`10.${n}.${s % 250}.1`] }, { addresses: [`10.${n}.${s % 250}.2`] }],
+        }),
+      );
+    }
+  }
+  return objects;
+}
+
+const options: TranslateOptions = {
+  controllerName: 'gateway.portico.io/gatewayclass-controller',
+  controllerNamespace: 'portico-gateway-system',
+  deployType: 'ControllerNamespace',
+};
+
+function time<T>(fn: () => T): { ms: number; value: T } {
+  const start = performance.now();
+  const value = fn();
+  return { ms: performance.now() - start, value };
+}
+
+const objects = world();
+const routes = objects.filter((o) => o.kind === 'HTTPRoute').length;
+const gateways = objects.filter((o) => o.kind === 'Gateway').length;
+console.log(`input: ${gateways} Gateways, ${routes} HTTPRoutes, ${objects.length} objects in all`);
+
+const snapshot = buildSnapshot(objects);
+const cold = time(() => translate(snapshot, options));
+const cache = createTranslateCache();
+const full = time(() => translate(snapshot, { ...options, cache }));
+console.log(`full translation (cold process):        ${cold.ms.toFixed(1)} ms, ${cold.value.fleets.length} fleets`);
+console.log(`full translation (warm, filling cache):  ${full.ms.toFixed(1)} ms`);
+
+// One route edit: a new object for that route, every other object keeps its identity.
+const edited = objects.map((o) =>
+  o.kind === 'HTTPRoute' && o.metadata.name === 'route-123-4' && o.metadata.namespace === 'ns-23' ? route(123, 4, '/v2') : o,
+);
+const editedSnapshot = buildSnapshot(edited);
+const incremental = time(() => translate(editedSnapshot, { ...options, cache }));
+const uncached = time(() => translate(editedSnapshot, options));
+const changed = incremental.value.fleets.filter((f, i) => f !== full.value.fleets[i]).map((f) => f.fleet);
+if (JSON.stringify(incremental.value) !== JSON.stringify(uncached.value)) throw new Error('cached result differs from uncached');
+console.log(`re-translation after one route edit:    ${incremental.ms.toFixed(1)} ms with cache (fleets rebuilt: ${changed.join(', ')})`);
+console.log(`  peer, same edit without cache:         ${uncached.ms.toFixed(1)} ms`);
