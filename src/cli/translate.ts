@@ -74,7 +74,10 @@ export async function run(argv: string[]): Promise<number> {
     try {
       text = await readFile(values.config, 'utf8');
     } catch (error) {
-      throw new PorticoError('E_IO', `cannot read ${values.config}: ${(error as NodeJS.ErrnoException).code}`);
+      throw new PorticoError(
+        'E_IO',
+        `cannot read ${values.config}: ${(error as NodeJS.ErrnoException).code}`,
+      );
     }
     config = parseControllerConfig(values.config, text);
   }
@@ -106,7 +109,10 @@ export async function run(argv: string[]): Promise<number> {
     }
   }
   if (output === 'json') console.log(JSON.stringify(docs, null, 2));
-  else console.log(docs.map((d) => stringify(d, { lineWidth: 0, aliasDuplicateObjects: false }).trimEnd()).join('\n---\n'));
+  else
+    console.log(
+      docs.map((d) => stringify(d, { lineWidth: 0, aliasDuplicateObjects: false }).trimEnd()).join('\n---\n'),
+    );
   return loaded.errors.length > 0 ? 1 : 0;
 }
 

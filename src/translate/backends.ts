@@ -29,12 +29,28 @@ export interface ResolvedRoute {
 /** Memo per translation: many routes share a Service. */
 export type ClusterTable = Map<string, ResolvedCluster>;
 
-function resolveCluster(service: Service, port: number, lookup: SnapshotLookup, table: ClusterTable): string {
+function sameObjects(a: readonly unknown[], b: readonly unknown[]): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
+}
+
+function resolveCluster(
+  service: Service,
+  port: number,
+  lookup: SnapshotLookup,
+  table: ClusterTable,
+  previous: ClusterTable | undefined,
+): string {
   const ns = service.metadata.namespace ?? '';
   const name = `${ns}/${service.metadata.name}:${port}`;
   if (table.has(name)) return name;
-  const servicePort = service.spec.ports.find((p) => p.port === port);
   const slices = lookup.slices.get(`${ns}/${service.metadata.name}`) ?? [];
+  const before = previous?.get(name);
+  // Same Service and EndpointSlice objects as last time: keep the same Cluster objects (cheap diffs).
+  if (before !== undefined && sameObjects(before.deps, [service, ...slices])) {
+    table.set(name, before);
+    return name;
+  }
+  const servicePort = service.spec.ports.find((p) => p.port === port);
   const seen = new Set<string>();
   const endpoints: Endpoint[] = [];
   for (const slice of slices) {
@@ -59,10 +75,46 @@ function resolveCluster(service: Service, port: number, lookup: SnapshotLookup, 
   return name;
 }
 
+/** Route-level memo: valid while the lookup (Services, slices, grants…) is the same object. */
+export interface BackendMemo {
+  backends: WeakMap<
+    HTTPRoute,
+    { lookup: SnapshotLookup; resolved: ResolvedRoute; clusters: ResolvedCluster[] }
+  >;
+  /** The previous translation's clusters. */
+  clusters: ClusterTable;
+}
+
 export function resolveRouteBackends(
   route: HTTPRoute,
   lookup: SnapshotLookup,
   table: ClusterTable,
+  memo?: BackendMemo,
+): ResolvedRoute {
+  const hit = memo?.backends.get(route);
+  if (hit !== undefined && hit.lookup === lookup) {
+    for (const c of hit.clusters) if (!table.has(c.cluster.name)) table.set(c.cluster.name, c);
+    return hit.resolved;
+  }
+  const resolved = resolveUncached(route, lookup, table, memo?.clusters);
+  if (memo !== undefined) {
+    const clusters: ResolvedCluster[] = [];
+    for (const rule of resolved.rules) {
+      for (const b of rule) {
+        const c = b.cluster === undefined ? undefined : table.get(b.cluster);
+        if (c !== undefined) clusters.push(c);
+      }
+    }
+    memo.backends.set(route, { lookup, resolved, clusters });
+  }
+  return resolved;
+}
+
+function resolveUncached(
+  route: HTTPRoute,
+  lookup: SnapshotLookup,
+  table: ClusterTable,
+  previous: ClusterTable | undefined,
 ): ResolvedRoute {
   let refs: Verdict = { ok: true, reason: 'ResolvedRefs', message: 'Resolved all references' };
   const routeNs = route.metadata.namespace ?? '';
@@ -101,7 +153,7 @@ export function resolveRouteBackends(
       if (!service.spec.ports.some((p) => p.port === port)) {
         return fail('BackendNotFound', `Service ${id} has no port ${port}`);
       }
-      return { weight: b.weight, cluster: resolveCluster(service, port, lookup, table) };
+      return { weight: b.weight, cluster: resolveCluster(service, port, lookup, table, previous) };
     }),
   );
   return { rules, refs };

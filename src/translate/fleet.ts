@@ -93,8 +93,8 @@ function fleetDeps(input: FleetInput, listeners: ListenerState[]): unknown[] {
       const rs = input.routes.get(r);
       for (const rule of rs?.backends.rules ?? []) {
         for (const b of rule) {
-          deps.push(b.cluster ?? '-');
-          if (b.cluster !== undefined) deps.push(...(input.clusters.get(b.cluster)?.deps ?? []));
+          // ResolvedCluster objects keep their identity while their Service and slices do.
+          deps.push(b.cluster === undefined ? '-' : input.clusters.get(b.cluster));
         }
       }
     }

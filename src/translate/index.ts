@@ -8,7 +8,7 @@ import { evaluateClasses } from './classes.js';
 import { buildFleet } from './fleet.js';
 import { fleetInfra } from './infra.js';
 import { evaluateListener, markConflicts, ready } from './listeners.js';
-import { buildLookup, byNsName, nsName } from './lookup.js';
+import { buildLookup, byNsName, lookupInputs, nsName } from './lookup.js';
 import { attachRoutes, type GatewayEntry } from './routes.js';
 import { classStatus, gatewayStatus, routeStatus } from './status.js';
 import type { DataPlaneState, FleetInfra, ObjectStatus, TranslateOptions, TranslateResult } from './types.js';
@@ -28,12 +28,27 @@ function byAge(a: Gateway, b: Gateway): number {
   return byNsName(a, b);
 }
 
+/** namespace/name order with each key built once (thousands of routes). */
+function sortedByNsName<T extends { metadata: { namespace?: string; name: string } }>(
+  items: readonly T[],
+): T[] {
+  const keyed = items.map((o) => ({ key: nsName(o), o }));
+  keyed.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  return keyed.map((k) => k.o);
+}
+
 export function translate(
   snapshot: ResourceSnapshot,
   options: TranslateOptions,
   dataPlane?: DataPlaneState,
 ): TranslateResult {
-  const lookup = buildLookup(snapshot);
+  const cache = options.cache;
+  const inputs = lookupInputs(snapshot);
+  const lookup =
+    cache?.lookup !== undefined && inputs.every((x, i) => x === cache.lookup?.inputs[i])
+      ? cache.lookup.value
+      : buildLookup(snapshot);
+  if (cache !== undefined) cache.lookup = { inputs, value: lookup };
   const classes = evaluateClasses(snapshot, lookup, options.controllerName);
 
   const gateways = new Map<string, GatewayEntry>();
@@ -53,12 +68,14 @@ export function translate(
 
   const clusters: ClusterTable = new Map();
   const routeStates = attachRoutes(
-    [...snapshot.httpRoutes].sort(byNsName),
+    sortedByNsName(snapshot.httpRoutes),
     gateways,
     lookup,
     clusters,
     options.controllerName,
+    cache,
   );
+  if (cache !== undefined) cache.clusters = clusters;
   const routes = new Map(routeStates.map((rs) => [rs.route, rs]));
 
   const configs: FleetConfig[] = [];
@@ -68,14 +85,14 @@ export function translate(
     const group = fleets.get(key)!;
     if (!group[0]!.classState.accepted.ok) continue;
     if (!group.some((e) => e.listeners.some(ready))) continue;
-    const config = buildFleet({ key, gateways: group, routes, clusters, lookup }, options.cache);
+    const config = buildFleet({ key, gateways: group, routes, clusters, lookup }, cache);
     configs.push(config);
     const merged = group[0]!.classState.merged;
     infra.push(fleetInfra(config, group, merged, options.controllerNamespace, options.deployType));
   }
-  if (options.cache !== undefined) {
+  if (cache !== undefined) {
     const live = new Set(fleetKeys);
-    for (const k of [...options.cache.fleets.keys()]) if (!live.has(k)) options.cache.fleets.delete(k);
+    for (const k of [...cache.fleets.keys()]) if (!live.has(k)) cache.fleets.delete(k);
   }
 
   const statuses: ObjectStatus[] = [];

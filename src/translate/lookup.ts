@@ -1,14 +1,12 @@
 // Indexes over a snapshot, built once per translation: every lookup the rules need is a map access.
 import type { EndpointSlice, Secret, Service } from '../api/core.js';
 import type { DataPlaneProxy } from '../api/data-plane-proxy.js';
-import type { GatewayClass } from '../api/gateway-class.js';
 import type { ReferenceGrant } from '../api/reference-grant.js';
 import type { ResourceSnapshot } from '../api/snapshot.js';
 
 export const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
 
 export interface SnapshotLookup {
-  classes: Map<string, GatewayClass>;
   namespaceLabels: Map<string, Record<string, string>>;
   services: Map<string, Service>;
   /** `ns/service` → its EndpointSlices, sorted by name. */
@@ -29,9 +27,13 @@ export function byNsName(a: { metadata: { namespace?: string; name: string } }, 
   return ka < kb ? -1 : ka > kb ? 1 : 0;
 }
 
+/** The snapshot lists a lookup is built from; the same lists (by identity) give the same lookup. */
+export function lookupInputs(s: ResourceSnapshot): readonly unknown[] {
+  return [s.namespaces, s.services, s.endpointSlices, s.secrets, s.referenceGrants, s.dataPlaneProxies];
+}
+
 export function buildLookup(s: ResourceSnapshot): SnapshotLookup {
   const l: SnapshotLookup = {
-    classes: new Map(),
     namespaceLabels: new Map(),
     services: new Map(),
     slices: new Map(),
@@ -39,18 +41,17 @@ export function buildLookup(s: ResourceSnapshot): SnapshotLookup {
     grantsByNamespace: new Map(),
     dataPlaneProxies: new Map(),
   };
-  for (const c of s.gatewayClasses) l.classes.set(c.metadata.name, c);
   for (const n of s.namespaces) l.namespaceLabels.set(n.metadata.name, n.metadata.labels ?? {});
   for (const svc of s.services) l.services.set(nsName(svc), svc);
   for (const sec of s.secrets) l.secrets.set(nsName(sec), sec);
   for (const d of s.dataPlaneProxies) l.dataPlaneProxies.set(nsName(d), d);
-  for (const g of [...s.referenceGrants].sort(byNsName)) {
+  for (const g of s.referenceGrants) {
     const ns = g.metadata.namespace ?? '';
     const list = l.grantsByNamespace.get(ns);
     if (list === undefined) l.grantsByNamespace.set(ns, [g]);
     else list.push(g);
   }
-  for (const slice of [...s.endpointSlices].sort(byNsName)) {
+  for (const slice of s.endpointSlices) {
     const service = slice.metadata.labels?.[SERVICE_NAME_LABEL];
     if (service === undefined) continue;
     const key = `${slice.metadata.namespace ?? ''}/${service}`;
@@ -58,6 +59,9 @@ export function buildLookup(s: ResourceSnapshot): SnapshotLookup {
     if (list === undefined) l.slices.set(key, [slice]);
     else list.push(slice);
   }
+  // Sorting the small per-key lists keeps results independent of input order at little cost.
+  for (const list of l.grantsByNamespace.values()) list.sort(byNsName);
+  for (const list of l.slices.values()) list.sort(byNsName);
   return l;
 }
 

@@ -3,7 +3,7 @@ import type { Condition } from '../api/common.js';
 import type { Gateway } from '../api/gateway.js';
 import { GATEWAY_API_GROUP } from '../api/gateway-class.js';
 import type { HTTPRoute, ParentReference, RouteParentStatus } from '../api/http-route.js';
-import { type ClusterTable, type ResolvedRoute, resolveRouteBackends } from './backends.js';
+import { type BackendMemo, type ClusterTable, type ResolvedRoute, resolveRouteBackends } from './backends.js';
 import type { ClassState } from './classes.js';
 import { condition, type Verdict } from './conditions.js';
 import { effectiveHostnames } from './hostnames.js';
@@ -105,6 +105,7 @@ export function attachRoutes(
   lookup: SnapshotLookup,
   table: ClusterTable,
   controllerName: string,
+  memo?: BackendMemo,
 ): RouteState[] {
   const out: RouteState[] = [];
   for (const route of routes) {
@@ -121,7 +122,7 @@ export function attachRoutes(
       const refKey = JSON.stringify([ref.namespace, ref.name, ref.sectionName, ref.port]);
       if (seen.has(refKey)) continue;
       seen.add(refKey);
-      backends ??= resolveRouteBackends(route, lookup, table);
+      backends ??= resolveRouteBackends(route, lookup, table, memo);
       let verdict: Verdict;
       if (compiled.unsupported.length > 0) {
         verdict = { ok: false, reason: 'UnsupportedValue', message: compiled.unsupported.join('; ') };

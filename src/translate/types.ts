@@ -1,5 +1,8 @@
 // The translator's inputs and outputs (besides the snapshot and the fleet config contract).
+import type { HTTPRoute } from '../api/http-route.js';
 import type { FleetConfig } from '../ir/fleet-config.js';
+import type { ClusterTable, ResolvedCluster, ResolvedRoute } from './backends.js';
+import type { SnapshotLookup } from './lookup.js';
 
 export type DeployType = 'ControllerNamespace' | 'GatewayNamespace';
 
@@ -67,8 +70,17 @@ export interface TranslateResult {
 /** Memoised work keyed on input object identity; keep one per provider and pass it to every translate. */
 export interface TranslateCache {
   fleets: Map<string, { deps: unknown[]; config: FleetConfig }>;
+  /** The last lookup and the snapshot lists it was built from. */
+  lookup?: { inputs: readonly unknown[]; value: SnapshotLookup };
+  /** Clusters of the last translation: reused while their Service and EndpointSlices are the same objects. */
+  clusters: ClusterTable;
+  /** Per route: backend resolution against one lookup. */
+  backends: WeakMap<
+    HTTPRoute,
+    { lookup: SnapshotLookup; resolved: ResolvedRoute; clusters: ResolvedCluster[] }
+  >;
 }
 
 export function createTranslateCache(): TranslateCache {
-  return { fleets: new Map() };
+  return { fleets: new Map(), clusters: new Map(), backends: new WeakMap() };
 }

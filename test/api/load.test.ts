@@ -81,6 +81,17 @@ spec:
   ]);
 });
 
+test('a hostname with a port is rejected (ports never take part in hostname matching)', () => {
+  const r = validateObject({
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    kind: 'HTTPRoute',
+    metadata: { name: 'r', namespace: 'apps' },
+    spec: { hostnames: ['a.example.com:8080'] },
+  });
+  assert.equal(r.ok, false);
+  if (!r.ok) assert.equal(r.errors[0]!.field, 'spec.hostnames[0]');
+});
+
 test('YAML syntax errors name the line and keep later documents', () => {
   const text = `apiVersion: v1\nkind: Service\nmetadata: {name: a\n---\n${GATEWAY}`;
   const r = parseYamlFile('broken.yaml', text);

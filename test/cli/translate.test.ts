@@ -23,7 +23,11 @@ test('translate prints input objects with their computed status', () => {
 test('translate --show config,infra -o json: fleet configs with private keys redacted, rendered objects', () => {
   const r = portico('-f', join(TESTDATA, 'listeners.in.yaml'), '--show', 'config,infra', '-o', 'json');
   assert.equal(r.status, 0, r.stderr);
-  const docs = JSON.parse(r.stdout) as { kind?: string; fleet?: string; secrets?: { privateKeyPem: string }[] }[];
+  const docs = JSON.parse(r.stdout) as {
+    kind?: string;
+    fleet?: string;
+    secrets?: { privateKeyPem: string }[];
+  }[];
   const fleet = docs.find((d) => d.fleet === 'default/tls');
   assert.ok(fleet?.secrets !== undefined && fleet.secrets.length === 2);
   for (const s of fleet.secrets) assert.equal(s.privateKeyPem, '<redacted>');
@@ -46,10 +50,16 @@ test('translate exits 1 naming file and line when input cannot be loaded', () =>
 test('translate reports a bad controller configuration with its field', () => {
   const dir = mkdtempSync(join(tmpdir(), 'portico-translate-'));
   const config = join(dir, 'config.yaml');
-  writeFileSync(config, 'apiVersion: gateway.portico.io/v1alpha1\nkind: PorticoGateway\nprovider:\n  kubernetes:\n    watch: {type: Namespaces}\n');
+  writeFileSync(
+    config,
+    'apiVersion: gateway.portico.io/v1alpha1\nkind: PorticoGateway\nprovider:\n  kubernetes:\n    watch: {type: Namespaces}\n',
+  );
   const r = portico('-f', join(TESTDATA, 'basic.in.yaml'), '--config', config);
   assert.equal(r.status, 1);
-  assert.match(r.stderr, /config\.yaml:5: PorticoGateway: provider\.kubernetes\.watch\.namespaces: required when type is Namespaces/);
+  assert.match(
+    r.stderr,
+    /config\.yaml:5: PorticoGateway: provider\.kubernetes\.watch\.namespaces: required when type is Namespaces/,
+  );
 });
 
 test('translate without -f is a usage error', () => {

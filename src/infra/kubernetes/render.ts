@@ -64,7 +64,11 @@ function metadata(infra: FleetInfra) {
 }
 
 /** Token mode (Gateway Namespace Mode): only the CA and a short-lived, audience-bound token. */
-function credentials(options: RenderOptions): { volumes: V1Volume[]; mounts: V1VolumeMount[]; args: string[] } {
+function credentials(options: RenderOptions): {
+  volumes: V1Volume[];
+  mounts: V1VolumeMount[];
+  args: string[];
+} {
   if (options.deployType === 'GatewayNamespace') {
     return {
       volumes: [
@@ -102,7 +106,14 @@ function credentials(options: RenderOptions): { volumes: V1Volume[]; mounts: V1V
       },
     ],
     mounts: [{ name: 'certs', mountPath: CERT_DIR, readOnly: true }],
-    args: ['--ca-file', `${CERT_DIR}/ca.crt`, '--cert-file', `${CERT_DIR}/tls.crt`, '--key-file', `${CERT_DIR}/tls.key`],
+    args: [
+      '--ca-file',
+      `${CERT_DIR}/ca.crt`,
+      '--cert-file',
+      `${CERT_DIR}/tls.crt`,
+      '--key-file',
+      `${CERT_DIR}/tls.key`,
+    ],
   };
 }
 
@@ -214,7 +225,12 @@ export function renderFleetObjects(infra: FleetInfra, options: RenderOptions): F
     spec: {
       type: 'LoadBalancer',
       selector: { ...infra.labels },
-      ports: infra.ports.map((p) => ({ name: p.name, port: p.port, protocol: 'TCP', targetPort: p.containerPort })),
+      ports: infra.ports.map((p) => ({
+        name: p.name,
+        port: p.port,
+        protocol: 'TCP',
+        targetPort: p.containerPort,
+      })),
     },
   };
   const serviceAccount: V1ServiceAccount = {

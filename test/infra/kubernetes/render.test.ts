@@ -23,7 +23,11 @@ const INFRA: FleetInfra = {
 test('mutual TLS mode: client certificate Secret, two non-root containers, LoadBalancer ports', () => {
   const { serviceAccount, deployment, service } = renderFleetObjects(
     { ...INFRA, namespace: 'portico-gateway-system', owner: undefined },
-    { image: 'portico:dev', controllerNamespace: 'portico-gateway-system', deployType: 'ControllerNamespace' },
+    {
+      image: 'portico:dev',
+      controllerNamespace: 'portico-gateway-system',
+      deployType: 'ControllerNamespace',
+    },
   );
   assert.equal(serviceAccount.metadata?.name, INFRA.name);
   assert.equal(deployment.metadata?.ownerReferences, undefined);
@@ -37,8 +41,16 @@ test('mutual TLS mode: client certificate Secret, two non-root containers, LoadB
   const proxy = pod.containers[0]!;
   assert.deepEqual(proxy.readinessProbe?.httpGet, { path: '/ready', port: 19003 });
   assert.ok(proxy.args?.includes('--cert-file'));
-  assert.ok(proxy.args?.join(' ').includes('--discovery portico-gateway.portico-gateway-system.svc:18000 --fleet team-a/eg'));
-  assert.deepEqual(proxy.lifecycle?.preStop?.exec?.command?.slice(0, 3), ['portico', 'shutdown-manager', 'drain']);
+  assert.ok(
+    proxy.args
+      ?.join(' ')
+      .includes('--discovery portico-gateway.portico-gateway-system.svc:18000 --fleet team-a/eg'),
+  );
+  assert.deepEqual(proxy.lifecycle?.preStop?.exec?.command?.slice(0, 3), [
+    'portico',
+    'shutdown-manager',
+    'drain',
+  ]);
   assert.ok(proxy.resources?.requests?.cpu !== undefined);
   assert.equal(service.spec?.type, 'LoadBalancer');
   assert.deepEqual(
