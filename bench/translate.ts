@@ -84,51 +84,27 @@ function world(): ApiObject[] {
     );
     for (let i = 0; i < ROUTES_PER_GATEWAY; i++) objects.push(route(g, i, '/api'));
   }
-  for (let n = 0; n < 50; n++) {
-    for (let s = 0; s < SERVICES; s += 50) {
-      const name = `svc-${s + n}`;
-      const ns = `ns-${n}`;
-      objects.push(
-        valid({
-          apiVersion: 'v1',
-          kind: 'Service',
-          metadata: { name, namespace: ns },
-          spec: { ports: [{ name: 'http', port: 80 }] },
-        }),
-      );
-    }
+  // Every Service a route names exists in the route's namespace; one in seven has no EndpointSlice.
+  const services = new Set<string>();
+  for (const o of objects) {
+    if (o.kind !== 'HTTPRoute') continue;
+    for (const rule of o.spec.rules) for (const b of rule.backendRefs) services.add(`${o.metadata.namespace}/${b.name}`);
   }
-  // Every route's namespace gets every Service it names (routes use svc-k in their own namespace).
-  for (let n = 0; n < 50; n++) {
-    for (let s = 0; s < SERVICES; s++) {
-      if (s % 50 === n) continue;
-      objects.push(
-        valid({
-          apiVersion: 'v1',
-          kind: 'Service',
-          metadata: { name: `svc-${s}`, namespace: `ns-${n}` },
-          spec: { ports: [{ name: 'http', port: 80 }] },
-        }),
-      );
-    }
-  }
-  for (let n = 0; n < 50; n++) {
-    for (let s = 0; s < SERVICES; s += 7) {
-      objects.push(
-        valid({
-          apiVersion: 'discovery.k8s.io/v1',
-          kind: 'EndpointSlice',
-          metadata: {
-            name: `svc-${s}-x`,
-            namespace: `ns-${n}`,
-            labels: { 'kubernetes.io/service-name': `svc-${s}` },
-          },
-          addressType: 'IPv4',
-          ports: [{ name: 'http', port: 8080 }],
-          endpoints: [{ addresses: [`10.${n}.${s % 250}.1`] }, { addresses: [`10.${n}.${s % 250}.2`] }],
-        }),
-      );
-    }
+  for (const key of [...services].sort()) {
+    const [ns, name] = key.split('/') as [string, string];
+    objects.push(valid({ apiVersion: 'v1', kind: 'Service', metadata: { name, namespace: ns }, spec: { ports: [{ name: 'http', port: 80 }] } }));
+    const n = Number(name.slice(4));
+    if (n % 7 === 0) continue;
+    objects.push(
+      valid({
+        apiVersion: 'discovery.k8s.io/v1',
+        kind: 'EndpointSlice',
+        metadata: { name: `${name}-x`, namespace: ns, labels: { 'kubernetes.io/service-name': name } },
+        addressType: 'IPv4',
+        ports: [{ name: 'http', port: 8080 }],
+        endpoints: [{ addresses: [`10.${n % 250}.${ns.slice(3)}.1`] }, { addresses: [`10.${n % 250}.${ns.slice(3)}.2`] }],
+      }),
+    );
   }
   return objects;
 }

@@ -73,8 +73,7 @@ export function validateControllerConfig(
   file?: string,
   lineOf?: (path: readonly (string | number)[]) => number | undefined,
 ): ControllerConfigResult {
-  const value = structuredClone(raw ?? {});
-  Value.Default(PorticoGatewayConfigSchema, value);
+  const value: unknown = Value.Default(PorticoGatewayConfigSchema, structuredClone(raw ?? {}));
   let errors = toFieldErrors(Value.Errors(PorticoGatewayConfigSchema, value));
   if (errors.length === 0) errors = ruleErrors(value as PorticoGatewayConfig);
   if (errors.length > 0) {

@@ -1,7 +1,9 @@
 // validateObject: any raw value (from a file or the API server) → a typed object with CRD defaults, or errors.
+import type { TSchema } from '@sinclair/typebox';
+import { type TypeCheck, TypeCompiler } from '@sinclair/typebox/compiler';
 import { Value } from '@sinclair/typebox/value';
 import type { ResourceError } from './common.js';
-import { type ApiObject, isApiKind, KINDS, objectId } from './kinds.js';
+import { type ApiKind, type ApiObject, isApiKind, KINDS, objectId } from './kinds.js';
 import { formatFieldPath, toFieldErrors } from './schema-errors.js';
 import { semanticErrors } from './semantic-rules.js';
 
@@ -25,6 +27,17 @@ function normaliseTimestamp(raw: Record<string, unknown>): void {
   if (isRecord(meta) && meta.creationTimestamp instanceof Date) {
     meta.creationTimestamp = meta.creationTimestamp.toISOString().replace(/\.000Z$/, 'Z');
   }
+}
+
+const checkers = new Map<ApiKind, TypeCheck<TSchema>>();
+
+function compiled(kind: ApiKind): TypeCheck<TSchema> {
+  let c = checkers.get(kind);
+  if (c === undefined) {
+    c = TypeCompiler.Compile(KINDS[kind].schema);
+    checkers.set(kind, c);
+  }
+  return c;
 }
 
 export function validateObject(raw: unknown, source?: ObjectSource): ValidationResult {
@@ -67,12 +80,13 @@ export function validateObject(raw: unknown, source?: ObjectSource): ValidationR
   normaliseTimestamp(value);
   if (info.namespaced && isRecord(value.metadata)) value.metadata.namespace = namespace;
   if (!info.namespaced && isRecord(value.metadata)) delete value.metadata.namespace;
-  Value.Default(info.schema, value);
-  const schemaErrors = toFieldErrors(Value.Errors(info.schema, value));
-  if (schemaErrors.length > 0) {
+  const defaulted: unknown = Value.Default(info.schema, value);
+  // The compiled check is the fast path; the (slower) error walk runs only for invalid objects.
+  if (!compiled(kind).Check(defaulted)) {
+    const schemaErrors = toFieldErrors(Value.Errors(info.schema, defaulted));
     return { ok: false, errors: schemaErrors.map((e) => at(e.path, e.message, id)) };
   }
-  const object = value as unknown as ApiObject;
+  const object = defaulted as ApiObject;
   const ruleErrors = semanticErrors(object);
   if (ruleErrors.length > 0) return { ok: false, errors: ruleErrors.map((e) => at(e.path, e.message, id)) };
   return { ok: true, object };
