@@ -78,6 +78,7 @@ export const GatewaySchema = Type.Object({
       Type.Array(Type.Object({ type: Type.Optional(Type.String()), value: Type.String() })),
     ),
   }),
-  status: Type.Optional(GatewayStatusSchema),
+  // Written by controllers, never read by the translator: kept as is, not validated (API clients hand out Dates).
+  status: Type.Optional(Type.Unknown()),
 });
 export type Gateway = Static<typeof GatewaySchema>;

@@ -137,6 +137,7 @@ export const HTTPRouteSchema = Type.Object({
     }),
     rules: Type.Array(HTTPRouteRuleSchema, { maxItems: 16, default: [{}] }),
   }),
-  status: Type.Optional(Type.Object({ parents: Type.Array(RouteParentStatusSchema) })),
+  // Written by controllers, never read by the translator: kept as is, not validated (API clients hand out Dates).
+  status: Type.Optional(Type.Unknown()),
 });
 export type HTTPRoute = Static<typeof HTTPRouteSchema>;

@@ -3,7 +3,7 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type Document, isNode, LineCounter, parseAllDocuments } from 'yaml';
 import type { ResourceError } from './common.js';
-import type { ApiObject } from './kinds.js';
+import { type ApiObject, describeObject } from './kinds.js';
 import { validateObject } from './validate.js';
 
 export interface LoadedObject {
@@ -62,7 +62,7 @@ export function parseYamlFile(file: string, text: string): LoadResult {
       else result.errors.push(...validated.errors);
     }
   }
-  return result;
+  return withoutDuplicates(result);
 }
 
 async function collectFiles(
@@ -112,5 +112,31 @@ export async function loadPaths(paths: string[]): Promise<LoadResult> {
     result.objects.push(...parsed.objects);
     result.errors.push(...parsed.errors);
   }
-  return result;
+  return withoutDuplicates(result);
+}
+
+/** The API server keeps one object per kind/namespace/name; so do files: the first one wins. */
+export function withoutDuplicates(result: LoadResult): LoadResult {
+  const seen = new Map<string, LoadedObject>();
+  const objects: LoadedObject[] = [];
+  const errors = [...result.errors];
+  for (const o of result.objects) {
+    const id = describeObject(o.object);
+    const first = seen.get(id);
+    if (first === undefined) {
+      seen.set(id, o);
+      objects.push(o);
+      continue;
+    }
+    const e: ResourceError = {
+      object: id,
+      message: `duplicate; the one at ${first.source?.file}:${first.source?.line} is used`,
+    };
+    if (o.source !== undefined) {
+      e.file = o.source.file;
+      e.line = o.source.line;
+    }
+    errors.push(e);
+  }
+  return { objects, errors };
 }

@@ -161,3 +161,22 @@ test('loadPaths reads directories recursively (.yaml, .yml, .json) and reports u
   assert.equal(r.errors.length, 1);
   assert.match(formatResourceError(r.errors[0]!), /missing\.yaml: cannot read: ENOENT/);
 });
+
+test('a duplicate object (same kind, namespace and name) is an error; the first one is kept', () => {
+  const r = parseYamlFile('dup.yaml', `${GATEWAY}---\n${GATEWAY.replace('port: 80', 'port: 81')}`);
+  assert.equal(r.objects.length, 1);
+  assert.deepEqual(r.errors.map(formatResourceError), [
+    'dup.yaml:12: Gateway default/eg: duplicate; the one at dup.yaml:1 is used',
+  ]);
+});
+
+test('objects from the API server: an existing status (with Dates) is kept, not validated', () => {
+  const r = validateObject({
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    kind: 'GatewayClass',
+    metadata: { name: 'eg' },
+    spec: { controllerName: 'gateway.portico.io/gatewayclass-controller' },
+    status: { conditions: [{ type: 'Accepted', status: 'True', lastTransitionTime: new Date(0) }] },
+  });
+  assert.equal(r.ok, true);
+});
