@@ -88,11 +88,19 @@ function world(): ApiObject[] {
   const services = new Set<string>();
   for (const o of objects) {
     if (o.kind !== 'HTTPRoute') continue;
-    for (const rule of o.spec.rules) for (const b of rule.backendRefs) services.add(`${o.metadata.namespace}/${b.name}`);
+    for (const rule of o.spec.rules)
+      for (const b of rule.backendRefs) services.add(`${o.metadata.namespace}/${b.name}`);
   }
   for (const key of [...services].sort()) {
     const [ns, name] = key.split('/') as [string, string];
-    objects.push(valid({ apiVersion: 'v1', kind: 'Service', metadata: { name, namespace: ns }, spec: { ports: [{ name: 'http', port: 80 }] } }));
+    objects.push(
+      valid({
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: { name, namespace: ns },
+        spec: { ports: [{ name: 'http', port: 80 }] },
+      }),
+    );
     const n = Number(name.slice(4));
     if (n % 7 === 0) continue;
     objects.push(
@@ -102,7 +110,10 @@ function world(): ApiObject[] {
         metadata: { name: `${name}-x`, namespace: ns, labels: { 'kubernetes.io/service-name': name } },
         addressType: 'IPv4',
         ports: [{ name: 'http', port: 8080 }],
-        endpoints: [{ addresses: [`10.${n % 250}.${ns.slice(3)}.1`] }, { addresses: [`10.${n % 250}.${ns.slice(3)}.2`] }],
+        endpoints: [
+          { addresses: [`10.${n % 250}.${ns.slice(3)}.1`] },
+          { addresses: [`10.${n % 250}.${ns.slice(3)}.2`] },
+        ],
       }),
     );
   }
