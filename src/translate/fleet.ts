@@ -140,12 +140,15 @@ function buildFleetUncached(input: FleetInput, listeners: ListenerState[]): Flee
       return best;
     };
     // Every listener hostname gets its VirtualHost, even empty, so its requests never fall to a wider one.
-    const hosts = new Map<string, { owner: ListenerState; routes: Set<HTTPRoute>; ranked: RankedRoute[] }>();
+    const hosts = new Map<
+      string,
+      { hostname: string; owner: ListenerState; routes: Set<HTTPRoute>; ranked: RankedRoute[] }
+    >();
     const effective = new Map<ListenerState, { route: RouteState; hostnames: string[] }[]>();
     const addHost = (h: string) => {
       if (hosts.has(h)) return;
       const owner = ownerOf(h);
-      if (owner !== undefined) hosts.set(h, { owner, routes: new Set(), ranked: [] });
+      if (owner !== undefined) hosts.set(h, { hostname: h, owner, routes: new Set(), ranked: [] });
     };
     for (const l of onPort) {
       addHost(l.spec.hostname ?? '*');
@@ -161,15 +164,22 @@ function buildFleetUncached(input: FleetInput, listeners: ListenerState[]): Flee
     }
     // A route serves every VirtualHost of its listener that one of its hostnames covers: requests for
     // foo.example.com pick that VirtualHost only, so routes for *.example.com must be there too.
-    const wildcardHosts = [...hosts.entries()];
+    const allHosts = [...hosts.values()];
     for (const l of onPort) {
       for (const { route: rs, hostnames } of effective.get(l) ?? []) {
         for (const e of hostnames) {
+          const exact = e === '*' || isWildcard(e) ? undefined : hosts.get(e);
           const targets =
-            e === '*' || isWildcard(e)
-              ? wildcardHosts.filter(([h, v]) => v.owner === l && (e === '*' || e === h || covers(e, h)))
-              : wildcardHosts.filter(([h, v]) => h === e && v.owner === l);
-          for (const [, entry] of targets) {
+            exact !== undefined
+              ? exact.owner === l
+                ? [exact]
+                : []
+              : e === '*' || isWildcard(e)
+                ? allHosts.filter(
+                    (v) => v.owner === l && (e === '*' || e === v.hostname || covers(e, v.hostname)),
+                  )
+                : [];
+          for (const entry of targets) {
             if (entry.routes.has(rs.route)) continue;
             entry.routes.add(rs.route);
             entry.ranked.push(...rankedRoutes(rs));
