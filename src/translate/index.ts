@@ -97,9 +97,7 @@ export function translate(
 
   const statuses: ObjectStatus[] = [];
   for (const c of classes.values()) statuses.push(classStatus(c));
-  for (const g of [...gateways.values()].sort((a, b) => byNsName(a.gateway, b.gateway))) {
-    statuses.push(gatewayStatus(g, dataPlane));
-  }
+  for (const g of sortedByNsName(ours)) statuses.push(gatewayStatus(gateways.get(nsName(g))!, dataPlane));
   for (const rs of routeStates) {
     const s = routeStatus(rs);
     if (s !== undefined) statuses.push(s);

@@ -119,7 +119,7 @@ export function attachRoutes(
       if (ref.group !== GATEWAY_API_GROUP || ref.kind !== 'Gateway') continue;
       const gw = gateways.get(`${ref.namespace ?? routeNs}/${ref.name}`);
       if (gw === undefined) continue;
-      const refKey = JSON.stringify([ref.namespace, ref.name, ref.sectionName, ref.port]);
+      const refKey = `${ref.namespace ?? ''}/${ref.name}/${ref.sectionName ?? ''}/${ref.port ?? ''}`;
       if (seen.has(refKey)) continue;
       seen.add(refKey);
       backends ??= resolveRouteBackends(route, lookup, table, memo);
