@@ -67,7 +67,10 @@ export interface TranslateResult {
   infra: FleetInfra[];
 }
 
-/** Memoised work keyed on input object identity; keep one per provider and pass it to every translate. */
+/**
+ * Memoised work keyed on input object identity; keep one per provider and pass it to every translate.
+ * Inputs must be immutable: a changed object, or a changed snapshot list, must be a new object/array.
+ */
 export interface TranslateCache {
   fleets: Map<string, { deps: unknown[]; config: FleetConfig }>;
   /** The last lookup and the snapshot lists it was built from. */
