@@ -13,6 +13,10 @@ const COMMANDS: Record<string, Command> = {
     summary: "kubectl-style tables of the standalone controller's resources",
     load: () => import('./get.js'),
   },
+  translate: {
+    summary: 'translate resources offline: statuses, fleet configs, infrastructure',
+    load: () => import('./translate.js'),
+  },
 };
 
 function usage(): string {

@@ -1,0 +1,124 @@
+// The controller configuration file (`kind: PorticoGateway`, DESIGN.md §4): schema, defaults, validation.
+import { type Static, Type } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+import { isNode, LineCounter, parseDocument } from 'yaml';
+import { PorticoError } from '../errors.js';
+import { Enum, formatResourceError, LabelSelectorSchema, type ResourceError } from './common.js';
+import { PORTICO_GROUP } from './data-plane-proxy.js';
+import { type FieldError, formatFieldPath, toFieldErrors } from './schema-errors.js';
+
+export const DEFAULT_CONTROLLER_NAME = 'gateway.portico.io/gatewayclass-controller';
+export const DEFAULT_CONTROLLER_NAMESPACE = 'portico-gateway-system';
+
+export const PorticoGatewayConfigSchema = Type.Object({
+  apiVersion: Type.Literal(`${PORTICO_GROUP}/v1alpha1`),
+  kind: Type.Literal('PorticoGateway'),
+  gateway: Type.Object(
+    { controllerName: Type.String({ minLength: 1, default: DEFAULT_CONTROLLER_NAME }) },
+    { default: {} },
+  ),
+  provider: Type.Object(
+    {
+      type: Enum(['Kubernetes', 'Standalone'] as const, { default: 'Kubernetes' }),
+      kubernetes: Type.Object(
+        {
+          deploy: Type.Object(
+            {
+              type: Enum(['ControllerNamespace', 'GatewayNamespace'] as const, {
+                default: 'ControllerNamespace',
+              }),
+            },
+            { default: {} },
+          ),
+          // Absent: every namespace is watched.
+          watch: Type.Optional(
+            Type.Object({
+              type: Enum(['Namespaces', 'NamespaceSelector'] as const),
+              namespaces: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
+              namespaceSelector: Type.Optional(LabelSelectorSchema),
+            }),
+          ),
+        },
+        { default: {} },
+      ),
+      standalone: Type.Object(
+        { paths: Type.Array(Type.String({ minLength: 1 }), { default: [] }) },
+        { default: {} },
+      ),
+    },
+    { default: {} },
+  ),
+});
+export type PorticoGatewayConfig = Static<typeof PorticoGatewayConfigSchema>;
+
+function ruleErrors(c: PorticoGatewayConfig): FieldError[] {
+  const watch = c.provider.kubernetes.watch;
+  const at = ['provider', 'kubernetes', 'watch'];
+  if (watch?.type === 'Namespaces' && (watch.namespaces === undefined || watch.namespaces.length === 0)) {
+    return [{ path: [...at, 'namespaces'], message: 'required when type is Namespaces' }];
+  }
+  if (watch?.type === 'NamespaceSelector' && watch.namespaceSelector === undefined) {
+    return [{ path: [...at, 'namespaceSelector'], message: 'required when type is NamespaceSelector' }];
+  }
+  return [];
+}
+
+export type ControllerConfigResult =
+  | { ok: true; config: PorticoGatewayConfig }
+  | { ok: false; errors: ResourceError[] };
+
+/** Validates a parsed configuration and applies its defaults; `lineOf` maps a field to its line. */
+export function validateControllerConfig(
+  raw: unknown,
+  file?: string,
+  lineOf?: (path: readonly (string | number)[]) => number | undefined,
+): ControllerConfigResult {
+  const value: unknown = Value.Default(PorticoGatewayConfigSchema, structuredClone(raw ?? {}));
+  let errors = toFieldErrors(Value.Errors(PorticoGatewayConfigSchema, value));
+  if (errors.length === 0) errors = ruleErrors(value as PorticoGatewayConfig);
+  if (errors.length > 0) {
+    return {
+      ok: false,
+      errors: errors.map((e) => {
+        const out: ResourceError = {
+          object: 'PorticoGateway',
+          field: formatFieldPath(e.path),
+          message: e.message,
+        };
+        if (file !== undefined) out.file = file;
+        const line = lineOf?.(e.path);
+        if (line !== undefined) out.line = line;
+        return out;
+      }),
+    };
+  }
+  return { ok: true, config: value as PorticoGatewayConfig };
+}
+
+/** The configuration with every default applied, as if from an empty file. */
+export function defaultControllerConfig(): PorticoGatewayConfig {
+  const r = validateControllerConfig({ apiVersion: `${PORTICO_GROUP}/v1alpha1`, kind: 'PorticoGateway' });
+  if (!r.ok) throw new Error('default controller configuration is invalid');
+  return r.config;
+}
+
+/** Parses a configuration file; throws PorticoError(E_CONFIG) listing every problem with file and line. */
+export function parseControllerConfig(file: string, text: string): PorticoGatewayConfig {
+  const lines = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false });
+  const yamlError = doc.errors[0];
+  if (yamlError !== undefined) {
+    const line = yamlError.linePos?.[0].line ?? lines.linePos(yamlError.pos[0]).line;
+    throw new PorticoError('E_CONFIG', `${file}:${line}: YAML: ${yamlError.message.split('\n')[0]}`);
+  }
+  const lineOf = (path: readonly (string | number)[]): number | undefined => {
+    for (let n = path.length; n >= 0; n--) {
+      const node = doc.getIn(path.slice(0, n), true);
+      if (isNode(node) && node.range) return lines.linePos(node.range[0]).line;
+    }
+    return undefined;
+  };
+  const result = validateControllerConfig(doc.toJS(), file, lineOf);
+  if (!result.ok) throw new PorticoError('E_CONFIG', result.errors.map(formatResourceError).join('\n'));
+  return result.config;
+}

@@ -1,0 +1,82 @@
+// The core Kubernetes kinds the translator reads: Service, EndpointSlice, Namespace, Secret.
+import { type Static, Type } from '@sinclair/typebox';
+import { Enum, ObjectMetaSchema } from './common.js';
+
+export const ServicePortSchema = Type.Object({
+  name: Type.Optional(Type.String()),
+  protocol: Enum(['TCP', 'UDP', 'SCTP'] as const, { default: 'TCP' }),
+  port: Type.Integer({ minimum: 1, maximum: 65535 }),
+  targetPort: Type.Optional(
+    Type.Union([Type.Integer({ minimum: 1, maximum: 65535 }), Type.String({ minLength: 1 })]),
+  ),
+  appProtocol: Type.Optional(Type.String()),
+});
+
+export const ServiceSchema = Type.Object({
+  apiVersion: Type.String(),
+  kind: Type.Literal('Service'),
+  metadata: ObjectMetaSchema,
+  spec: Type.Object(
+    {
+      type: Type.String({ default: 'ClusterIP' }),
+      ports: Type.Array(ServicePortSchema, { default: [] }),
+      selector: Type.Optional(Type.Record(Type.String(), Type.String())),
+      clusterIP: Type.Optional(Type.String()),
+    },
+    { default: {} },
+  ),
+});
+export type Service = Static<typeof ServiceSchema>;
+
+export const EndpointSliceSchema = Type.Object({
+  apiVersion: Type.String(),
+  kind: Type.Literal('EndpointSlice'),
+  metadata: ObjectMetaSchema,
+  addressType: Enum(['IPv4', 'IPv6', 'FQDN'] as const),
+  endpoints: Type.Array(
+    Type.Object({
+      addresses: Type.Array(Type.String({ minLength: 1 }), { minItems: 1 }),
+      // Absent `ready` means ready (the EndpointSlice API says unknown state is to be treated as ready).
+      conditions: Type.Object(
+        {
+          ready: Type.Optional(Type.Boolean()),
+          serving: Type.Optional(Type.Boolean()),
+          terminating: Type.Optional(Type.Boolean()),
+        },
+        { default: {} },
+      ),
+      nodeName: Type.Optional(Type.String()),
+      zone: Type.Optional(Type.String()),
+    }),
+    { default: [] },
+  ),
+  ports: Type.Array(
+    Type.Object({
+      name: Type.String({ default: '' }),
+      port: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535 })),
+      protocol: Type.String({ default: 'TCP' }),
+      appProtocol: Type.Optional(Type.String()),
+    }),
+    { default: [] },
+  ),
+});
+export type EndpointSlice = Static<typeof EndpointSliceSchema>;
+
+export const NamespaceSchema = Type.Object({
+  apiVersion: Type.String(),
+  kind: Type.Literal('Namespace'),
+  metadata: ObjectMetaSchema,
+});
+export type Namespace = Static<typeof NamespaceSchema>;
+
+export const SecretSchema = Type.Object({
+  apiVersion: Type.String(),
+  kind: Type.Literal('Secret'),
+  metadata: ObjectMetaSchema,
+  type: Type.String({ default: 'Opaque' }),
+  /** Base64-encoded values, as the API server stores them. */
+  data: Type.Record(Type.String(), Type.String(), { default: {} }),
+  /** Plain values; merged into data (over it) as the API server does on write. */
+  stringData: Type.Optional(Type.Record(Type.String(), Type.String())),
+});
+export type Secret = Static<typeof SecretSchema>;

@@ -1,0 +1,19 @@
+// DataPlaneProxy (gateway.portico.io/v1alpha1, namespaced): parameters a GatewayClass gives its proxy fleets.
+import { type Static, Type } from '@sinclair/typebox';
+import { ObjectMetaSchema } from './common.js';
+
+export const PORTICO_GROUP = 'gateway.portico.io';
+
+export const DataPlaneProxySchema = Type.Object({
+  apiVersion: Type.String(),
+  kind: Type.Literal('DataPlaneProxy'),
+  metadata: ObjectMetaSchema,
+  spec: Type.Object(
+    {
+      // One shared fleet (one Service, one address) for every Gateway of the class.
+      mergeGateways: Type.Boolean({ default: false }),
+    },
+    { default: {} },
+  ),
+});
+export type DataPlaneProxy = Static<typeof DataPlaneProxySchema>;

@@ -1,0 +1,84 @@
+// Gateway (gateway.networking.k8s.io/v1): listeners on ports, with TLS and the routes they admit.
+import { type Static, Type } from '@sinclair/typebox';
+import { ConditionSchema, Enum, HOSTNAME_PATTERN, LabelSelectorSchema, ObjectMetaSchema } from './common.js';
+
+export const SecretObjectReferenceSchema = Type.Object({
+  group: Type.String({ default: '' }),
+  kind: Type.String({ default: 'Secret' }),
+  name: Type.String({ minLength: 1 }),
+  namespace: Type.Optional(Type.String({ minLength: 1 })),
+});
+
+export const RouteGroupKindSchema = Type.Object({
+  group: Type.String({ default: 'gateway.networking.k8s.io' }),
+  kind: Type.String({ minLength: 1 }),
+});
+export type RouteGroupKind = Static<typeof RouteGroupKindSchema>;
+
+export const ListenerSchema = Type.Object({
+  name: Type.String({
+    minLength: 1,
+    maxLength: 253,
+    pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$',
+  }),
+  hostname: Type.Optional(Type.String({ minLength: 1, maxLength: 253, pattern: HOSTNAME_PATTERN })),
+  port: Type.Integer({ minimum: 1, maximum: 65535 }),
+  protocol: Type.String({ minLength: 1, maxLength: 255 }),
+  tls: Type.Optional(
+    Type.Object({
+      mode: Enum(['Terminate', 'Passthrough'] as const, { default: 'Terminate' }),
+      certificateRefs: Type.Array(SecretObjectReferenceSchema, { maxItems: 64, default: [] }),
+      options: Type.Optional(Type.Record(Type.String(), Type.String())),
+    }),
+  ),
+  allowedRoutes: Type.Object(
+    {
+      namespaces: Type.Object(
+        {
+          from: Enum(['All', 'Same', 'Selector'] as const, { default: 'Same' }),
+          selector: Type.Optional(LabelSelectorSchema),
+        },
+        { default: {} },
+      ),
+      kinds: Type.Optional(Type.Array(RouteGroupKindSchema, { maxItems: 8 })),
+    },
+    { default: {} },
+  ),
+});
+export type Listener = Static<typeof ListenerSchema>;
+
+export const GatewayStatusAddressSchema = Type.Object({
+  type: Type.String({ default: 'IPAddress' }),
+  value: Type.String(),
+});
+
+export const ListenerStatusSchema = Type.Object({
+  name: Type.String(),
+  supportedKinds: Type.Array(Type.Object({ group: Type.String(), kind: Type.String() })),
+  attachedRoutes: Type.Integer(),
+  conditions: Type.Array(ConditionSchema),
+});
+export type ListenerStatus = Static<typeof ListenerStatusSchema>;
+
+export const GatewayStatusSchema = Type.Object({
+  addresses: Type.Optional(Type.Array(GatewayStatusAddressSchema)),
+  conditions: Type.Optional(Type.Array(ConditionSchema)),
+  listeners: Type.Optional(Type.Array(ListenerStatusSchema)),
+});
+export type GatewayStatus = Static<typeof GatewayStatusSchema>;
+
+export const GatewaySchema = Type.Object({
+  apiVersion: Type.String(),
+  kind: Type.Literal('Gateway'),
+  metadata: ObjectMetaSchema,
+  spec: Type.Object({
+    gatewayClassName: Type.String({ minLength: 1, maxLength: 253 }),
+    listeners: Type.Array(ListenerSchema, { minItems: 1, maxItems: 64 }),
+    addresses: Type.Optional(
+      Type.Array(Type.Object({ type: Type.Optional(Type.String()), value: Type.String() })),
+    ),
+  }),
+  // Written by controllers, never read by the translator: kept as is, not validated (API clients hand out Dates).
+  status: Type.Optional(Type.Unknown()),
+});
+export type Gateway = Static<typeof GatewaySchema>;

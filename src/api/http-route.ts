@@ -1,0 +1,143 @@
+// HTTPRoute (gateway.networking.k8s.io/v1): host and request matching rules that forward to backends.
+import { type Static, Type } from '@sinclair/typebox';
+import { ConditionSchema, Enum, HOSTNAME_PATTERN, ObjectMetaSchema } from './common.js';
+
+export const ParentReferenceSchema = Type.Object({
+  group: Type.String({ default: 'gateway.networking.k8s.io' }),
+  kind: Type.String({ default: 'Gateway' }),
+  namespace: Type.Optional(Type.String({ minLength: 1 })),
+  name: Type.String({ minLength: 1 }),
+  sectionName: Type.Optional(Type.String({ minLength: 1 })),
+  port: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535 })),
+});
+export type ParentReference = Static<typeof ParentReferenceSchema>;
+
+const HeaderNameSchema = Type.String({
+  minLength: 1,
+  maxLength: 256,
+  pattern: "^[A-Za-z0-9!#$%&'*+\\-.^_`|~]+$",
+});
+const HeaderValueSchema = Type.Object({ name: HeaderNameSchema, value: Type.String({ maxLength: 4096 }) });
+
+export const HeaderModifierSchema = Type.Object({
+  set: Type.Array(HeaderValueSchema, { maxItems: 16, default: [] }),
+  add: Type.Array(HeaderValueSchema, { maxItems: 16, default: [] }),
+  remove: Type.Array(HeaderNameSchema, { maxItems: 16, default: [] }),
+});
+
+export const PathModifierSchema = Type.Object({
+  type: Enum(['ReplaceFullPath', 'ReplacePrefixMatch'] as const),
+  replaceFullPath: Type.Optional(Type.String({ maxLength: 1024 })),
+  replacePrefixMatch: Type.Optional(Type.String({ maxLength: 1024 })),
+});
+
+export const HTTPRouteFilterSchema = Type.Object({
+  // Any string the CRD admits; the translator reports types it does not implement.
+  type: Type.String({ minLength: 1 }),
+  requestHeaderModifier: Type.Optional(HeaderModifierSchema),
+  responseHeaderModifier: Type.Optional(HeaderModifierSchema),
+  requestRedirect: Type.Optional(
+    Type.Object({
+      scheme: Type.Optional(Enum(['http', 'https'] as const)),
+      hostname: Type.Optional(Type.String({ pattern: HOSTNAME_PATTERN })),
+      path: Type.Optional(PathModifierSchema),
+      port: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535 })),
+      statusCode: Type.Union(
+        [Type.Literal(301), Type.Literal(302), Type.Literal(303), Type.Literal(307), Type.Literal(308)],
+        { default: 302 },
+      ),
+    }),
+  ),
+  urlRewrite: Type.Optional(
+    Type.Object({
+      hostname: Type.Optional(Type.String({ pattern: HOSTNAME_PATTERN })),
+      path: Type.Optional(PathModifierSchema),
+    }),
+  ),
+});
+export type HTTPRouteFilter = Static<typeof HTTPRouteFilterSchema>;
+
+export const BackendRefSchema = Type.Object({
+  group: Type.String({ default: '' }),
+  kind: Type.String({ default: 'Service' }),
+  name: Type.String({ minLength: 1 }),
+  namespace: Type.Optional(Type.String({ minLength: 1 })),
+  port: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535 })),
+  weight: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 1 }),
+  filters: Type.Array(HTTPRouteFilterSchema, { maxItems: 16, default: [] }),
+});
+export type BackendRef = Static<typeof BackendRefSchema>;
+
+export const HTTPRouteMatchSchema = Type.Object({
+  path: Type.Object(
+    {
+      type: Enum(['Exact', 'PathPrefix', 'RegularExpression'] as const, { default: 'PathPrefix' }),
+      value: Type.String({ maxLength: 1024, default: '/' }),
+    },
+    { default: {} },
+  ),
+  headers: Type.Array(
+    Type.Object({
+      type: Enum(['Exact', 'RegularExpression'] as const, { default: 'Exact' }),
+      name: HeaderNameSchema,
+      value: Type.String({ maxLength: 4096 }),
+    }),
+    { maxItems: 16, default: [] },
+  ),
+  queryParams: Type.Array(
+    Type.Object({
+      type: Enum(['Exact', 'RegularExpression'] as const, { default: 'Exact' }),
+      name: Type.String({ minLength: 1, maxLength: 256 }),
+      value: Type.String({ maxLength: 1024 }),
+    }),
+    { maxItems: 16, default: [] },
+  ),
+  method: Type.Optional(
+    Enum(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'CONNECT', 'OPTIONS', 'TRACE', 'PATCH'] as const),
+  ),
+});
+export type HTTPRouteMatch = Static<typeof HTTPRouteMatchSchema>;
+
+/** Gateway API Duration: up to four `<number><unit>` parts, units h, m, s, ms. */
+export const DURATION_PATTERN = '^([0-9]{1,5}(h|m|s|ms)){1,4}$';
+
+export const HTTPRouteRuleSchema = Type.Object({
+  name: Type.Optional(Type.String()),
+  matches: Type.Array(HTTPRouteMatchSchema, {
+    maxItems: 64,
+    default: [{ path: { type: 'PathPrefix', value: '/' } }],
+  }),
+  filters: Type.Array(HTTPRouteFilterSchema, { maxItems: 16, default: [] }),
+  backendRefs: Type.Array(BackendRefSchema, { maxItems: 16, default: [] }),
+  timeouts: Type.Optional(
+    Type.Object({
+      request: Type.Optional(Type.String({ pattern: DURATION_PATTERN })),
+      backendRequest: Type.Optional(Type.String({ pattern: DURATION_PATTERN })),
+    }),
+  ),
+});
+export type HTTPRouteRule = Static<typeof HTTPRouteRuleSchema>;
+
+export const RouteParentStatusSchema = Type.Object({
+  parentRef: ParentReferenceSchema,
+  controllerName: Type.String(),
+  conditions: Type.Array(ConditionSchema),
+});
+export type RouteParentStatus = Static<typeof RouteParentStatusSchema>;
+
+export const HTTPRouteSchema = Type.Object({
+  apiVersion: Type.String(),
+  kind: Type.Literal('HTTPRoute'),
+  metadata: ObjectMetaSchema,
+  spec: Type.Object({
+    parentRefs: Type.Array(ParentReferenceSchema, { maxItems: 32, default: [] }),
+    hostnames: Type.Array(Type.String({ minLength: 1, maxLength: 253, pattern: HOSTNAME_PATTERN }), {
+      maxItems: 16,
+      default: [],
+    }),
+    rules: Type.Array(HTTPRouteRuleSchema, { maxItems: 16, default: [{}] }),
+  }),
+  // Written by controllers, never read by the translator: kept as is, not validated (API clients hand out Dates).
+  status: Type.Optional(Type.Unknown()),
+});
+export type HTTPRoute = Static<typeof HTTPRouteSchema>;

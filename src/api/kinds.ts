@@ -1,0 +1,66 @@
+// Every kind the API layer knows: its apiVersions, schema and scope. The one table to extend for a new kind.
+import type { TSchema } from '@sinclair/typebox';
+import {
+  type EndpointSlice,
+  EndpointSliceSchema,
+  type Namespace,
+  NamespaceSchema,
+  type Secret,
+  SecretSchema,
+  type Service,
+  ServiceSchema,
+} from './core.js';
+import { type DataPlaneProxy, DataPlaneProxySchema, PORTICO_GROUP } from './data-plane-proxy.js';
+import { type Gateway, GatewaySchema } from './gateway.js';
+import { GATEWAY_API_VERSIONS, type GatewayClass, GatewayClassSchema } from './gateway-class.js';
+import { type HTTPRoute, HTTPRouteSchema } from './http-route.js';
+import { type ReferenceGrant, ReferenceGrantSchema } from './reference-grant.js';
+
+export type ApiObject =
+  | GatewayClass
+  | Gateway
+  | HTTPRoute
+  | ReferenceGrant
+  | Service
+  | EndpointSlice
+  | Namespace
+  | Secret
+  | DataPlaneProxy;
+
+export type ApiKind = ApiObject['kind'];
+
+export interface KindInfo {
+  apiVersions: readonly string[];
+  schema: TSchema;
+  namespaced: boolean;
+}
+
+export const KINDS: Record<ApiKind, KindInfo> = {
+  GatewayClass: { apiVersions: GATEWAY_API_VERSIONS, schema: GatewayClassSchema, namespaced: false },
+  Gateway: { apiVersions: GATEWAY_API_VERSIONS, schema: GatewaySchema, namespaced: true },
+  HTTPRoute: { apiVersions: GATEWAY_API_VERSIONS, schema: HTTPRouteSchema, namespaced: true },
+  ReferenceGrant: { apiVersions: GATEWAY_API_VERSIONS, schema: ReferenceGrantSchema, namespaced: true },
+  Service: { apiVersions: ['v1'], schema: ServiceSchema, namespaced: true },
+  EndpointSlice: { apiVersions: ['discovery.k8s.io/v1'], schema: EndpointSliceSchema, namespaced: true },
+  Namespace: { apiVersions: ['v1'], schema: NamespaceSchema, namespaced: false },
+  Secret: { apiVersions: ['v1'], schema: SecretSchema, namespaced: true },
+  DataPlaneProxy: {
+    apiVersions: [`${PORTICO_GROUP}/v1alpha1`],
+    schema: DataPlaneProxySchema,
+    namespaced: true,
+  },
+};
+
+export function isApiKind(kind: string): kind is ApiKind {
+  return Object.hasOwn(KINDS, kind);
+}
+
+/** `Gateway default/eg`, `GatewayClass eg` */
+export function objectId(kind: string, name: string | undefined, namespace?: string): string {
+  const n = name ?? '<unnamed>';
+  return namespace === undefined ? `${kind} ${n}` : `${kind} ${namespace}/${n}`;
+}
+
+export function describeObject(o: ApiObject): string {
+  return objectId(o.kind, o.metadata.name, o.metadata.namespace);
+}

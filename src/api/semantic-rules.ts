@@ -1,0 +1,149 @@
+// Cross-field rules the Gateway API CRDs enforce with CEL: checked after the schema, same error shape.
+import type { Gateway } from './gateway.js';
+import type { HTTPRoute, HTTPRouteFilter } from './http-route.js';
+import type { ApiObject } from './kinds.js';
+import type { FieldError } from './schema-errors.js';
+
+export function semanticErrors(o: ApiObject): FieldError[] {
+  if (o.kind === 'Gateway') return gatewayErrors(o);
+  if (o.kind === 'HTTPRoute') return httpRouteErrors(o);
+  if (o.kind === 'Secret' && o.type === 'kubernetes.io/tls') {
+    const keys = new Set([...Object.keys(o.data), ...Object.keys(o.stringData ?? {})]);
+    return ['tls.crt', 'tls.key']
+      .filter((k) => !keys.has(k))
+      .map((k) => ({ path: ['data', k], message: 'required for type kubernetes.io/tls' }));
+  }
+  return [];
+}
+
+function gatewayErrors(g: Gateway): FieldError[] {
+  const errors: FieldError[] = [];
+  const names = new Map<string, number>();
+  const tuples = new Map<string, number>();
+  g.spec.listeners.forEach((l, i) => {
+    const at = ['spec', 'listeners', i];
+    const sameName = names.get(l.name);
+    if (sameName !== undefined)
+      errors.push({ path: [...at, 'name'], message: `duplicates listeners[${sameName}]` });
+    else names.set(l.name, i);
+    const tuple = `${l.port}|${l.protocol}|${l.hostname ?? ''}`;
+    const sameTuple = tuples.get(tuple);
+    if (sameTuple !== undefined) {
+      errors.push({
+        path: at,
+        message: `port, protocol and hostname must be unique; same as listeners[${sameTuple}]`,
+      });
+    } else tuples.set(tuple, i);
+    if (l.protocol === 'HTTPS' && l.tls === undefined)
+      errors.push({ path: [...at, 'tls'], message: 'required when protocol is HTTPS' });
+    if ((l.protocol === 'HTTP' || l.protocol === 'TCP' || l.protocol === 'UDP') && l.tls !== undefined) {
+      errors.push({ path: [...at, 'tls'], message: `must not be set when protocol is ${l.protocol}` });
+    }
+    if (l.protocol === 'HTTPS' && l.tls?.mode === 'Terminate' && l.tls.certificateRefs.length === 0) {
+      errors.push({
+        path: [...at, 'tls', 'certificateRefs'],
+        message: 'must have at least 1 item when mode is Terminate',
+      });
+    }
+  });
+  return errors;
+}
+
+const FILTER_FIELDS: Record<string, keyof HTTPRouteFilter> = {
+  RequestHeaderModifier: 'requestHeaderModifier',
+  ResponseHeaderModifier: 'responseHeaderModifier',
+  RequestRedirect: 'requestRedirect',
+  URLRewrite: 'urlRewrite',
+};
+
+function filterErrors(
+  filters: HTTPRouteFilter[],
+  at: (string | number)[],
+  pathPrefixOnly: boolean,
+): FieldError[] {
+  const errors: FieldError[] = [];
+  const seen = new Set<string>();
+  filters.forEach((f, i) => {
+    const field = FILTER_FIELDS[f.type];
+    if (field !== undefined && f[field] === undefined) {
+      errors.push({ path: [...at, i, field], message: `required when type is ${f.type}` });
+    }
+    if (f.type in FILTER_FIELDS && seen.has(f.type)) {
+      errors.push({ path: [...at, i, 'type'], message: `${f.type} may appear only once` });
+    }
+    seen.add(f.type);
+    const path = f.requestRedirect?.path ?? f.urlRewrite?.path;
+    const pathField = f.requestRedirect !== undefined ? 'requestRedirect' : 'urlRewrite';
+    if (path !== undefined) {
+      const valueField = path.type === 'ReplaceFullPath' ? 'replaceFullPath' : 'replacePrefixMatch';
+      if (path[valueField] === undefined) {
+        errors.push({
+          path: [...at, i, pathField, 'path', valueField],
+          message: `required when type is ${path.type}`,
+        });
+      }
+      if (path.type === 'ReplacePrefixMatch' && !pathPrefixOnly) {
+        errors.push({
+          path: [...at, i, pathField, 'path', 'type'],
+          message: 'ReplacePrefixMatch needs PathPrefix matches only',
+        });
+      }
+    }
+  });
+  if (seen.has('RequestRedirect') && seen.has('URLRewrite')) {
+    errors.push({ path: at, message: 'RequestRedirect and URLRewrite cannot be used together' });
+  }
+  return errors;
+}
+
+/** Milliseconds of a Gateway API Duration (`1h30m`, `500ms`), or undefined when malformed. */
+export function durationMs(text: string): number | undefined {
+  const re = /([0-9]{1,5})(h|ms|m|s)/gy;
+  let total = 0;
+  let consumed = 0;
+  for (const m of text.matchAll(re)) {
+    const n = Number(m[1]);
+    total += m[2] === 'h' ? n * 3_600_000 : m[2] === 'm' ? n * 60_000 : m[2] === 's' ? n * 1000 : n;
+    consumed += m[0].length;
+  }
+  return consumed === text.length && text.length > 0 ? total : undefined;
+}
+
+function httpRouteErrors(r: HTTPRoute): FieldError[] {
+  const errors: FieldError[] = [];
+  r.spec.rules.forEach((rule, i) => {
+    const at = ['spec', 'rules', i];
+    rule.matches.forEach((m, j) => {
+      if (m.path.type !== 'RegularExpression' && !m.path.value.startsWith('/')) {
+        errors.push({ path: [...at, 'matches', j, 'path', 'value'], message: "must start with '/'" });
+      }
+    });
+    const pathPrefixOnly = rule.matches.every((m) => m.path.type === 'PathPrefix');
+    errors.push(...filterErrors(rule.filters, [...at, 'filters'], pathPrefixOnly));
+    if (rule.filters.some((f) => f.type === 'RequestRedirect') && rule.backendRefs.length > 0) {
+      errors.push({
+        path: [...at, 'backendRefs'],
+        message: 'must be empty when a RequestRedirect filter is used',
+      });
+    }
+    rule.backendRefs.forEach((b, k) => {
+      if (b.group === '' && b.kind === 'Service' && b.port === undefined) {
+        errors.push({ path: [...at, 'backendRefs', k, 'port'], message: 'required when kind is Service' });
+      }
+      errors.push(...filterErrors(b.filters, [...at, 'backendRefs', k, 'filters'], pathPrefixOnly));
+    });
+    const req = rule.timeouts?.request;
+    const backend = rule.timeouts?.backendRequest;
+    if (req !== undefined && backend !== undefined) {
+      const reqMs = durationMs(req) ?? 0;
+      const backendMs = durationMs(backend) ?? 0;
+      if (reqMs !== 0 && backendMs > reqMs) {
+        errors.push({
+          path: [...at, 'timeouts', 'backendRequest'],
+          message: 'must not be greater than timeouts.request',
+        });
+      }
+    }
+  });
+  return errors;
+}

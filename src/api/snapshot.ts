@@ -1,0 +1,71 @@
+// ResourceSnapshot: one immutable view of every object the translator reads, arrays per kind.
+import type { EndpointSlice, Namespace, Secret, Service } from './core.js';
+import type { DataPlaneProxy } from './data-plane-proxy.js';
+import type { Gateway } from './gateway.js';
+import type { GatewayClass } from './gateway-class.js';
+import type { HTTPRoute } from './http-route.js';
+import type { ApiObject } from './kinds.js';
+import type { ReferenceGrant } from './reference-grant.js';
+
+export interface ResourceSnapshot {
+  gatewayClasses: GatewayClass[];
+  gateways: Gateway[];
+  httpRoutes: HTTPRoute[];
+  referenceGrants: ReferenceGrant[];
+  services: Service[];
+  endpointSlices: EndpointSlice[];
+  namespaces: Namespace[];
+  secrets: Secret[];
+  dataPlaneProxies: DataPlaneProxy[];
+}
+
+export function emptySnapshot(): ResourceSnapshot {
+  return {
+    gatewayClasses: [],
+    gateways: [],
+    httpRoutes: [],
+    referenceGrants: [],
+    services: [],
+    endpointSlices: [],
+    namespaces: [],
+    secrets: [],
+    dataPlaneProxies: [],
+  };
+}
+
+/** Groups objects by kind, keeping object identity (the translator memoises on it). */
+export function buildSnapshot(objects: ApiObject[]): ResourceSnapshot {
+  const s = emptySnapshot();
+  for (const o of objects) {
+    switch (o.kind) {
+      case 'GatewayClass':
+        s.gatewayClasses.push(o);
+        break;
+      case 'Gateway':
+        s.gateways.push(o);
+        break;
+      case 'HTTPRoute':
+        s.httpRoutes.push(o);
+        break;
+      case 'ReferenceGrant':
+        s.referenceGrants.push(o);
+        break;
+      case 'Service':
+        s.services.push(o);
+        break;
+      case 'EndpointSlice':
+        s.endpointSlices.push(o);
+        break;
+      case 'Namespace':
+        s.namespaces.push(o);
+        break;
+      case 'Secret':
+        s.secrets.push(o);
+        break;
+      case 'DataPlaneProxy':
+        s.dataPlaneProxies.push(o);
+        break;
+    }
+  }
+  return s;
+}

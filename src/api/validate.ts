@@ -1,0 +1,93 @@
+// validateObject: any raw value (from a file or the API server) → a typed object with CRD defaults, or errors.
+import type { TSchema } from '@sinclair/typebox';
+import { type TypeCheck, TypeCompiler } from '@sinclair/typebox/compiler';
+import { Value } from '@sinclair/typebox/value';
+import type { ResourceError } from './common.js';
+import { type ApiKind, type ApiObject, isApiKind, KINDS, objectId } from './kinds.js';
+import { formatFieldPath, toFieldErrors } from './schema-errors.js';
+import { semanticErrors } from './semantic-rules.js';
+
+export interface ObjectSource {
+  file: string;
+  /** 1-based line where the object starts. */
+  line: number;
+  /** The 1-based line of a field, when the source can tell (YAML files can). */
+  lineOf?: (path: readonly (string | number)[]) => number | undefined;
+}
+
+export type ValidationResult = { ok: true; object: ApiObject } | { ok: false; errors: ResourceError[] };
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+// The Kubernetes client hands out Dates for timestamps; the model keeps the API server's RFC 3339 text.
+function normaliseTimestamp(raw: Record<string, unknown>): void {
+  const meta = raw.metadata;
+  if (isRecord(meta) && meta.creationTimestamp instanceof Date) {
+    meta.creationTimestamp = meta.creationTimestamp.toISOString().replace(/\.000Z$/, 'Z');
+  }
+}
+
+const checkers = new Map<ApiKind, TypeCheck<TSchema>>();
+
+function compiled(kind: ApiKind): TypeCheck<TSchema> {
+  let c = checkers.get(kind);
+  if (c === undefined) {
+    c = TypeCompiler.Compile(KINDS[kind].schema);
+    checkers.set(kind, c);
+  }
+  return c;
+}
+
+export function validateObject(raw: unknown, source?: ObjectSource): ValidationResult {
+  const at = (
+    field: readonly (string | number)[] | undefined,
+    message: string,
+    object?: string,
+  ): ResourceError => {
+    const e: ResourceError = { message };
+    if (source !== undefined) {
+      e.file = source.file;
+      e.line = (field !== undefined ? source.lineOf?.(field) : undefined) ?? source.line;
+    }
+    if (object !== undefined) e.object = object;
+    if (field !== undefined && field.length > 0) e.field = formatFieldPath(field);
+    return e;
+  };
+  if (!isRecord(raw)) return { ok: false, errors: [at(undefined, 'an object must be a mapping')] };
+  const meta = isRecord(raw.metadata) ? raw.metadata : undefined;
+  const name = typeof meta?.name === 'string' ? meta.name : undefined;
+  const kind = raw.kind;
+  if (typeof kind !== 'string' || kind === '') return { ok: false, errors: [at(['kind'], 'required')] };
+  if (!isApiKind(kind)) {
+    return { ok: false, errors: [at(['kind'], `unknown kind '${kind}'`, objectId(kind, name))] };
+  }
+  const info = KINDS[kind];
+  const namespace = info.namespaced
+    ? typeof meta?.namespace === 'string' && meta.namespace !== ''
+      ? meta.namespace
+      : 'default'
+    : undefined;
+  const id = objectId(kind, name, namespace);
+  if (typeof raw.apiVersion !== 'string' || !info.apiVersions.includes(raw.apiVersion)) {
+    return {
+      ok: false,
+      errors: [at(['apiVersion'], `must be one of ${info.apiVersions.join(', ')} for kind ${kind}`, id)],
+    };
+  }
+  const value = structuredClone(raw);
+  normaliseTimestamp(value);
+  if (info.namespaced && isRecord(value.metadata)) value.metadata.namespace = namespace;
+  if (!info.namespaced && isRecord(value.metadata)) delete value.metadata.namespace;
+  const defaulted: unknown = Value.Default(info.schema, value);
+  // The compiled check is the fast path; the (slower) error walk runs only for invalid objects.
+  if (!compiled(kind).Check(defaulted)) {
+    const schemaErrors = toFieldErrors(Value.Errors(info.schema, defaulted));
+    return { ok: false, errors: schemaErrors.map((e) => at(e.path, e.message, id)) };
+  }
+  const object = defaulted as ApiObject;
+  const ruleErrors = semanticErrors(object);
+  if (ruleErrors.length > 0) return { ok: false, errors: ruleErrors.map((e) => at(e.path, e.message, id)) };
+  return { ok: true, object };
+}

@@ -1,0 +1,242 @@
+// A fleet's Kubernetes objects from its infra spec: ServiceAccount, Deployment (proxy + shutdown-manager)
+// and a LoadBalancer Service with one port per listener port.
+import type {
+  V1Container,
+  V1Deployment,
+  V1OwnerReference,
+  V1Service,
+  V1ServiceAccount,
+  V1Volume,
+  V1VolumeMount,
+} from '@kubernetes/client-node';
+import type { DeployType, FleetInfra } from '../../translate/types.js';
+
+export interface RenderOptions {
+  image: string;
+  controllerNamespace: string;
+  deployType: DeployType;
+  /** Default 1. */
+  replicas?: number;
+  imagePullPolicy?: 'Always' | 'IfNotPresent' | 'Never';
+}
+
+export const CONTROLLER_SERVICE = 'portico-gateway';
+export const DISCOVERY_PORT = 18000;
+export const PROXY_CLIENT_CERT_SECRET = 'portico-proxy-client-cert';
+export const CA_CONFIGMAP = 'portico-ca';
+export const PORT_OFFSET = 10000;
+const READY_PORT = 19003;
+const METRICS_PORT = 19001;
+const SHUTDOWN_MANAGER_PORT = 19002;
+const PROXY_ADMIN = '127.0.0.1:19000';
+const MAX_DRAIN_SECONDS = 60;
+const CERT_DIR = '/etc/portico/certs';
+const TOKEN_DIR = '/var/run/secrets/portico';
+
+export interface FleetObjects {
+  serviceAccount: V1ServiceAccount;
+  deployment: V1Deployment;
+  service: V1Service;
+}
+
+function ownerReferences(infra: FleetInfra): V1OwnerReference[] | undefined {
+  if (infra.owner?.uid === undefined) return undefined;
+  const [, name] = infra.owner.gateway.split('/');
+  return [
+    {
+      apiVersion: 'gateway.networking.k8s.io/v1',
+      kind: 'Gateway',
+      name: name ?? infra.owner.gateway,
+      uid: infra.owner.uid,
+      blockOwnerDeletion: true,
+    },
+  ];
+}
+
+function metadata(infra: FleetInfra) {
+  const refs = ownerReferences(infra);
+  return {
+    name: infra.name,
+    namespace: infra.namespace,
+    labels: { ...infra.labels },
+    ...(refs === undefined ? {} : { ownerReferences: refs }),
+  };
+}
+
+/** Token mode (Gateway Namespace Mode): only the CA and a short-lived, audience-bound token. */
+function credentials(options: RenderOptions): {
+  volumes: V1Volume[];
+  mounts: V1VolumeMount[];
+  args: string[];
+} {
+  if (options.deployType === 'GatewayNamespace') {
+    return {
+      volumes: [
+        { name: 'ca', configMap: { name: CA_CONFIGMAP, items: [{ key: 'ca.crt', path: 'ca.crt' }] } },
+        {
+          name: 'token',
+          projected: {
+            sources: [
+              {
+                serviceAccountToken: {
+                  audience: `${CONTROLLER_SERVICE}.${options.controllerNamespace}.svc.cluster.local`,
+                  expirationSeconds: 3600,
+                  path: 'token',
+                },
+              },
+            ],
+          },
+        },
+      ],
+      mounts: [
+        { name: 'ca', mountPath: CERT_DIR, readOnly: true },
+        { name: 'token', mountPath: TOKEN_DIR, readOnly: true },
+      ],
+      args: ['--ca-file', `${CERT_DIR}/ca.crt`, '--token-file', `${TOKEN_DIR}/token`],
+    };
+  }
+  return {
+    volumes: [
+      {
+        name: 'certs',
+        secret: {
+          secretName: PROXY_CLIENT_CERT_SECRET,
+          items: ['ca.crt', 'tls.crt', 'tls.key'].map((k) => ({ key: k, path: k })),
+        },
+      },
+    ],
+    mounts: [{ name: 'certs', mountPath: CERT_DIR, readOnly: true }],
+    args: [
+      '--ca-file',
+      `${CERT_DIR}/ca.crt`,
+      '--cert-file',
+      `${CERT_DIR}/tls.crt`,
+      '--key-file',
+      `${CERT_DIR}/tls.key`,
+    ],
+  };
+}
+
+const DRAIN_HOOK = {
+  preStop: {
+    exec: {
+      command: [
+        'portico',
+        'shutdown-manager',
+        'drain',
+        '--proxy-admin',
+        PROXY_ADMIN,
+        '--timeout-seconds',
+        String(MAX_DRAIN_SECONDS),
+      ],
+    },
+  },
+};
+
+const CONTAINER_SECURITY = {
+  allowPrivilegeEscalation: false,
+  readOnlyRootFilesystem: true,
+  runAsNonRoot: true,
+  capabilities: { drop: ['ALL'] },
+};
+
+export function renderFleetObjects(infra: FleetInfra, options: RenderOptions): FleetObjects {
+  const creds = credentials(options);
+  const discoveryHost = `${CONTROLLER_SERVICE}.${options.controllerNamespace}.svc`;
+  const pullPolicy = options.imagePullPolicy ?? 'IfNotPresent';
+  const proxy: V1Container = {
+    name: 'proxy',
+    image: options.image,
+    imagePullPolicy: pullPolicy,
+    command: ['portico'],
+    args: [
+      'proxy',
+      '--discovery',
+      `${discoveryHost}:${DISCOVERY_PORT}`,
+      '--fleet',
+      infra.fleet,
+      '--node',
+      '$(POD_NAME)',
+      ...creds.args,
+      '--server-name',
+      discoveryHost,
+      '--port-offset',
+      String(PORT_OFFSET),
+      '--ready-address',
+      `0.0.0.0:${READY_PORT}`,
+      '--metrics-address',
+      `0.0.0.0:${METRICS_PORT}`,
+      '--max-drain-seconds',
+      String(MAX_DRAIN_SECONDS),
+    ],
+    env: [
+      { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+      { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+    ],
+    ports: [
+      ...infra.ports.map((p) => ({ name: p.name, containerPort: p.containerPort, protocol: 'TCP' })),
+      { name: 'metrics', containerPort: METRICS_PORT, protocol: 'TCP' },
+      { name: 'ready', containerPort: READY_PORT, protocol: 'TCP' },
+    ],
+    readinessProbe: { httpGet: { path: '/ready', port: READY_PORT }, periodSeconds: 5, failureThreshold: 1 },
+    lifecycle: DRAIN_HOOK,
+    resources: { requests: { cpu: '100m', memory: '128Mi' } },
+    securityContext: CONTAINER_SECURITY,
+    volumeMounts: creds.mounts,
+  };
+  const shutdownManager: V1Container = {
+    name: 'shutdown-manager',
+    image: options.image,
+    imagePullPolicy: pullPolicy,
+    command: ['portico'],
+    args: ['shutdown-manager', '--listen', `0.0.0.0:${SHUTDOWN_MANAGER_PORT}`, '--proxy-admin', PROXY_ADMIN],
+    ports: [{ name: 'shutdown', containerPort: SHUTDOWN_MANAGER_PORT, protocol: 'TCP' }],
+    readinessProbe: { httpGet: { path: '/healthz', port: SHUTDOWN_MANAGER_PORT }, periodSeconds: 10 },
+    livenessProbe: { httpGet: { path: '/healthz', port: SHUTDOWN_MANAGER_PORT }, periodSeconds: 10 },
+    lifecycle: DRAIN_HOOK,
+    resources: { requests: { cpu: '10m', memory: '32Mi' } },
+    securityContext: CONTAINER_SECURITY,
+  };
+  const deployment: V1Deployment = {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: metadata(infra),
+    spec: {
+      replicas: options.replicas ?? 1,
+      selector: { matchLabels: { ...infra.labels } },
+      template: {
+        metadata: { labels: { ...infra.labels } },
+        spec: {
+          serviceAccountName: infra.name,
+          automountServiceAccountToken: false,
+          // Room for the preStop drain (up to MAX_DRAIN_SECONDS) plus shutdown.
+          terminationGracePeriodSeconds: MAX_DRAIN_SECONDS + 30,
+          securityContext: { runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532, fsGroup: 65532 },
+          containers: [proxy, shutdownManager],
+          volumes: creds.volumes,
+        },
+      },
+    },
+  };
+  const service: V1Service = {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: metadata(infra),
+    spec: {
+      type: 'LoadBalancer',
+      selector: { ...infra.labels },
+      ports: infra.ports.map((p) => ({
+        name: p.name,
+        port: p.port,
+        protocol: 'TCP',
+        targetPort: p.containerPort,
+      })),
+    },
+  };
+  const serviceAccount: V1ServiceAccount = {
+    apiVersion: 'v1',
+    kind: 'ServiceAccount',
+    metadata: metadata(infra),
+  };
+  return { serviceAccount, deployment, service };
+}

@@ -1,0 +1,160 @@
+// backendRefs → Clusters: Service and port lookup, ReferenceGrant, EndpointSlice ports by name, ready endpoints.
+import type { EndpointSlice, Service } from '../api/core.js';
+import { GATEWAY_API_GROUP } from '../api/gateway-class.js';
+import type { HTTPRoute } from '../api/http-route.js';
+import type { Cluster, ClusterEndpoints, Endpoint } from '../ir/fleet-config.js';
+import type { Verdict } from './conditions.js';
+import { referenceGranted, type SnapshotLookup } from './lookup.js';
+
+export interface ResolvedCluster {
+  cluster: Cluster;
+  endpoints: ClusterEndpoints;
+  /** The objects this cluster was derived from, for memoisation by identity. */
+  deps: readonly (Service | EndpointSlice)[];
+}
+
+export interface ResolvedBackend {
+  weight: number;
+  /** Absent: the backendRef is invalid (its share answers 500). */
+  cluster?: string;
+}
+
+export interface ResolvedRoute {
+  /** Per rule, per backendRef. */
+  rules: ResolvedBackend[][];
+  /** ResolvedRefs for every parent: the first failing backendRef's reason. */
+  refs: Verdict;
+}
+
+/** Memo per translation: many routes share a Service. */
+export type ClusterTable = Map<string, ResolvedCluster>;
+
+function sameObjects(a: readonly unknown[], b: readonly unknown[]): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
+}
+
+function resolveCluster(
+  service: Service,
+  port: number,
+  lookup: SnapshotLookup,
+  table: ClusterTable,
+  previous: ClusterTable | undefined,
+): string {
+  const ns = service.metadata.namespace ?? '';
+  const name = `${ns}/${service.metadata.name}:${port}`;
+  if (table.has(name)) return name;
+  const slices = lookup.slices.get(`${ns}/${service.metadata.name}`) ?? [];
+  const before = previous?.get(name);
+  // Same Service and EndpointSlice objects as last time: keep the same Cluster objects (cheap diffs).
+  if (before !== undefined && sameObjects(before.deps, [service, ...slices])) {
+    table.set(name, before);
+    return name;
+  }
+  const servicePort = service.spec.ports.find((p) => p.port === port);
+  const seen = new Set<string>();
+  const endpoints: Endpoint[] = [];
+  for (const slice of slices) {
+    const slicePort = slice.ports.find((p) => p.name === (servicePort?.name ?? '') && p.protocol === 'TCP');
+    if (slicePort?.port === undefined) continue;
+    for (const e of slice.endpoints) {
+      if (e.conditions.ready === false) continue;
+      for (const address of e.addresses) {
+        const key = `${address}|${slicePort.port}`;
+        if (seen.has(key)) continue;
+        seen.add(key);
+        endpoints.push({ address, port: slicePort.port });
+      }
+    }
+  }
+  endpoints.sort((a, b) => (a.address < b.address ? -1 : a.address > b.address ? 1 : a.port - b.port));
+  table.set(name, {
+    cluster: { name, service: { namespace: ns, name: service.metadata.name, port }, protocol: 'http' },
+    endpoints: { name, endpoints },
+    deps: [service, ...slices],
+  });
+  return name;
+}
+
+/** Route-level memo: valid while the lookup (Services, slices, grants…) is the same object. */
+export interface BackendMemo {
+  backends: WeakMap<
+    HTTPRoute,
+    { lookup: SnapshotLookup; resolved: ResolvedRoute; clusters: ResolvedCluster[] }
+  >;
+  /** The previous translation's clusters. */
+  clusters: ClusterTable;
+}
+
+export function resolveRouteBackends(
+  route: HTTPRoute,
+  lookup: SnapshotLookup,
+  table: ClusterTable,
+  memo?: BackendMemo,
+): ResolvedRoute {
+  const hit = memo?.backends.get(route);
+  if (hit !== undefined && hit.lookup === lookup) {
+    for (const c of hit.clusters) if (!table.has(c.cluster.name)) table.set(c.cluster.name, c);
+    return hit.resolved;
+  }
+  const resolved = resolveUncached(route, lookup, table, memo?.clusters);
+  if (memo !== undefined) {
+    const clusters: ResolvedCluster[] = [];
+    for (const rule of resolved.rules) {
+      for (const b of rule) {
+        const c = b.cluster === undefined ? undefined : table.get(b.cluster);
+        if (c !== undefined) clusters.push(c);
+      }
+    }
+    memo.backends.set(route, { lookup, resolved, clusters });
+  }
+  return resolved;
+}
+
+function resolveUncached(
+  route: HTTPRoute,
+  lookup: SnapshotLookup,
+  table: ClusterTable,
+  previous: ClusterTable | undefined,
+): ResolvedRoute {
+  let refs: Verdict = { ok: true, reason: 'ResolvedRefs', message: 'Resolved all references' };
+  const routeNs = route.metadata.namespace ?? '';
+  const rules = route.spec.rules.map((rule, i) =>
+    rule.backendRefs.map((b, k): ResolvedBackend => {
+      const fail = (reason: string, message: string): ResolvedBackend => {
+        const text = `spec.rules[${i}].backendRefs[${k}]: ${message}`;
+        // The reason is the first failure's; the message lists them all.
+        refs = refs.ok
+          ? { ok: false, reason, message: text }
+          : { ...refs, message: `${refs.message}; ${text}` };
+        return { weight: b.weight };
+      };
+      if (b.group !== '' || b.kind !== 'Service') {
+        return fail('InvalidKind', `unsupported backend kind ${b.group === '' ? 'core' : b.group}/${b.kind}`);
+      }
+      const ns = b.namespace ?? routeNs;
+      const id = `${ns}/${b.name}`;
+      const permitted = referenceGranted(lookup, {
+        fromGroup: GATEWAY_API_GROUP,
+        fromKind: 'HTTPRoute',
+        fromNamespace: routeNs,
+        toGroup: '',
+        toKind: 'Service',
+        toNamespace: ns,
+        toName: b.name,
+      });
+      if (!permitted)
+        return fail(
+          'RefNotPermitted',
+          `Service ${id} is in another namespace and no ReferenceGrant allows it`,
+        );
+      const service = lookup.services.get(id);
+      if (service === undefined) return fail('BackendNotFound', `Service ${id} not found`);
+      const port = b.port ?? 0;
+      if (!service.spec.ports.some((p) => p.port === port)) {
+        return fail('BackendNotFound', `Service ${id} has no port ${port}`);
+      }
+      return { weight: b.weight, cluster: resolveCluster(service, port, lookup, table, previous) };
+    }),
+  );
+  return { rules, refs };
+}

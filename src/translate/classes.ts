@@ -1,0 +1,55 @@
+// GatewayClasses this controller owns: accepted unless their parametersRef is broken; merge mode from it.
+import { PORTICO_GROUP } from '../api/data-plane-proxy.js';
+import type { GatewayClass } from '../api/gateway-class.js';
+import type { ResourceSnapshot } from '../api/snapshot.js';
+import type { Verdict } from './conditions.js';
+import type { SnapshotLookup } from './lookup.js';
+
+export interface ClassState {
+  gatewayClass: GatewayClass;
+  accepted: Verdict;
+  /** Its DataPlaneProxy has mergeGateways: all its Gateways share the fleet named after the class. */
+  merged: boolean;
+}
+
+function evaluate(c: GatewayClass, lookup: SnapshotLookup): ClassState {
+  const ref = c.spec.parametersRef;
+  if (ref === undefined) {
+    return {
+      gatewayClass: c,
+      accepted: { ok: true, reason: 'Accepted', message: 'Accepted' },
+      merged: false,
+    };
+  }
+  const invalid = (message: string): ClassState => ({
+    gatewayClass: c,
+    accepted: { ok: false, reason: 'InvalidParameters', message },
+    merged: false,
+  });
+  if (ref.group !== PORTICO_GROUP || ref.kind !== 'DataPlaneProxy') {
+    return invalid(
+      `parametersRef must refer to a ${PORTICO_GROUP} DataPlaneProxy, not ${ref.group}/${ref.kind}`,
+    );
+  }
+  if (ref.namespace === undefined) return invalid('parametersRef.namespace is required for a DataPlaneProxy');
+  const proxy = lookup.dataPlaneProxies.get(`${ref.namespace}/${ref.name}`);
+  if (proxy === undefined) return invalid(`DataPlaneProxy ${ref.namespace}/${ref.name} not found`);
+  return {
+    gatewayClass: c,
+    accepted: { ok: true, reason: 'Accepted', message: 'Accepted' },
+    merged: proxy.spec.mergeGateways,
+  };
+}
+
+/** Only the classes whose controllerName is ours; the rest are ignored entirely (no status). */
+export function evaluateClasses(
+  snapshot: ResourceSnapshot,
+  lookup: SnapshotLookup,
+  controllerName: string,
+): Map<string, ClassState> {
+  const out = new Map<string, ClassState>();
+  const ours = snapshot.gatewayClasses.filter((c) => c.spec.controllerName === controllerName);
+  ours.sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : a.metadata.name > b.metadata.name ? 1 : 0));
+  for (const c of ours) out.set(c.metadata.name, evaluate(c, lookup));
+  return out;
+}

@@ -1,0 +1,106 @@
+// translate(snapshot, options, dataPlane?) → fleet configs, statuses, infra specs. Pure and deterministic:
+// no I/O, clock or randomness, and every input list is put in a total order before use.
+import type { Gateway } from '../api/gateway.js';
+import type { ResourceSnapshot } from '../api/snapshot.js';
+import type { FleetConfig } from '../ir/fleet-config.js';
+import type { ClusterTable } from './backends.js';
+import { evaluateClasses } from './classes.js';
+import { buildFleet } from './fleet.js';
+import { fleetInfra } from './infra.js';
+import { evaluateListener, markConflicts, ready } from './listeners.js';
+import { buildLookup, byNsName, lookupInputs, nsName } from './lookup.js';
+import { attachRoutes, type GatewayEntry } from './routes.js';
+import { classStatus, gatewayStatus, routeStatus } from './status.js';
+import type { DataPlaneState, FleetInfra, ObjectStatus, TranslateOptions, TranslateResult } from './types.js';
+
+export { fleetInfraName } from './naming.js';
+export * from './types.js';
+
+/** Oldest first (creation time, then namespace/name); objects without a creation time count as newest. */
+function byAge(a: Gateway, b: Gateway): number {
+  const ta = a.metadata.creationTimestamp;
+  const tb = b.metadata.creationTimestamp;
+  if (ta !== tb) {
+    if (ta === undefined) return 1;
+    if (tb === undefined) return -1;
+    return ta < tb ? -1 : 1;
+  }
+  return byNsName(a, b);
+}
+
+/** namespace/name order with each key built once (thousands of routes). */
+function sortedByNsName<T extends { metadata: { namespace?: string; name: string } }>(
+  items: readonly T[],
+): T[] {
+  const keyed = items.map((o) => ({ key: nsName(o), o }));
+  keyed.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  return keyed.map((k) => k.o);
+}
+
+export function translate(
+  snapshot: ResourceSnapshot,
+  options: TranslateOptions,
+  dataPlane?: DataPlaneState,
+): TranslateResult {
+  const cache = options.cache;
+  const inputs = lookupInputs(snapshot);
+  const lookup =
+    cache?.lookup !== undefined && inputs.every((x, i) => x === cache.lookup?.inputs[i])
+      ? cache.lookup.value
+      : buildLookup(snapshot);
+  if (cache !== undefined) cache.lookup = { inputs, value: lookup };
+  const classes = evaluateClasses(snapshot, lookup, options.controllerName);
+
+  const gateways = new Map<string, GatewayEntry>();
+  const fleets = new Map<string, GatewayEntry[]>();
+  const ours = snapshot.gateways.filter((g) => classes.has(g.spec.gatewayClassName)).sort(byAge);
+  for (const g of ours) {
+    const classState = classes.get(g.spec.gatewayClassName)!;
+    const fleet = classState.merged ? classState.gatewayClass.metadata.name : nsName(g);
+    const listeners = g.spec.listeners.map((_, i) => evaluateListener(g, i, fleet, lookup));
+    const entry: GatewayEntry = { gateway: g, key: nsName(g), classState, fleet, listeners };
+    gateways.set(entry.key, entry);
+    const group = fleets.get(fleet);
+    if (group === undefined) fleets.set(fleet, [entry]);
+    else group.push(entry);
+  }
+  for (const group of fleets.values()) markConflicts(group.flatMap((e) => e.listeners));
+
+  const clusters: ClusterTable = new Map();
+  const routeStates = attachRoutes(
+    sortedByNsName(snapshot.httpRoutes),
+    gateways,
+    lookup,
+    clusters,
+    options.controllerName,
+    cache,
+  );
+  if (cache !== undefined) cache.clusters = clusters;
+  const routes = new Map(routeStates.map((rs) => [rs.route, rs]));
+
+  const configs: FleetConfig[] = [];
+  const infra: FleetInfra[] = [];
+  const fleetKeys = [...fleets.keys()].sort();
+  for (const key of fleetKeys) {
+    const group = fleets.get(key)!;
+    if (!group[0]!.classState.accepted.ok) continue;
+    if (!group.some((e) => e.listeners.some(ready))) continue;
+    const config = buildFleet({ key, gateways: group, routes, clusters, lookup }, cache);
+    configs.push(config);
+    const merged = group[0]!.classState.merged;
+    infra.push(fleetInfra(config, group, merged, options.controllerNamespace, options.deployType));
+  }
+  if (cache !== undefined) {
+    const live = new Set(fleetKeys);
+    for (const k of [...cache.fleets.keys()]) if (!live.has(k)) cache.fleets.delete(k);
+  }
+
+  const statuses: ObjectStatus[] = [];
+  for (const c of classes.values()) statuses.push(classStatus(c));
+  for (const g of sortedByNsName(ours)) statuses.push(gatewayStatus(gateways.get(nsName(g))!, dataPlane));
+  for (const rs of routeStates) {
+    const s = routeStatus(rs);
+    if (s !== undefined) statuses.push(s);
+  }
+  return { fleets: configs, statuses, infra };
+}

@@ -1,0 +1,173 @@
+// Gateway listeners: protocol support, route kinds, TLS certificate references, and port conflicts per fleet.
+import type { Gateway, Listener, RouteGroupKind } from '../api/gateway.js';
+import { GATEWAY_API_GROUP } from '../api/gateway-class.js';
+import type { HTTPRoute } from '../api/http-route.js';
+import type { Verdict } from './conditions.js';
+import { nsName, referenceGranted, type SnapshotLookup } from './lookup.js';
+import { tlsSecretPems } from './secrets.js';
+
+export interface ListenerState {
+  gateway: Gateway;
+  /** `ns/name` of the Gateway */
+  gatewayKey: string;
+  index: number;
+  spec: Listener;
+  fleet: string;
+  accepted: Verdict;
+  resolvedRefs: Verdict;
+  /** Set when another listener of the fleet holds the same port (other protocol) or tuple. */
+  conflict?: Verdict;
+  supportedKinds: RouteGroupKind[];
+  /** All certificate references resolved (HTTPS); true for HTTP. */
+  certificatesOk: boolean;
+  /** `ns/name` of the TLS Secrets, in certificateRefs order. */
+  certificates: string[];
+  /** Routes attached (accepted) through this listener, in namespace/name order, no duplicates. */
+  attached: HTTPRoute[];
+}
+
+const SUPPORTED_PROTOCOLS = new Set(['HTTP', 'HTTPS']);
+const HTTP_ROUTE_KIND: RouteGroupKind = { group: GATEWAY_API_GROUP, kind: 'HTTPRoute' };
+
+export function attachable(l: ListenerState): boolean {
+  return l.accepted.ok && l.conflict === undefined && l.supportedKinds.length > 0;
+}
+
+/** Goes into the fleet config. */
+export function ready(l: ListenerState): boolean {
+  return attachable(l) && l.certificatesOk;
+}
+
+function routeKinds(l: Listener): { kinds: RouteGroupKind[]; invalid: string[] } {
+  if (l.allowedRoutes.kinds === undefined) return { kinds: [HTTP_ROUTE_KIND], invalid: [] };
+  const kinds: RouteGroupKind[] = [];
+  const invalid: string[] = [];
+  for (const k of l.allowedRoutes.kinds) {
+    if (k.group === GATEWAY_API_GROUP && k.kind === 'HTTPRoute') {
+      if (kinds.length === 0) kinds.push(HTTP_ROUTE_KIND);
+    } else invalid.push(`${k.group}/${k.kind}`);
+  }
+  return { kinds, invalid };
+}
+
+function certificateRefs(
+  g: Gateway,
+  l: Listener,
+  lookup: SnapshotLookup,
+): { ok: boolean; verdict?: Verdict; secrets: string[] } {
+  const secrets: string[] = [];
+  const gwNs = g.metadata.namespace ?? '';
+  for (const [i, ref] of (l.tls?.certificateRefs ?? []).entries()) {
+    const ns = ref.namespace ?? gwNs;
+    const id = `${ns}/${ref.name}`;
+    const fail = (reason: string, message: string) => ({
+      ok: false,
+      verdict: { ok: false, reason, message: `certificateRefs[${i}]: ${message}` },
+      secrets,
+    });
+    if (ref.group !== '' || ref.kind !== 'Secret') {
+      return fail(
+        'InvalidCertificateRef',
+        `unsupported kind ${ref.group === '' ? 'core' : ref.group}/${ref.kind}`,
+      );
+    }
+    const permitted = referenceGranted(lookup, {
+      fromGroup: GATEWAY_API_GROUP,
+      fromKind: 'Gateway',
+      fromNamespace: gwNs,
+      toGroup: '',
+      toKind: 'Secret',
+      toNamespace: ns,
+      toName: ref.name,
+    });
+    if (!permitted)
+      return fail('RefNotPermitted', `Secret ${id} is in another namespace and no ReferenceGrant allows it`);
+    const secret = lookup.secrets.get(id);
+    if (secret === undefined) return fail('InvalidCertificateRef', `Secret ${id} not found`);
+    if (secret.type !== 'kubernetes.io/tls') {
+      return fail('InvalidCertificateRef', `Secret ${id} is of type ${secret.type}, not kubernetes.io/tls`);
+    }
+    const pems = tlsSecretPems(secret);
+    if (pems === undefined)
+      return fail('InvalidCertificateRef', `Secret ${id} does not hold a PEM certificate and key`);
+    secrets.push(id);
+  }
+  return { ok: true, secrets };
+}
+
+export function evaluateListener(
+  g: Gateway,
+  index: number,
+  fleet: string,
+  lookup: SnapshotLookup,
+): ListenerState {
+  const l = g.spec.listeners[index]!;
+  const base = { gateway: g, gatewayKey: nsName(g), index, spec: l, fleet, attached: [] as HTTPRoute[] };
+  const okRefs: Verdict = { ok: true, reason: 'ResolvedRefs', message: 'Resolved all references' };
+  if (!SUPPORTED_PROTOCOLS.has(l.protocol) || (l.protocol === 'HTTPS' && l.tls?.mode === 'Passthrough')) {
+    const what = l.protocol === 'HTTPS' ? 'HTTPS with TLS mode Passthrough' : `protocol ${l.protocol}`;
+    return {
+      ...base,
+      accepted: {
+        ok: false,
+        reason: 'UnsupportedProtocol',
+        message: `${what} is not supported (HTTP and HTTPS are)`,
+      },
+      resolvedRefs: okRefs,
+      supportedKinds: [],
+      certificatesOk: false,
+      certificates: [],
+    };
+  }
+  const { kinds, invalid } = routeKinds(l);
+  const certs = certificateRefs(g, l, lookup);
+  let resolvedRefs = okRefs;
+  if (invalid.length > 0) {
+    resolvedRefs = {
+      ok: false,
+      reason: 'InvalidRouteKinds',
+      message: `unsupported route kinds: ${invalid.join(', ')}`,
+    };
+  } else if (certs.verdict !== undefined) resolvedRefs = certs.verdict;
+  return {
+    ...base,
+    accepted: { ok: true, reason: 'Accepted', message: 'Accepted' },
+    resolvedRefs,
+    supportedKinds: kinds,
+    certificatesOk: certs.ok,
+    certificates: certs.secrets,
+  };
+}
+
+/**
+ * Within one fleet, the first listener (oldest Gateway, then listener order) keeps its (port, protocol,
+ * hostname); a later one on the same port with another protocol, or with the same tuple, is Conflicted.
+ */
+export function markConflicts(listenersInAgeOrder: ListenerState[]): void {
+  const protocolOfPort = new Map<number, ListenerState>();
+  const tuples = new Map<string, ListenerState>();
+  for (const l of listenersInAgeOrder) {
+    if (!l.accepted.ok) continue;
+    const holder = protocolOfPort.get(l.spec.port);
+    if (holder !== undefined && holder.spec.protocol !== l.spec.protocol) {
+      l.conflict = {
+        ok: false,
+        reason: 'ProtocolConflict',
+        message: `port ${l.spec.port} is already ${holder.spec.protocol} on ${holder.gatewayKey} listener ${holder.spec.name}`,
+      };
+      continue;
+    }
+    const tuple = `${l.spec.port}|${l.spec.protocol}|${l.spec.hostname ?? ''}`;
+    const same = tuples.get(tuple);
+    if (same !== undefined) {
+      l.conflict = {
+        ok: false,
+        reason: 'HostnameConflict',
+        message: `port ${l.spec.port} ${l.spec.protocol} hostname ${l.spec.hostname ?? '(any)'} is already used by ${same.gatewayKey} listener ${same.spec.name}`,
+      };
+      continue;
+    }
+    if (holder === undefined) protocolOfPort.set(l.spec.port, l);
+    tuples.set(tuple, l);
+  }
+}

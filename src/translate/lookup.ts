@@ -1,0 +1,92 @@
+// Indexes over a snapshot, built once per translation: every lookup the rules need is a map access.
+import type { EndpointSlice, Secret, Service } from '../api/core.js';
+import type { DataPlaneProxy } from '../api/data-plane-proxy.js';
+import type { ReferenceGrant } from '../api/reference-grant.js';
+import type { ResourceSnapshot } from '../api/snapshot.js';
+
+export const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
+
+export interface SnapshotLookup {
+  namespaceLabels: Map<string, Record<string, string>>;
+  services: Map<string, Service>;
+  /** `ns/service` → its EndpointSlices, sorted by name. */
+  slices: Map<string, EndpointSlice[]>;
+  secrets: Map<string, Secret>;
+  grantsByNamespace: Map<string, ReferenceGrant[]>;
+  dataPlaneProxies: Map<string, DataPlaneProxy>;
+}
+
+export function nsName(o: { metadata: { namespace?: string; name: string } }): string {
+  return `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
+}
+
+/** Total order by namespace/name, so output never depends on input order. */
+export function byNsName(a: { metadata: { namespace?: string; name: string } }, b: typeof a): number {
+  const ka = nsName(a);
+  const kb = nsName(b);
+  return ka < kb ? -1 : ka > kb ? 1 : 0;
+}
+
+/** The snapshot lists a lookup is built from; the same lists (by identity) give the same lookup. */
+export function lookupInputs(s: ResourceSnapshot): readonly unknown[] {
+  return [s.namespaces, s.services, s.endpointSlices, s.secrets, s.referenceGrants, s.dataPlaneProxies];
+}
+
+export function buildLookup(s: ResourceSnapshot): SnapshotLookup {
+  const l: SnapshotLookup = {
+    namespaceLabels: new Map(),
+    services: new Map(),
+    slices: new Map(),
+    secrets: new Map(),
+    grantsByNamespace: new Map(),
+    dataPlaneProxies: new Map(),
+  };
+  for (const n of s.namespaces) l.namespaceLabels.set(n.metadata.name, n.metadata.labels ?? {});
+  for (const svc of s.services) l.services.set(nsName(svc), svc);
+  for (const sec of s.secrets) l.secrets.set(nsName(sec), sec);
+  for (const d of s.dataPlaneProxies) l.dataPlaneProxies.set(nsName(d), d);
+  for (const g of s.referenceGrants) {
+    const ns = g.metadata.namespace ?? '';
+    const list = l.grantsByNamespace.get(ns);
+    if (list === undefined) l.grantsByNamespace.set(ns, [g]);
+    else list.push(g);
+  }
+  for (const slice of s.endpointSlices) {
+    const service = slice.metadata.labels?.[SERVICE_NAME_LABEL];
+    if (service === undefined) continue;
+    const key = `${slice.metadata.namespace ?? ''}/${service}`;
+    const list = l.slices.get(key);
+    if (list === undefined) l.slices.set(key, [slice]);
+    else list.push(slice);
+  }
+  // Sorting the small per-key lists keeps results independent of input order at little cost.
+  for (const list of l.grantsByNamespace.values()) list.sort(byNsName);
+  for (const list of l.slices.values()) list.sort(byNsName);
+  return l;
+}
+
+export interface GrantRequest {
+  fromGroup: string;
+  fromKind: string;
+  fromNamespace: string;
+  toGroup: string;
+  toKind: string;
+  toNamespace: string;
+  toName: string;
+}
+
+/** Does a ReferenceGrant in the target namespace allow this cross-namespace reference? */
+export function referenceGranted(l: SnapshotLookup, r: GrantRequest): boolean {
+  if (r.fromNamespace === r.toNamespace) return true;
+  for (const g of l.grantsByNamespace.get(r.toNamespace) ?? []) {
+    const fromOk = g.spec.from.some(
+      (f) => f.group === r.fromGroup && f.kind === r.fromKind && f.namespace === r.fromNamespace,
+    );
+    if (!fromOk) continue;
+    const toOk = g.spec.to.some(
+      (t) => t.group === r.toGroup && t.kind === r.toKind && (t.name === undefined || t.name === r.toName),
+    );
+    if (toOk) return true;
+  }
+  return false;
+}

@@ -1,0 +1,148 @@
+// HTTPRoute attachment: parentRef → listeners (sectionName, port, allowedRoutes, hostnames) and parent status.
+import type { Condition } from '../api/common.js';
+import type { Gateway } from '../api/gateway.js';
+import { GATEWAY_API_GROUP } from '../api/gateway-class.js';
+import type { HTTPRoute, ParentReference, RouteParentStatus } from '../api/http-route.js';
+import { type BackendMemo, type ClusterTable, type ResolvedRoute, resolveRouteBackends } from './backends.js';
+import type { ClassState } from './classes.js';
+import { condition, type Verdict } from './conditions.js';
+import { effectiveHostnames } from './hostnames.js';
+import { selectorMatches } from './label-selector.js';
+import { attachable, type ListenerState } from './listeners.js';
+import type { SnapshotLookup } from './lookup.js';
+import { type CompiledRoute, compileRoute } from './route-rules.js';
+
+export interface GatewayEntry {
+  gateway: Gateway;
+  key: string;
+  classState: ClassState;
+  fleet: string;
+  listeners: ListenerState[];
+}
+
+export interface RouteState {
+  route: HTTPRoute;
+  compiled: CompiledRoute;
+  backends: ResolvedRoute;
+  /** Our parents only; empty: this controller writes no status on the route. */
+  parents: RouteParentStatus[];
+}
+
+function namespaceAllowed(l: ListenerState, routeNs: string, lookup: SnapshotLookup): boolean {
+  const from = l.spec.allowedRoutes.namespaces;
+  if (from.from === 'All') return true;
+  if (from.from === 'Same') return routeNs === (l.gateway.metadata.namespace ?? '');
+  // The API server labels every namespace with its own name; files may omit it.
+  const labels = { ...(lookup.namespaceLabels.get(routeNs) ?? {}), 'kubernetes.io/metadata.name': routeNs };
+  return from.selector !== undefined && selectorMatches(from.selector, labels);
+}
+
+function attach(
+  route: HTTPRoute,
+  ref: ParentReference,
+  gw: GatewayEntry,
+  lookup: SnapshotLookup,
+): { verdict: Verdict; listeners: ListenerState[] } {
+  let candidates = gw.listeners;
+  if (ref.sectionName !== undefined) candidates = candidates.filter((l) => l.spec.name === ref.sectionName);
+  if (ref.port !== undefined) candidates = candidates.filter((l) => l.spec.port === ref.port);
+  if (candidates.length === 0) {
+    const what = [
+      ref.sectionName !== undefined ? `named ${ref.sectionName}` : '',
+      ref.port !== undefined ? `on port ${ref.port}` : '',
+    ]
+      .filter((s) => s !== '')
+      .join(' ');
+    return {
+      verdict: {
+        ok: false,
+        reason: 'NoMatchingParent',
+        message: `Gateway ${gw.key} has no listener ${what}`,
+      },
+      listeners: [],
+    };
+  }
+  const routeNs = route.metadata.namespace ?? '';
+  const allowed = candidates.filter((l) => attachable(l) && namespaceAllowed(l, routeNs, lookup));
+  if (allowed.length === 0) {
+    return {
+      verdict: {
+        ok: false,
+        reason: 'NotAllowedByListeners',
+        message: `no listener of Gateway ${gw.key} allows this route`,
+      },
+      listeners: [],
+    };
+  }
+  const matching = allowed.filter(
+    (l) => effectiveHostnames(l.spec.hostname, route.spec.hostnames).length > 0,
+  );
+  if (matching.length === 0) {
+    return {
+      verdict: {
+        ok: false,
+        reason: 'NoMatchingListenerHostname',
+        message: 'no hostname of the route intersects a listener hostname',
+      },
+      listeners: [],
+    };
+  }
+  return { verdict: { ok: true, reason: 'Accepted', message: 'Accepted' }, listeners: matching };
+}
+
+function echoParentRef(ref: ParentReference): ParentReference {
+  const out: ParentReference = { group: ref.group, kind: ref.kind, name: ref.name };
+  if (ref.namespace !== undefined) out.namespace = ref.namespace;
+  if (ref.sectionName !== undefined) out.sectionName = ref.sectionName;
+  if (ref.port !== undefined) out.port = ref.port;
+  return out;
+}
+
+/** Routes in namespace/name order; attaches each accepted one to its listeners (`ListenerState.attached`). */
+export function attachRoutes(
+  routes: readonly HTTPRoute[],
+  gateways: Map<string, GatewayEntry>,
+  lookup: SnapshotLookup,
+  table: ClusterTable,
+  controllerName: string,
+  memo?: BackendMemo,
+): RouteState[] {
+  const out: RouteState[] = [];
+  for (const route of routes) {
+    const routeNs = route.metadata.namespace ?? '';
+    const generation = route.metadata.generation;
+    const compiled = compileRoute(route);
+    let backends: ResolvedRoute | undefined;
+    const parents: RouteParentStatus[] = [];
+    const seen = new Set<string>();
+    for (const ref of route.spec.parentRefs) {
+      if (ref.group !== GATEWAY_API_GROUP || ref.kind !== 'Gateway') continue;
+      const gw = gateways.get(`${ref.namespace ?? routeNs}/${ref.name}`);
+      if (gw === undefined) continue;
+      const refKey = `${ref.namespace ?? ''}/${ref.name}/${ref.sectionName ?? ''}/${ref.port ?? ''}`;
+      if (seen.has(refKey)) continue;
+      seen.add(refKey);
+      backends ??= resolveRouteBackends(route, lookup, table, memo);
+      let verdict: Verdict;
+      if (compiled.unsupported.length > 0) {
+        verdict = { ok: false, reason: 'UnsupportedValue', message: compiled.unsupported.join('; ') };
+      } else {
+        const result = attach(route, ref, gw, lookup);
+        verdict = result.verdict;
+        for (const l of result.listeners) if (l.attached.at(-1) !== route) l.attached.push(route);
+      }
+      const conditions: Condition[] = [
+        condition('Accepted', verdict.ok, verdict.reason, verdict.message, generation),
+        condition('ResolvedRefs', backends.refs.ok, backends.refs.reason, backends.refs.message, generation),
+      ];
+      parents.push({ parentRef: echoParentRef(ref), controllerName, conditions });
+    }
+    out.push({
+      route,
+      compiled,
+      backends: backends ?? { rules: [], refs: { ok: true, reason: '', message: '' } },
+      parents,
+    });
+  }
+  return out;
+}

@@ -1,0 +1,140 @@
+// Status objects for what this controller owns: its GatewayClasses, their Gateways, and route parents.
+import type { Condition } from '../api/common.js';
+import type { ListenerStatus } from '../api/gateway.js';
+import type { ClassState } from './classes.js';
+import { condition } from './conditions.js';
+import { type ListenerState, ready } from './listeners.js';
+import type { GatewayEntry, RouteState } from './routes.js';
+import type { DataPlaneState, ObjectStatus } from './types.js';
+
+export function classStatus(c: ClassState): ObjectStatus {
+  const g = c.gatewayClass;
+  const a = c.accepted;
+  return {
+    apiVersion: g.apiVersion,
+    kind: 'GatewayClass',
+    name: g.metadata.name,
+    generation: g.metadata.generation,
+    status: { conditions: [condition('Accepted', a.ok, a.reason, a.message, g.metadata.generation)] },
+  };
+}
+
+type FleetState = DataPlaneState['fleets'][string] | undefined;
+
+/** Has a proxy of the fleet applied this Gateway's current generation, with an address to reach it? */
+function programmedVerdict(gw: GatewayEntry, fleet: FleetState) {
+  if (fleet === undefined || fleet.addresses.length === 0) {
+    return {
+      ok: false,
+      reason: 'AddressNotAssigned',
+      message: `No address assigned to fleet ${gw.fleet} yet`,
+    };
+  }
+  const applied = fleet.appliedGateways[gw.key];
+  const generation = gw.gateway.metadata.generation;
+  if (applied === undefined || applied < generation) {
+    return {
+      ok: false,
+      reason: 'Pending',
+      message: `Waiting for a proxy of fleet ${gw.fleet} to apply generation ${generation}`,
+    };
+  }
+  return { ok: true, reason: 'Programmed', message: 'Programmed' };
+}
+
+function listenerStatus(
+  l: ListenerState,
+  gwProgrammed: { ok: boolean; reason: string; message: string },
+  fleet: FleetState,
+  gen: number,
+): ListenerStatus {
+  const error = fleet?.listenerErrors.find((e) => e.gateway === l.gatewayKey && e.listener === l.spec.name);
+  let programmed: Condition;
+  if (!ready(l)) {
+    const why = !l.accepted.ok
+      ? l.accepted
+      : (l.conflict ?? (l.resolvedRefs.ok ? { message: 'no supported route kinds' } : l.resolvedRefs));
+    programmed = condition('Programmed', false, 'Invalid', why.message, gen);
+  } else if (error !== undefined) {
+    programmed = condition('Programmed', false, 'Invalid', error.message, gen);
+  } else if (!gwProgrammed.ok) {
+    const reason = gwProgrammed.reason === 'Invalid' ? 'Invalid' : 'Pending';
+    programmed = condition('Programmed', false, reason, gwProgrammed.message, gen);
+  } else programmed = condition('Programmed', true, 'Programmed', 'Programmed', gen);
+  const conflicted =
+    l.conflict === undefined
+      ? condition('Conflicted', false, 'NoConflicts', 'No conflicts', gen)
+      : condition('Conflicted', true, l.conflict.reason, l.conflict.message, gen);
+  return {
+    name: l.spec.name,
+    supportedKinds: l.supportedKinds.map((k) => ({ group: k.group, kind: k.kind })),
+    attachedRoutes: l.attached.length,
+    conditions: [
+      condition('Accepted', l.accepted.ok, l.accepted.reason, l.accepted.message, gen),
+      programmed,
+      condition('ResolvedRefs', l.resolvedRefs.ok, l.resolvedRefs.reason, l.resolvedRefs.message, gen),
+      conflicted,
+    ],
+  };
+}
+
+export function gatewayStatus(gw: GatewayEntry, dataPlane: DataPlaneState | undefined): ObjectStatus {
+  const g = gw.gateway;
+  const gen = g.metadata.generation;
+  const fleet = dataPlane?.fleets[gw.fleet];
+  const classOk = gw.classState.accepted.ok;
+  const readyCount = gw.listeners.filter(ready).length;
+  let accepted: Condition;
+  let programmed: Condition;
+  let gwProgrammed = { ok: false, reason: 'Invalid', message: '' };
+  if (!classOk) {
+    const message = `GatewayClass ${gw.classState.gatewayClass.metadata.name} is not accepted: ${gw.classState.accepted.message}`;
+    accepted = condition('Accepted', false, 'InvalidParameters', message, gen);
+    programmed = condition('Programmed', false, 'Invalid', message, gen);
+    gwProgrammed.message = message;
+  } else if (readyCount === 0) {
+    accepted = condition('Accepted', false, 'ListenersNotValid', 'No listener is valid', gen);
+    programmed = condition('Programmed', false, 'Invalid', 'No listener is valid', gen);
+  } else {
+    const invalid = gw.listeners.length - readyCount;
+    accepted =
+      invalid > 0
+        ? condition(
+            'Accepted',
+            true,
+            'ListenersNotValid',
+            `${invalid} of ${gw.listeners.length} listeners are not valid`,
+            gen,
+          )
+        : condition('Accepted', true, 'Accepted', 'Accepted', gen);
+    gwProgrammed = programmedVerdict(gw, fleet);
+    programmed = condition('Programmed', gwProgrammed.ok, gwProgrammed.reason, gwProgrammed.message, gen);
+  }
+  const status: Record<string, unknown> = {};
+  if (classOk && readyCount > 0 && fleet !== undefined && fleet.addresses.length > 0) {
+    status.addresses = fleet.addresses.map((a) => ({ type: a.type, value: a.value }));
+  }
+  status.conditions = [accepted, programmed];
+  status.listeners = gw.listeners.map((l) => listenerStatus(l, gwProgrammed, fleet, gen));
+  return {
+    apiVersion: g.apiVersion,
+    kind: 'Gateway',
+    namespace: g.metadata.namespace ?? 'default',
+    name: g.metadata.name,
+    generation: gen,
+    status,
+  };
+}
+
+export function routeStatus(rs: RouteState): ObjectStatus | undefined {
+  if (rs.parents.length === 0) return undefined;
+  const r = rs.route;
+  return {
+    apiVersion: r.apiVersion,
+    kind: 'HTTPRoute',
+    namespace: r.metadata.namespace ?? 'default',
+    name: r.metadata.name,
+    generation: r.metadata.generation,
+    status: { parents: rs.parents },
+  };
+}

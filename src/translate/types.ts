@@ -1,0 +1,89 @@
+// The translator's inputs and outputs (besides the snapshot and the fleet config contract).
+import type { HTTPRoute } from '../api/http-route.js';
+import type { FleetConfig } from '../ir/fleet-config.js';
+import type { ClusterTable, ResolvedCluster, ResolvedRoute } from './backends.js';
+import type { SnapshotLookup } from './lookup.js';
+
+export type DeployType = 'ControllerNamespace' | 'GatewayNamespace';
+
+export interface TranslateOptions {
+  controllerName: string;
+  controllerNamespace: string;
+  deployType: DeployType;
+  /** Reuses work from earlier calls for unchanged input objects (see createTranslateCache). */
+  cache?: TranslateCache;
+}
+
+export interface GatewayAddress {
+  type: 'IPAddress' | 'Hostname';
+  value: string;
+}
+
+/** What the data plane reports, as pure data: needed for `Programmed`. */
+export interface DataPlaneState {
+  fleets: Record<
+    string,
+    {
+      addresses: GatewayAddress[];
+      /** `ns/name` → the Gateway generation applied by at least one proxy. */
+      appliedGateways: Record<string, number>;
+      /** E.g. bind failures. */
+      listenerErrors: { gateway: string; listener: string; message: string }[];
+    }
+  >;
+}
+
+export interface ObjectStatus {
+  apiVersion: string;
+  kind: string;
+  namespace?: string;
+  name: string;
+  generation: number;
+  status: Record<string, unknown>;
+}
+
+export interface FleetInfraPort {
+  name: string;
+  port: number;
+  protocol: 'TCP';
+  /** Where the proxy binds inside the pod: ports below 1024 move up by 10000 (no root needed). */
+  containerPort: number;
+}
+
+export interface FleetInfra {
+  fleet: string;
+  name: string;
+  namespace: string;
+  labels: Record<string, string>;
+  /** Gateway Namespace Mode: the Gateway that owns the objects (deleted with it). */
+  owner?: { gateway: string; uid?: string };
+  gateways: string[];
+  ports: FleetInfraPort[];
+}
+
+export interface TranslateResult {
+  fleets: FleetConfig[];
+  statuses: ObjectStatus[];
+  infra: FleetInfra[];
+}
+
+/**
+ * Memoised work keyed on input object identity; keep one per provider and pass it to every translate.
+ * Inputs must be immutable: a changed object, or a changed snapshot list, must be a new object/array.
+ */
+export interface TranslateCache {
+  fleets: Map<string, { deps: unknown[]; config: FleetConfig }>;
+  /** The last lookup and the snapshot lists it was built from. */
+  lookup?: { inputs: readonly unknown[]; value: SnapshotLookup };
+  /** Clusters of the last translation: reused while their Service and EndpointSlices are the same objects. */
+  clusters: ClusterTable;
+  /** Per route: backend resolution against one lookup. */
+  backends: WeakMap<
+    HTTPRoute,
+    { lookup: SnapshotLookup; resolved: ResolvedRoute; clusters: ResolvedCluster[] }
+  >;
+}
+
+export function createTranslateCache(): TranslateCache {
+  return { fleets: new Map(), clusters: new Map(), backends: new WeakMap() };
+}

@@ -1,0 +1,182 @@
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { formatResourceError } from '../../src/api/common.js';
+import { loadPaths, parseYamlFile } from '../../src/api/load.js';
+import { validateObject } from '../../src/api/validate.js';
+
+const GATEWAY = `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata:
+  name: eg
+spec:
+  gatewayClassName: eg
+  listeners:
+  - name: http
+    protocol: HTTP
+    port: 80
+`;
+
+test('a valid Gateway loads into namespace default with CRD defaults applied', () => {
+  const r = parseYamlFile('gw.yaml', GATEWAY);
+  assert.deepEqual(r.errors, []);
+  assert.equal(r.objects.length, 1);
+  const o = r.objects[0]!;
+  assert.deepEqual(o.source, { file: 'gw.yaml', line: 1 });
+  assert.equal(o.object.kind, 'Gateway');
+  assert.equal(o.object.metadata.namespace, 'default');
+  if (o.object.kind !== 'Gateway') throw new Error('not a Gateway');
+  assert.deepEqual(o.object.spec.listeners[0]!.allowedRoutes, { namespaces: { from: 'Same' } });
+});
+
+test('an error names file, line of the field, object and field path', () => {
+  const r = parseYamlFile('gw.yaml', GATEWAY.replace('port: 80', 'port: 70000'));
+  assert.deepEqual(r.errors.map(formatResourceError), [
+    'gw.yaml:10: Gateway default/eg: spec.listeners[0].port: must be ≤ 65535',
+  ]);
+  assert.deepEqual(r.errors[0], {
+    file: 'gw.yaml',
+    line: 10,
+    object: 'Gateway default/eg',
+    field: 'spec.listeners[0].port',
+    message: 'must be ≤ 65535',
+  });
+});
+
+test('a missing field is reported at its parent line', () => {
+  const r = parseYamlFile('gw.yaml', GATEWAY.replace('    port: 80\n', ''));
+  assert.deepEqual(r.errors.map(formatResourceError), [
+    'gw.yaml:8: Gateway default/eg: spec.listeners[0].port: required',
+  ]);
+});
+
+test('one bad object does not stop the others; unknown kinds are errors', () => {
+  const text = `${GATEWAY}---
+apiVersion: example.com/v1
+kind: Widget
+metadata: {name: w}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r, namespace: apps}
+spec:
+  hostnames: ["bad_host"]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: s, namespace: apps}
+spec:
+  ports: [{port: 80}]
+`;
+  const r = parseYamlFile('all.yaml', text);
+  assert.deepEqual(
+    r.objects.map((o) => `${o.object.kind} ${o.object.metadata.name} @${o.source?.line}`),
+    ['Gateway eg @1', 'Service s @22'],
+  );
+  assert.deepEqual(r.errors.map(formatResourceError), [
+    "all.yaml:13: Widget w: kind: unknown kind 'Widget'",
+    "all.yaml:20: HTTPRoute apps/r: spec.hostnames[0]: 'bad_host' is not a valid hostname (lower case, optional leading '*.', no port)",
+  ]);
+});
+
+test('a hostname with a port is rejected (ports never take part in hostname matching)', () => {
+  const r = validateObject({
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    kind: 'HTTPRoute',
+    metadata: { name: 'r', namespace: 'apps' },
+    spec: { hostnames: ['a.example.com:8080'] },
+  });
+  assert.equal(r.ok, false);
+  if (!r.ok) assert.equal(r.errors[0]!.field, 'spec.hostnames[0]');
+});
+
+test('YAML syntax errors name the line and keep later documents', () => {
+  const text = `apiVersion: v1\nkind: Service\nmetadata: {name: a\n---\n${GATEWAY}`;
+  const r = parseYamlFile('broken.yaml', text);
+  assert.equal(r.objects.length, 1);
+  assert.equal(r.errors.length, 1);
+  assert.equal(r.errors[0]!.file, 'broken.yaml');
+  assert.match(formatResourceError(r.errors[0]!), /^broken\.yaml:[34]: YAML: /);
+});
+
+test('CEL-style rules: HTTPS needs tls, Service backends need a port, apiVersion must fit the kind', () => {
+  const https = parseYamlFile('h.yaml', GATEWAY.replace('protocol: HTTP', 'protocol: HTTPS'));
+  assert.deepEqual(https.errors.map(formatResourceError), [
+    'h.yaml:8: Gateway default/eg: spec.listeners[0].tls: required when protocol is HTTPS',
+  ]);
+  const route = validateObject({
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    kind: 'HTTPRoute',
+    metadata: { name: 'r' },
+    spec: { rules: [{ backendRefs: [{ name: 's' }] }] },
+  });
+  assert.equal(route.ok, false);
+  if (!route.ok)
+    assert.deepEqual(route.errors.map(formatResourceError), [
+      'HTTPRoute default/r: spec.rules[0].backendRefs[0].port: required when kind is Service',
+    ]);
+  const version = validateObject({ apiVersion: 'v1', kind: 'Gateway', metadata: { name: 'g' } });
+  assert.equal(version.ok, false);
+  if (!version.ok)
+    assert.match(version.errors[0]!.message, /must be one of gateway\.networking\.k8s\.io\/v1/);
+});
+
+test('enum errors list the allowed values', () => {
+  const r = parseYamlFile(
+    'e.yaml',
+    GATEWAY.replace('    port: 80\n', '    port: 80\n    allowedRoutes: {namespaces: {from: Everywhere}}\n'),
+  );
+  assert.deepEqual(r.errors.map(formatResourceError), [
+    'e.yaml:11: Gateway default/eg: spec.listeners[0].allowedRoutes.namespaces.from: must be one of All, Same, Selector',
+  ]);
+});
+
+test('objects from the API server: Date timestamps become RFC 3339 text', () => {
+  const r = validateObject({
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    metadata: { name: 'n', creationTimestamp: new Date('2025-01-02T03:04:05Z') },
+  });
+  assert.equal(r.ok, true);
+  if (r.ok) assert.equal(r.object.metadata.creationTimestamp, '2025-01-02T03:04:05Z');
+});
+
+test('loadPaths reads directories recursively (.yaml, .yml, .json) and reports unreadable paths', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'portico-load-'));
+  mkdirSync(join(dir, 'sub'));
+  writeFileSync(join(dir, 'a.yaml'), GATEWAY);
+  writeFileSync(
+    join(dir, 'sub', 'b.json'),
+    JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'x' } }),
+  );
+  writeFileSync(join(dir, 'sub', 'c.yml'), 'apiVersion: v1\nkind: Namespace\nmetadata: {name: y}\n');
+  writeFileSync(join(dir, 'notes.txt'), 'not yaml: [');
+  const r = await loadPaths([dir, join(dir, 'missing.yaml')]);
+  assert.deepEqual(
+    r.objects.map((o) => o.object.metadata.name),
+    ['eg', 'x', 'y'],
+  );
+  assert.equal(r.errors.length, 1);
+  assert.match(formatResourceError(r.errors[0]!), /missing\.yaml: cannot read: ENOENT/);
+});
+
+test('a duplicate object (same kind, namespace and name) is an error; the first one is kept', () => {
+  const r = parseYamlFile('dup.yaml', `${GATEWAY}---\n${GATEWAY.replace('port: 80', 'port: 81')}`);
+  assert.equal(r.objects.length, 1);
+  assert.deepEqual(r.errors.map(formatResourceError), [
+    'dup.yaml:12: Gateway default/eg: duplicate; the one at dup.yaml:1 is used',
+  ]);
+});
+
+test('objects from the API server: an existing status (with Dates) is kept, not validated', () => {
+  const r = validateObject({
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    kind: 'GatewayClass',
+    metadata: { name: 'eg' },
+    spec: { controllerName: 'gateway.portico.io/gatewayclass-controller' },
+    status: { conditions: [{ type: 'Accepted', status: 'True', lastTransitionTime: new Date(0) }] },
+  });
+  assert.equal(r.ok, true);
+});

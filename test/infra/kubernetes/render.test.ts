@@ -1,0 +1,89 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { renderFleetObjects } from '../../../src/infra/kubernetes/render.js';
+import type { FleetInfra } from '../../../src/translate/types.js';
+
+const INFRA: FleetInfra = {
+  fleet: 'team-a/eg',
+  name: 'proxy-team-a-eg-77bb22a9',
+  namespace: 'team-a',
+  labels: {
+    'app.kubernetes.io/name': 'portico-proxy',
+    'gateway.portico.io/owning-gateway-namespace': 'team-a',
+    'gateway.portico.io/owning-gateway-name': 'eg',
+  },
+  owner: { gateway: 'team-a/eg', uid: 'u-1' },
+  gateways: ['team-a/eg'],
+  ports: [
+    { name: 'http-80', port: 80, protocol: 'TCP', containerPort: 10080 },
+    { name: 'http-8080', port: 8080, protocol: 'TCP', containerPort: 8080 },
+  ],
+};
+
+test('mutual TLS mode: client certificate Secret, two non-root containers, LoadBalancer ports', () => {
+  const { serviceAccount, deployment, service } = renderFleetObjects(
+    { ...INFRA, namespace: 'portico-gateway-system', owner: undefined },
+    {
+      image: 'portico:dev',
+      controllerNamespace: 'portico-gateway-system',
+      deployType: 'ControllerNamespace',
+    },
+  );
+  assert.equal(serviceAccount.metadata?.name, INFRA.name);
+  assert.equal(deployment.metadata?.ownerReferences, undefined);
+  const pod = deployment.spec!.template.spec!;
+  assert.deepEqual(
+    pod.containers.map((c) => c.name),
+    ['proxy', 'shutdown-manager'],
+  );
+  assert.equal(pod.securityContext?.runAsNonRoot, true);
+  assert.deepEqual(pod.volumes?.[0]?.secret?.secretName, 'portico-proxy-client-cert');
+  const proxy = pod.containers[0]!;
+  assert.deepEqual(proxy.readinessProbe?.httpGet, { path: '/ready', port: 19003 });
+  assert.ok(proxy.args?.includes('--cert-file'));
+  assert.ok(
+    proxy.args
+      ?.join(' ')
+      .includes('--discovery portico-gateway.portico-gateway-system.svc:18000 --fleet team-a/eg'),
+  );
+  assert.deepEqual(proxy.lifecycle?.preStop?.exec?.command?.slice(0, 3), [
+    'portico',
+    'shutdown-manager',
+    'drain',
+  ]);
+  assert.ok(proxy.resources?.requests?.cpu !== undefined);
+  assert.equal(service.spec?.type, 'LoadBalancer');
+  assert.deepEqual(
+    service.spec?.ports?.map((p) => [p.port, p.targetPort]),
+    [
+      [80, 10080],
+      [8080, 8080],
+    ],
+  );
+  assert.deepEqual(service.spec?.selector, deployment.spec?.selector.matchLabels);
+});
+
+test('token mode: CA ConfigMap and projected token with the controller audience, owned by the Gateway', () => {
+  const { deployment } = renderFleetObjects(INFRA, {
+    image: 'portico:dev',
+    controllerNamespace: 'portico-gateway-system',
+    deployType: 'GatewayNamespace',
+  });
+  assert.deepEqual(deployment.metadata?.ownerReferences?.[0], {
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    kind: 'Gateway',
+    name: 'eg',
+    uid: 'u-1',
+    blockOwnerDeletion: true,
+  });
+  const volumes = deployment.spec!.template.spec!.volumes!;
+  assert.equal(volumes[0]?.configMap?.name, 'portico-ca');
+  assert.deepEqual(volumes[1]?.projected?.sources?.[0]?.serviceAccountToken, {
+    audience: 'portico-gateway.portico-gateway-system.svc.cluster.local',
+    expirationSeconds: 3600,
+    path: 'token',
+  });
+  const args = deployment.spec!.template.spec!.containers[0]!.args!;
+  assert.ok(args.includes('--token-file'));
+  assert.ok(!args.includes('--cert-file'));
+});

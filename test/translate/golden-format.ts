@@ -1,0 +1,40 @@
+// Golden file format: a header of `# key: json` comments in the input; output as YAML with keys redacted.
+import { stringify } from 'yaml';
+import type { DataPlaneState, TranslateOptions, TranslateResult } from '../../src/translate/index.js';
+
+export interface GoldenHeader {
+  options: TranslateOptions;
+  dataPlane?: DataPlaneState;
+  expectLoadErrors: string[];
+}
+
+export function readHeader(text: string): GoldenHeader {
+  const header: GoldenHeader = {
+    options: {
+      controllerName: 'gateway.portico.io/gatewayclass-controller',
+      controllerNamespace: 'portico-gateway-system',
+      deployType: 'ControllerNamespace',
+    },
+    expectLoadErrors: [],
+  };
+  for (const line of text.split('\n')) {
+    const m = /^# (options|data-plane|load-error): (.*)$/.exec(line);
+    if (m === null) continue;
+    if (m[1] === 'options')
+      header.options = { ...header.options, ...(JSON.parse(m[2]!) as Partial<TranslateOptions>) };
+    else if (m[1] === 'data-plane') header.dataPlane = JSON.parse(m[2]!) as DataPlaneState;
+    else header.expectLoadErrors.push(m[2]!);
+  }
+  return header;
+}
+
+export function goldenText(result: TranslateResult): string {
+  const fleets = result.fleets.map((f) => ({
+    ...f,
+    secrets: f.secrets.map((s) => ({ ...s, privateKeyPem: `<redacted ${s.privateKeyPem.length} bytes>` })),
+  }));
+  return stringify(
+    { statuses: result.statuses, fleets, infra: result.infra },
+    { lineWidth: 0, aliasDuplicateObjects: false },
+  );
+}
