@@ -4,9 +4,11 @@
 // A released address stays recorded with its release time and is handed out again only when no
 // never-used address is left (oldest release first), so a Gateway removed and re-added soon gets its old
 // address back, and a client still holding an old address rarely reaches an unrelated Gateway.
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PorticoError } from '../../errors.js';
+import { writeFileAtomic } from '../../write-file-atomic.js';
 
 /** The default pool on Linux, where all of 127.0.0.0/8 is routed to the loopback interface. */
 export const DEFAULT_ADDRESS_POOL = '127.0.1.0/24';
@@ -227,13 +229,4 @@ function isStateFile(value: unknown): value is StateFile {
       typeof (e as Assignment).address === 'string' &&
       ['undefined', 'string'].includes(typeof (e as Assignment).releasedAt),
   );
-}
-
-/** Readers never see a half-written file: write a sibling temp file, then rename it over the target. */
-export async function writeFileAtomic(file: string, content: string): Promise<void> {
-  const dir = join(file, '..');
-  await mkdir(dir, { recursive: true });
-  const temp = `${file}.${process.pid}.tmp`;
-  await writeFile(temp, content, { mode: 0o600 });
-  await rename(temp, file);
 }

@@ -2,7 +2,7 @@
 // terminal) still hold their addresses and ports. The supervisor records its children's pids in a file;
 // the next controller stops the ones that are still proxies of ours before starting its own.
 import { readFile } from 'node:fs/promises';
-import { writeFileAtomic } from './address-pool.js';
+import { writeFileAtomic } from '../../write-file-atomic.js';
 
 export interface RecordedProxy {
   fleet: string;

@@ -1,0 +1,109 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { describeObject } from '../../../src/api/kinds.js';
+import { openResourceStore } from '../../../src/provider/standalone/resource-store.js';
+
+const gateway = (port: number) => `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata:
+  name: eg
+spec:
+  gatewayClassName: portico
+  listeners:
+    - name: http
+      protocol: HTTP
+      port: ${port}
+`;
+const route = (name: string) => `apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata:
+  name: ${name}
+spec:
+  parentRefs: [{ name: eg }]
+`;
+
+const batch = (files: Record<string, string>, removed: string[] = []) => ({
+  changed: new Map(Object.entries(files)),
+  removed,
+});
+
+test('objects load with default namespace, uid, creation time and generation 1', async () => {
+  const store = await openResourceStore({ now: () => new Date('2026-01-01T00:00:00Z') });
+  const result = store.apply(batch({ 'a.yaml': gateway(8080) }));
+  assert.deepEqual(result.errors, []);
+  assert.equal(result.changed, true);
+  const [gw] = store.objects();
+  assert.equal(gw?.metadata.namespace, 'default');
+  assert.equal(gw?.metadata.generation, 1);
+  assert.equal(gw?.metadata.creationTimestamp, '2026-01-01T00:00:00Z');
+  assert.match(gw?.metadata.uid ?? '', /^[0-9a-f]{32}$/);
+});
+
+test('a spec change bumps generation; an unchanged file keeps object identity', async () => {
+  const store = await openResourceStore({});
+  store.apply(batch({ 'a.yaml': gateway(8080), 'b.yaml': route('r') }));
+  const [before] = store.objects().filter((o) => o.kind === 'HTTPRoute');
+  const result = store.apply(batch({ 'a.yaml': gateway(8081), 'b.yaml': route('r') }));
+  assert.equal(result.changed, true);
+  const gw = store.objects().find((o) => o.kind === 'Gateway');
+  assert.equal(gw?.metadata.generation, 2);
+  assert.equal(
+    store.objects().find((o) => o.kind === 'HTTPRoute'),
+    before,
+  );
+  assert.equal(store.apply(batch({ 'b.yaml': route('r') })).changed, false);
+});
+
+test('a file that fails to parse keeps its last good content and reports file and line', async () => {
+  const store = await openResourceStore({});
+  store.apply(batch({ 'a.yaml': gateway(8080) }));
+  const result = store.apply(batch({ 'a.yaml': `${gateway(8080)}  bad: [unclosed\n` }));
+  assert.equal(result.changed, false);
+  assert.equal(result.errors.length, 1);
+  assert.equal(result.errors[0]?.file, 'a.yaml');
+  assert.equal(typeof result.errors[0]?.line, 'number');
+  assert.equal(store.objects().length, 1);
+});
+
+test('an invalid object keeps its last good version; the rest of the file applies', async () => {
+  const store = await openResourceStore({});
+  store.apply(batch({ 'a.yaml': `${gateway(8080)}---\n${route('r1')}` }));
+  const result = store.apply(batch({ 'a.yaml': `${gateway(70000)}---\n${route('r1')}---\n${route('r2')}` }));
+  assert.equal(result.errors.length, 1);
+  assert.equal(result.errors[0]?.object, 'Gateway default/eg');
+  assert.match(result.errors[0]?.field ?? '', /spec\.listeners\[0\]\.port/);
+  const ids = store.objects().map(describeObject).sort();
+  assert.deepEqual(ids, ['Gateway default/eg', 'HTTPRoute default/r1', 'HTTPRoute default/r2']);
+  const gw = store.objects().find((o) => o.kind === 'Gateway');
+  assert.equal(gw?.kind === 'Gateway' && gw.spec.listeners[0]?.port, 8080);
+});
+
+test('a removed file removes its objects; a duplicate in another file is an error and the first file wins', async () => {
+  const store = await openResourceStore({});
+  store.apply(batch({ 'a.yaml': route('r'), 'b.yaml': route('r') }));
+  assert.equal(store.objects().length, 1);
+  const dup = store.apply(batch({ 'b.yaml': route('r') }));
+  assert.equal(dup.errors[0]?.file, 'b.yaml');
+  assert.match(dup.errors[0]?.message ?? '', /also defined in a\.yaml/);
+  store.apply(batch({}, ['a.yaml', 'b.yaml']));
+  assert.equal(store.objects().length, 0);
+});
+
+test('uid, creation time and generation survive a restart through the state directory', async () => {
+  const stateDir = await mkdtemp(join(tmpdir(), 'portico-store-'));
+  const first = await openResourceStore({ stateDir, now: () => new Date('2026-01-01T00:00:00Z') });
+  first.apply(batch({ 'a.yaml': gateway(8080) }));
+  first.apply(batch({ 'a.yaml': gateway(8081) }));
+  await first.save();
+  assert.match(await readFile(join(stateDir, 'objects.json'), 'utf8'), /Gateway default\/eg/);
+  const second = await openResourceStore({ stateDir, now: () => new Date('2026-06-01T00:00:00Z') });
+  second.apply(batch({ 'a.yaml': gateway(8081) }));
+  const [a] = first.objects();
+  const [b] = second.objects();
+  assert.equal(b?.metadata.uid, a?.metadata.uid);
+  assert.equal(b?.metadata.creationTimestamp, '2026-01-01T00:00:00Z');
+  assert.equal(b?.metadata.generation, 2);
+});
