@@ -2,9 +2,9 @@
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
 import { PorticoError } from '../errors.js';
+import { parseHostPort } from '../host-port.js';
 import { DEFAULT_ADMIN_ADDRESS } from '../provider/standalone/admin-server.js';
 import type { ResourceObject } from '../provider/standalone/admin-state.js';
-import { parseHostPort } from '../provider/standalone/host-port.js';
 import { ageSince, formatTable } from './output.js';
 
 const HELP = `usage: portico get gatewayclasses|gateways|httproutes [NAME] [options]

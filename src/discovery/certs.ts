@@ -10,6 +10,7 @@ import {
   randomBytes,
   sign,
 } from 'node:crypto';
+import { DEFAULT_CONTROLLER_NAMESPACE } from '../api/controller-config.js';
 import {
   bitStringBytes,
   boolean,
@@ -27,7 +28,7 @@ import {
   utf8String,
 } from './der.js';
 
-export const DEFAULT_CONTROLLER_NAMESPACE = 'portico-gateway-system';
+export { DEFAULT_CONTROLLER_NAMESPACE };
 export const SERVER_NAME = 'portico-gateway';
 export const CLIENT_COMMON_NAME = 'portico-proxy';
 

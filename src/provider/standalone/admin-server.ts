@@ -3,9 +3,9 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PorticoError } from '../../errors.js';
+import { formatHostPort, parseHostPort } from '../../host-port.js';
 import type { FleetConfig } from '../../ir/fleet-config.js';
 import type { AdminState, FleetState, ResourceObject } from './admin-state.js';
-import { formatHostPort, parseHostPort } from './host-port.js';
 
 export const DEFAULT_ADMIN_ADDRESS = '127.0.0.1:18001';
 export const REDACTED = '<redacted>';

@@ -7,11 +7,7 @@ import type { ResourceError } from '../../api/common.js';
 import { type ApiObject, describeObject } from '../../api/kinds.js';
 import { parseYamlFile } from '../../api/load.js';
 import { writeFileAtomic } from '../../write-file-atomic.js';
-
-export interface FileBatch {
-  changed: Map<string, string>;
-  removed: string[];
-}
+import type { FileBatch } from './file-watch.js';
 
 export interface ApplyResult {
   /** Errors of this batch, each naming file, line, object and field. */

@@ -1,5 +1,5 @@
 // `HOST:PORT` option values (`127.0.0.1:18001`, `[::1]:18001`), parsed once with errors naming the option.
-import { PorticoError } from '../../errors.js';
+import { PorticoError } from './errors.js';
 
 export interface HostPort {
   host: string;
