@@ -13,6 +13,10 @@ const COMMANDS: Record<string, Command> = {
     summary: "kubectl-style tables of the standalone controller's resources",
     load: () => import('./get.js'),
   },
+  standalone: {
+    summary: 'run the controller on this machine from YAML files, proxies as local processes',
+    load: () => import('./standalone.js'),
+  },
   translate: {
     summary: 'translate resources offline: statuses, fleet configs, infrastructure',
     load: () => import('./translate.js'),

@@ -1,0 +1,347 @@
+// The standalone controller: files → resource store → translator → discovery server (fleet configs),
+// host supervisor (one proxy process per fleet) and in-memory statuses served by the admin API.
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { formatResourceError, type ResourceError } from '../../api/common.js';
+import { stampConditionTimes } from '../../api/condition-times.js';
+import type { PorticoGatewayConfig } from '../../api/controller-config.js';
+import { describeObject } from '../../api/kinds.js';
+import { buildSnapshot } from '../../api/snapshot.js';
+import { CERTIFICATE_FILES, writeCertificateFiles } from '../../discovery/certificate-files.js';
+import { createDiscoveryServer, type DiscoveryServer } from '../../discovery/server.js';
+import { formatHostPort, parseHostPort } from '../../host-port.js';
+import { openAddressPool } from '../../infra/host/address-pool.js';
+import { stopOrphanProxies } from '../../infra/host/orphan-proxies.js';
+import { hostProxyArgs } from '../../infra/host/proxy-args.js';
+import { createProxySupervisor, formatProxyLogLine } from '../../infra/host/supervisor.js';
+import type { FleetConfig } from '../../ir/fleet-config.js';
+import {
+  createTranslateCache,
+  type DataPlaneState,
+  type ObjectStatus,
+  translate,
+} from '../../translate/index.js';
+import { type AdminServer, startAdminServer } from './admin-server.js';
+import type { AdminState, FleetState, ResourceObject } from './admin-state.js';
+import { watchFiles } from './file-watch.js';
+import { openResourceStore } from './resource-store.js';
+
+export interface StandaloneOptions {
+  config: PorticoGatewayConfig;
+  /** Resource files and directories. */
+  paths: string[];
+  stateDir: string;
+  adminAddress: string;
+  discoveryAddress: string;
+  /** CIDR the fleets' loopback addresses come from. */
+  addressPool: string;
+  controllerNamespace: string;
+  /** One line per event a person should see. */
+  log: (line: string) => void;
+  /** Overrides for tests: the proxy entry point and its timings. */
+  proxyEntryPoint?: string;
+  proxyDrainSeconds?: number;
+  proxyStopGraceMs?: number;
+}
+
+export interface StandaloneController {
+  adminAddress: string;
+  discoveryAddress: string;
+  close(): Promise<void>;
+}
+
+function statusKey(s: { kind: string; namespace?: string; name: string }): string {
+  return s.namespace === undefined ? `${s.kind} ${s.name}` : `${s.kind} ${s.namespace}/${s.name}`;
+}
+
+async function discoveryTls(stateDir: string, namespace: string) {
+  const dir = join(stateDir, 'certs');
+  // Generated once, then reused: restarted proxies and controllers keep trusting each other.
+  if (!existsSync(join(dir, CERTIFICATE_FILES.caCertPem))) {
+    writeCertificateFiles(dir, { namespace, extraSans: [], force: false });
+  }
+  const file = (name: string) => join(dir, name);
+  return {
+    files: {
+      ca: file(CERTIFICATE_FILES.caCertPem),
+      cert: file(CERTIFICATE_FILES.clientCertPem),
+      key: file(CERTIFICATE_FILES.clientKeyPem),
+    },
+    server: {
+      caPem: await readFile(file(CERTIFICATE_FILES.caCertPem), 'utf8'),
+      certPem: await readFile(file(CERTIFICATE_FILES.serverCertPem), 'utf8'),
+      keyPem: await readFile(file(CERTIFICATE_FILES.serverKeyPem), 'utf8'),
+    },
+  };
+}
+
+export async function startStandalone(options: StandaloneOptions): Promise<StandaloneController> {
+  const { log, config } = options;
+  const controllerName = config.gateway.controllerName;
+  const tls = await discoveryTls(options.stateDir, options.controllerNamespace);
+
+  const discovery: DiscoveryServer = createDiscoveryServer({
+    address: options.discoveryAddress,
+    tls: tls.server,
+    auth: { mode: 'mtls' },
+    log: (level, message) => {
+      if (level === 'warn' || level === 'error') log(`discovery ${level}: ${message}`);
+    },
+  });
+  const { port: discoveryPort } = await discovery.start();
+  const discoveryAddress = formatHostPort({
+    ...parseHostPort(options.discoveryAddress, '--discovery-address'),
+    port: discoveryPort,
+  });
+
+  const pool = await openAddressPool({
+    cidr: options.addressPool,
+    stateDir: options.stateDir,
+    source: '--address-pool',
+    onWarning: (m) => log(`warning: ${m}`),
+  });
+  const pidFile = join(options.stateDir, 'proxies.json');
+  const orphans = await stopOrphanProxies(pidFile);
+  for (const o of orphans) log(`stopped proxy ${o.fleet} (pid ${o.pid}) left by an earlier run`);
+
+  let reconcileSoon: () => void = () => {};
+  const supervisor = createProxySupervisor({
+    entryPoint: options.proxyEntryPoint,
+    pidFile,
+    stopGraceMs: options.proxyStopGraceMs,
+    log: (line) => log(formatProxyLogLine(line)),
+    onChange: () => reconcileSoon(),
+  });
+  const store = await openResourceStore({ stateDir: options.stateDir });
+  const cache = createTranslateCache();
+
+  let fleets: FleetConfig[] = [];
+  let statuses = new Map<string, ObjectStatus>();
+  let ready = false;
+  const programmedAnnounced = new Map<string, string>();
+
+  function dataPlaneState(): DataPlaneState {
+    const state: DataPlaneState = { fleets: {} };
+    const nodes = discovery.nodes();
+    for (const fleet of fleets) {
+      const address = pool.get(fleet.fleet);
+      const appliedGateways: Record<string, number> = {};
+      const listenerErrors: DataPlaneState['fleets'][string]['listenerErrors'] = [];
+      for (const node of nodes) {
+        if (node.fleet !== fleet.fleet || node.appliedVersion === undefined) continue;
+        for (const [gateway, generation] of Object.entries(node.appliedGateways)) {
+          appliedGateways[gateway] = Math.max(appliedGateways[gateway] ?? 0, generation);
+        }
+        for (const error of node.listenerErrors) {
+          const listener = fleet.listeners.find((l) => l.name === error.listener);
+          for (const ref of listener?.gatewayListeners ?? []) {
+            listenerErrors.push({ gateway: ref.gateway, listener: ref.listener, message: error.message });
+          }
+        }
+      }
+      state.fleets[fleet.fleet] = {
+        addresses: address === undefined ? [] : [{ type: 'IPAddress', value: address }],
+        appliedGateways,
+        listenerErrors,
+      };
+    }
+    return state;
+  }
+
+  function announce(next: Map<string, ObjectStatus>): void {
+    for (const [key, s] of next) {
+      if (s.kind !== 'Gateway') continue;
+      const status = s.status as {
+        conditions?: { type: string; status: string; reason: string; message: string }[];
+        addresses?: { value: string }[];
+        listeners?: { name: string; conditions?: { type: string; status: string; message: string }[] }[];
+      };
+      const programmed = status.conditions?.find((c) => c.type === 'Programmed');
+      const line =
+        programmed?.status === 'True'
+          ? `Gateway ${s.namespace}/${s.name} programmed at ${status.addresses?.[0]?.value ?? '?'}`
+          : `Gateway ${s.namespace}/${s.name} not programmed: ${programmed?.reason ?? 'Unknown'}: ${programmed?.message ?? ''}`;
+      const listenerProblems = (status.listeners ?? []).flatMap((l) =>
+        (l.conditions ?? [])
+          .filter((c) => c.status !== (c.type === 'Conflicted' ? 'False' : 'True'))
+          .map((c) => `  listener ${l.name}: ${c.type}=${c.status}: ${c.message}`),
+      );
+      const text = [line, ...listenerProblems].join('\n');
+      // Only transitions are news; the first "not programmed" (proxy starting) is not worth a line.
+      if (programmedAnnounced.get(key) === text) continue;
+      if (
+        programmedAnnounced.get(key) === undefined &&
+        programmed?.reason === 'Pending' &&
+        listenerProblems.length === 0
+      )
+        continue;
+      programmedAnnounced.set(key, text);
+      log(text);
+    }
+    for (const key of programmedAnnounced.keys()) if (!next.has(key)) programmedAnnounced.delete(key);
+  }
+
+  let running = false;
+  let again = false;
+  let closed = false;
+  async function reconcile(): Promise<void> {
+    if (closed) return;
+    if (running) {
+      again = true;
+      return;
+    }
+    running = true;
+    try {
+      do {
+        again = false;
+        const snapshot = buildSnapshot(store.objects());
+        const result = translate(
+          snapshot,
+          {
+            controllerName,
+            controllerNamespace: options.controllerNamespace,
+            deployType: 'ControllerNamespace',
+            cache,
+          },
+          dataPlaneState(),
+        );
+        const previousFleets = new Set(fleets.map((f) => f.fleet));
+        for (const fleet of result.fleets) {
+          discovery.setFleet(fleet);
+          previousFleets.delete(fleet.fleet);
+        }
+        for (const gone of previousFleets) discovery.removeFleet(gone);
+        fleets = result.fleets;
+
+        const addresses = pool.assign(result.fleets.map((f) => f.fleet));
+        supervisor.sync(
+          result.fleets.map((f) => {
+            const address = addresses.get(f.fleet)!;
+            return {
+              fleet: f.fleet,
+              address,
+              args: hostProxyArgs({
+                fleet: f.fleet,
+                node: `${f.fleet}@${address}`,
+                address,
+                discoveryAddress,
+                caFile: tls.files.ca,
+                certFile: tls.files.cert,
+                keyFile: tls.files.key,
+                serverName: 'portico-gateway',
+                drainSeconds: options.proxyDrainSeconds,
+              }),
+            };
+          }),
+        );
+        await pool.save();
+
+        const now = new Date();
+        const next = new Map<string, ObjectStatus>();
+        for (const s of result.statuses) {
+          const key = statusKey(s);
+          next.set(key, { ...s, status: stampConditionTimes(statuses.get(key)?.status, s.status, now) });
+        }
+        statuses = next;
+        ready = true;
+        announce(next);
+      } while (again && !closed);
+    } catch (error) {
+      log(
+        `error: reconcile failed, the last good state keeps serving: ${(error as Error).stack ?? String(error)}`,
+      );
+    } finally {
+      running = false;
+    }
+  }
+  let scheduled = false;
+  reconcileSoon = () => {
+    if (scheduled || closed) return;
+    scheduled = true;
+    setImmediate(() => {
+      scheduled = false;
+      void reconcile();
+    });
+  };
+  discovery.on('change', reconcileSoon);
+
+  const reportErrors = (errors: ResourceError[]) => {
+    for (const e of errors) log(`error: ${formatResourceError(e)}`);
+  };
+
+  let firstBatch = true;
+  const watcher = await watchFiles({
+    paths: options.paths,
+    onBatch: async (batch) => {
+      const result = store.apply(batch);
+      reportErrors(result.errors);
+      if (firstBatch) {
+        firstBatch = false;
+        const counts = new Map<string, number>();
+        for (const o of store.objects()) counts.set(o.kind, (counts.get(o.kind) ?? 0) + 1);
+        const summary = [...counts].map(([kind, n]) => `${n} ${kind}`).join(', ');
+        log(`loaded ${summary || 'no objects'} from ${options.paths.join(', ')}`);
+      } else if (result.changed) {
+        const files = [...batch.changed.keys(), ...batch.removed].join(', ');
+        log(`applied changes from ${files}`);
+      }
+      if (result.changed || !ready) await reconcile();
+      await store.save();
+    },
+    onError: (error) => log(`error: ${error.message}`),
+  });
+
+  const admin: AdminServer = await startAdminServer({
+    address: options.adminAddress,
+    source: '--admin-address',
+    getState: (): AdminState => adminState(),
+  });
+
+  function adminState(): AdminState {
+    const resources: ResourceObject[] = store.objects().map((o) => {
+      const s = statuses.get(describeObject(o));
+      const object = o as ResourceObject & { status?: unknown };
+      return s === undefined ? object : { ...object, status: s.status };
+    });
+    const nodes = discovery.nodes();
+    const processes = new Map(supervisor.list().map((p) => [p.fleet, p]));
+    const fleetStates: FleetState[] = fleets.map((config) => {
+      const p = processes.get(config.fleet);
+      return {
+        fleet: config.fleet,
+        address: pool.get(config.fleet),
+        config,
+        nodes: nodes
+          .filter((n) => n.fleet === config.fleet)
+          .map((n) => ({
+            node: n.node,
+            appliedVersion: n.appliedVersion,
+            error: n.lastError,
+            connectedAt: n.connectedAt,
+          })),
+        process:
+          p === undefined
+            ? undefined
+            : { pid: p.pid, state: p.state, restarts: p.restarts, lastExit: p.lastExit },
+      };
+    });
+    return { ready, resources, fleets: fleetStates };
+  }
+
+  log(`controller ${controllerName}: admin API on http://${admin.address}, discovery on ${discoveryAddress}`);
+
+  return {
+    adminAddress: admin.address,
+    discoveryAddress,
+    async close() {
+      closed = true;
+      discovery.off('change', reconcileSoon);
+      await watcher.close();
+      // Proxies drain first (requests in flight finish), then the servers they talk to go away.
+      await supervisor.stopAll();
+      await Promise.all([discovery.close(), admin.close()]);
+      await Promise.all([store.save(), pool.save()]);
+    },
+  };
+}
