@@ -12,14 +12,14 @@ export function mergePatch(target: unknown, patch: unknown): unknown {
   return out;
 }
 
-function unescape(token: string): string {
+function unescapeToken(token: string): string {
   return token.replace(/~1/g, '/').replace(/~0/g, '~');
 }
 
 function pointer(path: string): string[] {
   if (path === '') return [];
   if (!path.startsWith('/')) throw badRequest(`JSON patch: invalid path "${path}"`);
-  return path.slice(1).split('/').map(unescape);
+  return path.slice(1).split('/').map(unescapeToken);
 }
 
 function parentOf(doc: unknown, tokens: string[], path: string): unknown {

@@ -68,7 +68,7 @@ export function matchesLabels(
         return !has;
       case 'in':
         return has && r.values.includes(l[r.key] ?? '');
-      case 'notin':
+      default:
         return !has || !r.values.includes(l[r.key] ?? '');
     }
   });
