@@ -13,7 +13,14 @@ import { startApiServer } from './apiserver/server.js';
 import { createStore } from './apiserver/store.js';
 import { issueToken, type TokenParams } from './apiserver/token-api.js';
 import { createTokenSigner } from './apiserver/tokens.js';
+import { defaultImageRules, type ImageRule } from './agent/images.js';
+import { startNodeAgent } from './agent/node-agent.js';
+import { installWorkloadControllers } from './agent/workloads.js';
 import { writeKubeconfig } from './kubeconfig.js';
+import { installDnsHosts } from './services/dns-hosts.js';
+import { installEndpointSliceController, SERVICE_NAME_LABEL } from './services/endpoint-slices.js';
+import { createAddressRange, releaseRange } from './services/ip-range.js';
+import { installServiceProxy } from './services/service-proxy.js';
 import { createServingCertificate } from './pki.js';
 
 export interface ClusterOptions {
@@ -28,6 +35,16 @@ export interface ClusterOptions {
   /** TokenRequest minimum `expirationSeconds` (a real API server: 600). */
   minTokenExpirationSeconds?: number;
   log?: (line: string) => void;
+  /** Run pods as local processes, Services as TCP proxies (default true); false: API server only. */
+  workloads?: boolean;
+  /** The echo image runs the inline echo server, or `portico echo` from the built CLI. */
+  echo?: 'inline' | 'portico';
+  /** Extra image → program rules, checked before the defaults. */
+  images?: ImageRule[];
+  maxProbeIntervalMs?: number;
+  restartBackoffMs?: { initial: number; max: number };
+  /** How often pods refresh volumes (secrets, tokens) and controllers resync. */
+  resyncMs?: number;
 }
 
 export interface Cluster {
@@ -44,19 +61,30 @@ export interface Cluster {
 
 const DEFAULTS = {
   port: 0,
+  workloads: true,
+  echo: 'inline' as 'inline' | 'portico',
+  maxProbeIntervalMs: 300,
+  restartBackoffMs: { initial: 500, max: 10_000 },
+  resyncMs: 1000,
   historySize: 1000,
   bookmarkIntervalMs: 5000,
   minTokenExpirationSeconds: 600,
 };
 
 const NAMESPACES = BUILTIN_TYPES.find((t) => t.resource === 'namespaces')!;
+const SERVICES = BUILTIN_TYPES.find((t) => t.resource === 'services')!;
+const SLICES = BUILTIN_TYPES.find((t) => t.resource === 'endpointslices')!;
 
 export async function startCluster(options: ClusterOptions = {}): Promise<Cluster> {
   const o = { ...DEFAULTS, ...options };
   const ownDir = options.dir === undefined;
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'portico-sim-'));
   const log = options.log ?? (() => {});
-  const pki = createServingCertificate(dir);
+  const podIPs = createAddressRange(20);
+  const clusterIPs = createAddressRange(30);
+  const loadBalancerIPs = createAddressRange(40);
+  const apiServiceIP = clusterIPs.allocate();
+  const pki = createServingCertificate(dir, [`IP:${apiServiceIP}`]);
   const adminToken = randomBytes(24).toString('base64url');
   const store = createStore(o.historySize);
   const registry = createRegistry();
@@ -78,6 +106,39 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     minTokenExpirationSeconds: o.minTokenExpirationSeconds,
     log,
   });
+  const apiPort = Number(new URL(api.url).port);
+  const stops: (() => void | Promise<void>)[] = [];
+  if (o.workloads) {
+    const hostsFile = join(dir, 'hosts.json');
+    stops.push(installDnsHosts(lifecycle, hostsFile));
+    stops.push(installEndpointSliceController(lifecycle, log));
+    const proxy = installServiceProxy(lifecycle, clusterIPs, loadBalancerIPs, log);
+    stops.push(() => proxy.stop());
+    lifecycle.create(SERVICES, {
+      metadata: { name: 'kubernetes', namespace: 'default', labels: { component: 'apiserver', provider: 'kubernetes' } },
+      spec: { clusterIP: apiServiceIP, ports: [{ name: 'https', port: 443, targetPort: apiPort, protocol: 'TCP' }] },
+    });
+    lifecycle.create(SLICES, {
+      metadata: { name: 'kubernetes', namespace: 'default', labels: { [SERVICE_NAME_LABEL]: 'kubernetes' } },
+      addressType: 'IPv4',
+      endpoints: [{ addresses: ['127.0.0.1'], conditions: { ready: true } }],
+      ports: [{ name: 'https', port: apiPort, protocol: 'TCP' }],
+    });
+    stops.push(installWorkloadControllers(lifecycle, o.resyncMs, log));
+    const agent = startNodeAgent({
+      lifecycle,
+      issueToken: (params) => issueToken(lifecycle, signer, params),
+      network: { apiServiceHost: apiServiceIP, apiServicePort: 443, hostsFile },
+      images: [...(options.images ?? []), ...defaultImageRules(o.echo)],
+      podIPs,
+      dir,
+      maxProbeIntervalMs: o.maxProbeIntervalMs,
+      restartBackoffMs: o.restartBackoffMs,
+      resyncMs: o.resyncMs,
+      log,
+    });
+    stops.push(() => agent.stop());
+  }
   const kubeconfigPath = options.kubeconfigPath ?? join(dir, 'kubeconfig');
   writeKubeconfig(kubeconfigPath, api.url, pki.caPem, adminToken);
   return {
@@ -89,9 +150,11 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     lifecycle,
     issueToken: (params) => issueToken(lifecycle, signer, params).token,
     async stop() {
+      for (const stop of stops.reverse()) await stop();
       stopGc();
       stopDefaults();
       await api.close();
+      for (const range of [podIPs, clusterIPs, loadBalancerIPs]) releaseRange(range);
       if (ownDir) rmSync(dir, { recursive: true, force: true });
     },
   };
