@@ -20,7 +20,10 @@ function deployment(name: string, labels: Record<string, string> = {}) {
     spec: {
       replicas: 1,
       selector: { matchLabels: { app: name } },
-      template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image: 'x', env: [{ name: 'A', value: '1' }] }] } },
+      template: {
+        metadata: { labels: { app: name } },
+        spec: { containers: [{ name: 'c', image: 'x', env: [{ name: 'A', value: '1' }] }] },
+      },
     },
   };
 }
@@ -59,24 +62,54 @@ test('an update with a stale resourceVersion is a 409 Conflict', async () => {
   assert.equal(stale.status, 409);
   assert.equal(stale.body.reason, 'Conflict');
   assert.match(String(stale.body.message), /the object has been modified/);
-  const stalePatch = await call(cluster, 'PATCH', `${CM}/stale`, { metadata: { resourceVersion: v1.metadata?.resourceVersion } }, {
-    contentType: 'application/merge-patch+json',
-  });
+  const stalePatch = await call(
+    cluster,
+    'PATCH',
+    `${CM}/stale`,
+    { metadata: { resourceVersion: v1.metadata?.resourceVersion } },
+    {
+      contentType: 'application/merge-patch+json',
+    },
+  );
   assert.equal(stalePatch.status, 409);
 });
 
 test('generation counts spec changes only; the status subresource changes only status', async () => {
   const created = (await call(cluster, 'POST', DEPLOY, deployment('gen'))).body;
   assert.equal(created.metadata?.generation, 1);
-  const labelled = await call(cluster, 'PATCH', `${DEPLOY}/gen`, { metadata: { labels: { x: 'y' } } }, { contentType: 'application/merge-patch+json' });
+  const labelled = await call(
+    cluster,
+    'PATCH',
+    `${DEPLOY}/gen`,
+    { metadata: { labels: { x: 'y' } } },
+    { contentType: 'application/merge-patch+json' },
+  );
   assert.equal(labelled.body.metadata?.generation, 1);
-  const scaled = await call(cluster, 'PATCH', `${DEPLOY}/gen`, { spec: { replicas: 3 } }, { contentType: 'application/merge-patch+json' });
+  const scaled = await call(
+    cluster,
+    'PATCH',
+    `${DEPLOY}/gen`,
+    { spec: { replicas: 3 } },
+    { contentType: 'application/merge-patch+json' },
+  );
   assert.equal(scaled.body.metadata?.generation, 2);
-  const viaMain = await call(cluster, 'PATCH', `${DEPLOY}/gen`, { status: { replicas: 9 } }, { contentType: 'application/merge-patch+json' });
+  const viaMain = await call(
+    cluster,
+    'PATCH',
+    `${DEPLOY}/gen`,
+    { status: { replicas: 9 } },
+    { contentType: 'application/merge-patch+json' },
+  );
   assert.equal(viaMain.body.status, undefined, 'the main resource ignores status');
-  const status = await call(cluster, 'PATCH', `${DEPLOY}/gen/status`, { status: { replicas: 3, observedGeneration: 2 }, spec: { replicas: 7 } }, {
-    contentType: 'application/merge-patch+json',
-  });
+  const status = await call(
+    cluster,
+    'PATCH',
+    `${DEPLOY}/gen/status`,
+    { status: { replicas: 3, observedGeneration: 2 }, spec: { replicas: 7 } },
+    {
+      contentType: 'application/merge-patch+json',
+    },
+  );
   assert.equal(status.status, 200);
   assert.equal(status.body.status?.replicas, 3);
   assert.equal(status.body.spec?.replicas, 3, 'the status subresource ignores spec');
@@ -95,14 +128,29 @@ test('JSON patch, strategic merge patch by merge key, and a no-op update keeps t
   assert.equal(smp.status, 200);
   const container = asList(smp.body.spec?.template?.spec?.containers)[0];
   assert.equal(container?.image, 'x');
-  assert.deepEqual(asList(container?.env).map((e) => e.name), ['A', 'B']);
-  const jp = await call(cluster, 'PATCH', `${DEPLOY}/patchy`, [{ op: 'replace', path: '/spec/replicas', value: 2 }], {
-    contentType: 'application/json-patch+json',
-  });
+  assert.deepEqual(
+    asList(container?.env).map((e) => e.name),
+    ['A', 'B'],
+  );
+  const jp = await call(
+    cluster,
+    'PATCH',
+    `${DEPLOY}/patchy`,
+    [{ op: 'replace', path: '/spec/replicas', value: 2 }],
+    {
+      contentType: 'application/json-patch+json',
+    },
+  );
   assert.equal(jp.body.spec?.replicas, 2);
-  const badTest = await call(cluster, 'PATCH', `${DEPLOY}/patchy`, [{ op: 'test', path: '/spec/replicas', value: 5 }], {
-    contentType: 'application/json-patch+json',
-  });
+  const badTest = await call(
+    cluster,
+    'PATCH',
+    `${DEPLOY}/patchy`,
+    [{ op: 'test', path: '/spec/replicas', value: 5 }],
+    {
+      contentType: 'application/json-patch+json',
+    },
+  );
   assert.equal(badTest.status, 422);
   const same = await call(cluster, 'PUT', `${DEPLOY}/patchy`, jp.body);
   assert.equal(same.body.metadata?.resourceVersion, jp.body.metadata?.resourceVersion);
@@ -114,8 +162,15 @@ test('server-side apply creates, merges, reports conflicts and honours force', a
   const created = await call(cluster, 'PATCH', path, yaml, { contentType: 'application/apply-patch+yaml' });
   assert.equal(created.status, 201);
   assert.equal(asList(created.body.metadata?.managedFields)[0]?.manager, 'alice');
-  const bob = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'applied' }, data: { a: 'bob', c: '3' } };
-  const conflict = await call(cluster, 'PATCH', `${CM}/applied?fieldManager=bob`, bob, { contentType: 'application/apply-patch+yaml' });
+  const bob = {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'applied' },
+    data: { a: 'bob', c: '3' },
+  };
+  const conflict = await call(cluster, 'PATCH', `${CM}/applied?fieldManager=bob`, bob, {
+    contentType: 'application/apply-patch+yaml',
+  });
   assert.equal(conflict.status, 409);
   assert.match(String(conflict.body.message), /conflict with "alice"/);
   const forced = await call(cluster, 'PATCH', `${CM}/applied?fieldManager=bob&force=true`, bob, {
@@ -124,14 +179,19 @@ test('server-side apply creates, merges, reports conflicts and honours force', a
   assert.equal(forced.status, 200);
   assert.deepEqual(forced.body.data, { a: 'bob', b: '2', c: '3' });
   const aliceDropsB = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: applied\ndata: {}\n';
-  const dropped = await call(cluster, 'PATCH', path, aliceDropsB, { contentType: 'application/apply-patch+yaml' });
+  const dropped = await call(cluster, 'PATCH', path, aliceDropsB, {
+    contentType: 'application/apply-patch+yaml',
+  });
   assert.deepEqual(dropped.body.data, { a: 'bob', c: '3' }, 'a field its manager stops applying is removed');
-  const noManager = await call(cluster, 'PATCH', `${CM}/applied`, yaml, { contentType: 'application/apply-patch+yaml' });
+  const noManager = await call(cluster, 'PATCH', `${CM}/applied`, yaml, {
+    contentType: 'application/apply-patch+yaml',
+  });
   assert.equal(noManager.status, 400);
 });
 
 test('label selectors (=, !=, in, notin, exists, !exists) and field selectors', async () => {
-  const make = (name: string, labels: Record<string, string>) => call(cluster, 'POST', CM, { metadata: { name, labels } });
+  const make = (name: string, labels: Record<string, string>) =>
+    call(cluster, 'POST', CM, { metadata: { name, labels } });
   await make('sel-a', { tier: 'web', env: 'prod' });
   await make('sel-b', { tier: 'db', env: 'dev' });
   await make('sel-c', { tier: 'cache' });
@@ -141,7 +201,10 @@ test('label selectors (=, !=, in, notin, exists, !exists) and field selectors', 
       .filter((n) => n.startsWith('sel-'));
   assert.deepEqual(await names('labelSelector=tier%3Dweb'), ['sel-a']);
   assert.deepEqual(await names('labelSelector=tier!%3Dweb'), ['sel-b', 'sel-c']);
-  assert.deepEqual(await names(`labelSelector=${encodeURIComponent('tier in (web,db)')}`), ['sel-a', 'sel-b']);
+  assert.deepEqual(await names(`labelSelector=${encodeURIComponent('tier in (web,db)')}`), [
+    'sel-a',
+    'sel-b',
+  ]);
   assert.deepEqual(await names(`labelSelector=${encodeURIComponent('tier notin (web,db),env')}`), []);
   assert.deepEqual(await names('labelSelector=env'), ['sel-a', 'sel-b']);
   assert.deepEqual(await names('labelSelector=!env'), ['sel-c']);
@@ -163,21 +226,46 @@ test('discovery lists built-in groups and CRD kinds; CRD objects are served at o
       group: 'example.com',
       scope: 'Namespaced',
       names: { plural: 'widgets', singular: 'widget', kind: 'Widget', listKind: 'WidgetList' },
-      versions: [{ name: 'v1', served: true, storage: true, subresources: { status: {} }, schema: { openAPIV3Schema: { type: 'object' } } }],
+      versions: [
+        {
+          name: 'v1',
+          served: true,
+          storage: true,
+          subresources: { status: {} },
+          schema: { openAPIV3Schema: { type: 'object' } },
+        },
+      ],
     },
   };
   const created = await call(cluster, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd);
   assert.equal(created.status, 201);
-  assert.ok(asList(created.body.status?.conditions).some((c) => c.type === 'Established' && c.status === 'True'));
+  assert.ok(
+    asList(created.body.status?.conditions).some((c) => c.type === 'Established' && c.status === 'True'),
+  );
   const groups = await call(cluster, 'GET', '/apis');
   assert.ok(asList(groups.body.groups).some((g) => g.name === 'example.com'));
-  const w = await call(cluster, 'POST', '/apis/example.com/v1/namespaces/default/widgets', { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w1' }, spec: { size: 1 } });
-  assert.equal(w.status, 201);
-  const smp = await call(cluster, 'PATCH', '/apis/example.com/v1/namespaces/default/widgets/w1', { spec: { size: 2 } }, {
-    contentType: 'application/strategic-merge-patch+json',
+  const w = await call(cluster, 'POST', '/apis/example.com/v1/namespaces/default/widgets', {
+    apiVersion: 'example.com/v1',
+    kind: 'Widget',
+    metadata: { name: 'w1' },
+    spec: { size: 1 },
   });
+  assert.equal(w.status, 201);
+  const smp = await call(
+    cluster,
+    'PATCH',
+    '/apis/example.com/v1/namespaces/default/widgets/w1',
+    { spec: { size: 2 } },
+    {
+      contentType: 'application/strategic-merge-patch+json',
+    },
+  );
   assert.equal(smp.status, 415, 'strategic merge patch is not supported for custom resources');
-  await call(cluster, 'DELETE', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com');
+  await call(
+    cluster,
+    'DELETE',
+    '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com',
+  );
   const gone = await call(cluster, 'GET', '/apis/example.com/v1/namespaces/default/widgets/w1');
   assert.equal(gone.status, 404);
 });

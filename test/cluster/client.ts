@@ -21,7 +21,13 @@ export interface CallOptions {
   contentType?: string;
 }
 
-export function call(cluster: Cluster, method: string, path: string, body?: unknown, options: CallOptions = {}): Promise<ApiReply> {
+export function call(
+  cluster: Cluster,
+  method: string,
+  path: string,
+  body?: unknown,
+  options: CallOptions = {},
+): Promise<ApiReply> {
   const url = new URL(path, cluster.server);
   const payload = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
   return new Promise((resolve, reject) => {
@@ -71,42 +77,49 @@ export function watch(cluster: Cluster, path: string, token?: string): Promise<W
     const waiters: ((e: { type: string; object: Loose }) => void)[] = [];
     let done = false;
     let buffer = '';
-    const req = request(url, { ca: cluster.caPem, headers: { authorization: `Bearer ${token ?? cluster.adminToken}` } }, (res) => {
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => {
-        buffer += chunk;
-        let nl = buffer.indexOf('\n');
-        while (nl >= 0) {
-          const line = buffer.slice(0, nl);
-          buffer = buffer.slice(nl + 1);
-          if (line.trim() !== '') {
-            const event = JSON.parse(line) as { type: string; object: Loose };
-            const w = waiters.shift();
-            if (w !== undefined) w(event);
-            else queue.push(event);
+    const req = request(
+      url,
+      { ca: cluster.caPem, headers: { authorization: `Bearer ${token ?? cluster.adminToken}` } },
+      (res) => {
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          buffer += chunk;
+          let nl = buffer.indexOf('\n');
+          while (nl >= 0) {
+            const line = buffer.slice(0, nl);
+            buffer = buffer.slice(nl + 1);
+            if (line.trim() !== '') {
+              const event = JSON.parse(line) as { type: string; object: Loose };
+              const w = waiters.shift();
+              if (w !== undefined) w(event);
+              else queue.push(event);
+            }
+            nl = buffer.indexOf('\n');
           }
-          nl = buffer.indexOf('\n');
-        }
-      });
-      res.on('end', () => {
-        done = true;
-      });
-      resolve({
-        next(timeoutMs = 5000) {
-          const e = queue.shift();
-          if (e !== undefined) return Promise.resolve(e);
-          return new Promise((res2, rej2) => {
-            const timer = setTimeout(() => rej2(new Error(`no watch event within ${timeoutMs} ms`)), timeoutMs);
-            waiters.push((ev) => {
-              clearTimeout(timer);
-              res2(ev);
+        });
+        res.on('end', () => {
+          done = true;
+        });
+        resolve({
+          next(timeoutMs = 5000) {
+            const e = queue.shift();
+            if (e !== undefined) return Promise.resolve(e);
+            return new Promise((res2, rej2) => {
+              const timer = setTimeout(
+                () => rej2(new Error(`no watch event within ${timeoutMs} ms`)),
+                timeoutMs,
+              );
+              waiters.push((ev) => {
+                clearTimeout(timer);
+                res2(ev);
+              });
             });
-          });
-        },
-        close: () => req.destroy(),
-        ended: () => done,
-      });
-    });
+          },
+          close: () => req.destroy(),
+          ended: () => done,
+        });
+      },
+    );
     req.on('error', (error) => {
       if (!done) reject(error);
     });
@@ -115,7 +128,11 @@ export function watch(cluster: Cluster, path: string, token?: string): Promise<W
 }
 
 /** Polls `check` until it returns a value other than undefined, or fails after `timeoutMs`. */
-export async function eventually<T>(check: () => Promise<T | undefined>, what: string, timeoutMs = 15_000): Promise<T> {
+export async function eventually<T>(
+  check: () => Promise<T | undefined>,
+  what: string,
+  timeoutMs = 15_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   while (Date.now() < deadline) {

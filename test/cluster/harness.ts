@@ -3,6 +3,9 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { defaultImageRules, type ImageRule } from './agent/images.js';
+import { startNodeAgent } from './agent/node-agent.js';
+import { installWorkloadControllers } from './agent/workloads.js';
 import { createAuthenticator } from './apiserver/authn.js';
 import { installCrdSupport } from './apiserver/crds.js';
 import { installGarbageCollector } from './apiserver/gc.js';
@@ -13,15 +16,12 @@ import { startApiServer } from './apiserver/server.js';
 import { createStore } from './apiserver/store.js';
 import { issueToken, type TokenParams } from './apiserver/token-api.js';
 import { createTokenSigner } from './apiserver/tokens.js';
-import { defaultImageRules, type ImageRule } from './agent/images.js';
-import { startNodeAgent } from './agent/node-agent.js';
-import { installWorkloadControllers } from './agent/workloads.js';
 import { writeKubeconfig } from './kubeconfig.js';
+import { createServingCertificate } from './pki.js';
 import { installDnsHosts } from './services/dns-hosts.js';
 import { installEndpointSliceController, SERVICE_NAME_LABEL } from './services/endpoint-slices.js';
 import { createAddressRange, releaseRange } from './services/ip-range.js';
 import { installServiceProxy } from './services/service-proxy.js';
-import { createServingCertificate } from './pki.js';
 
 export interface ClusterOptions {
   /** Working directory (certificates, kubeconfig, pod files); a fresh temp dir by default, removed on stop. */
@@ -56,6 +56,8 @@ export interface Cluster {
   lifecycle: Lifecycle;
   /** Signs a service account token directly (tests: expired tokens, other audiences). */
   issueToken(params: TokenParams): string;
+  /** Ends every open watch stream (clients must resume or relist). */
+  dropWatches(): void;
   stop(): Promise<void>;
 }
 
@@ -115,8 +117,15 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     const proxy = installServiceProxy(lifecycle, clusterIPs, loadBalancerIPs, log);
     stops.push(() => proxy.stop());
     lifecycle.create(SERVICES, {
-      metadata: { name: 'kubernetes', namespace: 'default', labels: { component: 'apiserver', provider: 'kubernetes' } },
-      spec: { clusterIP: apiServiceIP, ports: [{ name: 'https', port: 443, targetPort: apiPort, protocol: 'TCP' }] },
+      metadata: {
+        name: 'kubernetes',
+        namespace: 'default',
+        labels: { component: 'apiserver', provider: 'kubernetes' },
+      },
+      spec: {
+        clusterIP: apiServiceIP,
+        ports: [{ name: 'https', port: 443, targetPort: apiPort, protocol: 'TCP' }],
+      },
     });
     lifecycle.create(SLICES, {
       metadata: { name: 'kubernetes', namespace: 'default', labels: { [SERVICE_NAME_LABEL]: 'kubernetes' } },
@@ -127,6 +136,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     stops.push(installWorkloadControllers(lifecycle, o.resyncMs, log));
     const agent = startNodeAgent({
       lifecycle,
+      dropWatches: () => api.dropWatches(),
       issueToken: (params) => issueToken(lifecycle, signer, params),
       network: { apiServiceHost: apiServiceIP, apiServicePort: 443, hostsFile },
       images: [...(options.images ?? []), ...defaultImageRules(o.echo)],
@@ -148,6 +158,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     caPem: pki.caPem,
     dir,
     lifecycle,
+    dropWatches: () => api.dropWatches(),
     issueToken: (params) => issueToken(lifecycle, signer, params).token,
     async stop() {
       for (const stop of stops.reverse()) await stop();

@@ -1,9 +1,15 @@
 // A container's process: argv and environment, with $(VAR) expansion, downward API values and absolute
 // mount paths rewritten onto the pod's mount root (processes can't see real absolute mount paths).
-import { pathToFileURL } from 'node:url';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Lifecycle } from '../apiserver/lifecycle.js';
-import { arrayAt, isJsonObject, type JsonObject, type KubeObject, objectAt, stringAt } from '../apiserver/object.js';
+import {
+  arrayAt,
+  isJsonObject,
+  type JsonObject,
+  type KubeObject,
+  objectAt,
+  stringAt,
+} from '../apiserver/object.js';
 import { BUILTIN_TYPES } from '../apiserver/resources.js';
 import { fieldValue } from './fields.js';
 
@@ -37,7 +43,11 @@ export function rewriteMountPaths(arg: string, mountPaths: string[], root: strin
 
 function keyRef(lifecycle: Lifecycle, pod: KubeObject, ref: JsonObject, secret: boolean): string | undefined {
   const type = secret ? SECRETS : CONFIGMAPS;
-  const object = lifecycle.store.get(type.storageKey, pod.metadata.namespace ?? '', stringAt(ref, 'name') ?? '');
+  const object = lifecycle.store.get(
+    type.storageKey,
+    pod.metadata.namespace ?? '',
+    stringAt(ref, 'name') ?? '',
+  );
   const raw = stringAt(object, 'data', stringAt(ref, 'key') ?? '');
   if (raw === undefined) return undefined;
   return secret ? Buffer.from(raw, 'base64').toString('utf8') : raw;

@@ -45,7 +45,11 @@ function admitPod(lifecycle: Lifecycle, pod: KubeObject): void {
   spec.dnsPolicy ??= 'ClusterFirst';
   spec.schedulerName ??= 'default-scheduler';
   if (lifecycle.store.get(SAS.storageKey, pod.metadata.namespace ?? '', sa) === undefined) {
-    throw new ApiError(403, 'Forbidden', `pods "${pod.metadata.name}" is forbidden: error looking up service account ${pod.metadata.namespace}/${sa}: serviceaccount "${sa}" not found`);
+    throw new ApiError(
+      403,
+      'Forbidden',
+      `pods "${pod.metadata.name}" is forbidden: error looking up service account ${pod.metadata.namespace}/${sa}: serviceaccount "${sa}" not found`,
+    );
   }
   if (!Array.isArray(spec.containers) || spec.containers.length === 0) {
     throw invalid(lifecycle.target(PODS, pod.metadata.name), ['spec.containers: Required value']);
@@ -78,7 +82,9 @@ export function startNodeAgent(o: NodeAgentOptions): NodeAgent {
       podIP: ip,
       podIPs: [{ ip }],
       startTime: nowTimestamp(),
-      conditions: [{ type: 'PodScheduled', status: 'True', lastProbeTime: null, lastTransitionTime: nowTimestamp() }],
+      conditions: [
+        { type: 'PodScheduled', status: 'True', lastProbeTime: null, lastTransitionTime: nowTimestamp() },
+      ],
     };
     const running = lifecycle.update(PODS, { ...bound, status }, 'status');
     const podDir = join(o.dir, 'pods', `${pod.metadata.namespace}_${pod.metadata.name}_${uid.slice(0, 8)}`);
@@ -95,8 +101,13 @@ export function startNodeAgent(o: NodeAgentOptions): NodeAgent {
       runners.delete(uid);
       o.podIPs.release(entry.ip);
       if (!removeObject) return;
-      const current = lifecycle.store.get(PODS.storageKey, pod.metadata.namespace ?? '', pod.metadata.name ?? '');
-      if (current?.metadata.uid === uid) lifecycle.forget(PODS, pod.metadata.namespace ?? '', pod.metadata.name ?? '');
+      const current = lifecycle.store.get(
+        PODS.storageKey,
+        pod.metadata.namespace ?? '',
+        pod.metadata.name ?? '',
+      );
+      if (current?.metadata.uid === uid)
+        lifecycle.forget(PODS, pod.metadata.namespace ?? '', pod.metadata.name ?? '');
     });
   }
 
@@ -111,10 +122,17 @@ export function startNodeAgent(o: NodeAgentOptions): NodeAgent {
           lifecycle.forget(PODS, pod.metadata.namespace ?? '', pod.metadata.name ?? '');
           return;
         }
-        const grace = pod.metadata.deletionGracePeriodSeconds ?? numberAt(pod, 'spec', 'terminationGracePeriodSeconds') ?? 30;
+        const grace =
+          pod.metadata.deletionGracePeriodSeconds ??
+          numberAt(pod, 'spec', 'terminationGracePeriodSeconds') ??
+          30;
         return finish(pod, grace, true);
       }
-      if (event.type === 'ADDED' && stringAt(pod, 'spec', 'nodeName') === undefined && !runners.has(pod.metadata.uid ?? '')) {
+      if (
+        event.type === 'ADDED' &&
+        stringAt(pod, 'spec', 'nodeName') === undefined &&
+        !runners.has(pod.metadata.uid ?? '')
+      ) {
         try {
           bind(pod);
         } catch (error) {

@@ -67,7 +67,12 @@ if (podIP !== '') {
   net.Socket.prototype.connect = function connect(...args) {
     const [first] = args;
     const target = Array.isArray(first) ? first[0] : first;
-    if (typeof target === 'object' && target !== null && target.path === undefined && LOCAL.has(target.host ?? '')) {
+    if (
+      typeof target === 'object' &&
+      target !== null &&
+      target.path === undefined &&
+      LOCAL.has(target.host ?? '')
+    ) {
       const patched = { ...target, host: podIP };
       // net.createConnection passes a normalized [options, cb] array tagged with a symbol: keep that array.
       if (Array.isArray(first)) first[0] = patched;

@@ -1,11 +1,19 @@
 // One pod on the simulated node: volumes, container processes with restart backoff, readiness probes,
 // status reporting, and graceful termination (preStop hook, SIGTERM, SIGKILL after the grace period).
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdirSync, openSync, closeSync, symlinkSync, rmSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, rmSync, symlinkSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Lifecycle } from '../apiserver/lifecycle.js';
 import { nowTimestamp } from '../apiserver/lifecycle.js';
-import { arrayAt, isJsonObject, type JsonObject, type KubeObject, numberAt, objectAt, stringAt } from '../apiserver/object.js';
+import {
+  arrayAt,
+  isJsonObject,
+  type JsonObject,
+  type KubeObject,
+  numberAt,
+  objectAt,
+  stringAt,
+} from '../apiserver/object.js';
 import { BUILTIN_TYPES } from '../apiserver/resources.js';
 import { ApiError } from '../apiserver/status.js';
 import type { TokenParams } from '../apiserver/token-api.js';
@@ -91,7 +99,10 @@ export function runPod(o: PodRunnerOptions, initial: KubeObject): PodRunner {
         target: join(o.podDir, 'volumes', String(m.name ?? ''), String(m.subPath ?? '')),
       }));
     if (automount) {
-      out.push({ mountPath: '/var/run/secrets/kubernetes.io/serviceaccount', target: join(o.podDir, 'volumes', 'kube-api-access-sim') });
+      out.push({
+        mountPath: '/var/run/secrets/kubernetes.io/serviceaccount',
+        target: join(o.podDir, 'volumes', 'kube-api-access-sim'),
+      });
     }
     return out;
   }
@@ -136,7 +147,8 @@ export function runPod(o: PodRunnerOptions, initial: KubeObject): PodRunner {
     }
     c.env = containerEnv(o.lifecycle, pod, c.spec, o.network, root);
     const mountPaths = mountsOf(c.spec).map((m) => m.mountPath);
-    const words = (key: string) => arrayAt(c.spec, key).map((w) => rewriteMountPaths(expand(String(w), c.env), mountPaths, root));
+    const words = (key: string) =>
+      arrayAt(c.spec, key).map((w) => rewriteMountPaths(expand(String(w), c.env), mountPaths, root));
     const argv = containerArgv(entrypoint, words('command'), words('args'));
     const log = openSync(join(logs, `${c.name}.log`), 'a');
     const child = spawn(argv[0] ?? '', argv.slice(1), { env: c.env, cwd: root, stdio: ['ignore', log, log] });
@@ -204,7 +216,8 @@ export function runPod(o: PodRunnerOptions, initial: KubeObject): PodRunner {
         : c.waiting !== undefined
           ? { waiting: c.waiting.message === undefined ? { reason: c.waiting.reason } : { ...c.waiting } }
           : { terminated: c.lastTerminated ?? { exitCode: 0, reason: 'Completed' } };
-    if (!volumesReady && volumeMessage !== '') state.waiting = { reason: 'ContainerCreating', message: volumeMessage };
+    if (!volumesReady && volumeMessage !== '')
+      state.waiting = { reason: 'ContainerCreating', message: volumeMessage };
     return {
       name: c.name,
       image: String(c.spec.image ?? ''),
@@ -227,7 +240,9 @@ export function runPod(o: PodRunnerOptions, initial: KubeObject): PodRunner {
     const running = containers.some((c) => c.child !== undefined);
     const condition = (type: string, ok: boolean): JsonObject => {
       const status = ok ? 'True' : 'False';
-      const old = arrayAt(previous, 'conditions').filter(isJsonObject).find((x) => x.type === type);
+      const old = arrayAt(previous, 'conditions')
+        .filter(isJsonObject)
+        .find((x) => x.type === type);
       const since = old?.status === status ? old.lastTransitionTime : nowTimestamp();
       return { type, status, lastProbeTime: null, lastTransitionTime: since };
     };
@@ -275,10 +290,18 @@ export function runPod(o: PodRunnerOptions, initial: KubeObject): PodRunner {
     const command = arrayAt(c.spec, 'lifecycle', 'preStop', 'exec', 'command').map(String);
     if (command.length === 0 || c.child === undefined) return Promise.resolve();
     const mountPaths = mountsOf(c.spec).map((m) => m.mountPath);
-    const argv = containerArgv([], command.map((w) => rewriteMountPaths(w, mountPaths, root)), []);
+    const argv = containerArgv(
+      [],
+      command.map((w) => rewriteMountPaths(w, mountPaths, root)),
+      [],
+    );
     return new Promise((resolve) => {
       const log = openSync(join(logs, `${c.name}.prestop.log`), 'a');
-      const hook = spawn(argv[0] ?? '', argv.slice(1), { env: c.env, cwd: root, stdio: ['ignore', log, log] });
+      const hook = spawn(argv[0] ?? '', argv.slice(1), {
+        env: c.env,
+        cwd: root,
+        stdio: ['ignore', log, log],
+      });
       closeSync(log);
       const timer = setTimeout(() => hook.kill('SIGKILL'), Math.max(0, deadline - Date.now()));
       hook.on('exit', () => {

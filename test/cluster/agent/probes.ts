@@ -33,9 +33,16 @@ export function probeOnce(
       const port = resolvePort(container, http.port);
       if (port === undefined) return done(false);
       const headers: Record<string, string> = {};
-      for (const h of arrayAt(http, 'httpHeaders').filter(isJsonObject)) headers[String(h.name)] = String(h.value);
+      for (const h of arrayAt(http, 'httpHeaders').filter(isJsonObject))
+        headers[String(h.name)] = String(h.value);
       const req = request(
-        { host: stringAt(http, 'host') ?? podIP, port, path: stringAt(http, 'path') ?? '/', headers, timeout: timeoutMs },
+        {
+          host: stringAt(http, 'host') ?? podIP,
+          port,
+          path: stringAt(http, 'path') ?? '/',
+          headers,
+          timeout: timeoutMs,
+        },
         (res) => {
           res.resume();
           const code = res.statusCode ?? 0;

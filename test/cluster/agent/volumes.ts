@@ -4,7 +4,15 @@ import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { API_AUDIENCE } from '../apiserver/authn.js';
 import type { Lifecycle } from '../apiserver/lifecycle.js';
-import { arrayAt, isJsonObject, type JsonObject, type KubeObject, numberAt, objectAt, stringAt } from '../apiserver/object.js';
+import {
+  arrayAt,
+  isJsonObject,
+  type JsonObject,
+  type KubeObject,
+  numberAt,
+  objectAt,
+  stringAt,
+} from '../apiserver/object.js';
 import { BUILTIN_TYPES } from '../apiserver/resources.js';
 import type { TokenParams } from '../apiserver/token-api.js';
 import { fieldValue } from './fields.js';
@@ -49,9 +57,11 @@ function keyFiles(source: JsonObject, object: KubeObject, kind: 'secret' | 'conf
     if (typeof v === 'string') all.set(k, kind === 'secret' ? Buffer.from(v, 'base64') : Buffer.from(v));
   }
   if (kind === 'secret') {
-    for (const [k, v] of Object.entries(objectAt(object, 'stringData') ?? {})) if (typeof v === 'string') all.set(k, Buffer.from(v));
+    for (const [k, v] of Object.entries(objectAt(object, 'stringData') ?? {}))
+      if (typeof v === 'string') all.set(k, Buffer.from(v));
   } else {
-    for (const [k, v] of Object.entries(objectAt(object, 'binaryData') ?? {})) if (typeof v === 'string') all.set(k, Buffer.from(v, 'base64'));
+    for (const [k, v] of Object.entries(objectAt(object, 'binaryData') ?? {}))
+      if (typeof v === 'string') all.set(k, Buffer.from(v, 'base64'));
   }
   const items = arrayAt(source, 'items').filter(isJsonObject);
   if (items.length === 0) return all;
@@ -63,7 +73,12 @@ function keyFiles(source: JsonObject, object: KubeObject, kind: 'secret' | 'conf
   return out;
 }
 
-function sourceFiles(ctx: VolumeContext, kind: 'secret' | 'configMap', source: JsonObject, files: Files): string | undefined {
+function sourceFiles(
+  ctx: VolumeContext,
+  kind: 'secret' | 'configMap',
+  source: JsonObject,
+  files: Files,
+): string | undefined {
   const name = stringAt(source, kind === 'secret' ? 'secretName' : 'name') ?? stringAt(source, 'name') ?? '';
   const object = lookup(ctx, kind, name);
   if (object === undefined) return source.optional === true ? undefined : `${kind} "${name}" not found`;
@@ -115,9 +130,16 @@ export function materialiseVolume(ctx: VolumeContext, volume: JsonObject, volume
       else if (isJsonObject(s.serviceAccountToken)) tokenFile(ctx, volumeDir, s.serviceAccountToken, files);
     }
   } else if (!isJsonObject(volume.emptyDir)) {
-    return { ok: false, message: `volume "${String(volume.name)}": this volume type is not supported by the simulator` };
+    return {
+      ok: false,
+      message: `volume "${String(volume.name)}": this volume type is not supported by the simulator`,
+    };
   }
-  if (problems.length > 0) return { ok: false, message: `MountVolume.SetUp failed for volume "${String(volume.name)}": ${problems.join('; ')}` };
+  if (problems.length > 0)
+    return {
+      ok: false,
+      message: `MountVolume.SetUp failed for volume "${String(volume.name)}": ${problems.join('; ')}`,
+    };
   for (const [path, content] of files) writeIfChanged(join(volumeDir, path), content);
   return { ok: true };
 }
@@ -130,7 +152,11 @@ export function serviceAccountVolume(): JsonObject {
       sources: [
         { serviceAccountToken: { expirationSeconds: 3607, path: 'token' } },
         { configMap: { name: 'kube-root-ca.crt', items: [{ key: 'ca.crt', path: 'ca.crt' }] } },
-        { downwardAPI: { items: [{ path: 'namespace', fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } }] } },
+        {
+          downwardAPI: {
+            items: [{ path: 'namespace', fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } }],
+          },
+        },
       ],
     },
   };

@@ -2,7 +2,15 @@
 // (no ReplicaSets); a changed template starts new pods and removes old ones once the new ones are ready.
 import { createHash } from 'node:crypto';
 import type { Lifecycle } from '../apiserver/lifecycle.js';
-import { arrayAt, clone, isJsonObject, type JsonObject, type KubeObject, numberAt, objectAt } from '../apiserver/object.js';
+import {
+  arrayAt,
+  clone,
+  isJsonObject,
+  type JsonObject,
+  type KubeObject,
+  numberAt,
+  objectAt,
+} from '../apiserver/object.js';
 import { apiVersionOf, BUILTIN_TYPES, type ResourceType } from '../apiserver/resources.js';
 import { ApiError } from '../apiserver/status.js';
 
@@ -13,7 +21,9 @@ const WATCHED = new Set([PODS.storageKey, DEPLOYMENTS.storageKey, DAEMONSETS.sto
 
 export function podReady(pod: KubeObject): boolean {
   if (pod.metadata.deletionTimestamp !== undefined) return false;
-  return arrayAt(pod, 'status', 'conditions').some((c) => isJsonObject(c) && c.type === 'Ready' && c.status === 'True');
+  return arrayAt(pod, 'status', 'conditions').some(
+    (c) => isJsonObject(c) && c.type === 'Ready' && c.status === 'True',
+  );
 }
 
 function templateHash(template: JsonObject): string {
@@ -29,7 +39,13 @@ function tolerate(action: () => void, log: (line: string) => void): void {
   }
 }
 
-function newPod(type: ResourceType, owner: KubeObject, template: JsonObject, hashLabel: string, hash: string): KubeObject {
+function newPod(
+  type: ResourceType,
+  owner: KubeObject,
+  template: JsonObject,
+  hashLabel: string,
+  hash: string,
+): KubeObject {
   const meta = objectAt(template, 'metadata') ?? {};
   return {
     metadata: {
@@ -38,14 +54,26 @@ function newPod(type: ResourceType, owner: KubeObject, template: JsonObject, has
       labels: { ...(objectAt(meta, 'labels') as Record<string, string> | undefined), [hashLabel]: hash },
       annotations: { ...(objectAt(meta, 'annotations') as Record<string, string> | undefined) },
       ownerReferences: [
-        { apiVersion: apiVersionOf(type), kind: type.kind, name: owner.metadata.name ?? '', uid: owner.metadata.uid ?? '', controller: true, blockOwnerDeletion: true },
+        {
+          apiVersion: apiVersionOf(type),
+          kind: type.kind,
+          name: owner.metadata.name ?? '',
+          uid: owner.metadata.uid ?? '',
+          controller: true,
+          blockOwnerDeletion: true,
+        },
       ],
     },
     spec: clone(objectAt(template, 'spec') ?? {}),
   };
 }
 
-function reconcileOne(lifecycle: Lifecycle, type: ResourceType, owner: KubeObject, log: (line: string) => void): void {
+function reconcileOne(
+  lifecycle: Lifecycle,
+  type: ResourceType,
+  owner: KubeObject,
+  log: (line: string) => void,
+): void {
   if (owner.metadata.deletionTimestamp !== undefined) return;
   const ns = owner.metadata.namespace ?? '';
   const template = objectAt(owner, 'spec', 'template') ?? {};
@@ -63,7 +91,9 @@ function reconcileOne(lifecycle: Lifecycle, type: ResourceType, owner: KubeObjec
     tolerate(() => lifecycle.create(PODS, newPod(type, owner, template, hashLabel, hash)), log);
   }
   if (current.length > desired) {
-    const extras = [...current].sort((a, b) => Number(podReady(a)) - Number(podReady(b))).slice(0, current.length - desired);
+    const extras = [...current]
+      .sort((a, b) => Number(podReady(a)) - Number(podReady(b)))
+      .slice(0, current.length - desired);
     extras.forEach(remove);
   }
   const readyCurrent = current.filter(podReady).length;
@@ -73,11 +103,20 @@ function reconcileOne(lifecycle: Lifecycle, type: ResourceType, owner: KubeObjec
   const updated = Math.min(current.length, desired);
   const previous = objectAt(owner, 'status') ?? {};
   const condition = (t: string, ok: boolean, reason: string, message: string): JsonObject => {
-    const before = arrayAt(previous, 'conditions').filter(isJsonObject).find((c) => c.type === t);
+    const before = arrayAt(previous, 'conditions')
+      .filter(isJsonObject)
+      .find((c) => c.type === t);
     const status = ok ? 'True' : 'False';
     const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
     const since = before?.status === status && before?.reason === reason ? before.lastTransitionTime : now;
-    return { type: t, status, reason, message, lastUpdateTime: before?.status === status ? before.lastUpdateTime : now, lastTransitionTime: since };
+    return {
+      type: t,
+      status,
+      reason,
+      message,
+      lastUpdateTime: before?.status === status ? before.lastUpdateTime : now,
+      lastTransitionTime: since,
+    };
   };
   const status: JsonObject =
     type === DAEMONSETS
@@ -99,20 +138,42 @@ function reconcileOne(lifecycle: Lifecycle, type: ResourceType, owner: KubeObjec
           availableReplicas: ready,
           ...(desired - ready > 0 ? { unavailableReplicas: desired - ready } : {}),
           conditions: [
-            condition('Available', ready >= desired, ready >= desired ? 'MinimumReplicasAvailable' : 'MinimumReplicasUnavailable', ready >= desired ? 'Deployment has minimum availability.' : 'Deployment does not have minimum availability.'),
-            condition('Progressing', true, readyCurrent >= desired && old.length === 0 ? 'NewReplicaSetAvailable' : 'ReplicaSetUpdated', `pods with template hash ${hash} are progressing`),
+            condition(
+              'Available',
+              ready >= desired,
+              ready >= desired ? 'MinimumReplicasAvailable' : 'MinimumReplicasUnavailable',
+              ready >= desired
+                ? 'Deployment has minimum availability.'
+                : 'Deployment does not have minimum availability.',
+            ),
+            condition(
+              'Progressing',
+              true,
+              readyCurrent >= desired && old.length === 0 ? 'NewReplicaSetAvailable' : 'ReplicaSetUpdated',
+              `pods with template hash ${hash} are progressing`,
+            ),
           ],
         };
   if (type === DEPLOYMENTS) {
     if (status.readyReplicas === 0) delete status.readyReplicas;
     if (status.availableReplicas === 0) delete status.availableReplicas;
   }
-  const strip = (s: JsonObject) => JSON.stringify({ ...s, conditions: arrayAt(s, 'conditions').map((c) => (isJsonObject(c) ? { ...c, lastUpdateTime: 0, lastTransitionTime: 0 } : c)) });
+  const strip = (s: JsonObject) =>
+    JSON.stringify({
+      ...s,
+      conditions: arrayAt(s, 'conditions').map((c) =>
+        isJsonObject(c) ? { ...c, lastUpdateTime: 0, lastTransitionTime: 0 } : c,
+      ),
+    });
   if (strip(status) === strip(previous)) return;
   tolerate(() => lifecycle.update(type, { ...owner, status }, 'status'), log);
 }
 
-export function installWorkloadControllers(lifecycle: Lifecycle, resyncMs: number, log: (line: string) => void): () => void {
+export function installWorkloadControllers(
+  lifecycle: Lifecycle,
+  resyncMs: number,
+  log: (line: string) => void,
+): () => void {
   let scheduled = false;
   let stopped = false;
   const reconcile = () => {

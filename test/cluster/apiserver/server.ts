@@ -28,6 +28,8 @@ export interface ApiServerOptions {
 
 export interface ApiServer {
   url: string;
+  /** Ends every open watch, as an API server restart or watch timeout would. */
+  dropWatches(): void;
   close(): Promise<void>;
 }
 
@@ -171,6 +173,9 @@ export async function startApiServer(
   address = `${options.host}:${port}`;
   return {
     url: `https://${address}`,
+    dropWatches: () => {
+      for (const res of open) res.end();
+    },
     close: async () => {
       for (const res of open) res.end();
       server.closeAllConnections();

@@ -67,9 +67,11 @@ export function serveWatch(
     const history = Number.isInteger(from) ? store.eventsSince(type.storageKey, from) : undefined;
     if (history === undefined) {
       const error = gone(`too old resource version: ${rvParam} (${store.oldestResumable()})`);
+      // As a real API server: HTTP 200, one ERROR event carrying the 410 Status, then the stream ends.
+      // The short pause lets clients (client-node) handle the event before they see the stream close.
       send({ type: 'ERROR', object: statusBody(error) });
       unsubscribe();
-      res.end();
+      setTimeout(() => res.end(), 50);
       return;
     }
     lastSent = from;

@@ -22,11 +22,18 @@ export interface ServiceProxy {
   stop(): Promise<void>;
 }
 
-function backends(lifecycle: Lifecycle, namespace: string, service: string, portName: string): { ip: string; port: number }[] {
+function backends(
+  lifecycle: Lifecycle,
+  namespace: string,
+  service: string,
+  portName: string,
+): { ip: string; port: number }[] {
   const out: { ip: string; port: number }[] = [];
   for (const slice of lifecycle.store.list(SLICES.storageKey, namespace)) {
     if (slice.metadata.labels?.[SERVICE_NAME_LABEL] !== service) continue;
-    const port = arrayAt(slice, 'ports').filter(isJsonObject).find((p) => (p.name ?? '') === portName);
+    const port = arrayAt(slice, 'ports')
+      .filter(isJsonObject)
+      .find((p) => (p.name ?? '') === portName);
     if (port === undefined || typeof port.port !== 'number') continue;
     for (const e of arrayAt(slice, 'endpoints').filter(isJsonObject)) {
       if (objectAt(e, 'conditions')?.ready === false) continue;
@@ -102,7 +109,9 @@ export function installServiceProxy(
     const server = createServer((socket) => forward(key, listener, socket));
     const listener: Listener = { ...l, server };
     listeners.set(key, listener);
-    server.on('error', (error) => log(`service ${l.namespace}/${l.service}: cannot listen on ${key}: ${error.message}`));
+    server.on('error', (error) =>
+      log(`service ${l.namespace}/${l.service}: cannot listen on ${key}: ${error.message}`),
+    );
     server.listen(port, ip);
   }
 
@@ -120,7 +129,11 @@ export function installServiceProxy(
         if ((p.protocol ?? 'TCP') !== 'TCP' || typeof p.port !== 'number') continue;
         for (const addr of ips) {
           wanted.add(`${addr}:${p.port}`);
-          open(addr, p.port, { namespace: svc.metadata.namespace ?? '', service: svc.metadata.name ?? '', portName: String(p.name ?? '') });
+          open(addr, p.port, {
+            namespace: svc.metadata.namespace ?? '',
+            service: svc.metadata.name ?? '',
+            portName: String(p.name ?? ''),
+          });
         }
       }
     }
@@ -140,7 +153,10 @@ export function installServiceProxy(
     }
     const ingress = arrayAt(svc, 'status', 'loadBalancer', 'ingress');
     if (!(ingress.length === 1 && isJsonObject(ingress[0]) && ingress[0].ip === ip)) {
-      const status = { ...(objectAt(svc, 'status') ?? {}), loadBalancer: { ingress: [{ ip, ipMode: 'VIP' }] } };
+      const status = {
+        ...(objectAt(svc, 'status') ?? {}),
+        loadBalancer: { ingress: [{ ip, ipMode: 'VIP' }] },
+      };
       try {
         lifecycle.update(SERVICES, { ...svc, status }, 'status');
       } catch (error) {
