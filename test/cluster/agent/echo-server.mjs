@@ -6,7 +6,7 @@ const server = createServer((req, res) => {
   const headers = {};
   for (let i = 0; i < req.rawHeaders.length; i += 2) {
     const name = req.rawHeaders[i].toLowerCase();
-    (headers[name] ??= []).push(req.rawHeaders[i + 1]);
+    headers[name] = [...(headers[name] ?? []), req.rawHeaders[i + 1]];
   }
   const body = JSON.stringify({
     path: req.url,
