@@ -39,7 +39,12 @@ export function call(
         headers: {
           authorization: `Bearer ${options.token ?? cluster.adminToken}`,
           accept: 'application/json',
-          ...(payload === undefined ? {} : { 'content-type': options.contentType ?? 'application/json' }),
+          ...(payload === undefined
+            ? {}
+            : {
+                'content-type': options.contentType ?? 'application/json',
+                'content-length': Buffer.byteLength(payload),
+              }),
         },
       },
       (res) => {

@@ -4,6 +4,7 @@ import type { KubeObject } from './object.js';
 import { BUILTIN_TYPES } from './resources.js';
 import { ApiError } from './status.js';
 
+const NAMESPACE_CLEANUP_DELAY_MS = 1000;
 const NAMESPACES = BUILTIN_TYPES.find((t) => t.resource === 'namespaces')!;
 
 function ignoreNotFound(action: () => void): void {
@@ -39,8 +40,17 @@ export function installGarbageCollector(lifecycle: Lifecycle): () => void {
         ignoreNotFound(() => lifecycle.delete(type, o.metadata.namespace ?? '', o.metadata.name ?? ''));
       }
     }
+    const now = Date.now();
     for (const ns of store.list(NAMESPACES.storageKey)) {
-      if (ns.metadata.deletionTimestamp !== undefined) terminate(ns);
+      const since =
+        ns.metadata.deletionTimestamp === undefined ? undefined : Date.parse(ns.metadata.deletionTimestamp);
+      if (since === undefined) continue;
+      // A real namespace controller takes a moment (discovery, listing) before it deletes content.
+      if (now - since < NAMESPACE_CLEANUP_DELAY_MS) {
+        setTimeout(schedule, NAMESPACE_CLEANUP_DELAY_MS);
+        continue;
+      }
+      terminate(ns);
     }
   }
 

@@ -165,7 +165,9 @@ function orphanDependents(lifecycle: Lifecycle, owner: KubeObject): void {
     for (const o of lifecycle.store.list(t.storageKey)) {
       const refs = o.metadata.ownerReferences ?? [];
       if (!refs.some((r) => r.uid === owner.metadata.uid)) continue;
-      o.metadata.ownerReferences = refs.filter((r) => r.uid !== owner.metadata.uid);
+      const kept = refs.filter((r) => r.uid !== owner.metadata.uid);
+      if (kept.length > 0) o.metadata.ownerReferences = kept;
+      else delete o.metadata.ownerReferences;
       lifecycle.store.put(t.storageKey, o);
     }
   }
