@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { asList, call } from './client.js';
+import { asList, asObject, call } from './client.js';
 import { type Cluster, startCluster } from './harness.js';
 
 let cluster: Cluster;
@@ -42,7 +42,7 @@ test('create, get, list, update and delete a ConfigMap; errors are Status object
   const listed = await call(cluster, 'GET', CM);
   assert.equal(listed.body.kind, 'ConfigMapList');
   assert.ok(asList(listed.body.items).some((i) => i.metadata?.name === 'crud'));
-  const updated = await call(cluster, 'PUT', `${CM}/crud`, { ...got.body, data: { a: '2' } });
+  const updated = await call(cluster, 'PUT', `${CM}/crud`, { ...asObject(got.body), data: { a: '2' } });
   assert.equal(updated.status, 200);
   assert.ok(Number(updated.body.metadata?.resourceVersion) > Number(got.body.metadata?.resourceVersion));
   const deleted = await call(cluster, 'DELETE', `${CM}/crud`);
@@ -56,9 +56,9 @@ test('create, get, list, update and delete a ConfigMap; errors are Status object
 
 test('an update with a stale resourceVersion is a 409 Conflict', async () => {
   const v1 = (await call(cluster, 'POST', CM, { metadata: { name: 'stale' }, data: { a: '1' } })).body;
-  const v2 = await call(cluster, 'PUT', `${CM}/stale`, { ...v1, data: { a: '2' } });
+  const v2 = await call(cluster, 'PUT', `${CM}/stale`, { ...asObject(v1), data: { a: '2' } });
   assert.equal(v2.status, 200);
-  const stale = await call(cluster, 'PUT', `${CM}/stale`, { ...v1, data: { a: '3' } });
+  const stale = await call(cluster, 'PUT', `${CM}/stale`, { ...asObject(v1), data: { a: '3' } });
   assert.equal(stale.status, 409);
   assert.equal(stale.body.reason, 'Conflict');
   assert.match(String(stale.body.message), /the object has been modified/);
@@ -152,7 +152,7 @@ test('JSON patch, strategic merge patch by merge key, and a no-op update keeps t
     },
   );
   assert.equal(badTest.status, 422);
-  const same = await call(cluster, 'PUT', `${DEPLOY}/patchy`, jp.body);
+  const same = await call(cluster, 'PUT', `${DEPLOY}/patchy`, asObject(jp.body));
   assert.equal(same.body.metadata?.resourceVersion, jp.body.metadata?.resourceVersion);
 });
 

@@ -3,8 +3,11 @@ import { request } from 'node:https';
 import type { Cluster } from './harness.js';
 
 /** Parsed JSON for tests to navigate with `?.` (values are really strings, numbers, arrays, ...). */
-export interface Loose {
-  readonly [key: string]: Loose;
+export type Loose = string & { readonly [key: string]: Loose };
+
+/** A reply body as a plain object, to spread into an update. */
+export function asObject(value: Loose | undefined): Record<string, unknown> {
+  return typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : {};
 }
 
 export function asList(value: Loose | undefined): Loose[] {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { call, eventually } from './client.js';
+import { call, eventually, type Loose } from './client.js';
 import { type Cluster, startCluster } from './harness.js';
 
 let cluster: Cluster;
@@ -11,7 +11,7 @@ after(() => cluster.stop());
 
 const CM = '/api/v1/namespaces/default/configmaps';
 
-async function owned(name: string, owner: { metadata?: { name?: unknown; uid?: unknown } }) {
+async function owned(name: string, owner: Loose) {
   return call(cluster, 'POST', CM, {
     metadata: {
       name,

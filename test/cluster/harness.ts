@@ -136,7 +136,6 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     stops.push(installWorkloadControllers(lifecycle, o.resyncMs, log));
     const agent = startNodeAgent({
       lifecycle,
-      dropWatches: () => api.dropWatches(),
       issueToken: (params) => issueToken(lifecycle, signer, params),
       network: { apiServiceHost: apiServiceIP, apiServicePort: 443, hostsFile },
       images: [...(options.images ?? []), ...defaultImageRules(o.echo)],
