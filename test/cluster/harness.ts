@@ -1,8 +1,10 @@
 // startCluster(): an API server, garbage collector, node agent and service proxies in this process.
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseAllDocuments } from 'yaml';
 import { defaultImageRules, type ImageRule } from './agent/images.js';
 import { startNodeAgent } from './agent/node-agent.js';
 import { installWorkloadControllers } from './agent/workloads.js';
@@ -11,6 +13,7 @@ import { installCrdSupport } from './apiserver/crds.js';
 import { installGarbageCollector } from './apiserver/gc.js';
 import { createLifecycle, type Lifecycle } from './apiserver/lifecycle.js';
 import { installNamespaceDefaults } from './apiserver/namespace-defaults.js';
+import { asKubeObject } from './apiserver/object.js';
 import { BUILTIN_TYPES, createRegistry } from './apiserver/resources.js';
 import { startApiServer } from './apiserver/server.js';
 import { createStore } from './apiserver/store.js';
@@ -22,6 +25,8 @@ import { installDnsHosts } from './services/dns-hosts.js';
 import { installEndpointSliceController, SERVICE_NAME_LABEL } from './services/endpoint-slices.js';
 import { createAddressRange, releaseRange } from './services/ip-range.js';
 import { installServiceProxy } from './services/service-proxy.js';
+
+export type { ImageRule } from './agent/images.js';
 
 export interface ClusterOptions {
   /** Working directory (certificates, kubeconfig, pod files); a fresh temp dir by default, removed on stop. */
@@ -45,6 +50,24 @@ export interface ClusterOptions {
   restartBackoffMs?: { initial: number; max: number };
   /** How often pods refresh volumes (secrets, tokens) and controllers resync. */
   resyncMs?: number;
+  /** Install the Gateway API and DataPlaneProxy CRDs from test/cluster/crds/ at start. */
+  crds?: boolean;
+}
+
+/** The CRD manifests tests may apply (Gateway API kinds, DataPlaneProxy). */
+export const CRD_FILES = ['gateway-api.yaml', 'portico.yaml'].map((f) =>
+  fileURLToPath(new URL(`./crds/${f}`, import.meta.url)),
+);
+
+function installCrdFiles(lifecycle: Lifecycle): void {
+  const crdType = lifecycle.registry.find('apiextensions.k8s.io', 'v1', 'customresourcedefinitions')!;
+  for (const file of CRD_FILES) {
+    for (const doc of parseAllDocuments(readFileSync(file, 'utf8'))) {
+      const object = asKubeObject(doc.toJS());
+      if (typeof object === 'string') throw new Error(`${file}: ${object}`);
+      lifecycle.create(crdType, object);
+    }
+  }
 }
 
 export interface Cluster {
@@ -99,6 +122,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
   for (const name of ['default', 'kube-system', 'kube-public', 'kube-node-lease']) {
     lifecycle.create(NAMESPACES, { metadata: { name } });
   }
+  if (options.crds === true) installCrdFiles(lifecycle);
   const api = await startApiServer(lifecycle, authenticator, signer, {
     host: '127.0.0.1',
     port: o.port,

@@ -9,9 +9,17 @@ const TOOLBOX = fileURLToPath(new URL('./testdata/toolbox.cjs', import.meta.url)
 const NS = 'sim';
 let cluster: Cluster;
 before(async () => {
-  cluster = await startCluster({ images: [{ contains: 'toolbox', entrypoint: [process.execPath, TOOLBOX] }] });
+  cluster = await startCluster({
+    images: [{ contains: 'toolbox', entrypoint: [process.execPath, TOOLBOX] }],
+  });
   await call(cluster, 'POST', '/api/v1/namespaces', { metadata: { name: NS } });
-  await eventually(async () => ((await call(cluster, 'GET', `/api/v1/namespaces/${NS}/serviceaccounts/default`)).status === 200 ? true : undefined), 'default SA');
+  await eventually(
+    async () =>
+      (await call(cluster, 'GET', `/api/v1/namespaces/${NS}/serviceaccounts/default`)).status === 200
+        ? true
+        : undefined,
+    'default SA',
+  );
 });
 after(() => cluster.stop());
 
@@ -65,7 +73,11 @@ async function readyDeployment(generation: number): Promise<Loose> {
   return eventually(async () => {
     const d = (await call(cluster, 'GET', `${DEPLOY}/echo`)).body;
     const s = d.status;
-    const done = s?.observedGeneration === (generation as unknown) && s?.readyReplicas === (2 as unknown) && s?.updatedReplicas === (2 as unknown) && s?.replicas === (2 as unknown);
+    const done =
+      s?.observedGeneration === (generation as unknown) &&
+      s?.readyReplicas === (2 as unknown) &&
+      s?.updatedReplicas === (2 as unknown) &&
+      s?.replicas === (2 as unknown);
     return done ? d : undefined;
   }, `deployment generation ${generation} ready`);
 }
@@ -78,7 +90,11 @@ test('an echo Deployment is reachable through its ClusterIP and LoadBalancer Ser
   });
   const lb = await call(cluster, 'POST', `/api/v1/namespaces/${NS}/services`, {
     metadata: { name: 'echo-lb' },
-    spec: { type: 'LoadBalancer', selector: { app: 'echo' }, ports: [{ name: 'web', port: 8081, targetPort: 3000 }] },
+    spec: {
+      type: 'LoadBalancer',
+      selector: { app: 'echo' },
+      ports: [{ name: 'web', port: 8081, targetPort: 3000 }],
+    },
   });
   assert.match(String(lb.body.spec?.clusterIP), /^127\.30\./);
   const d = await readyDeployment(1);
@@ -89,14 +105,25 @@ test('an echo Deployment is reachable through its ClusterIP and LoadBalancer Ser
     assert.equal(p.status?.phase, 'Running');
     assert.match(String(p.status?.podIP), /^127\.20\./);
     assert.equal(asList(p.status?.containerStatuses)[0]?.ready, true);
-    assert.equal(p.metadata?.ownerReferences?.[0]?.kind, 'Deployment');
+    assert.equal(asList(p.metadata?.ownerReferences)[0]?.kind, 'Deployment');
   }
-  const slices = (await call(cluster, 'GET', `/apis/discovery.k8s.io/v1/namespaces/${NS}/endpointslices?labelSelector=kubernetes.io%2Fservice-name%3Decho`)).body;
+  const slices = (
+    await call(
+      cluster,
+      'GET',
+      `/apis/discovery.k8s.io/v1/namespaces/${NS}/endpointslices?labelSelector=kubernetes.io%2Fservice-name%3Decho`,
+    )
+  ).body;
   const slice = asList(slices.items)[0];
   assert.equal(asList(slice?.endpoints).filter((e) => e.conditions?.ready === (true as unknown)).length, 2);
-  assert.deepEqual(asList(slice?.ports).map((p) => [p.name, p.port]), [['http', 3000]]);
+  assert.deepEqual(
+    asList(slice?.ports).map((p) => [p.name, p.port]),
+    [['http', 3000]],
+  );
 
-  const clusterIP = String((await call(cluster, 'GET', `/api/v1/namespaces/${NS}/services/echo`)).body.spec?.clusterIP);
+  const clusterIP = String(
+    (await call(cluster, 'GET', `/api/v1/namespaces/${NS}/services/echo`)).body.spec?.clusterIP,
+  );
   const served = new Set<string>();
   for (let i = 0; i < 4; i++) {
     const reply = await httpGet(clusterIP, 80, `/through-cluster-ip/${i}`);
@@ -108,7 +135,9 @@ test('an echo Deployment is reachable through its ClusterIP and LoadBalancer Ser
   }
   assert.equal(served.size, 2, 'both pods serve through the ClusterIP');
   const lbIP = await eventually(async () => {
-    const ip = (await call(cluster, 'GET', `/api/v1/namespaces/${NS}/services/echo-lb`)).body.status?.loadBalancer?.ingress?.[0]?.ip;
+    const ingress = (await call(cluster, 'GET', `/api/v1/namespaces/${NS}/services/echo-lb`)).body.status
+      ?.loadBalancer?.ingress;
+    const ip = asList(ingress)[0]?.ip;
     return ip === undefined ? undefined : String(ip);
   }, 'a load-balancer address');
   assert.match(lbIP, /^127\.40\./);
@@ -117,7 +146,10 @@ test('an echo Deployment is reachable through its ClusterIP and LoadBalancer Ser
 
   const oldNames = new Set(pods.map((p) => String(p.metadata?.name)));
   const current = (await call(cluster, 'GET', `${DEPLOY}/echo`)).body;
-  const rolled = await call(cluster, 'PUT', `${DEPLOY}/echo`, { ...echoDeployment('v2'), metadata: { name: 'echo', resourceVersion: current.metadata?.resourceVersion } });
+  const rolled = await call(cluster, 'PUT', `${DEPLOY}/echo`, {
+    ...echoDeployment('v2'),
+    metadata: { name: 'echo', resourceVersion: current.metadata?.resourceVersion },
+  });
   assert.equal(rolled.body.metadata?.generation, 2);
   await readyDeployment(2);
   await eventually(async () => {
@@ -154,14 +186,29 @@ test('a pod resolves Service DNS names, reads its projected token, and reaches t
         },
       ],
       volumes: [
-        { name: 'tokens', projected: { sources: [{ serviceAccountToken: { audience: 'portico-test', expirationSeconds: 3600, path: 'discovery-token' } }] } },
+        {
+          name: 'tokens',
+          projected: {
+            sources: [
+              {
+                serviceAccountToken: {
+                  audience: 'portico-test',
+                  expirationSeconds: 3600,
+                  path: 'discovery-token',
+                },
+              },
+            ],
+          },
+        },
       ],
     },
   });
   assert.equal(created.status, 201, JSON.stringify(created.body));
   const pod = await eventually(async () => {
     const p = (await call(cluster, 'GET', `${PODS}/toolbox`)).body;
-    return asList(p.status?.conditions).some((c) => c.type === 'Ready' && c.status === 'True') ? p : undefined;
+    return asList(p.status?.conditions).some((c) => c.type === 'Ready' && c.status === 'True')
+      ? p
+      : undefined;
   }, 'toolbox ready');
   const podIP = String(pod.status?.podIP);
 
@@ -172,7 +219,9 @@ test('a pod resolves Service DNS names, reads its projected token, and reaches t
   assert.equal(dns.echo.path, '/via-dns');
 
   const { token } = JSON.parse((await httpGet(podIP, 8080, '/token')).body);
-  const review = await call(cluster, 'POST', '/apis/authentication.k8s.io/v1/tokenreviews', { spec: { token, audiences: ['portico-test'] } });
+  const review = await call(cluster, 'POST', '/apis/authentication.k8s.io/v1/tokenreviews', {
+    spec: { token, audiences: ['portico-test'] },
+  });
   assert.equal(review.body.status?.authenticated, true);
   assert.equal(review.body.status?.user?.username, `system:serviceaccount:${NS}:toolbox`);
   assert.deepEqual(review.body.status?.user?.extra?.['authentication.kubernetes.io/pod-name'], ['toolbox']);
@@ -185,7 +234,9 @@ test('a pod resolves Service DNS names, reads its projected token, and reaches t
 test('a crashing container restarts with a growing restartCount; deleting a pod stops its process', async () => {
   await call(cluster, 'POST', PODS, {
     metadata: { name: 'crasher' },
-    spec: { containers: [{ name: 'c', image: 'example/toolbox:1', command: ['node', '-e', 'process.exit(3)'] }] },
+    spec: {
+      containers: [{ name: 'c', image: 'example/toolbox:1', command: ['node', '-e', 'process.exit(3)'] }],
+    },
   });
   const crashed = await eventually(async () => {
     const p = (await call(cluster, 'GET', `${PODS}/crasher`)).body;
@@ -195,5 +246,8 @@ test('a crashing container restarts with a growing restartCount; deleting a pod 
   assert.equal(crashed?.lastState?.terminated?.exitCode, 3);
   const deleted = await call(cluster, 'DELETE', `${PODS}/crasher`);
   assert.equal(deleted.status, 200);
-  await eventually(async () => ((await call(cluster, 'GET', `${PODS}/crasher`)).status === 404 ? true : undefined), 'pod removed');
+  await eventually(
+    async () => ((await call(cluster, 'GET', `${PODS}/crasher`)).status === 404 ? true : undefined),
+    'pod removed',
+  );
 });
