@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
 import { request } from 'node:http';
+import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { asList, call, eventually, type Loose } from './client.js';
@@ -171,6 +173,10 @@ test('a pod resolves Service DNS names, reads its projected token, and reaches t
     roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'pod-reader' },
     subjects: [{ kind: 'ServiceAccount', name: 'toolbox', namespace: NS }],
   });
+  await call(cluster, 'POST', `/api/v1/namespaces/${NS}/secrets`, {
+    metadata: { name: 'creds' },
+    data: { password: Buffer.from('s3cret').toString('base64') },
+  });
   const created = await call(cluster, 'POST', PODS, {
     metadata: { name: 'toolbox' },
     spec: {
@@ -179,13 +185,17 @@ test('a pod resolves Service DNS names, reads its projected token, and reaches t
         {
           name: 'tools',
           image: 'example/toolbox:1',
-          args: ['/var/run/secrets/tokens/discovery-token'],
+          args: ['/var/run/secrets/tokens/discovery-token', '/etc/creds/password'],
           env: [{ name: 'MY_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } }],
           readinessProbe: { tcpSocket: { port: 8080 }, periodSeconds: 1 },
-          volumeMounts: [{ name: 'tokens', mountPath: '/var/run/secrets/tokens' }],
+          volumeMounts: [
+            { name: 'tokens', mountPath: '/var/run/secrets/tokens' },
+            { name: 'creds', mountPath: '/etc/creds', readOnly: true },
+          ],
         },
       ],
       volumes: [
+        { name: 'creds', secret: { secretName: 'creds' } },
         {
           name: 'tokens',
           projected: {
@@ -226,6 +236,25 @@ test('a pod resolves Service DNS names, reads its projected token, and reaches t
   assert.equal(review.body.status?.user?.username, `system:serviceaccount:${NS}:toolbox`);
   assert.deepEqual(review.body.status?.user?.extra?.['authentication.kubernetes.io/pod-name'], ['toolbox']);
 
+  const secretReply = await httpGet(podIP, 8080, '/secret');
+  assert.equal(secretReply.status, 200, secretReply.body);
+  const secret = JSON.parse(secretReply.body);
+  assert.equal(secret.secret, 's3cret');
+  await call(
+    cluster,
+    'PATCH',
+    `/api/v1/namespaces/${NS}/secrets/creds`,
+    { stringData: null, data: { password: Buffer.from('rotated').toString('base64') } },
+    {
+      contentType: 'application/merge-patch+json',
+    },
+  );
+  await eventually(
+    async () =>
+      JSON.parse((await httpGet(podIP, 8080, '/secret')).body).secret === 'rotated' ? true : undefined,
+    'the rotated secret in the volume',
+  );
+
   const api = JSON.parse((await httpGet(podIP, 8080, '/api')).body);
   assert.equal(api.status, 200);
   assert.equal(api.body.kind, 'PodList');
@@ -250,4 +279,66 @@ test('a crashing container restarts with a growing restartCount; deleting a pod 
     async () => ((await call(cluster, 'GET', `${PODS}/crasher`)).status === 404 ? true : undefined),
     'pod removed',
   );
+});
+
+test('deleting a pod runs its preStop hook, sends SIGTERM, and SIGKILLs after the grace period', async () => {
+  const marks = join(cluster.dir, 'marks.txt');
+  const script = `require('fs').appendFileSync(process.env.MARK, 'pid ' + process.pid + '\\n'); process.on('SIGTERM', () => require('fs').appendFileSync(process.env.MARK, 'term\\n')); setInterval(() => {}, 1000);`;
+  await call(cluster, 'POST', PODS, {
+    metadata: { name: 'stubborn' },
+    spec: {
+      terminationGracePeriodSeconds: 1,
+      containers: [
+        {
+          name: 'c',
+          image: 'example/toolbox:1',
+          command: ['node', '-e', script],
+          env: [{ name: 'MARK', value: marks }],
+          lifecycle: {
+            preStop: {
+              exec: {
+                command: ['node', '-e', "require('fs').appendFileSync(process.env.MARK, 'prestop\\n')"],
+              },
+            },
+          },
+        },
+      ],
+    },
+  });
+  const pid = await eventually(async () => {
+    const m = /pid (\d+)/.exec(existsSync(marks) ? readFileSync(marks, 'utf8') : '');
+    return m === null ? undefined : Number(m[1]);
+  }, 'the container to start');
+  const deleting = await call(cluster, 'DELETE', `${PODS}/stubborn`);
+  assert.ok(deleting.body.metadata?.deletionTimestamp, 'a running pod is deleted gracefully');
+  assert.equal((await call(cluster, 'GET', `${PODS}/stubborn`)).status, 200);
+  await eventually(
+    async () => ((await call(cluster, 'GET', `${PODS}/stubborn`)).status === 404 ? true : undefined),
+    'pod removed',
+  );
+  assert.deepEqual(readFileSync(marks, 'utf8').split('\n').slice(1, 3), ['prestop', 'term']);
+  assert.throws(() => process.kill(pid, 0), /ESRCH/, 'the process ignoring SIGTERM was killed');
+});
+
+test('a DaemonSet runs one pod on the simulated node and reports it ready', async () => {
+  const ds = {
+    metadata: { name: 'agent' },
+    spec: {
+      selector: { matchLabels: { app: 'agent' } },
+      template: {
+        metadata: { labels: { app: 'agent' } },
+        spec: {
+          containers: [{ name: 'echo', image: 'echo:1', env: [{ name: 'HTTP_PORT', value: '3001' }] }],
+        },
+      },
+    },
+  };
+  assert.equal((await call(cluster, 'POST', `/apis/apps/v1/namespaces/${NS}/daemonsets`, ds)).status, 201);
+  const status = await eventually(async () => {
+    const s = (await call(cluster, 'GET', `/apis/apps/v1/namespaces/${NS}/daemonsets/agent`)).body.status;
+    return s?.numberReady === (1 as unknown) ? s : undefined;
+  }, 'daemonset ready');
+  assert.equal(status.desiredNumberScheduled, 1 as unknown);
+  const pods = asList((await call(cluster, 'GET', `${PODS}?labelSelector=app%3Dagent`)).body.items);
+  assert.equal(pods.length, 1);
 });

@@ -3,7 +3,7 @@
 import { join } from 'node:path';
 import type { Lifecycle } from '../apiserver/lifecycle.js';
 import { nowTimestamp } from '../apiserver/lifecycle.js';
-import { type KubeObject, numberAt, objectAt, stringAt } from '../apiserver/object.js';
+import { arrayAt, isJsonObject, type KubeObject, numberAt, objectAt, stringAt } from '../apiserver/object.js';
 import { BUILTIN_TYPES } from '../apiserver/resources.js';
 import { ApiError, invalid } from '../apiserver/status.js';
 import type { TokenParams } from '../apiserver/token-api.js';
@@ -54,6 +54,20 @@ function admitPod(lifecycle: Lifecycle, pod: KubeObject): void {
   if (!Array.isArray(spec.containers) || spec.containers.length === 0) {
     throw invalid(lifecycle.target(PODS, pod.metadata.name), ['spec.containers: Required value']);
   }
+  const volumes = new Set(
+    arrayAt(spec, 'volumes')
+      .filter(isJsonObject)
+      .map((v) => v.name),
+  );
+  const causes: string[] = [];
+  arrayAt(spec, 'containers').forEach((c, i) => {
+    arrayAt(c, 'volumeMounts').forEach((m, j) => {
+      const name = isJsonObject(m) ? m.name : undefined;
+      if (!volumes.has(name))
+        causes.push(`spec.containers[${i}].volumeMounts[${j}].name: Not found: "${String(name)}"`);
+    });
+  });
+  if (causes.length > 0) throw invalid(lifecycle.target(PODS, pod.metadata.name), causes);
   pod.status = { phase: 'Pending', qosClass: 'BestEffort' };
 }
 

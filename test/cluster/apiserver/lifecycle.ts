@@ -170,7 +170,13 @@ export function createLifecycle(store: Store, registry: ResourceRegistry): Lifec
       next.metadata.resourceVersion = old.metadata.resourceVersion;
       const typed = withKind(type, next);
       if (JSON.stringify(typed) === JSON.stringify(withKind(type, old))) return typed;
-      if (old.metadata.deletionTimestamp !== undefined && (typed.metadata.finalizers ?? []).length === 0) {
+      // Finalizers gone: the object goes, unless a grace period is still running (a terminating pod).
+      const graceRunning = (old.metadata.deletionGracePeriodSeconds ?? 0) > 0;
+      if (
+        old.metadata.deletionTimestamp !== undefined &&
+        !graceRunning &&
+        (typed.metadata.finalizers ?? []).length === 0
+      ) {
         const gone = finishDeletion(type, typed);
         return withKind(type, gone ?? typed);
       }
@@ -199,7 +205,11 @@ export function createLifecycle(store: Store, registry: ResourceRegistry): Lifec
       if ((old.metadata.finalizers ?? []).length > 0 || graceful) {
         if (old.metadata.deletionTimestamp !== undefined) return withKind(type, old);
         old.metadata.deletionTimestamp = nowTimestamp();
-        if (graceful) old.metadata.deletionGracePeriodSeconds = options.gracePeriodSeconds ?? 30;
+        if (graceful) {
+          const spec = old.spec as { terminationGracePeriodSeconds?: number } | undefined;
+          old.metadata.deletionGracePeriodSeconds =
+            options.gracePeriodSeconds ?? spec?.terminationGracePeriodSeconds ?? 30;
+        }
         return withKind(type, store.put(type.storageKey, old));
       }
       return withKind(type, finishDeletion(type, old) ?? old);

@@ -6,8 +6,10 @@ import { stringAt } from '../apiserver/object.js';
 
 export function installDnsHosts(lifecycle: Lifecycle, hostsFile: string): () => void {
   let scheduled = false;
+  let stopped = false;
   const write = () => {
     scheduled = false;
+    if (stopped) return;
     const hosts: Record<string, string> = {};
     for (const svc of lifecycle.store.list('/services')) {
       const ip = stringAt(svc, 'spec', 'clusterIP');
@@ -19,9 +21,13 @@ export function installDnsHosts(lifecycle: Lifecycle, hostsFile: string): () => 
     renameSync(temp, hostsFile);
   };
   write();
-  return lifecycle.store.subscribe((e) => {
+  const unsubscribe = lifecycle.store.subscribe((e) => {
     if (e.storageKey !== '/services' || scheduled) return;
     scheduled = true;
     setImmediate(write);
   });
+  return () => {
+    stopped = true;
+    unsubscribe();
+  };
 }

@@ -1,5 +1,5 @@
 // A pod program for tests: answers /dns (service names resolved inside the pod), /token (a mounted
-// file, path given as argv[2]) and /api (the API server through kubernetes.default.svc with the pod's token).
+// file, path given as argv[2]), /secret (argv[3]) and /api (the API server through kubernetes.default.svc with the pod's token).
 const dns = require('node:dns');
 const fs = require('node:fs');
 const http = require('node:http');
@@ -34,6 +34,8 @@ http
         out = { short: short.address, full, echo: JSON.parse(reply.body) };
       } else if (req.url === '/token') {
         out = { token: fs.readFileSync(process.argv[2], 'utf8') };
+      } else if (req.url === '/secret') {
+        out = { secret: fs.readFileSync(process.argv[3], 'utf8') };
       } else if (req.url === '/api') {
         const reply = await get(https, `https://kubernetes.default.svc/api/v1/namespaces/${fs.readFileSync(path.join(sa, 'namespace'), 'utf8')}/pods`, {
           ca: fs.readFileSync(path.join(sa, 'ca.crt')),
