@@ -52,7 +52,7 @@ export const BUILTIN_TYPES: readonly ResourceType[] = [
   builtin('', 'v1', 'Event', 'events', true, [], ['ev']),
   builtin('', 'v1', 'Endpoints', 'endpoints', true, [], ['ep']),
   builtin('discovery.k8s.io', 'v1', 'EndpointSlice', 'endpointslices', true),
-  builtin('apps', 'v1', 'Deployment', 'deployments', true, ['status', 'scale'], ['deploy']),
+  builtin('apps', 'v1', 'Deployment', 'deployments', true, ['status'], ['deploy']),
   builtin('apps', 'v1', 'DaemonSet', 'daemonsets', true, ['status'], ['ds']),
   builtin(
     'autoscaling',
