@@ -37,7 +37,7 @@ export interface ClusterOptions {
   /** How many events the watch history keeps; older resourceVersions get 410 Gone. */
   historySize?: number;
   bookmarkIntervalMs?: number;
-  /** TokenRequest minimum `expirationSeconds` (a real API server: 600). */
+  /** Minimum `expirationSeconds` of TokenRequests and projected tokens (a real cluster: 600). */
   minTokenExpirationSeconds?: number;
   log?: (line: string) => void;
   /** Run pods as local processes, Services as TCP proxies (default true); false: API server only. */
@@ -168,6 +168,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
       maxProbeIntervalMs: o.maxProbeIntervalMs,
       restartBackoffMs: o.restartBackoffMs,
       resyncMs: o.resyncMs,
+      minTokenExpirationSeconds: o.minTokenExpirationSeconds,
       log,
     });
     stops.push(() => agent.stop());

@@ -26,6 +26,7 @@ export interface NodeAgentOptions {
   maxProbeIntervalMs: number;
   restartBackoffMs: { initial: number; max: number };
   resyncMs: number;
+  minTokenExpirationSeconds: number;
   log: (line: string) => void;
 }
 
@@ -34,7 +35,7 @@ export interface NodeAgent {
 }
 
 /** Pod defaults and the ServiceAccount admission check a real API server applies on create. */
-function admitPod(lifecycle: Lifecycle, pod: KubeObject): void {
+function admitPod(lifecycle: Lifecycle, pod: KubeObject, minTokenSeconds: number): void {
   const spec = objectAt(pod, 'spec') ?? {};
   pod.spec = spec;
   const sa = stringAt(spec, 'serviceAccountName') ?? 'default';
@@ -67,6 +68,16 @@ function admitPod(lifecycle: Lifecycle, pod: KubeObject): void {
         causes.push(`spec.containers[${i}].volumeMounts[${j}].name: Not found: "${String(name)}"`);
     });
   });
+  arrayAt(spec, 'volumes').forEach((v, i) => {
+    arrayAt(v, 'projected', 'sources').forEach((source, j) => {
+      const seconds = numberAt(source, 'serviceAccountToken', 'expirationSeconds');
+      if (seconds !== undefined && seconds < minTokenSeconds) {
+        causes.push(
+          `spec.volumes[${i}].projected.sources[${j}].serviceAccountToken.expirationSeconds: Invalid value: ${seconds}: may not specify a duration less than ${minTokenSeconds} seconds`,
+        );
+      }
+    });
+  });
   if (causes.length > 0) throw invalid(lifecycle.target(PODS, pod.metadata.name), causes);
   pod.status = { phase: 'Pending', qosClass: 'BestEffort' };
 }
@@ -77,7 +88,7 @@ export function startNodeAgent(o: NodeAgentOptions): NodeAgent {
   let stopped = false;
 
   lifecycle.hooks.onCreate.push((type, object) => {
-    if (type === PODS) admitPod(lifecycle, object);
+    if (type === PODS) admitPod(lifecycle, object, o.minTokenExpirationSeconds);
   });
   lifecycle.hooks.graceful.push(
     (type, object, grace) => type === PODS && grace !== 0 && runners.has(object.metadata.uid ?? ''),
