@@ -87,6 +87,19 @@ test('kubectl apply -f, get -o json, re-apply with a change, delete', { skip }, 
   assert.match(deleted.out, /deployment.apps "web" deleted/);
 });
 
+test('kubectl get prints server-side tables', { skip }, async () => {
+  const ns = await kubectl('get', 'namespaces');
+  assert.equal(ns.code, 0, ns.err);
+  assert.match(ns.out, /^NAME\s+STATUS\s+AGE\n/);
+  assert.match(ns.out, /\nkube-system\s+Active\s+\d+s\n/);
+  await call(cluster, 'POST', '/api/v1/namespaces/default/services', {
+    metadata: { name: 'tabled' },
+    spec: { ports: [{ port: 80 }] },
+  });
+  const svc = await kubectl('get', 'services', '-n', 'default');
+  assert.match(svc.out, /NAME\s+TYPE\s+CLUSTER-IP\s+EXTERNAL-IP\s+PORT\(S\)\s+AGE/);
+});
+
 test('kubectl get --watch streams changes', { skip }, async () => {
   await call(cluster, 'POST', '/api/v1/namespaces/default/configmaps', { metadata: { name: 'watched' } });
   const child = spawn(

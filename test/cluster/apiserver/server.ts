@@ -12,6 +12,7 @@ import { openapi } from './openapi.js';
 import { type Attributes, allowedNonResource, authorize, forbiddenMessage } from './rbac.js';
 import { parseResourcePath } from './request-info.js';
 import { ApiError, badRequest, statusBody, unauthorized } from './status.js';
+import { toTable, wantsTable } from './table.js';
 import { tokenRequest, tokenReview } from './token-api.js';
 import type { TokenSigner } from './tokens.js';
 import { serveWatch } from './watch.js';
@@ -119,8 +120,11 @@ export async function startApiServer(
     if (watch) {
       open.add(res);
       res.on('close', () => open.delete(res));
+      const asTable = wantsTable(req.headers.accept);
       serveWatch(lifecycle.store, info, url.searchParams, res, {
         bookmarkIntervalMs: options.bookmarkIntervalMs,
+        present: (object) =>
+          asTable ? toTable(info.type, object, url.searchParams.get('includeObject')) : object,
       });
       return;
     }
@@ -146,7 +150,12 @@ export async function startApiServer(
       return;
     }
     const answer = handle(lifecycle, { method, info, query: url.searchParams, contentType, body });
-    sendJson(res, answer.code, answer.body);
+    const table = method === 'GET' && info.subresource === '' && wantsTable(req.headers.accept);
+    sendJson(
+      res,
+      answer.code,
+      table ? toTable(info.type, answer.body, url.searchParams.get('includeObject')) : answer.body,
+    );
   }
 
   const server: Server = createServer({ cert: options.certPem, key: options.keyPem }, (req, res) => {

@@ -1,6 +1,6 @@
 // Watch: chunked JSON lines of ADDED/MODIFIED/DELETED/BOOKMARK events, resumable from a resourceVersion.
 import type { ServerResponse } from 'node:http';
-import type { KubeObject } from './object.js';
+import type { JsonObject, KubeObject } from './object.js';
 import type { RequestInfo } from './request-info.js';
 import { apiVersionOf } from './resources.js';
 import { selectorPredicate } from './selectors.js';
@@ -9,6 +9,8 @@ import type { Store, StoreEvent } from './store.js';
 
 export interface WatchOptions {
   bookmarkIntervalMs: number;
+  /** How an object is shown in events (a Table row for `kubectl get -w`). */
+  present: (object: KubeObject) => JsonObject;
 }
 
 type WireEvent = { type: string; object: unknown };
@@ -25,7 +27,7 @@ export function serveWatch(
   const inScope = (o: KubeObject) =>
     !type.namespaced || namespace === '' || o.metadata.namespace === namespace;
   const selected = (o: KubeObject | undefined) => o !== undefined && inScope(o) && matches(o);
-  const typed = (o: KubeObject) => ({ ...o, apiVersion: apiVersionOf(type), kind: type.kind });
+  const typed = (o: KubeObject) => options.present({ ...o, apiVersion: apiVersionOf(type), kind: type.kind });
 
   res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-cache' });
   res.flushHeaders();
