@@ -72,6 +72,7 @@ export function containerEnv(
     PORTICO_MOUNT_ROOT: mountRoot,
     PORTICO_SIM_HOSTS: network.hostsFile,
     PORTICO_SIM_POD_NAMESPACE: pod.metadata.namespace ?? '',
+    PORTICO_SIM_AGENT_PID: String(process.pid),
     NODE_OPTIONS: `--import ${pathToFileURL(PRELOAD).href}`,
   };
   for (const item of arrayAt(container, 'env').filter(isJsonObject)) {

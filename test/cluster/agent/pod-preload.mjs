@@ -1,6 +1,7 @@
 // Preloaded into every pod process (NODE_OPTIONS=--import): emulates the pod network namespace.
 // - Service DNS names resolve from the hosts file the agent keeps current, with the pod's search list.
 // - The pod's own loopback and wildcard binds map onto the pod IP, so pods don't fight over ports.
+// - The process exits when the simulator that started it is gone.
 import dns from 'node:dns';
 import { readFileSync, statSync } from 'node:fs';
 import { syncBuiltinESMExports } from 'node:module';
@@ -85,3 +86,11 @@ if (podIP !== '') {
   };
 }
 syncBuiltinESMExports();
+
+// A pod never outlives its node: when the simulator dies, its pod processes exit too.
+if (process.env.PORTICO_SIM_AGENT_PID !== undefined) {
+  const agent = Number(process.env.PORTICO_SIM_AGENT_PID);
+  setInterval(() => {
+    if (process.ppid !== agent) process.exit(137);
+  }, 500).unref();
+}
