@@ -185,12 +185,3 @@ export function serverSideApply(
   merged.metadata.managedFields = managed;
   return { ok: true, object: merged };
 }
-
-/** Records an `Update` manager (PUT/PATCH/POST with fieldManager) on the object. */
-export function recordUpdate(object: KubeObject, manager: string, apiVersion: string, now: string): void {
-  const kept = (object.metadata.managedFields ?? []).filter(
-    (e) => !(isJsonObject(e) && e.manager === manager && e.operation === 'Update'),
-  );
-  kept.push({ manager, operation: 'Update', apiVersion, time: now, fieldsType: 'FieldsV1', fieldsV1: {} });
-  object.metadata.managedFields = kept;
-}
