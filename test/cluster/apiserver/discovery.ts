@@ -41,17 +41,6 @@ function resourceEntries(t: ResourceType): JsonObject[] {
         verbs: ['create'],
       };
     }
-    if (s === 'scale') {
-      return {
-        name: `${t.resource}/scale`,
-        singularName: '',
-        namespaced: t.namespaced,
-        group: 'autoscaling',
-        version: 'v1',
-        kind: 'Scale',
-        verbs: ['get', 'patch', 'update'],
-      };
-    }
     return {
       name: `${t.resource}/${s}`,
       singularName: '',
