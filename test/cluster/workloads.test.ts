@@ -226,6 +226,8 @@ test('a pod resolves Service DNS names, reads its projected token, and reaches t
   const svcIP = (await call(cluster, 'GET', `/api/v1/namespaces/${NS}/services/echo`)).body.spec?.clusterIP;
   assert.equal(dns.short, svcIP);
   assert.equal(dns.full, svcIP);
+  assert.deepEqual(dns.promisified, { address: svcIP, family: 4 });
+  assert.equal(dns.txt, 'ENODATA');
   assert.equal(dns.echo.path, '/via-dns');
 
   const { token } = JSON.parse((await httpGet(podIP, 8080, '/token')).body);

@@ -6,6 +6,7 @@ import dns from 'node:dns';
 import { readFileSync, statSync } from 'node:fs';
 import { syncBuiltinESMExports } from 'node:module';
 import net from 'node:net';
+import { promisify } from 'node:util';
 
 const hostsFile = process.env.PORTICO_SIM_HOSTS ?? '';
 const podIP = process.env.POD_IP ?? '';
@@ -47,6 +48,18 @@ dns.promises.lookup = async function lookup(hostname, options) {
   const address = clusterAddress(hostname);
   if (address === undefined) return originalPromisesLookup.call(dns.promises, hostname, options);
   return typeof options === 'object' && options?.all ? [{ address, family: 4 }] : { address, family: 4 };
+};
+// util.promisify(dns.lookup) must still resolve to { address, family }, as for the built-in lookup.
+dns.lookup[promisify.custom] = dns.promises.lookup;
+
+// Cluster names have no TXT/SRV records here: answer at once instead of asking the host's DNS servers.
+function noData(hostname) {
+  return Object.assign(new Error(`queryTxt ENODATA ${hostname}`), { code: 'ENODATA', hostname });
+}
+const originalResolveTxt = dns.promises.resolveTxt;
+dns.promises.resolveTxt = async function resolveTxt(hostname) {
+  if (clusterAddress(hostname) !== undefined) throw noData(hostname);
+  return originalResolveTxt.call(dns.promises, hostname);
 };
 
 if (podIP !== '') {

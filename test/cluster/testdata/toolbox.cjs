@@ -31,7 +31,9 @@ http
           dns.lookup(`echo.${process.env.MY_NAMESPACE}.svc.cluster.local`, (e, a) => (e ? reject(e) : resolve(a))),
         );
         const reply = await get(http, `http://echo.${process.env.MY_NAMESPACE}.svc/via-dns`);
-        out = { short: short.address, full, echo: JSON.parse(reply.body) };
+        const promisified = await require('node:util').promisify(dns.lookup)('echo');
+        const txt = await dns.promises.resolveTxt('echo').catch((e) => e.code);
+        out = { short: short.address, full, promisified, txt, echo: JSON.parse(reply.body) };
       } else if (req.url === '/token') {
         out = { token: fs.readFileSync(process.argv[2], 'utf8') };
       } else if (req.url === '/secret') {
