@@ -47,7 +47,7 @@ export function installGarbageCollector(lifecycle: Lifecycle): () => void {
       if (since === undefined) continue;
       // A real namespace controller takes a moment (discovery, listing) before it deletes content.
       if (now - since < NAMESPACE_CLEANUP_DELAY_MS) {
-        setTimeout(schedule, NAMESPACE_CLEANUP_DELAY_MS);
+        setTimeout(schedule, NAMESPACE_CLEANUP_DELAY_MS).unref();
         continue;
       }
       terminate(ns);
