@@ -186,9 +186,11 @@ export async function startApiServer(
       for (const res of open) res.end();
     },
     close: async () => {
+      // Stop accepting first: a client reconnecting in between would otherwise hold close() open forever.
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       for (const res of open) res.end();
       server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await closed;
     },
   };
 }
