@@ -2,7 +2,7 @@
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { API_AUDIENCE, type Authenticator, type UserInfo } from './authn.js';
 import { discovery } from './discovery.js';
 import { handle } from './handlers.js';
@@ -174,6 +174,16 @@ export async function startApiServer(
       },
     );
   });
+  const sockets = new Set<Socket>();
+  let closing = false;
+  server.on('connection', (socket: Socket) => {
+    if (closing) {
+      socket.destroy();
+      return;
+    }
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, () => resolve());
@@ -186,10 +196,12 @@ export async function startApiServer(
       for (const res of open) res.end();
     },
     close: async () => {
-      // Stop accepting first: a client reconnecting in between would otherwise hold close() open forever.
+      // Stop accepting, then destroy every socket, even one still in its TLS handshake (a reconnecting
+      // informer), which closeAllConnections() does not know about yet.
+      closing = true;
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       for (const res of open) res.end();
-      server.closeAllConnections();
+      for (const socket of sockets) socket.destroy();
       await closed;
     },
   };
