@@ -4,7 +4,13 @@ import { isPorticoError } from '../errors.js';
 import type { Command } from './command.js';
 
 // Each subcommand loads only its own modules, so `portico proxy` never pays for the controller's imports.
-const COMMANDS: Record<string, Command> = {};
+const COMMANDS: Record<string, Command> = {
+  echo: { summary: 'run the echo test backend', load: () => import('./echo.js') },
+  'shutdown-manager': {
+    summary: 'health endpoint and graceful drain of a proxy pod',
+    load: () => import('./shutdown-manager.js'),
+  },
+};
 
 function usage(): string {
   const width = Math.max(...Object.keys(COMMANDS).map((n) => n.length));

@@ -1,0 +1,11 @@
+// The proxy runtime's public API, for `portico proxy` (discovery wiring) and tests.
+
+export { redactSecrets } from './admin.js';
+export { loadFleetConfigFile, runStaticProxy } from './config-file.js';
+export {
+  DEFAULT_PROXY_OPTIONS,
+  type ProxyLimits,
+  type ProxyOptions,
+  type ProxyOptionsInput,
+} from './options.js';
+export { type ApplyOutcome, createProxy, type Proxy } from './proxy.js';

@@ -1,0 +1,25 @@
+// The state shared by every listener of one proxy: the current snapshot, the upstream pool, counters.
+import type { Agent } from 'node:http';
+import type { ProxyMetrics } from './metrics.js';
+import type { ProxyOptions } from './options.js';
+import type { Snapshot } from './snapshot.js';
+
+export interface ProxyRuntime {
+  options: ProxyOptions;
+  metrics: ProxyMetrics;
+  /** Keep-alive pool; `maxSockets` caps connections per endpoint. */
+  agent: Agent;
+  /** Swapped atomically by apply; a request reads it once, at its start. */
+  snapshot: Snapshot | undefined;
+  draining: boolean;
+  /** Requests in flight per endpoint key, for least-request balancing. */
+  activeByEndpoint: Map<string, number>;
+}
+
+/** What a request needs to know about the socket it arrived on. */
+export interface ListenerContext {
+  name: string;
+  proto: 'http' | 'https';
+  /** Being removed: responses ask clients to reconnect (to the listener that replaces it, if any). */
+  closing: boolean;
+}
