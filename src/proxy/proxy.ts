@@ -169,7 +169,12 @@ export function createProxy(input: ProxyOptionsInput = {}): Proxy {
     await sleep(Math.min(drainMs, maxMs));
     const closing = [...bound.values()].map((b) => closeListener(b, Math.max(0, deadline - Date.now())));
     // Upgraded (WebSocket) connections are not the HTTP server's to cut, so the deadline bounds the wait too.
-    await Promise.race([Promise.all(closing), sleep(Math.max(0, deadline - Date.now()) + 100)]);
+    const cutoff = new AbortController();
+    const late = sleep(Math.max(0, deadline - Date.now()) + 100, undefined, { signal: cutoff.signal }).catch(
+      () => {},
+    );
+    await Promise.race([Promise.all(closing), late]);
+    cutoff.abort();
     drained = true;
     options.log('drained');
   }

@@ -2,12 +2,12 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { createServer, request, type Server } from 'node:http';
 import { after, before, describe, it } from 'node:test';
-import { createProxy, type Proxy } from '../../src/proxy/index.js';
+import { createProxy, type Proxy as PorticoProxy } from '../../src/proxy/index.js';
 import { forward, route, simpleFleet, upstream, vhost } from '../support/fleet.js';
 import { closeServer, type EchoBody, freePort, httpRequest, listen, startEcho } from '../support/http.js';
 
 describe('proxy data plane', () => {
-  let proxy: Proxy;
+  let proxy: PorticoProxy;
   let port: number;
   const servers: Server[] = [];
   let aborted: Promise<void>;
