@@ -86,5 +86,6 @@ export function acceptWebSocket(req: IncomingMessage, socket: Duplex, head: Buff
     }
   };
   socket.on('data', onData);
+  socket.on('end', () => socket.destroy());
   if (head.length > 0) onData(Buffer.alloc(0));
 }

@@ -57,6 +57,7 @@ export function createProxy(input: ProxyOptionsInput = {}): Proxy {
     snapshot: undefined,
     draining: false,
     activeByEndpoint: new Map(),
+    tunnels: new Set(),
   };
   const bound = new Map<string, BoundListener>();
   const contexts = createSecureContextCache();
@@ -93,6 +94,7 @@ export function createProxy(input: ProxyOptionsInput = {}): Proxy {
             b.server.closeAllConnections();
           }),
       );
+      for (const tunnel of rt.tunnels) tunnel.destroy();
       bound.clear();
       sideServers = [];
       rt.agent.destroy();
@@ -175,6 +177,7 @@ export function createProxy(input: ProxyOptionsInput = {}): Proxy {
     );
     await Promise.race([Promise.all(closing), late]);
     cutoff.abort();
+    for (const tunnel of rt.tunnels) tunnel.destroy();
     drained = true;
     options.log('drained');
   }

@@ -1,5 +1,6 @@
 // The state shared by every listener of one proxy: the current snapshot, the upstream pool, counters.
 import type { Agent } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { ProxyMetrics } from './metrics.js';
 import type { ProxyOptions } from './options.js';
 import type { Snapshot } from './snapshot.js';
@@ -14,6 +15,8 @@ export interface ProxyRuntime {
   draining: boolean;
   /** Requests in flight per endpoint key, for least-request balancing. */
   activeByEndpoint: Map<string, number>;
+  /** Upgraded client connections: the HTTP server no longer tracks them, so close() must. */
+  tunnels: Set<Duplex>;
 }
 
 /** What a request needs to know about the socket it arrived on. */

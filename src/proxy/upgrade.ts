@@ -64,8 +64,13 @@ export function handleUpgrade(
     clearTimeout(timer);
     upSocket.on('error', () => socket.destroy());
     socket.on('error', () => upSocket.destroy());
+    // WebSocket has its own close handshake, so a half-close on either side ends the whole tunnel.
+    upSocket.on('end', () => socket.destroy());
+    socket.on('end', () => upSocket.destroy());
     upSocket.on('close', () => socket.destroy());
     socket.on('close', () => upSocket.destroy());
+    rt.tunnels.add(socket);
+    socket.on('close', () => rt.tunnels.delete(socket));
     socket.write(rawResponse(101, upRes.rawHeaders));
     if (upHead.length > 0) socket.write(upHead);
     if (head.length > 0) upSocket.write(head);
