@@ -28,7 +28,7 @@ function rawExchange(port: number, data: string, writeDelayMs = 0): Promise<stri
 
 function readFrames(socket: Socket, count: number): Promise<Frame[]> {
   return new Promise((resolve) => {
-    let buffer = Buffer.alloc(0);
+    let buffer: Buffer = Buffer.alloc(0);
     const frames: Frame[] = [];
     const onData = (chunk: Buffer): void => {
       const decoded = decodeFrames(Buffer.concat([buffer, chunk]));
@@ -143,7 +143,7 @@ describe('proxy edges', () => {
     const socket = netConnect({ host: '127.0.0.1', port: port('port-80') });
     const head = await new Promise<string>((resolve, reject) => {
       socket.once('error', reject);
-      let got = Buffer.alloc(0);
+      let got: Buffer = Buffer.alloc(0);
       const onData = (chunk: Buffer): void => {
         got = Buffer.concat([got, chunk]);
         const end = got.indexOf('\r\n\r\n');
