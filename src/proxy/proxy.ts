@@ -53,6 +53,8 @@ export function createProxy(input: ProxyOptionsInput = {}): Proxy {
       maxFreeSockets: options.upstreamConnectionsPerEndpoint,
       timeout: options.upstreamIdleTimeoutMs,
       scheduling: 'lifo',
+      // Without it, Nagle's algorithm holds small request heads back for the peer's delayed ACK.
+      noDelay: true,
     }),
     snapshot: undefined,
     draining: false,
