@@ -1,8 +1,10 @@
 // Answers one HTTP request: local responses, redirects, and forwarding with streaming in both directions,
 // route/backend timeouts, client-abort cancellation and the DESIGN.md §6 status codes.
-import { request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import { applyHeaderModifier, responseHeaders } from './headers.js';
+import type { Dispatcher } from 'undici';
+import type { Endpoint } from '../ir/fleet-config.js';
+import { applyHeaderModifier, type HeaderMap, responseHeaders } from './headers.js';
 import { type ForwardPlan, resolveRequest } from './resolve.js';
 import type { ListenerContext, ProxyRuntime } from './runtime.js';
 import { endpointKey } from './snapshot.js';
@@ -21,10 +23,24 @@ function hasBody(req: IncomingMessage): boolean {
   return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
 
-function errorKind(error: NodeJS.ErrnoException): string {
+function errorKind(error: Error & { code?: string }): string {
   if (error.code === 'ECONNREFUSED') return 'refused';
-  if (error.code === 'ECONNRESET' || error.code === 'EPIPE') return 'reset';
+  if (error.code === 'ECONNRESET' || error.code === 'EPIPE' || error.code === 'UND_ERR_SOCKET')
+    return 'reset';
   return (error.code ?? 'error').toLowerCase();
+}
+
+/** Upstream response headers as an object, without hop-by-hop ones. */
+function upstreamResponseHeaders(
+  raw: Buffer[] | string[] | IncomingHttpHeaders | null | undefined,
+): HeaderMap {
+  if (Array.isArray(raw)) return responseHeaders(raw.map(String));
+  const flat: string[] = [];
+  for (const [name, value] of Object.entries(raw ?? {})) {
+    if (value === undefined) continue;
+    for (const v of Array.isArray(value) ? value : [value]) flat.push(name, v);
+  }
+  return responseHeaders(flat);
 }
 
 function forward(
@@ -36,7 +52,7 @@ function forward(
 ): void {
   const bodyless = !hasBody(req);
   let finished = false;
-  let upstream: ReturnType<typeof httpRequest> | undefined;
+  let controller: Dispatcher.DispatchController | undefined;
   let backendTimer: NodeJS.Timeout | undefined;
 
   const finish = (): void => {
@@ -44,77 +60,112 @@ function forward(
     clearTimeout(routeTimer);
     clearTimeout(backendTimer);
   };
+  const cancel = (): void => {
+    controller?.abort(new Error('cancelled by the proxy'));
+  };
   const timeout = (): void => {
     if (finished) return;
     finish();
     rt.metrics.upstreamError(plan.cluster.name, 'timeout');
-    upstream?.destroy();
+    cancel();
     respondLocally(res, 504);
   };
   const routeTimer = setTimeout(timeout, plan.action.timeoutMs);
 
   // The client went away (or we gave up): cancel the upstream request.
   res.on('close', () => {
-    if (!res.writableFinished) upstream?.destroy();
+    if (!res.writableFinished) cancel();
     finish();
   });
 
-  const attempt = (endpoint: typeof plan.endpoint, retriesLeft: number): void => {
+  const attempt = (endpoint: Endpoint, retriesLeft: number): void => {
     const key = endpointKey(endpoint);
     rt.activeByEndpoint.set(key, (rt.activeByEndpoint.get(key) ?? 0) + 1);
-    const sentAt = performance.now();
-    const up = httpRequest({
-      host: endpoint.address,
-      port: endpoint.port,
-      method: req.method,
-      path: plan.target,
-      headers: plan.headers,
-      agent: rt.agent,
-      setHost: false,
-    });
-    upstream = up;
-    up.on('close', () => {
+    let released = false;
+    const release = (): void => {
+      if (released) return;
+      released = true;
       const n = (rt.activeByEndpoint.get(key) ?? 1) - 1;
       if (n === 0) rt.activeByEndpoint.delete(key);
       else rt.activeByEndpoint.set(key, n);
-    });
+    };
+    const sentAt = performance.now();
+    let responded = false;
     if (plan.action.backendTimeoutMs !== undefined) {
       clearTimeout(backendTimer);
       backendTimer = setTimeout(timeout, plan.action.backendTimeoutMs);
     }
-    up.on('response', (upRes) => {
-      clearTimeout(backendTimer);
-      if (finished) {
-        upRes.resume();
-        return;
-      }
-      const headers = responseHeaders(upRes.rawHeaders);
-      for (const m of plan.responseModifiers) applyHeaderModifier(headers, m);
-      headers.server = 'portico';
-      headers['x-portico-upstream-service-time'] = String(Math.round(performance.now() - sentAt));
-      if (rt.draining || closing) headers.connection = 'close';
-      res.writeHead(upRes.statusCode ?? 502, headers);
-      upRes.pipe(res);
-      upRes.on('end', finish);
-      // The upstream died mid-body: the client must see a broken response, not a short one.
-      upRes.on('close', () => {
-        if (!upRes.complete) res.destroy();
-      });
-    });
-    up.on('error', (error: NodeJS.ErrnoException) => {
-      if (finished) return;
-      // A pooled connection the backend closed while idle: safe to retry a request without a body.
-      const next = retriesLeft > 0 && bodyless && up.reusedSocket ? plan.nextEndpoint() : undefined;
-      if (next !== undefined && !res.headersSent) {
-        attempt(next, retriesLeft - 1);
-        return;
-      }
+    const handler: Dispatcher.DispatchHandler = {
+      onRequestStart(c) {
+        controller = c;
+        if (finished) c.abort(new Error('cancelled by the proxy'));
+      },
+      onResponseStart(c, statusCode) {
+        if (statusCode < 200) return; // interim (1xx) responses are not relayed
+        clearTimeout(backendTimer);
+        responded = true;
+        if (finished) {
+          c.abort(new Error('cancelled by the proxy'));
+          return;
+        }
+        const headers = upstreamResponseHeaders(c.rawHeaders);
+        for (const m of plan.responseModifiers) applyHeaderModifier(headers, m);
+        headers.server = 'portico';
+        headers['x-portico-upstream-service-time'] = String(Math.round(performance.now() - sentAt));
+        if (rt.draining || closing) headers.connection = 'close';
+        res.writeHead(statusCode, headers);
+      },
+      onResponseData(c, chunk) {
+        // Backpressure: stop reading from the upstream while the client is slower.
+        if (!res.write(chunk)) {
+          c.pause();
+          res.once('drain', () => c.resume());
+        }
+      },
+      onResponseEnd() {
+        release();
+        finish();
+        res.end();
+      },
+      onResponseError(_c, error: Error & { code?: string }) {
+        release();
+        if (finished) return;
+        // The upstream died mid-body: the client must see a broken response, not a short one.
+        if (responded) {
+          finish();
+          res.destroy();
+          return;
+        }
+        // A pooled connection the backend closed while idle: safe to retry a request without a body.
+        const next =
+          retriesLeft > 0 && bodyless && errorKind(error) === 'reset' ? plan.nextEndpoint() : undefined;
+        if (next !== undefined) {
+          attempt(next, retriesLeft - 1);
+          return;
+        }
+        finish();
+        rt.metrics.upstreamError(plan.cluster.name, errorKind(error));
+        respondLocally(res, 502);
+      },
+    };
+    try {
+      rt.pools.get(endpoint).dispatch(
+        {
+          path: plan.target,
+          method: (req.method ?? 'GET') as Dispatcher.HttpMethod,
+          headers: plan.headers,
+          body: bodyless ? null : req,
+        },
+        handler,
+      );
+    } catch (error) {
+      // Invalid header values (e.g. from a filter) are refused before anything is sent.
+      release();
       finish();
-      rt.metrics.upstreamError(plan.cluster.name, errorKind(error));
+      rt.metrics.upstreamError(plan.cluster.name, 'invalid_request');
+      rt.options.log(`upstream request refused: ${(error as Error).message}`);
       respondLocally(res, 502);
-    });
-    if (bodyless) up.end();
-    else req.pipe(up);
+    }
   };
   attempt(plan.endpoint, 2);
 }

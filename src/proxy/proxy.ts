@@ -1,6 +1,5 @@
 // The proxy runtime: applies fleet configs (validate, compile, bind, swap), drains, and reports.
 import { createHash } from 'node:crypto';
-import { Agent } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isPorticoError } from '../errors.js';
 import type { FleetConfig, Listener, TlsSecret } from '../ir/fleet-config.js';
@@ -12,6 +11,7 @@ import { bindPort, type ProxyOptionsInput, resolveProxyOptions } from './options
 import type { ProxyRuntime } from './runtime.js';
 import { compileSnapshot } from './snapshot.js';
 import { type CertificateTable, compileCertificates, createSecureContextCache } from './tls.js';
+import { createUpstreamPools } from './upstream-pools.js';
 
 export type ApplyOutcome =
   | { ok: true; listenerErrors: { listener: string; message: string }[] }
@@ -47,14 +47,9 @@ export function createProxy(input: ProxyOptionsInput = {}): Proxy {
   const rt: ProxyRuntime = {
     options,
     metrics: createProxyMetrics(),
-    agent: new Agent({
-      keepAlive: true,
-      maxSockets: options.upstreamConnectionsPerEndpoint,
-      maxFreeSockets: options.upstreamConnectionsPerEndpoint,
-      timeout: options.upstreamIdleTimeoutMs,
-      scheduling: 'lifo',
-      // Without it, Nagle's algorithm holds small request heads back for the peer's delayed ACK.
-      noDelay: true,
+    pools: createUpstreamPools({
+      connectionsPerEndpoint: options.upstreamConnectionsPerEndpoint,
+      idleTimeoutMs: options.upstreamIdleTimeoutMs,
     }),
     snapshot: undefined,
     draining: false,
@@ -99,7 +94,7 @@ export function createProxy(input: ProxyOptionsInput = {}): Proxy {
       for (const tunnel of rt.tunnels) tunnel.destroy();
       bound.clear();
       sideServers = [];
-      rt.agent.destroy();
+      await rt.pools.destroy();
       await Promise.all(closing);
     },
     addresses() {
@@ -160,6 +155,7 @@ export function createProxy(input: ProxyOptionsInput = {}): Proxy {
       }
     }
     contexts.retain(config.secrets);
+    rt.pools.retain(config.endpoints.flatMap((e) => e.endpoints));
     for (const e of listenerErrors) options.log(`listener ${e.listener}: ${e.message}`);
     return { ok: true, listenerErrors };
   }

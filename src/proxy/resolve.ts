@@ -83,6 +83,8 @@ export function resolveRequest(
     return { kind: 'local', routeName: route.name, status: 503 };
 
   const headers = endToEndHeaders(req.rawHeaders);
+  // One Host upstream even if the client sent several (Node routes on the first).
+  if (Array.isArray(headers.host)) headers.host = headers.host[0] ?? '';
   if (upgrade) {
     headers.connection = 'upgrade';
     headers.upgrade = req.headers.upgrade ?? 'websocket';

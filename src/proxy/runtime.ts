@@ -1,15 +1,15 @@
 // The state shared by every listener of one proxy: the current snapshot, the upstream pool, counters.
-import type { Agent } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { ProxyMetrics } from './metrics.js';
 import type { ProxyOptions } from './options.js';
 import type { Snapshot } from './snapshot.js';
+import type { UpstreamPools } from './upstream-pools.js';
 
 export interface ProxyRuntime {
   options: ProxyOptions;
   metrics: ProxyMetrics;
-  /** Keep-alive pool; `maxSockets` caps connections per endpoint. */
-  agent: Agent;
+  /** Keep-alive connection pools per upstream endpoint. */
+  pools: UpstreamPools;
   /** Swapped atomically by apply; a request reads it once, at its start. */
   snapshot: Snapshot | undefined;
   draining: boolean;
