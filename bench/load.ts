@@ -86,12 +86,13 @@ export async function closedLoopWrk(port: number, connections: number, seconds: 
   return { requestsPerSecond: rps, p50Ms: p50, p99Ms: p99, errors };
 }
 
-/** Open loop at `rate` requests/s; latency counts from when the request was due, not when it was sent. */
-export async function fixedRate(port: number, rate: number, seconds: number): Promise<LoadResult> {
-  const agent = new Agent({ keepAlive: true, maxSockets: 64 });
-  // Warm the pool so connection setup is not part of the measurement.
-  await Promise.all(Array.from({ length: 8 }, () => once(agent, port)));
-  const latencies: number[] = [];
+async function openLoop(
+  agent: Agent,
+  port: number,
+  rate: number,
+  seconds: number,
+  latencies: number[],
+): Promise<number> {
   let errors = 0;
   const total = Math.round(rate * seconds);
   const start = performance.now() + 10;
@@ -100,14 +101,25 @@ export async function fixedRate(port: number, rate: number, seconds: number): Pr
     const due = start + (i * 1000) / rate;
     const wait = due - performance.now();
     if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+    // Late sends count their lateness (no coordinated omission); early ones count from when they were sent.
+    const from = Math.max(due, performance.now());
     pending.push(
       once(agent, port).then((ok) => {
-        if (ok) latencies.push(performance.now() - due);
+        if (ok) latencies.push(performance.now() - from);
         else errors++;
       }),
     );
   }
   await Promise.all(pending);
+  return errors;
+}
+
+/** Open loop at `rate` requests/s after a one-second warm-up at the same rate. */
+export async function fixedRate(port: number, rate: number, seconds: number): Promise<LoadResult> {
+  const agent = new Agent({ keepAlive: true, maxSockets: 64 });
+  await openLoop(agent, port, rate, 1, []);
+  const latencies: number[] = [];
+  const errors = await openLoop(agent, port, rate, seconds, latencies);
   agent.destroy();
   latencies.sort((a, b) => a - b);
   return {
