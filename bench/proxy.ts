@@ -1,6 +1,6 @@
 // `npm run bench:proxy`: Portico's proxy against nginx (one worker, upstream keep-alive) in front of the
 // same node:http backend, same load generator, same run. Prints throughput, p50/p99, and p99 latency added
-// over a direct request at a fixed 1,000 requests/s. Bounded: about 40 s.
+// over a direct request at a fixed 1,000 requests/s. Bounded: about 50 s.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -8,8 +8,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { closedLoopNode, closedLoopWrk, fixedRate, type LoadResult } from './load.js';
 
-const THROUGHPUT_SECONDS = 6;
-const FIXED_RATE_SECONDS = 4;
+const ROUNDS = 3;
+const THROUGHPUT_SECONDS = 3;
+const FIXED_RATE_SECONDS = 2;
 const FIXED_RATE = 1000;
 const CONNECTIONS = 50;
 
@@ -146,6 +147,32 @@ function fleetConfig(backendPort: number): unknown {
   };
 }
 
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
+}
+
+/** Runs `measure` on every target, ROUNDS times interleaved; each figure is the median over the rounds. */
+async function rounds(
+  targets: [string, number][],
+  measure: (port: number) => Promise<LoadResult>,
+): Promise<Map<string, LoadResult>> {
+  const results = new Map<string, LoadResult[]>(targets.map(([name]) => [name, []]));
+  for (let r = 0; r < ROUNDS; r++) {
+    for (const [name, port] of targets) results.get(name)!.push(await measure(port));
+  }
+  const out = new Map<string, LoadResult>();
+  for (const [name, list] of results) {
+    out.set(name, {
+      requestsPerSecond: median(list.map((x) => x.requestsPerSecond)),
+      p50Ms: median(list.map((x) => x.p50Ms)),
+      p99Ms: median(list.map((x) => x.p99Ms)),
+      errors: list.reduce((sum, x) => sum + x.errors, 0),
+    });
+  }
+  return out;
+}
+
 const fmt = (n: number, digits = 2): string => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
 
 function row(name: string, r: LoadResult): string {
@@ -172,40 +199,39 @@ async function main(): Promise<void> {
     const nginxPort = has('nginx') ? await startNginx(backendPort, dir) : undefined;
     const useWrk = has('wrk');
     const closedLoop = useWrk ? closedLoopWrk : closedLoopNode;
-    console.log(
-      `load generator: ${useWrk ? 'wrk' : 'node closed loop'}, ${CONNECTIONS} keep-alive connections, ${THROUGHPUT_SECONDS} s each`,
-    );
+    const targets: [string, number][] = [
+      ['backend direct', backendPort],
+      ['portico', porticoPort],
+      ...(nginxPort === undefined ? [] : ([['nginx (1 worker)', nginxPort]] as [string, number][])),
+    ];
     if (nginxPort === undefined) console.log('nginx not installed: measuring Portico only');
-
-    const direct = await closedLoop(backendPort, CONNECTIONS, THROUGHPUT_SECONDS);
-    const portico = await closedLoop(porticoPort, CONNECTIONS, THROUGHPUT_SECONDS);
-    const nginx =
-      nginxPort === undefined ? undefined : await closedLoop(nginxPort, CONNECTIONS, THROUGHPUT_SECONDS);
-    console.log('\nthroughput (closed loop)');
-    console.log(row('backend direct', direct));
-    console.log(row('portico', portico));
+    // The machine is shared: rounds interleave the targets and the median round is reported, so a burst of
+    // someone else's work does not land on one target only.
+    console.log(
+      `\nthroughput: ${useWrk ? 'wrk' : 'node closed loop'}, ${CONNECTIONS} keep-alive connections, median of ${ROUNDS} rounds of ${THROUGHPUT_SECONDS} s`,
+    );
+    const throughput = await rounds(targets, (port) => closedLoop(port, CONNECTIONS, THROUGHPUT_SECONDS));
+    for (const [name] of targets) console.log(row(name, throughput.get(name)!));
+    const portico = throughput.get('portico')!;
+    const nginx = throughput.get('nginx (1 worker)');
     if (nginx !== undefined) {
-      console.log(row('nginx (1 worker)', nginx));
-      console.log(
-        `portico / nginx throughput: ${fmt((portico.requestsPerSecond / nginx.requestsPerSecond) * 100, 1)} % (target >= 60 %)`,
-      );
+      const ratio = (portico.requestsPerSecond / nginx.requestsPerSecond) * 100;
+      console.log(`portico / nginx throughput: ${fmt(ratio, 1)} % (target >= 60 %)`);
     }
 
     console.log(
-      `\nlatency at a fixed ${FIXED_RATE} req/s, ${FIXED_RATE_SECONDS} s each (node open-loop generator)`,
+      `\nlatency at a fixed ${FIXED_RATE} req/s (node open loop), median of ${ROUNDS} rounds of ${FIXED_RATE_SECONDS} s`,
     );
-    const directFixed = await fixedRate(backendPort, FIXED_RATE, FIXED_RATE_SECONDS);
-    const porticoFixed = await fixedRate(porticoPort, FIXED_RATE, FIXED_RATE_SECONDS);
-    const nginxFixed =
-      nginxPort === undefined ? undefined : await fixedRate(nginxPort, FIXED_RATE, FIXED_RATE_SECONDS);
-    console.log(row('backend direct', directFixed));
-    console.log(row('portico', porticoFixed));
-    if (nginxFixed !== undefined) console.log(row('nginx (1 worker)', nginxFixed));
+    for (const [, port] of targets) await fixedRate(port, FIXED_RATE, 1); // warm-up
+    const fixed = await rounds(targets, (port) => fixedRate(port, FIXED_RATE, FIXED_RATE_SECONDS));
+    for (const [name] of targets) console.log(row(name, fixed.get(name)!));
+    const direct = fixed.get('backend direct')!;
     console.log(
-      `portico p99 added latency: ${fmt(porticoFixed.p99Ms - directFixed.p99Ms, 3)} ms (target <= 1 ms)`,
+      `portico p99 added latency: ${fmt(fixed.get('portico')!.p99Ms - direct.p99Ms, 3)} ms (target <= 1 ms)`,
     );
+    const nginxFixed = fixed.get('nginx (1 worker)');
     if (nginxFixed !== undefined)
-      console.log(`nginx p99 added latency:   ${fmt(nginxFixed.p99Ms - directFixed.p99Ms, 3)} ms`);
+      console.log(`nginx p99 added latency:   ${fmt(nginxFixed.p99Ms - direct.p99Ms, 3)} ms`);
   } finally {
     for (const c of children) c.kill('SIGTERM');
     rmSync(dir, { recursive: true, force: true });

@@ -70,7 +70,9 @@ function reply(identity: EchoIdentity, req: IncomingMessage, res: ServerResponse
     headers: headerLists(req),
     ...identity,
   });
-  for (const [name, value] of extraHeaders(req)) res.setHeader(name, value);
+  const extra = new Map<string, string[]>();
+  for (const [name, value] of extraHeaders(req)) extra.set(name, [...(extra.get(name) ?? []), value]);
+  for (const [name, values] of extra) res.setHeader(name, values);
   if (code < 200 || code === 204 || code === 304) {
     res.writeHead(code < 200 ? 200 : code);
     res.end();

@@ -4,17 +4,21 @@ import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:
 import { performance } from 'node:perf_hooks';
 import type { Dispatcher } from 'undici';
 import type { Endpoint } from '../ir/fleet-config.js';
-import { applyHeaderModifier, type HeaderMap, responseHeaders } from './headers.js';
+import { applyHeaderModifier, DROP_FROM_RESPONSE, hopByHopFree, responseHeaders } from './headers.js';
 import { type ForwardPlan, resolveRequest } from './resolve.js';
 import type { ListenerContext, ProxyRuntime } from './runtime.js';
 import { endpointKey } from './snapshot.js';
 
-export function respondLocally(res: ServerResponse, status: number, extra?: Record<string, string>): void {
+/** An empty-bodied answer from the proxy itself; `close` while draining or when the listener goes away. */
+export function respondLocally(res: ServerResponse, status: number, close: boolean, location?: string): void {
   if (res.headersSent) {
     res.destroy();
     return;
   }
-  res.writeHead(status, { ...extra, 'content-length': '0' });
+  const headers = ['server', 'portico', 'content-length', '0'];
+  if (location !== undefined) headers.push('location', location);
+  if (close) headers.push('connection', 'close');
+  res.writeHead(status, headers);
   res.end();
 }
 
@@ -30,17 +34,15 @@ function errorKind(error: Error & { code?: string }): string {
   return (error.code ?? 'error').toLowerCase();
 }
 
-/** Upstream response headers as an object, without hop-by-hop ones. */
-function upstreamResponseHeaders(
-  raw: Buffer[] | string[] | IncomingHttpHeaders | null | undefined,
-): HeaderMap {
-  if (Array.isArray(raw)) return responseHeaders(raw.map(String));
+/** Header lines as strings (HTTP header bytes are latin1). */
+function rawHeaderStrings(raw: Buffer[] | string[] | IncomingHttpHeaders | null | undefined): string[] {
+  if (Array.isArray(raw)) return raw.map((h) => (typeof h === 'string' ? h : h.toString('latin1')));
   const flat: string[] = [];
   for (const [name, value] of Object.entries(raw ?? {})) {
     if (value === undefined) continue;
     for (const v of Array.isArray(value) ? value : [value]) flat.push(name, v);
   }
-  return responseHeaders(flat);
+  return flat;
 }
 
 function forward(
@@ -68,7 +70,7 @@ function forward(
     finish();
     rt.metrics.upstreamError(plan.cluster.name, 'timeout');
     cancel();
-    respondLocally(res, 504);
+    respondLocally(res, 504, closing);
   };
   const routeTimer = setTimeout(timeout, plan.action.timeoutMs);
 
@@ -108,11 +110,21 @@ function forward(
           c.abort(new Error('cancelled by the proxy'));
           return;
         }
-        const headers = upstreamResponseHeaders(c.rawHeaders);
+        const serviceTime = String(Math.round(performance.now() - sentAt));
+        const close = closing || rt.draining;
+        if (plan.responseModifiers.length === 0) {
+          // Fast path: the upstream's header lines as they came (order and duplicates kept), plus ours.
+          const lines = hopByHopFree(rawHeaderStrings(c.rawHeaders), DROP_FROM_RESPONSE);
+          lines.push('server', 'portico', 'x-portico-upstream-service-time', serviceTime);
+          if (close) lines.push('connection', 'close');
+          res.writeHead(statusCode, lines);
+          return;
+        }
+        const headers = responseHeaders(rawHeaderStrings(c.rawHeaders));
         for (const m of plan.responseModifiers) applyHeaderModifier(headers, m);
         headers.server = 'portico';
-        headers['x-portico-upstream-service-time'] = String(Math.round(performance.now() - sentAt));
-        if (rt.draining || closing) headers.connection = 'close';
+        headers['x-portico-upstream-service-time'] = serviceTime;
+        if (close) headers.connection = 'close';
         res.writeHead(statusCode, headers);
       },
       onResponseData(c, chunk) {
@@ -145,7 +157,7 @@ function forward(
         }
         finish();
         rt.metrics.upstreamError(plan.cluster.name, errorKind(error));
-        respondLocally(res, 502);
+        respondLocally(res, 502, closing);
       },
     };
     try {
@@ -164,7 +176,7 @@ function forward(
       finish();
       rt.metrics.upstreamError(plan.cluster.name, 'invalid_request');
       rt.options.log(`upstream request refused: ${(error as Error).message}`);
-      respondLocally(res, 502);
+      respondLocally(res, 502, closing);
     }
   };
   attempt(plan.endpoint, 2);
@@ -185,17 +197,16 @@ export function handleRequest(
     rt.metrics.requestFinished();
     rt.metrics.request(listenerName, routeName, res.statusCode, (performance.now() - started) / 1000);
   });
-  res.setHeader('server', 'portico');
   // While draining, every response asks the client to go elsewhere for its next request.
-  if (rt.draining || listener.closing) res.setHeader('connection', 'close');
+  const close = rt.draining || listener.closing;
   // Node truncates headers beyond maxHeadersCount (set one higher), so more than the limit means too many.
   if (req.rawHeaders.length > rt.options.limits.maxHeadersCount * 2) {
-    respondLocally(res, 431);
+    respondLocally(res, 431, close);
     return;
   }
   const plan = resolveRequest(rt, snapshot, listenerName, listener.proto, req, false);
   routeName = plan.routeName;
-  if (plan.kind === 'local') respondLocally(res, plan.status);
-  else if (plan.kind === 'redirect') respondLocally(res, plan.status, { location: plan.location });
-  else forward(rt, plan, req, res, listener.closing);
+  if (plan.kind === 'local') respondLocally(res, plan.status, close);
+  else if (plan.kind === 'redirect') respondLocally(res, plan.status, close, plan.location);
+  else forward(rt, plan, req, res, close);
 }

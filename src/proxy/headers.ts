@@ -39,17 +39,24 @@ function connectionListed(raw: string[]): Set<string> | undefined {
   return listed;
 }
 
-/**
- * Copies raw headers into a map with lower-case names, without hop-by-hop headers (and those the
- * Connection header lists); `keep` lets an upgrade keep `connection`/`upgrade`.
- */
-export function endToEndHeaders(raw: string[], drop: ReadonlySet<string> = PROXY_OWNED): HeaderMap {
+/** Raw header lines (name, value, ...) without hop-by-hop headers, those Connection lists, and `drop`. */
+export function hopByHopFree(raw: string[], drop: ReadonlySet<string>): string[] {
   const listed = connectionListed(raw);
-  const out: HeaderMap = {};
+  const out: string[] = [];
   for (let i = 0; i < raw.length; i += 2) {
-    const name = raw[i]!.toLowerCase();
-    if (HOP_BY_HOP.has(name) || drop.has(name) || listed?.has(name)) continue;
-    const value = raw[i + 1]!;
+    const name = raw[i]!;
+    const lower = name.toLowerCase();
+    if (HOP_BY_HOP.has(lower) || drop.has(lower) || listed?.has(lower)) continue;
+    out.push(name, raw[i + 1]!);
+  }
+  return out;
+}
+
+function toMap(lines: string[]): HeaderMap {
+  const out: HeaderMap = {};
+  for (let i = 0; i < lines.length; i += 2) {
+    const name = lines[i]!.toLowerCase();
+    const value = lines[i + 1]!;
     const existing = out[name];
     if (existing === undefined) out[name] = value;
     else if (Array.isArray(existing)) existing.push(value);
@@ -58,10 +65,16 @@ export function endToEndHeaders(raw: string[], drop: ReadonlySet<string> = PROXY
   return out;
 }
 
-const NO_DROP = new Set<string>();
+/** Request headers toward the upstream, lower-case names, without hop-by-hop and proxy-owned ones. */
+export function endToEndHeaders(raw: string[]): HeaderMap {
+  return toMap(hopByHopFree(raw, PROXY_OWNED));
+}
+
+/** The proxy sets these on every forwarded response itself. */
+export const DROP_FROM_RESPONSE: ReadonlySet<string> = new Set(['server', 'x-portico-upstream-service-time']);
 
 export function responseHeaders(raw: string[]): HeaderMap {
-  return endToEndHeaders(raw, NO_DROP);
+  return toMap(hopByHopFree(raw, DROP_FROM_RESPONSE));
 }
 
 export function applyHeaderModifier(headers: HeaderMap, modifier: HeaderModifier): void {

@@ -197,6 +197,14 @@ describe('proxy data plane', () => {
     assert.deepEqual(body.headers['X-Portico-Expected-Rq-Timeout-Ms'], ['15000']);
   });
 
+  it('relays repeated response headers (set-cookie) and replaces the upstream server header', async () => {
+    const reply = await get('/', {
+      headers: { 'x-echo-set-header': 'Set-Cookie:a=1, Set-Cookie:b=2, Server:echo' },
+    });
+    assert.deepEqual(reply.headers['set-cookie'], ['a=1', 'b=2']);
+    assert.equal(reply.headers.server, 'portico');
+  });
+
   it('keeps a client x-request-id and drops spoofed x-portico headers', async () => {
     const body = echo(
       (await get('/', { headers: { 'x-request-id': 'abc', 'x-portico-external-address': '1.2.3.4' } })).body,
