@@ -102,7 +102,7 @@ async function openLoop(
     const wait = due - performance.now();
     if (wait > 1) await new Promise((r) => setTimeout(r, wait));
     // Late sends count their lateness (no coordinated omission); early ones count from when they were sent.
-    const from = Math.max(due, performance.now());
+    const from = Math.min(due, performance.now());
     pending.push(
       once(agent, port).then((ok) => {
         if (ok) latencies.push(performance.now() - from);
