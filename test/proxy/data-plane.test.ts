@@ -32,7 +32,10 @@ describe('proxy data plane', () => {
       markAborted = resolve;
     });
     const hang = createServer((req) => req.on('close', markAborted));
-    servers.push(sink, hang);
+    // Accepts the request and resets the connection without answering.
+    const reset = createServer((req) => req.socket.destroy());
+    servers.push(sink, hang, reset);
+    const resetPort = await listen(reset);
     const sinkPort = await listen(sink);
     const hangPort = await listen(hang);
     const deadPort = await freePort();
@@ -44,6 +47,7 @@ describe('proxy data plane', () => {
       upstream('default/hang:80', [hangPort]),
       upstream('default/dead:80', [deadPort]),
       upstream('default/empty:80', []),
+      upstream('default/reset:80', [resetPort]),
     ];
     const header = (name: string, value: string, type: 'Exact' | 'RegularExpression' = 'Exact') => ({
       type,
@@ -92,6 +96,7 @@ describe('proxy data plane', () => {
           ),
           route(forward(['default/empty:80']), { path: { type: 'PathPrefix', value: '/empty' } }),
           route(forward(['default/dead:80']), { path: { type: 'PathPrefix', value: '/dead' } }),
+          route(forward(['default/reset:80']), { path: { type: 'PathPrefix', value: '/reset' } }),
           route(forward(['default/a:80'], { timeoutMs: 200 }), {
             path: { type: 'PathPrefix', value: '/slow' },
           }),
@@ -314,6 +319,11 @@ describe('proxy data plane', () => {
 
   it('answers 502 when the upstream refuses the connection', async () => {
     assert.equal((await get('/dead')).status, 502);
+  });
+
+  it('answers 502 when the upstream resets the connection before answering', async () => {
+    assert.equal((await get('/reset', { method: 'POST', body: 'x' })).status, 502);
+    assert.equal((await get('/reset')).status, 502);
   });
 
   it('answers 504 when the route timeout passes, and when the backend timeout passes', async () => {

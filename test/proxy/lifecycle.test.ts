@@ -153,6 +153,28 @@ describe('proxy lifecycle', () => {
     assert.deepEqual([...pods].sort(), ['a', 'b']);
   });
 
+  it('least-request balancing avoids the endpoint with a request in flight', async () => {
+    const hang = createServer(() => {});
+    servers.push(hang);
+    const hangPort = await listen(hang);
+    const proxy = newProxy({ loadBalancing: 'least-request' });
+    await proxy.apply(
+      simpleFleet(
+        [vhost(80, '*', [route(forward(['default/ab:80']))])],
+        [upstream('default/ab:80', [hangPort, a.port])],
+      ),
+    );
+    const port = portOf(proxy);
+    const stuck = httpRequest(port, '/').catch(() => undefined); // lands on the silent endpoint first
+    await sleep(50);
+    for (let i = 0; i < 6; i++) {
+      const reply = await httpRequest(port, '/');
+      assert.equal((JSON.parse(reply.body) as EchoBody).pod, 'a');
+    }
+    hang.closeAllConnections();
+    await stuck;
+  });
+
   it('drains: readiness fails, requests in flight finish, then the listeners close', async () => {
     const proxy = newProxy({ readyAddress: '127.0.0.1:0' });
     await proxy.started;
