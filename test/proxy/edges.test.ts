@@ -117,6 +117,51 @@ describe('proxy edges', () => {
     assert.equal(await peerCertificateCn(undefined), 'default.test');
   });
 
+  it('rotates certificates on apply without rebinding the listener', async () => {
+    const before = port('port-443');
+    const rotated = selfSigned('rotated.test', ['rotated.test']);
+    const https = vhost(443, '*', [route(forward(['default/a:80']))]);
+    const config = fleet(
+      [
+        {
+          listener: listener(443, [https], {
+            certificates: [{ hostnames: ['*'], secrets: ['default/fallback'] }],
+          }),
+          vhosts: [https],
+        },
+      ],
+      [upstream('default/a:80', [1])],
+      [{ name: 'default/fallback', ...rotated }],
+    );
+    const other = createProxy({ bindAddress: '127.0.0.1', portMap: () => 0, log: () => {} });
+    try {
+      await other.apply(config);
+      const otherPort = other.addresses()[0]!.port;
+      const cn = (): Promise<string> =>
+        new Promise((resolve, reject) => {
+          const socket = tlsConnect({
+            host: '127.0.0.1',
+            port: otherPort,
+            rejectUnauthorized: false,
+            servername: 'x.test',
+          });
+          socket.on('secureConnect', () => {
+            resolve(String(socket.getPeerCertificate().subject.CN));
+            socket.destroy();
+          });
+          socket.on('error', reject);
+        });
+      assert.equal(await cn(), 'rotated.test');
+      config.secrets[0] = { name: 'default/fallback', ...certDefault };
+      assert.ok((await other.apply(config)).ok);
+      assert.equal(other.addresses()[0]!.port, otherPort);
+      assert.equal(await cn(), 'default.test');
+    } finally {
+      await other.close();
+    }
+    assert.equal(port('port-443'), before);
+  });
+
   it('forwards HTTPS requests with x-forwarded-proto https', async () => {
     const body = await new Promise<string>((resolve, reject) => {
       const socket = tlsConnect({
