@@ -65,8 +65,24 @@ const variant =
     object(shapes[v.type as string] ?? {})(v, p);
   };
 
-const headerValue = object({ name: nonEmpty, value: str });
-const headerModifier = object({ set: list(headerValue), add: list(headerValue), remove: list(nonEmpty) });
+const headerName: Check = (v, p) => {
+  if (typeof v !== 'string' || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(v))
+    fail(p, 'must be a valid header name');
+};
+function hasControlCharacter(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if ((code < 0x20 && code !== 0x09) || code === 0x7f) return true;
+  }
+  return false;
+}
+const headerText: Check = (v, p) => {
+  // Header values travel on the wire as-is: no line breaks or control characters (tab is allowed).
+  if (typeof v !== 'string' || hasControlCharacter(v))
+    fail(p, 'must be a header value without control characters');
+};
+const headerValue = object({ name: headerName, value: headerText });
+const headerModifier = object({ set: list(headerValue), add: list(headerValue), remove: list(headerName) });
 const pathModifier = variant({
   ReplaceFullPath: { value: str },
   ReplacePrefixMatch: { value: str },

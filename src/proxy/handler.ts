@@ -18,7 +18,12 @@ export function respondLocally(res: ServerResponse, status: number, close: boole
   const headers = ['server', 'portico', 'content-length', '0'];
   if (location !== undefined) headers.push('location', location);
   if (close) headers.push('connection', 'close');
-  res.writeHead(status, headers);
+  try {
+    res.writeHead(status, headers);
+  } catch {
+    // Only a location built from odd request bytes can be refused: answer without it.
+    res.writeHead(500, ['server', 'portico', 'content-length', '0']);
+  }
   res.end();
 }
 
@@ -53,6 +58,8 @@ function forward(
   closing: boolean,
 ): void {
   const bodyless = !hasBody(req);
+  // A client that resets mid-upload makes the body stream error; the upstream request is cancelled anyway.
+  if (!bodyless) req.on('error', () => {});
   let finished = false;
   let controller: Dispatcher.DispatchController | undefined;
   let backendTimer: NodeJS.Timeout | undefined;
@@ -80,6 +87,26 @@ function forward(
     finish();
   });
 
+  const writeResponseHead = (statusCode: number, raw: Parameters<typeof rawHeaderStrings>[0]): void => {
+    const serviceTime = String(Math.round(performance.now() - startedAt));
+    const close = closing || rt.draining;
+    if (plan.responseModifiers.length === 0) {
+      // Fast path: the upstream's header lines as they came (order and duplicates kept), plus ours.
+      const lines = hopByHopFree(rawHeaderStrings(raw), DROP_FROM_RESPONSE);
+      lines.push('server', 'portico', 'x-portico-upstream-service-time', serviceTime);
+      if (close) lines.push('connection', 'close');
+      res.writeHead(statusCode, lines);
+      return;
+    }
+    const headers = responseHeaders(rawHeaderStrings(raw));
+    for (const m of plan.responseModifiers) applyHeaderModifier(headers, m);
+    headers.server = 'portico';
+    headers['x-portico-upstream-service-time'] = serviceTime;
+    if (close) headers.connection = 'close';
+    res.writeHead(statusCode, headers);
+  };
+  let startedAt = 0;
+
   const attempt = (endpoint: Endpoint, retriesLeft: number): void => {
     const key = endpointKey(endpoint);
     rt.activeByEndpoint.set(key, (rt.activeByEndpoint.get(key) ?? 0) + 1);
@@ -91,7 +118,7 @@ function forward(
       if (n === 0) rt.activeByEndpoint.delete(key);
       else rt.activeByEndpoint.set(key, n);
     };
-    const sentAt = performance.now();
+    startedAt = performance.now();
     let responded = false;
     if (plan.action.backendTimeoutMs !== undefined) {
       clearTimeout(backendTimer);
@@ -110,22 +137,16 @@ function forward(
           c.abort(new Error('cancelled by the proxy'));
           return;
         }
-        const serviceTime = String(Math.round(performance.now() - sentAt));
-        const close = closing || rt.draining;
-        if (plan.responseModifiers.length === 0) {
-          // Fast path: the upstream's header lines as they came (order and duplicates kept), plus ours.
-          const lines = hopByHopFree(rawHeaderStrings(c.rawHeaders), DROP_FROM_RESPONSE);
-          lines.push('server', 'portico', 'x-portico-upstream-service-time', serviceTime);
-          if (close) lines.push('connection', 'close');
-          res.writeHead(statusCode, lines);
-          return;
+        try {
+          writeResponseHead(statusCode, c.rawHeaders);
+        } catch (error) {
+          // A header Node will not send (bad characters from the upstream or a filter): fail this request only.
+          rt.options.log(`upstream response refused: ${(error as Error).message}`);
+          rt.metrics.upstreamError(plan.cluster.name, 'invalid_response');
+          finish();
+          c.abort(new Error('invalid upstream response'));
+          respondLocally(res, 502, closing);
         }
-        const headers = responseHeaders(rawHeaderStrings(c.rawHeaders));
-        for (const m of plan.responseModifiers) applyHeaderModifier(headers, m);
-        headers.server = 'portico';
-        headers['x-portico-upstream-service-time'] = serviceTime;
-        if (close) headers.connection = 'close';
-        res.writeHead(statusCode, headers);
       },
       onResponseData(c, chunk) {
         // Backpressure: stop reading from the upstream while the client is slower.

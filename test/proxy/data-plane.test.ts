@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { createServer, request, type Server } from 'node:http';
+import { type AddressInfo, createServer as createNetServer, type Server as NetServer } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { createProxy, type Proxy as PorticoProxy } from '../../src/proxy/index.js';
 import { forward, route, simpleFleet, upstream, vhost } from '../support/fleet.js';
@@ -10,6 +11,7 @@ describe('proxy data plane', () => {
   let proxy: PorticoProxy;
   let port: number;
   const servers: Server[] = [];
+  const netServers: NetServer[] = [];
   let aborted: Promise<void>;
 
   before(async () => {
@@ -32,6 +34,15 @@ describe('proxy data plane', () => {
       markAborted = resolve;
     });
     const hang = createServer((req) => req.on('close', markAborted));
+    // Answers with a header line no HTTP implementation may relay.
+    const broken = createNetServer((socket) => {
+      socket.once('data', () =>
+        socket.end('HTTP/1.1 200 OK\r\nx-bad: a\u0001b\r\ncontent-length: 0\r\n\r\n'),
+      );
+    });
+    await new Promise<void>((resolve) => broken.listen({ host: '127.0.0.1', port: 0 }, resolve));
+    const brokenPort = (broken.address() as AddressInfo).port;
+    netServers.push(broken);
     // Accepts the request and resets the connection without answering.
     const reset = createServer((req) => req.socket.destroy());
     servers.push(sink, hang, reset);
@@ -48,6 +59,7 @@ describe('proxy data plane', () => {
       upstream('default/dead:80', [deadPort]),
       upstream('default/empty:80', []),
       upstream('default/reset:80', [resetPort]),
+      upstream('default/broken:80', [brokenPort]),
     ];
     const header = (name: string, value: string, type: 'Exact' | 'RegularExpression' = 'Exact') => ({
       type,
@@ -97,6 +109,7 @@ describe('proxy data plane', () => {
           route(forward(['default/empty:80']), { path: { type: 'PathPrefix', value: '/empty' } }),
           route(forward(['default/dead:80']), { path: { type: 'PathPrefix', value: '/dead' } }),
           route(forward(['default/reset:80']), { path: { type: 'PathPrefix', value: '/reset' } }),
+          route(forward(['default/broken:80']), { path: { type: 'PathPrefix', value: '/broken' } }),
           route(forward(['default/a:80'], { timeoutMs: 200 }), {
             path: { type: 'PathPrefix', value: '/slow' },
           }),
@@ -179,6 +192,7 @@ describe('proxy data plane', () => {
   after(async () => {
     await proxy.close();
     await Promise.all(servers.map(closeServer));
+    for (const s of netServers) s.close();
   });
 
   const get = (path: string, options: Parameters<typeof httpRequest>[2] = {}) =>
@@ -319,6 +333,11 @@ describe('proxy data plane', () => {
 
   it('answers 502 when the upstream refuses the connection', async () => {
     assert.equal((await get('/dead')).status, 502);
+  });
+
+  it('answers 502 for an upstream response that is not valid HTTP, and keeps serving', async () => {
+    assert.equal((await get('/broken')).status, 502);
+    assert.equal((await get('/exact')).status, 200);
   });
 
   it('answers 502 when the upstream resets the connection before answering', async () => {

@@ -79,6 +79,25 @@ describe('validateFleetConfig', () => {
     );
   });
 
+  it('refuses header values a proxy could not send', () => {
+    rejects(
+      (c) =>
+        c.virtualHosts[0]!.routes[0]!.filters.push({
+          type: 'RequestHeaderModifier',
+          headers: { set: [{ name: 'x-a', value: 'one\r\ntwo' }], add: [], remove: [] },
+        }),
+      /filters\[0\]\.headers\.set\[0\]\.value: must be a header value/,
+    );
+    rejects(
+      (c) =>
+        c.virtualHosts[0]!.routes[0]!.filters.push({
+          type: 'ResponseHeaderModifier',
+          headers: { set: [], add: [{ name: 'bad name', value: 'x' }], remove: [] },
+        }),
+      /filters\[0\]\.headers\.add\[0\]\.name: must be a valid header name/,
+    );
+  });
+
   it('refuses a value that is not an object at all', () => {
     assert.throws(() => validateFleetConfig('nope'), /fleet config must be an object/);
   });
