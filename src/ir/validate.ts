@@ -82,15 +82,28 @@ const headerText: Check = (v, p) => {
     fail(p, 'must be a header value without control characters');
 };
 const headerValue = object({ name: headerName, value: headerText });
+const hostname: Check = (v, p) => {
+  if (
+    typeof v !== 'string' ||
+    !/^(\*|(\*\.)?[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*)$/.test(v)
+  ) {
+    fail(p, 'must be a DNS hostname');
+  }
+};
+const pathValue: Check = (v, p) => {
+  if (typeof v !== 'string' || !v.startsWith('/') || /\s/.test(v) || hasControlCharacter(v)) {
+    fail(p, "must be a path starting with '/' without spaces");
+  }
+};
 const headerModifier = object({ set: list(headerValue), add: list(headerValue), remove: list(headerName) });
 const pathModifier = variant({
-  ReplaceFullPath: { value: str },
-  ReplacePrefixMatch: { value: str },
+  ReplaceFullPath: { value: pathValue },
+  ReplacePrefixMatch: { value: pathValue },
 });
 const filter = variant({
   RequestHeaderModifier: { headers: headerModifier },
   ResponseHeaderModifier: { headers: headerModifier },
-  URLRewrite: { hostname: optional(nonEmpty), path: optional(pathModifier) },
+  URLRewrite: { hostname: optional(hostname), path: optional(pathModifier) },
 });
 const valueMatch: Check = (v, p) => {
   object({ type: oneOf('Exact', 'RegularExpression'), name: nonEmpty, value: str })(v, p);
@@ -114,7 +127,7 @@ const action = variant({
   },
   Redirect: {
     scheme: optional(oneOf('http', 'https')),
-    hostname: optional(nonEmpty),
+    hostname: optional(hostname),
     path: optional(pathModifier),
     port: optional(int(1, 65535)),
     statusCode: (v, p) => {
@@ -150,7 +163,7 @@ const fleetConfig = object({
       ),
     }),
   ),
-  virtualHosts: list(object({ name: nonEmpty, hostname: nonEmpty, routes: list(route) })),
+  virtualHosts: list(object({ name: nonEmpty, hostname, routes: list(route) })),
   clusters: list(
     object({
       name: nonEmpty,

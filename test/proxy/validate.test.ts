@@ -98,6 +98,21 @@ describe('validateFleetConfig', () => {
     );
   });
 
+  it('refuses hostnames and paths that cannot be sent', () => {
+    rejects(
+      (c) => Object.assign(c.virtualHosts[0]!, { hostname: 'a b.test' }),
+      /virtualHosts\[0\]\.hostname: must be a DNS hostname/,
+    );
+    rejects(
+      (c) =>
+        c.virtualHosts[0]!.routes[0]!.filters.push({
+          type: 'URLRewrite',
+          path: { type: 'ReplaceFullPath', value: 'no-slash' },
+        }),
+      /filters\[0\]\.path\.value: must be a path/,
+    );
+  });
+
   it('refuses a value that is not an object at all', () => {
     assert.throws(() => validateFleetConfig('nope'), /fleet config must be an object/);
   });
