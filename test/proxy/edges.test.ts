@@ -241,6 +241,33 @@ describe('proxy edges', () => {
     assert.match(reply, /^HTTP\/1\.1 408 /);
   });
 
+  it('closes connections beyond the connection limit', async () => {
+    const limited = createProxy({
+      bindAddress: '127.0.0.1',
+      portMap: () => 0,
+      log: () => {},
+      limits: { maxConnections: 1 },
+    });
+    try {
+      const http = vhost(80, '*', [route({ type: 'DirectResponse', status: 204 })]);
+      await limited.apply(fleet([{ listener: listener(80, [http]), vhosts: [http] }]));
+      const limitedPort = limited.addresses()[0]!.port;
+      const first = netConnect({ host: '127.0.0.1', port: limitedPort });
+      await new Promise((resolve) => first.once('connect', resolve));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const second = await rawExchange(limitedPort, 'GET / HTTP/1.1\r\nhost: x\r\n\r\n').catch(
+        (error: NodeJS.ErrnoException) => error.code ?? 'error',
+      );
+      assert.ok(
+        second === '' || second === 'ECONNRESET',
+        `the second connection is closed unanswered: ${second}`,
+      );
+      first.destroy();
+    } finally {
+      await limited.close();
+    }
+  });
+
   it('serves the admin API: version, redacted config dump, stats', async () => {
     const admin = port('admin');
     const version = JSON.parse((await httpRequest(admin, '/version')).body) as { version: string };
