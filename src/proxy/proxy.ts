@@ -63,12 +63,15 @@ export function createProxy(input: ProxyOptionsInput = {}): Proxy {
   let drainPromise: Promise<void> | undefined;
   let drained = false;
   let sideServers: SideServer[] = [];
+  let started: Promise<void> = Promise.resolve();
 
   const proxy: Proxy = {
     get ready() {
       return rt.snapshot !== undefined && !rt.draining;
     },
-    started: Promise.resolve(),
+    get started() {
+      return started;
+    },
     apply(config, version) {
       // One apply at a time: binding is asynchronous and must not interleave.
       const next = applying.then(() => applyNow(config, version));
@@ -196,7 +199,7 @@ export function createProxy(input: ProxyOptionsInput = {}): Proxy {
     startDrain: () => void proxy.drain(),
     metrics: () => rt.metrics.render(),
   };
-  const started = startSideServers(view, {
+  started = startSideServers(view, {
     admin: options.adminAddress,
     metrics: options.metricsAddress,
     ready: options.readyAddress,
@@ -204,6 +207,5 @@ export function createProxy(input: ProxyOptionsInput = {}): Proxy {
     sideServers = servers;
   });
   started.catch(() => undefined); // reported through `started`
-  Object.defineProperty(proxy, 'started', { value: started });
   return proxy;
 }
