@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createProxy, type Proxy as PorticoProxy } from '../../src/proxy/index.js';
 import { fleet, forward, listener, route, simpleFleet, upstream, vhost } from '../support/fleet.js';
-import { closeServer, type EchoBody, httpRequest, listen, startEcho } from '../support/http.js';
+import { closeServer, type EchoBody, httpRequest, listen, startEcho, until } from '../support/http.js';
 
 function oneBackend(cluster: string, port: number) {
   return simpleFleet([vhost(80, '*', [route(forward([cluster]))])], [upstream(cluster, [port])]);
@@ -149,7 +149,7 @@ describe('proxy lifecycle', () => {
     await Promise.all(workers);
     agent.destroy();
     assert.deepEqual(failures, []);
-    assert.ok(ok > 50, `only ${ok} requests`);
+    assert.ok(ok > 20, `only ${ok} requests`);
     assert.deepEqual([...pods].sort(), ['a', 'b']);
   });
 
@@ -166,7 +166,7 @@ describe('proxy lifecycle', () => {
     );
     const port = portOf(proxy);
     const stuck = httpRequest(port, '/').catch(() => undefined); // lands on the silent endpoint first
-    await sleep(50);
+    await until(() => proxy.inFlight() === 1);
     for (let i = 0; i < 6; i++) {
       const reply = await httpRequest(port, '/');
       assert.equal((JSON.parse(reply.body) as EchoBody).pod, 'a');
@@ -182,9 +182,8 @@ describe('proxy lifecycle', () => {
     const port = portOf(proxy);
     const readyPort = portOf(proxy, 'ready');
     assert.equal((await httpRequest(readyPort, '/ready')).status, 200);
-    const inFlight = Array.from({ length: 5 }, () => httpRequest(port, '/?delay=300ms'));
-    await sleep(50);
-    assert.equal(proxy.inFlight(), 5);
+    const inFlight = Array.from({ length: 5 }, () => httpRequest(port, '/?delay=1s'));
+    await until(() => proxy.inFlight() === 5);
     const drained = proxy.drain({ drainMs: 50, maxMs: 10_000 });
     assert.equal(proxy.ready, false);
     assert.equal((await httpRequest(readyPort, '/ready')).status, 503);

@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import { createProxy } from '../../src/proxy/index.js';
 import { startPortico, waitForOutput } from '../support/child.js';
 import { forward, route, simpleFleet, upstream, vhost } from '../support/fleet.js';
-import { closeServer, freePort, httpRequest, startEcho } from '../support/http.js';
+import { closeServer, freePort, httpRequest, startEcho, until } from '../support/http.js';
 
 describe('portico shutdown-manager', () => {
   let echo: { server: Server; port: number };
@@ -42,8 +42,8 @@ describe('portico shutdown-manager', () => {
       );
       const port = proxy.addresses().find((a) => a.listener === 'port-80')!.port;
       const admin = proxy.addresses().find((a) => a.listener === 'admin')!.port;
-      const slow = httpRequest(port, '/?delay=400ms');
-      await new Promise((r) => setTimeout(r, 50));
+      const slow = httpRequest(port, '/?delay=1500ms');
+      await until(() => proxy.inFlight() === 1);
       const child = startPortico([
         'shutdown-manager',
         'drain',

@@ -77,3 +77,8 @@ export async function freePort(): Promise<number> {
   await closeServer(server);
   return port;
 }
+
+/** Polls `condition` every 10 ms until it holds (the test's own timeout bounds the wait). */
+export async function until(condition: () => boolean): Promise<void> {
+  while (!condition()) await new Promise((resolve) => setTimeout(resolve, 10));
+}
