@@ -7,6 +7,7 @@ import type { FleetConfig } from '../ir/fleet-config.js';
 import { validateFleetConfig } from '../ir/validate.js';
 import type { ProxyOptionsInput } from './options.js';
 import { createProxy } from './proxy.js';
+import { drainOnSignal } from './signals.js';
 
 /** Reads a fleet config from a JSON or YAML file; errors name the file. */
 export async function loadFleetConfigFile(path: string): Promise<FleetConfig> {
@@ -41,16 +42,6 @@ export async function runStaticProxy(configFile: string, options: ProxyOptionsIn
   const outcome = await proxy.apply(config);
   if (!outcome.ok) throw new PorticoError('E_FLEET_CONFIG', `${configFile}: ${outcome.error}`);
   for (const a of proxy.addresses()) log(`listening: ${a.listener} on ${a.address}:${a.port}`);
-  await new Promise<void>((resolve) => {
-    const stop = (): void => {
-      process.off('SIGTERM', stop);
-      process.off('SIGINT', stop);
-      resolve();
-    };
-    process.on('SIGTERM', stop);
-    process.on('SIGINT', stop);
-  });
-  await proxy.drain();
-  await proxy.close();
+  await drainOnSignal(proxy);
   return 0;
 }

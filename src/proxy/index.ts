@@ -9,3 +9,4 @@ export {
   type ProxyOptionsInput,
 } from './options.js';
 export { type ApplyOutcome, createProxy, type Proxy } from './proxy.js';
+export { drainOnSignal } from './signals.js';
