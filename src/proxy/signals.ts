@@ -1,8 +1,8 @@
 // How a proxy process ends: SIGTERM (or SIGINT) starts the graceful drain, then every socket is closed.
-import type { Proxy } from './proxy.js';
+import type { Proxy as PorticoProxy } from './proxy.js';
 
 /** Resolves once a termination signal arrived and the proxy drained and closed; exit 0 afterwards. */
-export async function drainOnSignal(proxy: Proxy): Promise<void> {
+export async function drainOnSignal(proxy: PorticoProxy): Promise<void> {
   await new Promise<void>((resolve) => {
     const stop = (): void => {
       process.off('SIGTERM', stop);
