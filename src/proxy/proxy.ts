@@ -2,12 +2,13 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isPorticoError } from '../errors.js';
-import type { FleetConfig, Listener, TlsSecret } from '../ir/fleet-config.js';
+import type { FleetConfig, Listener, TlsSecret, VirtualHost } from '../ir/fleet-config.js';
 import { validateFleetConfig } from '../ir/validate.js';
 import { type SideServer, sideServerAddress, startSideServers } from './admin.js';
 import { type BoundListener, bindListener, closeListener, updateCertificates } from './listeners.js';
 import { createProxyMetrics } from './metrics.js';
 import { bindPort, type ProxyOptionsInput, resolveProxyOptions } from './options.js';
+import type { CompiledVirtualHost } from './routing.js';
 import type { ProxyRuntime } from './runtime.js';
 import { compileSnapshot } from './snapshot.js';
 import { type CertificateTable, compileCertificates, createSecureContextCache } from './tls.js';
@@ -18,7 +19,11 @@ export type ApplyOutcome =
   | { ok: false; error: string };
 
 export interface Proxy {
-  /** Validates, binds new listeners, swaps atomically. A rejected config leaves the previous one serving. */
+  /**
+   * Validates, binds new listeners, swaps atomically. A rejected config leaves the previous one serving.
+   * Applied configs are treated as immutable: VirtualHost objects passed again unchanged (same object) are
+   * not recompiled, so pass new objects for changed resources rather than editing old ones in place.
+   */
   apply(config: unknown, version?: string): Promise<ApplyOutcome>;
   /** A config is applied and the proxy is not draining. */
   readonly ready: boolean;
@@ -58,6 +63,7 @@ export function createProxy(input: ProxyOptionsInput = {}): Proxy {
   };
   const bound = new Map<string, BoundListener>();
   const contexts = createSecureContextCache();
+  const compiledVirtualHosts = new WeakMap<VirtualHost, CompiledVirtualHost>();
   let appliedAt = '';
   let applying: Promise<unknown> = Promise.resolve();
   let drainPromise: Promise<void> | undefined;
@@ -115,7 +121,7 @@ export function createProxy(input: ProxyOptionsInput = {}): Proxy {
     let snapshot: ReturnType<typeof compileSnapshot>;
     try {
       config = validateFleetConfig(value);
-      snapshot = compileSnapshot(config, version ?? versionOf(config));
+      snapshot = compileSnapshot(config, version ?? versionOf(config), compiledVirtualHosts);
     } catch (error) {
       return { ok: false, error: message(error) };
     }

@@ -146,8 +146,24 @@ export function compileHostTable(
   return table;
 }
 
-export function compileVirtualHosts(config: FleetConfig): Map<string, CompiledVirtualHost> {
-  return new Map(config.virtualHosts.map((v) => [v.name, compileVirtualHost(v)]));
+/**
+ * Compiles every virtual host; `cache` (per proxy) reuses the compiled form of VirtualHost objects seen
+ * before, so when the caller keeps unchanged resources' objects across updates, only changes are compiled.
+ */
+export function compileVirtualHosts(
+  config: FleetConfig,
+  cache: WeakMap<VirtualHost, CompiledVirtualHost> = new WeakMap(),
+): Map<string, CompiledVirtualHost> {
+  return new Map(
+    config.virtualHosts.map((v) => {
+      let compiled = cache.get(v);
+      if (compiled === undefined) {
+        compiled = compileVirtualHost(v);
+        cache.set(v, compiled);
+      }
+      return [v.name, compiled];
+    }),
+  );
 }
 
 /** The Host header without its port, lower case (`[::1]:80` → `[::1]`). */

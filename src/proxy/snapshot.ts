@@ -1,8 +1,13 @@
 // One applied config, compiled: what a request needs, looked up by name. Immutable once built except for
 // load-balancing counters, so a request keeps the snapshot it started with across a swap.
-import type { Endpoint, FleetConfig, Listener } from '../ir/fleet-config.js';
+import type { Endpoint, FleetConfig, Listener, VirtualHost } from '../ir/fleet-config.js';
 import type { LoadBalancing } from './options.js';
-import { compileHostTable, compileVirtualHosts, type HostTable } from './routing.js';
+import {
+  type CompiledVirtualHost,
+  compileHostTable,
+  compileVirtualHosts,
+  type HostTable,
+} from './routing.js';
 
 export interface ListenerRoutes {
   listener: Listener;
@@ -23,8 +28,12 @@ export interface Snapshot {
   clusters: Map<string, ClusterState>;
 }
 
-export function compileSnapshot(config: FleetConfig, version: string): Snapshot {
-  const vhosts = compileVirtualHosts(config);
+export function compileSnapshot(
+  config: FleetConfig,
+  version: string,
+  cache?: WeakMap<VirtualHost, CompiledVirtualHost>,
+): Snapshot {
+  const vhosts = compileVirtualHosts(config, cache);
   const listeners = new Map(
     config.listeners.map((l) => [l.name, { listener: l, hosts: compileHostTable(l, vhosts) }]),
   );
