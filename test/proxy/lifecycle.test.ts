@@ -67,6 +67,21 @@ describe('proxy lifecycle', () => {
     assert.equal(reply.status, 200);
   });
 
+  it('reuses unchanged virtual hosts across applies and still follows endpoint changes', async () => {
+    const proxy = newProxy();
+    const first = oneBackend('default/x:80', a.port);
+    await proxy.apply(first);
+    const port = portOf(proxy);
+    assert.equal((JSON.parse((await httpRequest(port, '/')).body) as EchoBody).pod, 'a');
+    // Same VirtualHost objects, new endpoints for the cluster.
+    const second = {
+      ...first,
+      endpoints: [{ name: 'default/x:80', endpoints: [{ address: '127.0.0.1', port: b.port }] }],
+    };
+    assert.ok((await proxy.apply(second)).ok);
+    assert.equal((JSON.parse((await httpRequest(port, '/')).body) as EchoBody).pod, 'b');
+  });
+
   it('reports a listener that cannot bind and still applies the others', async () => {
     const blocker = createServer();
     servers.push(blocker);
