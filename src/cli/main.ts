@@ -9,9 +9,18 @@ const COMMANDS: Record<string, Command> = {
     summary: 'create the CA, server and client certificates for config discovery',
     load: () => import('./certgen.js'),
   },
+  echo: { summary: 'run the echo test backend', load: () => import('./echo.js') },
   get: {
     summary: "kubectl-style tables of the standalone controller's resources",
     load: () => import('./get.js'),
+  },
+  proxy: {
+    summary: 'run a data-plane proxy fed by the discovery server (or a config file)',
+    load: () => import('./proxy.js'),
+  },
+  'shutdown-manager': {
+    summary: 'health endpoint and graceful drain of a proxy pod',
+    load: () => import('./shutdown-manager.js'),
   },
   standalone: {
     summary: 'run the controller on this machine from YAML files, proxies as local processes',
