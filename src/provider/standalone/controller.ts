@@ -51,6 +51,16 @@ export interface StandaloneController {
   close(): Promise<void>;
 }
 
+// Reasons that only mean "the proxy is on its way", not a problem to report.
+const WAITING = new Set(['Pending', 'AddressNotAssigned']);
+
+interface StatusCondition {
+  type: string;
+  status: string;
+  reason: string;
+  message: string;
+}
+
 function statusKey(s: { kind: string; namespace?: string; name: string }): string {
   return s.namespace === undefined ? `${s.kind} ${s.name}` : `${s.kind} ${s.namespace}/${s.name}`;
 }
@@ -153,9 +163,9 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
     for (const [key, s] of next) {
       if (s.kind !== 'Gateway') continue;
       const status = s.status as {
-        conditions?: { type: string; status: string; reason: string; message: string }[];
+        conditions?: StatusCondition[];
         addresses?: { value: string }[];
-        listeners?: { name: string; conditions?: { type: string; status: string; message: string }[] }[];
+        listeners?: { name: string; conditions?: StatusCondition[] }[];
       };
       const programmed = status.conditions?.find((c) => c.type === 'Programmed');
       const line =
@@ -164,18 +174,15 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
           : `Gateway ${s.namespace}/${s.name} not programmed: ${programmed?.reason ?? 'Unknown'}: ${programmed?.message ?? ''}`;
       const listenerProblems = (status.listeners ?? []).flatMap((l) =>
         (l.conditions ?? [])
-          .filter((c) => c.status !== (c.type === 'Conflicted' ? 'False' : 'True'))
-          .map((c) => `  listener ${l.name}: ${c.type}=${c.status}: ${c.message}`),
+          .filter((c) => c.status !== (c.type === 'Conflicted' ? 'False' : 'True') && !WAITING.has(c.reason))
+          .map((c) => `  listener ${l.name}: ${c.type}=${c.status}: ${c.reason}: ${c.message}`),
       );
       const text = [line, ...listenerProblems].join('\n');
-      // Only transitions are news; the first "not programmed" (proxy starting) is not worth a line.
+      // Only transitions are news; a Gateway waiting for its first proxy is not worth a line.
       if (programmedAnnounced.get(key) === text) continue;
-      if (
-        programmedAnnounced.get(key) === undefined &&
-        programmed?.reason === 'Pending' &&
-        listenerProblems.length === 0
-      )
-        continue;
+      const waiting =
+        programmed !== undefined && WAITING.has(programmed.reason) && listenerProblems.length === 0;
+      if (waiting && programmedAnnounced.get(key) === undefined) continue;
       programmedAnnounced.set(key, text);
       log(text);
     }
@@ -196,6 +203,7 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
       do {
         again = false;
         const snapshot = buildSnapshot(store.objects());
+        const dataPlane = dataPlaneState();
         const result = translate(
           snapshot,
           {
@@ -204,7 +212,7 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
             deployType: 'ControllerNamespace',
             cache,
           },
-          dataPlaneState(),
+          dataPlane,
         );
         const previousFleets = new Set(fleets.map((f) => f.fleet));
         for (const fleet of result.fleets) {
@@ -213,6 +221,8 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
         }
         for (const gone of previousFleets) discovery.removeFleet(gone);
         fleets = result.fleets;
+        // A new fleet's address was unknown to this translation: translate again before reporting status.
+        if (result.fleets.some((f) => dataPlane.fleets[f.fleet] === undefined)) again = true;
 
         const addresses = pool.assign(result.fleets.map((f) => f.fleet));
         supervisor.sync(
