@@ -222,7 +222,7 @@ async function main(): Promise<void> {
     console.log(
       `\nlatency at a fixed ${FIXED_RATE} req/s (node open loop), median of ${ROUNDS} rounds of ${FIXED_RATE_SECONDS} s`,
     );
-    for (const [, port] of targets) await fixedRate(port, FIXED_RATE, 1); // warm-up
+    for (const [, port] of targets) await fixedRate(port, FIXED_RATE, 2); // warm-up (JIT, pools)
     const fixed = await rounds(targets, (port) => fixedRate(port, FIXED_RATE, FIXED_RATE_SECONDS));
     for (const [name] of targets) console.log(row(name, fixed.get(name)!));
     const direct = fixed.get('backend direct')!;
