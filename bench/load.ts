@@ -114,10 +114,15 @@ async function openLoop(
   return errors;
 }
 
-/** Open loop at `rate` requests/s after a one-second warm-up at the same rate. */
-export async function fixedRate(port: number, rate: number, seconds: number): Promise<LoadResult> {
+/** Open loop at `rate` requests/s after a warm-up at the same rate (fills the client's connection pool). */
+export async function fixedRate(
+  port: number,
+  rate: number,
+  seconds: number,
+  warmupSeconds = 0.5,
+): Promise<LoadResult> {
   const agent = new Agent({ keepAlive: true, maxSockets: 64 });
-  await openLoop(agent, port, rate, 1, []);
+  if (warmupSeconds > 0) await openLoop(agent, port, rate, warmupSeconds, []);
   const latencies: number[] = [];
   const errors = await openLoop(agent, port, rate, seconds, latencies);
   agent.destroy();
