@@ -155,9 +155,9 @@ export interface ForwardAction {
   type: 'Forward';
   /** Picked by weight (0 = never). An entry without `cluster` is an invalid backendRef: its share gets 500. */
   backends: WeightedBackend[];
-  /** HTTPRoute `timeouts.request`; default 15000. Sent upstream as `x-portico-expected-rq-timeout-ms`. */
+  /** HTTPRoute `timeouts.request`; default 15000; 0 = no timeout. Sent upstream as `x-portico-expected-rq-timeout-ms`. */
   timeoutMs: number;
-  /** HTTPRoute `timeouts.backendRequest`, per upstream attempt; absent: bounded only by timeoutMs. */
+  /** HTTPRoute `timeouts.backendRequest`, per upstream attempt; absent or 0: bounded only by timeoutMs. */
   backendTimeoutMs?: number;
 }
 

@@ -122,8 +122,9 @@ const pathMatch: Check = (v, p) => {
 const action = variant({
   Forward: {
     backends: list(object({ weight: int(0, 1_000_000), cluster: optional(nonEmpty), filters: list(filter) })),
-    timeoutMs: int(1, 86_400_000),
-    backendTimeoutMs: optional(int(1, 86_400_000)),
+    // 0 is the Gateway API's "no timeout".
+    timeoutMs: int(0, 86_400_000),
+    backendTimeoutMs: optional(int(0, 86_400_000)),
   },
   Redirect: {
     scheme: optional(oneOf('http', 'https')),

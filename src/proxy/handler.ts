@@ -79,7 +79,8 @@ function forward(
     cancel();
     respondLocally(res, 504, closing);
   };
-  const routeTimer = setTimeout(timeout, plan.action.timeoutMs);
+  // 0 is the Gateway API's "no timeout".
+  const routeTimer = plan.action.timeoutMs > 0 ? setTimeout(timeout, plan.action.timeoutMs) : undefined;
 
   // The client went away (or we gave up): cancel the upstream request.
   res.on('close', () => {
@@ -120,7 +121,7 @@ function forward(
     };
     startedAt = performance.now();
     let responded = false;
-    if (plan.action.backendTimeoutMs !== undefined) {
+    if (plan.action.backendTimeoutMs !== undefined && plan.action.backendTimeoutMs > 0) {
       clearTimeout(backendTimer);
       backendTimer = setTimeout(timeout, plan.action.backendTimeoutMs);
     }

@@ -120,5 +120,5 @@ export function addForwardingHeaders(
   if (headers['x-request-id'] === undefined) headers['x-request-id'] = requestId();
   if (isInternalAddress(client)) headers['x-portico-internal'] = 'true';
   else headers['x-portico-external-address'] = client;
-  headers['x-portico-expected-rq-timeout-ms'] = String(timeoutMs);
+  if (timeoutMs > 0) headers['x-portico-expected-rq-timeout-ms'] = String(timeoutMs);
 }

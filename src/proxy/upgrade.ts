@@ -40,10 +40,13 @@ export function handleUpgrade(
     agent: false,
     setHost: false,
   });
-  const timer = setTimeout(() => {
-    up.destroy();
-    reject(socket, 504);
-  }, plan.action.timeoutMs);
+  const timer =
+    plan.action.timeoutMs > 0
+      ? setTimeout(() => {
+          up.destroy();
+          reject(socket, 504);
+        }, plan.action.timeoutMs)
+      : undefined;
   socket.on('close', () => up.destroy());
   up.on('error', () => {
     clearTimeout(timer);

@@ -116,6 +116,9 @@ describe('proxy data plane', () => {
           route(forward(['default/a:80'], { backendTimeoutMs: 200 }), {
             path: { type: 'PathPrefix', value: '/bslow' },
           }),
+          route(forward(['default/a:80'], { timeoutMs: 0 }), {
+            path: { type: 'PathPrefix', value: '/unbounded' },
+          }),
           route(forward(['default/sink:80']), { path: { type: 'PathPrefix', value: '/upload' } }),
           route(forward(['default/hang:80']), { path: { type: 'PathPrefix', value: '/hang' } }),
           route(forward(['default/a:80']), { path: { type: 'PathPrefix', value: '/mod' } }, [
@@ -348,6 +351,12 @@ describe('proxy data plane', () => {
   it('answers 504 when the route timeout passes, and when the backend timeout passes', async () => {
     assert.equal((await get('/slow?delay=3s')).status, 504);
     assert.equal((await get('/bslow?delay=3s')).status, 504);
+  });
+
+  it('sets no timeout when the route timeout is 0, as the Gateway API defines it', async () => {
+    const reply = await get('/unbounded?delay=300ms');
+    assert.equal(reply.status, 200);
+    assert.equal(echo(reply.body).headers['X-Portico-Expected-Rq-Timeout-Ms'], undefined);
   });
 
   it('applies request and response header modifiers', async () => {
