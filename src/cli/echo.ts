@@ -1,9 +1,9 @@
 // `portico echo [--port N] [--host ADDR]`: the test backend (JSON echo of the request, WebSocket echo).
 
-import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 import { createEchoServer, identityFromEnv } from '../echo/server.js';
 import { PorticoError } from '../errors.js';
+import { serveUntilSignal } from './serve-until-signal.js';
 
 const HELP = `usage: portico echo [--port N] [--host ADDR]
 
@@ -32,17 +32,8 @@ export async function run(argv: string[]): Promise<number> {
   if (!/^\d+$/.test(rawPort) || port > 65535)
     throw new PorticoError('E_USAGE', `--port: '${rawPort}' is not a port`);
   const server = createEchoServer(identityFromEnv(process.env));
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', (error) => reject(new PorticoError('E_IO', `echo: ${error.message}`)));
-    server.listen({ host: values.host ?? '0.0.0.0', port }, resolve);
-  });
-  const address = server.address() as AddressInfo;
-  console.log(`echo listening on ${address.address}:${address.port}`);
-  await new Promise<void>((resolve) => {
-    process.once('SIGTERM', resolve);
-    process.once('SIGINT', resolve);
-  });
-  server.close();
-  server.closeAllConnections();
+  await serveUntilSignal(server, { host: values.host ?? '0.0.0.0', port }, 'echo', (address) =>
+    console.log(`echo listening on ${address.address}:${address.port}`),
+  );
   return 0;
 }

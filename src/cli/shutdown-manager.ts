@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util';
 import { PorticoError } from '../errors.js';
 import { parseHostPort } from '../host-port.js';
 import { drainProxy } from '../shutdown/drain-client.js';
+import { serveUntilSignal } from './serve-until-signal.js';
 
 const HELP = `usage: portico shutdown-manager [--listen 0.0.0.0:19002] [--proxy-admin 127.0.0.1:19000]
        portico shutdown-manager drain [--proxy-admin 127.0.0.1:19000] [--timeout-seconds 60]
@@ -19,17 +20,9 @@ async function serve(listen: string): Promise<number> {
     res.writeHead(ok ? 200 : 404, { 'content-type': 'text/plain' });
     res.end(ok ? 'ok\n' : 'not found\n');
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', (error) => reject(new PorticoError('E_IO', `--listen ${listen}: ${error.message}`)));
-    server.listen({ host, port }, resolve);
-  });
-  console.error(`shutdown-manager listening on ${listen}`);
-  await new Promise<void>((resolve) => {
-    process.once('SIGTERM', resolve);
-    process.once('SIGINT', resolve);
-  });
-  server.close();
-  server.closeAllConnections();
+  await serveUntilSignal(server, { host, port }, `--listen ${listen}`, () =>
+    console.error(`shutdown-manager listening on ${listen}`),
+  );
   return 0;
 }
 
