@@ -14,6 +14,7 @@ import { formatHostPort, parseHostPort } from '../../host-port.js';
 import { openAddressPool } from '../../infra/host/address-pool.js';
 import { stopOrphanProxies } from '../../infra/host/orphan-proxies.js';
 import { hostProxyArgs } from '../../infra/host/proxy-args.js';
+import { type ReservedPortError, withoutReservedPorts } from '../../infra/host/reserved-ports.js';
 import { createProxySupervisor, formatProxyLogLine } from '../../infra/host/supervisor.js';
 import type { FleetConfig } from '../../ir/fleet-config.js';
 import {
@@ -127,6 +128,8 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
   const cache = createTranslateCache();
 
   let fleets: FleetConfig[] = [];
+  // Listeners left out of a fleet's config because the host proxy's own ports use them, by fleet.
+  let reservedErrors = new Map<string, ReservedPortError[]>();
   let statuses = new Map<string, ObjectStatus>();
   let ready = false;
   const programmedAnnounced = new Map<string, string>();
@@ -137,7 +140,9 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
     for (const fleet of fleets) {
       const address = pool.get(fleet.fleet);
       const appliedGateways: Record<string, number> = {};
-      const listenerErrors: DataPlaneState['fleets'][string]['listenerErrors'] = [];
+      const listenerErrors: DataPlaneState['fleets'][string]['listenerErrors'] = [
+        ...(reservedErrors.get(fleet.fleet) ?? []),
+      ];
       for (const node of nodes) {
         if (node.fleet !== fleet.fleet || node.appliedVersion === undefined) continue;
         for (const [gateway, generation] of Object.entries(node.appliedGateways)) {
@@ -215,12 +220,18 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
           dataPlane,
         );
         const previousFleets = new Set(fleets.map((f) => f.fleet));
+        const nextReserved = new Map<string, ReservedPortError[]>();
         for (const fleet of result.fleets) {
-          discovery.setFleet(fleet);
+          const served = withoutReservedPorts(fleet);
+          if (served.errors.length > 0) nextReserved.set(fleet.fleet, served.errors);
+          discovery.setFleet(served.fleet);
           previousFleets.delete(fleet.fleet);
         }
         for (const gone of previousFleets) discovery.removeFleet(gone);
         fleets = result.fleets;
+        // Reserved-port conditions are data plane facts the translation just learnt: translate once more.
+        if (JSON.stringify([...nextReserved]) !== JSON.stringify([...reservedErrors])) again = true;
+        reservedErrors = nextReserved;
         // A new fleet's address was unknown to this translation: translate again before reporting status.
         if (result.fleets.some((f) => dataPlane.fleets[f.fleet] === undefined)) again = true;
 
