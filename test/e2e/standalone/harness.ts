@@ -124,6 +124,10 @@ export function send(
       res.on('error', reject);
     });
     req.on('error', reject);
+    // Bounded: a request that hangs fails the test with a reason instead of reaching the runner's timeout.
+    req.setTimeout(5000, () =>
+      req.destroy(new Error(`no response from ${address}:${port} (${host}${path})`)),
+    );
     req.end();
   });
 }
