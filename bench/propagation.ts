@@ -2,9 +2,9 @@
 // the proxy gets 200, for N routes added one at a time (each in its own new file), then again while other
 // routes are rewritten continuously and traffic on unchanged routes counts every non-2xx (target: zero).
 // Peer in the same run: a request on an existing route (the floor any propagation figure includes).
-// Run: npm run bench:propagation [-- --routes 1000 --churn-routes 200]
+// Run: npm run bench:propagation [-- --routes 1000 --churn-routes 200 --churn-interval-ms 20]
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { Agent, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -17,11 +17,13 @@ const { values } = parseArgs({
   options: {
     routes: { type: 'string', default: '1000' },
     'churn-routes': { type: 'string', default: '200' },
+    'churn-interval-ms': { type: 'string', default: '20' },
     pool: { type: 'string', default: '127.0.199.0/24' },
   },
 });
 const ROUTES = Number(values.routes);
 const CHURN_ROUTES = Number(values['churn-routes']);
+const CHURN_INTERVAL_MS = Number(values['churn-interval-ms']);
 const MAIN = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
 
 const echo = createEchoServer({ namespace: 'default', ingress: 'eg', service: 'echo', pod: 'echo-0' });
@@ -30,7 +32,7 @@ const echoPort = (echo.address() as AddressInfo).port;
 
 const dir = await mkdtemp(join(tmpdir(), 'portico-bench-propagation-'));
 const files = join(dir, 'resources');
-await import('node:fs/promises').then((fs) => fs.mkdir(files));
+await mkdir(files);
 await writeFile(
   join(files, 'base.yaml'),
   `apiVersion: gateway.networking.k8s.io/v1
@@ -165,7 +167,7 @@ const churn = (async () => {
     const i = version % 20;
     await writeFile(join(files, `steady-${i}.yaml`), routeYaml(`steady-${i}`, version));
     churnWrites++;
-    await new Promise((r) => setTimeout(r, 2));
+    await new Promise((r) => setTimeout(r, CHURN_INTERVAL_MS));
   }
 })();
 let trafficOk = 0;
@@ -202,6 +204,9 @@ function summary(name: string, values: number[]): string {
   return `${name.padEnd(44)} n ${String(values.length).padStart(5)}  mean ${f(mean)} ms  p50 ${f(q(0.5))} ms  p99 ${f(q(0.99))} ms  max ${f(sorted.at(-1) ?? Number.NaN)} ms`;
 }
 console.log('propagation: write an HTTPRoute file (one new file per route) → first 200 through the proxy');
+console.log(
+  `${ROUTES} routes added idle, then ${CHURN_ROUTES} more while 20 routes are rewritten every ${CHURN_INTERVAL_MS} ms`,
+);
 console.log(summary('request on an existing route (floor)', floorMs));
 console.log(summary('route added, idle', added));
 console.log(summary('route added, while routes change', addedUnderChurn));
