@@ -54,7 +54,7 @@ export interface StandaloneController {
 }
 
 const STORE_SAVE_INTERVAL_MS = 1000;
-const DATA_PLANE_SETTLE_MS = 20;
+const DATA_PLANE_SETTLE_MS = 100;
 
 // Reasons that only mean "the proxy is on its way", not a problem to report.
 const WAITING = new Set(['Pending', 'AddressNotAssigned']);
