@@ -14,9 +14,36 @@ export interface TestContext {
   after: (fn: () => Promise<void> | void) => void;
 }
 
+const cleanups = new WeakMap<TestContext, (() => Promise<void> | void)[]>();
+
+/**
+ * Runs `fn` when the test ends, last registered first (node:test runs its own hooks first-registered first, and
+ * stops at a failing one): a controller stops before its state directory is removed, and every cleanup runs.
+ */
+export function defer(t: TestContext, fn: () => Promise<void> | void): void {
+  let stack = cleanups.get(t);
+  if (stack === undefined) {
+    const list: (() => Promise<void> | void)[] = [];
+    stack = list;
+    cleanups.set(t, list);
+    t.after(async () => {
+      const errors: unknown[] = [];
+      for (const cleanup of list.reverse()) {
+        try {
+          await cleanup();
+        } catch (error) {
+          errors.push(error);
+        }
+      }
+      if (errors.length > 0) throw errors[0];
+    });
+  }
+  stack.push(fn);
+}
+
 export async function tempDir(t: TestContext, prefix: string): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), `portico-${prefix}-`));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  defer(t, () => rm(dir, { recursive: true, force: true, maxRetries: 3 }));
   return dir;
 }
 
@@ -24,7 +51,7 @@ export async function tempDir(t: TestContext, prefix: string): Promise<string> {
 export async function echo(t: TestContext, pod: string): Promise<number> {
   const server: Server = createEchoServer({ namespace: 'default', ingress: 'eg', service: pod, pod });
   const port = await listen(server);
-  t.after(() => closeServer(server));
+  defer(t, () => closeServer(server));
   return port;
 }
 
@@ -59,6 +86,18 @@ export async function copyExample(
   return to;
 }
 
+const STARTUP_TIMEOUT_MS = 20_000;
+const STOP_TIMEOUT_MS = 20_000;
+
+/** `promise`, or a rejection naming what the controller failed to do within `ms`. */
+function within<T>(ms: number, promise: Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`the controller did not ${what} within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
 export interface RunningStandalone {
   child: Child;
   admin: string;
@@ -91,14 +130,23 @@ export async function startStandalone(
   const stop = (): Promise<number | null> => {
     if (stopped === undefined) {
       child.process.kill('SIGTERM');
-      stopped = child.exited;
+      stopped = within(STOP_TIMEOUT_MS, child.exited, 'stop on SIGTERM').catch((error: Error) => {
+        child.process.kill('SIGKILL');
+        throw new Error(`${error.message}; its output:\n${child.stdout()}\n${child.stderr()}`);
+      });
     }
     return stopped;
   };
-  t.after(async () => {
+  defer(t, async () => {
     await stop();
   });
-  const line = await waitForOutput(child, /admin API on http:\/\/(\S+), discovery on (\S+)/);
+  const line = await within(
+    STARTUP_TIMEOUT_MS,
+    waitForOutput(child, /admin API on http:\/\/(\S+), discovery on (\S+)/),
+    'print its startup line',
+  ).catch((error: Error) => {
+    throw new Error(`${error.message}; its output:\n${child.stdout()}\n${child.stderr()}`);
+  });
   return { child, admin: line[1]!, discovery: line[2]!, stateDir: options.stateDir, stop };
 }
 
@@ -178,7 +226,9 @@ export interface AdminResource {
 }
 
 export async function adminResources(admin: string, query = ''): Promise<AdminResource[]> {
-  const response = await fetch(`http://${admin}/api/resources${query}`);
+  const response = await fetch(`http://${admin}/api/resources${query}`, {
+    signal: AbortSignal.timeout(5000),
+  });
   return ((await response.json()) as { items: AdminResource[] }).items;
 }
 

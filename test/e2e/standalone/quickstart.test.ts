@@ -5,7 +5,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { PORTICO_MAIN, REPO_ROOT } from '../../support/portico.js';
-import { echoBody, eventually, send, tempDir } from './harness.js';
+import { defer, echoBody, eventually, send, tempDir } from './harness.js';
 
 test('the quickstart starts, prints working curl commands, and stops cleanly on SIGINT', async (t) => {
   const dir = await tempDir(t, 'quickstart');
@@ -28,8 +28,13 @@ test('the quickstart starts, prints working curl commands, and stops cleanly on 
     out += c;
   });
   const exited = new Promise<number | null>((resolve) => script.on('exit', (code) => resolve(code)));
-  t.after(() => {
-    if (script.exitCode === null) script.kill('SIGKILL');
+  // On failure: SIGTERM lets the script stop its controller and backends; SIGKILL only if that hangs.
+  defer(t, async () => {
+    if (script.exitCode !== null) return;
+    script.kill('SIGTERM');
+    const timer = setTimeout(() => script.kill('SIGKILL'), 15_000);
+    await exited;
+    clearTimeout(timer);
   });
 
   await eventually('the quickstart banner', async () =>

@@ -11,6 +11,7 @@ import {
   adminResources,
   condition,
   copyExample,
+  defer,
   echo,
   eventually,
   type GatewayStatusView,
@@ -158,7 +159,7 @@ test('a listener that cannot bind becomes its condition; the other listeners kee
   // Something else holds a port on the fleet's address; a listener there cannot bind.
   const squatter = createServer();
   await new Promise<void>((resolve) => squatter.listen(0, address, resolve));
-  t.after(() => new Promise<void>((resolve) => squatter.close(() => resolve())));
+  defer(t, () => new Promise<void>((resolve) => squatter.close(() => resolve())));
   const taken = (squatter.address() as { port: number }).port;
   await write([
     ['http', 8080],
