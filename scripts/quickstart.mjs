@@ -5,7 +5,15 @@ import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const main = `${root}dist/cli/main.js`;
-const adminAddress = process.env.PORTICO_ADMIN_ADDRESS ?? '127.0.0.1:18001';
+// Overrides let tests run it beside another controller; the defaults are the documented ones.
+const env = process.env;
+const controllerArgs = [
+  ['--admin-address', env.PORTICO_ADMIN_ADDRESS],
+  ['--discovery-address', env.PORTICO_DISCOVERY_ADDRESS],
+  ['--address-pool', env.PORTICO_ADDRESS_POOL],
+  ['--state-dir', env.PORTICO_STATE_DIR],
+  ['--proxy-drain-seconds', env.PORTICO_PROXY_DRAIN_SECONDS],
+].flatMap(([option, value]) => (value === undefined ? [] : [option, value]));
 const children = [];
 
 function start(args, env, stdio) {
@@ -29,13 +37,26 @@ for (const [service, port] of [
   );
 }
 
-const controller = start(
-  ['standalone', '-f', 'examples/quickstart', '--admin-address', adminAddress],
-  {},
+const controller = start(['standalone', '-f', 'examples/quickstart', ...controllerArgs], {}, [
+  'ignore',
+  'pipe',
   'inherit',
-);
+]);
+// The controller's output is passed through; its startup line says where the admin API really is (port 0).
+let adminAddress = new Promise((resolve) => {
+  let seen = '';
+  controller.stdout.setEncoding('utf8').on('data', (chunk) => {
+    process.stdout.write(chunk);
+    seen += chunk;
+    const match = /admin API on http:\/\/(\S+),/.exec(seen);
+    if (match !== null) resolve(match[1]);
+  });
+  controller.on('exit', () => resolve(undefined));
+});
 
 async function gatewayAddress() {
+  adminAddress = await adminAddress;
+  if (adminAddress === undefined) return undefined;
   for (let attempt = 0; attempt < 200; attempt++) {
     try {
       const response = await fetch(`http://${adminAddress}/api/resources?kind=Gateway&namespace=default`);
@@ -56,14 +77,15 @@ const address = await gatewayAddress();
 if (address === undefined) {
   console.error('quickstart: the Gateway did not become Programmed; see the controller output above');
 } else {
+  const getOption = adminAddress === '127.0.0.1:18001' ? '' : ` --admin-address ${adminAddress}`;
   console.log(`
 Portico quickstart is running. Try:
 
   curl -i -H 'Host: www.example.com' http://${address}:8080/
   curl -i -H 'Host: www.example.com' http://${address}:8080/api/users?id=1
   curl -i -H 'Host: unknown.example.com' http://${address}:8080/     # 404, empty body
-  node dist/cli/main.js get gateways
-  node dist/cli/main.js get httproutes -o yaml
+  node dist/cli/main.js get gateways${getOption}
+  node dist/cli/main.js get httproutes -o yaml${getOption}
 
 Edit examples/quickstart/*.yaml and the change applies at once. Ctrl-C stops everything.
 `);

@@ -81,6 +81,18 @@ function rankedRoutes(rs: RouteState): RankedRoute[] {
   return out;
 }
 
+// An unchanged HTTPRoute (same object, same resolved backends) keeps its Route objects, so an unchanged
+// VirtualHost is the previous object again and discovery re-sends only what an edit changed.
+const rankedMemo = new WeakMap<HTTPRoute, { backends: RouteState['backends']; ranked: RankedRoute[] }>();
+
+function rankedRoutesOf(rs: RouteState): RankedRoute[] {
+  const hit = rankedMemo.get(rs.route);
+  if (hit !== undefined && hit.backends === rs.backends) return hit.ranked;
+  const ranked = rankedRoutes(rs);
+  rankedMemo.set(rs.route, { backends: rs.backends, ranked });
+  return ranked;
+}
+
 /** Identity of everything a fleet config is derived from; equal deps → the cached config is still right. */
 function fleetDeps(input: FleetInput, listeners: ListenerState[]): unknown[] {
   const deps: unknown[] = [input.key];
@@ -113,12 +125,17 @@ export function buildFleet(input: FleetInput, cache?: TranslateCache): FleetConf
   const deps = cache === undefined ? [] : fleetDeps(input, listeners);
   const hit = cache?.fleets.get(input.key);
   if (hit !== undefined && sameDeps(hit.deps, deps)) return hit.config;
-  const config = buildFleetUncached(input, listeners);
+  const config = buildFleetUncached(input, listeners, hit?.config);
   cache?.fleets.set(input.key, { deps, config });
   return config;
 }
 
-function buildFleetUncached(input: FleetInput, listeners: ListenerState[]): FleetConfig {
+function buildFleetUncached(
+  input: FleetInput,
+  listeners: ListenerState[],
+  previous: FleetConfig | undefined,
+): FleetConfig {
+  const previousHosts = new Map(previous?.virtualHosts.map((v) => [v.name, v]));
   const byPort = new Map<number, ListenerState[]>();
   for (const l of listeners) {
     const list = byPort.get(l.spec.port);
@@ -182,7 +199,7 @@ function buildFleetUncached(input: FleetInput, listeners: ListenerState[]): Flee
           for (const entry of targets) {
             if (entry.routes.has(rs.route)) continue;
             entry.routes.add(rs.route);
-            entry.ranked.push(...rankedRoutes(rs));
+            entry.ranked.push(...rankedRoutesOf(rs));
             for (const rule of rs.backends.rules) {
               for (const b of rule) if (b.cluster !== undefined) usedClusters.add(b.cluster);
             }
@@ -194,7 +211,13 @@ function buildFleetUncached(input: FleetInput, listeners: ListenerState[]): Flee
     for (const [hostname, entry] of hosts) {
       entry.ranked.sort(comparePrecedence);
       const name = `port-${port}/${hostname}`;
-      virtualHosts.push({ name, hostname, routes: entry.ranked.map((r) => r.route) });
+      const routes = entry.ranked.map((r) => r.route);
+      const before = previousHosts.get(name);
+      virtualHosts.push(
+        before !== undefined && before.hostname === hostname && sameDeps(before.routes, routes)
+          ? before
+          : { name, hostname, routes },
+      );
       names.push({ hostname, name });
     }
     names.sort((a, b) => compareSpecificity(a.hostname, b.hostname));

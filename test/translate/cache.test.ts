@@ -57,3 +57,30 @@ test('with a cache: a changed EndpointSlice reaches the fleet config', () => {
   const endpoints = after.fleets[0]!.endpoints.find((e) => e.name === 'platform/shared:80');
   assert.deepEqual(endpoints?.endpoints, [{ address: '10.9.9.9', port: 8000 }]);
 });
+
+test('with a cache: a route added to a fleet keeps the other VirtualHost objects (discovery re-sends one)', () => {
+  const snapshot = load('merged.in.yaml');
+  const cache = createTranslateCache();
+  const first = translate(snapshot, { ...options, cache });
+  const template = snapshot.httpRoutes.find((r) => r.metadata.name !== 'solo')!;
+  const added = {
+    ...template,
+    metadata: { ...template.metadata, name: 'added' },
+    spec: { ...template.spec, hostnames: ['added.example.com'] },
+  };
+  const edited = { ...snapshot, httpRoutes: [...snapshot.httpRoutes, added] };
+  const after = translate(edited, { ...options, cache });
+  const fleet = after.fleets.find((f) => f.fleet === 'merged-eg')!;
+  const before = first.fleets.find((f) => f.fleet === 'merged-eg')!;
+  assert.notEqual(fleet, before);
+  const reused = fleet.virtualHosts.map((v) => [v.name, before.virtualHosts.includes(v)]);
+  assert.ok(
+    reused.some(([, same]) => same),
+    JSON.stringify(reused),
+  );
+  assert.ok(
+    reused.some(([name, same]) => String(name).endsWith('/added.example.com') && !same),
+    JSON.stringify(reused),
+  );
+  assert.deepEqual(after, translate(edited, options));
+});

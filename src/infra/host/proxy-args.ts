@@ -18,7 +18,8 @@ export interface HostProxyArgsInput {
   maxDrainSeconds?: number;
 }
 
-/** The proxy's own ports, on the fleet's address (the proxy CLI's defaults, moved off 0.0.0.0). */
+/** The proxy's own ports, on the fleet's address (the proxy CLI's defaults, moved off 0.0.0.0); reserved-ports.ts
+ * keeps Gateway listeners off them. */
 export const HOST_PROXY_PORTS = { admin: 19000, metrics: 19001, ready: 19003 };
 
 export function hostProxyArgs(input: HostProxyArgsInput): string[] {

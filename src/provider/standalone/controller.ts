@@ -7,13 +7,14 @@ import { formatResourceError, type ResourceError } from '../../api/common.js';
 import { stampConditionTimes } from '../../api/condition-times.js';
 import type { PorticoGatewayConfig } from '../../api/controller-config.js';
 import { describeObject } from '../../api/kinds.js';
-import { buildSnapshot } from '../../api/snapshot.js';
+import { buildSnapshot, type ResourceSnapshot } from '../../api/snapshot.js';
 import { CERTIFICATE_FILES, writeCertificateFiles } from '../../discovery/certificate-files.js';
 import { createDiscoveryServer, type DiscoveryServer } from '../../discovery/server.js';
 import { formatHostPort, parseHostPort } from '../../host-port.js';
 import { openAddressPool } from '../../infra/host/address-pool.js';
 import { stopOrphanProxies } from '../../infra/host/orphan-proxies.js';
 import { hostProxyArgs } from '../../infra/host/proxy-args.js';
+import { type ReservedPortError, withoutReservedPorts } from '../../infra/host/reserved-ports.js';
 import { createProxySupervisor, formatProxyLogLine } from '../../infra/host/supervisor.js';
 import type { FleetConfig } from '../../ir/fleet-config.js';
 import {
@@ -26,6 +27,7 @@ import { type AdminServer, startAdminServer } from './admin-server.js';
 import type { AdminState, FleetState, ResourceObject } from './admin-state.js';
 import { watchFiles } from './file-watch.js';
 import { openResourceStore } from './resource-store.js';
+import { reuseUnchangedLists } from './snapshot-reuse.js';
 
 export interface StandaloneOptions {
   config: PorticoGatewayConfig;
@@ -50,6 +52,9 @@ export interface StandaloneController {
   discoveryAddress: string;
   close(): Promise<void>;
 }
+
+const STORE_SAVE_INTERVAL_MS = 1000;
+const DATA_PLANE_SETTLE_MS = 100;
 
 // Reasons that only mean "the proxy is on its way", not a problem to report.
 const WAITING = new Set(['Pending', 'AddressNotAssigned']);
@@ -127,7 +132,12 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
   const cache = createTranslateCache();
 
   let fleets: FleetConfig[] = [];
+  let previousSnapshot: ResourceSnapshot | undefined;
+  // Listeners left out of a fleet's config because the host proxy's own ports use them, by fleet.
+  let reservedErrors = new Map<string, ReservedPortError[]>();
   let statuses = new Map<string, ObjectStatus>();
+  // The translator's statuses before stamping, as JSON, by object: what `statuses` was stamped from.
+  let rawStatuses = new Map<string, string>();
   let ready = false;
   const programmedAnnounced = new Map<string, string>();
 
@@ -137,7 +147,9 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
     for (const fleet of fleets) {
       const address = pool.get(fleet.fleet);
       const appliedGateways: Record<string, number> = {};
-      const listenerErrors: DataPlaneState['fleets'][string]['listenerErrors'] = [];
+      const listenerErrors: DataPlaneState['fleets'][string]['listenerErrors'] = [
+        ...(reservedErrors.get(fleet.fleet) ?? []),
+      ];
       for (const node of nodes) {
         if (node.fleet !== fleet.fleet || node.appliedVersion === undefined) continue;
         for (const [gateway, generation] of Object.entries(node.appliedGateways)) {
@@ -189,6 +201,7 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
     for (const key of programmedAnnounced.keys()) if (!next.has(key)) programmedAnnounced.delete(key);
   }
 
+  let dataPlaneTimer: NodeJS.Timeout | undefined;
   let running = false;
   let again = false;
   let closed = false;
@@ -202,7 +215,10 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
     try {
       do {
         again = false;
-        const snapshot = buildSnapshot(store.objects());
+        clearTimeout(dataPlaneTimer);
+        dataPlaneTimer = undefined;
+        const snapshot = reuseUnchangedLists(previousSnapshot, buildSnapshot(store.objects()));
+        previousSnapshot = snapshot;
         const dataPlane = dataPlaneState();
         const result = translate(
           snapshot,
@@ -215,12 +231,18 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
           dataPlane,
         );
         const previousFleets = new Set(fleets.map((f) => f.fleet));
+        const nextReserved = new Map<string, ReservedPortError[]>();
         for (const fleet of result.fleets) {
-          discovery.setFleet(fleet);
+          const served = withoutReservedPorts(fleet);
+          if (served.errors.length > 0) nextReserved.set(fleet.fleet, served.errors);
+          discovery.setFleet(served.fleet);
           previousFleets.delete(fleet.fleet);
         }
         for (const gone of previousFleets) discovery.removeFleet(gone);
         fleets = result.fleets;
+        // Reserved-port conditions are data plane facts the translation just learnt: translate once more.
+        if (JSON.stringify([...nextReserved]) !== JSON.stringify([...reservedErrors])) again = true;
+        reservedErrors = nextReserved;
         // A new fleet's address was unknown to this translation: translate again before reporting status.
         if (result.fleets.some((f) => dataPlane.fleets[f.fleet] === undefined)) again = true;
 
@@ -249,11 +271,22 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
 
         const now = new Date();
         const next = new Map<string, ObjectStatus>();
+        const nextRaw = new Map<string, string>();
         for (const s of result.statuses) {
           const key = statusKey(s);
-          next.set(key, { ...s, status: stampConditionTimes(statuses.get(key)?.status, s.status, now) });
+          // Most statuses are unchanged by an edit: their text is compared instead of stamping them again.
+          const raw = JSON.stringify(s.status);
+          nextRaw.set(key, raw);
+          const previous = statuses.get(key);
+          next.set(
+            key,
+            previous !== undefined && rawStatuses.get(key) === raw
+              ? previous
+              : { ...s, status: stampConditionTimes(previous?.status, s.status, now) },
+          );
         }
         statuses = next;
+        rawStatuses = nextRaw;
         ready = true;
         announce(next);
       } while (again && !closed);
@@ -265,19 +298,32 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
       running = false;
     }
   }
-  let scheduled = false;
+  // Proxy ACKs and process changes only move statuses: they are gathered for a moment into one translation,
+  // and a file edit's translation (which reads the data plane afresh) makes a pending one unnecessary.
   reconcileSoon = () => {
-    if (scheduled || closed) return;
-    scheduled = true;
-    setImmediate(() => {
-      scheduled = false;
+    if (dataPlaneTimer !== undefined || closed) return;
+    dataPlaneTimer = setTimeout(() => {
+      dataPlaneTimer = undefined;
       void reconcile();
-    });
+    }, DATA_PLANE_SETTLE_MS);
   };
   discovery.on('change', reconcileSoon);
 
   const reportErrors = (errors: ResourceError[]) => {
     for (const e of errors) log(`error: ${formatResourceError(e)}`);
+  };
+
+  // Object metadata (uid, creation time, generation) is for restarts: written at most once a second, off
+  // the path from a file edit to the proxies, and on close.
+  let saveTimer: NodeJS.Timeout | undefined;
+  const saveStore = (): void => {
+    saveTimer = undefined;
+    store
+      .save()
+      .catch((error: unknown) => log(`error: cannot save object metadata: ${(error as Error).message}`));
+  };
+  const saveStoreSoon = (): void => {
+    saveTimer ??= setTimeout(saveStore, STORE_SAVE_INTERVAL_MS);
   };
 
   let firstBatch = true;
@@ -297,7 +343,7 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
         log(`applied changes from ${files}`);
       }
       if (result.changed || !ready) await reconcile();
-      await store.save();
+      saveStoreSoon();
     },
     onError: (error) => log(`error: ${error.message}`),
   });
@@ -346,8 +392,10 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
     discoveryAddress,
     async close() {
       closed = true;
+      clearTimeout(dataPlaneTimer);
       discovery.off('change', reconcileSoon);
       await watcher.close();
+      clearTimeout(saveTimer);
       // Proxies drain first (requests in flight finish), then the servers they talk to go away.
       await supervisor.stopAll();
       await Promise.all([discovery.close(), admin.close()]);

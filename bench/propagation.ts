@@ -1,0 +1,216 @@
+// Propagation latency of `portico standalone`: the time from writing an HTTPRoute file until a request through
+// the proxy gets 200, for N routes added one at a time (each in its own new file), then again while other
+// routes are rewritten continuously and traffic on unchanged routes counts every non-2xx (target: zero).
+// Peer in the same run: a request on an existing route (the floor any propagation figure includes).
+// Run: npm run bench:propagation [-- --routes 1000 --churn-routes 200 --churn-interval-ms 20]
+import { spawn } from 'node:child_process';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { Agent, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { createEchoServer } from '../src/echo/server.js';
+
+const { values } = parseArgs({
+  options: {
+    routes: { type: 'string', default: '1000' },
+    'churn-routes': { type: 'string', default: '200' },
+    'churn-interval-ms': { type: 'string', default: '20' },
+    pool: { type: 'string', default: '127.0.199.0/24' },
+  },
+});
+const ROUTES = Number(values.routes);
+const CHURN_ROUTES = Number(values['churn-routes']);
+const CHURN_INTERVAL_MS = Number(values['churn-interval-ms']);
+const MAIN = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
+
+const echo = createEchoServer({ namespace: 'default', ingress: 'eg', service: 'echo', pod: 'echo-0' });
+await new Promise<void>((resolve) => echo.listen(0, '127.0.0.1', resolve));
+const echoPort = (echo.address() as AddressInfo).port;
+
+const dir = await mkdtemp(join(tmpdir(), 'portico-bench-propagation-'));
+const files = join(dir, 'resources');
+await mkdir(files);
+await writeFile(
+  join(files, 'base.yaml'),
+  `apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: portico}
+spec: {controllerName: gateway.portico.io/gatewayclass-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: eg}
+spec:
+  gatewayClassName: portico
+  listeners: [{name: http, protocol: HTTP, port: 8080}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: echo}
+spec: {ports: [{name: http, port: 3000, protocol: TCP}]}
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {name: echo-1, labels: {kubernetes.io/service-name: echo}}
+addressType: IPv4
+ports: [{name: http, port: ${echoPort}, protocol: TCP}]
+endpoints: [{addresses: [127.0.0.1], conditions: {ready: true}}]
+`,
+);
+
+function routeYaml(name: string, version = 0): string {
+  return `apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: ${name}}
+spec:
+  parentRefs: [{name: eg}]
+  hostnames: [${name}.example.com]
+  rules:
+    - matches: [{path: {type: PathPrefix, value: /}}]
+      filters:
+        - type: RequestHeaderModifier
+          requestHeaderModifier: {set: [{name: x-version, value: "${version}"}]}
+      backendRefs: [{name: echo, port: 3000}]
+`;
+}
+for (let i = 0; i < 20; i++) await writeFile(join(files, `steady-${i}.yaml`), routeYaml(`steady-${i}`));
+
+const controller = spawn(
+  process.execPath,
+  [
+    MAIN,
+    'standalone',
+    '-f',
+    files,
+    '--state-dir',
+    join(dir, 'state'),
+    '--admin-address',
+    '127.0.0.1:0',
+    '--discovery-address',
+    '127.0.0.1:0',
+    '--address-pool',
+    values.pool,
+    '--proxy-drain-seconds',
+    '0',
+  ],
+  { stdio: ['ignore', 'pipe', 'inherit'] },
+);
+let output = '';
+controller.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+  if (output.length < 100_000) output += chunk;
+});
+const address = await new Promise<string>((resolve, reject) => {
+  const timer = setInterval(() => {
+    const match = /programmed at (\S+)/.exec(output);
+    if (match !== null) {
+      clearInterval(timer);
+      resolve(match[1]!);
+    }
+  }, 20);
+  controller.on('exit', () => reject(new Error(`controller exited:\n${output}`)));
+});
+
+const agent = new Agent({ keepAlive: true, maxSockets: 8 });
+function get(host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: address, port: 8080, path: '/', headers: { host }, agent }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+async function until200(host: string): Promise<void> {
+  for (;;) {
+    try {
+      if ((await get(host)) === 200) return;
+    } catch {
+      // the listener may be (re)binding; try again
+    }
+  }
+}
+
+for (let i = 0; i < 20; i++) await until200(`steady-${i}.example.com`);
+
+const floorMs: number[] = [];
+for (let i = 0; i < 500; i++) {
+  const start = performance.now();
+  await get(`steady-${i % 20}.example.com`);
+  floorMs.push(performance.now() - start);
+}
+
+async function addRoutes(prefix: string, count: number): Promise<number[]> {
+  const times: number[] = [];
+  for (let i = 0; i < count; i++) {
+    const name = `${prefix}-${i}`;
+    const start = performance.now();
+    await writeFile(join(files, `${name}.yaml`), routeYaml(name));
+    await until200(`${name}.example.com`);
+    times.push(performance.now() - start);
+  }
+  return times;
+}
+
+const added = await addRoutes('route', ROUTES);
+
+// Churn: steady routes rewritten back to back; traffic on the unchanged added routes counts non-2xx.
+let churning = true;
+let churnWrites = 0;
+const churn = (async () => {
+  let version = 0;
+  while (churning) {
+    version++;
+    const i = version % 20;
+    await writeFile(join(files, `steady-${i}.yaml`), routeYaml(`steady-${i}`, version));
+    churnWrites++;
+    await new Promise((r) => setTimeout(r, CHURN_INTERVAL_MS));
+  }
+})();
+let trafficOk = 0;
+const trafficFailures = new Map<string, number>();
+const traffic = (async () => {
+  let i = 0;
+  while (churning) {
+    const host = `route-${i++ % Math.max(1, ROUTES)}.example.com`;
+    try {
+      const status = await get(host);
+      if (status >= 200 && status < 300) trafficOk++;
+      else trafficFailures.set(String(status), (trafficFailures.get(String(status)) ?? 0) + 1);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code ?? 'error';
+      trafficFailures.set(code, (trafficFailures.get(code) ?? 0) + 1);
+    }
+  }
+})();
+const addedUnderChurn = await addRoutes('churned', CHURN_ROUTES);
+churning = false;
+await Promise.all([churn, traffic]);
+
+controller.kill('SIGTERM');
+await new Promise((resolve) => controller.on('exit', resolve));
+agent.destroy();
+echo.close();
+await rm(dir, { recursive: true, force: true });
+
+function summary(name: string, values: number[]): string {
+  const sorted = [...values].sort((a, b) => a - b);
+  const q = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? Number.NaN;
+  const mean = values.reduce((a, b) => a + b, 0) / values.length;
+  const f = (v: number) => v.toFixed(2).padStart(7);
+  return `${name.padEnd(44)} n ${String(values.length).padStart(5)}  mean ${f(mean)} ms  p50 ${f(q(0.5))} ms  p99 ${f(q(0.99))} ms  max ${f(sorted.at(-1) ?? Number.NaN)} ms`;
+}
+console.log('propagation: write an HTTPRoute file (one new file per route) → first 200 through the proxy');
+console.log(
+  `${ROUTES} routes added idle, then ${CHURN_ROUTES} more while 20 routes are rewritten every ${CHURN_INTERVAL_MS} ms`,
+);
+console.log(summary('request on an existing route (floor)', floorMs));
+console.log(summary('route added, idle', added));
+console.log(summary('route added, while routes change', addedUnderChurn));
+const failures = [...trafficFailures].map(([k, n]) => `${k}×${n}`).join(', ') || 'none';
+console.log(
+  `while changing: ${churnWrites} route rewrites, ${trafficOk} requests on unchanged routes, non-2xx: ${failures}`,
+);

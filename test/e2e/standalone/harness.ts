@@ -1,0 +1,261 @@
+// End-to-end harness for `portico standalone`: the built CLI as a child process, examples copied to a temp
+// dir with their EndpointSlices pointed at echo servers on OS-chosen ports, and plain HTTP through the proxies.
+import { cp, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { request, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import { createEchoServer } from '../../../src/echo/server.js';
+import { type Child, startPortico, waitForOutput } from '../../support/child.js';
+import { closeServer, type EchoBody, listen, type Reply } from '../../support/http.js';
+import { REPO_ROOT } from '../../support/portico.js';
+
+export interface TestContext {
+  after: (fn: () => Promise<void> | void) => void;
+}
+
+const cleanups = new WeakMap<TestContext, (() => Promise<void> | void)[]>();
+
+/**
+ * Runs `fn` when the test ends, last registered first (node:test runs its own hooks first-registered first, and
+ * stops at a failing one): a controller stops before its state directory is removed, and every cleanup runs.
+ */
+export function defer(t: TestContext, fn: () => Promise<void> | void): void {
+  let stack = cleanups.get(t);
+  if (stack === undefined) {
+    const list: (() => Promise<void> | void)[] = [];
+    stack = list;
+    cleanups.set(t, list);
+    t.after(async () => {
+      const errors: unknown[] = [];
+      for (const cleanup of list.reverse()) {
+        try {
+          await cleanup();
+        } catch (error) {
+          errors.push(error);
+        }
+      }
+      if (errors.length > 0) throw errors[0];
+    });
+  }
+  stack.push(fn);
+}
+
+export async function tempDir(t: TestContext, prefix: string): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), `portico-${prefix}-`));
+  defer(t, () => rm(dir, { recursive: true, force: true, maxRetries: 3 }));
+  return dir;
+}
+
+/** An echo backend on a free loopback port; replies name `pod`. */
+export async function echo(t: TestContext, pod: string): Promise<number> {
+  const server: Server = createEchoServer({ namespace: 'default', ingress: 'eg', service: pod, pod });
+  const port = await listen(server);
+  defer(t, () => closeServer(server));
+  return port;
+}
+
+/** Rewrites every EndpointSlice port found in `ports` (example port → real port) in one YAML text. */
+export function rewriteEndpointPorts(text: string, ports: ReadonlyMap<number, number>): string {
+  const docs = parseAllDocuments(text);
+  for (const doc of docs) {
+    if (doc.get('kind') !== 'EndpointSlice') continue;
+    const list = doc.toJS() as { ports?: { port: number }[] };
+    list.ports?.forEach((p, i) => {
+      const to = ports.get(p.port);
+      if (to !== undefined) doc.setIn(['ports', i, 'port'], to);
+    });
+  }
+  return docs.map((d) => d.toString()).join('');
+}
+
+/** Copies `examples/<name>` into `dir`, EndpointSlice ports rewritten; returns the copy's path. */
+export async function copyExample(
+  name: string,
+  dir: string,
+  ports: ReadonlyMap<number, number>,
+): Promise<string> {
+  const to = join(dir, name);
+  await cp(join(REPO_ROOT, 'examples', name), to, { recursive: true });
+  const entries = await readdir(to, { recursive: true });
+  for (const entry of entries) {
+    if (!entry.endsWith('.yaml') || entry.endsWith('config.yaml')) continue;
+    const file = join(to, entry);
+    await writeFile(file, rewriteEndpointPorts(await readFile(file, 'utf8'), ports));
+  }
+  return to;
+}
+
+const STARTUP_TIMEOUT_MS = 20_000;
+const STOP_TIMEOUT_MS = 20_000;
+
+/** `promise`, or a rejection naming what the controller failed to do within `ms`. */
+function within<T>(ms: number, promise: Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`the controller did not ${what} within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+export interface RunningStandalone {
+  child: Child;
+  admin: string;
+  discovery: string;
+  stateDir: string;
+  /** SIGTERM, then the exit code. */
+  stop(): Promise<number | null>;
+}
+
+/** Starts `portico standalone` on free admin/discovery ports, waits for its startup line. */
+export async function startStandalone(
+  t: TestContext,
+  options: { args: string[]; pool: string; stateDir: string },
+): Promise<RunningStandalone> {
+  const child = startPortico([
+    'standalone',
+    ...options.args,
+    '--state-dir',
+    options.stateDir,
+    '--admin-address',
+    '127.0.0.1:0',
+    '--discovery-address',
+    '127.0.0.1:0',
+    '--address-pool',
+    options.pool,
+    '--proxy-drain-seconds',
+    '0',
+  ]);
+  let stopped: Promise<number | null> | undefined;
+  const stop = (): Promise<number | null> => {
+    if (stopped === undefined) {
+      child.process.kill('SIGTERM');
+      stopped = within(STOP_TIMEOUT_MS, child.exited, 'stop on SIGTERM').catch((error: Error) => {
+        child.process.kill('SIGKILL');
+        throw new Error(`${error.message}; its output:\n${child.stdout()}\n${child.stderr()}`);
+      });
+    }
+    return stopped;
+  };
+  defer(t, async () => {
+    await stop();
+  });
+  const line = await within(
+    STARTUP_TIMEOUT_MS,
+    waitForOutput(child, /admin API on http:\/\/(\S+), discovery on (\S+)/),
+    'print its startup line',
+  ).catch((error: Error) => {
+    throw new Error(`${error.message}; its output:\n${child.stdout()}\n${child.stderr()}`);
+  });
+  return { child, admin: line[1]!, discovery: line[2]!, stateDir: options.stateDir, stop };
+}
+
+/** One HTTP request to `address:port` with the given Host, on a fresh connection. */
+export function send(
+  address: string,
+  port: number,
+  host: string,
+  path = '/',
+  agent: false | import('node:http').Agent = false,
+): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: address, port, path, headers: { host }, agent }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () =>
+        resolve({
+          status: res.statusCode ?? 0,
+          headers: res.headers,
+          body: Buffer.concat(chunks).toString(),
+        }),
+      );
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    // Bounded: a request that hangs fails the test with a reason instead of reaching the runner's timeout.
+    req.setTimeout(5000, () =>
+      req.destroy(new Error(`no response from ${address}:${port} (${host}${path})`)),
+    );
+    req.end();
+  });
+}
+
+export function echoBody(reply: Reply): EchoBody {
+  return JSON.parse(reply.body) as EchoBody;
+}
+
+/** Polls `probe` until it returns a value (not undefined), at most `timeoutMs`; the last error is kept. */
+export async function eventually<T>(
+  what: string,
+  probe: () => Promise<T | undefined>,
+  timeoutMs = 15_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await probe();
+      if (value !== undefined) return value;
+    } catch (error) {
+      last = error;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`timed out waiting for ${what}${last === undefined ? '' : `: ${String(last)}`}`);
+    }
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+interface Condition {
+  type: string;
+  status: string;
+  reason: string;
+  message: string;
+}
+
+export interface GatewayStatusView {
+  addresses?: { type: string; value: string }[];
+  conditions?: Condition[];
+  listeners?: { name: string; attachedRoutes: number; conditions?: Condition[] }[];
+}
+
+export interface AdminResource {
+  kind: string;
+  metadata: { name: string; namespace?: string };
+  status?: unknown;
+}
+
+export async function adminResources(admin: string, query = ''): Promise<AdminResource[]> {
+  const response = await fetch(`http://${admin}/api/resources${query}`, {
+    signal: AbortSignal.timeout(5000),
+  });
+  return ((await response.json()) as { items: AdminResource[] }).items;
+}
+
+export function condition(conditions: Condition[] | undefined, type: string): Condition | undefined {
+  return conditions?.find((c) => c.type === type);
+}
+
+/** Waits for Gateway `namespace/name` to be Programmed and returns its address. */
+export async function programmedAddress(admin: string, namespace: string, name: string): Promise<string> {
+  return eventually(`Gateway ${namespace}/${name} Programmed`, async () => {
+    const [gateway] = await adminResources(admin, `?kind=Gateway&namespace=${namespace}&name=${name}`);
+    const status = gateway?.status as GatewayStatusView | undefined;
+    if (condition(status?.conditions, 'Programmed')?.status !== 'True') return undefined;
+    return status?.addresses?.[0]?.value;
+  });
+}
+
+/** Waits until a request answers `status` (e.g. a route applied), returns that reply. */
+export function untilStatus(
+  address: string,
+  port: number,
+  host: string,
+  path: string,
+  status: number,
+): Promise<Reply> {
+  return eventually(`${host}${path} on ${address}:${port} → ${status}`, async () => {
+    const reply = await send(address, port, host, path);
+    return reply.status === status ? reply : undefined;
+  });
+}
