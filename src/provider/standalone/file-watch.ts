@@ -27,7 +27,8 @@ export interface FileWatchOptions {
   debounceMs?: number;
   /** Full rescan period, the safety net under `fs.watch`; 0 turns it off. */
   pollIntervalMs?: number;
-  /** A file must stay gone this long before it is reported removed, so editors' rename-and-replace is no removal. */
+  /** A file must stay gone (or empty) this long before it is reported removed (or emptied), so editors'
+   * rename-and-replace and in-place truncate-then-write are no removal. */
   removalDelayMs?: number;
 }
 
@@ -67,6 +68,8 @@ export async function watchFiles(options: FileWatchOptions): Promise<FileWatcher
   const dirtyScopes = new Set<string>();
   const forceRead = new Set<string>();
   const pendingRemoval = new Set<string>();
+  /** Files that read empty after having content: an in-place write (truncate, then write) caught midway? */
+  const pendingEmpty = new Set<string>();
   let timer: NodeJS.Timeout | undefined;
   let removalTimer: NodeJS.Timeout | undefined;
   let closed = false;
@@ -183,7 +186,7 @@ export async function watchFiles(options: FileWatchOptions): Promise<FileWatcher
       if (content !== undefined) changed.set(path, content);
     }
     for (const path of missing) if (!present.has(path)) pendingRemoval.add(path);
-    if (pendingRemoval.size > 0 && removalTimer === undefined) {
+    if ((pendingRemoval.size > 0 || pendingEmpty.size > 0) && removalTimer === undefined) {
       removalTimer = setTimeout(() => {
         removalTimer = undefined;
         enqueue(confirmRemovals);
@@ -206,6 +209,15 @@ export async function watchFiles(options: FileWatchOptions): Promise<FileWatcher
   }
 
   async function confirmRemovals(): Promise<void> {
+    // An emptied file is taken as it reads now, once it had time to settle.
+    const settled = new Map<string, string>();
+    for (const path of [...pendingEmpty]) {
+      pendingEmpty.delete(path);
+      forceRead.add(path);
+      const content = await readIfChanged(path, true);
+      if (content !== undefined) settled.set(path, content);
+    }
+    if (settled.size > 0 && !closed) await options.onBatch({ changed: settled, removed: [] });
     const removed: string[] = [];
     for (const path of [...pendingRemoval]) {
       pendingRemoval.delete(path);
@@ -222,7 +234,7 @@ export async function watchFiles(options: FileWatchOptions): Promise<FileWatcher
     if (removed.length > 0 && !closed) await options.onBatch({ changed: new Map(), removed: removed.sort() });
   }
 
-  async function readIfChanged(path: string): Promise<string | undefined> {
+  async function readIfChanged(path: string, settling = false): Promise<string | undefined> {
     const previous = known.get(path);
     const forced = forceRead.delete(path);
     let signature: string;
@@ -239,6 +251,10 @@ export async function watchFiles(options: FileWatchOptions): Promise<FileWatcher
           new PorticoError('E_IO', `${path}: cannot read: ${(error as Error).message}`, { cause: error }),
         );
       }
+      return undefined;
+    }
+    if (!settling && content.length === 0 && previous !== undefined && previous.content.length > 0) {
+      pendingEmpty.add(path);
       return undefined;
     }
     known.set(path, { content, signature });

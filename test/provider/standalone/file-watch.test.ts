@@ -167,3 +167,21 @@ test('a missing path is an error naming it', async (t) => {
     /nope: no such file or directory/,
   );
 });
+
+test('a file caught empty in the middle of an in-place write is not reported empty; one left empty is', async (t) => {
+  const dir = await tempDir(t);
+  const file = join(dir, 'a.yaml');
+  await writeFile(file, 'a: 1\n');
+  const w = await watched(t, [dir], { removalDelayMs: 300 });
+  // Truncate, let the watcher read the empty file, then write: as an editor writing in place under load.
+  await writeFile(file, '');
+  await new Promise((resolve) => setTimeout(resolve, 60));
+  await writeFile(file, 'a: 2\n');
+  await w.until(() => w.view.get(file) === 'a: 2\n', 'the new content');
+  assert.ok(
+    w.batches.every((b) => b.changed.get(file) !== ''),
+    'no batch carried the half-written (empty) file',
+  );
+  await writeFile(file, '');
+  await w.until(() => w.view.get(file) === '', 'the emptied file, once settled');
+});
