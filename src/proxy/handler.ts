@@ -2,12 +2,13 @@
 // route/backend timeouts, client-abort cancellation and the DESIGN.md §6 status codes.
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import type { Dispatcher } from 'undici';
 import type { Endpoint } from '../ir/fleet-config.js';
 import { applyHeaderModifier, DROP_FROM_RESPONSE, hopByHopFree, responseHeaders } from './headers.js';
 import { type ForwardPlan, resolveRequest } from './resolve.js';
+import { isHeaderName, isValidFieldValue } from './response-head.js';
 import type { ListenerContext, ProxyRuntime } from './runtime.js';
 import { endpointKey } from './snapshot.js';
+import { type UpstreamError, UpstreamExchange, type UpstreamSink } from './upstream-client.js';
 
 /** An empty-bodied answer from the proxy itself; `close` while draining or when the listener goes away. */
 export function respondLocally(res: ServerResponse, status: number, close: boolean, location?: string): void {
@@ -32,176 +33,252 @@ function hasBody(req: IncomingMessage): boolean {
   return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
 
-function errorKind(error: Error & { code?: string }): string {
-  if (error.code === 'ECONNREFUSED') return 'refused';
-  if (error.code === 'ECONNRESET' || error.code === 'EPIPE' || error.code === 'UND_ERR_SOCKET')
-    return 'reset';
-  return (error.code ?? 'error').toLowerCase();
+/** Header names and values set from configuration must be sendable: no CR/LF or other control bytes. */
+function sendable(plan: ForwardPlan): boolean {
+  const target = plan.target;
+  for (let i = 0; i < target.length; i++) {
+    const c = target.charCodeAt(i);
+    if (c <= 32 || c >= 127) return false;
+  }
+  for (const name in plan.headers) {
+    if (!isHeaderName(name)) return false;
+    const value = plan.headers[name]!;
+    if (typeof value === 'string') {
+      if (!isValidFieldValue(value)) return false;
+    } else for (const v of value) if (!isValidFieldValue(v)) return false;
+  }
+  return true;
 }
 
-/** Header lines as strings (HTTP header bytes are latin1). */
-function rawHeaderStrings(raw: Buffer[] | string[] | IncomingHttpHeaders | null | undefined): string[] {
-  if (Array.isArray(raw)) return raw.map((h) => (typeof h === 'string' ? h : h.toString('latin1')));
+/** The request head toward the upstream as one string. */
+function requestHead(method: string, plan: ForwardPlan, chunked: boolean, endpointHost: string): string {
+  let head = `${method} ${plan.target} HTTP/1.1\r\n`;
+  const headers = plan.headers;
+  if (headers.host === undefined) head += `host: ${endpointHost}\r\n`;
+  for (const name in headers) {
+    const value = headers[name]!;
+    if (typeof value === 'string') head += `${name}: ${value}\r\n`;
+    else for (const v of value) head += `${name}: ${v}\r\n`;
+  }
+  if (chunked) head += 'transfer-encoding: chunked\r\n';
+  return `${head}\r\n`;
+}
+
+/** Header lines from an object (HTTP header bytes are latin1). */
+function flatHeaders(raw: IncomingHttpHeaders): string[] {
   const flat: string[] = [];
-  for (const [name, value] of Object.entries(raw ?? {})) {
+  for (const name in raw) {
+    const value = raw[name];
     if (value === undefined) continue;
-    for (const v of Array.isArray(value) ? value : [value]) flat.push(name, v);
+    if (typeof value === 'string') flat.push(name, value);
+    else for (const v of value) flat.push(name, v);
   }
   return flat;
 }
 
-function forward(
-  rt: ProxyRuntime,
-  plan: ForwardPlan,
-  req: IncomingMessage,
-  res: ServerResponse,
-  closing: boolean,
-): void {
-  const bodyless = !hasBody(req);
-  // A client that resets mid-upload makes the body stream error; the upstream request is cancelled anyway.
-  if (!bodyless) req.on('error', () => {});
-  let finished = false;
-  let controller: Dispatcher.DispatchController | undefined;
-  let backendTimer: NodeJS.Timeout | undefined;
+/**
+ * One forwarded request: the upstream exchange's sink, its timers, retries and the client response. A class
+ * so that the per-request state is one object with shared methods instead of a dozen closures.
+ */
+class Forwarding implements UpstreamSink {
+  private exchange: UpstreamExchange | undefined = undefined;
+  private finished = false;
+  private responded = false;
+  private retriesLeft = 2;
+  private startedAt = 0;
+  private routeTimer: NodeJS.Timeout | undefined = undefined;
+  private backendTimer: NodeJS.Timeout | undefined = undefined;
+  private activeKey: string | undefined = undefined;
+  private readonly bodyless: boolean;
+  private readonly chunked: boolean;
+  private readonly method: string;
 
-  const finish = (): void => {
-    finished = true;
-    clearTimeout(routeTimer);
-    clearTimeout(backendTimer);
-  };
-  const cancel = (): void => {
-    controller?.abort(new Error('cancelled by the proxy'));
-  };
-  const timeout = (): void => {
-    if (finished) return;
-    finish();
-    rt.metrics.upstreamError(plan.cluster.name, 'timeout');
-    cancel();
-    respondLocally(res, 504, closing);
-  };
-  // 0 is the Gateway API's "no timeout".
-  const routeTimer = plan.action.timeoutMs > 0 ? setTimeout(timeout, plan.action.timeoutMs) : undefined;
+  constructor(
+    private readonly rt: ProxyRuntime,
+    private readonly plan: ForwardPlan,
+    private readonly req: IncomingMessage,
+    private readonly res: ServerResponse,
+    private readonly closing: boolean,
+  ) {
+    this.method = req.method ?? 'GET';
+    this.bodyless = !hasBody(req);
+    // A chunked client body is re-framed by us; its length is unknown, so no content-length goes along.
+    this.chunked = !this.bodyless && req.headers['transfer-encoding'] !== undefined;
+    if (this.chunked) delete plan.headers['content-length'];
+    // A client that resets mid-upload makes the body stream error; the upstream request is cancelled anyway.
+    if (!this.bodyless) req.on('error', ignore);
+    // 0 is the Gateway API's "no timeout".
+    if (plan.action.timeoutMs > 0) this.routeTimer = setTimeout(onTimeout, plan.action.timeoutMs, this);
+    // The client went away (or we gave up): cancel the upstream request.
+    res.on('close', onClientClose);
+    (res as ForwardedResponse)[FORWARDING] = this;
+  }
 
-  // The client went away (or we gave up): cancel the upstream request.
-  res.on('close', () => {
-    if (!res.writableFinished) cancel();
-    finish();
-  });
-
-  const writeResponseHead = (statusCode: number, raw: Parameters<typeof rawHeaderStrings>[0]): void => {
-    const serviceTime = String(Math.round(performance.now() - startedAt));
-    const close = closing || rt.draining;
-    if (plan.responseModifiers.length === 0) {
-      // Fast path: the upstream's header lines as they came (order and duplicates kept), plus ours.
-      const lines = hopByHopFree(rawHeaderStrings(raw), DROP_FROM_RESPONSE);
-      lines.push('server', 'portico', 'x-portico-upstream-service-time', serviceTime);
-      if (close) lines.push('connection', 'close');
-      res.writeHead(statusCode, lines);
+  start(): void {
+    if (this.plan.configuredRequest && !sendable(this.plan)) {
+      // Invalid header values (from a filter) are refused before anything is sent.
+      this.finish();
+      this.rt.metrics.upstreamError(this.plan.cluster.name, 'invalid_request');
+      this.rt.options.log('upstream request refused: a configured header or path holds invalid characters');
+      respondLocally(this.res, 502, this.closing);
       return;
     }
-    const headers = responseHeaders(rawHeaderStrings(raw));
-    for (const m of plan.responseModifiers) applyHeaderModifier(headers, m);
+    this.attempt(this.plan.endpoint);
+  }
+
+  private attempt(endpoint: Endpoint): void {
+    const rt = this.rt;
+    if (rt.options.loadBalancing === 'least-request') {
+      const key = endpointKey(endpoint);
+      this.activeKey = key;
+      rt.activeByEndpoint.set(key, (rt.activeByEndpoint.get(key) ?? 0) + 1);
+    }
+    this.startedAt = performance.now();
+    const backendTimeoutMs = this.plan.action.backendTimeoutMs;
+    if (backendTimeoutMs !== undefined && backendTimeoutMs > 0) {
+      clearTimeout(this.backendTimer);
+      this.backendTimer = setTimeout(onTimeout, backendTimeoutMs, this);
+    }
+    const pool = rt.pools.get(endpoint);
+    const head = requestHead(this.method, this.plan, this.chunked, pool.authority);
+    this.exchange = new UpstreamExchange(
+      head,
+      this.bodyless ? null : this.req,
+      this.chunked,
+      this.method === 'HEAD',
+      this,
+    );
+    pool.send(this.exchange);
+  }
+
+  private release(): void {
+    const key = this.activeKey;
+    if (key === undefined) return;
+    this.activeKey = undefined;
+    const active = this.rt.activeByEndpoint;
+    const n = (active.get(key) ?? 1) - 1;
+    if (n === 0) active.delete(key);
+    else active.set(key, n);
+  }
+
+  finish(): void {
+    this.finished = true;
+    clearTimeout(this.routeTimer);
+    clearTimeout(this.backendTimer);
+  }
+
+  timeout(): void {
+    if (this.finished) return;
+    this.finish();
+    this.rt.metrics.upstreamError(this.plan.cluster.name, 'timeout');
+    this.cancel();
+    respondLocally(this.res, 504, this.closing);
+  }
+
+  cancel(): void {
+    this.release();
+    this.exchange?.cancel();
+  }
+
+  clientClosed(): void {
+    if (!this.res.writableFinished) this.cancel();
+    this.finish();
+  }
+
+  onUpstreamHead(status: number, rawHeaders: string[]): void {
+    clearTimeout(this.backendTimer);
+    this.responded = true;
+    if (this.finished) {
+      this.exchange?.cancel();
+      return;
+    }
+    try {
+      this.writeResponseHead(status, rawHeaders);
+    } catch (error) {
+      // A header Node will not send (bad characters from a filter): fail this request only.
+      this.rt.options.log(`upstream response refused: ${(error as Error).message}`);
+      this.rt.metrics.upstreamError(this.plan.cluster.name, 'invalid_response');
+      this.finish();
+      this.cancel();
+      respondLocally(this.res, 502, this.closing);
+    }
+  }
+
+  private writeResponseHead(status: number, raw: string[]): void {
+    const serviceTime = String(Math.round(performance.now() - this.startedAt));
+    const close = this.closing || this.rt.draining;
+    const modifiers = this.plan.responseModifiers;
+    if (modifiers.length === 0) {
+      // Fast path: the upstream's header lines as they came (order and duplicates kept), plus ours.
+      const lines = hopByHopFree(raw, DROP_FROM_RESPONSE);
+      lines.push('server', 'portico', 'x-portico-upstream-service-time', serviceTime);
+      if (close) lines.push('connection', 'close');
+      this.res.writeHead(status, lines);
+      return;
+    }
+    const headers = responseHeaders(raw);
+    for (const m of modifiers) applyHeaderModifier(headers, m);
     headers.server = 'portico';
     headers['x-portico-upstream-service-time'] = serviceTime;
     if (close) headers.connection = 'close';
-    res.writeHead(statusCode, headers);
-  };
-  let startedAt = 0;
+    this.res.writeHead(status, flatHeaders(headers));
+  }
 
-  const attempt = (endpoint: Endpoint, retriesLeft: number): void => {
-    const key = endpointKey(endpoint);
-    rt.activeByEndpoint.set(key, (rt.activeByEndpoint.get(key) ?? 0) + 1);
-    let released = false;
-    const release = (): void => {
-      if (released) return;
-      released = true;
-      const n = (rt.activeByEndpoint.get(key) ?? 1) - 1;
-      if (n === 0) rt.activeByEndpoint.delete(key);
-      else rt.activeByEndpoint.set(key, n);
-    };
-    startedAt = performance.now();
-    let responded = false;
-    if (plan.action.backendTimeoutMs !== undefined && plan.action.backendTimeoutMs > 0) {
-      clearTimeout(backendTimer);
-      backendTimer = setTimeout(timeout, plan.action.backendTimeoutMs);
+  onUpstreamData(chunk: Buffer): boolean {
+    if (this.finished) return true;
+    // Backpressure: stop reading from the upstream while the client is slower.
+    if (this.res.write(chunk)) return true;
+    this.res.once('drain', resumeUpstream);
+    return false;
+  }
+
+  resume(): void {
+    this.exchange?.resume();
+  }
+
+  onUpstreamEnd(last: Buffer | undefined): void {
+    this.release();
+    if (this.finished) return;
+    this.finish();
+    this.res.end(last);
+  }
+
+  onUpstreamError(error: UpstreamError): void {
+    this.release();
+    if (this.finished) return;
+    // The upstream died mid-body: the client must see a broken response, not a short one.
+    if (this.responded) {
+      this.finish();
+      this.res.destroy();
+      return;
     }
-    const handler: Dispatcher.DispatchHandler = {
-      onRequestStart(c) {
-        controller = c;
-        if (finished) c.abort(new Error('cancelled by the proxy'));
-      },
-      onResponseStart(c, statusCode) {
-        if (statusCode < 200) return; // interim (1xx) responses are not relayed
-        clearTimeout(backendTimer);
-        responded = true;
-        if (finished) {
-          c.abort(new Error('cancelled by the proxy'));
-          return;
-        }
-        try {
-          writeResponseHead(statusCode, c.rawHeaders);
-        } catch (error) {
-          // A header Node will not send (bad characters from the upstream or a filter): fail this request only.
-          rt.options.log(`upstream response refused: ${(error as Error).message}`);
-          rt.metrics.upstreamError(plan.cluster.name, 'invalid_response');
-          finish();
-          c.abort(new Error('invalid upstream response'));
-          respondLocally(res, 502, closing);
-        }
-      },
-      onResponseData(c, chunk) {
-        // Backpressure: stop reading from the upstream while the client is slower.
-        if (!res.write(chunk)) {
-          c.pause();
-          res.once('drain', () => c.resume());
-        }
-      },
-      onResponseEnd() {
-        release();
-        finish();
-        res.end();
-      },
-      onResponseError(_c, error: Error & { code?: string }) {
-        release();
-        if (finished) return;
-        // The upstream died mid-body: the client must see a broken response, not a short one.
-        if (responded) {
-          finish();
-          res.destroy();
-          return;
-        }
-        // A pooled connection the backend closed while idle: safe to retry a request without a body.
-        const next =
-          retriesLeft > 0 && bodyless && errorKind(error) === 'reset' ? plan.nextEndpoint() : undefined;
-        if (next !== undefined) {
-          attempt(next, retriesLeft - 1);
-          return;
-        }
-        finish();
-        rt.metrics.upstreamError(plan.cluster.name, errorKind(error));
-        respondLocally(res, 502, closing);
-      },
-    };
-    try {
-      rt.pools.get(endpoint).dispatch(
-        {
-          path: plan.target,
-          method: (req.method ?? 'GET') as Dispatcher.HttpMethod,
-          headers: plan.headers,
-          body: bodyless ? null : req,
-        },
-        handler,
-      );
-    } catch (error) {
-      // Invalid header values (e.g. from a filter) are refused before anything is sent.
-      release();
-      finish();
-      rt.metrics.upstreamError(plan.cluster.name, 'invalid_request');
-      rt.options.log(`upstream request refused: ${(error as Error).message}`);
-      respondLocally(res, 502, closing);
+    // A pooled connection the backend closed while idle: safe to retry a request without a body.
+    if (this.retriesLeft > 0 && this.bodyless && error.kind === 'reset') {
+      const next = this.plan.nextEndpoint();
+      if (next !== undefined) {
+        this.retriesLeft--;
+        this.attempt(next);
+        return;
+      }
     }
-  };
-  attempt(plan.endpoint, 2);
+    this.finish();
+    this.rt.metrics.upstreamError(this.plan.cluster.name, error.kind);
+    respondLocally(this.res, 502, this.closing);
+  }
+}
+
+// Shared callbacks instead of per-request closures; the response finds its Forwarding through this property.
+const FORWARDING = Symbol('forwarding');
+type ForwardedResponse = ServerResponse & { [FORWARDING]?: Forwarding };
+function ignore(): void {}
+function onTimeout(forwarding: Forwarding): void {
+  forwarding.timeout();
+}
+function onClientClose(this: ForwardedResponse): void {
+  this[FORWARDING]?.clientClosed();
+}
+function resumeUpstream(this: ForwardedResponse): void {
+  this[FORWARDING]?.resume();
 }
 
 export function handleRequest(
@@ -230,5 +307,5 @@ export function handleRequest(
   routeName = plan.routeName;
   if (plan.kind === 'local') respondLocally(res, plan.status, close);
   else if (plan.kind === 'redirect') respondLocally(res, plan.status, close, plan.location);
-  else forward(rt, plan, req, res, close);
+  else new Forwarding(rt, plan, req, res, close).start();
 }

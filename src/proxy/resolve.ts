@@ -25,6 +25,8 @@ export interface ForwardPlan {
   target: string;
   headers: HeaderMap;
   responseModifiers: HeaderModifier[];
+  /** Filters set request headers or the path from configuration: check them before sending. */
+  configuredRequest: boolean;
   /** For a retry on another connection: picks the next endpoint of the same cluster. */
   nextEndpoint: () => Endpoint | undefined;
 }
@@ -92,10 +94,14 @@ export function resolveRequest(
   addForwardingHeaders(headers, clientIp(req.socket.remoteAddress), proto, randomUUID, action.timeoutMs);
   let upstreamPath = path;
   const responseModifiers: HeaderModifier[] = [];
+  let configuredRequest = false;
   for (const f of filtersFor(route, backend)) {
-    if (f.type === 'RequestHeaderModifier') applyHeaderModifier(headers, f.headers);
-    else if (f.type === 'ResponseHeaderModifier') responseModifiers.push(f.headers);
+    if (f.type === 'RequestHeaderModifier') {
+      applyHeaderModifier(headers, f.headers);
+      configuredRequest = true;
+    } else if (f.type === 'ResponseHeaderModifier') responseModifiers.push(f.headers);
     else {
+      configuredRequest = true;
       if (f.hostname !== undefined) headers.host = f.hostname;
       if (f.path !== undefined) upstreamPath = rewritePath(upstreamPath, f.path, route.match.path);
     }
@@ -109,6 +115,7 @@ export function resolveRequest(
     target: upstreamPath + search,
     headers,
     responseModifiers,
+    configuredRequest,
     nextEndpoint: () => pickEndpoint(cluster, mode, rt.activeByEndpoint),
   };
 }
