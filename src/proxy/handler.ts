@@ -3,9 +3,23 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { Endpoint } from '../ir/fleet-config.js';
-import { applyHeaderModifier, DROP_FROM_RESPONSE, hopByHopFree, responseHeaders } from './headers.js';
-import { type ForwardPlan, resolveRequest } from './resolve.js';
-import { isHeaderName, isValidFieldValue } from './response-head.js';
+import {
+  applyHeaderModifier,
+  DROP_FROM_RESPONSE,
+  type HeaderMap,
+  hopByHopFree,
+  responseHeaders,
+} from './headers.js';
+import {
+  CHUNKED_BODY,
+  type HeadOptions,
+  NO_BODY,
+  requestBodyFraming,
+  requestHeadFromMap,
+  requestHeadFromRaw,
+  sendable,
+} from './request-head.js';
+import { type ForwardPlan, resolveRequest, upstreamHeaders } from './resolve.js';
 import type { ListenerContext, ProxyRuntime } from './runtime.js';
 import { endpointKey } from './snapshot.js';
 import { type UpstreamError, UpstreamExchange, type UpstreamSink } from './upstream-client.js';
@@ -26,42 +40,6 @@ export function respondLocally(res: ServerResponse, status: number, close: boole
     res.writeHead(500, ['server', 'portico', 'content-length', '0']);
   }
   res.end();
-}
-
-function hasBody(req: IncomingMessage): boolean {
-  const length = req.headers['content-length'];
-  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
-}
-
-/** Header names and values set from configuration must be sendable: no CR/LF or other control bytes. */
-function sendable(plan: ForwardPlan): boolean {
-  const target = plan.target;
-  for (let i = 0; i < target.length; i++) {
-    const c = target.charCodeAt(i);
-    if (c <= 32 || c >= 127) return false;
-  }
-  for (const name in plan.headers) {
-    if (!isHeaderName(name)) return false;
-    const value = plan.headers[name]!;
-    if (typeof value === 'string') {
-      if (!isValidFieldValue(value)) return false;
-    } else for (const v of value) if (!isValidFieldValue(v)) return false;
-  }
-  return true;
-}
-
-/** The request head toward the upstream as one string. */
-function requestHead(method: string, plan: ForwardPlan, chunked: boolean, endpointHost: string): string {
-  let head = `${method} ${plan.target} HTTP/1.1\r\n`;
-  const headers = plan.headers;
-  if (headers.host === undefined) head += `host: ${endpointHost}\r\n`;
-  for (const name in headers) {
-    const value = headers[name]!;
-    if (typeof value === 'string') head += `${name}: ${value}\r\n`;
-    else for (const v of value) head += `${name}: ${v}\r\n`;
-  }
-  if (chunked) head += 'transfer-encoding: chunked\r\n';
-  return `${head}\r\n`;
 }
 
 /** Header lines from an object (HTTP header bytes are latin1). */
@@ -92,6 +70,8 @@ class Forwarding implements UpstreamSink {
   private readonly bodyless: boolean;
   private readonly chunked: boolean;
   private readonly method: string;
+  /** The request headers after request header filters; undefined: built straight from the raw lines. */
+  private headers: HeaderMap | undefined = undefined;
 
   constructor(
     private readonly rt: ProxyRuntime,
@@ -99,23 +79,25 @@ class Forwarding implements UpstreamSink {
     private readonly req: IncomingMessage,
     private readonly res: ServerResponse,
     private readonly closing: boolean,
+    private readonly proto: 'http' | 'https',
   ) {
     this.method = req.method ?? 'GET';
-    this.bodyless = !hasBody(req);
+    const framing = requestBodyFraming(req.rawHeaders);
+    this.bodyless = framing === NO_BODY;
     // A chunked client body is re-framed by us; its length is unknown, so no content-length goes along.
-    this.chunked = !this.bodyless && req.headers['transfer-encoding'] !== undefined;
-    if (this.chunked) delete plan.headers['content-length'];
+    this.chunked = framing === CHUNKED_BODY;
     // A client that resets mid-upload makes the body stream error; the upstream request is cancelled anyway.
     if (!this.bodyless) req.on('error', ignore);
     // 0 is the Gateway API's "no timeout".
     if (plan.action.timeoutMs > 0) this.routeTimer = setTimeout(onTimeout, plan.action.timeoutMs, this);
-    // The client went away (or we gave up): cancel the upstream request.
-    res.on('close', onClientClose);
-    (res as ForwardedResponse)[FORWARDING] = this;
   }
 
   start(): void {
-    if (this.plan.configuredRequest && !sendable(this.plan)) {
+    const plan = this.plan;
+    const headers =
+      plan.requestModifiers.length > 0 ? upstreamHeaders(this.req, plan, this.proto, false) : undefined;
+    this.headers = headers;
+    if (plan.configuredRequest && !sendable(plan.target, headers, plan.hostRewrite)) {
       // Invalid header values (from a filter) are refused before anything is sent.
       this.finish();
       this.rt.metrics.upstreamError(this.plan.cluster.name, 'invalid_request');
@@ -140,7 +122,20 @@ class Forwarding implements UpstreamSink {
       this.backendTimer = setTimeout(onTimeout, backendTimeoutMs, this);
     }
     const pool = rt.pools.get(endpoint);
-    const head = requestHead(this.method, this.plan, this.chunked, pool.authority);
+    const plan = this.plan;
+    const options: HeadOptions = {
+      method: this.method,
+      target: plan.target,
+      proto: this.proto,
+      timeoutMs: plan.action.timeoutMs,
+      hostRewrite: plan.hostRewrite,
+      chunked: this.chunked,
+      authority: pool.authority,
+    };
+    const head =
+      this.headers === undefined
+        ? requestHeadFromRaw(this.req, options)
+        : requestHeadFromMap(this.headers, options);
     this.exchange = new UpstreamExchange(
       head,
       this.bodyless ? null : this.req,
@@ -267,18 +262,39 @@ class Forwarding implements UpstreamSink {
   }
 }
 
-// Shared callbacks instead of per-request closures; the response finds its Forwarding through this property.
-const FORWARDING = Symbol('forwarding');
-type ForwardedResponse = ServerResponse & { [FORWARDING]?: Forwarding };
+/** Per request: what the response's close handler needs. */
+class Answer {
+  routeName = '-';
+  forwarding: Forwarding | undefined = undefined;
+  constructor(
+    readonly rt: ProxyRuntime,
+    readonly listener: string,
+    readonly started: number,
+  ) {}
+}
+
+// Shared callbacks instead of per-request closures; the response finds its Answer through this property.
+const ANSWER = Symbol('portico.answer');
+type AnsweredResponse = ServerResponse & { [ANSWER]?: Answer };
 function ignore(): void {}
 function onTimeout(forwarding: Forwarding): void {
   forwarding.timeout();
 }
-function onClientClose(this: ForwardedResponse): void {
-  this[FORWARDING]?.clientClosed();
+function onResponseClose(this: AnsweredResponse): void {
+  const answer = this[ANSWER]!;
+  // The client went away (or we gave up): cancel the upstream request.
+  answer.forwarding?.clientClosed();
+  const metrics = answer.rt.metrics;
+  metrics.requestFinished();
+  metrics.request(
+    answer.listener,
+    answer.routeName,
+    this.statusCode,
+    (performance.now() - answer.started) / 1000,
+  );
 }
-function resumeUpstream(this: ForwardedResponse): void {
-  this[FORWARDING]?.resume();
+function resumeUpstream(this: AnsweredResponse): void {
+  this[ANSWER]?.forwarding?.resume();
 }
 
 export function handleRequest(
@@ -288,14 +304,11 @@ export function handleRequest(
   res: ServerResponse,
 ): void {
   const listenerName = listener.name;
-  const started = performance.now();
   const snapshot = rt.snapshot;
   rt.metrics.requestStarted();
-  let routeName = '-';
-  res.on('close', () => {
-    rt.metrics.requestFinished();
-    rt.metrics.request(listenerName, routeName, res.statusCode, (performance.now() - started) / 1000);
-  });
+  const answer = new Answer(rt, listenerName, performance.now());
+  (res as AnsweredResponse)[ANSWER] = answer;
+  res.on('close', onResponseClose);
   // While draining, every response asks the client to go elsewhere for its next request.
   const close = rt.draining || listener.closing;
   // Node truncates headers beyond maxHeadersCount (set one higher), so more than the limit means too many.
@@ -303,9 +316,13 @@ export function handleRequest(
     respondLocally(res, 431, close);
     return;
   }
-  const plan = resolveRequest(rt, snapshot, listenerName, listener.proto, req, false);
-  routeName = plan.routeName;
+  const plan = resolveRequest(rt, snapshot, listenerName, listener.proto, req);
+  answer.routeName = plan.routeName;
   if (plan.kind === 'local') respondLocally(res, plan.status, close);
   else if (plan.kind === 'redirect') respondLocally(res, plan.status, close, plan.location);
-  else new Forwarding(rt, plan, req, res, close).start();
+  else {
+    const forwarding = new Forwarding(rt, plan, req, res, close, listener.proto);
+    answer.forwarding = forwarding;
+    forwarding.start();
+  }
 }

@@ -39,14 +39,29 @@ function connectionListed(raw: string[]): Set<string> | undefined {
   return listed;
 }
 
+/** Which name lengths occur in HOP_BY_HOP or `drop`: only names of those lengths need a lower-case look. */
+const lengthsCache = new WeakMap<ReadonlySet<string>, Uint8Array>();
+function candidateLengths(drop: ReadonlySet<string>): Uint8Array {
+  let lengths = lengthsCache.get(drop);
+  if (lengths === undefined) {
+    lengths = new Uint8Array(256);
+    for (const name of [...HOP_BY_HOP, ...drop]) lengths[name.length] = 1;
+    lengthsCache.set(drop, lengths);
+  }
+  return lengths;
+}
+
 /** Raw header lines (name, value, ...) without hop-by-hop headers, those Connection lists, and `drop`. */
 export function hopByHopFree(raw: string[], drop: ReadonlySet<string>): string[] {
   const listed = connectionListed(raw);
+  const lengths = candidateLengths(drop);
   const out: string[] = [];
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i]!;
-    const lower = name.toLowerCase();
-    if (HOP_BY_HOP.has(lower) || drop.has(lower) || listed?.has(lower)) continue;
+    if (listed !== undefined || (name.length < 256 && lengths[name.length] === 1)) {
+      const lower = name.toLowerCase();
+      if (HOP_BY_HOP.has(lower) || drop.has(lower) || listed?.has(lower)) continue;
+    }
     out.push(name, raw[i + 1]!);
   }
   return out;
