@@ -24,16 +24,22 @@ const PROXY_OWNED = new Set([
   'x-portico-expected-rq-timeout-ms',
 ]);
 
-function connectionListed(raw: string[]): Set<string> | undefined {
+/**
+ * Header names the Connection header lists (hop-by-hop too), lower case; undefined when none. The usual
+ * `keep-alive` and `close` are connection options, dropped as hop-by-hop anyway: no set for them.
+ */
+export function connectionListed(raw: string[]): Set<string> | undefined {
   let listed: Set<string> | undefined;
   for (let i = 0; i < raw.length; i += 2) {
-    if (raw[i]!.length === 10 && raw[i]!.toLowerCase() === 'connection') {
-      for (const token of raw[i + 1]!.split(',')) {
-        const name = token.trim().toLowerCase();
-        if (name === '') continue;
-        listed ??= new Set();
-        listed.add(name);
-      }
+    const name = raw[i]!;
+    if (name.length !== 10 || name.toLowerCase() !== 'connection') continue;
+    const value = raw[i + 1]!;
+    if (value === 'keep-alive' || value === 'close' || value === 'Keep-Alive' || value === 'Close') continue;
+    for (const token of value.split(',')) {
+      const t = token.trim().toLowerCase();
+      if (t === '' || t === 'keep-alive' || t === 'close') continue;
+      listed ??= new Set();
+      listed.add(t);
     }
   }
   return listed;

@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
-import { clientIp, type HeaderMap, isInternalAddress } from './headers.js';
+import { clientIp, connectionListed, type HeaderMap, isInternalAddress } from './headers.js';
 import { isHeaderName, isValidFieldValue } from './response-head.js';
 
 /** What the forwarding headers say about a client connection, computed once per connection. */
@@ -57,23 +57,6 @@ const SPECIAL = new Map<string, number>([
   ['x-request-id', REQUEST_ID],
   ['content-length', CONTENT_LENGTH],
 ]);
-
-/** Header names the Connection header lists (also hop-by-hop), lower case; undefined when none. */
-function connectionListed(raw: string[]): Set<string> | undefined {
-  let listed: Set<string> | undefined;
-  for (let i = 0; i < raw.length; i += 2) {
-    const name = raw[i]!;
-    if (name.length !== 10 || name.toLowerCase() !== 'connection') continue;
-    for (const token of raw[i + 1]!.split(',')) {
-      const t = token.trim().toLowerCase();
-      // keep-alive and close are connection options, not header names worth a set.
-      if (t === '' || t === 'keep-alive' || t === 'close') continue;
-      listed ??= new Set();
-      listed.add(t);
-    }
-  }
-  return listed;
-}
 
 export const NO_BODY = 0;
 export const LENGTH_BODY = 1;

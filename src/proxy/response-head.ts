@@ -117,7 +117,7 @@ export function parseResponseHead(text: string, noBody: boolean): ResponseHead |
     while (vFrom < vTo && (text.charCodeAt(vFrom) === SP || text.charCodeAt(vFrom) === HTAB)) vFrom++;
     while (vTo > vFrom && (text.charCodeAt(vTo - 1) === SP || text.charCodeAt(vTo - 1) === HTAB)) vTo--;
     const value = text.slice(vFrom, vTo);
-    if (!isValidFieldValue(value) || value.indexOf('\r') !== -1) return 'invalid header value';
+    if (!isValidFieldValue(value)) return 'invalid header value';
     if (nameIs(text, pos, colon, 'content-length')) {
       const n = parseContentLength(value);
       if (n < 0 || (contentLength !== -1 && n !== contentLength)) return 'invalid content-length';
@@ -128,7 +128,9 @@ export function parseResponseHead(text: string, noBody: boolean): ResponseHead |
       const codings = value.split(',');
       chunked = codings[codings.length - 1]!.trim().toLowerCase() === 'chunked';
     } else if (nameIs(text, pos, colon, 'connection')) {
-      if (hasToken(value, 'close')) close = true;
+      if (value === 'keep-alive' || value === 'Keep-Alive') {
+        if (minor === 48) close = false;
+      } else if (hasToken(value, 'close')) close = true;
       else if (minor === 48 && hasToken(value, 'keep-alive')) close = false;
     }
     rawHeaders.push(text.slice(pos, colon), value);
