@@ -63,6 +63,8 @@ class Forwarding implements UpstreamSink {
   private finished = false;
   private responded = false;
   private retriesLeft = 2;
+  /** A 'drain' listener is waiting to resume the upstream (one at most). */
+  private awaitingDrain = false;
   private startedAt = 0;
   private routeTimer: NodeJS.Timeout | undefined = undefined;
   private backendTimer: NodeJS.Timeout | undefined = undefined;
@@ -223,11 +225,15 @@ class Forwarding implements UpstreamSink {
     if (this.finished) return true;
     // Backpressure: stop reading from the upstream while the client is slower.
     if (this.res.write(chunk)) return true;
-    this.res.once('drain', resumeUpstream);
+    if (!this.awaitingDrain) {
+      this.awaitingDrain = true;
+      this.res.once('drain', resumeUpstream);
+    }
     return false;
   }
 
   resume(): void {
+    this.awaitingDrain = false;
     this.exchange?.resume();
   }
 

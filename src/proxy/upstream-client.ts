@@ -181,8 +181,12 @@ class UpstreamConnection {
     exchange.connection = undefined;
     exchange.done = true;
     this.state = HEAD;
-    if (this.keepAlive && this.requestSent) this.pool.release(this);
-    else this.socket.destroy();
+    if (this.keepAlive && this.requestSent) {
+      // The exchange may have paused reading (backpressure) and ended before resuming: an idle connection
+      // must read, to notice the upstream closing it and to serve the next exchange.
+      if (this.socket.isPaused()) this.socket.resume();
+      this.pool.release(this);
+    } else this.socket.destroy();
     exchange.sink.onUpstreamEnd(last);
   }
 

@@ -16,8 +16,8 @@ interface Outcome {
   error?: UpstreamError;
 }
 
-/** Sends one request through `pool` and collects what the sink sees. */
-function exchange(pool: EndpointPool, path: string, method = 'GET'): Promise<Outcome> {
+/** Sends one request through `pool` and collects what the sink sees; `stall`: refuse every body chunk. */
+function exchange(pool: EndpointPool, path: string, method = 'GET', stall = false): Promise<Outcome> {
   return new Promise((resolve) => {
     const outcome: Outcome = { status: 0, headers: [], body: '' };
     const sink: UpstreamSink = {
@@ -27,7 +27,7 @@ function exchange(pool: EndpointPool, path: string, method = 'GET'): Promise<Out
       },
       onUpstreamData(chunk) {
         outcome.body += chunk.toString('latin1');
-        return true;
+        return !stall;
       },
       onUpstreamEnd(last) {
         if (last !== undefined) outcome.body += last.toString('latin1');
@@ -51,6 +51,7 @@ const SCRIPTS: Record<string, string[]> = {
     'HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n3\r\nabc\r\n',
     '2;ext=1\r\nde\r\n0\r\nx-t: 1\r\n\r\n',
   ],
+  '/chunked-whole': ['HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n'],
   '/interim': [
     'HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nlink: </a>\r\n\r\n',
     'HTTP/1.1 201 Created\r\ncontent-length: 2\r\n\r\nok',
@@ -139,6 +140,24 @@ describe('upstream HTTP/1.1 client', () => {
     const before = connections;
     await Promise.all([1, 2, 3, 4, 5].map(() => exchange(pool, '/length')));
     assert.ok(connections - before <= 2, `opened ${connections - before} connections`);
+  });
+
+  // Without the fix the second exchange never completes: the timeout turns that hang into a failure.
+  it('reads the next response on a connection whose previous exchange paused reading', {
+    timeout: 5000,
+  }, async () => {
+    const one = new EndpointPool(pool.host, pool.port, pool.authority, {
+      maxConnections: 1,
+      idleTimeoutMs: 4000,
+      connectTimeoutMs: 1000,
+    });
+    try {
+      // The whole chunked body arrives in one read: the sink pauses, then the exchange ends.
+      assert.equal((await exchange(one, '/chunked-whole', 'GET', true)).body, 'abcde');
+      assert.equal((await exchange(one, '/length')).body, 'hello');
+    } finally {
+      one.destroy();
+    }
   });
 
   it('reports invalid responses and responses cut short', async () => {
