@@ -172,7 +172,16 @@ class UpstreamConnection {
     this.exchange = undefined;
     exchange.connection = undefined;
     exchange.done = true;
+    this.discardUnsentBody(exchange);
     exchange.sink.onUpstreamError(new UpstreamError(message, kind));
+  }
+
+  /**
+   * The exchange ended before its request body was all sent (an early answer, a failure): let the rest of
+   * the body flow to nowhere, or a body paused for backpressure would hold the client connection forever.
+   */
+  private discardUnsentBody(exchange: UpstreamExchange): void {
+    if (exchange.body !== null && !this.requestSent) exchange.body.resume();
   }
 
   private complete(last: Buffer | undefined): void {
@@ -186,7 +195,10 @@ class UpstreamConnection {
       // must read, to notice the upstream closing it and to serve the next exchange.
       if (this.socket.isPaused()) this.socket.resume();
       this.pool.release(this);
-    } else this.socket.destroy();
+    } else {
+      this.socket.destroy();
+      this.discardUnsentBody(exchange);
+    }
     exchange.sink.onUpstreamEnd(last);
   }
 
