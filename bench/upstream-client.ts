@@ -1,12 +1,13 @@
-// `node --import tsx bench/upstream-client.ts`: why the proxy forwards with undici. Two minimal forwarders,
-// node:http's keep-alive Agent and an undici Pool, in front of the same backend, measured in the same run
-// (interleaved rounds, median reported). About 25 s.
+// `node --import tsx bench/upstream-client.ts`: why the proxy forwards with its own HTTP/1.1 client. Three
+// minimal forwarders, node:http's keep-alive Agent, an undici Pool and Portico's EndpointPool, in front of the
+// same backend, measured in the same run (interleaved rounds, median reported). About 35 s.
 import { execFileSync, spawn } from 'node:child_process';
 import { Agent, createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
+import { EndpointPool, UpstreamExchange } from '../src/proxy/upstream-client.js';
 import { closedLoopNode, closedLoopWrk, type LoadResult } from './load.js';
 
 const ROUNDS = 3;
@@ -78,9 +79,43 @@ const viaUndici = createServer((req, res) => {
   );
 });
 
+const endpointPool = new EndpointPool('127.0.0.1', backendPort, `127.0.0.1:${backendPort}`, {
+  maxConnections: 128,
+  idleTimeoutMs: 4000,
+  connectTimeoutMs: 10_000,
+});
+const viaPortico = createServer((req, res) => {
+  let head = `${req.method} ${req.url} HTTP/1.1\r\n`;
+  const raw = req.rawHeaders;
+  for (let i = 0; i < raw.length; i += 2) {
+    if (raw[i]!.toLowerCase() !== 'connection') head += `${raw[i]}: ${raw[i + 1]}\r\n`;
+  }
+  const sink = {
+    onUpstreamHead(status: number, rawHeaders: string[]) {
+      const out: string[] = [];
+      for (let i = 0; i < rawHeaders.length; i += 2) {
+        const name = rawHeaders[i]!.toLowerCase();
+        if (name !== 'connection' && name !== 'keep-alive') out.push(rawHeaders[i]!, rawHeaders[i + 1]!);
+      }
+      res.writeHead(status, out);
+    },
+    onUpstreamData(chunk: Buffer) {
+      return res.write(chunk);
+    },
+    onUpstreamEnd(last: Buffer | undefined) {
+      res.end(last);
+    },
+    onUpstreamError() {
+      res.destroy();
+    },
+  };
+  endpointPool.send(new UpstreamExchange(`${head}\r\n`, null, false, false, sink));
+});
+
 const targets: [string, number][] = [
   ['node:http Agent', await listen(viaNodeHttp)],
   ['undici Pool', await listen(viaUndici)],
+  ['Portico client', await listen(viaPortico)],
 ];
 const measure = hasWrk() ? closedLoopWrk : closedLoopNode;
 const results = new Map<string, LoadResult[]>(targets.map(([n]) => [n, []]));
@@ -99,6 +134,8 @@ for (const [name, list] of results) {
 }
 viaNodeHttp.close();
 viaUndici.close();
+viaPortico.close();
+endpointPool.destroy();
 agent.destroy();
 await pool.close();
 // Both forwarders share this process with the load generator when wrk is absent; with wrk they run alone.

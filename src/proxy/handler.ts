@@ -2,12 +2,27 @@
 // route/backend timeouts, client-abort cancellation and the DESIGN.md §6 status codes.
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import type { Dispatcher } from 'undici';
 import type { Endpoint } from '../ir/fleet-config.js';
-import { applyHeaderModifier, DROP_FROM_RESPONSE, hopByHopFree, responseHeaders } from './headers.js';
-import { type ForwardPlan, resolveRequest } from './resolve.js';
+import {
+  applyHeaderModifier,
+  DROP_FROM_RESPONSE,
+  type HeaderMap,
+  hopByHopFree,
+  responseHeaders,
+} from './headers.js';
+import {
+  CHUNKED_BODY,
+  type HeadOptions,
+  NO_BODY,
+  requestBodyFraming,
+  requestHeadFromMap,
+  requestHeadFromRaw,
+  sendable,
+} from './request-head.js';
+import { type ForwardPlan, resolveRequest, upstreamHeaders } from './resolve.js';
 import type { ListenerContext, ProxyRuntime } from './runtime.js';
 import { endpointKey } from './snapshot.js';
+import { type UpstreamError, UpstreamExchange, type UpstreamSink } from './upstream-client.js';
 
 /** An empty-bodied answer from the proxy itself; `close` while draining or when the listener goes away. */
 export function respondLocally(res: ServerResponse, status: number, close: boolean, location?: string): void {
@@ -27,181 +42,265 @@ export function respondLocally(res: ServerResponse, status: number, close: boole
   res.end();
 }
 
-function hasBody(req: IncomingMessage): boolean {
-  const length = req.headers['content-length'];
-  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
-}
-
-function errorKind(error: Error & { code?: string }): string {
-  if (error.code === 'ECONNREFUSED') return 'refused';
-  if (error.code === 'ECONNRESET' || error.code === 'EPIPE' || error.code === 'UND_ERR_SOCKET')
-    return 'reset';
-  return (error.code ?? 'error').toLowerCase();
-}
-
-/** Header lines as strings (HTTP header bytes are latin1). */
-function rawHeaderStrings(raw: Buffer[] | string[] | IncomingHttpHeaders | null | undefined): string[] {
-  if (Array.isArray(raw)) return raw.map((h) => (typeof h === 'string' ? h : h.toString('latin1')));
+/** Header lines from an object (HTTP header bytes are latin1). */
+function flatHeaders(raw: IncomingHttpHeaders): string[] {
   const flat: string[] = [];
-  for (const [name, value] of Object.entries(raw ?? {})) {
+  for (const name in raw) {
+    const value = raw[name];
     if (value === undefined) continue;
-    for (const v of Array.isArray(value) ? value : [value]) flat.push(name, v);
+    if (typeof value === 'string') flat.push(name, value);
+    else for (const v of value) flat.push(name, v);
   }
   return flat;
 }
 
-function forward(
-  rt: ProxyRuntime,
-  plan: ForwardPlan,
-  req: IncomingMessage,
-  res: ServerResponse,
-  closing: boolean,
-): void {
-  const bodyless = !hasBody(req);
-  // A client that resets mid-upload makes the body stream error; the upstream request is cancelled anyway.
-  if (!bodyless) req.on('error', () => {});
-  let finished = false;
-  let controller: Dispatcher.DispatchController | undefined;
-  let backendTimer: NodeJS.Timeout | undefined;
+/**
+ * One forwarded request: the upstream exchange's sink, its timers, retries and the client response. A class
+ * so that the per-request state is one object with shared methods instead of a dozen closures.
+ */
+class Forwarding implements UpstreamSink {
+  private exchange: UpstreamExchange | undefined = undefined;
+  private finished = false;
+  private responded = false;
+  private retriesLeft = 2;
+  /** A 'drain' listener is waiting to resume the upstream (one at most). */
+  private awaitingDrain = false;
+  private startedAt = 0;
+  private routeTimer: NodeJS.Timeout | undefined = undefined;
+  private backendTimer: NodeJS.Timeout | undefined = undefined;
+  private activeKey: string | undefined = undefined;
+  private readonly bodyless: boolean;
+  private readonly chunked: boolean;
+  private readonly method: string;
+  /** The request headers after request header filters; undefined: built straight from the raw lines. */
+  private headers: HeaderMap | undefined = undefined;
 
-  const finish = (): void => {
-    finished = true;
-    clearTimeout(routeTimer);
-    clearTimeout(backendTimer);
-  };
-  const cancel = (): void => {
-    controller?.abort(new Error('cancelled by the proxy'));
-  };
-  const timeout = (): void => {
-    if (finished) return;
-    finish();
-    rt.metrics.upstreamError(plan.cluster.name, 'timeout');
-    cancel();
-    respondLocally(res, 504, closing);
-  };
-  // 0 is the Gateway API's "no timeout".
-  const routeTimer = plan.action.timeoutMs > 0 ? setTimeout(timeout, plan.action.timeoutMs) : undefined;
+  constructor(
+    private readonly rt: ProxyRuntime,
+    private readonly plan: ForwardPlan,
+    private readonly req: IncomingMessage,
+    private readonly res: ServerResponse,
+    private readonly closing: boolean,
+    private readonly proto: 'http' | 'https',
+  ) {
+    this.method = req.method ?? 'GET';
+    const framing = requestBodyFraming(req.rawHeaders);
+    this.bodyless = framing === NO_BODY;
+    // A chunked client body is re-framed by us; its length is unknown, so no content-length goes along.
+    this.chunked = framing === CHUNKED_BODY;
+    // A client that resets mid-upload makes the body stream error; the upstream request is cancelled anyway.
+    if (!this.bodyless) req.on('error', ignore);
+    // 0 is the Gateway API's "no timeout".
+    if (plan.action.timeoutMs > 0) this.routeTimer = setTimeout(onTimeout, plan.action.timeoutMs, this);
+  }
 
-  // The client went away (or we gave up): cancel the upstream request.
-  res.on('close', () => {
-    if (!res.writableFinished) cancel();
-    finish();
-  });
-
-  const writeResponseHead = (statusCode: number, raw: Parameters<typeof rawHeaderStrings>[0]): void => {
-    const serviceTime = String(Math.round(performance.now() - startedAt));
-    const close = closing || rt.draining;
-    if (plan.responseModifiers.length === 0) {
-      // Fast path: the upstream's header lines as they came (order and duplicates kept), plus ours.
-      const lines = hopByHopFree(rawHeaderStrings(raw), DROP_FROM_RESPONSE);
-      lines.push('server', 'portico', 'x-portico-upstream-service-time', serviceTime);
-      if (close) lines.push('connection', 'close');
-      res.writeHead(statusCode, lines);
+  start(): void {
+    const plan = this.plan;
+    const headers =
+      plan.requestModifiers.length > 0 ? upstreamHeaders(this.req, plan, this.proto, false) : undefined;
+    this.headers = headers;
+    if (plan.configuredRequest && !sendable(plan.target, headers, plan.hostRewrite)) {
+      // Invalid header values (from a filter) are refused before anything is sent.
+      this.finish();
+      this.rt.metrics.upstreamError(this.plan.cluster.name, 'invalid_request');
+      this.rt.options.log('upstream request refused: a configured header or path holds invalid characters');
+      respondLocally(this.res, 502, this.closing);
       return;
     }
-    const headers = responseHeaders(rawHeaderStrings(raw));
-    for (const m of plan.responseModifiers) applyHeaderModifier(headers, m);
+    this.attempt(this.plan.endpoint);
+  }
+
+  private attempt(endpoint: Endpoint): void {
+    const rt = this.rt;
+    if (rt.options.loadBalancing === 'least-request') {
+      const key = endpointKey(endpoint);
+      this.activeKey = key;
+      rt.activeByEndpoint.set(key, (rt.activeByEndpoint.get(key) ?? 0) + 1);
+    }
+    this.startedAt = performance.now();
+    const backendTimeoutMs = this.plan.action.backendTimeoutMs;
+    if (backendTimeoutMs !== undefined && backendTimeoutMs > 0) {
+      clearTimeout(this.backendTimer);
+      this.backendTimer = setTimeout(onTimeout, backendTimeoutMs, this);
+    }
+    const pool = rt.pools.get(endpoint);
+    const plan = this.plan;
+    const options: HeadOptions = {
+      method: this.method,
+      target: plan.target,
+      proto: this.proto,
+      timeoutMs: plan.action.timeoutMs,
+      hostRewrite: plan.hostRewrite,
+      chunked: this.chunked,
+      authority: pool.authority,
+    };
+    const head =
+      this.headers === undefined
+        ? requestHeadFromRaw(this.req, options)
+        : requestHeadFromMap(this.headers, options);
+    this.exchange = new UpstreamExchange(
+      head,
+      this.bodyless ? null : this.req,
+      this.chunked,
+      this.method === 'HEAD',
+      this,
+    );
+    pool.send(this.exchange);
+  }
+
+  private release(): void {
+    const key = this.activeKey;
+    if (key === undefined) return;
+    this.activeKey = undefined;
+    const active = this.rt.activeByEndpoint;
+    const n = (active.get(key) ?? 1) - 1;
+    if (n === 0) active.delete(key);
+    else active.set(key, n);
+  }
+
+  finish(): void {
+    this.finished = true;
+    clearTimeout(this.routeTimer);
+    clearTimeout(this.backendTimer);
+  }
+
+  timeout(): void {
+    if (this.finished) return;
+    this.finish();
+    this.rt.metrics.upstreamError(this.plan.cluster.name, 'timeout');
+    this.cancel();
+    respondLocally(this.res, 504, this.closing);
+  }
+
+  cancel(): void {
+    this.release();
+    this.exchange?.cancel();
+  }
+
+  clientClosed(): void {
+    if (!this.res.writableFinished) this.cancel();
+    this.finish();
+  }
+
+  onUpstreamHead(status: number, rawHeaders: string[]): void {
+    clearTimeout(this.backendTimer);
+    this.responded = true;
+    if (this.finished) {
+      this.exchange?.cancel();
+      return;
+    }
+    try {
+      this.writeResponseHead(status, rawHeaders);
+    } catch (error) {
+      // A header Node will not send (bad characters from a filter): fail this request only.
+      this.rt.options.log(`upstream response refused: ${(error as Error).message}`);
+      this.rt.metrics.upstreamError(this.plan.cluster.name, 'invalid_response');
+      this.finish();
+      this.cancel();
+      respondLocally(this.res, 502, this.closing);
+    }
+  }
+
+  private writeResponseHead(status: number, raw: string[]): void {
+    const serviceTime = String(Math.round(performance.now() - this.startedAt));
+    const close = this.closing || this.rt.draining;
+    const modifiers = this.plan.responseModifiers;
+    if (modifiers.length === 0) {
+      // Fast path: the upstream's header lines as they came (order and duplicates kept), plus ours.
+      const lines = hopByHopFree(raw, DROP_FROM_RESPONSE);
+      lines.push('server', 'portico', 'x-portico-upstream-service-time', serviceTime);
+      if (close) lines.push('connection', 'close');
+      this.res.writeHead(status, lines);
+      return;
+    }
+    const headers = responseHeaders(raw);
+    for (const m of modifiers) applyHeaderModifier(headers, m);
     headers.server = 'portico';
     headers['x-portico-upstream-service-time'] = serviceTime;
     if (close) headers.connection = 'close';
-    res.writeHead(statusCode, headers);
-  };
-  let startedAt = 0;
+    this.res.writeHead(status, flatHeaders(headers));
+  }
 
-  const attempt = (endpoint: Endpoint, retriesLeft: number): void => {
-    const key = endpointKey(endpoint);
-    rt.activeByEndpoint.set(key, (rt.activeByEndpoint.get(key) ?? 0) + 1);
-    let released = false;
-    const release = (): void => {
-      if (released) return;
-      released = true;
-      const n = (rt.activeByEndpoint.get(key) ?? 1) - 1;
-      if (n === 0) rt.activeByEndpoint.delete(key);
-      else rt.activeByEndpoint.set(key, n);
-    };
-    startedAt = performance.now();
-    let responded = false;
-    if (plan.action.backendTimeoutMs !== undefined && plan.action.backendTimeoutMs > 0) {
-      clearTimeout(backendTimer);
-      backendTimer = setTimeout(timeout, plan.action.backendTimeoutMs);
+  onUpstreamData(chunk: Buffer): boolean {
+    if (this.finished) return true;
+    // Backpressure: stop reading from the upstream while the client is slower.
+    if (this.res.write(chunk)) return true;
+    if (!this.awaitingDrain) {
+      this.awaitingDrain = true;
+      this.res.once('drain', resumeUpstream);
     }
-    const handler: Dispatcher.DispatchHandler = {
-      onRequestStart(c) {
-        controller = c;
-        if (finished) c.abort(new Error('cancelled by the proxy'));
-      },
-      onResponseStart(c, statusCode) {
-        if (statusCode < 200) return; // interim (1xx) responses are not relayed
-        clearTimeout(backendTimer);
-        responded = true;
-        if (finished) {
-          c.abort(new Error('cancelled by the proxy'));
-          return;
-        }
-        try {
-          writeResponseHead(statusCode, c.rawHeaders);
-        } catch (error) {
-          // A header Node will not send (bad characters from the upstream or a filter): fail this request only.
-          rt.options.log(`upstream response refused: ${(error as Error).message}`);
-          rt.metrics.upstreamError(plan.cluster.name, 'invalid_response');
-          finish();
-          c.abort(new Error('invalid upstream response'));
-          respondLocally(res, 502, closing);
-        }
-      },
-      onResponseData(c, chunk) {
-        // Backpressure: stop reading from the upstream while the client is slower.
-        if (!res.write(chunk)) {
-          c.pause();
-          res.once('drain', () => c.resume());
-        }
-      },
-      onResponseEnd() {
-        release();
-        finish();
-        res.end();
-      },
-      onResponseError(_c, error: Error & { code?: string }) {
-        release();
-        if (finished) return;
-        // The upstream died mid-body: the client must see a broken response, not a short one.
-        if (responded) {
-          finish();
-          res.destroy();
-          return;
-        }
-        // A pooled connection the backend closed while idle: safe to retry a request without a body.
-        const next =
-          retriesLeft > 0 && bodyless && errorKind(error) === 'reset' ? plan.nextEndpoint() : undefined;
-        if (next !== undefined) {
-          attempt(next, retriesLeft - 1);
-          return;
-        }
-        finish();
-        rt.metrics.upstreamError(plan.cluster.name, errorKind(error));
-        respondLocally(res, 502, closing);
-      },
-    };
-    try {
-      rt.pools.get(endpoint).dispatch(
-        {
-          path: plan.target,
-          method: (req.method ?? 'GET') as Dispatcher.HttpMethod,
-          headers: plan.headers,
-          body: bodyless ? null : req,
-        },
-        handler,
-      );
-    } catch (error) {
-      // Invalid header values (e.g. from a filter) are refused before anything is sent.
-      release();
-      finish();
-      rt.metrics.upstreamError(plan.cluster.name, 'invalid_request');
-      rt.options.log(`upstream request refused: ${(error as Error).message}`);
-      respondLocally(res, 502, closing);
+    return false;
+  }
+
+  resume(): void {
+    this.awaitingDrain = false;
+    this.exchange?.resume();
+  }
+
+  onUpstreamEnd(last: Buffer | undefined): void {
+    this.release();
+    if (this.finished) return;
+    this.finish();
+    this.res.end(last);
+  }
+
+  onUpstreamError(error: UpstreamError): void {
+    this.release();
+    if (this.finished) return;
+    // The upstream died mid-body: the client must see a broken response, not a short one.
+    if (this.responded) {
+      this.finish();
+      this.res.destroy();
+      return;
     }
-  };
-  attempt(plan.endpoint, 2);
+    // A pooled connection the backend closed while idle: safe to retry a request without a body.
+    if (this.retriesLeft > 0 && this.bodyless && error.kind === 'reset') {
+      const next = this.plan.nextEndpoint();
+      if (next !== undefined) {
+        this.retriesLeft--;
+        this.attempt(next);
+        return;
+      }
+    }
+    this.finish();
+    this.rt.metrics.upstreamError(this.plan.cluster.name, error.kind);
+    respondLocally(this.res, 502, this.closing);
+  }
+}
+
+/** Per request: what the response's close handler needs. */
+class Answer {
+  routeName = '-';
+  forwarding: Forwarding | undefined = undefined;
+  constructor(
+    readonly rt: ProxyRuntime,
+    readonly listener: string,
+    readonly started: number,
+  ) {}
+}
+
+// Shared callbacks instead of per-request closures; the response finds its Answer through this property.
+const ANSWER = Symbol('portico.answer');
+type AnsweredResponse = ServerResponse & { [ANSWER]?: Answer };
+function ignore(): void {}
+function onTimeout(forwarding: Forwarding): void {
+  forwarding.timeout();
+}
+function onResponseClose(this: AnsweredResponse): void {
+  const answer = this[ANSWER]!;
+  // The client went away (or we gave up): cancel the upstream request.
+  answer.forwarding?.clientClosed();
+  const metrics = answer.rt.metrics;
+  metrics.requestFinished();
+  metrics.request(
+    answer.listener,
+    answer.routeName,
+    this.statusCode,
+    (performance.now() - answer.started) / 1000,
+  );
+}
+function resumeUpstream(this: AnsweredResponse): void {
+  this[ANSWER]?.forwarding?.resume();
 }
 
 export function handleRequest(
@@ -211,14 +310,11 @@ export function handleRequest(
   res: ServerResponse,
 ): void {
   const listenerName = listener.name;
-  const started = performance.now();
   const snapshot = rt.snapshot;
   rt.metrics.requestStarted();
-  let routeName = '-';
-  res.on('close', () => {
-    rt.metrics.requestFinished();
-    rt.metrics.request(listenerName, routeName, res.statusCode, (performance.now() - started) / 1000);
-  });
+  const answer = new Answer(rt, listenerName, performance.now());
+  (res as AnsweredResponse)[ANSWER] = answer;
+  res.on('close', onResponseClose);
   // While draining, every response asks the client to go elsewhere for its next request.
   const close = rt.draining || listener.closing;
   // Node truncates headers beyond maxHeadersCount (set one higher), so more than the limit means too many.
@@ -226,9 +322,13 @@ export function handleRequest(
     respondLocally(res, 431, close);
     return;
   }
-  const plan = resolveRequest(rt, snapshot, listenerName, listener.proto, req, false);
-  routeName = plan.routeName;
+  const plan = resolveRequest(rt, snapshot, listenerName, listener.proto, req);
+  answer.routeName = plan.routeName;
   if (plan.kind === 'local') respondLocally(res, plan.status, close);
   else if (plan.kind === 'redirect') respondLocally(res, plan.status, close, plan.location);
-  else forward(rt, plan, req, res, close);
+  else {
+    const forwarding = new Forwarding(rt, plan, req, res, close, listener.proto);
+    answer.forwarding = forwarding;
+    forwarding.start();
+  }
 }

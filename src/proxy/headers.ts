@@ -24,29 +24,50 @@ const PROXY_OWNED = new Set([
   'x-portico-expected-rq-timeout-ms',
 ]);
 
-function connectionListed(raw: string[]): Set<string> | undefined {
+/**
+ * Header names the Connection header lists (hop-by-hop too), lower case; undefined when none. The usual
+ * `keep-alive` and `close` are connection options, dropped as hop-by-hop anyway: no set for them.
+ */
+export function connectionListed(raw: string[]): Set<string> | undefined {
   let listed: Set<string> | undefined;
   for (let i = 0; i < raw.length; i += 2) {
-    if (raw[i]!.length === 10 && raw[i]!.toLowerCase() === 'connection') {
-      for (const token of raw[i + 1]!.split(',')) {
-        const name = token.trim().toLowerCase();
-        if (name === '') continue;
-        listed ??= new Set();
-        listed.add(name);
-      }
+    const name = raw[i]!;
+    if (name.length !== 10 || name.toLowerCase() !== 'connection') continue;
+    const value = raw[i + 1]!;
+    if (value === 'keep-alive' || value === 'close' || value === 'Keep-Alive' || value === 'Close') continue;
+    for (const token of value.split(',')) {
+      const t = token.trim().toLowerCase();
+      if (t === '' || t === 'keep-alive' || t === 'close') continue;
+      listed ??= new Set();
+      listed.add(t);
     }
   }
   return listed;
 }
 
+/** Which name lengths occur in HOP_BY_HOP or `drop`: only names of those lengths need a lower-case look. */
+const lengthsCache = new WeakMap<ReadonlySet<string>, Uint8Array>();
+function candidateLengths(drop: ReadonlySet<string>): Uint8Array {
+  let lengths = lengthsCache.get(drop);
+  if (lengths === undefined) {
+    lengths = new Uint8Array(256);
+    for (const name of [...HOP_BY_HOP, ...drop]) lengths[name.length] = 1;
+    lengthsCache.set(drop, lengths);
+  }
+  return lengths;
+}
+
 /** Raw header lines (name, value, ...) without hop-by-hop headers, those Connection lists, and `drop`. */
 export function hopByHopFree(raw: string[], drop: ReadonlySet<string>): string[] {
   const listed = connectionListed(raw);
+  const lengths = candidateLengths(drop);
   const out: string[] = [];
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i]!;
-    const lower = name.toLowerCase();
-    if (HOP_BY_HOP.has(lower) || drop.has(lower) || listed?.has(lower)) continue;
+    if (listed !== undefined || (name.length < 256 && lengths[name.length] === 1)) {
+      const lower = name.toLowerCase();
+      if (HOP_BY_HOP.has(lower) || drop.has(lower) || listed?.has(lower)) continue;
+    }
     out.push(name, raw[i + 1]!);
   }
   return out;

@@ -2,9 +2,13 @@
 
 const BUCKETS_SECONDS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
-interface Histogram {
-  labels: string;
-  counts: number[];
+/** Everything counted for one (listener, route): looked up by the two names, no key string per request. */
+interface RouteStats {
+  listener: string;
+  route: string;
+  byCode: Map<number, number>;
+  /** Per bucket, not cumulative (made cumulative when rendered); the last is +Inf. */
+  buckets: number[];
   sum: number;
   count: number;
 }
@@ -31,8 +35,7 @@ function labels(pairs: Record<string, string>): string {
 }
 
 export function createProxyMetrics(): ProxyMetrics {
-  const requests = new Map<string, number>();
-  const histograms = new Map<string, Histogram>();
+  const stats = new Map<string, Map<string, RouteStats>>();
   const upstreamErrors = new Map<string, number>();
   const connections = new Map<string, number>();
   let inFlight = 0;
@@ -43,16 +46,23 @@ export function createProxyMetrics(): ProxyMetrics {
 
   return {
     request(listener, route, code, seconds) {
-      const key = `${listener}\u0000${route}`;
-      bump(requests, `${key}\u0000${code}`);
-      let h = histograms.get(key);
-      if (h === undefined) {
-        h = { labels: labels({ listener, route }), counts: BUCKETS_SECONDS.map(() => 0), sum: 0, count: 0 };
-        histograms.set(key, h);
+      let routes = stats.get(listener);
+      if (routes === undefined) {
+        routes = new Map();
+        stats.set(listener, routes);
       }
-      for (let i = 0; i < BUCKETS_SECONDS.length; i++) if (seconds <= BUCKETS_SECONDS[i]!) h.counts[i]!++;
-      h.sum += seconds;
-      h.count++;
+      let r = routes.get(route);
+      if (r === undefined) {
+        const buckets = new Array<number>(BUCKETS_SECONDS.length + 1).fill(0);
+        r = { listener, route, byCode: new Map(), buckets, sum: 0, count: 0 };
+        routes.set(route, r);
+      }
+      r.byCode.set(code, (r.byCode.get(code) ?? 0) + 1);
+      let i = 0;
+      while (i < BUCKETS_SECONDS.length && seconds > BUCKETS_SECONDS[i]!) i++;
+      r.buckets[i]!++;
+      r.sum += seconds;
+      r.count++;
     },
     upstreamError(cluster, kind) {
       bump(upstreamErrors, `${cluster}\u0000${kind}`);
@@ -76,19 +86,24 @@ export function createProxyMetrics(): ProxyMetrics {
       const out: string[] = [];
       out.push('# HELP portico_requests_total Requests answered, by listener, route and status code.');
       out.push('# TYPE portico_requests_total counter');
-      for (const [key, n] of requests) {
-        const [listener = '', route = '', code = ''] = key.split('\u0000');
-        out.push(`portico_requests_total{${labels({ listener, route, code })}} ${n}`);
+      const all = [...stats.values()].flatMap((routes) => [...routes.values()]);
+      for (const { listener, route, byCode } of all) {
+        for (const [code, n] of byCode) {
+          out.push(`portico_requests_total{${labels({ listener, route, code: String(code) })}} ${n}`);
+        }
       }
       out.push('# HELP portico_request_duration_seconds Time from request to response end.');
       out.push('# TYPE portico_request_duration_seconds histogram');
-      for (const h of histograms.values()) {
+      for (const r of all) {
+        const names = labels({ listener: r.listener, route: r.route });
+        let cumulative = 0;
         BUCKETS_SECONDS.forEach((le, i) => {
-          out.push(`portico_request_duration_seconds_bucket{${h.labels},le="${le}"} ${h.counts[i]}`);
+          cumulative += r.buckets[i]!;
+          out.push(`portico_request_duration_seconds_bucket{${names},le="${le}"} ${cumulative}`);
         });
-        out.push(`portico_request_duration_seconds_bucket{${h.labels},le="+Inf"} ${h.count}`);
-        out.push(`portico_request_duration_seconds_sum{${h.labels}} ${h.sum}`);
-        out.push(`portico_request_duration_seconds_count{${h.labels}} ${h.count}`);
+        out.push(`portico_request_duration_seconds_bucket{${names},le="+Inf"} ${r.count}`);
+        out.push(`portico_request_duration_seconds_sum{${names}} ${r.sum}`);
+        out.push(`portico_request_duration_seconds_count{${names}} ${r.count}`);
       }
       out.push('# HELP portico_upstream_errors_total Upstream failures, by cluster and kind.');
       out.push('# TYPE portico_upstream_errors_total counter');

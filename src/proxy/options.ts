@@ -35,6 +35,8 @@ export interface ProxyOptions {
   upstreamConnectionsPerEndpoint: number;
   /** Idle pooled upstream connections are closed after this (below typical backend keep-alive of 5 s). */
   upstreamIdleTimeoutMs: number;
+  /** A connection to an upstream endpoint must be established within this (else 502). */
+  upstreamConnectTimeoutMs: number;
   loadBalancing: LoadBalancing;
   /** Drain: keep serving this long after readiness fails, so load balancers stop sending. */
   drainMs: number;
@@ -57,6 +59,7 @@ export const DEFAULT_PROXY_OPTIONS: ProxyOptions = {
   },
   upstreamConnectionsPerEndpoint: 128,
   upstreamIdleTimeoutMs: 4_000,
+  upstreamConnectTimeoutMs: 10_000,
   loadBalancing: 'round-robin',
   drainMs: 5_000,
   maxDrainMs: 60_000,

@@ -53,8 +53,9 @@ export function createProxy(input: ProxyOptionsInput = {}): Proxy {
     options,
     metrics: createProxyMetrics(),
     pools: createUpstreamPools({
-      connectionsPerEndpoint: options.upstreamConnectionsPerEndpoint,
+      maxConnections: options.upstreamConnectionsPerEndpoint,
       idleTimeoutMs: options.upstreamIdleTimeoutMs,
+      connectTimeoutMs: options.upstreamConnectTimeoutMs,
     }),
     snapshot: undefined,
     draining: false,

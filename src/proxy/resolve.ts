@@ -3,13 +3,8 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Endpoint, ForwardAction, HeaderModifier } from '../ir/fleet-config.js';
-import {
-  addForwardingHeaders,
-  applyHeaderModifier,
-  clientIp,
-  endToEndHeaders,
-  type HeaderMap,
-} from './headers.js';
+import { addForwardingHeaders, applyHeaderModifier, endToEndHeaders, type HeaderMap } from './headers.js';
+import { clientFacts } from './request-head.js';
 import { redirectLocation, rewritePath } from './rewrite.js';
 import { filtersFor, findRoute, hostWithoutPort, lookupHost, pickBackend } from './routing.js';
 import type { ProxyRuntime } from './runtime.js';
@@ -23,8 +18,13 @@ export interface ForwardPlan {
   endpoint: Endpoint;
   /** Path and query sent upstream. */
   target: string;
-  headers: HeaderMap;
+  /** RequestHeaderModifier filters, in order. */
+  requestModifiers: HeaderModifier[];
+  /** A URLRewrite hostname for the Host header. */
+  hostRewrite: string | undefined;
   responseModifiers: HeaderModifier[];
+  /** Filters set request headers or the path from configuration: check them before sending. */
+  configuredRequest: boolean;
   /** For a retry on another connection: picks the next endpoint of the same cluster. */
   nextEndpoint: () => Endpoint | undefined;
 }
@@ -45,22 +45,30 @@ function splitTarget(url: string): { path: string; search: string } {
   return q === -1 ? { path: target, search: '' } : { path: target.slice(0, q), search: target.slice(q) };
 }
 
+/** The first Host header, read from the raw lines (building `req.headers` costs more than it saves). */
+function firstHost(raw: string[]): string | undefined {
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!;
+    if (name.length === 4 && name.toLowerCase() === 'host') return raw[i + 1];
+  }
+  return undefined;
+}
+
 export function resolveRequest(
   rt: ProxyRuntime,
   snapshot: Snapshot | undefined,
   listenerName: string,
   proto: 'http' | 'https',
   req: IncomingMessage,
-  upgrade: boolean,
 ): Plan {
   const routes = snapshot?.listeners.get(listenerName);
   if (snapshot === undefined || routes === undefined) return { kind: 'local', routeName: '-', status: 404 };
-  const host = hostWithoutPort(req.headers.host);
+  const host = hostWithoutPort(firstHost(req.rawHeaders));
   const vhost = lookupHost(routes.hosts, host);
   if (vhost === undefined) return { kind: 'local', routeName: '-', status: 404 };
   const { path, search } = splitTarget(req.url ?? '/');
   const method = req.method ?? 'GET';
-  const compiled = findRoute(vhost, { method, path, query: search.slice(1), headers: req.headers });
+  const compiled = findRoute(vhost, { method, path, query: search.slice(1), message: req });
   if (compiled === undefined) return { kind: 'local', routeName: '-', status: 404 };
   const route = compiled.route;
   const action = route.action;
@@ -82,21 +90,19 @@ export function resolveRequest(
   if (cluster === undefined || endpoint === undefined)
     return { kind: 'local', routeName: route.name, status: 503 };
 
-  const headers = endToEndHeaders(req.rawHeaders);
-  // One Host upstream even if the client sent several (Node routes on the first).
-  if (Array.isArray(headers.host)) headers.host = headers.host[0] ?? '';
-  if (upgrade) {
-    headers.connection = 'upgrade';
-    headers.upgrade = req.headers.upgrade ?? 'websocket';
-  }
-  addForwardingHeaders(headers, clientIp(req.socket.remoteAddress), proto, randomUUID, action.timeoutMs);
   let upstreamPath = path;
+  let hostRewrite: string | undefined;
+  const requestModifiers: HeaderModifier[] = [];
   const responseModifiers: HeaderModifier[] = [];
+  let configuredRequest = false;
   for (const f of filtersFor(route, backend)) {
-    if (f.type === 'RequestHeaderModifier') applyHeaderModifier(headers, f.headers);
-    else if (f.type === 'ResponseHeaderModifier') responseModifiers.push(f.headers);
+    if (f.type === 'RequestHeaderModifier') {
+      requestModifiers.push(f.headers);
+      configuredRequest = true;
+    } else if (f.type === 'ResponseHeaderModifier') responseModifiers.push(f.headers);
     else {
-      if (f.hostname !== undefined) headers.host = f.hostname;
+      configuredRequest = true;
+      if (f.hostname !== undefined) hostRewrite = f.hostname;
       if (f.path !== undefined) upstreamPath = rewritePath(upstreamPath, f.path, route.match.path);
     }
   }
@@ -107,8 +113,30 @@ export function resolveRequest(
     cluster,
     endpoint,
     target: upstreamPath + search,
-    headers,
+    requestModifiers,
+    hostRewrite,
     responseModifiers,
+    configuredRequest,
     nextEndpoint: () => pickEndpoint(cluster, mode, rt.activeByEndpoint),
   };
+}
+
+/** The request headers toward the upstream as a map, after the request filters (upgrades, filtered routes). */
+export function upstreamHeaders(
+  req: IncomingMessage,
+  plan: ForwardPlan,
+  proto: 'http' | 'https',
+  upgrade: boolean,
+): HeaderMap {
+  const headers = endToEndHeaders(req.rawHeaders);
+  // One Host upstream even if the client sent several (Node routes on the first).
+  if (Array.isArray(headers.host)) headers.host = headers.host[0] ?? '';
+  if (upgrade) {
+    headers.connection = 'upgrade';
+    headers.upgrade = req.headers.upgrade ?? 'websocket';
+  }
+  addForwardingHeaders(headers, clientFacts(req.socket).ip, proto, randomUUID, plan.action.timeoutMs);
+  for (const m of plan.requestModifiers) applyHeaderModifier(headers, m);
+  if (plan.hostRewrite !== undefined) headers.host = plan.hostRewrite;
+  return headers;
 }

@@ -20,7 +20,8 @@ export interface RequestFacts {
   path: string;
   /** The raw query (without `?`), or '' */
   query: string;
-  headers: IncomingHttpHeaders;
+  /** The request; its `headers` object is built (by Node, lazily) only when a header match needs it. */
+  message: { readonly headers: IncomingHttpHeaders };
 }
 
 type Predicate = (facts: RequestFacts, query: () => URLSearchParams) => boolean;
@@ -97,7 +98,7 @@ function compileMatch(route: Route): Predicate {
     seenHeaders.add(h.name);
     const test = valuePredicate(h);
     const name = h.name;
-    checks.push((f) => test(headerValue(f.headers, name)));
+    checks.push((f) => test(headerValue(f.message.headers, name)));
   }
   const seenParams = new Set<string>();
   for (const q of match.queryParams) {

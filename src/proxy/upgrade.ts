@@ -2,7 +2,7 @@
 import { request as httpRequest, type IncomingMessage, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { responseHeaders } from './headers.js';
-import { resolveRequest } from './resolve.js';
+import { resolveRequest, upstreamHeaders } from './resolve.js';
 import type { ListenerContext, ProxyRuntime } from './runtime.js';
 
 function rawResponse(status: number, rawHeaders: string[]): string {
@@ -24,7 +24,7 @@ export function handleUpgrade(
   head: Buffer,
 ): void {
   socket.on('error', () => socket.destroy());
-  const plan = resolveRequest(rt, rt.snapshot, listener.name, listener.proto, req, true);
+  const plan = resolveRequest(rt, rt.snapshot, listener.name, listener.proto, req);
   rt.metrics.request(listener.name, plan.routeName, plan.kind === 'forward' ? 101 : plan.status, 0);
   if (plan.kind !== 'forward') {
     reject(socket, plan.status, plan.kind === 'redirect' ? ['location', plan.location] : []);
@@ -36,7 +36,7 @@ export function handleUpgrade(
     port: plan.endpoint.port,
     method: req.method,
     path: plan.target,
-    headers: plan.headers,
+    headers: upstreamHeaders(req, plan, listener.proto, true),
     agent: false,
     setHost: false,
   });

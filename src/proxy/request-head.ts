@@ -1,0 +1,167 @@
+// The request head toward an upstream, as one string. The common case (no request header filters) is built
+// in one pass over the client's raw header lines; with filters, from the header map the filters edited.
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
+import { clientIp, connectionListed, type HeaderMap, isInternalAddress } from './headers.js';
+import { isHeaderName, isValidFieldValue } from './response-head.js';
+
+/** What the forwarding headers say about a client connection, computed once per connection. */
+interface ClientFacts {
+  ip: string;
+  /** `x-portico-internal: true` or `x-portico-external-address: <ip>`, as a header line. */
+  originLine: string;
+}
+
+const CLIENT = Symbol('portico.client');
+type TaggedSocket = Socket & { [CLIENT]?: ClientFacts };
+
+export function clientFacts(socket: Socket): ClientFacts {
+  const tagged = socket as TaggedSocket;
+  let facts = tagged[CLIENT];
+  if (facts === undefined) {
+    const ip = clientIp(socket.remoteAddress);
+    const originLine = isInternalAddress(ip)
+      ? 'x-portico-internal: true\r\n'
+      : `x-portico-external-address: ${ip}\r\n`;
+    facts = { ip, originLine };
+    tagged[CLIENT] = facts;
+  }
+  return facts;
+}
+
+// What the one-pass builder does with a (lower-case) request header name; absent: pass it on.
+const DROP = 1;
+const HOST = 2;
+const FORWARDED_FOR = 3;
+const REQUEST_ID = 4;
+const CONTENT_LENGTH = 5;
+const SPECIAL = new Map<string, number>([
+  // Hop-by-hop.
+  ['connection', DROP],
+  ['keep-alive', DROP],
+  ['proxy-connection', DROP],
+  ['proxy-authenticate', DROP],
+  ['proxy-authorization', DROP],
+  ['te', DROP],
+  ['trailer', DROP],
+  ['transfer-encoding', DROP],
+  ['upgrade', DROP],
+  ['http2-settings', DROP],
+  // The proxy vouches for these; a client may not set them.
+  ['x-portico-internal', DROP],
+  ['x-portico-external-address', DROP],
+  ['x-portico-expected-rq-timeout-ms', DROP],
+  ['host', HOST],
+  ['x-forwarded-for', FORWARDED_FOR],
+  ['x-request-id', REQUEST_ID],
+  ['content-length', CONTENT_LENGTH],
+]);
+
+export const NO_BODY = 0;
+export const LENGTH_BODY = 1;
+export const CHUNKED_BODY = 2;
+
+/** How the client's request body is framed, from the raw lines (Node refuses requests with both). */
+export function requestBodyFraming(raw: string[]): number {
+  let framing = NO_BODY;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!;
+    if (name.length === 17 && name.toLowerCase() === 'transfer-encoding') return CHUNKED_BODY;
+    if (name.length === 14 && name.toLowerCase() === 'content-length' && raw[i + 1] !== '0')
+      framing = LENGTH_BODY;
+  }
+  return framing;
+}
+
+export interface HeadOptions {
+  method: string;
+  target: string;
+  proto: 'http' | 'https';
+  /** The route timeout, sent as x-portico-expected-rq-timeout-ms when > 0. */
+  timeoutMs: number;
+  /** A URLRewrite hostname, replacing the Host header. */
+  hostRewrite: string | undefined;
+  /** The body is re-framed as chunked (its length is unknown): no content-length goes along. */
+  chunked: boolean;
+  /** Host header when the client sent none: the endpoint's `host:port`. */
+  authority: string;
+}
+
+/** The head from the client's raw header lines: hop-by-hop and proxy-owned dropped, ours added. */
+export function requestHeadFromRaw(req: IncomingMessage, o: HeadOptions): string {
+  const raw = req.rawHeaders;
+  const listed = connectionListed(raw);
+  let head = `${o.method} ${o.target} HTTP/1.1\r\n`;
+  let host = false;
+  let requestId = false;
+  let forwardedFor: string | undefined;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!.toLowerCase();
+    if (listed?.has(name)) continue;
+    const value = raw[i + 1]!;
+    const kind = SPECIAL.get(name);
+    if (kind !== undefined) {
+      if (kind === DROP) continue;
+      if (kind === HOST) {
+        // One Host upstream even if the client sent several (Node routes on the first).
+        if (host) continue;
+        host = true;
+        head += `host: ${o.hostRewrite ?? value}\r\n`;
+        continue;
+      }
+      if (kind === FORWARDED_FOR) {
+        forwardedFor = forwardedFor === undefined ? value : `${forwardedFor}, ${value}`;
+        continue;
+      }
+      if (kind === REQUEST_ID) requestId = true;
+      else if (kind === CONTENT_LENGTH && o.chunked) continue;
+    }
+    head += `${name}: ${value}\r\n`;
+  }
+  if (!host) head += `host: ${o.hostRewrite ?? o.authority}\r\n`;
+  const client = clientFacts(req.socket);
+  head += `x-forwarded-for: ${forwardedFor === undefined ? client.ip : `${forwardedFor}, ${client.ip}`}\r\n`;
+  head += o.proto === 'https' ? 'x-forwarded-proto: https\r\n' : 'x-forwarded-proto: http\r\n';
+  if (!requestId) head += `x-request-id: ${randomUUID()}\r\n`;
+  head += client.originLine;
+  if (o.timeoutMs > 0) head += `x-portico-expected-rq-timeout-ms: ${o.timeoutMs}\r\n`;
+  if (o.chunked) head += 'transfer-encoding: chunked\r\n';
+  return `${head}\r\n`;
+}
+
+/** The head from a header map (after request header filters). */
+export function requestHeadFromMap(headers: HeaderMap, o: HeadOptions): string {
+  let head = `${o.method} ${o.target} HTTP/1.1\r\n`;
+  if (headers.host === undefined) head += `host: ${o.authority}\r\n`;
+  for (const name in headers) {
+    if (o.chunked && name === 'content-length') continue;
+    const value = headers[name]!;
+    if (typeof value === 'string') head += `${name}: ${value}\r\n`;
+    else for (const v of value) head += `${name}: ${v}\r\n`;
+  }
+  if (o.chunked) head += 'transfer-encoding: chunked\r\n';
+  return `${head}\r\n`;
+}
+
+/** A request target and header lines set from configuration can be sent: no CR/LF or other control bytes. */
+export function sendable(
+  target: string,
+  headers: HeaderMap | undefined,
+  hostRewrite: string | undefined,
+): boolean {
+  for (let i = 0; i < target.length; i++) {
+    const c = target.charCodeAt(i);
+    if (c <= 32 || c >= 127) return false;
+  }
+  if (hostRewrite !== undefined && !isValidFieldValue(hostRewrite)) return false;
+  if (headers === undefined) return true;
+  for (const name in headers) {
+    if (!isHeaderName(name)) return false;
+    const value = headers[name]!;
+    if (typeof value === 'string') {
+      if (!isValidFieldValue(value)) return false;
+    } else for (const v of value) if (!isValidFieldValue(v)) return false;
+  }
+  return true;
+}

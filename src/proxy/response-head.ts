@@ -1,0 +1,150 @@
+// Parses an upstream HTTP/1.x response head (status line and header lines) and decides how its body is
+// framed (RFC 9112 §6.3). Strict: anything a browser-facing server must not relay is an error (→ 502).
+
+/** The body runs until the upstream closes the connection. */
+export const UNTIL_CLOSE = -1;
+/** The body is chunked. */
+export const CHUNKED = -2;
+
+export interface ResponseHead {
+  status: number;
+  /** Header lines as received: name, value, name, value, ... (values without surrounding whitespace). */
+  rawHeaders: string[];
+  /** Body bytes, or UNTIL_CLOSE, or CHUNKED. */
+  bodyLength: number;
+  /** The connection may carry another request once this response is read. */
+  keepAlive: boolean;
+}
+
+const SP = 32;
+const HTAB = 9;
+
+// RFC 9110 token characters, as a lookup table indexed by char code.
+const TOKEN = new Uint8Array(128);
+for (const c of "!#$%&'*+-.^_`|~") TOKEN[c.charCodeAt(0)] = 1;
+for (let c = 48; c <= 57; c++) TOKEN[c] = 1;
+for (let c = 65; c <= 90; c++) TOKEN[c] = 1;
+for (let c = 97; c <= 122; c++) TOKEN[c] = 1;
+
+function isToken(text: string, from: number, to: number): boolean {
+  if (from >= to) return false;
+  for (let i = from; i < to; i++) {
+    const c = text.charCodeAt(i);
+    if (c > 127 || TOKEN[c] === 0) return false;
+  }
+  return true;
+}
+
+/** A header name: an RFC 9110 token. */
+export function isHeaderName(name: string): boolean {
+  return isToken(name, 0, name.length);
+}
+
+/** Field values may hold visible characters, obs-text, space and tab; no other control characters. */
+export function isValidFieldValue(value: string): boolean {
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if ((c < SP && c !== HTAB) || c === 127 || c > 255) return false;
+  }
+  return true;
+}
+
+/** Header names compared without allocating a lower-case copy (`name` must be lower case). */
+function nameIs(text: string, from: number, to: number, name: string): boolean {
+  if (to - from !== name.length) return false;
+  for (let i = 0; i < name.length; i++) {
+    if ((text.charCodeAt(from + i) | 0x20) !== name.charCodeAt(i)) return false;
+  }
+  return true;
+}
+
+function hasToken(list: string, token: string): boolean {
+  for (const part of list.split(',')) if (part.trim().toLowerCase() === token) return true;
+  return false;
+}
+
+function parseContentLength(value: string): number {
+  let length = -1;
+  // A list of identical values is allowed (RFC 9110 §8.6); anything else is invalid.
+  for (const part of value.split(',')) {
+    const digits = part.trim();
+    if (digits.length === 0 || digits.length > 15) return -1;
+    for (let i = 0; i < digits.length; i++) {
+      const c = digits.charCodeAt(i);
+      if (c < 48 || c > 57) return -1;
+    }
+    const n = Number(digits);
+    if (length !== -1 && n !== length) return -1;
+    length = n;
+  }
+  return length;
+}
+
+/**
+ * `text`: the head in latin1, up to but excluding the blank line. `noBody`: the request was HEAD.
+ * Returns the parsed head, or an error message.
+ */
+export function parseResponseHead(text: string, noBody: boolean): ResponseHead | string {
+  const firstEnd = text.indexOf('\r\n');
+  const lineEnd = firstEnd === -1 ? text.length : firstEnd;
+  // `HTTP/1.x NNN[ reason]`
+  if (lineEnd < 12 || !text.startsWith('HTTP/1.')) return 'malformed status line';
+  const minor = text.charCodeAt(7);
+  if ((minor !== 48 && minor !== 49) || text.charCodeAt(8) !== SP) return 'unsupported HTTP version';
+  let status = 0;
+  for (let i = 9; i < 12; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 48 || c > 57) return 'malformed status code';
+    status = status * 10 + (c - 48);
+  }
+  if (status < 100 || (lineEnd > 12 && text.charCodeAt(12) !== SP)) return 'malformed status line';
+
+  const rawHeaders: string[] = [];
+  let contentLength = -1;
+  let chunked = false;
+  let transferEncoding = false;
+  let close = minor === 48;
+  let pos = firstEnd === -1 ? text.length : firstEnd + 2;
+  while (pos < text.length) {
+    let end = text.indexOf('\r\n', pos);
+    if (end === -1) end = text.length;
+    const colon = text.indexOf(':', pos);
+    if (colon === -1 || colon > end) return 'malformed header line';
+    // A name must be a token (this also refuses obs-fold continuation lines, which start with whitespace).
+    if (!isToken(text, pos, colon)) return 'malformed header name';
+    let vFrom = colon + 1;
+    let vTo = end;
+    while (vFrom < vTo && (text.charCodeAt(vFrom) === SP || text.charCodeAt(vFrom) === HTAB)) vFrom++;
+    while (vTo > vFrom && (text.charCodeAt(vTo - 1) === SP || text.charCodeAt(vTo - 1) === HTAB)) vTo--;
+    const value = text.slice(vFrom, vTo);
+    if (!isValidFieldValue(value)) return 'invalid header value';
+    if (nameIs(text, pos, colon, 'content-length')) {
+      const n = parseContentLength(value);
+      if (n < 0 || (contentLength !== -1 && n !== contentLength)) return 'invalid content-length';
+      contentLength = n;
+    } else if (nameIs(text, pos, colon, 'transfer-encoding')) {
+      transferEncoding = true;
+      // Only the final coding decides the framing.
+      const codings = value.split(',');
+      chunked = codings[codings.length - 1]!.trim().toLowerCase() === 'chunked';
+    } else if (nameIs(text, pos, colon, 'connection')) {
+      if (value === 'keep-alive' || value === 'Keep-Alive') {
+        if (minor === 48) close = false;
+      } else if (hasToken(value, 'close')) close = true;
+      else if (minor === 48 && hasToken(value, 'keep-alive')) close = false;
+    }
+    rawHeaders.push(text.slice(pos, colon), value);
+    pos = end + 2;
+  }
+
+  let bodyLength: number;
+  if (noBody || status < 200 || status === 204 || status === 304) bodyLength = 0;
+  else if (transferEncoding) {
+    bodyLength = chunked ? CHUNKED : UNTIL_CLOSE;
+    // Both framings present: a smuggling attempt or a broken upstream; do not reuse the connection.
+    if (contentLength !== -1) close = true;
+  } else if (contentLength !== -1) bodyLength = contentLength;
+  else bodyLength = UNTIL_CLOSE;
+  if (bodyLength === UNTIL_CLOSE) close = true;
+  return { status, rawHeaders, bodyLength, keepAlive: !close };
+}

@@ -1,0 +1,469 @@
+// The proxy's HTTP/1.1 client toward upstream endpoints: keep-alive net.Sockets pooled per endpoint (capped),
+// one request at a time per connection, the request head written as one string and the response framed by
+// a small incremental parser whose body bytes go straight to the sink. Cheaper per request than a general
+// client (undici, node:http Agent) because it does only what a proxy needs. Classes here (no hierarchy):
+// one object per connection and per exchange, their methods shared, so a request allocates little.
+import { connect, type Socket } from 'node:net';
+import type { Readable } from 'node:stream';
+import { CHUNKED, parseResponseHead, UNTIL_CLOSE } from './response-head.js';
+
+/** Why an exchange failed: `reset` (closed or reset before a complete response) may be retried. */
+export type UpstreamErrorKind = 'refused' | 'reset' | 'invalid_response' | 'connect_timeout' | 'error';
+
+export class UpstreamError extends Error {
+  constructor(
+    message: string,
+    readonly kind: UpstreamErrorKind,
+  ) {
+    super(message);
+  }
+}
+
+/** Receives one exchange's outcome; exactly one of onUpstreamEnd / onUpstreamError ends it. */
+export interface UpstreamSink {
+  /** The final response head (interim 1xx responses are skipped). */
+  onUpstreamHead(status: number, rawHeaders: string[]): void;
+  /** A body chunk; return false to stop reading until `exchange.resume()`. */
+  onUpstreamData(chunk: Buffer): boolean;
+  /** The response is complete; `last`: its final body bytes when they arrived with the end. */
+  onUpstreamEnd(last: Buffer | undefined): void;
+  onUpstreamError(error: UpstreamError): void;
+}
+
+export interface UpstreamPoolOptions {
+  maxConnections: number;
+  idleTimeoutMs: number;
+  connectTimeoutMs: number;
+}
+
+/** One request toward one endpoint. */
+export class UpstreamExchange {
+  connection: UpstreamConnection | undefined = undefined;
+  done = false;
+  constructor(
+    /** Request line, header lines and the blank line, latin1. */
+    readonly head: string,
+    /** The request body, or null; `chunked`: encode it (the head says `transfer-encoding: chunked`). */
+    readonly body: Readable | null,
+    readonly chunked: boolean,
+    /** A HEAD request: the response has no body whatever its headers say. */
+    readonly noResponseBody: boolean,
+    readonly sink: UpstreamSink,
+  ) {}
+
+  /** Abandons the exchange: the connection is closed (its state is unknown), nothing more is reported. */
+  cancel(): void {
+    if (this.done) return;
+    this.done = true;
+    const connection = this.connection;
+    if (connection !== undefined) {
+      connection.exchange = undefined;
+      this.connection = undefined;
+      connection.socket.destroy();
+    }
+  }
+
+  /** Reading resumes after the sink returned false from onUpstreamData. */
+  resume(): void {
+    this.connection?.socket.resume();
+  }
+}
+
+const MAX_HEAD_BYTES = 64 * 1024;
+const MAX_LINE_BYTES = 4096;
+const CRLFCRLF = Buffer.from('\r\n\r\n');
+
+// Parser states.
+const HEAD = 0;
+const BODY = 1;
+const BODY_UNTIL_CLOSE = 2;
+const CHUNK_SIZE = 3;
+const CHUNK_DATA = 4;
+const CHUNK_END = 5;
+const TRAILERS = 6;
+
+function errorKind(code: string | undefined): UpstreamErrorKind {
+  if (code === 'ECONNREFUSED') return 'refused';
+  if (code === 'ETIMEDOUT') return 'connect_timeout';
+  return code === undefined || code === 'ECONNRESET' || code === 'EPIPE' ? 'reset' : 'error';
+}
+
+class UpstreamConnection {
+  readonly socket: Socket;
+  exchange: UpstreamExchange | undefined = undefined;
+  /** Pool sweep tick at which the connection became idle. */
+  idleTick = 0;
+  private state = HEAD;
+  private partial: Buffer | undefined = undefined;
+  private line = '';
+  private remaining = 0;
+  private keepAlive = true;
+  private requestSent = false;
+  private failure: Error | undefined = undefined;
+
+  constructor(private readonly pool: EndpointPool) {
+    const socket = connect({ host: pool.host, port: pool.port, noDelay: true });
+    this.socket = socket;
+    socket.setTimeout(pool.options.connectTimeoutMs);
+    socket.once('connect', () => socket.setTimeout(0));
+    socket.on('timeout', () => {
+      const error = new Error('connect timeout') as NodeJS.ErrnoException;
+      error.code = 'ETIMEDOUT';
+      socket.destroy(error);
+    });
+    socket.on('data', (chunk: Buffer) => this.onData(chunk));
+    socket.on('end', () => this.onEnd());
+    socket.on('error', (error) => {
+      this.failure = error;
+    });
+    socket.on('close', () => this.onClose());
+  }
+
+  assign(exchange: UpstreamExchange): void {
+    this.exchange = exchange;
+    exchange.connection = this;
+    this.state = HEAD;
+    this.partial = undefined;
+    this.keepAlive = true;
+    const socket = this.socket;
+    socket.write(exchange.head, 'latin1');
+    if (exchange.body === null) this.requestSent = true;
+    else {
+      this.requestSent = false;
+      this.sendBody(exchange, exchange.body);
+    }
+  }
+
+  private sendBody(exchange: UpstreamExchange, body: Readable): void {
+    const socket = this.socket;
+    const chunked = exchange.chunked;
+    const onDrain = (): void => {
+      if (exchange.connection === this) body.resume();
+    };
+    body.on('data', (chunk: Buffer) => {
+      if (exchange.connection !== this) return;
+      let flushed: boolean;
+      if (chunked) {
+        if (chunk.length === 0) return;
+        socket.cork();
+        socket.write(`${chunk.length.toString(16)}\r\n`, 'latin1');
+        socket.write(chunk);
+        flushed = socket.write('\r\n', 'latin1');
+        socket.uncork();
+      } else flushed = socket.write(chunk);
+      // Backpressure: stop reading from the client while the upstream is slower.
+      if (!flushed) {
+        body.pause();
+        socket.once('drain', onDrain);
+      }
+    });
+    body.on('end', () => {
+      if (exchange.connection !== this) return;
+      if (chunked) socket.write('0\r\n\r\n', 'latin1');
+      this.requestSent = true;
+    });
+  }
+
+  private fail(message: string, kind: UpstreamErrorKind): void {
+    const exchange = this.exchange;
+    this.keepAlive = false;
+    this.socket.destroy();
+    if (exchange === undefined) return;
+    this.exchange = undefined;
+    exchange.connection = undefined;
+    exchange.done = true;
+    this.discardUnsentBody(exchange);
+    exchange.sink.onUpstreamError(new UpstreamError(message, kind));
+  }
+
+  /**
+   * The exchange ended before its request body was all sent (an early answer, a failure): let the rest of
+   * the body flow to nowhere, or a body paused for backpressure would hold the client connection forever.
+   */
+  private discardUnsentBody(exchange: UpstreamExchange): void {
+    if (exchange.body !== null && !this.requestSent) exchange.body.resume();
+  }
+
+  private complete(last: Buffer | undefined): void {
+    const exchange = this.exchange!;
+    this.exchange = undefined;
+    exchange.connection = undefined;
+    exchange.done = true;
+    this.state = HEAD;
+    if (this.keepAlive && this.requestSent) {
+      // The exchange may have paused reading (backpressure) and ended before resuming: an idle connection
+      // must read, to notice the upstream closing it and to serve the next exchange.
+      if (this.socket.isPaused()) this.socket.resume();
+      this.pool.release(this);
+    } else {
+      this.socket.destroy();
+      this.discardUnsentBody(exchange);
+    }
+    exchange.sink.onUpstreamEnd(last);
+  }
+
+  private onData(chunk: Buffer): void {
+    const exchange = this.exchange;
+    if (exchange === undefined) {
+      // Bytes nobody asked for (or for a cancelled exchange): the connection cannot be trusted.
+      this.socket.destroy();
+      return;
+    }
+    const sink = exchange.sink;
+    let offset = 0;
+    const length = chunk.length;
+    while (offset < length && this.exchange === exchange) {
+      switch (this.state) {
+        case HEAD: {
+          let buffer = chunk;
+          let from = offset;
+          if (this.partial !== undefined) {
+            buffer = Buffer.concat([this.partial, chunk.subarray(offset)]);
+            from = 0;
+          }
+          const end = buffer.indexOf(CRLFCRLF, Math.max(from, 0));
+          if (end === -1) {
+            if (buffer.length - from > MAX_HEAD_BYTES) {
+              this.fail('response head too large', 'invalid_response');
+              return;
+            }
+            this.partial = buffer === chunk ? chunk.subarray(offset) : buffer;
+            return;
+          }
+          // Continue after the head, in whichever buffer holds it.
+          const consumed = end + 4 - from;
+          const head = parseResponseHead(buffer.toString('latin1', from, end), exchange.noResponseBody);
+          if (this.partial !== undefined) {
+            // `consumed` counts partial bytes too; map back onto `chunk`.
+            offset = offset + consumed - this.partial.length;
+            this.partial = undefined;
+          } else offset += consumed;
+          if (typeof head === 'string') {
+            this.fail(`invalid upstream response: ${head}`, 'invalid_response');
+            return;
+          }
+          if (head.status < 200) {
+            // 101 was never asked for (upgrades take another path); other 1xx are interim.
+            if (head.status === 101) {
+              this.fail('unexpected 101 response', 'invalid_response');
+              return;
+            }
+            continue;
+          }
+          if (!head.keepAlive) this.keepAlive = false;
+          sink.onUpstreamHead(head.status, head.rawHeaders);
+          if (this.exchange !== exchange) return;
+          if (head.bodyLength === 0) {
+            if (offset < length) this.keepAlive = false;
+            this.complete(undefined);
+            return;
+          }
+          if (head.bodyLength === CHUNKED) this.state = CHUNK_SIZE;
+          else if (head.bodyLength === UNTIL_CLOSE) this.state = BODY_UNTIL_CLOSE;
+          else {
+            this.state = BODY;
+            this.remaining = head.bodyLength;
+          }
+          break;
+        }
+        case BODY: {
+          const n = Math.min(this.remaining, length - offset);
+          const piece = offset === 0 && n === length ? chunk : chunk.subarray(offset, offset + n);
+          offset += n;
+          this.remaining -= n;
+          if (this.remaining === 0) {
+            if (offset < length) this.keepAlive = false;
+            this.complete(piece);
+            return;
+          }
+          if (!sink.onUpstreamData(piece)) this.socket.pause();
+          break;
+        }
+        case BODY_UNTIL_CLOSE: {
+          const piece = offset === 0 ? chunk : chunk.subarray(offset);
+          offset = length;
+          if (!sink.onUpstreamData(piece)) this.socket.pause();
+          break;
+        }
+        case CHUNK_DATA: {
+          const n = Math.min(this.remaining, length - offset);
+          const piece = chunk.subarray(offset, offset + n);
+          offset += n;
+          this.remaining -= n;
+          if (this.remaining === 0) this.state = CHUNK_END;
+          if (!sink.onUpstreamData(piece)) this.socket.pause();
+          break;
+        }
+        default: {
+          // CHUNK_SIZE, CHUNK_END, TRAILERS: line-oriented.
+          const nl = chunk.indexOf(10, offset);
+          if (nl === -1) {
+            this.line += chunk.toString('latin1', offset);
+            if (this.line.length > MAX_LINE_BYTES) {
+              this.fail('chunk line too long', 'invalid_response');
+              return;
+            }
+            return;
+          }
+          let line = this.line + chunk.toString('latin1', offset, nl);
+          this.line = '';
+          offset = nl + 1;
+          if (line.charCodeAt(line.length - 1) !== 13) {
+            this.fail('bare LF in chunked body', 'invalid_response');
+            return;
+          }
+          line = line.slice(0, -1);
+          if (this.state === CHUNK_END) {
+            if (line !== '') {
+              this.fail('malformed chunk end', 'invalid_response');
+              return;
+            }
+            this.state = CHUNK_SIZE;
+          } else if (this.state === TRAILERS) {
+            if (line === '') {
+              if (offset < length) this.keepAlive = false;
+              this.complete(undefined);
+              return;
+            }
+          } else {
+            const size = parseChunkSize(line);
+            if (size < 0) {
+              this.fail('malformed chunk size', 'invalid_response');
+              return;
+            }
+            if (size === 0) this.state = TRAILERS;
+            else {
+              this.state = CHUNK_DATA;
+              this.remaining = size;
+            }
+          }
+        }
+      }
+    }
+  }
+
+  private onEnd(): void {
+    if (this.exchange !== undefined && this.state === BODY_UNTIL_CLOSE) {
+      this.keepAlive = false;
+      this.complete(undefined);
+    }
+  }
+
+  private onClose(): void {
+    this.pool.forget(this);
+    const exchange = this.exchange;
+    if (exchange !== undefined) {
+      const code = (this.failure as NodeJS.ErrnoException | undefined)?.code;
+      this.fail(this.failure?.message ?? 'upstream closed the connection', errorKind(code));
+    }
+  }
+}
+
+/** Hex digits, optionally followed by `;extensions` (ignored); -1 if malformed. */
+function parseChunkSize(line: string): number {
+  let size = 0;
+  let digits = 0;
+  for (let i = 0; i < line.length; i++) {
+    const c = line.charCodeAt(i);
+    let v: number;
+    if (c >= 48 && c <= 57) v = c - 48;
+    else if (c >= 97 && c <= 102) v = c - 87;
+    else if (c >= 65 && c <= 70) v = c - 55;
+    else if (c === 59 || c === 32 || c === 9) break;
+    else return -1;
+    if (++digits > 12) return -1;
+    size = size * 16 + v;
+  }
+  return digits === 0 ? -1 : size;
+}
+
+/** Connections to one endpoint: idle ones reused newest first, at most `maxConnections`, then a queue. */
+export class EndpointPool {
+  private readonly idle: UpstreamConnection[] = [];
+  private readonly all = new Set<UpstreamConnection>();
+  private readonly queue: UpstreamExchange[] = [];
+  private closed = false;
+  private tick = 0;
+  private sweeper: NodeJS.Timeout | undefined = undefined;
+
+  constructor(
+    readonly host: string,
+    readonly port: number,
+    /** `host:port` (IPv6 in brackets), the Host header when a request has none. */
+    readonly authority: string,
+    readonly options: UpstreamPoolOptions,
+  ) {}
+
+  send(exchange: UpstreamExchange): void {
+    let connection = this.idle.pop();
+    while (connection?.socket.destroyed) connection = this.idle.pop();
+    if (connection !== undefined) connection.assign(exchange);
+    else if (this.all.size < this.options.maxConnections) {
+      connection = new UpstreamConnection(this);
+      this.all.add(connection);
+      connection.assign(exchange);
+      this.startSweeper();
+    } else this.queue.push(exchange);
+  }
+
+  /** A connection finished its exchange and can serve another. */
+  release(connection: UpstreamConnection): void {
+    const next = this.nextQueued();
+    if (next !== undefined) {
+      connection.assign(next);
+      return;
+    }
+    if (this.closed) {
+      connection.socket.destroy();
+      return;
+    }
+    connection.idleTick = this.tick;
+    this.idle.push(connection);
+  }
+
+  /** A connection closed. */
+  forget(connection: UpstreamConnection): void {
+    this.all.delete(connection);
+    const i = this.idle.indexOf(connection);
+    if (i !== -1) this.idle.splice(i, 1);
+    // Its slot is free: start a queued exchange on a new connection.
+    const next = this.nextQueued();
+    if (next !== undefined) this.send(next);
+    if (this.all.size === 0) this.stopSweeper();
+  }
+
+  /** Graceful: idle connections close now, busy ones once their exchange ends. */
+  close(): void {
+    this.closed = true;
+    for (const c of this.idle.splice(0)) c.socket.destroy();
+  }
+
+  destroy(): void {
+    this.closed = true;
+    for (const c of this.all) c.socket.destroy();
+  }
+
+  private nextQueued(): UpstreamExchange | undefined {
+    let next = this.queue.shift();
+    while (next?.done) next = this.queue.shift();
+    return next;
+  }
+
+  // One coarse timer per pool instead of one per idle socket: a connection idle for 8 ticks (at most the
+  // idle timeout, at least 7/8 of it) is closed.
+  private startSweeper(): void {
+    if (this.sweeper !== undefined) return;
+    const interval = Math.max(10, this.options.idleTimeoutMs / 8);
+    this.sweeper = setInterval(() => {
+      this.tick++;
+      const idle = this.idle;
+      while (idle.length > 0 && this.tick - idle[0]!.idleTick >= 8) idle.shift()!.socket.destroy();
+    }, interval);
+    this.sweeper.unref();
+  }
+
+  private stopSweeper(): void {
+    clearInterval(this.sweeper);
+    this.sweeper = undefined;
+  }
+}
