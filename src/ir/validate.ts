@@ -45,6 +45,19 @@ const list =
     if (!Array.isArray(v)) fail(p, 'must be a list');
     for (const [i, entry] of v.entries()) item(entry, `${p}[${i}]`);
   };
+// Discovery keeps the parsed object of every unchanged resource from one config to the next: an object that
+// passed once is not walked again (configs are immutable once built or received).
+const resourceList = (item: Check): Check => {
+  const valid = new WeakSet<object>();
+  return (v, p) => {
+    if (!Array.isArray(v)) fail(p, 'must be a list');
+    for (const [i, entry] of v.entries()) {
+      if (isRecord(entry) && valid.has(entry)) continue;
+      item(entry, `${p}[${i}]`);
+      if (isRecord(entry)) valid.add(entry);
+    }
+  };
+};
 const optional =
   (check: Check): Check =>
   (v, p) => {
@@ -151,8 +164,8 @@ const route = object({
 });
 const fleetConfig = object({
   fleet: nonEmpty,
-  gateways: list(object({ name: nonEmpty, generation: int(0, Number.MAX_SAFE_INTEGER) })),
-  listeners: list(
+  gateways: resourceList(object({ name: nonEmpty, generation: int(0, Number.MAX_SAFE_INTEGER) })),
+  listeners: resourceList(
     object({
       name: nonEmpty,
       port: int(1, 65535),
@@ -164,18 +177,18 @@ const fleetConfig = object({
       ),
     }),
   ),
-  virtualHosts: list(object({ name: nonEmpty, hostname, routes: list(route) })),
-  clusters: list(
+  virtualHosts: resourceList(object({ name: nonEmpty, hostname, routes: list(route) })),
+  clusters: resourceList(
     object({
       name: nonEmpty,
       service: object({ namespace: str, name: str, port: int(1, 65535) }),
       protocol: oneOf('http'),
     }),
   ),
-  endpoints: list(
+  endpoints: resourceList(
     object({ name: nonEmpty, endpoints: list(object({ address: nonEmpty, port: int(1, 65535) })) }),
   ),
-  secrets: list(object({ name: nonEmpty, certificatePem: nonEmpty, privateKeyPem: nonEmpty })),
+  secrets: resourceList(object({ name: nonEmpty, certificatePem: nonEmpty, privateKeyPem: nonEmpty })),
 });
 
 function uniqueNames(items: { name: string }[], path: string): Set<string> {

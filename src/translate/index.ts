@@ -74,6 +74,7 @@ export function translate(
     clusters,
     options.controllerName,
     cache,
+    cache?.attachments,
   );
   if (cache !== undefined) cache.clusters = clusters;
   const routes = new Map(routeStates.map((rs) => [rs.route, rs]));

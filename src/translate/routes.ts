@@ -98,6 +98,33 @@ function echoParentRef(ref: ParentReference): ParentReference {
   return out;
 }
 
+/** A route's attachment as last computed, and the identity of everything it was computed from. */
+export interface AttachmentMemoEntry {
+  deps: unknown[];
+  state: RouteState;
+  /** The listeners the route attached to, in push order: replayed into the fresh listener states. */
+  attachedTo: { gatewayKey: string; index: number }[];
+}
+
+/** Per route: its last attachment; an unchanged route with unchanged parents is not attached again. */
+export type AttachmentMemo = WeakMap<HTTPRoute, AttachmentMemoEntry>;
+
+function sameDeps(a: readonly unknown[], b: readonly unknown[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/**
+ * What attaching through `gw` reads besides the route, the lookup and the backends: the Gateway object (listener
+ * specs, allowedRoutes) and whether each listener takes routes (conflicts and refs come from other objects).
+ */
+function gatewaySignature(gw: GatewayEntry): string {
+  let sig = '';
+  for (const l of gw.listeners) sig += attachable(l) ? '1' : '0';
+  return sig;
+}
+
 /** Routes in namespace/name order; attaches each accepted one to its listeners (`ListenerState.attached`). */
 export function attachRoutes(
   routes: readonly HTTPRoute[],
@@ -106,43 +133,100 @@ export function attachRoutes(
   table: ClusterTable,
   controllerName: string,
   memo?: BackendMemo,
+  attachments?: AttachmentMemo,
 ): RouteState[] {
   const out: RouteState[] = [];
-  for (const route of routes) {
-    const routeNs = route.metadata.namespace ?? '';
-    const generation = route.metadata.generation;
-    const compiled = compileRoute(route);
-    let backends: ResolvedRoute | undefined;
-    const parents: RouteParentStatus[] = [];
-    const seen = new Set<string>();
-    for (const ref of route.spec.parentRefs) {
-      if (ref.group !== GATEWAY_API_GROUP || ref.kind !== 'Gateway') continue;
-      const gw = gateways.get(`${ref.namespace ?? routeNs}/${ref.name}`);
-      if (gw === undefined) continue;
-      const refKey = `${ref.namespace ?? ''}/${ref.name}/${ref.sectionName ?? ''}/${ref.port ?? ''}`;
-      if (seen.has(refKey)) continue;
-      seen.add(refKey);
-      backends ??= resolveRouteBackends(route, lookup, table, memo);
-      let verdict: Verdict;
-      if (compiled.unsupported.length > 0) {
-        verdict = { ok: false, reason: 'UnsupportedValue', message: compiled.unsupported.join('; ') };
-      } else {
-        const result = attach(route, ref, gw, lookup);
-        verdict = result.verdict;
-        for (const l of result.listeners) if (l.attached.at(-1) !== route) l.attached.push(route);
-      }
-      const conditions: Condition[] = [
-        condition('Accepted', verdict.ok, verdict.reason, verdict.message, generation),
-        condition('ResolvedRefs', backends.refs.ok, backends.refs.reason, backends.refs.message, generation),
-      ];
-      parents.push({ parentRef: echoParentRef(ref), controllerName, conditions });
+  const signatures = new Map<GatewayEntry, string>();
+  const signatureOf = (gw: GatewayEntry): string => {
+    let sig = signatures.get(gw);
+    if (sig === undefined) {
+      sig = gatewaySignature(gw);
+      signatures.set(gw, sig);
     }
-    out.push({
-      route,
-      compiled,
-      backends: backends ?? { rules: [], refs: { ok: true, reason: '', message: '' } },
-      parents,
-    });
+    return sig;
+  };
+  for (const route of routes) {
+    let deps: unknown[] | undefined;
+    if (attachments !== undefined) {
+      const routeNs = route.metadata.namespace ?? '';
+      deps = [lookup, controllerName];
+      let ours = false;
+      for (const ref of route.spec.parentRefs) {
+        const gw =
+          ref.group === GATEWAY_API_GROUP && ref.kind === 'Gateway'
+            ? gateways.get(`${ref.namespace ?? routeNs}/${ref.name}`)
+            : undefined;
+        if (gw === undefined) deps.push(undefined, '');
+        else {
+          ours = true;
+          deps.push(gw.gateway, signatureOf(gw));
+        }
+      }
+      // Backends resolve (memoised) exactly when the uncached path would resolve them.
+      deps.push(ours ? resolveRouteBackends(route, lookup, table, memo) : undefined);
+      const hit = attachments.get(route);
+      if (hit !== undefined && sameDeps(hit.deps, deps)) {
+        for (const { gatewayKey, index } of hit.attachedTo) {
+          const l = gateways.get(gatewayKey)!.listeners[index]!;
+          if (l.attached.at(-1) !== route) l.attached.push(route);
+        }
+        out.push(hit.state);
+        continue;
+      }
+    }
+    const attachedTo: AttachmentMemoEntry['attachedTo'] = [];
+    const state = attachRoute(route, gateways, lookup, table, controllerName, memo, attachedTo);
+    out.push(state);
+    if (attachments !== undefined && deps !== undefined) attachments.set(route, { deps, state, attachedTo });
   }
   return out;
+}
+
+function attachRoute(
+  route: HTTPRoute,
+  gateways: Map<string, GatewayEntry>,
+  lookup: SnapshotLookup,
+  table: ClusterTable,
+  controllerName: string,
+  memo: BackendMemo | undefined,
+  attachedTo: AttachmentMemoEntry['attachedTo'],
+): RouteState {
+  const routeNs = route.metadata.namespace ?? '';
+  const generation = route.metadata.generation;
+  const compiled = compileRoute(route);
+  let backends: ResolvedRoute | undefined;
+  const parents: RouteParentStatus[] = [];
+  const seen = new Set<string>();
+  for (const ref of route.spec.parentRefs) {
+    if (ref.group !== GATEWAY_API_GROUP || ref.kind !== 'Gateway') continue;
+    const gw = gateways.get(`${ref.namespace ?? routeNs}/${ref.name}`);
+    if (gw === undefined) continue;
+    const refKey = `${ref.namespace ?? ''}/${ref.name}/${ref.sectionName ?? ''}/${ref.port ?? ''}`;
+    if (seen.has(refKey)) continue;
+    seen.add(refKey);
+    backends ??= resolveRouteBackends(route, lookup, table, memo);
+    let verdict: Verdict;
+    if (compiled.unsupported.length > 0) {
+      verdict = { ok: false, reason: 'UnsupportedValue', message: compiled.unsupported.join('; ') };
+    } else {
+      const result = attach(route, ref, gw, lookup);
+      verdict = result.verdict;
+      for (const l of result.listeners) {
+        if (l.attached.at(-1) === route) continue;
+        l.attached.push(route);
+        attachedTo.push({ gatewayKey: gw.key, index: l.index });
+      }
+    }
+    const conditions: Condition[] = [
+      condition('Accepted', verdict.ok, verdict.reason, verdict.message, generation),
+      condition('ResolvedRefs', backends.refs.ok, backends.refs.reason, backends.refs.message, generation),
+    ];
+    parents.push({ parentRef: echoParentRef(ref), controllerName, conditions });
+  }
+  return {
+    route,
+    compiled,
+    backends: backends ?? { rules: [], refs: { ok: true, reason: '', message: '' } },
+    parents,
+  };
 }

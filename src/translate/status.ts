@@ -126,8 +126,21 @@ export function gatewayStatus(gw: GatewayEntry, dataPlane: DataPlaneState | unde
   };
 }
 
+// A reused RouteState (unchanged route and parents) keeps its status object, so the provider can tell
+// unchanged statuses by identity instead of comparing their text.
+const routeStatusMemo = new WeakMap<RouteState, ObjectStatus>();
+
 export function routeStatus(rs: RouteState): ObjectStatus | undefined {
   if (rs.parents.length === 0) return undefined;
+  let status = routeStatusMemo.get(rs);
+  if (status === undefined) {
+    status = routeStatusUncached(rs);
+    routeStatusMemo.set(rs, status);
+  }
+  return status;
+}
+
+function routeStatusUncached(rs: RouteState): ObjectStatus {
   const r = rs.route;
   return {
     apiVersion: r.apiVersion,

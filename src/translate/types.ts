@@ -3,6 +3,7 @@ import type { HTTPRoute } from '../api/http-route.js';
 import type { FleetConfig } from '../ir/fleet-config.js';
 import type { ClusterTable, ResolvedCluster, ResolvedRoute } from './backends.js';
 import type { SnapshotLookup } from './lookup.js';
+import type { AttachmentMemo } from './routes.js';
 
 export type DeployType = 'ControllerNamespace' | 'GatewayNamespace';
 
@@ -82,8 +83,10 @@ export interface TranslateCache {
     HTTPRoute,
     { lookup: SnapshotLookup; resolved: ResolvedRoute; clusters: ResolvedCluster[] }
   >;
+  /** Per route: its attachment to its parents, reused while the route, parents, lookup and backends are. */
+  attachments: AttachmentMemo;
 }
 
 export function createTranslateCache(): TranslateCache {
-  return { fleets: new Map(), clusters: new Map(), backends: new WeakMap() };
+  return { fleets: new Map(), clusters: new Map(), backends: new WeakMap(), attachments: new WeakMap() };
 }

@@ -136,8 +136,8 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
   // Listeners left out of a fleet's config because the host proxy's own ports use them, by fleet.
   let reservedErrors = new Map<string, ReservedPortError[]>();
   let statuses = new Map<string, ObjectStatus>();
-  // The translator's statuses before stamping, as JSON, by object: what `statuses` was stamped from.
-  let rawStatuses = new Map<string, string>();
+  // The translator's statuses before stamping, by object: what `statuses` was stamped from, and its JSON.
+  let rawStatuses = new Map<string, { status: Record<string, unknown>; json: string }>();
   let ready = false;
   const programmedAnnounced = new Map<string, string>();
 
@@ -271,16 +271,19 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
 
         const now = new Date();
         const next = new Map<string, ObjectStatus>();
-        const nextRaw = new Map<string, string>();
+        const nextRaw = new Map<string, { status: Record<string, unknown>; json: string }>();
         for (const s of result.statuses) {
           const key = statusKey(s);
-          // Most statuses are unchanged by an edit: their text is compared instead of stamping them again.
-          const raw = JSON.stringify(s.status);
+          // Most statuses are unchanged by an edit: the translator hands back the same object for an unchanged
+          // route, else their text is compared, instead of stamping them again.
+          const before = rawStatuses.get(key);
+          const raw =
+            before?.status === s.status ? before : { status: s.status, json: JSON.stringify(s.status) };
           nextRaw.set(key, raw);
           const previous = statuses.get(key);
           next.set(
             key,
-            previous !== undefined && rawStatuses.get(key) === raw
+            previous !== undefined && before?.json === raw.json
               ? previous
               : { ...s, status: stampConditionTimes(previous?.status, s.status, now) },
           );

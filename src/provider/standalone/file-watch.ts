@@ -38,7 +38,9 @@ export interface FileWatcher {
   close(): Promise<void>;
 }
 
-const DEFAULTS = { debounceMs: 5, pollIntervalMs: 2000, removalDelayMs: 50 };
+// Gathering window: an editor's save (truncate, write, rename) lands in well under 2 ms; anything slower is
+// caught by the empty-file and removal delays below, so a longer window only adds latency to every edit.
+const DEFAULTS = { debounceMs: 2, pollIntervalMs: 2000, removalDelayMs: 50 };
 const RESOURCE_EXTENSIONS = new Set(['.yaml', '.yml', '.json']);
 
 interface Known {

@@ -1,0 +1,137 @@
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { test } from 'node:test';
+import type { Gateway } from '../../src/api/gateway.js';
+import type { HTTPRoute } from '../../src/api/http-route.js';
+import { parseYamlFile } from '../../src/api/load.js';
+import { buildSnapshot, type ResourceSnapshot } from '../../src/api/snapshot.js';
+import {
+  createTranslateCache,
+  type DataPlaneState,
+  type TranslateOptions,
+  translate,
+} from '../../src/translate/index.js';
+
+const options: TranslateOptions = {
+  controllerName: 'gateway.portico.io/gatewayclass-controller',
+  controllerNamespace: 'portico-gateway-system',
+  deployType: 'ControllerNamespace',
+};
+
+const dir = new URL('./testdata/', import.meta.url);
+
+function load(name: string): ResourceSnapshot {
+  const text = readFileSync(new URL(name, dir), 'utf8');
+  return buildSnapshot(parseYamlFile(name, text).objects.map((o) => o.object));
+}
+
+/** Small deterministic PRNG (mulberry32), so a failure replays. */
+function random(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+type Edit = (s: ResourceSnapshot, pick: <T>(items: readonly T[]) => T | undefined) => ResourceSnapshot;
+
+function replaceIn<T>(items: readonly T[], old: T, next: T): T[] {
+  return items.map((x) => (x === old ? next : x));
+}
+
+// Every edit makes new objects for what it changes and keeps every other object (and unchanged lists) as is,
+// the way the providers build snapshots.
+const edits: Edit[] = [
+  (s) => s,
+  (s, pick) => {
+    const r = pick(s.httpRoutes);
+    if (r === undefined) return s;
+    const hostnames = pick([[], ['a.example.com'], ['*.example.com'], ['other.test', 'b.example.com']])!;
+    const next: HTTPRoute = { ...r, spec: { ...r.spec, hostnames } };
+    return { ...s, httpRoutes: replaceIn(s.httpRoutes, r, next) };
+  },
+  (s, pick) => {
+    const r = pick(s.httpRoutes);
+    const g = pick(s.gateways);
+    if (r === undefined || g === undefined) return s;
+    const section = pick([undefined, ...g.spec.listeners.map((l) => l.name)]);
+    const parentRefs = r.spec.parentRefs.map((p) => {
+      const { sectionName: _, ...rest } = p;
+      return section === undefined ? rest : { ...rest, sectionName: section };
+    });
+    return { ...s, httpRoutes: replaceIn(s.httpRoutes, r, { ...r, spec: { ...r.spec, parentRefs } }) };
+  },
+  (s, pick) => {
+    const r = pick(s.httpRoutes);
+    return r === undefined ? s : { ...s, httpRoutes: s.httpRoutes.filter((x) => x !== r) };
+  },
+  (s, pick) => {
+    const r = pick(s.httpRoutes);
+    if (r === undefined) return s;
+    const copy = {
+      ...r,
+      metadata: { ...r.metadata, name: `${r.metadata.name}-copy-${s.httpRoutes.length}` },
+    };
+    return { ...s, httpRoutes: [...s.httpRoutes, copy] };
+  },
+  (s, pick) => {
+    const g = pick(s.gateways);
+    if (g === undefined || g.spec.listeners.length < 2) return s;
+    const next: Gateway = { ...g, spec: { ...g.spec, listeners: g.spec.listeners.slice(0, -1) } };
+    return { ...s, gateways: replaceIn(s.gateways, g, next) };
+  },
+  (s, pick) => {
+    const g = pick(s.gateways);
+    if (g === undefined) return s;
+    const from = pick(['All', 'Same'] as const)!;
+    const listeners = g.spec.listeners.map((l) => ({
+      ...l,
+      allowedRoutes: { ...l.allowedRoutes, namespaces: { from } },
+    }));
+    return { ...s, gateways: replaceIn(s.gateways, g, { ...g, spec: { ...g.spec, listeners } }) };
+  },
+  (s, pick) => {
+    const n = pick(s.namespaces);
+    if (n === undefined) return s;
+    const labels = { ...(n.metadata.labels ?? {}), tenant: pick(['a', 'b', 'c'])! };
+    return { ...s, namespaces: replaceIn(s.namespaces, n, { ...n, metadata: { ...n.metadata, labels } }) };
+  },
+  (s, pick) => {
+    const svc = pick(s.services);
+    return svc === undefined ? s : { ...s, services: s.services.filter((x) => x !== svc) };
+  },
+];
+
+const dataPlane = (s: ResourceSnapshot): DataPlaneState => ({
+  fleets: Object.fromEntries(
+    s.gateways.map((g) => [
+      `${g.metadata.namespace ?? 'default'}/${g.metadata.name}`,
+      {
+        addresses: [{ type: 'IPAddress' as const, value: '10.0.0.1' }],
+        appliedGateways: {},
+        listenerErrors: [],
+      },
+    ]),
+  ),
+});
+
+for (const file of readdirSync(dir).filter((f) => f.endsWith('.in.yaml'))) {
+  test(`with a cache: ${file} after random edits translates like without one`, () => {
+    const next = random(file.length * 7919);
+    const pick = <T>(items: readonly T[]): T | undefined =>
+      items.length === 0 ? undefined : items[Math.floor(next() * items.length)];
+    const cache = createTranslateCache();
+    const original = load(file);
+    let snapshot = original;
+    for (let step = 0; step < 60; step++) {
+      // Now and then back to the original objects: memo entries from long ago must still be right.
+      snapshot = next() < 0.1 ? original : pick(edits)!(snapshot, pick);
+      const cached = translate(snapshot, { ...options, cache }, dataPlane(snapshot));
+      const fresh = translate(snapshot, options, dataPlane(snapshot));
+      assert.deepEqual(cached, fresh, `${file}, step ${step}`);
+    }
+  });
+}
