@@ -9,9 +9,17 @@ const COMMANDS: Record<string, Command> = {
     summary: 'create the CA, server and client certificates for config discovery',
     load: () => import('./certgen.js'),
   },
+  controller: {
+    summary: 'run the controller on a Kubernetes cluster',
+    load: () => import('./controller.js'),
+  },
   get: {
     summary: "kubectl-style tables of the standalone controller's resources",
     load: () => import('./get.js'),
+  },
+  install: {
+    summary: 'render the manifests that install the controller on a cluster',
+    load: () => import('./install.js'),
   },
   standalone: {
     summary: 'run the controller on this machine from YAML files, proxies as local processes',

@@ -22,6 +22,7 @@ import {
   type ObjectStatus,
   translate,
 } from '../../translate/index.js';
+import { dataPlaneState } from '../data-plane-state.js';
 import { type AdminServer, startAdminServer } from './admin-server.js';
 import type { AdminState, FleetState, ResourceObject } from './admin-state.js';
 import { watchFiles } from './file-watch.js';
@@ -121,32 +122,11 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
   let ready = false;
   const programmedAnnounced = new Map<string, string>();
 
-  function dataPlaneState(): DataPlaneState {
-    const state: DataPlaneState = { fleets: {} };
-    const nodes = discovery.nodes();
-    for (const fleet of fleets) {
-      const address = pool.get(fleet.fleet);
-      const appliedGateways: Record<string, number> = {};
-      const listenerErrors: DataPlaneState['fleets'][string]['listenerErrors'] = [];
-      for (const node of nodes) {
-        if (node.fleet !== fleet.fleet || node.appliedVersion === undefined) continue;
-        for (const [gateway, generation] of Object.entries(node.appliedGateways)) {
-          appliedGateways[gateway] = Math.max(appliedGateways[gateway] ?? 0, generation);
-        }
-        for (const error of node.listenerErrors) {
-          const listener = fleet.listeners.find((l) => l.name === error.listener);
-          for (const ref of listener?.gatewayListeners ?? []) {
-            listenerErrors.push({ gateway: ref.gateway, listener: ref.listener, message: error.message });
-          }
-        }
-      }
-      state.fleets[fleet.fleet] = {
-        addresses: address === undefined ? [] : [{ type: 'IPAddress', value: address }],
-        appliedGateways,
-        listenerErrors,
-      };
-    }
-    return state;
+  function currentDataPlane(): DataPlaneState {
+    return dataPlaneState(fleets, discovery.nodes(), (fleet) => {
+      const address = pool.get(fleet);
+      return address === undefined ? [] : [{ type: 'IPAddress', value: address }];
+    });
   }
 
   function announce(next: Map<string, ObjectStatus>): void {
@@ -204,7 +184,7 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
             deployType: 'ControllerNamespace',
             cache,
           },
-          dataPlaneState(),
+          currentDataPlane(),
         );
         const previousFleets = new Set(fleets.map((f) => f.fleet));
         for (const fleet of result.fleets) {
