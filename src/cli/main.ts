@@ -13,6 +13,7 @@ const COMMANDS: Record<string, Command> = {
     summary: 'run the controller on a Kubernetes cluster',
     load: () => import('./controller.js'),
   },
+  echo: { summary: 'run the echo test backend', load: () => import('./echo.js') },
   get: {
     summary: "kubectl-style tables of the standalone controller's resources",
     load: () => import('./get.js'),
@@ -20,6 +21,14 @@ const COMMANDS: Record<string, Command> = {
   install: {
     summary: 'render the manifests that install the controller on a cluster',
     load: () => import('./install.js'),
+  },
+  proxy: {
+    summary: 'run a data-plane proxy fed by the discovery server (or a config file)',
+    load: () => import('./proxy.js'),
+  },
+  'shutdown-manager': {
+    summary: 'health endpoint and graceful drain of a proxy pod',
+    load: () => import('./shutdown-manager.js'),
   },
   standalone: {
     summary: 'run the controller on this machine from YAML files, proxies as local processes',

@@ -1,4 +1,5 @@
 // `portico translate`: resources in, computed statuses / fleet configs / infrastructure out (offline).
+
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
@@ -12,7 +13,7 @@ import { loadPaths } from '../api/load.js';
 import { buildSnapshot } from '../api/snapshot.js';
 import { PorticoError } from '../errors.js';
 import { renderFleetObjects } from '../infra/kubernetes/render.js';
-import type { FleetConfig } from '../ir/fleet-config.js';
+import { redactSecrets } from '../ir/redact.js';
 import { translate } from '../translate/index.js';
 
 const HELP = `usage: portico translate -f PATH... [options]
@@ -33,11 +34,6 @@ could not be loaded (each problem is printed with file and line), 2 on a usage e
 
 const SHOW = ['status', 'config', 'infra'] as const;
 type Show = (typeof SHOW)[number];
-
-/** Private keys never leave the process in readable form. */
-function redact(config: FleetConfig): FleetConfig {
-  return { ...config, secrets: config.secrets.map((s) => ({ ...s, privateKeyPem: '<redacted>' })) };
-}
 
 export async function run(argv: string[]): Promise<number> {
   let parsed: ReturnType<typeof parse>;
@@ -100,7 +96,7 @@ export async function run(argv: string[]): Promise<number> {
       if (status !== undefined) docs.push({ ...o, status });
     }
   }
-  if (show.includes('config' satisfies Show)) docs.push(...result.fleets.map(redact));
+  if (show.includes('config' satisfies Show)) docs.push(...result.fleets.map(redactSecrets));
   if (show.includes('infra' satisfies Show)) {
     const image = values.image ?? 'portico:latest';
     for (const infra of result.infra) {

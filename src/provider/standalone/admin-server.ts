@@ -1,14 +1,14 @@
 // The standalone controller's admin API (HTTP on loopback): health, readiness, resources with their status,
 // and each fleet's config dump. Read-only; it serves whatever `getState()` returns at request time.
+
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PorticoError } from '../../errors.js';
 import { formatHostPort, parseHostPort } from '../../host-port.js';
-import type { FleetConfig } from '../../ir/fleet-config.js';
+import { redactSecrets } from '../../ir/redact.js';
 import type { AdminState, FleetState, ResourceObject } from './admin-state.js';
 
 export const DEFAULT_ADMIN_ADDRESS = '127.0.0.1:18001';
-export const REDACTED = '<redacted>';
 
 export interface AdminServerOptions {
   /** `HOST:PORT`; port 0 picks a free one (tests). */
@@ -107,11 +107,7 @@ function handle(request: IncomingMessage, response: ServerResponse, getState: ()
 /** Private keys never leave the process: the dump keeps the certificate and names only. */
 export function redactFleet(fleet: FleetState): FleetState {
   if (fleet.config === undefined) return fleet;
-  const config: FleetConfig = {
-    ...fleet.config,
-    secrets: fleet.config.secrets.map((s) => ({ ...s, privateKeyPem: REDACTED })),
-  };
-  return { ...fleet, config };
+  return { ...fleet, config: redactSecrets(fleet.config) };
 }
 
 function compareResources(a: ResourceObject, b: ResourceObject): number {

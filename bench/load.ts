@@ -1,0 +1,131 @@
+// Load generators: wrk when installed (closed loop), else a node closed-loop generator; and a node
+// open-loop generator at a fixed rate whose latencies are measured from the scheduled send time.
+import { execFile } from 'node:child_process';
+import { Agent, request } from 'node:http';
+import { performance } from 'node:perf_hooks';
+import { promisify } from 'node:util';
+
+export interface LoadResult {
+  requestsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  errors: number;
+}
+
+export function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+function once(agent: Agent, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const req = request(
+      { host: '127.0.0.1', port, path: '/', agent, headers: { host: 'bench.test' } },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode === 200));
+        res.on('error', () => resolve(false));
+      },
+    );
+    req.on('error', () => resolve(false));
+    req.end();
+  });
+}
+
+export async function closedLoopNode(
+  port: number,
+  connections: number,
+  seconds: number,
+): Promise<LoadResult> {
+  const agent = new Agent({ keepAlive: true, maxSockets: connections });
+  const latencies: number[] = [];
+  let errors = 0;
+  const end = performance.now() + seconds * 1000;
+  const worker = async (): Promise<void> => {
+    while (performance.now() < end) {
+      const t = performance.now();
+      if (await once(agent, port)) latencies.push(performance.now() - t);
+      else errors++;
+    }
+  };
+  await Promise.all(Array.from({ length: connections }, worker));
+  agent.destroy();
+  latencies.sort((a, b) => a - b);
+  return {
+    requestsPerSecond: latencies.length / seconds,
+    p50Ms: percentile(latencies, 50),
+    p99Ms: percentile(latencies, 99),
+    errors,
+  };
+}
+
+function wrkDuration(text: string): number {
+  const m = /^([\d.]+)(us|ms|s|m)$/.exec(text);
+  if (m === null) return Number.NaN;
+  const n = Number(m[1]);
+  return m[2] === 'us' ? n / 1000 : m[2] === 'ms' ? n : m[2] === 's' ? n * 1000 : n * 60_000;
+}
+
+export async function closedLoopWrk(port: number, connections: number, seconds: number): Promise<LoadResult> {
+  const { stdout } = await promisify(execFile)('wrk', [
+    '-t1',
+    `-c${connections}`,
+    `-d${seconds}s`,
+    '--latency',
+    '-H',
+    'Host: bench.test',
+    `http://127.0.0.1:${port}/`,
+  ]);
+  const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1]);
+  const p50 = wrkDuration(/\s50%\s+(\S+)/.exec(stdout)?.[1] ?? '');
+  const p99 = wrkDuration(/\s99%\s+(\S+)/.exec(stdout)?.[1] ?? '');
+  const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(stdout)?.[1] ?? 0);
+  const socketErrors = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(stdout);
+  const errors =
+    non2xx + (socketErrors === null ? 0 : socketErrors.slice(1).reduce((s, v) => s + Number(v), 0));
+  return { requestsPerSecond: rps, p50Ms: p50, p99Ms: p99, errors };
+}
+
+async function openLoop(
+  agent: Agent,
+  port: number,
+  rate: number,
+  seconds: number,
+  latencies: number[],
+): Promise<number> {
+  let errors = 0;
+  const total = Math.round(rate * seconds);
+  const start = performance.now() + 10;
+  const pending: Promise<void>[] = [];
+  for (let i = 0; i < total; i++) {
+    const due = start + (i * 1000) / rate;
+    const wait = due - performance.now();
+    if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+    // Late sends count their lateness (no coordinated omission); early ones count from when they were sent.
+    const from = Math.min(due, performance.now());
+    pending.push(
+      once(agent, port).then((ok) => {
+        if (ok) latencies.push(performance.now() - from);
+        else errors++;
+      }),
+    );
+  }
+  await Promise.all(pending);
+  return errors;
+}
+
+/** Open loop at `rate` requests/s after a one-second warm-up at the same rate. */
+export async function fixedRate(port: number, rate: number, seconds: number): Promise<LoadResult> {
+  const agent = new Agent({ keepAlive: true, maxSockets: 64 });
+  await openLoop(agent, port, rate, 1, []);
+  const latencies: number[] = [];
+  const errors = await openLoop(agent, port, rate, seconds, latencies);
+  agent.destroy();
+  latencies.sort((a, b) => a - b);
+  return {
+    requestsPerSecond: latencies.length / seconds,
+    p50Ms: percentile(latencies, 50),
+    p99Ms: percentile(latencies, 99),
+    errors,
+  };
+}

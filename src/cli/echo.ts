@@ -1,0 +1,48 @@
+// `portico echo [--port N] [--host ADDR]`: the test backend (JSON echo of the request, WebSocket echo).
+
+import type { AddressInfo } from 'node:net';
+import { parseArgs } from 'node:util';
+import { createEchoServer, identityFromEnv } from '../echo/server.js';
+import { PorticoError } from '../errors.js';
+
+const HELP = `usage: portico echo [--port N] [--host ADDR]
+
+Replies to every request with JSON: path, host, method, proto, headers (name -> list of values),
+namespace, ingress, service, pod (from NAMESPACE, INGRESS_NAME, SERVICE_NAME, POD_NAME).
+  /status/NNN             reply with status NNN
+  ?delay=250ms|1s         wait before replying
+  X-Echo-Set-Header: A:1,B:2   add response headers
+WebSocket upgrades are accepted and every frame is echoed back.
+
+options:
+  --port N      port to listen on (default: HTTP_PORT env, else 3000; 0 picks a free port)
+  --host ADDR   address to listen on (default 0.0.0.0)`;
+
+export async function run(argv: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: { port: { type: 'string' }, host: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+  });
+  if (values.help === true) {
+    console.log(HELP);
+    return 0;
+  }
+  const rawPort = values.port ?? process.env.HTTP_PORT ?? '3000';
+  const port = Number(rawPort);
+  if (!/^\d+$/.test(rawPort) || port > 65535)
+    throw new PorticoError('E_USAGE', `--port: '${rawPort}' is not a port`);
+  const server = createEchoServer(identityFromEnv(process.env));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (error) => reject(new PorticoError('E_IO', `echo: ${error.message}`)));
+    server.listen({ host: values.host ?? '0.0.0.0', port }, resolve);
+  });
+  const address = server.address() as AddressInfo;
+  console.log(`echo listening on ${address.address}:${address.port}`);
+  await new Promise<void>((resolve) => {
+    process.once('SIGTERM', resolve);
+    process.once('SIGINT', resolve);
+  });
+  server.close();
+  server.closeAllConnections();
+  return 0;
+}

@@ -1,0 +1,136 @@
+// `portico proxy`: one data-plane process — a discovery client feeding the proxy runtime.
+import { readFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { parseArgs } from 'node:util';
+import { startDiscoveryClient } from '../discovery/client.js';
+import { PorticoError } from '../errors.js';
+import { formatHostPort, parseHostPort } from '../host-port.js';
+import { createProxy, runStaticProxy } from '../proxy/index.js';
+import { drainOnSignal } from '../proxy/signals.js';
+
+const HELP = `usage: portico proxy --discovery HOST:PORT --fleet KEY --node ID --ca-file FILE [options]
+       portico proxy --config-file FILE [options]
+
+  --discovery HOST:PORT     discovery server (always TLS 1.3)
+  --fleet KEY               fleet key: <namespace>/<gateway> or <gatewayclass> when merged
+  --node ID                 this proxy's id (default: the host name)
+  --ca-file FILE            CA that signed the discovery server certificate
+  --cert-file FILE          client certificate (mutual TLS mode), with --key-file
+  --key-file FILE           client key (mutual TLS mode)
+  --token-file FILE         bearer token, re-read on every reconnect (token mode)
+  --server-name NAME        TLS server name to verify (default: the discovery host)
+  --bind-address ADDR       address listeners bind (default 0.0.0.0)
+  --port-offset N           listener ports below 1024 bind at port+N (default 0)
+  --admin-address ADDR      admin API (default 127.0.0.1:19000; "off" disables)
+  --metrics-address ADDR    Prometheus metrics (default 0.0.0.0:19001; "off" disables)
+  --ready-address ADDR      readiness endpoint (default 0.0.0.0:19003; "off" disables)
+  --drain-seconds N         keep serving after SIGTERM before closing idle connections (default 5)
+  --max-drain-seconds N     longest wait for requests in flight (default 60)
+  --config-file FILE        serve this fleet config (JSON or YAML) instead of asking discovery`;
+
+function seconds(value: string, option: string): number {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n < 0)
+    throw new PorticoError('E_USAGE', `${option}: expected seconds, got '${value}'`);
+  return n;
+}
+
+async function readRequired(path: string | undefined, option: string): Promise<string | undefined> {
+  if (path === undefined) return undefined;
+  try {
+    return await readFile(path, 'utf8');
+  } catch (error) {
+    throw new PorticoError('E_IO', `${option}: cannot read ${path}: ${(error as Error).message}`);
+  }
+}
+
+export async function run(argv: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      discovery: { type: 'string' },
+      fleet: { type: 'string' },
+      node: { type: 'string' },
+      'ca-file': { type: 'string' },
+      'cert-file': { type: 'string' },
+      'key-file': { type: 'string' },
+      'token-file': { type: 'string' },
+      'server-name': { type: 'string' },
+      'bind-address': { type: 'string', default: '0.0.0.0' },
+      'port-offset': { type: 'string', default: '0' },
+      'admin-address': { type: 'string', default: '127.0.0.1:19000' },
+      'metrics-address': { type: 'string', default: '0.0.0.0:19001' },
+      'ready-address': { type: 'string', default: '0.0.0.0:19003' },
+      'drain-seconds': { type: 'string', default: '5' },
+      'max-drain-seconds': { type: 'string', default: '60' },
+      'config-file': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) {
+    console.log(HELP);
+    return 0;
+  }
+  const portOffset = Number(values['port-offset']);
+  if (!Number.isInteger(portOffset) || portOffset < 0 || portOffset > 64511) {
+    throw new PorticoError(
+      'E_USAGE',
+      `--port-offset: expected a whole number, got '${values['port-offset']}'`,
+    );
+  }
+  // Parsed here only to fail early with the option's name; the runtime takes the text.
+  const side = (value: string, option: string): string | undefined => {
+    if (value === 'off') return undefined;
+    parseHostPort(value, option);
+    return value;
+  };
+  const runtime = {
+    bindAddress: values['bind-address'],
+    portOffset,
+    adminAddress: side(values['admin-address'], '--admin-address'),
+    metricsAddress: side(values['metrics-address'], '--metrics-address'),
+    readyAddress: side(values['ready-address'], '--ready-address'),
+    drainMs: seconds(values['drain-seconds'], '--drain-seconds') * 1000,
+    maxDrainMs: seconds(values['max-drain-seconds'], '--max-drain-seconds') * 1000,
+  };
+  if (values['config-file'] !== undefined) return runStaticProxy(values['config-file'], runtime);
+  if (values.discovery === undefined || values.fleet === undefined || values['ca-file'] === undefined) {
+    throw new PorticoError('E_USAGE', `--discovery, --fleet and --ca-file are required\n\n${HELP}`);
+  }
+  if ((values['cert-file'] === undefined) !== (values['key-file'] === undefined)) {
+    throw new PorticoError('E_USAGE', '--cert-file and --key-file go together');
+  }
+  if (values['cert-file'] === undefined && values['token-file'] === undefined) {
+    throw new PorticoError(
+      'E_USAGE',
+      'one of --cert-file/--key-file (mutual TLS) or --token-file (token) is required',
+    );
+  }
+  const discovery = parseHostPort(values.discovery, '--discovery');
+  const caPem = (await readRequired(values['ca-file'], '--ca-file'))!;
+  const certPem = await readRequired(values['cert-file'], '--cert-file');
+  const keyPem = await readRequired(values['key-file'], '--key-file');
+  const tokenFile = values['token-file'];
+  const node = values.node ?? hostname();
+  const log = (line: string): void => console.error(line);
+
+  const proxy = createProxy({ ...runtime, log });
+  await proxy.started;
+  const client = startDiscoveryClient({
+    address: formatHostPort(discovery),
+    fleet: values.fleet,
+    node,
+    tls: { caPem, certPem, keyPem, serverName: values['server-name'] },
+    // Projected tokens rotate on disk: read the file anew for every connection.
+    token: tokenFile === undefined ? undefined : async () => (await readFile(tokenFile, 'utf8')).trim(),
+    apply: (config, version) => proxy.apply(config, version),
+    log: (level, message) => {
+      if (level !== 'debug') log(`discovery ${level}: ${message}`);
+    },
+  });
+  log(`proxy ${node} of fleet ${values.fleet}: discovery ${values.discovery}`);
+
+  await drainOnSignal(proxy, () => log('draining'));
+  await client.stop();
+  return 0;
+}

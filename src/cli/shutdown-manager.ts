@@ -1,0 +1,67 @@
+// `portico shutdown-manager`: the sidecar that keeps a proxy pod's shutdown graceful (see proxy-cli.md).
+import { createServer } from 'node:http';
+import { parseArgs } from 'node:util';
+import { PorticoError } from '../errors.js';
+import { parseHostPort } from '../host-port.js';
+import { drainProxy } from '../shutdown/drain-client.js';
+
+const HELP = `usage: portico shutdown-manager [--listen 0.0.0.0:19002] [--proxy-admin 127.0.0.1:19000]
+       portico shutdown-manager drain [--proxy-admin 127.0.0.1:19000] [--timeout-seconds 60]
+
+Without a subcommand: serves GET /healthz until SIGTERM.
+drain: asks the proxy to drain (POST /drain on its admin address) and returns once it reports no
+requests in flight, or after the timeout. Meant for the preStop hook of the proxy pod's containers.`;
+
+async function serve(listen: string): Promise<number> {
+  const { host, port } = parseHostPort(listen, '--listen');
+  const server = createServer((req, res) => {
+    const ok = req.method === 'GET' && (req.url ?? '').split('?')[0] === '/healthz';
+    res.writeHead(ok ? 200 : 404, { 'content-type': 'text/plain' });
+    res.end(ok ? 'ok\n' : 'not found\n');
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (error) => reject(new PorticoError('E_IO', `--listen ${listen}: ${error.message}`)));
+    server.listen({ host, port }, resolve);
+  });
+  console.error(`shutdown-manager listening on ${listen}`);
+  await new Promise<void>((resolve) => {
+    process.once('SIGTERM', resolve);
+    process.once('SIGINT', resolve);
+  });
+  server.close();
+  server.closeAllConnections();
+  return 0;
+}
+
+export async function run(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      listen: { type: 'string', default: '0.0.0.0:19002' },
+      'proxy-admin': { type: 'string', default: '127.0.0.1:19000' },
+      'timeout-seconds': { type: 'string', default: '60' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help === true) {
+    console.log(HELP);
+    return 0;
+  }
+  const [sub, ...extra] = positionals;
+  if (extra.length > 0 || (sub !== undefined && sub !== 'drain')) {
+    throw new PorticoError('E_USAGE', `shutdown-manager: unexpected argument '${extra[0] ?? sub}'`);
+  }
+  if (sub === undefined) return serve(values.listen);
+  const seconds = Number(values['timeout-seconds']);
+  if (!Number.isFinite(seconds) || seconds < 0) {
+    throw new PorticoError(
+      'E_USAGE',
+      `--timeout-seconds: '${values['timeout-seconds']}' is not a number of seconds`,
+    );
+  }
+  parseHostPort(values['proxy-admin'], '--proxy-admin');
+  const result = await drainProxy(values['proxy-admin'], seconds * 1000);
+  console.error(`shutdown-manager drain: ${result.outcome} (requests in flight: ${result.inFlight})`);
+  return 0;
+}

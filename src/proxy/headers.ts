@@ -1,0 +1,124 @@
+// Header handling between client and upstream: hop-by-hop stripping, the headers Portico adds, and the
+// Gateway API header modifier filters.
+import type { HeaderModifier } from '../ir/fleet-config.js';
+
+export type HeaderMap = Record<string, string | string[]>;
+
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'http2-settings',
+]);
+
+/** Headers a client may not set itself: the proxy vouches for them. */
+const PROXY_OWNED = new Set([
+  'x-portico-internal',
+  'x-portico-external-address',
+  'x-portico-expected-rq-timeout-ms',
+]);
+
+function connectionListed(raw: string[]): Set<string> | undefined {
+  let listed: Set<string> | undefined;
+  for (let i = 0; i < raw.length; i += 2) {
+    if (raw[i]!.length === 10 && raw[i]!.toLowerCase() === 'connection') {
+      for (const token of raw[i + 1]!.split(',')) {
+        const name = token.trim().toLowerCase();
+        if (name === '') continue;
+        listed ??= new Set();
+        listed.add(name);
+      }
+    }
+  }
+  return listed;
+}
+
+/** Raw header lines (name, value, ...) without hop-by-hop headers, those Connection lists, and `drop`. */
+export function hopByHopFree(raw: string[], drop: ReadonlySet<string>): string[] {
+  const listed = connectionListed(raw);
+  const out: string[] = [];
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!;
+    const lower = name.toLowerCase();
+    if (HOP_BY_HOP.has(lower) || drop.has(lower) || listed?.has(lower)) continue;
+    out.push(name, raw[i + 1]!);
+  }
+  return out;
+}
+
+function toMap(lines: string[]): HeaderMap {
+  const out: HeaderMap = {};
+  for (let i = 0; i < lines.length; i += 2) {
+    const name = lines[i]!.toLowerCase();
+    const value = lines[i + 1]!;
+    const existing = out[name];
+    if (existing === undefined) out[name] = value;
+    else if (Array.isArray(existing)) existing.push(value);
+    else out[name] = [existing, value];
+  }
+  return out;
+}
+
+/** Request headers toward the upstream, lower-case names, without hop-by-hop and proxy-owned ones. */
+export function endToEndHeaders(raw: string[]): HeaderMap {
+  return toMap(hopByHopFree(raw, PROXY_OWNED));
+}
+
+/** The proxy sets these on every forwarded response itself. */
+export const DROP_FROM_RESPONSE: ReadonlySet<string> = new Set(['server', 'x-portico-upstream-service-time']);
+
+export function responseHeaders(raw: string[]): HeaderMap {
+  return toMap(hopByHopFree(raw, DROP_FROM_RESPONSE));
+}
+
+export function applyHeaderModifier(headers: HeaderMap, modifier: HeaderModifier): void {
+  for (const { name, value } of modifier.set) headers[name] = value;
+  for (const { name, value } of modifier.add) {
+    const existing = headers[name];
+    // Gateway API: add appends to an existing value (`foo: bar` + `baz` → `foo: bar,baz`).
+    if (existing === undefined) headers[name] = value;
+    else headers[name] = `${Array.isArray(existing) ? existing.join(',') : existing},${value}`;
+  }
+  for (const name of modifier.remove) delete headers[name];
+}
+
+const IPV4_PRIVATE = [/^10\./, /^127\./, /^192\.168\./, /^172\.(1[6-9]|2\d|3[01])\./, /^169\.254\./];
+
+/** Loopback, RFC 1918, link-local and unique-local addresses count as internal clients. */
+export function isInternalAddress(address: string): boolean {
+  const ip = address.startsWith('::ffff:') ? address.slice(7) : address;
+  if (ip.includes(':')) {
+    const lower = ip.toLowerCase();
+    return lower === '::1' || lower.startsWith('fc') || lower.startsWith('fd') || lower.startsWith('fe80:');
+  }
+  return IPV4_PRIVATE.some((re) => re.test(ip));
+}
+
+export function clientIp(address: string | undefined): string {
+  if (address === undefined) return '';
+  return address.startsWith('::ffff:') ? address.slice(7) : address;
+}
+
+/** Adds the headers Portico sends toward backends (DESIGN.md §1). */
+export function addForwardingHeaders(
+  headers: HeaderMap,
+  client: string,
+  proto: 'http' | 'https',
+  requestId: () => string,
+  timeoutMs: number,
+): void {
+  const xff = headers['x-forwarded-for'];
+  headers['x-forwarded-for'] =
+    xff === undefined ? client : `${Array.isArray(xff) ? xff.join(', ') : xff}, ${client}`;
+  headers['x-forwarded-proto'] = proto;
+  if (headers['x-request-id'] === undefined) headers['x-request-id'] = requestId();
+  if (isInternalAddress(client)) headers['x-portico-internal'] = 'true';
+  else headers['x-portico-external-address'] = client;
+  headers['x-portico-expected-rq-timeout-ms'] = String(timeoutMs);
+}

@@ -1,0 +1,12 @@
+// The proxy runtime's public API, for `portico proxy` (discovery wiring) and tests.
+
+export { redactSecrets } from '../ir/redact.js';
+export { loadFleetConfigFile, runStaticProxy } from './config-file.js';
+export {
+  DEFAULT_PROXY_OPTIONS,
+  type ProxyLimits,
+  type ProxyOptions,
+  type ProxyOptionsInput,
+} from './options.js';
+export { type ApplyOutcome, createProxy, type Proxy } from './proxy.js';
+export { drainOnSignal } from './signals.js';

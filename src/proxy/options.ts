@@ -1,0 +1,81 @@
+// Every knob of the proxy runtime with its default, in one place.
+
+export type LoadBalancing = 'round-robin' | 'least-request';
+
+export interface ProxyLimits {
+  /** Largest request head (request line + headers) in bytes; larger gets 431. */
+  maxHeaderSize: number;
+  /** Most request headers accepted; more gets 431. */
+  maxHeadersCount: number;
+  /** A client must send the whole request head within this (slowloris). */
+  headersTimeoutMs: number;
+  /** A client must send the whole request (head and body) within this. */
+  requestTimeoutMs: number;
+  /** Idle keep-alive client connections are closed after this. */
+  keepAliveTimeoutMs: number;
+  /** Connections accepted per listener at once; 0 is unlimited. */
+  maxConnections: number;
+}
+
+export interface ProxyOptions {
+  /** Address every listener binds. */
+  bindAddress: string;
+  /** Listener ports below 1024 bind at port + portOffset (unprivileged containers). */
+  portOffset: number;
+  /** Maps a Gateway listener port to the port to bind (tests pass `() => 0`); overrides portOffset. */
+  portMap?: (port: number) => number;
+  /** `host:port` of the admin API (config dump, drain, stats); absent: off. */
+  adminAddress?: string;
+  /** `host:port` of Prometheus metrics; absent: off. */
+  metricsAddress?: string;
+  /** `host:port` of the readiness endpoint; absent: off. */
+  readyAddress?: string;
+  limits: ProxyLimits;
+  /** Pooled upstream connections per endpoint, at most. */
+  upstreamConnectionsPerEndpoint: number;
+  /** Idle pooled upstream connections are closed after this (below typical backend keep-alive of 5 s). */
+  upstreamIdleTimeoutMs: number;
+  loadBalancing: LoadBalancing;
+  /** Drain: keep serving this long after readiness fails, so load balancers stop sending. */
+  drainMs: number;
+  /** Drain: give up waiting for requests in flight after this (from drain start). */
+  maxDrainMs: number;
+  /** One line per event; never receives secrets. */
+  log: (line: string) => void;
+}
+
+export const DEFAULT_PROXY_OPTIONS: ProxyOptions = {
+  bindAddress: '0.0.0.0',
+  portOffset: 0,
+  limits: {
+    maxHeaderSize: 16 * 1024,
+    maxHeadersCount: 100,
+    headersTimeoutMs: 10_000,
+    requestTimeoutMs: 300_000,
+    keepAliveTimeoutMs: 60_000,
+    maxConnections: 0,
+  },
+  upstreamConnectionsPerEndpoint: 128,
+  upstreamIdleTimeoutMs: 4_000,
+  loadBalancing: 'round-robin',
+  drainMs: 5_000,
+  maxDrainMs: 60_000,
+  log: (line) => console.error(line),
+};
+
+export type ProxyOptionsInput = Partial<Omit<ProxyOptions, 'limits'>> & { limits?: Partial<ProxyLimits> };
+
+export function resolveProxyOptions(input: ProxyOptionsInput = {}): ProxyOptions {
+  const defined = Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined));
+  return {
+    ...DEFAULT_PROXY_OPTIONS,
+    ...defined,
+    limits: { ...DEFAULT_PROXY_OPTIONS.limits, ...input.limits },
+  };
+}
+
+/** The port a Gateway listener port binds on this proxy. */
+export function bindPort(options: ProxyOptions, port: number): number {
+  if (options.portMap !== undefined) return options.portMap(port);
+  return port < 1024 ? port + options.portOffset : port;
+}

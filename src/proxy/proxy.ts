@@ -1,0 +1,217 @@
+// The proxy runtime: applies fleet configs (validate, compile, bind, swap), drains, and reports.
+import { createHash } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { isPorticoError } from '../errors.js';
+import type { FleetConfig, Listener, TlsSecret, VirtualHost } from '../ir/fleet-config.js';
+import { validateFleetConfig } from '../ir/validate.js';
+import { type SideServer, sideServerAddress, startSideServers } from './admin.js';
+import { type BoundListener, bindListener, closeListener, updateCertificates } from './listeners.js';
+import { createProxyMetrics } from './metrics.js';
+import { bindPort, type ProxyOptionsInput, resolveProxyOptions } from './options.js';
+import type { CompiledVirtualHost } from './routing.js';
+import type { ProxyRuntime } from './runtime.js';
+import { compileSnapshot } from './snapshot.js';
+import { type CertificateTable, compileCertificates, createSecureContextCache } from './tls.js';
+import { createUpstreamPools } from './upstream-pools.js';
+
+export type ApplyOutcome =
+  | { ok: true; listenerErrors: { listener: string; message: string }[] }
+  | { ok: false; error: string };
+
+export interface Proxy {
+  /**
+   * Validates, binds new listeners, swaps atomically. A rejected config leaves the previous one serving.
+   * Applied configs are treated as immutable: VirtualHost objects passed again unchanged (same object) are
+   * not recompiled, so pass new objects for changed resources rather than editing old ones in place.
+   */
+  apply(config: unknown, version?: string): Promise<ApplyOutcome>;
+  /** A config is applied and the proxy is not draining. */
+  readonly ready: boolean;
+  /** Resolves once the admin, metrics and readiness servers listen (rejects if one cannot bind). */
+  readonly started: Promise<void>;
+  /** Graceful: fail readiness, keep serving drainMs, stop accepting, wait for requests in flight up to maxMs. */
+  drain(options?: { drainMs?: number; maxMs?: number }): Promise<void>;
+  /** Immediate: closes every socket. */
+  close(): Promise<void>;
+  /** Bound sockets: listeners by their name, side servers as `admin`, `metrics`, `ready`. */
+  addresses(): { listener: string; port: number; address: string }[];
+  /** Requests being answered now. */
+  inFlight(): number;
+}
+
+function versionOf(config: FleetConfig): string {
+  return createHash('sha256').update(JSON.stringify(config)).digest('hex').slice(0, 16);
+}
+
+function message(error: unknown): string {
+  return isPorticoError(error) || error instanceof Error ? error.message : String(error);
+}
+
+export function createProxy(input: ProxyOptionsInput = {}): Proxy {
+  const options = resolveProxyOptions(input);
+  const rt: ProxyRuntime = {
+    options,
+    metrics: createProxyMetrics(),
+    pools: createUpstreamPools({
+      connectionsPerEndpoint: options.upstreamConnectionsPerEndpoint,
+      idleTimeoutMs: options.upstreamIdleTimeoutMs,
+    }),
+    snapshot: undefined,
+    draining: false,
+    activeByEndpoint: new Map(),
+    tunnels: new Set(),
+  };
+  const bound = new Map<string, BoundListener>();
+  const contexts = createSecureContextCache();
+  const compiledVirtualHosts = new WeakMap<VirtualHost, CompiledVirtualHost>();
+  let appliedAt = '';
+  let applying: Promise<unknown> = Promise.resolve();
+  let drainPromise: Promise<void> | undefined;
+  let drained = false;
+  let sideServers: SideServer[] = [];
+  let started: Promise<void> = Promise.resolve();
+
+  const proxy: Proxy = {
+    get ready() {
+      return rt.snapshot !== undefined && !rt.draining;
+    },
+    get started() {
+      return started;
+    },
+    apply(config, version) {
+      // One apply at a time: binding is asynchronous and must not interleave.
+      const next = applying.then(() => applyNow(config, version));
+      applying = next.catch(() => undefined);
+      return next;
+    },
+    drain(drainOptions = {}) {
+      drainPromise ??= drainNow(
+        drainOptions.drainMs ?? options.drainMs,
+        drainOptions.maxMs ?? options.maxDrainMs,
+      );
+      return drainPromise;
+    },
+    async close() {
+      rt.draining = true;
+      const closing = [...bound.values(), ...sideServers].map(
+        (b) =>
+          new Promise<void>((resolve) => {
+            b.server.close(() => resolve());
+            b.server.closeAllConnections();
+          }),
+      );
+      for (const tunnel of rt.tunnels) tunnel.destroy();
+      bound.clear();
+      sideServers = [];
+      await rt.pools.destroy();
+      await Promise.all(closing);
+    },
+    addresses() {
+      return [
+        ...[...bound.values()].map((b) => ({ listener: b.context.name, port: b.port, address: b.address })),
+        ...sideServers.map((s) => ({ listener: s.name, ...sideServerAddress(s) })),
+      ];
+    },
+    inFlight: () => rt.metrics.inFlight,
+  };
+
+  async function applyNow(value: unknown, version: string | undefined): Promise<ApplyOutcome> {
+    if (rt.draining) return { ok: false, error: 'proxy is draining' };
+    let config: FleetConfig;
+    let snapshot: ReturnType<typeof compileSnapshot>;
+    try {
+      config = validateFleetConfig(value);
+      snapshot = compileSnapshot(config, version ?? versionOf(config), compiledVirtualHosts);
+    } catch (error) {
+      return { ok: false, error: message(error) };
+    }
+    const listenerErrors: { listener: string; message: string }[] = [];
+    const secrets = new Map<string, TlsSecret>(config.secrets.map((s) => [s.name, s]));
+    const certificates = new Map<string, CertificateTable>();
+    const usable: Listener[] = [];
+    for (const listener of config.listeners) {
+      try {
+        if (listener.tls !== undefined)
+          certificates.set(listener.name, compileCertificates(listener.tls, secrets, contexts));
+        usable.push(listener);
+      } catch (error) {
+        listenerErrors.push({ listener: listener.name, message: message(error) });
+      }
+    }
+    // Swap first: from here every new request, on any socket, routes by the new config.
+    rt.snapshot = snapshot;
+    appliedAt = new Date().toISOString();
+    for (const [name, b] of bound) {
+      const next = usable.find((l) => l.name === name);
+      if (next === undefined && config.listeners.some((l) => l.name === name)) continue; // bad TLS: keep old
+      if (next === undefined || next.protocol !== b.protocol) {
+        bound.delete(name);
+        void closeListener(b, options.maxDrainMs);
+      }
+    }
+    if (bound.size > 0) await sleep(0); // let closed listening sockets release their ports
+    for (const listener of usable) {
+      const existing = bound.get(listener.name);
+      const table = certificates.get(listener.name);
+      if (existing !== undefined) {
+        if (table !== undefined) updateCertificates(existing, table);
+        continue;
+      }
+      try {
+        bound.set(listener.name, await bindListener(rt, listener, bindPort(options, listener.port), table));
+      } catch (error) {
+        listenerErrors.push({ listener: listener.name, message: message(error) });
+      }
+    }
+    contexts.retain(config.secrets);
+    rt.pools.retain(config.endpoints.flatMap((e) => e.endpoints));
+    for (const e of listenerErrors) options.log(`listener ${e.listener}: ${e.message}`);
+    return { ok: true, listenerErrors };
+  }
+
+  async function drainNow(drainMs: number, maxMs: number): Promise<void> {
+    rt.draining = true;
+    const deadline = Date.now() + maxMs;
+    options.log(
+      `draining: serving ${drainMs} ms more, then waiting up to ${maxMs} ms for requests in flight`,
+    );
+    await sleep(Math.min(drainMs, maxMs));
+    const closing = [...bound.values()].map((b) => closeListener(b, Math.max(0, deadline - Date.now())));
+    // Upgraded (WebSocket) connections are not the HTTP server's to cut, so the deadline bounds the wait too.
+    const cutoff = new AbortController();
+    const late = sleep(Math.max(0, deadline - Date.now()) + 100, undefined, { signal: cutoff.signal }).catch(
+      () => {},
+    );
+    await Promise.race([Promise.all(closing), late]);
+    cutoff.abort();
+    for (const tunnel of rt.tunnels) tunnel.destroy();
+    drained = true;
+    options.log('drained');
+  }
+
+  const view = {
+    get ready() {
+      return proxy.ready;
+    },
+    get draining() {
+      return rt.draining;
+    },
+    get drained() {
+      return drained;
+    },
+    config: () => rt.snapshot?.config,
+    version: () => (rt.snapshot === undefined ? undefined : { version: rt.snapshot.version, appliedAt }),
+    inFlight: () => rt.metrics.inFlight,
+    startDrain: () => void proxy.drain(),
+    metrics: () => rt.metrics.render(),
+  };
+  started = startSideServers(view, {
+    admin: options.adminAddress,
+    metrics: options.metricsAddress,
+    ready: options.readyAddress,
+  }).then((servers) => {
+    sideServers = servers;
+  });
+  started.catch(() => undefined); // reported through `started`
+  return proxy;
+}

@@ -1,0 +1,215 @@
+// Compiles a FleetConfig's virtual hosts and routes into lookup structures: hosts in Maps and suffix lists,
+// regexes compiled once, so a request costs one host lookup and a walk over that host's routes.
+import type { IncomingHttpHeaders } from 'node:http';
+import type {
+  FleetConfig,
+  HeaderMatch,
+  Listener,
+  PathMatch,
+  QueryParamMatch,
+  Route,
+  RouteFilter,
+  VirtualHost,
+  WeightedBackend,
+} from '../ir/fleet-config.js';
+
+/** What route matching looks at in a request. */
+export interface RequestFacts {
+  method: string;
+  /** The path before `?`, verbatim. */
+  path: string;
+  /** The raw query (without `?`), or '' */
+  query: string;
+  headers: IncomingHttpHeaders;
+}
+
+type Predicate = (facts: RequestFacts, query: () => URLSearchParams) => boolean;
+
+export interface CompiledBackend {
+  backend: WeightedBackend;
+  /** Smooth weighted round-robin state: exact shares, no randomness. */
+  current: number;
+}
+
+export interface CompiledRoute {
+  route: Route;
+  matches: Predicate;
+  /** Forward only: backends with weight > 0. */
+  backends: CompiledBackend[];
+  totalWeight: number;
+}
+
+export interface CompiledVirtualHost {
+  name: string;
+  hostname: string;
+  routes: CompiledRoute[];
+}
+
+export interface HostTable {
+  exact: Map<string, CompiledVirtualHost>;
+  /** `*.example.com` stored as `.example.com`, longest first. */
+  wildcards: { suffix: string; vhost: CompiledVirtualHost }[];
+  any?: CompiledVirtualHost;
+}
+
+function pathPredicate(match: PathMatch | undefined): ((path: string) => boolean) | undefined {
+  if (match === undefined) return undefined;
+  const value = match.value;
+  switch (match.type) {
+    case 'Exact':
+      return (path) => path === value;
+    case 'PathPrefix': {
+      if (value === '/') return undefined;
+      const base = value.endsWith('/') ? value.slice(0, -1) : value;
+      return (path) => path.startsWith(base) && (path.length === base.length || path[base.length] === '/');
+    }
+    case 'RegularExpression': {
+      const re = new RegExp(`^(?:${value})$`);
+      return (path) => re.test(path);
+    }
+  }
+}
+
+function valuePredicate(m: HeaderMatch | QueryParamMatch): (value: string | undefined) => boolean {
+  if (m.type === 'Exact') return (v) => v === m.value;
+  const re = new RegExp(`^(?:${m.value})$`);
+  return (v) => v !== undefined && re.test(v);
+}
+
+function headerValue(headers: IncomingHttpHeaders, name: string): string | undefined {
+  const v = headers[name];
+  return Array.isArray(v) ? v.join(',') : v;
+}
+
+function compileMatch(route: Route): Predicate {
+  const { match } = route;
+  const checks: Predicate[] = [];
+  const path = pathPredicate(match.path);
+  if (path !== undefined) checks.push((f) => path(f.path));
+  if (match.method !== undefined) {
+    const method = match.method;
+    checks.push((f) => f.method === method);
+  }
+  // Gateway API: only the first match entry of a given name counts.
+  const seenHeaders = new Set<string>();
+  for (const h of match.headers) {
+    if (seenHeaders.has(h.name)) continue;
+    seenHeaders.add(h.name);
+    const test = valuePredicate(h);
+    const name = h.name;
+    checks.push((f) => test(headerValue(f.headers, name)));
+  }
+  const seenParams = new Set<string>();
+  for (const q of match.queryParams) {
+    if (seenParams.has(q.name)) continue;
+    seenParams.add(q.name);
+    const test = valuePredicate(q);
+    const name = q.name;
+    checks.push((_f, query) => test(query().get(name) ?? undefined));
+  }
+  if (checks.length === 0) return () => true;
+  if (checks.length === 1) return checks[0]!;
+  return (f, q) => checks.every((c) => c(f, q));
+}
+
+function compileRoute(route: Route): CompiledRoute {
+  const backends =
+    route.action.type === 'Forward'
+      ? route.action.backends.filter((b) => b.weight > 0).map((backend) => ({ backend, current: 0 }))
+      : [];
+  return {
+    route,
+    matches: compileMatch(route),
+    backends,
+    totalWeight: backends.reduce((sum, b) => sum + b.backend.weight, 0),
+  };
+}
+
+export function compileVirtualHost(vhost: VirtualHost): CompiledVirtualHost {
+  return { name: vhost.name, hostname: vhost.hostname.toLowerCase(), routes: vhost.routes.map(compileRoute) };
+}
+
+export function compileHostTable(
+  listener: Listener,
+  vhosts: ReadonlyMap<string, CompiledVirtualHost>,
+): HostTable {
+  const table: HostTable = { exact: new Map(), wildcards: [] };
+  for (const name of listener.virtualHosts) {
+    const vhost = vhosts.get(name);
+    if (vhost === undefined) continue;
+    if (vhost.hostname === '*') table.any ??= vhost;
+    else if (vhost.hostname.startsWith('*.'))
+      table.wildcards.push({ suffix: vhost.hostname.slice(1), vhost });
+    else if (!table.exact.has(vhost.hostname)) table.exact.set(vhost.hostname, vhost);
+  }
+  table.wildcards.sort((a, b) => b.suffix.length - a.suffix.length);
+  return table;
+}
+
+/**
+ * Compiles every virtual host; `cache` (per proxy) reuses the compiled form of VirtualHost objects seen
+ * before, so when the caller keeps unchanged resources' objects across updates, only changes are compiled.
+ */
+export function compileVirtualHosts(
+  config: FleetConfig,
+  cache: WeakMap<VirtualHost, CompiledVirtualHost> = new WeakMap(),
+): Map<string, CompiledVirtualHost> {
+  return new Map(
+    config.virtualHosts.map((v) => {
+      let compiled = cache.get(v);
+      if (compiled === undefined) {
+        compiled = compileVirtualHost(v);
+        cache.set(v, compiled);
+      }
+      return [v.name, compiled];
+    }),
+  );
+}
+
+/** The Host header without its port, lower case (`[::1]:80` → `[::1]`). */
+export function hostWithoutPort(host: string | undefined): string {
+  if (host === undefined) return '';
+  let end = host.length;
+  const colon = host.lastIndexOf(':');
+  if (colon !== -1 && host.indexOf(']', colon) === -1) end = colon;
+  return host.slice(0, end).toLowerCase();
+}
+
+export function lookupHost(table: HostTable, host: string): CompiledVirtualHost | undefined {
+  const exact = table.exact.get(host);
+  if (exact !== undefined) return exact;
+  for (const w of table.wildcards) {
+    // `*.` covers one or more labels: the host must be longer than the suffix.
+    if (host.length > w.suffix.length && host.endsWith(w.suffix)) return w.vhost;
+  }
+  return table.any;
+}
+
+export function findRoute(vhost: CompiledVirtualHost, facts: RequestFacts): CompiledRoute | undefined {
+  let parsed: URLSearchParams | undefined;
+  const query = (): URLSearchParams => {
+    parsed ??= new URLSearchParams(facts.query);
+    return parsed;
+  };
+  for (const route of vhost.routes) if (route.matches(facts, query)) return route;
+  return undefined;
+}
+
+/** Smooth weighted round-robin (each pick: add weights, take the largest, subtract the total). */
+export function pickBackend(route: CompiledRoute): WeightedBackend | undefined {
+  let best: CompiledBackend | undefined;
+  for (const b of route.backends) {
+    b.current += b.backend.weight;
+    if (best === undefined || b.current > best.current) best = b;
+  }
+  if (best === undefined) return undefined;
+  best.current -= route.totalWeight;
+  return best.backend;
+}
+
+/** The filters that apply to a forwarded request: the route's, then the chosen backend's. */
+export function filtersFor(route: Route, backend: WeightedBackend | undefined): RouteFilter[] {
+  return backend === undefined || backend.filters.length === 0
+    ? route.filters
+    : [...route.filters, ...backend.filters];
+}

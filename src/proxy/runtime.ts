@@ -1,0 +1,28 @@
+// The state shared by every listener of one proxy: the current snapshot, the upstream pool, counters.
+import type { Duplex } from 'node:stream';
+import type { ProxyMetrics } from './metrics.js';
+import type { ProxyOptions } from './options.js';
+import type { Snapshot } from './snapshot.js';
+import type { UpstreamPools } from './upstream-pools.js';
+
+export interface ProxyRuntime {
+  options: ProxyOptions;
+  metrics: ProxyMetrics;
+  /** Keep-alive connection pools per upstream endpoint. */
+  pools: UpstreamPools;
+  /** Swapped atomically by apply; a request reads it once, at its start. */
+  snapshot: Snapshot | undefined;
+  draining: boolean;
+  /** Requests in flight per endpoint key, for least-request balancing. */
+  activeByEndpoint: Map<string, number>;
+  /** Upgraded client connections: the HTTP server no longer tracks them, so close() must. */
+  tunnels: Set<Duplex>;
+}
+
+/** What a request needs to know about the socket it arrived on. */
+export interface ListenerContext {
+  name: string;
+  proto: 'http' | 'https';
+  /** Being removed: responses ask clients to reconnect (to the listener that replaces it, if any). */
+  closing: boolean;
+}

@@ -1,0 +1,119 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { PorticoError } from '../../src/errors.js';
+import { validateFleetConfig } from '../../src/ir/validate.js';
+import { forward, listener, route, simpleFleet, upstream, vhost } from '../support/fleet.js';
+
+function valid() {
+  return simpleFleet(
+    [vhost(80, 'a.test', [route(forward(['default/a:80']))])],
+    [upstream('default/a:80', [8080])],
+  );
+}
+
+function rejects(
+  mutate: (config: Record<string, unknown> & ReturnType<typeof valid>) => void,
+  pattern: RegExp,
+): void {
+  const config = structuredClone(valid()) as Record<string, unknown> & ReturnType<typeof valid>;
+  mutate(config);
+  assert.throws(
+    () => validateFleetConfig(config),
+    (error: unknown) =>
+      error instanceof PorticoError && error.code === 'E_FLEET_CONFIG' && pattern.test(error.message),
+  );
+}
+
+describe('validateFleetConfig', () => {
+  it('accepts a valid config and returns it', () => {
+    const config = valid();
+    assert.equal(validateFleetConfig(config), config);
+  });
+
+  it('refuses another schema version', () => {
+    rejects((c) => Object.assign(c, { schemaVersion: 2 }), /^schemaVersion: must be 1/);
+  });
+
+  it('names the field path of a wrong type', () => {
+    rejects(
+      (c) => Object.assign(c.listeners[0]!, { port: 70000 }),
+      /^listeners\[0\]\.port: must be an integer/,
+    );
+    rejects(
+      (c) => Object.assign(c.virtualHosts[0]!.routes[0]!.match, { path: { type: 'Glob', value: '/' } }),
+      /routes\[0\]\.match\.path\.type: must be one of/,
+    );
+  });
+
+  it('refuses a regular expression that does not compile', () => {
+    rejects(
+      (c) =>
+        Object.assign(c.virtualHosts[0]!.routes[0]!.match, {
+          path: { type: 'RegularExpression', value: '([' },
+        }),
+      /match\.path\.value: invalid regular expression/,
+    );
+  });
+
+  it('refuses dangling references and duplicates', () => {
+    rejects(
+      (c) => c.listeners[0]!.virtualHosts.push('port-80/missing'),
+      /listeners\[0\]\.virtualHosts\[1\]: unknown virtual host/,
+    );
+    rejects(
+      (c) =>
+        Object.assign(c.virtualHosts[0]!.routes[0]!.action, {
+          backends: [{ weight: 1, cluster: 'x', filters: [] }],
+        }),
+      /backends\[0\]\.cluster: unknown cluster 'x'/,
+    );
+    rejects((c) => c.clusters.push(c.clusters[0]!), /clusters\[1\]\.name: duplicate name/);
+  });
+
+  it('requires tls on an HTTPS listener', () => {
+    rejects((c) => Object.assign(c.listeners[0]!, { protocol: 'HTTPS' }), /listeners\[0\]\.tls: required/);
+    const l = listener(443, [], { certificates: [{ hostnames: ['*'], secrets: ['default/none'] }] });
+    rejects(
+      (c) => c.listeners.push(l),
+      /listeners\[1\]\.tls\.certificates\[0\]\.secrets\[0\]: unknown secret/,
+    );
+  });
+
+  it('refuses header values a proxy could not send', () => {
+    rejects(
+      (c) =>
+        c.virtualHosts[0]!.routes[0]!.filters.push({
+          type: 'RequestHeaderModifier',
+          headers: { set: [{ name: 'x-a', value: 'one\r\ntwo' }], add: [], remove: [] },
+        }),
+      /filters\[0\]\.headers\.set\[0\]\.value: must be a header value/,
+    );
+    rejects(
+      (c) =>
+        c.virtualHosts[0]!.routes[0]!.filters.push({
+          type: 'ResponseHeaderModifier',
+          headers: { set: [], add: [{ name: 'bad name', value: 'x' }], remove: [] },
+        }),
+      /filters\[0\]\.headers\.add\[0\]\.name: must be a valid header name/,
+    );
+  });
+
+  it('refuses hostnames and paths that cannot be sent', () => {
+    rejects(
+      (c) => Object.assign(c.virtualHosts[0]!, { hostname: 'a b.test' }),
+      /virtualHosts\[0\]\.hostname: must be a DNS hostname/,
+    );
+    rejects(
+      (c) =>
+        c.virtualHosts[0]!.routes[0]!.filters.push({
+          type: 'URLRewrite',
+          path: { type: 'ReplaceFullPath', value: 'no-slash' },
+        }),
+      /filters\[0\]\.path\.value: must be a path/,
+    );
+  });
+
+  it('refuses a value that is not an object at all', () => {
+    assert.throws(() => validateFleetConfig('nope'), /fleet config must be an object/);
+  });
+});

@@ -1,0 +1,84 @@
+// Test HTTP client and backends on loopback.
+import { createServer, type IncomingHttpHeaders, request, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createEchoServer } from '../../src/echo/server.js';
+
+export interface Reply {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+export interface EchoBody {
+  path: string;
+  host: string;
+  method: string;
+  proto: string;
+  headers: Record<string, string[]>;
+  namespace: string;
+  ingress: string;
+  service: string;
+  pod: string;
+}
+
+export function httpRequest(
+  port: number,
+  path: string,
+  options: { host?: string; method?: string; headers?: Record<string, string>; body?: string } = {},
+): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        method: options.method ?? 'GET',
+        headers: { host: options.host ?? 'example.com', ...options.headers },
+        agent: false,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            body: Buffer.concat(chunks).toString(),
+          }),
+        );
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(options.body);
+  });
+}
+
+export async function listen(server: Server): Promise<number> {
+  await new Promise<void>((resolve) => server.listen({ host: '127.0.0.1', port: 0 }, resolve));
+  return (server.address() as AddressInfo).port;
+}
+
+export async function closeServer(server: Server): Promise<void> {
+  server.closeAllConnections();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+}
+
+/** An echo backend on a free loopback port; `pod` names it in replies. */
+export async function startEcho(pod: string): Promise<{ server: Server; port: number }> {
+  const server = createEchoServer({ namespace: 'default', ingress: 'eg', service: 'echo', pod });
+  return { server, port: await listen(server) };
+}
+
+/** A port with nothing listening: bound then released. */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  const port = await listen(server);
+  await closeServer(server);
+  return port;
+}
+
+/** Polls `condition` every 10 ms until it holds (the test's own timeout bounds the wait). */
+export async function until(condition: () => boolean): Promise<void> {
+  while (!condition()) await new Promise((resolve) => setTimeout(resolve, 10));
+}
