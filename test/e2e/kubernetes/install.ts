@@ -137,3 +137,12 @@ export function podLogs(cluster: Cluster, prefix: string): string {
   }
   return out.join('\n');
 }
+
+/**
+ * Ends this test process once the simulator has stopped. After pods and Services were torn down, libuv can be
+ * left spinning on closed sockets (timers never fire again, so an ordinary exit never comes); every result has
+ * been reported by then. A failed test still fails the run: the parent runner counts the reported failures.
+ */
+export function endProcess(): void {
+  process.exit();
+}

@@ -160,7 +160,7 @@ export async function programmedAddress(
   cluster: Cluster,
   ns: string,
   name: string,
-  timeoutMs = 40_000,
+  timeoutMs = 90_000,
 ): Promise<string> {
   return eventually(
     async () => {
