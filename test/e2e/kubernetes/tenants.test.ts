@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { asList, call, eventually } from '../../cluster/client.js';
 import { type Cluster, startCluster } from '../../cluster/harness.js';
-import { install, podLogs } from './install.js';
+import { endProcess, install, podLogs } from './install.js';
 import {
   condition,
   echoBackend,
@@ -17,17 +17,10 @@ import {
   served,
 } from './traffic.js';
 
-// Opt-in: every test here passes, but after the simulator stops this process's event loop spins on stray
-// connect-pending sockets (after pods and Services were deleted mid-test) and never exits, timing the file out.
-const enabled = process.env.PORTICO_E2E_TENANTS === '1';
-const skip = enabled
-  ? false
-  : 'set PORTICO_E2E_TENANTS=1 (the process does not exit after the simulator stops)';
 let cluster: Cluster;
 const controllerOf = (tenant: string) => `gateway.portico.io/${tenant}-gatewayclass-controller`;
 
 before(async () => {
-  if (!enabled) return;
   cluster = await startCluster({ crds: true, echo: 'portico' });
   for (const tenant of ['team-a', 'team-b']) {
     await install(cluster, [
@@ -40,14 +33,12 @@ before(async () => {
   }
 });
 after(async () => {
-  if (!enabled) return;
   if (process.env.E2E_LOGS) console.log(podLogs(cluster, process.env.E2E_LOGS));
   await cluster.stop();
+  endProcess();
 });
 
-test("each tenant's hostname works through its own Gateway and is 404 through the other's", {
-  skip,
-}, async () => {
+test("each tenant's hostname works through its own Gateway and is 404 through the other's", async () => {
   for (const tenant of ['team-a', 'team-b']) {
     await gateway(cluster, tenant, 'gw', `${tenant}-class`, [{ name: 'http', port: 80 }]);
     await route(cluster, tenant, 'web', { namespace: tenant, name: 'gw' }, `${tenant}.example.com`, 'echo');
@@ -64,7 +55,7 @@ test("each tenant's hostname works through its own Gateway and is 404 through th
   assert.ok(asList(services.body.items).some((s) => String(s.metadata?.name).startsWith('proxy-team-a-gw-')));
 });
 
-test('a namespaced watch ignores resources in unwatched namespaces', { skip }, async () => {
+test('a namespaced watch ignores resources in unwatched namespaces', async () => {
   await call(cluster, 'POST', '/api/v1/namespaces', { metadata: { name: 'outside' } });
   await gateway(cluster, 'outside', 'stray', 'team-a-class', [{ name: 'http', port: 80 }]);
   // A later change in a watched namespace proves the controller is running; the stray Gateway stays untouched.
@@ -78,9 +69,7 @@ test('a namespaced watch ignores resources in unwatched namespaces', { skip }, a
   );
 });
 
-test('observedGeneration follows edits, and deleting a Gateway removes its infrastructure', {
-  skip,
-}, async () => {
+test('observedGeneration follows edits, and deleting a Gateway removes its infrastructure', async () => {
   await gateway(cluster, 'team-a', 'probe', 'team-a-class', [
     { name: 'http', port: 8080 },
     { name: 'http-2', port: 8081 },
