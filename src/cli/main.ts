@@ -9,10 +9,18 @@ const COMMANDS: Record<string, Command> = {
     summary: 'create the CA, server and client certificates for config discovery',
     load: () => import('./certgen.js'),
   },
+  controller: {
+    summary: 'run the controller on a Kubernetes cluster',
+    load: () => import('./controller.js'),
+  },
   echo: { summary: 'run the echo test backend', load: () => import('./echo.js') },
   get: {
     summary: "kubectl-style tables of the standalone controller's resources",
     load: () => import('./get.js'),
+  },
+  install: {
+    summary: 'render the manifests that install the controller on a cluster',
+    load: () => import('./install.js'),
   },
   proxy: {
     summary: 'run a data-plane proxy fed by the discovery server (or a config file)',

@@ -23,6 +23,7 @@ import {
   type ObjectStatus,
   translate,
 } from '../../translate/index.js';
+import { dataPlaneState } from '../data-plane-state.js';
 import { type AdminServer, startAdminServer } from './admin-server.js';
 import type { AdminState, FleetState, ResourceObject } from './admin-state.js';
 import { watchFiles } from './file-watch.js';
@@ -141,33 +142,13 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
   let ready = false;
   const programmedAnnounced = new Map<string, string>();
 
-  function dataPlaneState(): DataPlaneState {
-    const state: DataPlaneState = { fleets: {} };
-    const nodes = discovery.nodes();
-    for (const fleet of fleets) {
-      const address = pool.get(fleet.fleet);
-      const appliedGateways: Record<string, number> = {};
-      const listenerErrors: DataPlaneState['fleets'][string]['listenerErrors'] = [
-        ...(reservedErrors.get(fleet.fleet) ?? []),
-      ];
-      for (const node of nodes) {
-        if (node.fleet !== fleet.fleet || node.appliedVersion === undefined) continue;
-        for (const [gateway, generation] of Object.entries(node.appliedGateways)) {
-          appliedGateways[gateway] = Math.max(appliedGateways[gateway] ?? 0, generation);
-        }
-        for (const error of node.listenerErrors) {
-          const listener = fleet.listeners.find((l) => l.name === error.listener);
-          for (const ref of listener?.gatewayListeners ?? []) {
-            listenerErrors.push({ gateway: ref.gateway, listener: ref.listener, message: error.message });
-          }
-        }
-      }
-      state.fleets[fleet.fleet] = {
-        addresses: address === undefined ? [] : [{ type: 'IPAddress', value: address }],
-        appliedGateways,
-        listenerErrors,
-      };
-    }
+  function currentDataPlane(): DataPlaneState {
+    const state = dataPlaneState(fleets, discovery.nodes(), (fleet) => {
+      const address = pool.get(fleet);
+      return address === undefined ? [] : [{ type: 'IPAddress', value: address }];
+    });
+    // Listeners kept off the host proxy's own ports count as listener errors, like a failed bind.
+    for (const [fleet, errors] of reservedErrors) state.fleets[fleet]?.listenerErrors.push(...errors);
     return state;
   }
 
@@ -219,7 +200,7 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
         dataPlaneTimer = undefined;
         const snapshot = reuseUnchangedLists(previousSnapshot, buildSnapshot(store.objects()));
         previousSnapshot = snapshot;
-        const dataPlane = dataPlaneState();
+        const dataPlane = currentDataPlane();
         const result = translate(
           snapshot,
           {

@@ -56,6 +56,7 @@ export function installServiceProxy(
   const turn = new Map<string, number>();
   let scheduled = false;
   let stopped = false;
+  const sockets = new Set<Socket>();
 
   lifecycle.hooks.onCreate.push((type, svc) => {
     if (type !== SERVICES) return;
@@ -99,8 +100,21 @@ export function installServiceProxy(
       client.destroy();
       upstream.destroy();
     };
-    upstream.on('error', () => client.resetAndDestroy());
+    sockets.add(client);
+    sockets.add(upstream);
+    upstream.on('error', () => {
+      if (!client.destroyed) client.resetAndDestroy();
+    });
     client.on('error', close);
+    // A pair lives and dies together: a killed pod's half-closed watch must not keep its upstream open.
+    client.on('close', () => {
+      sockets.delete(client);
+      close();
+    });
+    upstream.on('close', () => {
+      sockets.delete(upstream);
+      close();
+    });
   }
 
   function open(ip: string, port: number, l: Omit<Listener, 'server'>): void {
@@ -189,9 +203,11 @@ export function installServiceProxy(
     async stop() {
       stopped = true;
       unsubscribe();
-      await Promise.all(
+      const closed = Promise.all(
         [...listeners.values()].map((l) => new Promise<void>((resolve) => l.server.close(() => resolve()))),
       );
+      for (const socket of sockets) socket.destroy();
+      await closed;
       listeners.clear();
     },
   };

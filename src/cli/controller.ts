@@ -1,0 +1,87 @@
+// `portico controller`: the Gateway API controller on a Kubernetes cluster.
+import { readFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { parseArgs } from 'node:util';
+import { DEFAULT_CONTROLLER_NAMESPACE, parseControllerConfig } from '../api/controller-config.js';
+import { PorticoError } from '../errors.js';
+import { createApiClient } from '../provider/kubernetes/api-client.js';
+import { startKubernetesController } from '../provider/kubernetes/controller.js';
+
+const HELP = `usage: portico controller --config FILE [options]
+
+Watches Gateway API resources on a Kubernetes cluster, creates the proxy fleets' infrastructure, writes
+status, and serves the proxies their configuration.
+
+options:
+  --config FILE              PorticoGateway configuration (controller name, deploy type, watch)
+  --kubeconfig PATH          use a kubeconfig instead of the pod's service account
+  --namespace NS             controller namespace (default: the pod's namespace, else ${DEFAULT_CONTROLLER_NAMESPACE})
+  --proxy-image IMAGE        image of the proxy Deployments (default: $PORTICO_PROXY_IMAGE)
+  --discovery-address H:P    config discovery, gRPC over TLS (default 0.0.0.0:18000)
+  --health-address H:P       /healthz and /readyz (default 0.0.0.0:18001)
+  --metrics-address H:P      Prometheus /metrics (default 0.0.0.0:19001)
+  --identity NAME            name in the leader lease (default: $POD_NAME, else the host name)
+  -h, --help                 show this help`;
+
+export async function run(argv: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      config: { type: 'string' },
+      kubeconfig: { type: 'string' },
+      namespace: { type: 'string' },
+      'proxy-image': { type: 'string' },
+      'discovery-address': { type: 'string', default: '0.0.0.0:18000' },
+      'health-address': { type: 'string', default: '0.0.0.0:18001' },
+      'metrics-address': { type: 'string', default: '0.0.0.0:19001' },
+      identity: { type: 'string' },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+    strict: true,
+  });
+  if (values.help) {
+    console.log(HELP);
+    return 0;
+  }
+  if (values.config === undefined)
+    throw new PorticoError('E_USAGE', `controller: --config FILE is required\n\n${HELP}`);
+  let text: string;
+  try {
+    text = await readFile(values.config, 'utf8');
+  } catch (error) {
+    throw new PorticoError('E_IO', `--config: cannot read ${values.config}: ${(error as Error).message}`);
+  }
+  const config = parseControllerConfig(values.config, text);
+  const proxyImage = values['proxy-image'] ?? process.env.PORTICO_PROXY_IMAGE;
+  if (proxyImage === undefined || proxyImage === '') {
+    throw new PorticoError('E_USAGE', 'controller: --proxy-image (or PORTICO_PROXY_IMAGE) is required');
+  }
+  const client = await createApiClient(values.kubeconfig);
+  const log = (line: string): void => console.log(line);
+  const controller = await startKubernetesController({
+    config,
+    client,
+    controllerNamespace: values.namespace ?? client.namespace ?? DEFAULT_CONTROLLER_NAMESPACE,
+    identity: values.identity ?? process.env.POD_NAME ?? hostname(),
+    proxyImage,
+    discoveryAddress: values['discovery-address'],
+    healthAddress: values['health-address'],
+    metricsAddress: values['metrics-address'],
+    log,
+  });
+  await new Promise<void>((done) => {
+    const stop = (signal: string): void => {
+      process.off('SIGINT', onInt);
+      process.off('SIGTERM', onTerm);
+      log(`${signal}: releasing leadership and stopping`);
+      done();
+    };
+    const onInt = () => stop('SIGINT');
+    const onTerm = () => stop('SIGTERM');
+    process.on('SIGINT', onInt);
+    process.on('SIGTERM', onTerm);
+  });
+  await controller.close();
+  log('stopped');
+  return 0;
+}

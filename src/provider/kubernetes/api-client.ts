@@ -1,0 +1,144 @@
+// A small JSON client for the Kubernetes API: plain requests and line-delimited watch streams, authenticated
+// from a kubeconfig or the pod's service account (under PORTICO_MOUNT_ROOT when set, as in the simulator).
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest, type RequestOptions } from 'node:https';
+import { KubeConfig } from '@kubernetes/client-node';
+import { PorticoError } from '../../errors.js';
+
+export type JsonObject = Record<string, unknown>;
+
+export interface ApiReply {
+  status: number;
+  body: JsonObject;
+}
+
+export interface WatchEvent {
+  type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+  object: JsonObject;
+}
+
+export interface WatchHandle {
+  /** Resolves when the stream ends (server closed it, error, or stop()). */
+  done: Promise<void>;
+  stop(): void;
+}
+
+export interface ApiClient {
+  request(method: string, path: string, body?: unknown, contentType?: string): Promise<ApiReply>;
+  watch(path: string, onEvent: (event: WatchEvent) => void): WatchHandle;
+  /** The pod's namespace when running in a cluster. */
+  namespace?: string;
+}
+
+const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
+
+/** A client from `kubeconfig`, or the in-cluster service account when it is undefined. */
+export async function createApiClient(kubeconfig?: string): Promise<ApiClient> {
+  const kc = new KubeConfig();
+  let namespace: string | undefined;
+  try {
+    if (kubeconfig !== undefined) kc.loadFromFile(kubeconfig);
+    else {
+      const root = process.env.PORTICO_MOUNT_ROOT ?? '';
+      kc.loadFromCluster(root);
+      const { readFileSync } = await import('node:fs');
+      namespace = readFileSync(`${root}${SERVICE_ACCOUNT_DIR}/namespace`, 'utf8').trim();
+    }
+  } catch (error) {
+    const source = kubeconfig ?? 'the in-cluster service account';
+    throw new PorticoError('E_CONFIG', `cannot load ${source}: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+  const cluster = kc.getCurrentCluster();
+  if (cluster === null)
+    throw new PorticoError('E_CONFIG', `${kubeconfig ?? 'kubeconfig'}: no current cluster`);
+  const server = new URL(cluster.server);
+
+  async function options(method: string, path: string, headers: Record<string, string>) {
+    const opts: RequestOptions = { method, headers: { accept: 'application/json', ...headers } };
+    await kc.applyToHTTPSOptions(opts);
+    const url = new URL(path, server);
+    return { url, opts };
+  }
+
+  function send(url: URL, opts: RequestOptions, payload: string | undefined): Promise<IncomingMessage> {
+    return new Promise((resolve, reject) => {
+      const req = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, opts, resolve);
+      req.on('error', reject);
+      req.on('timeout', () => req.destroy(new Error(`request to ${url.pathname} timed out`)));
+      req.end(payload);
+    });
+  }
+
+  return {
+    namespace,
+    async request(method, path, body, contentType = 'application/json') {
+      const payload = body === undefined ? undefined : JSON.stringify(body);
+      const headers: Record<string, string> =
+        payload === undefined
+          ? {}
+          : { 'content-type': contentType, 'content-length': String(Buffer.byteLength(payload)) };
+      const { url, opts } = await options(method, path, headers);
+      const res = await send(url, { ...opts, timeout: 30_000 }, payload);
+      const chunks: Buffer[] = [];
+      for await (const chunk of res) chunks.push(chunk as Buffer);
+      const text = Buffer.concat(chunks).toString('utf8');
+      let parsed: JsonObject = {};
+      try {
+        const value: unknown = JSON.parse(text);
+        if (typeof value === 'object' && value !== null) parsed = value as JsonObject;
+      } catch {
+        parsed = { message: text };
+      }
+      return { status: res.statusCode ?? 0, body: parsed };
+    },
+    watch(path, onEvent) {
+      let stopped = false;
+      let destroy: () => void = () => {};
+      const done = (async () => {
+        const { url, opts } = await options('GET', path, {});
+        const res = await send(url, opts, undefined);
+        destroy = () => res.destroy();
+        if (stopped) {
+          res.destroy();
+          return;
+        }
+        if (res.statusCode !== 200) {
+          const chunks: Buffer[] = [];
+          for await (const chunk of res) chunks.push(chunk as Buffer);
+          throw new Error(
+            `watch ${url.pathname}: HTTP ${res.statusCode}: ${Buffer.concat(chunks).toString()}`,
+          );
+        }
+        let buffer = '';
+        for await (const chunk of res) {
+          buffer += (chunk as Buffer).toString('utf8');
+          let newline = buffer.indexOf('\n');
+          while (newline >= 0) {
+            const line = buffer.slice(0, newline).trim();
+            buffer = buffer.slice(newline + 1);
+            if (line !== '') onEvent(JSON.parse(line) as WatchEvent);
+            newline = buffer.indexOf('\n');
+          }
+        }
+      })();
+      return {
+        done: done.catch((error: unknown) => {
+          if (!stopped) throw error;
+        }),
+        stop() {
+          stopped = true;
+          destroy();
+        },
+      };
+    },
+  };
+}
+
+/** Throws a PorticoError naming the request unless the reply has one of the `ok` statuses. */
+export function expectStatus(reply: ApiReply, what: string, ok: number[] = [200, 201]): JsonObject {
+  if (ok.includes(reply.status)) return reply.body;
+  const message = typeof reply.body.message === 'string' ? reply.body.message : JSON.stringify(reply.body);
+  throw new PorticoError('E_KUBERNETES', `${what}: HTTP ${reply.status}: ${message}`);
+}

@@ -1,0 +1,134 @@
+// The discovery certificates as Secrets in the controller namespace: created by `portico certgen --kubernetes`
+// (idempotent: only what is absent), read by the controller (server) and mounted by proxies (client).
+
+import { generateCertificates, issueClientCertificate } from '../../discovery/certs.js';
+import { PorticoError } from '../../errors.js';
+import { PROXY_CLIENT_CERT_SECRET } from '../../infra/kubernetes/render.js';
+import { type ApiClient, expectStatus, type JsonObject } from './api-client.js';
+
+export const CA_SECRET = 'portico-gateway-ca';
+export const SERVER_CERT_SECRET = 'portico-gateway-server-cert';
+export const CLIENT_CERT_SECRET = PROXY_CLIENT_CERT_SECRET;
+
+const b64 = (text: string) => Buffer.from(text, 'utf8').toString('base64');
+
+function secretPath(namespace: string, name?: string): string {
+  const base = `/api/v1/namespaces/${namespace}/secrets`;
+  return name === undefined ? base : `${base}/${name}`;
+}
+
+function secret(namespace: string, name: string, type: string, data: Record<string, string>): JsonObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    type,
+    metadata: {
+      name,
+      namespace,
+      labels: {
+        'app.kubernetes.io/name': 'portico-gateway',
+        'app.kubernetes.io/managed-by': 'portico-gateway',
+      },
+    },
+    data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, b64(v)])),
+  };
+}
+
+async function readSecret(client: ApiClient, namespace: string, name: string) {
+  const reply = await client.request('GET', secretPath(namespace, name));
+  if (reply.status === 404) return undefined;
+  const body = expectStatus(reply, `get Secret ${namespace}/${name}`, [200]);
+  const data = (body.data ?? {}) as Record<string, string>;
+  return Object.fromEntries(
+    Object.entries(data).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]),
+  );
+}
+
+/** Creates the CA, server and client Secrets that are absent; returns the names it created. */
+export async function ensureCertificateSecrets(client: ApiClient, namespace: string): Promise<string[]> {
+  const [ca, server, proxy] = await Promise.all(
+    [CA_SECRET, SERVER_CERT_SECRET, CLIENT_CERT_SECRET].map((n) => readSecret(client, namespace, n)),
+  );
+  const wanted: JsonObject[] = [];
+  if (ca === undefined) {
+    const certs = generateCertificates({ namespace });
+    wanted.push(
+      secret(namespace, CA_SECRET, 'Opaque', { 'ca.crt': certs.caCertPem, 'ca.key': certs.caKeyPem }),
+    );
+    const tls = 'kubernetes.io/tls';
+    wanted.push(
+      secret(namespace, SERVER_CERT_SECRET, tls, {
+        'ca.crt': certs.caCertPem,
+        'tls.crt': certs.serverCertPem,
+        'tls.key': certs.serverKeyPem,
+      }),
+      secret(namespace, CLIENT_CERT_SECRET, tls, {
+        'ca.crt': certs.caCertPem,
+        'tls.crt': certs.clientCertPem,
+        'tls.key': certs.clientKeyPem,
+      }),
+    );
+  } else {
+    const caCert = ca['ca.crt'];
+    const caKey = ca['ca.key'];
+    if (caCert === undefined || caKey === undefined) {
+      throw new PorticoError('E_KUBERNETES', `Secret ${namespace}/${CA_SECRET} lacks ca.crt or ca.key`);
+    }
+    if (server === undefined) {
+      throw new PorticoError(
+        'E_KUBERNETES',
+        `Secret ${namespace}/${SERVER_CERT_SECRET} is missing while ${CA_SECRET} exists: delete ${CA_SECRET} to regenerate all`,
+      );
+    }
+    if (proxy === undefined) {
+      const issued = issueClientCertificate(caCert, caKey);
+      wanted.push(
+        secret(namespace, CLIENT_CERT_SECRET, 'kubernetes.io/tls', {
+          'ca.crt': caCert,
+          'tls.crt': issued.certPem,
+          'tls.key': issued.keyPem,
+        }),
+      );
+    }
+  }
+  const created: string[] = [];
+  for (const s of wanted) {
+    const name = String((s.metadata as JsonObject).name);
+    const reply = await client.request('POST', secretPath(namespace), s);
+    if (reply.status === 409) continue; // created meanwhile by another certgen run: theirs stands
+    expectStatus(reply, `create Secret ${namespace}/${name}`);
+    created.push(name);
+  }
+  return created;
+}
+
+export interface ServerTls {
+  caPem: string;
+  certPem: string;
+  keyPem: string;
+}
+
+/** The discovery server's certificate, waiting (with `onWait`) until certgen has created it. */
+export async function waitForServerTls(
+  client: ApiClient,
+  namespace: string,
+  onWait: (message: string) => void,
+  retryMs = 1000,
+): Promise<ServerTls> {
+  for (;;) {
+    try {
+      const data = await readSecret(client, namespace, SERVER_CERT_SECRET);
+      const caPem = data?.['ca.crt'];
+      const certPem = data?.['tls.crt'];
+      const keyPem = data?.['tls.key'];
+      if (caPem !== undefined && certPem !== undefined && keyPem !== undefined)
+        return { caPem, certPem, keyPem };
+      onWait(
+        `waiting for Secret ${namespace}/${SERVER_CERT_SECRET} (created by portico certgen --kubernetes)`,
+      );
+    } catch (error) {
+      onWait((error as Error).message);
+    }
+    await new Promise((resolve) => setTimeout(resolve, retryMs));
+  }
+}

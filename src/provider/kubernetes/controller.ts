@@ -1,0 +1,230 @@
+// The Kubernetes controller: informers → translator → discovery server (every replica), and, on the leader
+// only, infrastructure (server-side apply) and status writes.
+import { performance } from 'node:perf_hooks';
+import type { PorticoGatewayConfig } from '../../api/controller-config.js';
+import { createDiscoveryServer, type DiscoveryServer } from '../../discovery/server.js';
+import type { FleetConfig } from '../../ir/fleet-config.js';
+import {
+  createTranslateCache,
+  type FleetInfra,
+  type GatewayAddress,
+  type ObjectStatus,
+  translate,
+} from '../../translate/index.js';
+import { dataPlaneState } from '../data-plane-state.js';
+import { createReconcileLoop } from '../reconcile-loop.js';
+import type { ApiClient, JsonObject } from './api-client.js';
+import { waitForServerTls } from './certificate-secrets.js';
+import { type Endpoint, serveHttp } from './http-endpoints.js';
+import { createInfraApplier, type InfraApplier } from './infra-applier.js';
+import { type LeaderElection, leaseName, startLeaderElection } from './leader-election.js';
+import { createMetrics, formatMetrics } from './metrics.js';
+import { createResourceWatch } from './resource-watch.js';
+import { createStatusWriter } from './status-writer.js';
+import { tokenAuth } from './token-auth.js';
+
+export interface KubernetesControllerOptions {
+  config: PorticoGatewayConfig;
+  client: ApiClient;
+  controllerNamespace: string;
+  /** This replica's name in the leader lease (the pod name). */
+  identity: string;
+  proxyImage: string;
+  discoveryAddress: string;
+  healthAddress: string;
+  metricsAddress: string;
+  log(line: string): void;
+  leaseDurationSeconds?: number;
+  leaseRetryMs?: number;
+}
+
+export interface KubernetesController {
+  discoveryPort: number;
+  healthAddress: string;
+  metricsAddress: string;
+  close(): Promise<void>;
+}
+
+const RETRY_AFTER_ERROR_MS = 2000;
+
+function addressesOfService(service: JsonObject | undefined): GatewayAddress[] {
+  const labels = ((service?.metadata as JsonObject | undefined)?.labels ?? {}) as Record<string, string>;
+  if (labels['app.kubernetes.io/managed-by'] !== 'portico-gateway') return [];
+  const ingress = (((service?.status as JsonObject | undefined)?.loadBalancer as JsonObject | undefined)
+    ?.ingress ?? []) as { ip?: string; hostname?: string }[];
+  return ingress.flatMap((i): GatewayAddress[] =>
+    i.ip !== undefined
+      ? [{ type: 'IPAddress', value: i.ip }]
+      : i.hostname !== undefined
+        ? [{ type: 'Hostname', value: i.hostname }]
+        : [],
+  );
+}
+
+/** Infrastructure Portico could not create: the fleet's Gateways say so instead of waiting forever. */
+function withInfraProblem(s: ObjectStatus, problem: string | undefined): ObjectStatus {
+  if (problem === undefined || s.kind !== 'Gateway') return s;
+  const conditions = ((s.status.conditions ?? []) as JsonObject[]).map((c) =>
+    c.type === 'Programmed' ? { ...c, status: 'False', reason: 'Invalid', message: problem } : c,
+  );
+  return { ...s, status: { ...s.status, conditions } };
+}
+
+export async function startKubernetesController(
+  options: KubernetesControllerOptions,
+): Promise<KubernetesController> {
+  const { client, config, log, controllerNamespace } = options;
+  const controllerName = config.gateway.controllerName;
+  const deployType = config.provider.kubernetes.deploy.type;
+  const metrics = createMetrics();
+  let ready = false;
+  let closed = false;
+
+  const health = await serveHttp(options.healthAddress, '--health-address', {
+    '/healthz': () => ({ status: 200, body: 'ok\n' }),
+    '/readyz': () => (ready ? { status: 200, body: 'ready\n' } : { status: 503, body: 'starting\n' }),
+  });
+  const metricsEndpoint: Endpoint = await serveHttp(options.metricsAddress, '--metrics-address', {
+    '/metrics': () => ({ status: 200, body: formatMetrics(metrics), type: 'text/plain; version=0.0.4' }),
+  });
+
+  const tls = await waitForServerTls(client, controllerNamespace, log);
+  let infraByFleet = new Map<string, FleetInfra>();
+  const discovery: DiscoveryServer = createDiscoveryServer({
+    address: options.discoveryAddress,
+    tls,
+    auth:
+      deployType === 'GatewayNamespace'
+        ? tokenAuth({
+            client,
+            controllerNamespace,
+            fleetAccount: (fleet) => {
+              const infra = infraByFleet.get(fleet);
+              return infra === undefined ? undefined : { namespace: infra.namespace, name: infra.name };
+            },
+          })
+        : { mode: 'mtls' },
+    log: (level, message) => {
+      if (level === 'warn' || level === 'error') log(`discovery ${level}: ${message}`);
+    },
+  });
+  const { port: discoveryPort } = await discovery.start();
+
+  const resources = createResourceWatch({
+    client,
+    config,
+    controllerNamespace,
+    onChange: () => loop.soon(),
+    log,
+  });
+  const infra: InfraApplier = createInfraApplier({
+    client,
+    image: options.proxyImage,
+    controllerNamespace,
+    deployType,
+    caPem: tls.caPem,
+    log,
+  });
+  const statusWriter = createStatusWriter({
+    client,
+    controllerName,
+    log,
+    onWrite: () => {
+      metrics.statusWrites++;
+    },
+  });
+  const cache = createTranslateCache();
+  let fleets: FleetConfig[] = [];
+  const served = new Map<string, FleetConfig>();
+  let leader: LeaderElection | undefined;
+
+  async function pass(): Promise<void> {
+    if (closed) return;
+    const snapshot = resources.snapshot();
+    const started = performance.now();
+    const dataPlane = dataPlaneState(fleets, discovery.nodes(), (fleet) => {
+      const i = infraByFleet.get(fleet);
+      return i === undefined ? [] : addressesOfService(resources.raw('Service', `${i.namespace}/${i.name}`));
+    });
+    const result = translate(snapshot, { controllerName, controllerNamespace, deployType, cache }, dataPlane);
+    metrics.translateSecondsSum += (performance.now() - started) / 1000;
+    metrics.reconciles++;
+
+    infraByFleet = new Map(result.infra.map((i) => [i.fleet, i]));
+    const gone = new Set(served.keys());
+    for (const fleet of result.fleets) {
+      gone.delete(fleet.fleet);
+      // The translator keeps an unchanged fleet's config object: nothing to diff or send for it.
+      if (served.get(fleet.fleet) === fleet) continue;
+      discovery.setFleet(fleet);
+      served.set(fleet.fleet, fleet);
+      metrics.configVersions.set(fleet.fleet, (metrics.configVersions.get(fleet.fleet) ?? 0) + 1);
+    }
+    for (const fleet of gone) {
+      discovery.removeFleet(fleet);
+      served.delete(fleet);
+      metrics.configVersions.delete(fleet);
+    }
+    fleets = result.fleets;
+    metrics.connectedProxies = discovery.nodes().length;
+    ready = true;
+
+    if (leader?.isLeader() !== true) return;
+    const problems = await infra.sync(result.infra);
+    const gatewayFleet = new Map<string, string>();
+    for (const i of result.infra) for (const g of i.gateways) gatewayFleet.set(g, i.fleet);
+    for (const s of result.statuses) {
+      if (closed || leader?.isLeader() !== true) return;
+      const key = s.namespace === undefined ? s.name : `${s.namespace}/${s.name}`;
+      const fleet = gatewayFleet.get(key);
+      const status = withInfraProblem(s, fleet === undefined ? undefined : problems.get(fleet));
+      await statusWriter.write(status, resources.raw(s.kind, key));
+    }
+  }
+
+  let retryTimer: NodeJS.Timeout | undefined;
+  const loop = createReconcileLoop(pass, (error) => {
+    metrics.reconcileErrors++;
+    log(`error: reconcile failed, retrying: ${(error as Error).message}`);
+    if (retryTimer === undefined && !closed) {
+      retryTimer = setTimeout(() => {
+        retryTimer = undefined;
+        loop.soon();
+      }, RETRY_AFTER_ERROR_MS);
+    }
+  });
+  discovery.on('change', loop.soon);
+
+  await resources.start();
+  log(`controller ${controllerName}: watching, discovery on port ${discoveryPort}`);
+  await loop.now();
+  leader = startLeaderElection({
+    client,
+    namespace: controllerNamespace,
+    name: leaseName(controllerName),
+    identity: options.identity,
+    leaseDurationSeconds: options.leaseDurationSeconds,
+    retryMs: options.leaseRetryMs,
+    log,
+    onChange: (leading) => {
+      metrics.leader = leading;
+      if (leading) infra.reset();
+      loop.soon();
+    },
+  });
+
+  return {
+    discoveryPort,
+    healthAddress: health.address,
+    metricsAddress: metricsEndpoint.address,
+    async close() {
+      closed = true;
+      loop.stop();
+      if (retryTimer !== undefined) clearTimeout(retryTimer);
+      discovery.off('change', loop.soon);
+      await leader?.stop();
+      resources.stop();
+      await Promise.all([discovery.close(), health.close(), metricsEndpoint.close()]);
+    },
+  };
+}

@@ -1,0 +1,59 @@
+// The controller's Prometheus metrics (text format 0.0.4): counters, gauges and a translation-time summary.
+export interface ControllerMetrics {
+  reconciles: number;
+  reconcileErrors: number;
+  translateSecondsSum: number;
+  statusWrites: number;
+  infraApplies: number;
+  connectedProxies: number;
+  /** fleet → config version currently served. */
+  configVersions: Map<string, number>;
+  leader: boolean;
+}
+
+export function createMetrics(): ControllerMetrics {
+  return {
+    reconciles: 0,
+    reconcileErrors: 0,
+    translateSecondsSum: 0,
+    statusWrites: 0,
+    infraApplies: 0,
+    connectedProxies: 0,
+    configVersions: new Map(),
+    leader: false,
+  };
+}
+
+const label = (v: string) => v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
+
+export function formatMetrics(m: ControllerMetrics): string {
+  const lines: string[] = [];
+  const metric = (name: string, type: string, help: string, samples: [string, number][]) => {
+    lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
+    for (const [labels, value] of samples) lines.push(`${name}${labels} ${value}`);
+  };
+  metric('portico_reconciles_total', 'counter', 'Reconcile passes.', [['', m.reconciles]]);
+  metric('portico_reconcile_errors_total', 'counter', 'Reconcile passes that failed.', [
+    ['', m.reconcileErrors],
+  ]);
+  metric('portico_translate_seconds', 'summary', 'Time spent translating resources.', []);
+  lines.push(
+    `portico_translate_seconds_sum ${m.translateSecondsSum}`,
+    `portico_translate_seconds_count ${m.reconciles}`,
+  );
+  metric('portico_status_writes_total', 'counter', 'Status subresource writes.', [['', m.statusWrites]]);
+  metric('portico_infra_applies_total', 'counter', 'Infrastructure apply passes that changed objects.', [
+    ['', m.infraApplies],
+  ]);
+  metric('portico_connected_proxies', 'gauge', 'Proxies connected to config discovery.', [
+    ['', m.connectedProxies],
+  ]);
+  metric(
+    'portico_fleet_config_version',
+    'gauge',
+    'Config version served per fleet.',
+    [...m.configVersions].map(([fleet, v]) => [`{fleet="${label(fleet)}"}`, v]),
+  );
+  metric('portico_leader', 'gauge', '1 while this replica holds the leader lease.', [['', m.leader ? 1 : 0]]);
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,138 @@
+// Informers for every watched kind in the configured scope (all namespaces, a list, or a label selector) and
+// the snapshot built from them, reusing each kind's array while nothing of that kind changed.
+import { formatResourceError } from '../../api/common.js';
+import type { PorticoGatewayConfig } from '../../api/controller-config.js';
+import type { ApiObject } from '../../api/kinds.js';
+import { emptySnapshot, type ResourceSnapshot } from '../../api/snapshot.js';
+import { validateObject } from '../../api/validate.js';
+import { selectorMatches } from '../../translate/label-selector.js';
+import type { ApiClient, JsonObject } from './api-client.js';
+import { createInformer, type Informer } from './informer.js';
+import { collectionPath, fingerprint, WATCHED_KINDS, type WatchedKind } from './watched-kinds.js';
+
+const SNAPSHOT_FIELDS: Record<string, keyof ResourceSnapshot> = {
+  GatewayClass: 'gatewayClasses',
+  Gateway: 'gateways',
+  HTTPRoute: 'httpRoutes',
+  ReferenceGrant: 'referenceGrants',
+  Service: 'services',
+  EndpointSlice: 'endpointSlices',
+  Namespace: 'namespaces',
+  Secret: 'secrets',
+  DataPlaneProxy: 'dataPlaneProxies',
+};
+
+export interface ResourceWatchOptions {
+  client: ApiClient;
+  config: PorticoGatewayConfig;
+  controllerNamespace: string;
+  onChange(): void;
+  log(line: string): void;
+}
+
+export interface ResourceWatch {
+  start(): Promise<void>;
+  stop(): void;
+  snapshot(): ResourceSnapshot;
+  /** The raw object as last seen, e.g. for its current status and resourceVersion. */
+  raw(kind: string, key: string): JsonObject | undefined;
+}
+
+export function createResourceWatch(options: ResourceWatchOptions): ResourceWatch {
+  const watch = options.config.provider.kubernetes.watch;
+  // Namespaces mode watches only the listed namespaces (plus our own); otherwise collections are cluster-wide.
+  const namespaceList =
+    watch?.type === 'Namespaces'
+      ? [...new Set([...(watch.namespaces ?? []), options.controllerNamespace])]
+      : undefined;
+  const selector = watch?.type === 'NamespaceSelector' ? watch.namespaceSelector : undefined;
+  const invalidReported = new Set<string>();
+
+  function informerFor(kind: WatchedKind, namespace?: string): Informer<ApiObject> {
+    return createInformer<ApiObject>({
+      client: options.client,
+      path: collectionPath(kind.apiVersion, kind.resource, namespace),
+      apiVersion: kind.apiVersion,
+      kind: kind.kind,
+      fingerprint: (raw) => fingerprint(kind, raw),
+      convert(raw) {
+        const result = validateObject(raw);
+        if (result.ok) return result.object;
+        const line = result.errors.map(formatResourceError).join('; ');
+        if (!invalidReported.has(line)) {
+          invalidReported.add(line);
+          options.log(`error: ignoring invalid object: ${line}`);
+        }
+        return undefined;
+      },
+      onChange: options.onChange,
+      log: options.log,
+    });
+  }
+
+  const byKind = new Map<string, Informer<ApiObject>[]>();
+  for (const kind of WATCHED_KINDS) {
+    const list =
+      kind.namespaced && namespaceList !== undefined
+        ? namespaceList.map((ns) => informerFor(kind, ns))
+        : [informerFor(kind)];
+    byKind.set(kind.kind, list);
+  }
+
+  function selectedNamespaces(): Set<string> | undefined {
+    if (selector === undefined) return undefined;
+    const selected = new Set([options.controllerNamespace]);
+    for (const informer of byKind.get('Namespace') ?? []) {
+      for (const [name, item] of informer.items()) {
+        const labels = (item.value.metadata.labels ?? {}) as Record<string, string>;
+        if (selectorMatches(selector, labels)) selected.add(name);
+      }
+    }
+    return selected;
+  }
+
+  const cache = new Map<string, { key: string; objects: ApiObject[] }>();
+  function objectsOf(kind: WatchedKind, selected: Set<string> | undefined, selectedKey: string): ApiObject[] {
+    const informers = byKind.get(kind.kind) ?? [];
+    const key = `${informers.map((i) => i.version()).join(',')}|${kind.namespaced ? selectedKey : ''}`;
+    const hit = cache.get(kind.kind);
+    if (hit?.key === key) return hit.objects;
+    const objects: ApiObject[] = [];
+    for (const informer of informers) {
+      for (const item of informer.items().values()) {
+        const ns = item.value.metadata.namespace;
+        if (kind.namespaced && selected !== undefined && (ns === undefined || !selected.has(ns))) continue;
+        objects.push(item.value);
+      }
+    }
+    cache.set(kind.kind, { key, objects });
+    return objects;
+  }
+
+  return {
+    async start() {
+      await Promise.all([...byKind.values()].flat().map((i) => i.start()));
+    },
+    stop() {
+      for (const i of [...byKind.values()].flat()) i.stop();
+    },
+    snapshot() {
+      const selected = selectedNamespaces();
+      const selectedKey = selected === undefined ? '*' : [...selected].sort().join(',');
+      const snapshot = emptySnapshot();
+      for (const kind of WATCHED_KINDS) {
+        // Each kind's array keeps its identity while unchanged: the translator's lookup cache keys on it.
+        const field = SNAPSHOT_FIELDS[kind.kind]!;
+        (snapshot as unknown as Record<string, ApiObject[]>)[field] = objectsOf(kind, selected, selectedKey);
+      }
+      return snapshot;
+    },
+    raw(kind, key) {
+      for (const informer of byKind.get(kind) ?? []) {
+        const item = informer.items().get(key);
+        if (item !== undefined) return item.raw;
+      }
+      return undefined;
+    },
+  };
+}

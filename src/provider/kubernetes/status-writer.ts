@@ -1,0 +1,85 @@
+// Writes translated statuses to the status subresource: only when they differ from what the object shows,
+// with condition times kept while a condition holds, other controllers' route parents kept, and a retry
+// against the latest object on conflict.
+import { stampConditionTimes } from '../../api/condition-times.js';
+import type { ObjectStatus } from '../../translate/index.js';
+import { type ApiClient, expectStatus, type JsonObject } from './api-client.js';
+import { objectPath, WATCHED_KINDS } from './watched-kinds.js';
+
+export interface StatusWriterOptions {
+  client: ApiClient;
+  controllerName: string;
+  log(line: string): void;
+  onWrite(): void;
+}
+
+export interface StatusWriter {
+  /** `current` is the object as last seen (informer); undefined when it is not known. */
+  write(status: ObjectStatus, current: JsonObject | undefined): Promise<void>;
+}
+
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+/** JSON with object keys sorted: two statuses are equal whatever order the server kept the keys in. */
+export function canonical(value: unknown): string {
+  return JSON.stringify(value, (_key, v: Json) =>
+    v !== null && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(
+          Object.keys(v)
+            .sort()
+            .map((k) => [k, v[k]]),
+        )
+      : v,
+  );
+}
+
+const MAX_ATTEMPTS = 4;
+
+export function createStatusWriter(options: StatusWriterOptions): StatusWriter {
+  const { client } = options;
+
+  function nextStatus(s: ObjectStatus, previous: JsonObject | undefined): JsonObject {
+    let status = s.status;
+    if (s.kind === 'HTTPRoute') {
+      // Route status is shared by every controller with a parent: keep the entries that are not ours.
+      const others = ((previous?.parents ?? []) as JsonObject[]).filter(
+        (p) => p.controllerName !== options.controllerName,
+      );
+      const ours = (status.parents ?? []) as JsonObject[];
+      status = { ...status, parents: [...others, ...ours] };
+    }
+    return stampConditionTimes(previous, status, new Date()) as JsonObject;
+  }
+
+  return {
+    async write(s, current) {
+      const kind = WATCHED_KINDS.find((k) => k.kind === s.kind);
+      if (kind === undefined) return;
+      const path = objectPath(kind.apiVersion, kind.resource, s.name, s.namespace);
+      const id = `${s.kind} ${s.namespace === undefined ? '' : `${s.namespace}/`}${s.name}`;
+      let object = current;
+      for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+        if (object === undefined) {
+          const reply = await client.request('GET', path);
+          if (reply.status === 404) return;
+          object = expectStatus(reply, `get ${id}`, [200]);
+        }
+        const meta = (object.metadata ?? {}) as JsonObject;
+        // The status describes one generation: never write it onto a newer spec (the next pass will).
+        if (typeof meta.generation === 'number' && meta.generation !== s.generation) return;
+        const previous = object.status as JsonObject | undefined;
+        const next = nextStatus(s, previous);
+        if (canonical(previous ?? {}) === canonical(next)) return;
+        const reply = await client.request('PUT', `${path}/status`, { ...object, status: next });
+        if (reply.status === 200) {
+          options.onWrite();
+          return;
+        }
+        if (reply.status === 404) return;
+        if (reply.status !== 409) expectStatus(reply, `write status of ${id}`, [200]);
+        object = undefined; // conflict: someone wrote first; compare against the latest object
+      }
+      options.log(`status of ${id}: still conflicting after ${MAX_ATTEMPTS} attempts; will retry`);
+    },
+  };
+}

@@ -1,0 +1,76 @@
+// The kinds the Kubernetes provider watches, with their API paths and what counts as a real change.
+import type { JsonObject } from './api-client.js';
+
+export interface WatchedKind {
+  kind: string;
+  apiVersion: string;
+  resource: string;
+  namespaced: boolean;
+  /** Our own status writes come back as events; for these kinds status is not an input, so ignore it. */
+  statusIsOutput: boolean;
+}
+
+export const WATCHED_KINDS: readonly WatchedKind[] = [
+  {
+    kind: 'GatewayClass',
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    resource: 'gatewayclasses',
+    namespaced: false,
+    statusIsOutput: true,
+  },
+  {
+    kind: 'Gateway',
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    resource: 'gateways',
+    namespaced: true,
+    statusIsOutput: true,
+  },
+  {
+    kind: 'HTTPRoute',
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    resource: 'httproutes',
+    namespaced: true,
+    statusIsOutput: true,
+  },
+  {
+    kind: 'ReferenceGrant',
+    apiVersion: 'gateway.networking.k8s.io/v1beta1',
+    resource: 'referencegrants',
+    namespaced: true,
+    statusIsOutput: true,
+  },
+  { kind: 'Service', apiVersion: 'v1', resource: 'services', namespaced: true, statusIsOutput: false },
+  {
+    kind: 'EndpointSlice',
+    apiVersion: 'discovery.k8s.io/v1',
+    resource: 'endpointslices',
+    namespaced: true,
+    statusIsOutput: false,
+  },
+  { kind: 'Namespace', apiVersion: 'v1', resource: 'namespaces', namespaced: false, statusIsOutput: true },
+  { kind: 'Secret', apiVersion: 'v1', resource: 'secrets', namespaced: true, statusIsOutput: false },
+  {
+    kind: 'DataPlaneProxy',
+    apiVersion: 'gateway.portico.io/v1alpha1',
+    resource: 'dataplaneproxies',
+    namespaced: true,
+    statusIsOutput: true,
+  },
+];
+
+/** `/api/v1[/namespaces/NS]/RESOURCE` or `/apis/GROUP/VERSION[/namespaces/NS]/RESOURCE`. */
+export function collectionPath(apiVersion: string, resource: string, namespace?: string): string {
+  const base = apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
+  return namespace === undefined ? `${base}/${resource}` : `${base}/namespaces/${namespace}/${resource}`;
+}
+
+export function objectPath(apiVersion: string, resource: string, name: string, namespace?: string): string {
+  return `${collectionPath(apiVersion, resource, namespace)}/${encodeURIComponent(name)}`;
+}
+
+/** The object without what changes on every write (resourceVersion, managedFields) and, for outputs, status. */
+export function fingerprint(kind: WatchedKind, raw: JsonObject): string {
+  const { metadata, status, ...rest } = raw;
+  const { resourceVersion: _rv, managedFields: _mf, ...meta } = (metadata ?? {}) as JsonObject;
+  return JSON.stringify(kind.statusIsOutput ? { ...rest, meta } : { ...rest, meta, status });
+}

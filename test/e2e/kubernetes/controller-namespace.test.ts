@@ -1,0 +1,110 @@
+// Controller Namespace Mode end to end on the simulator: the installed controller, two Gateways → two fleets.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { asList, call, eventually } from '../../cluster/client.js';
+import { type Cluster, startCluster } from '../../cluster/harness.js';
+import { E2E_ENABLED, E2E_SKIP, endProcess, install, podLogs } from './install.js';
+import {
+  condition,
+  echoBackend,
+  gateway,
+  gatewayClass,
+  gatewayStatus,
+  get,
+  namespace,
+  programmedAddress,
+  route,
+  served,
+} from './traffic.js';
+
+/** The echo reply with header names in lower case (the echo backend prints them canonically cased). */
+function echoReply(body: string) {
+  const parsed = JSON.parse(body) as {
+    headers: Record<string, string[]>;
+    service: string;
+    namespace: string;
+  };
+  const headers = Object.fromEntries(Object.entries(parsed.headers).map(([k, v]) => [k.toLowerCase(), v]));
+  return { ...parsed, headers };
+}
+
+const CONTROLLER = 'gateway.portico.io/gatewayclass-controller';
+let cluster: Cluster;
+let system: string;
+
+before(async () => {
+  if (!E2E_ENABLED) return;
+  cluster = await startCluster({ crds: true, echo: 'portico' });
+  system = (await install(cluster, [])).namespace;
+  await namespace(cluster, 'apps');
+  await echoBackend(cluster, 'apps', 'echo-a');
+  await echoBackend(cluster, 'apps', 'echo-b');
+});
+after(async () => {
+  if (!E2E_ENABLED) return;
+  // E2E_LOGS=<namespace> prints the pods' logs (e.g. portico-gateway-system) to diagnose a failure.
+  if (process.env.E2E_LOGS) console.log(podLogs(cluster, process.env.E2E_LOGS));
+  await cluster.stop();
+  endProcess();
+});
+
+test('one GatewayClass, two Gateways: two fleets, two addresses, routes by Host, 404 for unknown hosts', {
+  skip: E2E_SKIP,
+}, async () => {
+  await gatewayClass(cluster, 'portico', CONTROLLER);
+  await gateway(cluster, 'apps', 'gw-a', 'portico', [{ name: 'http', port: 80 }]);
+  await gateway(cluster, 'apps', 'gw-b', 'portico', [{ name: 'http', port: 80 }]);
+  await route(cluster, 'apps', 'route-a', { namespace: 'apps', name: 'gw-a' }, 'a.example.com', 'echo-a');
+  await route(cluster, 'apps', 'route-b', { namespace: 'apps', name: 'gw-b' }, 'b.example.com', 'echo-b');
+  const [addressA, addressB] = await Promise.all([
+    programmedAddress(cluster, 'apps', 'gw-a'),
+    programmedAddress(cluster, 'apps', 'gw-b'),
+  ]);
+  assert.notEqual(addressA, addressB);
+
+  const services = await call(
+    cluster,
+    'GET',
+    `/api/v1/namespaces/${system}/services?labelSelector=app.kubernetes.io%2Fmanaged-by%3Dportico-gateway`,
+  );
+  const names = asList(services.body.items).map((s) => String(s.metadata?.name));
+  assert.equal(names.length, 2);
+  assert.ok(names.some((n) => n.startsWith('proxy-apps-gw-a-')));
+  assert.ok(names.some((n) => n.startsWith('proxy-apps-gw-b-')));
+
+  const a = await served(addressA, 80, 'a.example.com');
+  const echo = echoReply(a.body);
+  assert.equal(echo.service, 'echo-a');
+  assert.equal(echo.namespace, 'apps');
+  for (const h of ['x-forwarded-for', 'x-forwarded-proto', 'x-request-id']) assert.ok(echo.headers[h], h);
+  assert.ok(echo.headers['x-portico-internal'] ?? echo.headers['x-portico-external-address']);
+  assert.deepEqual(echo.headers['x-portico-expected-rq-timeout-ms'], ['15000']);
+  assert.equal(a.headers.server, 'portico');
+
+  const b = await served(addressB, 80, 'b.example.com');
+  assert.equal(echoReply(b.body).service, 'echo-b');
+  // Each Gateway serves only its own hostnames.
+  const wrong = await get(addressA, 80, 'b.example.com');
+  assert.equal(wrong.status, 404);
+  assert.equal(wrong.body, '');
+  const unknown = await get(addressB, 80, 'nobody.example.com');
+  assert.equal(unknown.status, 404);
+  assert.equal(unknown.headers['content-length'], '0');
+
+  const gw = await gatewayStatus(cluster, 'apps', 'gw-a');
+  assert.equal(condition(gw, 'Programmed')?.observedGeneration, gw.metadata?.generation);
+});
+
+test('several GatewayClasses on one controller are all Accepted', { skip: E2E_SKIP }, async () => {
+  await gatewayClass(cluster, 'portico-two', CONTROLLER);
+  await gatewayClass(cluster, 'portico-three', CONTROLLER);
+  await gatewayClass(cluster, 'someone-else', 'example.com/other-controller');
+  for (const name of ['portico', 'portico-two', 'portico-three']) {
+    await eventually(async () => {
+      const r = await call(cluster, 'GET', `/apis/gateway.networking.k8s.io/v1/gatewayclasses/${name}`);
+      return condition(r.body, 'Accepted')?.status === 'True' ? true : undefined;
+    }, `GatewayClass ${name} Accepted`);
+  }
+  const other = await call(cluster, 'GET', '/apis/gateway.networking.k8s.io/v1/gatewayclasses/someone-else');
+  assert.equal(other.body.status?.conditions, undefined, 'no status on another controller’s class');
+});

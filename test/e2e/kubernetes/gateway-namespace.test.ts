@@ -1,0 +1,55 @@
+// Gateway Namespace Mode end to end: infrastructure in each Gateway's namespace with only the CA there, proxies
+// authenticated by projected service account tokens, the controller running with the DESIGN.md §5 RBAC.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { asList, call } from '../../cluster/client.js';
+import { type Cluster, startCluster } from '../../cluster/harness.js';
+import { E2E_ENABLED, E2E_SKIP, endProcess, install, podLogs } from './install.js';
+import { echoBackend, gateway, gatewayClass, programmedAddress, route, served } from './traffic.js';
+
+const CONTROLLER = 'gateway.portico.io/gatewayclass-controller';
+let cluster: Cluster;
+
+before(async () => {
+  if (!E2E_ENABLED) return;
+  cluster = await startCluster({ crds: true, echo: 'portico' });
+  await install(cluster, ['config.deployType=GatewayNamespace']);
+  for (const ns of ['team-x', 'team-y']) {
+    await call(cluster, 'POST', '/api/v1/namespaces', { metadata: { name: ns } });
+    await echoBackend(cluster, ns, 'echo');
+  }
+  await gatewayClass(cluster, 'portico', CONTROLLER);
+});
+after(async () => {
+  if (!E2E_ENABLED) return;
+  if (process.env.E2E_LOGS) console.log(podLogs(cluster, process.env.E2E_LOGS));
+  await cluster.stop();
+  endProcess();
+});
+
+test('infrastructure in each Gateway namespace, only the CA there, token-authenticated proxies serve traffic', {
+  skip: E2E_SKIP,
+}, async () => {
+  for (const ns of ['team-x', 'team-y']) {
+    await gateway(cluster, ns, 'gw', 'portico', [{ name: 'http', port: 80 }]);
+    await route(cluster, ns, 'web', { namespace: ns, name: 'gw' }, `${ns}.example.com`, 'echo');
+  }
+  const x = await programmedAddress(cluster, 'team-x', 'gw');
+  const y = await programmedAddress(cluster, 'team-y', 'gw');
+  assert.notEqual(x, y);
+  const reply = await served(x, 80, 'team-x.example.com');
+  assert.equal((JSON.parse(reply.body) as { namespace: string }).namespace, 'team-x');
+  await served(y, 80, 'team-y.example.com');
+
+  for (const ns of ['team-x', 'team-y']) {
+    const deployments = await call(cluster, 'GET', `/apis/apps/v1/namespaces/${ns}/deployments`);
+    assert.ok(
+      asList(deployments.body.items).some((d) => String(d.metadata?.name).startsWith(`proxy-${ns}-gw-`)),
+    );
+    const ca = await call(cluster, 'GET', `/api/v1/namespaces/${ns}/configmaps/portico-ca`);
+    assert.equal(ca.status, 200);
+    assert.match(String(ca.body.data?.['ca.crt']), /BEGIN CERTIFICATE/);
+    const secrets = await call(cluster, 'GET', `/api/v1/namespaces/${ns}/secrets`);
+    assert.ok(!asList(secrets.body.items).some((s) => String(s.metadata?.name).startsWith('portico-')));
+  }
+});

@@ -1,0 +1,188 @@
+// Test traffic and fixtures: an echo backend, Gateway API objects, and HTTP requests to a Gateway address.
+import { request } from 'node:http';
+import { asList, call, eventually, type Loose } from '../../cluster/client.js';
+import type { Cluster } from '../../cluster/harness.js';
+import { apply } from './install.js';
+
+export interface Reply {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+export function get(address: string, port: number, host: string, path = '/'): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: address, port, path, headers: { host }, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () =>
+        resolve({
+          status: res.statusCode ?? 0,
+          headers: res.headers,
+          body: Buffer.concat(chunks).toString(),
+        }),
+      );
+    });
+    req.on('error', reject);
+    req.setTimeout(5000, () => req.destroy(new Error('request timed out')));
+    req.end();
+  });
+}
+
+export async function namespace(
+  cluster: Cluster,
+  name: string,
+  labels: Record<string, string> = {},
+): Promise<void> {
+  await apply(cluster, { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels } } as never);
+}
+
+/** A Deployment of echo pods behind a Service on port 8080. */
+export async function echoBackend(cluster: Cluster, ns: string, name: string): Promise<void> {
+  const labels = { app: name };
+  await apply(cluster, {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name, namespace: ns },
+    spec: {
+      replicas: 1,
+      selector: { matchLabels: labels },
+      template: {
+        metadata: { labels },
+        spec: {
+          containers: [
+            {
+              name: 'echo',
+              image: 'echo:e2e',
+              env: [
+                { name: 'HTTP_PORT', value: '3000' },
+                { name: 'SERVICE_NAME', value: name },
+                { name: 'NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+                { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+              ],
+              ports: [{ name: 'http', containerPort: 3000 }],
+              readinessProbe: { tcpSocket: { port: 3000 } },
+            },
+          ],
+        },
+      },
+    },
+  } as never);
+  await apply(cluster, {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name, namespace: ns },
+    spec: { selector: labels, ports: [{ name: 'http', port: 8080, targetPort: 3000 }] },
+  } as never);
+}
+
+export async function gatewayClass(
+  cluster: Cluster,
+  name: string,
+  controllerName: string,
+  params?: { namespace: string; name: string },
+): Promise<void> {
+  await apply(cluster, {
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    kind: 'GatewayClass',
+    metadata: { name },
+    spec: {
+      controllerName,
+      ...(params === undefined
+        ? {}
+        : { parametersRef: { group: 'gateway.portico.io', kind: 'DataPlaneProxy', ...params } }),
+    },
+  } as never);
+}
+
+export async function gateway(
+  cluster: Cluster,
+  ns: string,
+  name: string,
+  className: string,
+  listeners: { name: string; port: number; hostname?: string }[],
+): Promise<void> {
+  await apply(cluster, {
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    kind: 'Gateway',
+    metadata: { name, namespace: ns },
+    spec: {
+      gatewayClassName: className,
+      listeners: listeners.map((l) => ({
+        ...l,
+        protocol: 'HTTP',
+        allowedRoutes: { namespaces: { from: 'All' } },
+      })),
+    },
+  } as never);
+}
+
+export async function route(
+  cluster: Cluster,
+  ns: string,
+  name: string,
+  parent: { namespace: string; name: string; sectionName?: string },
+  hostname: string,
+  backend: string,
+): Promise<void> {
+  await apply(cluster, {
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    kind: 'HTTPRoute',
+    metadata: { name, namespace: ns },
+    spec: {
+      parentRefs: [parent],
+      hostnames: [hostname],
+      rules: [
+        {
+          matches: [{ path: { type: 'PathPrefix', value: '/' } }],
+          backendRefs: [{ group: '', kind: 'Service', name: backend, port: 8080, weight: 1 }],
+        },
+      ],
+    },
+  } as never);
+}
+
+export async function gatewayStatus(cluster: Cluster, ns: string, name: string): Promise<Loose> {
+  const r = await call(
+    cluster,
+    'GET',
+    `/apis/gateway.networking.k8s.io/v1/namespaces/${ns}/gateways/${name}`,
+  );
+  return r.body;
+}
+
+export function condition(object: Loose, type: string): Loose | undefined {
+  return asList(object.status?.conditions).find((c) => c.type === type);
+}
+
+/** Waits for Programmed=True and returns the Gateway's address. */
+export async function programmedAddress(
+  cluster: Cluster,
+  ns: string,
+  name: string,
+  timeoutMs = 90_000,
+): Promise<string> {
+  return eventually(
+    async () => {
+      const gw = await gatewayStatus(cluster, ns, name);
+      const address = asList(gw.status?.addresses)[0]?.value;
+      return condition(gw, 'Programmed')?.status === 'True' && typeof address === 'string'
+        ? String(address)
+        : undefined;
+    },
+    `Gateway ${ns}/${name} Programmed`,
+    timeoutMs,
+  );
+}
+
+/** Waits until the Host answers 200 through the address (the proxy has the route). */
+export async function served(address: string, port: number, host: string): Promise<Reply> {
+  return eventually(
+    async () => {
+      const r = await get(address, port, host);
+      return r.status === 200 ? r : undefined;
+    },
+    `${host} through ${address}:${port}`,
+    30_000,
+  );
+}
