@@ -6,6 +6,7 @@ import { DEFAULT_CONTROLLER_NAMESPACE, parseControllerConfig } from '../api/cont
 import { PorticoError } from '../errors.js';
 import { createApiClient } from '../provider/kubernetes/api-client.js';
 import { startKubernetesController } from '../provider/kubernetes/controller.js';
+import { stopSignal } from '../stop-signal.js';
 
 const HELP = `usage: portico controller --config FILE [options]
 
@@ -69,18 +70,7 @@ export async function run(argv: string[]): Promise<number> {
     metricsAddress: values['metrics-address'],
     log,
   });
-  await new Promise<void>((done) => {
-    const stop = (signal: string): void => {
-      process.off('SIGINT', onInt);
-      process.off('SIGTERM', onTerm);
-      log(`${signal}: releasing leadership and stopping`);
-      done();
-    };
-    const onInt = () => stop('SIGINT');
-    const onTerm = () => stop('SIGTERM');
-    process.on('SIGINT', onInt);
-    process.on('SIGTERM', onTerm);
-  });
+  log(`${await stopSignal()}: releasing leadership and stopping`);
   await controller.close();
   log('stopped');
   return 0;

@@ -2,6 +2,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PorticoError } from '../errors.js';
+import { stopSignal } from '../stop-signal.js';
 
 /** Listens (a bind failure is an error naming `what`), calls `onListening`, and resolves after a signal. */
 export async function serveUntilSignal(
@@ -15,10 +16,7 @@ export async function serveUntilSignal(
     server.listen({ host: address.host, port: address.port }, resolve);
   });
   onListening(server.address() as AddressInfo);
-  await new Promise<void>((resolve) => {
-    process.once('SIGTERM', resolve);
-    process.once('SIGINT', resolve);
-  });
+  await stopSignal();
   server.close();
   server.closeAllConnections();
 }

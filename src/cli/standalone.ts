@@ -11,6 +11,7 @@ import { PorticoError } from '../errors.js';
 import { DEFAULT_ADDRESS_POOL } from '../infra/host/address-pool.js';
 import { DEFAULT_ADMIN_ADDRESS } from '../provider/standalone/admin-server.js';
 import { startStandalone } from '../provider/standalone/controller.js';
+import { stopSignal } from '../stop-signal.js';
 
 export const DEFAULT_DISCOVERY_ADDRESS = '127.0.0.1:18000';
 export const DEFAULT_STATE_DIR = '.portico';
@@ -84,18 +85,7 @@ export async function run(argv: string[]): Promise<number> {
     proxyDrainSeconds: drain === undefined ? undefined : Number(drain),
     log,
   });
-  await new Promise<void>((done) => {
-    const stop = (signal: string): void => {
-      process.off('SIGINT', onInt);
-      process.off('SIGTERM', onTerm);
-      log(`${signal}: draining proxies and stopping`);
-      done();
-    };
-    const onInt = () => stop('SIGINT');
-    const onTerm = () => stop('SIGTERM');
-    process.on('SIGINT', onInt);
-    process.on('SIGTERM', onTerm);
-  });
+  log(`${await stopSignal()}: draining proxies and stopping`);
   await controller.close();
   log('stopped');
   return 0;

@@ -1,5 +1,5 @@
 // Test HTTP client and backends on loopback.
-import { createServer, type IncomingHttpHeaders, request, type Server } from 'node:http';
+import { type Agent, createServer, type IncomingHttpHeaders, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createEchoServer } from '../../src/echo/server.js';
 
@@ -24,17 +24,27 @@ export interface EchoBody {
 export function httpRequest(
   port: number,
   path: string,
-  options: { host?: string; method?: string; headers?: Record<string, string>; body?: string } = {},
+  options: {
+    /** Where to connect (default 127.0.0.1); `host` is the Host header. */
+    address?: string;
+    host?: string;
+    method?: string;
+    headers?: Record<string, string>;
+    body?: string;
+    agent?: false | Agent;
+    /** Fail with a reason after this long without a response, instead of reaching the runner's timeout. */
+    timeoutMs?: number;
+  } = {},
 ): Promise<Reply> {
   return new Promise((resolve, reject) => {
     const req = request(
       {
-        host: '127.0.0.1',
+        host: options.address ?? '127.0.0.1',
         port,
         path,
         method: options.method ?? 'GET',
         headers: { host: options.host ?? 'example.com', ...options.headers },
-        agent: false,
+        agent: options.agent ?? false,
       },
       (res) => {
         const chunks: Buffer[] = [];
@@ -50,6 +60,14 @@ export function httpRequest(
       },
     );
     req.on('error', reject);
+    const { timeoutMs } = options;
+    if (timeoutMs !== undefined) {
+      req.setTimeout(timeoutMs, () =>
+        req.destroy(
+          new Error(`no response within ${timeoutMs} ms from port ${port} (${options.host}${path})`),
+        ),
+      );
+    }
     req.end(options.body);
   });
 }

@@ -1,13 +1,13 @@
 // End-to-end harness for `portico standalone`: the built CLI as a child process, examples copied to a temp
 // dir with their EndpointSlices pointed at echo servers on OS-chosen ports, and plain HTTP through the proxies.
 import { cp, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { request, type Server } from 'node:http';
+import type { Agent, Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { createEchoServer } from '../../../src/echo/server.js';
 import { type Child, startPortico, waitForOutput } from '../../support/child.js';
-import { closeServer, type EchoBody, listen, type Reply } from '../../support/http.js';
+import { closeServer, type EchoBody, httpRequest, listen, type Reply } from '../../support/http.js';
 import { REPO_ROOT } from '../../support/portico.js';
 
 export interface TestContext {
@@ -150,34 +150,15 @@ export async function startStandalone(
   return { child, admin: line[1]!, discovery: line[2]!, stateDir: options.stateDir, stop };
 }
 
-/** One HTTP request to `address:port` with the given Host, on a fresh connection. */
+/** One HTTP request to `address:port` with the given Host, on a fresh connection unless an agent is given. */
 export function send(
   address: string,
   port: number,
   host: string,
   path = '/',
-  agent: false | import('node:http').Agent = false,
+  agent: false | Agent = false,
 ): Promise<Reply> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host: address, port, path, headers: { host }, agent }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () =>
-        resolve({
-          status: res.statusCode ?? 0,
-          headers: res.headers,
-          body: Buffer.concat(chunks).toString(),
-        }),
-      );
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    // Bounded: a request that hangs fails the test with a reason instead of reaching the runner's timeout.
-    req.setTimeout(5000, () =>
-      req.destroy(new Error(`no response from ${address}:${port} (${host}${path})`)),
-    );
-    req.end();
-  });
+  return httpRequest(port, path, { address, host, agent, timeoutMs: 5000 });
 }
 
 export function echoBody(reply: Reply): EchoBody {
