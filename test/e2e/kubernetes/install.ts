@@ -155,8 +155,8 @@ export function endProcess(): void {
 }
 
 /**
- * Opt-in until the intermittent "Programmed never comes" seen when several simulator files run at once is
- * understood (each file passes on its own): PORTICO_E2E_KUBERNETES=1 runs them.
+ * Each file starts a simulator with a dozen Node pods, too heavy next to other files on 2 cores:
+ * scripts/run-tests.mjs runs them in a second phase, one file at a time, with PORTICO_E2E_KUBERNETES=1.
  */
 export const E2E_ENABLED = process.env.PORTICO_E2E_KUBERNETES === '1';
 export const E2E_SKIP: string | false = E2E_ENABLED ? false : 'set PORTICO_E2E_KUBERNETES=1 to run';
