@@ -1,32 +1,14 @@
 // Test traffic and fixtures: an echo backend, Gateway API objects, and HTTP requests to a Gateway address.
-import { request } from 'node:http';
 import { asList, call, eventually, type Loose } from '../../cluster/client.js';
 import type { Cluster } from '../../cluster/harness.js';
+import { httpRequest, type Reply } from '../../support/http.js';
 import { apply } from './install.js';
 
-export interface Reply {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: string;
-}
+export type { Reply };
 
+/** One request to a Gateway address with the given Host, on a fresh connection, bounded to 5 s. */
 export function get(address: string, port: number, host: string, path = '/'): Promise<Reply> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host: address, port, path, headers: { host }, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () =>
-        resolve({
-          status: res.statusCode ?? 0,
-          headers: res.headers,
-          body: Buffer.concat(chunks).toString(),
-        }),
-      );
-    });
-    req.on('error', reject);
-    req.setTimeout(5000, () => req.destroy(new Error('request timed out')));
-    req.end();
-  });
+  return httpRequest(port, path, { address, host, timeoutMs: 5000 });
 }
 
 export async function namespace(
