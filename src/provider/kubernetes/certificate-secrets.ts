@@ -50,11 +50,12 @@ export async function ensureCertificateSecrets(client: ApiClient, namespace: str
     [CA_SECRET, SERVER_CERT_SECRET, CLIENT_CERT_SECRET].map((n) => readSecret(client, namespace, n)),
   );
   const wanted: JsonObject[] = [];
+  // Without a CA everything is issued anew: leftovers of an interrupted run are replaced, and the CA Secret is
+  // written last, so a run cut short anywhere leaves no CA and the next run starts over consistently.
+  let replace = false;
   if (ca === undefined) {
+    replace = true;
     const certs = generateCertificates({ namespace });
-    wanted.push(
-      secret(namespace, CA_SECRET, 'Opaque', { 'ca.crt': certs.caCertPem, 'ca.key': certs.caKeyPem }),
-    );
     const tls = 'kubernetes.io/tls';
     wanted.push(
       secret(namespace, SERVER_CERT_SECRET, tls, {
@@ -67,6 +68,7 @@ export async function ensureCertificateSecrets(client: ApiClient, namespace: str
         'tls.crt': certs.clientCertPem,
         'tls.key': certs.clientKeyPem,
       }),
+      secret(namespace, CA_SECRET, 'Opaque', { 'ca.crt': certs.caCertPem, 'ca.key': certs.caKeyPem }),
     );
   } else {
     const caCert = ca['ca.crt'];
@@ -94,7 +96,15 @@ export async function ensureCertificateSecrets(client: ApiClient, namespace: str
   const created: string[] = [];
   for (const s of wanted) {
     const name = String((s.metadata as JsonObject).name);
-    const reply = await client.request('POST', secretPath(namespace), s);
+    let reply = await client.request('POST', secretPath(namespace), s);
+    if (reply.status === 409 && replace && name !== CA_SECRET) {
+      expectStatus(
+        await client.request('DELETE', secretPath(namespace, name)),
+        `delete Secret ${namespace}/${name}`,
+        [200, 202, 404],
+      );
+      reply = await client.request('POST', secretPath(namespace), s);
+    }
     if (reply.status === 409) continue; // created meanwhile by another certgen run: theirs stands
     expectStatus(reply, `create Secret ${namespace}/${name}`);
     created.push(name);

@@ -1,0 +1,69 @@
+import assert from 'node:assert/strict';
+import { X509Certificate } from 'node:crypto';
+import { test } from 'node:test';
+import type { ApiClient, JsonObject } from '../../../src/provider/kubernetes/api-client.js';
+import {
+  CA_SECRET,
+  CLIENT_CERT_SECRET,
+  ensureCertificateSecrets,
+  SERVER_CERT_SECRET,
+} from '../../../src/provider/kubernetes/certificate-secrets.js';
+
+/** Secrets in memory, with the API server's create/get/delete answers. */
+function fakeSecrets(): { client: ApiClient; secrets: Map<string, JsonObject> } {
+  const secrets = new Map<string, JsonObject>();
+  const client: ApiClient = {
+    async request(method, path, body) {
+      const name = path.split('/secrets/')[1];
+      if (method === 'GET') {
+        const found = name === undefined ? undefined : secrets.get(name);
+        return found === undefined ? { status: 404, body: {} } : { status: 200, body: found };
+      }
+      if (method === 'POST') {
+        const object = body as JsonObject;
+        const key = String((object.metadata as JsonObject).name);
+        if (secrets.has(key)) return { status: 409, body: {} };
+        secrets.set(key, object);
+        return { status: 201, body: object };
+      }
+      if (method === 'DELETE' && name !== undefined) {
+        return secrets.delete(name) ? { status: 200, body: {} } : { status: 404, body: {} };
+      }
+      throw new Error(`unexpected ${method} ${path}`);
+    },
+    watch() {
+      throw new Error('unused');
+    },
+  };
+  return { client, secrets };
+}
+
+function pem(secrets: Map<string, JsonObject>, name: string, key: string): string {
+  const data = secrets.get(name)?.data as Record<string, string>;
+  return Buffer.from(data[key] ?? '', 'base64').toString('utf8');
+}
+
+test('certgen creates the three Secrets, the CA last, and a second run creates nothing', async () => {
+  const { client, secrets } = fakeSecrets();
+  assert.deepEqual(await ensureCertificateSecrets(client, 'sys'), [
+    SERVER_CERT_SECRET,
+    CLIENT_CERT_SECRET,
+    CA_SECRET,
+  ]);
+  assert.equal(secrets.size, 3);
+  assert.deepEqual(await ensureCertificateSecrets(client, 'sys'), []);
+});
+
+test('leftovers of an interrupted run (no CA Secret) are replaced by certificates of the new CA', async () => {
+  const { client, secrets } = fakeSecrets();
+  await ensureCertificateSecrets(client, 'sys');
+  const staleServer = pem(secrets, SERVER_CERT_SECRET, 'tls.crt');
+  secrets.delete(CA_SECRET); // as if the run had died before writing the CA
+  await ensureCertificateSecrets(client, 'sys');
+  const ca = new X509Certificate(pem(secrets, CA_SECRET, 'ca.crt'));
+  const server = new X509Certificate(pem(secrets, SERVER_CERT_SECRET, 'tls.crt'));
+  const proxy = new X509Certificate(pem(secrets, CLIENT_CERT_SECRET, 'tls.crt'));
+  assert.notEqual(server.toString(), new X509Certificate(staleServer).toString());
+  assert.ok(server.verify(ca.publicKey), 'the server certificate is signed by the CA in the CA Secret');
+  assert.ok(proxy.verify(ca.publicKey), 'the proxy client certificate is signed by the CA in the CA Secret');
+});
