@@ -17,6 +17,17 @@ export function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
 
+/** Throughput and latency percentiles of one measured phase (sorts `latencies` in place). */
+function summarize(latencies: number[], seconds: number, errors: number): LoadResult {
+  latencies.sort((a, b) => a - b);
+  return {
+    requestsPerSecond: latencies.length / seconds,
+    p50Ms: percentile(latencies, 50),
+    p99Ms: percentile(latencies, 99),
+    errors,
+  };
+}
+
 function once(agent: Agent, port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const req = request(
@@ -50,13 +61,7 @@ export async function closedLoopNode(
   };
   await Promise.all(Array.from({ length: connections }, worker));
   agent.destroy();
-  latencies.sort((a, b) => a - b);
-  return {
-    requestsPerSecond: latencies.length / seconds,
-    p50Ms: percentile(latencies, 50),
-    p99Ms: percentile(latencies, 99),
-    errors,
-  };
+  return summarize(latencies, seconds, errors);
 }
 
 function wrkDuration(text: string): number {
@@ -126,11 +131,5 @@ export async function fixedRate(
   const latencies: number[] = [];
   const errors = await openLoop(agent, port, rate, seconds, latencies);
   agent.destroy();
-  latencies.sort((a, b) => a - b);
-  return {
-    requestsPerSecond: latencies.length / seconds,
-    p50Ms: percentile(latencies, 50),
-    p99Ms: percentile(latencies, 99),
-    errors,
-  };
+  return summarize(latencies, seconds, errors);
 }

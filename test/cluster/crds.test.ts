@@ -1,30 +1,20 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { existsSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { asList, call } from './client.js';
 import { type Cluster, CRD_FILES, startCluster } from './harness.js';
+import { KUBECTL_SKIP, kubectl as runKubectl } from './kubectl.js';
 
-const KUBECTL = '/usr/bin/kubectl';
 let cluster: Cluster;
 before(async () => {
   cluster = await startCluster({ workloads: false });
 });
 after(() => cluster.stop());
 
-function kubectl(...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      KUBECTL,
-      ['--kubeconfig', cluster.kubeconfigPath, ...args],
-      { encoding: 'utf8', timeout: 20_000 },
-      (error, out, err) => {
-        resolve({ code: error === null ? 0 : 1, out, err });
-      },
-    );
-  });
+function kubectl(...args: string[]): ReturnType<typeof runKubectl> {
+  return runKubectl(cluster.kubeconfigPath, ...args);
 }
 
 const RESOURCES = `apiVersion: gateway.networking.k8s.io/v1
@@ -53,7 +43,7 @@ spec: {mergeGateways: true}
 `;
 
 test('the Gateway API and DataPlaneProxy CRDs install with kubectl; their kinds get a status subresource', {
-  skip: existsSync(KUBECTL) ? false : 'no kubectl',
+  skip: KUBECTL_SKIP,
 }, async () => {
   for (const file of CRD_FILES) {
     const r = await kubectl('apply', '-f', file);

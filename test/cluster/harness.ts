@@ -14,7 +14,7 @@ import { installGarbageCollector } from './apiserver/gc.js';
 import { createLifecycle, type Lifecycle } from './apiserver/lifecycle.js';
 import { installNamespaceDefaults } from './apiserver/namespace-defaults.js';
 import { asKubeObject } from './apiserver/object.js';
-import { BUILTIN_TYPES, createRegistry } from './apiserver/resources.js';
+import { builtinType, createRegistry } from './apiserver/resources.js';
 import { startApiServer } from './apiserver/server.js';
 import { createStore } from './apiserver/store.js';
 import { issueToken, type TokenParams } from './apiserver/token-api.js';
@@ -96,9 +96,9 @@ const DEFAULTS = {
   minTokenExpirationSeconds: 600,
 };
 
-const NAMESPACES = BUILTIN_TYPES.find((t) => t.resource === 'namespaces')!;
-const SERVICES = BUILTIN_TYPES.find((t) => t.resource === 'services')!;
-const SLICES = BUILTIN_TYPES.find((t) => t.resource === 'endpointslices')!;
+const NAMESPACES = builtinType('namespaces');
+const SERVICES = builtinType('services');
+const SLICES = builtinType('endpointslices');
 
 export async function startCluster(options: ClusterOptions = {}): Promise<Cluster> {
   const o = { ...DEFAULTS, ...options };

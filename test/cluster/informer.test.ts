@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { CoreV1Api, KubeConfig, makeInformer, type V1ConfigMap } from '@kubernetes/client-node';
-import { BUILTIN_TYPES } from './apiserver/resources.js';
+import { builtinType } from './apiserver/resources.js';
 import { eventually } from './client.js';
 import { type Cluster, startCluster } from './harness.js';
 
@@ -11,7 +11,7 @@ before(async () => {
 });
 after(() => cluster.stop());
 
-const CONFIGMAPS = BUILTIN_TYPES.find((t) => t.resource === 'configmaps')!;
+const CONFIGMAPS = builtinType('configmaps');
 
 test('a client-node informer lists, watches, resumes after a dropped watch, and relists after 410', async () => {
   const kc = new KubeConfig();

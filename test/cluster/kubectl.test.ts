@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
-import { execFile, spawn } from 'node:child_process';
-import { existsSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { call } from './client.js';
 import { type Cluster, startCluster } from './harness.js';
+import { KUBECTL, KUBECTL_SKIP, kubectl as runKubectl } from './kubectl.js';
 
-const KUBECTL = '/usr/bin/kubectl';
-const skip = existsSync(KUBECTL) ? false : 'kubectl is not installed';
+const skip = KUBECTL_SKIP;
 
 let cluster: Cluster;
 before(async () => {
@@ -15,18 +15,8 @@ before(async () => {
 });
 after(() => cluster.stop());
 
-// Asynchronous: the simulator serves from this very process, so a blocking spawn would deadlock.
-function kubectl(...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      KUBECTL,
-      ['--kubeconfig', cluster.kubeconfigPath, ...args],
-      { encoding: 'utf8', timeout: 20_000 },
-      (error, out, err) => {
-        resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : 1, out, err });
-      },
-    );
-  });
+function kubectl(...args: string[]): ReturnType<typeof runKubectl> {
+  return runKubectl(cluster.kubeconfigPath, ...args);
 }
 
 const MANIFEST = `apiVersion: v1

@@ -10,12 +10,12 @@ import {
   objectAt,
   stringAt,
 } from '../apiserver/object.js';
-import { BUILTIN_TYPES } from '../apiserver/resources.js';
+import { builtinType } from '../apiserver/resources.js';
 import { fieldValue } from './fields.js';
 
 const PRELOAD = fileURLToPath(new URL('./pod-preload.mjs', import.meta.url));
-const SECRETS = BUILTIN_TYPES.find((t) => t.resource === 'secrets')!;
-const CONFIGMAPS = BUILTIN_TYPES.find((t) => t.resource === 'configmaps')!;
+const SECRETS = builtinType('secrets');
+const CONFIGMAPS = builtinType('configmaps');
 
 export interface PodNetwork {
   apiServiceHost: string;

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { Lifecycle } from '../apiserver/lifecycle.js';
 import { nowTimestamp } from '../apiserver/lifecycle.js';
 import { arrayAt, isJsonObject, type KubeObject, numberAt, objectAt, stringAt } from '../apiserver/object.js';
-import { BUILTIN_TYPES } from '../apiserver/resources.js';
+import { builtinType } from '../apiserver/resources.js';
 import { ApiError, invalid } from '../apiserver/status.js';
 import type { TokenParams } from '../apiserver/token-api.js';
 import type { AddressRange } from '../services/ip-range.js';
@@ -13,8 +13,8 @@ import type { ImageRule } from './images.js';
 import { type PodRunner, runPod } from './pod-runner.js';
 
 export const NODE_NAME = 'portico-sim-node';
-const PODS = BUILTIN_TYPES.find((t) => t.resource === 'pods')!;
-const SAS = BUILTIN_TYPES.find((t) => t.resource === 'serviceaccounts')!;
+const PODS = builtinType('pods');
+const SAS = builtinType('serviceaccounts');
 
 export interface NodeAgentOptions {
   lifecycle: Lifecycle;

@@ -14,7 +14,7 @@ import {
   objectAt,
   stringAt,
 } from '../apiserver/object.js';
-import { BUILTIN_TYPES } from '../apiserver/resources.js';
+import { builtinType } from '../apiserver/resources.js';
 import { ApiError } from '../apiserver/status.js';
 import type { TokenParams } from '../apiserver/token-api.js';
 import { containerEnv, expand, type PodNetwork, rewriteMountPaths } from './container-env.js';
@@ -22,7 +22,7 @@ import { containerArgv, entrypointFor, type ImageRule } from './images.js';
 import { probeOnce } from './probes.js';
 import { materialiseVolume, serviceAccountVolume, type VolumeContext } from './volumes.js';
 
-const PODS = BUILTIN_TYPES.find((t) => t.resource === 'pods')!;
+const PODS = builtinType('pods');
 
 export interface PodRunnerOptions {
   lifecycle: Lifecycle;

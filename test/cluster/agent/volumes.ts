@@ -13,12 +13,12 @@ import {
   objectAt,
   stringAt,
 } from '../apiserver/object.js';
-import { BUILTIN_TYPES } from '../apiserver/resources.js';
+import { builtinType } from '../apiserver/resources.js';
 import type { TokenParams } from '../apiserver/token-api.js';
 import { fieldValue } from './fields.js';
 
-const SECRETS = BUILTIN_TYPES.find((t) => t.resource === 'secrets')!;
-const CONFIGMAPS = BUILTIN_TYPES.find((t) => t.resource === 'configmaps')!;
+const SECRETS = builtinType('secrets');
+const CONFIGMAPS = builtinType('configmaps');
 
 export interface VolumeContext {
   lifecycle: Lifecycle;

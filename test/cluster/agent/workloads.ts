@@ -11,12 +11,12 @@ import {
   numberAt,
   objectAt,
 } from '../apiserver/object.js';
-import { apiVersionOf, BUILTIN_TYPES, type ResourceType } from '../apiserver/resources.js';
+import { apiVersionOf, builtinType, type ResourceType } from '../apiserver/resources.js';
 import { ApiError } from '../apiserver/status.js';
 
-const PODS = BUILTIN_TYPES.find((t) => t.resource === 'pods')!;
-const DEPLOYMENTS = BUILTIN_TYPES.find((t) => t.resource === 'deployments')!;
-const DAEMONSETS = BUILTIN_TYPES.find((t) => t.resource === 'daemonsets')!;
+const PODS = builtinType('pods');
+const DEPLOYMENTS = builtinType('deployments');
+const DAEMONSETS = builtinType('daemonsets');
 const WATCHED = new Set([PODS.storageKey, DEPLOYMENTS.storageKey, DAEMONSETS.storageKey]);
 
 export function podReady(pod: KubeObject): boolean {

@@ -1,11 +1,11 @@
 // Garbage collection (background cascade through ownerReferences) and namespace termination.
 import type { Lifecycle } from './lifecycle.js';
 import type { KubeObject } from './object.js';
-import { BUILTIN_TYPES } from './resources.js';
+import { builtinType } from './resources.js';
 import { ApiError } from './status.js';
 
 const NAMESPACE_CLEANUP_DELAY_MS = 1000;
-const NAMESPACES = BUILTIN_TYPES.find((t) => t.resource === 'namespaces')!;
+const NAMESPACES = builtinType('namespaces');
 
 function ignoreNotFound(action: () => void): void {
   try {

@@ -1,10 +1,10 @@
 // What a real control plane adds to every namespace: the `default` ServiceAccount and `kube-root-ca.crt`.
 import type { Lifecycle } from './lifecycle.js';
-import { BUILTIN_TYPES } from './resources.js';
+import { builtinType } from './resources.js';
 import { ApiError } from './status.js';
 
-const SA = BUILTIN_TYPES.find((t) => t.resource === 'serviceaccounts')!;
-const CM = BUILTIN_TYPES.find((t) => t.resource === 'configmaps')!;
+const SA = builtinType('serviceaccounts');
+const CM = builtinType('configmaps');
 
 function createIfMissing(action: () => void): void {
   try {

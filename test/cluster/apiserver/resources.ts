@@ -82,6 +82,13 @@ export const BUILTIN_TYPES: readonly ResourceType[] = [
   ),
 ];
 
+/** A built-in resource type by its plural name (`pods`); the simulator's own modules name only real ones. */
+export function builtinType(resource: string): ResourceType {
+  const type = BUILTIN_TYPES.find((t) => t.resource === resource);
+  if (type === undefined) throw new Error(`no built-in resource type '${resource}'`);
+  return type;
+}
+
 /** Kinds that only answer `create` (nothing is stored). */
 export const CREATE_ONLY = new Set(['authentication.k8s.io/tokenreviews']);
 

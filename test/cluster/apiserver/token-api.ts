@@ -2,7 +2,7 @@
 import { API_AUDIENCE, type Authenticator } from './authn.js';
 import type { Lifecycle } from './lifecycle.js';
 import { arrayAt, isJsonObject, type JsonObject, numberAt, objectAt, stringAt } from './object.js';
-import { BUILTIN_TYPES } from './resources.js';
+import { builtinType } from './resources.js';
 import { ApiError, badRequest, invalid } from './status.js';
 import { ISSUER, type TokenClaims, type TokenSigner } from './tokens.js';
 
@@ -16,8 +16,8 @@ export interface TokenParams {
   nowSeconds?: number;
 }
 
-const SA = BUILTIN_TYPES.find((t) => t.resource === 'serviceaccounts')!;
-const POD = BUILTIN_TYPES.find((t) => t.resource === 'pods')!;
+const SA = builtinType('serviceaccounts');
+const POD = builtinType('pods');
 
 export function issueToken(
   lifecycle: Lifecycle,

@@ -12,13 +12,13 @@ import {
   objectAt,
   stringAt,
 } from '../apiserver/object.js';
-import { BUILTIN_TYPES } from '../apiserver/resources.js';
+import { builtinType } from '../apiserver/resources.js';
 import { matchesLabels, requirementsOf } from '../apiserver/selectors.js';
 import { ApiError } from '../apiserver/status.js';
 
-const PODS = BUILTIN_TYPES.find((t) => t.resource === 'pods')!;
-const SERVICES = BUILTIN_TYPES.find((t) => t.resource === 'services')!;
-const SLICES = BUILTIN_TYPES.find((t) => t.resource === 'endpointslices')!;
+const PODS = builtinType('pods');
+const SERVICES = builtinType('services');
+const SLICES = builtinType('endpointslices');
 export const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
 const MANAGED_BY = 'endpointslice-controller.k8s.io';
 

@@ -3,13 +3,13 @@
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import type { Lifecycle } from '../apiserver/lifecycle.js';
 import { arrayAt, isJsonObject, type KubeObject, objectAt, stringAt } from '../apiserver/object.js';
-import { BUILTIN_TYPES } from '../apiserver/resources.js';
+import { builtinType } from '../apiserver/resources.js';
 import { ApiError } from '../apiserver/status.js';
 import { SERVICE_NAME_LABEL } from './endpoint-slices.js';
 import type { AddressRange } from './ip-range.js';
 
-const SERVICES = BUILTIN_TYPES.find((t) => t.resource === 'services')!;
-const SLICES = BUILTIN_TYPES.find((t) => t.resource === 'endpointslices')!;
+const SERVICES = builtinType('services');
+const SLICES = builtinType('endpointslices');
 
 interface Listener {
   server: Server;
