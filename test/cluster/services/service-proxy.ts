@@ -43,6 +43,16 @@ function backends(
   return out;
 }
 
+/**
+ * Passes a backend's reset on to the client. Not once the client's write side has ended: Node's `reset()` then
+ * fails (EINVAL while the shutdown is in flight) yet marks the handle closing without closing it, a leak that
+ * makes the process spin at exit.
+ */
+export function resetOrDestroy(socket: Socket): void {
+  if (socket.writableEnded) socket.destroy();
+  else socket.resetAndDestroy();
+}
+
 export function installServiceProxy(
   lifecycle: Lifecycle,
   clusterIPs: AddressRange,
@@ -103,7 +113,7 @@ export function installServiceProxy(
     sockets.add(client);
     sockets.add(upstream);
     upstream.on('error', () => {
-      if (!client.destroyed) client.resetAndDestroy();
+      if (!client.destroyed) resetOrDestroy(client);
     });
     client.on('error', close);
     // A pair lives and dies together: a killed pod's half-closed watch must not keep its upstream open.

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { asList, call, eventually } from '../../cluster/client.js';
 import { type Cluster, startCluster } from '../../cluster/harness.js';
-import { E2E_ENABLED, E2E_SKIP, endProcess, install, podLogs } from './install.js';
+import { E2E_ENABLED, E2E_SKIP, install, podLogs } from './install.js';
 import {
   condition,
   echoBackend,
@@ -45,7 +45,6 @@ after(async () => {
   // E2E_LOGS=<namespace> prints the pods' logs (e.g. portico-gateway-system) to diagnose a failure.
   if (process.env.E2E_LOGS) console.log(podLogs(cluster, process.env.E2E_LOGS));
   await cluster.stop();
-  endProcess();
 });
 
 test('one GatewayClass, two Gateways: two fleets, two addresses, routes by Host, 404 for unknown hosts', {

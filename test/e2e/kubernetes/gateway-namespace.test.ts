@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { asList, call } from '../../cluster/client.js';
 import { type Cluster, startCluster } from '../../cluster/harness.js';
-import { E2E_ENABLED, E2E_SKIP, endProcess, install, podLogs } from './install.js';
+import { E2E_ENABLED, E2E_SKIP, install, podLogs } from './install.js';
 import { echoBackend, gateway, gatewayClass, programmedAddress, route, served } from './traffic.js';
 
 const CONTROLLER = 'gateway.portico.io/gatewayclass-controller';
@@ -24,7 +24,6 @@ after(async () => {
   if (!E2E_ENABLED) return;
   if (process.env.E2E_LOGS) console.log(podLogs(cluster, process.env.E2E_LOGS));
   await cluster.stop();
-  endProcess();
 });
 
 test('infrastructure in each Gateway namespace, only the CA there, token-authenticated proxies serve traffic', {

@@ -146,15 +146,6 @@ export function podLogs(cluster: Cluster, prefix: string): string {
 }
 
 /**
- * Ends this test process once the simulator has stopped. After pods and Services were torn down, libuv can be
- * left spinning on closed sockets (timers never fire again, so an ordinary exit never comes); every result has
- * been reported by then. A failed test still fails the run: the parent runner counts the reported failures.
- */
-export function endProcess(): void {
-  process.exit();
-}
-
-/**
  * Each file starts a simulator with a dozen Node pods, too heavy next to other files on 2 cores:
  * scripts/run-tests.mjs runs them in a second phase, one file at a time, with PORTICO_E2E_KUBERNETES=1.
  */

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { asList, call, eventually } from '../../cluster/client.js';
 import { type Cluster, startCluster } from '../../cluster/harness.js';
-import { apply, E2E_ENABLED, E2E_SKIP, endProcess, install, podLogs } from './install.js';
+import { apply, E2E_ENABLED, E2E_SKIP, install, podLogs } from './install.js';
 import {
   echoBackend,
   gateway,
@@ -46,7 +46,6 @@ after(async () => {
       console.log('DEP', String(d.metadata?.name), JSON.stringify(d.status));
   }
   await cluster.stop();
-  endProcess();
 });
 
 test('merged Gateways share one Service and address; another class keeps its own; conflicts are reported', {

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { asList, call, eventually } from '../../cluster/client.js';
 import { type Cluster, startCluster } from '../../cluster/harness.js';
-import { E2E_ENABLED, E2E_SKIP, endProcess, install, podLogs } from './install.js';
+import { E2E_ENABLED, E2E_SKIP, install, podLogs } from './install.js';
 import {
   condition,
   echoBackend,
@@ -37,7 +37,6 @@ after(async () => {
   if (!E2E_ENABLED) return;
   if (process.env.E2E_LOGS) console.log(podLogs(cluster, process.env.E2E_LOGS));
   await cluster.stop();
-  endProcess();
 });
 
 test("each tenant's hostname works through its own Gateway and is 404 through the other's", {
