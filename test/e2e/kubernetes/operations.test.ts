@@ -1,0 +1,267 @@
+// What an operator relies on, end to end: the controller's health, readiness and metrics endpoints, the proxies'
+// request metrics, an unmanaged object of an infrastructure name left alone, another controller's class ignored.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { COMMON_INFRA_LABELS } from '../../../src/translate/infra.js';
+import { fleetInfraName } from '../../../src/translate/naming.js';
+import { asList, call, eventually, type Loose } from '../../cluster/client.js';
+import { type Cluster, startCluster } from '../../cluster/harness.js';
+import { httpRequest, type Reply } from '../../support/http.js';
+import { parsePrometheus, type Sample, sampleValue } from '../../support/prometheus.js';
+import { apply, E2E_ENABLED, E2E_SKIP, install, podLogs } from './install.js';
+import {
+  condition,
+  echoBackend,
+  gateway,
+  gatewayClass,
+  gatewayStatus,
+  get,
+  programmedAddress,
+  route,
+  served,
+} from './traffic.js';
+
+const CONTROLLER = 'gateway.portico.io/gatewayclass-controller';
+const HEALTH_PORT = 18001;
+const METRICS_PORT = 19001;
+const NS = 'ops';
+let cluster: Cluster;
+let system: string;
+
+before(async () => {
+  if (!E2E_ENABLED) return;
+  cluster = await startCluster({ crds: true, echo: 'portico' });
+  system = (await install(cluster, [])).namespace;
+  await apply(cluster, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
+  await echoBackend(cluster, NS, 'echo');
+  await gatewayClass(cluster, 'portico', CONTROLLER);
+});
+after(async () => {
+  if (!E2E_ENABLED) return;
+  if (process.env.E2E_LOGS) console.log(podLogs(cluster, process.env.E2E_LOGS));
+  await cluster.stop();
+});
+
+function fetch(address: string, port: number, path: string): Promise<Reply> {
+  return httpRequest(port, path, { address, host: address, timeoutMs: 5000 });
+}
+
+async function clusterIP(namespace: string, service: string): Promise<string> {
+  const r = await call(cluster, 'GET', `/api/v1/namespaces/${namespace}/services/${service}`);
+  assert.equal(r.status, 200, `Service ${namespace}/${service}`);
+  return String(r.body.spec?.clusterIP);
+}
+
+/** Running pods (not being deleted) matching the label selector, in the controller namespace. */
+async function pods(selector: string): Promise<Loose[]> {
+  const r = await call(
+    cluster,
+    'GET',
+    `/api/v1/namespaces/${system}/pods?labelSelector=${encodeURIComponent(selector)}`,
+  );
+  return asList(r.body.items).filter(
+    (p) => p.metadata?.deletionTimestamp === undefined && p.status?.phase === 'Running',
+  );
+}
+
+async function controllerMetrics(): Promise<Sample[]> {
+  const reply = await fetch(await clusterIP(system, 'portico-gateway-metrics'), METRICS_PORT, '/metrics');
+  assert.equal(reply.status, 200);
+  assert.match(String(reply.headers['content-type']), /^text\/plain; version=0\.0\.4/);
+  return parsePrometheus(reply.body);
+}
+
+const PROXY_PODS = `app.kubernetes.io/name=${COMMON_INFRA_LABELS['app.kubernetes.io/name']}`;
+
+test('the controller answers /healthz and /readyz on 18001 through its Service and its pod IP', {
+  skip: E2E_SKIP,
+}, async () => {
+  const [controller] = await pods('app.kubernetes.io/component=controller');
+  const podIP = String(controller?.status?.podIP);
+  for (const address of [await clusterIP(system, 'portico-gateway'), podIP]) {
+    for (const path of ['/healthz', '/readyz']) {
+      const reply = await fetch(address, HEALTH_PORT, path);
+      assert.equal(reply.status, 200, `${address}:${HEALTH_PORT}${path}: ${reply.body}`);
+    }
+    assert.equal((await fetch(address, HEALTH_PORT, '/nothing-here')).status, 404);
+  }
+  // The metrics endpoint answers on the pod IP too, the same text as through its Service.
+  const direct = await fetch(podIP, METRICS_PORT, '/metrics');
+  assert.equal(direct.status, 200);
+  assert.ok(sampleValue(parsePrometheus(direct.body), 'portico_reconciles_total')! >= 1);
+});
+
+test('controller metrics count reconciles, translation time, status writes, proxies and config versions', {
+  skip: E2E_SKIP,
+}, async () => {
+  const before = await controllerMetrics();
+  for (const name of [
+    'portico_reconciles_total',
+    'portico_translate_seconds_sum',
+    'portico_translate_seconds_count',
+    'portico_status_writes_total',
+    'portico_connected_proxies',
+  ]) {
+    assert.notEqual(sampleValue(before, name), undefined, `${name} is exported`);
+  }
+  assert.equal(sampleValue(before, 'portico_fleet_config_version', { fleet: `${NS}/web` }), undefined);
+
+  await gateway(cluster, NS, 'web', 'portico', [{ name: 'http', port: 80 }]);
+  await route(cluster, NS, 'site', { namespace: NS, name: 'web' }, 'site.example.com', 'echo');
+  const address = await programmedAddress(cluster, NS, 'web');
+  await served(address, 80, 'site.example.com');
+
+  const proxies = await pods(PROXY_PODS);
+  assert.ok(proxies.length >= 1);
+  // The gauge follows discovery connections: every proxy pod of every fleet is connected.
+  const afterGateway = await eventually(async () => {
+    const m = await controllerMetrics();
+    return sampleValue(m, 'portico_connected_proxies') === proxies.length ? m : undefined;
+  }, `portico_connected_proxies = ${proxies.length}`);
+  const reconciles = sampleValue(afterGateway, 'portico_reconciles_total')!;
+  assert.ok(reconciles > sampleValue(before, 'portico_reconciles_total')!);
+  assert.equal(sampleValue(afterGateway, 'portico_translate_seconds_count'), reconciles);
+  assert.ok(
+    sampleValue(afterGateway, 'portico_translate_seconds_sum')! >
+      sampleValue(before, 'portico_translate_seconds_sum')!,
+  );
+  assert.ok(
+    sampleValue(afterGateway, 'portico_status_writes_total')! >
+      sampleValue(before, 'portico_status_writes_total')!,
+  );
+  const version = sampleValue(afterGateway, 'portico_fleet_config_version', { fleet: `${NS}/web` });
+  assert.ok(version !== undefined && version >= 1, `config version ${version}`);
+
+  // An edit that changes the fleet's config: a new version, more reconciles.
+  await route(cluster, NS, 'site', { namespace: NS, name: 'web' }, 'www.example.com', 'echo');
+  await served(address, 80, 'www.example.com');
+  const afterEdit = await eventually(async () => {
+    const m = await controllerMetrics();
+    const v = sampleValue(m, 'portico_fleet_config_version', { fleet: `${NS}/web` });
+    return v !== undefined && v > version ? m : undefined;
+  }, 'a new config version after the route edit');
+  assert.ok(sampleValue(afterEdit, 'portico_reconciles_total')! > reconciles);
+});
+
+test('a proxy pod counts requests by listener, route and status code on 19001', {
+  skip: E2E_SKIP,
+}, async () => {
+  const address = await programmedAddress(cluster, NS, 'web');
+  await served(address, 80, 'www.example.com');
+  const proxies = await pods(
+    `gateway.portico.io/owning-gateway-namespace=${NS},gateway.portico.io/owning-gateway-name=web`,
+  );
+  // One replica, so that pod sees every request sent through the Service.
+  assert.equal(proxies.length, 1, 'one running proxy pod of ops/web');
+  const proxyIP = String(proxies[0]!.status?.podIP);
+  const scrape = async () => {
+    const reply = await fetch(proxyIP, METRICS_PORT, '/metrics');
+    assert.equal(reply.status, 200);
+    return parsePrometheus(reply.body);
+  };
+  const ok = { listener: 'port-80', route: `${NS}/site/rule/0/match/0`, code: '200' };
+  const before = sampleValue(await scrape(), 'portico_requests_total', ok) ?? 0;
+  for (let i = 0; i < 5; i++)
+    assert.equal((await get(address, 80, 'www.example.com', `/n/${i}`)).status, 200);
+  assert.equal((await get(address, 80, 'nobody.example.com')).status, 404);
+  const after = await scrape();
+  assert.equal(sampleValue(after, 'portico_requests_total', ok), before + 5);
+  const notFound = after.filter((s) => s.name === 'portico_requests_total' && s.labels.code === '404');
+  assert.equal(notFound.length, 1, JSON.stringify(notFound));
+  assert.ok(notFound[0]!.value >= 1);
+  assert.ok(sampleValue(after, 'portico_request_duration_seconds_count', { route: ok.route })! >= before + 5);
+});
+
+const GATEWAYS = `/apis/gateway.networking.k8s.io/v1/namespaces/${NS}/gateways`;
+
+test('an unmanaged Service with the fleet’s name is left alone and reported; once deleted Portico creates its own', {
+  skip: E2E_SKIP,
+}, async () => {
+  const name = fleetInfraName(`${NS}/taken`);
+  const path = `/api/v1/namespaces/${system}/services/${name}`;
+  const created = await call(
+    cluster,
+    'POST',
+    `/api/v1/namespaces/${system}/services?fieldManager=someone-else`,
+    {
+      metadata: { name, labels: { team: 'someone-else' } },
+      spec: { selector: { app: 'someone-else' }, ports: [{ name: 'web', port: 8000, targetPort: 8000 }] },
+    },
+  );
+  assert.equal(created.status, 201, JSON.stringify(created.body));
+
+  await gateway(cluster, NS, 'taken', 'portico', [{ name: 'http', port: 80 }]);
+  const programmed = await eventually(async () => {
+    const c = condition(await gatewayStatus(cluster, NS, 'taken'), 'Programmed');
+    return c?.status === 'False' && String(c.message).includes(name) ? c : undefined;
+  }, 'Gateway ops/taken Programmed=False naming the unmanaged Service');
+  assert.equal(programmed.reason, 'Invalid');
+  assert.match(String(programmed.message), /already exists and is not managed by portico-gateway/);
+  const gw = await gatewayStatus(cluster, NS, 'taken');
+  assert.equal(programmed.observedGeneration, gw.metadata?.generation);
+
+  const untouched = await call(cluster, 'GET', path);
+  assert.equal(untouched.body.metadata?.resourceVersion, created.body.metadata?.resourceVersion);
+  assert.deepEqual(untouched.body.spec, created.body.spec);
+  assert.deepEqual(untouched.body.metadata?.labels, { team: 'someone-else' });
+  assert.deepEqual(untouched.body.metadata?.managedFields, created.body.metadata?.managedFields);
+
+  assert.equal((await call(cluster, 'DELETE', path)).status, 200);
+  const address = await programmedAddress(cluster, NS, 'taken');
+  const ours = await call(cluster, 'GET', path);
+  assert.equal(ours.status, 200);
+  assert.notEqual(ours.body.metadata?.uid, created.body.metadata?.uid);
+  assert.equal(ours.body.metadata?.labels?.['app.kubernetes.io/managed-by'], 'portico-gateway');
+  assert.equal(ours.body.metadata?.labels?.['gateway.portico.io/owning-gateway-name'], 'taken');
+  assert.equal(ours.body.spec?.type, 'LoadBalancer');
+  assert.equal(String(asList(ours.body.status?.loadBalancer?.ingress)[0]?.ip), address);
+  // Programmed can come before the new Service's endpoints are ready (the connection is reset until then).
+  await eventually(
+    async () => ((await get(address, 80, 'anything.example.com')).status === 404 ? true : undefined),
+    'the proxy answering through the new Service',
+  );
+});
+
+test('a Gateway of another controller’s class gets no status and no infrastructure', {
+  skip: E2E_SKIP,
+}, async () => {
+  await gatewayClass(cluster, 'elsewhere', 'example.com/another-controller');
+  await gateway(cluster, NS, 'foreign', 'elsewhere', [{ name: 'http', port: 80 }]);
+  // A barrier: a later change to one of our Gateways is reconciled, so the foreign one was seen too.
+  await gateway(cluster, NS, 'web', 'portico', [
+    { name: 'http', port: 80 },
+    { name: 'alt', port: 8080 },
+  ]);
+  await eventually(async () => {
+    const gw = await gatewayStatus(cluster, NS, 'web');
+    const c = condition(gw, 'Programmed');
+    return c?.status === 'True' && c.observedGeneration === gw.metadata?.generation ? true : undefined;
+  }, 'Gateway ops/web Programmed at its new generation');
+
+  const foreign = await call(cluster, 'GET', `${GATEWAYS}/foreign`);
+  assert.equal(foreign.body.status?.conditions, undefined, 'no conditions on the foreign Gateway');
+  assert.equal(foreign.body.status?.addresses, undefined);
+  assert.equal(foreign.body.status?.listeners, undefined);
+  const managers = asList(foreign.body.metadata?.managedFields).map((f) => String(f.manager));
+  assert.deepEqual(managers, ['e2e'], 'only the test wrote the foreign Gateway');
+  const cls = await call(cluster, 'GET', '/apis/gateway.networking.k8s.io/v1/gatewayclasses/elsewhere');
+  assert.equal(cls.body.status?.conditions, undefined, 'no conditions on the foreign GatewayClass');
+
+  const name = fleetInfraName(`${NS}/foreign`);
+  for (const [api, resource] of [
+    ['/api/v1', 'services'],
+    ['/apis/apps/v1', 'deployments'],
+    ['/api/v1', 'serviceaccounts'],
+  ] as const) {
+    for (const namespace of [system, NS]) {
+      const r = await call(cluster, 'GET', `${api}/namespaces/${namespace}/${resource}/${name}`);
+      assert.equal(r.status, 404, `${resource} ${namespace}/${name}`);
+    }
+    const labelled = await call(
+      cluster,
+      'GET',
+      `${api}/${resource}?labelSelector=${encodeURIComponent('gateway.portico.io/owning-gateway-name=foreign')}`,
+    );
+    assert.deepEqual(asList(labelled.body.items), [], `no ${resource} labelled for the foreign Gateway`);
+  }
+});
