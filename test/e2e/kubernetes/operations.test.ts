@@ -77,7 +77,8 @@ test('the controller answers /healthz and /readyz on 18001 through its Service a
   skip: E2E_SKIP,
 }, async () => {
   const [controller] = await pods('app.kubernetes.io/component=controller');
-  const podIP = String(controller?.status?.podIP);
+  assert.ok(controller !== undefined, 'a running controller pod');
+  const podIP = String(controller.status?.podIP);
   for (const address of [await clusterIP(system, 'portico-gateway'), podIP]) {
     for (const path of ['/healthz', '/readyz']) {
       const reply = await fetch(address, HEALTH_PORT, path);
