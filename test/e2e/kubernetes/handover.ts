@@ -1,7 +1,9 @@
 // Availability e2e helpers: continuous traffic that counts every failure, the controller's Lease and pods,
 // a recorder of every Programmed condition a Gateway shows, and service account tokens for discovery streams.
+import type { ClientRequest } from 'node:http';
+import { request } from 'node:https';
 import { leaseName } from '../../../src/provider/kubernetes/leader-election.js';
-import { asList, call, eventually, type Loose, type WatchStream, watch } from '../../cluster/client.js';
+import { asList, call, eventually, type Loose } from '../../cluster/client.js';
 import type { Cluster } from '../../cluster/harness.js';
 import { get } from './traffic.js';
 
@@ -128,35 +130,52 @@ export interface ProgrammedRecorder {
   stop(): ProgrammedRecord[];
 }
 
-/** Watches Gateways (all namespaces) and records each event's Programmed condition. */
+function programmedRecord(gw: Loose): ProgrammedRecord | undefined {
+  const programmed = asList(gw.status?.conditions).find((c) => c.type === 'Programmed');
+  if (programmed === undefined) return undefined;
+  return {
+    gateway: `${String(gw.metadata?.namespace)}/${String(gw.metadata?.name)}`,
+    status: String(programmed.status),
+    reason: String(programmed.reason),
+    observedGeneration: Number(programmed.observedGeneration),
+    generation: Number(gw.metadata?.generation),
+  };
+}
+
+/**
+ * Watches Gateways (all namespaces) and records each event's Programmed condition. Reads the stream itself:
+ * every event counts, none may be lost between polls.
+ */
 export async function recordProgrammed(cluster: Cluster): Promise<ProgrammedRecorder> {
-  const stream: WatchStream = await watch(cluster, '/apis/gateway.networking.k8s.io/v1/gateways?watch=true');
   const records: ProgrammedRecord[] = [];
-  let stopped = false;
-  void (async () => {
-    while (!stopped && !stream.ended()) {
-      let event: { type: string; object: Loose };
-      try {
-        event = await stream.next(1000);
-      } catch {
-        continue; // no event within the wait: look again
-      }
-      const gw = event.object;
-      const programmed = asList(gw.status?.conditions).find((c) => c.type === 'Programmed');
-      if (programmed === undefined) continue;
-      records.push({
-        gateway: `${String(gw.metadata?.namespace)}/${String(gw.metadata?.name)}`,
-        status: String(programmed.status),
-        reason: String(programmed.reason),
-        observedGeneration: Number(programmed.observedGeneration),
-        generation: Number(gw.metadata?.generation),
-      });
-    }
-  })();
+  const url = new URL('/apis/gateway.networking.k8s.io/v1/gateways?watch=true', cluster.server);
+  const req = await new Promise<ClientRequest>((resolve, reject) => {
+    const r = request(
+      url,
+      { ca: cluster.caPem, headers: { authorization: `Bearer ${cluster.adminToken}` } },
+      (res) => {
+        let buffer = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          buffer += chunk;
+          for (let nl = buffer.indexOf('\n'); nl >= 0; nl = buffer.indexOf('\n')) {
+            const line = buffer.slice(0, nl);
+            buffer = buffer.slice(nl + 1);
+            if (line.trim() === '') continue;
+            const record = programmedRecord((JSON.parse(line) as { object: Loose }).object);
+            if (record !== undefined) records.push(record);
+          }
+        });
+        res.on('error', () => {});
+        resolve(r);
+      },
+    );
+    r.on('error', reject);
+    r.end();
+  });
   return {
     stop() {
-      stopped = true;
-      stream.close();
+      req.destroy();
       return records;
     },
   };
