@@ -2,9 +2,12 @@
 // a recorder of every Programmed condition a Gateway shows, and service account tokens for discovery streams.
 import type { ClientRequest } from 'node:http';
 import { request } from 'node:https';
+import type { NodeState } from '../../../src/discovery/server.js';
 import { leaseName } from '../../../src/provider/kubernetes/leader-election.js';
+import { DATA_PLANE_PATH, parseDataPlaneReport } from '../../../src/provider/kubernetes/peer-data-plane.js';
 import { asList, call, eventually, type Loose } from '../../cluster/client.js';
 import type { Cluster } from '../../cluster/harness.js';
+import { httpRequest } from '../../support/http.js';
 import { get } from './traffic.js';
 
 export const CONTROLLER = 'gateway.portico.io/gatewayclass-controller';
@@ -223,4 +226,42 @@ export async function podToken(cluster: Cluster, pod: Loose, audience: string): 
   if (r.status !== 201 && r.status !== 200)
     throw new Error(`TokenRequest: ${r.status} ${JSON.stringify(r.body)}`);
   return String(r.body.status?.token);
+}
+
+/** Each live controller replica's /dataplane report: which proxies are connected to it, and what they applied. */
+export async function replicaReports(cluster: Cluster, namespace: string): Promise<Map<string, NodeState[]>> {
+  const r = await call(
+    cluster,
+    'GET',
+    `/api/v1/namespaces/${namespace}/pods?labelSelector=${encodeURIComponent(CONTROLLER_SELECTOR)}`,
+  );
+  const out = new Map<string, NodeState[]>();
+  for (const pod of asList(r.body.items)) {
+    const ip = pod.status?.podIP;
+    if (pod.metadata?.deletionTimestamp !== undefined || typeof ip !== 'string') continue;
+    try {
+      const reply = await httpRequest(18001, DATA_PLANE_PATH, { address: ip, timeoutMs: 5000 });
+      if (reply.status === 200) out.set(String(pod.metadata?.name), parseDataPlaneReport(reply.body).nodes);
+    } catch {
+      // Not listening (yet or any more): it serves no proxy.
+    }
+  }
+  return out;
+}
+
+/** Waits until every given proxy pod is connected to a live replica and has applied a config there. */
+export async function proxiesConnected(cluster: Cluster, namespace: string, pods: string[]): Promise<void> {
+  await eventually(
+    async () => {
+      const connected = new Set(
+        [...(await replicaReports(cluster, namespace)).values()]
+          .flat()
+          .filter((n) => n.appliedVersion !== undefined)
+          .map((n) => n.node),
+      );
+      return pods.every((p) => connected.has(p)) ? true : undefined;
+    },
+    `proxies ${pods.join(', ')} connected to a live controller replica`,
+    30_000,
+  );
 }
