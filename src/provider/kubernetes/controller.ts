@@ -2,9 +2,7 @@
 // only, infrastructure (server-side apply) and status writes.
 import { performance } from 'node:perf_hooks';
 import type { PorticoGatewayConfig } from '../../api/controller-config.js';
-import type { ResourceSnapshot } from '../../api/snapshot.js';
 import { createDiscoveryServer, type DiscoveryServer } from '../../discovery/server.js';
-import { CONTROLLER_SERVICE } from '../../infra/kubernetes/render.js';
 import type { FleetConfig } from '../../ir/fleet-config.js';
 import {
   createTranslateCache,
@@ -21,7 +19,12 @@ import { type Endpoint, serveHttp } from './http-endpoints.js';
 import { createInfraApplier, type InfraApplier } from './infra-applier.js';
 import { type LeaderElection, leaseName, startLeaderElection } from './leader-election.js';
 import { createMetrics, formatMetrics } from './metrics.js';
-import { createPeerDataPlane, DATA_PLANE_PATH, type DataPlaneReport } from './peer-data-plane.js';
+import {
+  createPeerDataPlane,
+  DATA_PLANE_PATH,
+  type DataPlaneReport,
+  replicaAddresses,
+} from './peer-data-plane.js';
 import { withRecordedProgrammed } from './recorded-programmed.js';
 import { createResourceWatch } from './resource-watch.js';
 import { createStatusWriter } from './status-writer.js';
@@ -50,29 +53,6 @@ export interface KubernetesController {
 }
 
 const RETRY_AFTER_ERROR_MS = 2000;
-const HTTP_PORT_NAME = 'http';
-const DEFAULT_HTTP_PORT = 18001;
-
-/** `ip:port` of the HTTP endpoint of every ready replica behind the controller Service. */
-function replicaAddresses(snapshot: ResourceSnapshot, controllerNamespace: string): string[] {
-  const out: string[] = [];
-  for (const slice of snapshot.endpointSlices) {
-    const labels = slice.metadata.labels ?? {};
-    if (
-      slice.metadata.namespace !== controllerNamespace ||
-      labels['kubernetes.io/service-name'] !== CONTROLLER_SERVICE
-    ) {
-      continue;
-    }
-    const port = slice.ports.find((p) => p.name === HTTP_PORT_NAME)?.port ?? DEFAULT_HTTP_PORT;
-    for (const endpoint of slice.endpoints) {
-      if (endpoint.conditions.ready === false) continue;
-      for (const ip of endpoint.addresses) out.push(ip.includes(':') ? `[${ip}]:${port}` : `${ip}:${port}`);
-    }
-  }
-  return out;
-}
-
 function addressesOfService(service: JsonObject | undefined): GatewayAddress[] {
   const labels = ((service?.metadata as JsonObject | undefined)?.labels ?? {}) as Record<string, string>;
   if (labels['app.kubernetes.io/managed-by'] !== 'portico-gateway') return [];

@@ -40,12 +40,21 @@ export function startLeaderElection(options: LeaderElectionOptions): LeaderElect
   let leading = false;
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
+  // The attempt under way: stop() waits for it, so a renewal in flight cannot re-take the lease after release.
+  let inflight: Promise<void> = Promise.resolve();
+  let tookAfterStop = false;
 
   function setLeading(value: boolean): void {
     if (value === leading) return;
     leading = value;
     options.log(value ? `leader: acquired lease ${options.name}` : `leader: lost lease ${options.name}`);
     options.onChange(value);
+  }
+
+  /** The outcome of a create or update: after stop() it is only remembered, for the release. */
+  function settle(held: boolean): void {
+    if (stopped) tookAfterStop ||= held;
+    else setLeading(held);
   }
 
   function spec(acquireTime: string | undefined, transitions: number): JsonObject {
@@ -61,6 +70,7 @@ export function startLeaderElection(options: LeaderElectionOptions): LeaderElect
 
   async function attempt(): Promise<void> {
     const current = await options.client.request('GET', `${path}/${options.name}`);
+    if (stopped) return;
     if (current.status === 404) {
       const created = await options.client.request('POST', path, {
         apiVersion: 'coordination.k8s.io/v1',
@@ -68,7 +78,7 @@ export function startLeaderElection(options: LeaderElectionOptions): LeaderElect
         metadata: { name: options.name, namespace: options.namespace },
         spec: spec(undefined, 0),
       });
-      setLeading(created.status === 201 || created.status === 200);
+      settle(created.status === 201 || created.status === 200);
       return;
     }
     if (current.status !== 200) throw new Error(`get lease: HTTP ${current.status}`);
@@ -95,7 +105,7 @@ export function startLeaderElection(options: LeaderElectionOptions): LeaderElect
       ...lease,
       spec: spec(ours ? s.acquireTime : undefined, transitions),
     });
-    setLeading(updated.status === 200);
+    settle(updated.status === 200);
   }
 
   async function tick(): Promise<void> {
@@ -106,18 +116,25 @@ export function startLeaderElection(options: LeaderElectionOptions): LeaderElect
       // Unable to renew: stop acting as leader before the lease can pass to someone else.
       setLeading(false);
     }
-    if (!stopped) timer = setTimeout(() => void tick(), retryMs);
+    if (!stopped) {
+      timer = setTimeout(() => {
+        inflight = tick();
+      }, retryMs);
+    }
   }
-  void tick();
+  inflight = tick();
 
   return {
     isLeader: () => leading,
     async stop() {
       stopped = true;
+      const wasLeading = leading;
       if (timer !== undefined) clearTimeout(timer);
-      if (!leading) return;
+      await inflight;
+      if (!wasLeading && !leading && !tookAfterStop) return;
       setLeading(false);
-      // Release: an empty holder lets another replica acquire without waiting for expiry.
+      // Release: an empty holder lets another replica acquire without waiting for expiry. Checked against the
+      // stored Lease, not `leading`: a write that was in flight when stop() came may have taken it meanwhile.
       const current = await options.client.request('GET', `${path}/${options.name}`).catch(() => undefined);
       const lease = current?.body;
       const spec = (lease?.spec ?? {}) as JsonObject;

@@ -2,7 +2,9 @@
 // connected to a replica that is not the leader: the leader polls each peer's /dataplane so that its Programmed
 // verdicts count every proxy's Acks, not only those of its own streams.
 import { get } from 'node:http';
+import type { ResourceSnapshot } from '../../api/snapshot.js';
 import type { NodeState } from '../../discovery/server.js';
+import { CONTROLLER_SERVICE } from '../../infra/kubernetes/render.js';
 
 export const DATA_PLANE_PATH = '/dataplane';
 
@@ -32,6 +34,31 @@ export interface PeerDataPlane {
 }
 
 const DEFAULTS = { intervalMs: 1000, timeoutMs: 2000 } as const;
+const HTTP_PORT_NAME = 'http';
+const DEFAULT_HTTP_PORT = 18001;
+
+/** `ip:port` of the HTTP endpoint of every ready replica behind the controller Service. */
+export function replicaAddresses(
+  snapshot: Pick<ResourceSnapshot, 'endpointSlices'>,
+  controllerNamespace: string,
+): string[] {
+  const out: string[] = [];
+  for (const slice of snapshot.endpointSlices) {
+    const labels = slice.metadata.labels ?? {};
+    if (
+      slice.metadata.namespace !== controllerNamespace ||
+      labels['kubernetes.io/service-name'] !== CONTROLLER_SERVICE
+    ) {
+      continue;
+    }
+    const port = slice.ports.find((p) => p.name === HTTP_PORT_NAME)?.port ?? DEFAULT_HTTP_PORT;
+    for (const endpoint of slice.endpoints) {
+      if (endpoint.conditions.ready === false) continue;
+      for (const ip of endpoint.addresses) out.push(ip.includes(':') ? `[${ip}]:${port}` : `${ip}:${port}`);
+    }
+  }
+  return out;
+}
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, test } from 'node:test';
+import type { EndpointSlice } from '../../../src/api/core.js';
 import type { NodeState } from '../../../src/discovery/server.js';
 import type { FleetConfig } from '../../../src/ir/fleet-config.js';
 import {
@@ -9,6 +10,7 @@ import {
   DATA_PLANE_PATH,
   type DataPlaneReport,
   parseDataPlaneReport,
+  replicaAddresses,
 } from '../../../src/provider/kubernetes/peer-data-plane.js';
 import {
   recordedProgrammedGeneration,
@@ -138,4 +140,39 @@ test('a stored Programmed=True at the current generation counts as applied; anyt
   assert.deepEqual(out.fleets['team/gw']?.appliedGateways, { 'team/gw': 4 });
   assert.equal(out.fleets['other/gw'], state.fleets['other/gw'], 'a fleet with nothing recorded is kept');
   assert.deepEqual(state.fleets['team/gw']?.appliedGateways, {}, 'the input is not changed');
+});
+
+function slice(namespace: string, service: string, ips: [string, boolean | undefined][]): EndpointSlice {
+  return {
+    apiVersion: 'discovery.k8s.io/v1',
+    kind: 'EndpointSlice',
+    metadata: {
+      name: `${service}-x`,
+      namespace,
+      generation: 1,
+      labels: { 'kubernetes.io/service-name': service },
+    },
+    addressType: 'IPv4',
+    endpoints: ips.map(([ip, ready]) => ({
+      addresses: [ip],
+      conditions: ready === undefined ? {} : { ready },
+    })),
+    ports: [
+      { name: 'grpc-discovery', port: 18000, protocol: 'TCP' },
+      { name: 'http', port: 18001, protocol: 'TCP' },
+    ],
+  };
+}
+
+test('peers are the ready endpoints of the controller Service, on its http port', () => {
+  const endpointSlices = [
+    slice('sys', 'portico-gateway', [
+      ['10.0.0.1', true],
+      ['10.0.0.2', false],
+      ['fd00::3', undefined],
+    ]),
+    slice('sys', 'portico-gateway-metrics', [['10.0.0.9', true]]),
+    slice('other', 'portico-gateway', [['10.0.1.1', true]]),
+  ];
+  assert.deepEqual(replicaAddresses({ endpointSlices }, 'sys'), ['10.0.0.1:18001', '[fd00::3]:18001']);
 });
