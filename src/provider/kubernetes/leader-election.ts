@@ -20,6 +20,8 @@ export interface LeaderElection {
   stop(): Promise<void>;
 }
 
+const STOP_WAIT_MS = 5000;
+
 /** A controller name as a valid object name: lowercase, [a-z0-9.-], alphanumeric at both ends, ≤ 253. */
 export function leaseName(controllerName: string): string {
   const cleaned = controllerName
@@ -130,7 +132,10 @@ export function startLeaderElection(options: LeaderElectionOptions): LeaderElect
       stopped = true;
       const wasLeading = leading;
       if (timer !== undefined) clearTimeout(timer);
-      await inflight;
+      // Bounded: an API server that does not answer must not hold up shutdown for the whole grace period.
+      let bound: NodeJS.Timeout | undefined;
+      await Promise.race([inflight, new Promise((r) => (bound = setTimeout(r, STOP_WAIT_MS)))]);
+      clearTimeout(bound);
       if (!wasLeading && !leading && !tookAfterStop) return;
       setLeading(false);
       // Release: an empty holder lets another replica acquire without waiting for expiry. Checked against the

@@ -39,6 +39,8 @@ let cluster: Cluster;
 let system: string;
 const address: Record<string, string> = {};
 const TEAMS = ['team-a', 'team-b'] as const;
+// Bound for status to follow an edit: generous, the serial phase shares 2 cores with other work.
+const LOADED_MACHINE_MS = 30_000;
 
 before(async () => {
   if (!E2E_ENABLED) return;
@@ -106,16 +108,20 @@ async function gatewayEditProgrammed(ns: string): Promise<void> {
       ],
     },
   });
-  await eventually(async () => {
-    const gw = await gatewayStatus(cluster, ns, 'gw');
-    const generation = Number(gw.metadata?.generation);
-    const programmed = condition(gw, 'Programmed');
-    return generation > previous &&
-      programmed?.status === 'True' &&
-      Number(programmed.observedGeneration) === generation
-      ? true
-      : undefined;
-  }, `${ns}/gw Programmed at its new generation`);
+  await eventually(
+    async () => {
+      const gw = await gatewayStatus(cluster, ns, 'gw');
+      const generation = Number(gw.metadata?.generation);
+      const programmed = condition(gw, 'Programmed');
+      return generation > previous &&
+        programmed?.status === 'True' &&
+        Number(programmed.observedGeneration) === generation
+        ? true
+        : undefined;
+    },
+    `${ns}/gw Programmed at its new generation`,
+    LOADED_MACHINE_MS,
+  );
 }
 
 async function deletePod(name: string): Promise<void> {
@@ -131,23 +137,31 @@ async function newRouteProgrammed(name: string): Promise<void> {
   );
   await route(cluster, 'team-a', name, { namespace: 'team-a', name: 'gw' }, host, 'echo');
   await served(address['team-a']!, 80, host);
-  await eventually(async () => {
-    const r = await call(
-      cluster,
-      'GET',
-      `/apis/gateway.networking.k8s.io/v1/namespaces/team-a/httproutes/${name}`,
-    );
-    const parent = asList(r.body.status?.parents)[0];
-    const accepted = asList(parent?.conditions).find((c) => c.type === 'Accepted');
-    return accepted?.status === 'True' && accepted.observedGeneration === r.body.metadata?.generation
-      ? true
-      : undefined;
-  }, `route ${name} Accepted`);
-  await eventually(async () => {
-    const gw = await gatewayStatus(cluster, 'team-a', 'gw');
-    const listener = asList(gw.status?.listeners)[0];
-    return Number(listener?.attachedRoutes) === attachedBefore + 1 ? true : undefined;
-  }, 'team-a/gw counts the new route');
+  await eventually(
+    async () => {
+      const r = await call(
+        cluster,
+        'GET',
+        `/apis/gateway.networking.k8s.io/v1/namespaces/team-a/httproutes/${name}`,
+      );
+      const parent = asList(r.body.status?.parents)[0];
+      const accepted = asList(parent?.conditions).find((c) => c.type === 'Accepted');
+      return accepted?.status === 'True' && accepted.observedGeneration === r.body.metadata?.generation
+        ? true
+        : undefined;
+    },
+    `route ${name} Accepted`,
+    LOADED_MACHINE_MS,
+  );
+  await eventually(
+    async () => {
+      const gw = await gatewayStatus(cluster, 'team-a', 'gw');
+      const listener = asList(gw.status?.listeners)[0];
+      return Number(listener?.attachedRoutes) === attachedBefore + 1 ? true : undefined;
+    },
+    'team-a/gw counts the new route',
+    LOADED_MACHINE_MS,
+  );
 }
 
 test('a fleet token opens only its own fleet; other fleets, wrong audiences and invalid tokens are refused', {
