@@ -124,6 +124,15 @@ async function gatewayEditProgrammed(ns: string): Promise<void> {
   );
 }
 
+async function routeStatus(ns: string, name: string): Promise<Loose | undefined> {
+  const r = await call(
+    cluster,
+    'GET',
+    `/apis/gateway.networking.k8s.io/v1/namespaces/${ns}/httproutes/${name}`,
+  );
+  return r.body.status;
+}
+
 async function deletePod(name: string): Promise<void> {
   const r = await call(cluster, 'DELETE', `/api/v1/namespaces/${system}/pods/${name}`);
   assert.equal(r.status, 200, `delete pod ${name}: ${JSON.stringify(r.body)}`);
@@ -299,6 +308,7 @@ test('controller restart under traffic (one replica): proxies keep serving, stat
   t.diagnostic(`scaled to one replica in ${Date.now() - scaled} ms; ${only} leads`);
   const gatewaysBefore: Loose[] = [];
   for (const ns of TEAMS) gatewaysBefore.push(await gatewayStatus(cluster, ns, 'gw'));
+  const routesBefore = await Promise.all(TEAMS.map((ns) => routeStatus(ns, 'web')));
   const proxies = await Promise.all(
     TEAMS.map(async (ns) => String((await proxyPod(cluster, ns, 'gw')).metadata?.name)),
   );
@@ -334,5 +344,9 @@ test('controller restart under traffic (one replica): proxies keep serving, stat
       earlier?.lastTransitionTime,
       `${ns}/gw never re-transitioned`,
     );
+  }
+  // Route status, which does not depend on the proxies, is not rewritten either.
+  for (const [i, ns] of TEAMS.entries()) {
+    assert.deepEqual(await routeStatus(ns, 'web'), routesBefore[i], `${ns}/web status unchanged`);
   }
 });
