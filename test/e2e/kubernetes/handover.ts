@@ -184,7 +184,7 @@ export async function recordProgrammed(cluster: Cluster): Promise<ProgrammedReco
   };
 }
 
-/** The ready pods of a fleet's Deployment (proxy pods are labelled with the owning Gateway). */
+/** A ready pod of a Gateway's fleet (proxy pods carry the owning Gateway's labels). */
 export async function proxyPod(cluster: Cluster, ns: string, gateway: string): Promise<Loose> {
   const selector = `gateway.portico.io/owning-gateway-name=${gateway}`;
   return eventually(
