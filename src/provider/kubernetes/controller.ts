@@ -19,6 +19,13 @@ import { type Endpoint, serveHttp } from './http-endpoints.js';
 import { createInfraApplier, type InfraApplier } from './infra-applier.js';
 import { type LeaderElection, leaseName, startLeaderElection } from './leader-election.js';
 import { createMetrics, formatMetrics } from './metrics.js';
+import {
+  createPeerDataPlane,
+  DATA_PLANE_PATH,
+  type DataPlaneReport,
+  replicaAddresses,
+} from './peer-data-plane.js';
+import { withRecordedProgrammed } from './recorded-programmed.js';
 import { createResourceWatch } from './resource-watch.js';
 import { createStatusWriter } from './status-writer.js';
 import { tokenAuth } from './token-auth.js';
@@ -46,7 +53,6 @@ export interface KubernetesController {
 }
 
 const RETRY_AFTER_ERROR_MS = 2000;
-
 function addressesOfService(service: JsonObject | undefined): GatewayAddress[] {
   const labels = ((service?.metadata as JsonObject | undefined)?.labels ?? {}) as Record<string, string>;
   if (labels['app.kubernetes.io/managed-by'] !== 'portico-gateway') return [];
@@ -80,9 +86,15 @@ export async function startKubernetesController(
   let ready = false;
   let closed = false;
 
+  // Assigned once discovery exists; until then this replica has no proxies to report.
+  let ownNodes: () => DataPlaneReport['nodes'] = () => [];
   const health = await serveHttp(options.healthAddress, '--health-address', {
     '/healthz': () => ({ status: 200, body: 'ok\n' }),
     '/readyz': () => (ready ? { status: 200, body: 'ready\n' } : { status: 503, body: 'starting\n' }),
+    [DATA_PLANE_PATH]: () => {
+      const report: DataPlaneReport = { identity: options.identity, nodes: ownNodes() };
+      return { status: 200, body: JSON.stringify(report), type: 'application/json' };
+    },
   });
   const metricsEndpoint: Endpoint = await serveHttp(options.metricsAddress, '--metrics-address', {
     '/metrics': () => ({ status: 200, body: formatMetrics(metrics), type: 'text/plain; version=0.0.4' }),
@@ -109,6 +121,7 @@ export async function startKubernetesController(
     },
   });
   const { port: discoveryPort } = await discovery.start();
+  ownNodes = () => discovery.nodes();
 
   const resources = createResourceWatch({
     client,
@@ -137,15 +150,30 @@ export async function startKubernetesController(
   let fleets: FleetConfig[] = [];
   const served = new Map<string, FleetConfig>();
   let leader: LeaderElection | undefined;
+  const peers = createPeerDataPlane({
+    identity: options.identity,
+    peers: () => replicaAddresses(resources.snapshot(), controllerNamespace),
+    onChange: () => loop.soon(),
+    log,
+  });
 
   async function pass(): Promise<void> {
     if (closed) return;
     const snapshot = resources.snapshot();
     const started = performance.now();
-    const dataPlane = dataPlaneState(fleets, discovery.nodes(), (fleet) => {
-      const i = infraByFleet.get(fleet);
-      return i === undefined ? [] : addressesOfService(resources.raw('Service', `${i.namespace}/${i.name}`));
-    });
+    // Proxies Ack to whichever replica they are connected to: count the peers' too (polled while leading),
+    // and what the stored status already records as Programmed (a restart or takeover must not retract it).
+    const nodes = [...discovery.nodes(), ...peers.nodes()];
+    const dataPlane = withRecordedProgrammed(
+      dataPlaneState(fleets, nodes, (fleet) => {
+        const i = infraByFleet.get(fleet);
+        return i === undefined
+          ? []
+          : addressesOfService(resources.raw('Service', `${i.namespace}/${i.name}`));
+      }),
+      fleets,
+      (key) => resources.raw('Gateway', key),
+    );
     const result = translate(snapshot, { controllerName, controllerNamespace, deployType, cache }, dataPlane);
     metrics.translateSecondsSum += (performance.now() - started) / 1000;
     metrics.reconciles++;
@@ -208,7 +236,10 @@ export async function startKubernetesController(
     log,
     onChange: (leading) => {
       metrics.leader = leading;
-      if (leading) infra.reset();
+      if (leading) {
+        infra.reset();
+        peers.start();
+      } else peers.stop();
       loop.soon();
     },
   });
@@ -223,6 +254,7 @@ export async function startKubernetesController(
       if (retryTimer !== undefined) clearTimeout(retryTimer);
       discovery.off('change', loop.soon);
       await leader?.stop();
+      peers.stop();
       resources.stop();
       await Promise.all([discovery.close(), health.close(), metricsEndpoint.close()]);
     },

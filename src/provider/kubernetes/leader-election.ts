@@ -20,6 +20,8 @@ export interface LeaderElection {
   stop(): Promise<void>;
 }
 
+const STOP_WAIT_MS = 5000;
+
 /** A controller name as a valid object name: lowercase, [a-z0-9.-], alphanumeric at both ends, ≤ 253. */
 export function leaseName(controllerName: string): string {
   const cleaned = controllerName
@@ -40,12 +42,21 @@ export function startLeaderElection(options: LeaderElectionOptions): LeaderElect
   let leading = false;
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
+  // The attempt under way: stop() waits for it, so a renewal in flight cannot re-take the lease after release.
+  let inflight: Promise<void> = Promise.resolve();
+  let tookAfterStop = false;
 
   function setLeading(value: boolean): void {
     if (value === leading) return;
     leading = value;
     options.log(value ? `leader: acquired lease ${options.name}` : `leader: lost lease ${options.name}`);
     options.onChange(value);
+  }
+
+  /** The outcome of a create or update: after stop() it is only remembered, for the release. */
+  function settle(held: boolean): void {
+    if (stopped) tookAfterStop ||= held;
+    else setLeading(held);
   }
 
   function spec(acquireTime: string | undefined, transitions: number): JsonObject {
@@ -61,6 +72,7 @@ export function startLeaderElection(options: LeaderElectionOptions): LeaderElect
 
   async function attempt(): Promise<void> {
     const current = await options.client.request('GET', `${path}/${options.name}`);
+    if (stopped) return;
     if (current.status === 404) {
       const created = await options.client.request('POST', path, {
         apiVersion: 'coordination.k8s.io/v1',
@@ -68,7 +80,7 @@ export function startLeaderElection(options: LeaderElectionOptions): LeaderElect
         metadata: { name: options.name, namespace: options.namespace },
         spec: spec(undefined, 0),
       });
-      setLeading(created.status === 201 || created.status === 200);
+      settle(created.status === 201 || created.status === 200);
       return;
     }
     if (current.status !== 200) throw new Error(`get lease: HTTP ${current.status}`);
@@ -95,7 +107,7 @@ export function startLeaderElection(options: LeaderElectionOptions): LeaderElect
       ...lease,
       spec: spec(ours ? s.acquireTime : undefined, transitions),
     });
-    setLeading(updated.status === 200);
+    settle(updated.status === 200);
   }
 
   async function tick(): Promise<void> {
@@ -106,18 +118,28 @@ export function startLeaderElection(options: LeaderElectionOptions): LeaderElect
       // Unable to renew: stop acting as leader before the lease can pass to someone else.
       setLeading(false);
     }
-    if (!stopped) timer = setTimeout(() => void tick(), retryMs);
+    if (!stopped) {
+      timer = setTimeout(() => {
+        inflight = tick();
+      }, retryMs);
+    }
   }
-  void tick();
+  inflight = tick();
 
   return {
     isLeader: () => leading,
     async stop() {
       stopped = true;
+      const wasLeading = leading;
       if (timer !== undefined) clearTimeout(timer);
-      if (!leading) return;
+      // Bounded: an API server that does not answer must not hold up shutdown for the whole grace period.
+      let bound: NodeJS.Timeout | undefined;
+      await Promise.race([inflight, new Promise((r) => (bound = setTimeout(r, STOP_WAIT_MS)))]);
+      clearTimeout(bound);
+      if (!wasLeading && !leading && !tookAfterStop) return;
       setLeading(false);
-      // Release: an empty holder lets another replica acquire without waiting for expiry.
+      // Release: an empty holder lets another replica acquire without waiting for expiry. Checked against the
+      // stored Lease, not `leading`: a write that was in flight when stop() came may have taken it meanwhile.
       const current = await options.client.request('GET', `${path}/${options.name}`).catch(() => undefined);
       const lease = current?.body;
       const spec = (lease?.spec ?? {}) as JsonObject;

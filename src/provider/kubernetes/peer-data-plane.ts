@@ -1,0 +1,181 @@
+// What the proxies told the other controller replicas. Every replica serves discovery, so a proxy may be
+// connected to a replica that is not the leader: the leader polls each peer's /dataplane so that its Programmed
+// verdicts count every proxy's Acks, not only those of its own streams.
+import { get } from 'node:http';
+import type { ResourceSnapshot } from '../../api/snapshot.js';
+import type { NodeState } from '../../discovery/server.js';
+import { CONTROLLER_SERVICE } from '../../infra/kubernetes/render.js';
+
+export const DATA_PLANE_PATH = '/dataplane';
+
+export interface DataPlaneReport {
+  /** The replica that answers (its lease identity), so a replica can skip itself among the peers. */
+  identity: string;
+  nodes: NodeState[];
+}
+
+export interface PeerDataPlaneOptions {
+  identity: string;
+  /** `host:port` of every replica's HTTP endpoint (itself included or not). */
+  peers(): string[];
+  onChange(): void;
+  log(line: string): void;
+  /** Default 1000. */
+  intervalMs?: number;
+  /** Default 2000. */
+  timeoutMs?: number;
+}
+
+export interface PeerDataPlane {
+  start(): void;
+  stop(): void;
+  /** The nodes the peers reported last; an unreachable peer reports none. */
+  nodes(): NodeState[];
+}
+
+const DEFAULTS = { intervalMs: 1000, timeoutMs: 2000 } as const;
+const HTTP_PORT_NAME = 'http';
+const DEFAULT_HTTP_PORT = 18001;
+
+/** `ip:port` of the HTTP endpoint of every ready replica behind the controller Service. */
+export function replicaAddresses(
+  snapshot: Pick<ResourceSnapshot, 'endpointSlices'>,
+  controllerNamespace: string,
+): string[] {
+  const out: string[] = [];
+  for (const slice of snapshot.endpointSlices) {
+    const labels = slice.metadata.labels ?? {};
+    if (
+      slice.metadata.namespace !== controllerNamespace ||
+      labels['kubernetes.io/service-name'] !== CONTROLLER_SERVICE
+    ) {
+      continue;
+    }
+    const port = slice.ports.find((p) => p.name === HTTP_PORT_NAME)?.port ?? DEFAULT_HTTP_PORT;
+    for (const endpoint of slice.endpoints) {
+      if (endpoint.conditions.ready === false) continue;
+      for (const ip of endpoint.addresses) out.push(ip.includes(':') ? `[${ip}]:${port}` : `${ip}:${port}`);
+    }
+  }
+  return out;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function parseNode(value: unknown): NodeState | undefined {
+  if (!isRecord(value)) return undefined;
+  const { stream, node, fleet, connectedAt, appliedVersion, appliedGateways, listenerErrors } = value;
+  if (typeof node !== 'string' || typeof fleet !== 'string' || !isRecord(appliedGateways)) return undefined;
+  const gateways: Record<string, number> = {};
+  for (const [key, generation] of Object.entries(appliedGateways)) {
+    if (typeof generation === 'number') gateways[key] = generation;
+  }
+  const errors = (Array.isArray(listenerErrors) ? listenerErrors : []).flatMap((e) =>
+    isRecord(e) && typeof e.listener === 'string' && typeof e.message === 'string'
+      ? [{ listener: e.listener, message: e.message }]
+      : [],
+  );
+  return {
+    stream: typeof stream === 'number' ? stream : 0,
+    node,
+    fleet,
+    connectedAt: typeof connectedAt === 'string' ? connectedAt : '',
+    ...(typeof appliedVersion === 'string' ? { appliedVersion } : {}),
+    appliedGateways: gateways,
+    listenerErrors: errors,
+  };
+}
+
+/** A /dataplane body, or an error naming what is wrong with it. */
+export function parseDataPlaneReport(text: string): DataPlaneReport {
+  const value: unknown = JSON.parse(text);
+  if (!isRecord(value) || typeof value.identity !== 'string' || !Array.isArray(value.nodes)) {
+    throw new Error('not a data plane report: expected {identity, nodes[]}');
+  }
+  const nodes: NodeState[] = [];
+  for (const [i, raw] of value.nodes.entries()) {
+    const node = parseNode(raw);
+    if (node === undefined) throw new Error(`nodes[${i}]: expected {node, fleet, appliedGateways}`);
+    nodes.push(node);
+  }
+  return { identity: value.identity, nodes };
+}
+
+function fetchReport(address: string, timeoutMs: number): Promise<DataPlaneReport> {
+  return new Promise((resolve, reject) => {
+    const req = get(`http://${address}${DATA_PLANE_PATH}`, { timeout: timeoutMs }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('error', reject);
+      res.on('end', () => {
+        if (res.statusCode !== 200) {
+          reject(new Error(`HTTP ${res.statusCode}`));
+          return;
+        }
+        try {
+          resolve(parseDataPlaneReport(Buffer.concat(chunks).toString('utf8')));
+        } catch (error) {
+          reject(error);
+        }
+      });
+    });
+    req.on('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
+    req.on('error', reject);
+  });
+}
+
+export function createPeerDataPlane(options: PeerDataPlaneOptions): PeerDataPlane {
+  const intervalMs = options.intervalMs ?? DEFAULTS.intervalMs;
+  const timeoutMs = options.timeoutMs ?? DEFAULTS.timeoutMs;
+  // Peer address → its last report as JSON (to tell changes) and its nodes.
+  let reports = new Map<string, { json: string; nodes: NodeState[] }>();
+  const failing = new Set<string>();
+  let timer: NodeJS.Timeout | undefined;
+  let running = false;
+  let generation = 0;
+
+  async function poll(run: number): Promise<void> {
+    const next = new Map<string, { json: string; nodes: NodeState[] }>();
+    await Promise.all(
+      options.peers().map(async (address) => {
+        try {
+          const report = await fetchReport(address, timeoutMs);
+          if (failing.delete(address)) options.log(`peers: ${address} answers again`);
+          if (report.identity === options.identity) return;
+          next.set(address, { json: JSON.stringify(report.nodes), nodes: report.nodes });
+        } catch (error) {
+          // Its proxies reconnect elsewhere; until then they count as unknown (recorded status still holds).
+          if (!failing.has(address)) options.log(`peers: ${address}: ${(error as Error).message}`);
+          failing.add(address);
+        }
+      }),
+    );
+    if (!running || run !== generation) return;
+    const changed =
+      next.size !== reports.size || [...next].some(([address, r]) => reports.get(address)?.json !== r.json);
+    reports = next;
+    if (changed) options.onChange();
+    timer = setTimeout(() => void poll(run), intervalMs);
+  }
+
+  return {
+    start() {
+      if (running) return;
+      running = true;
+      void poll(++generation);
+    },
+    stop() {
+      running = false;
+      generation++;
+      if (timer !== undefined) clearTimeout(timer);
+      timer = undefined;
+      if (reports.size > 0) {
+        reports = new Map();
+        options.onChange();
+      }
+    },
+    nodes: () => [...reports.values()].flatMap((r) => r.nodes),
+  };
+}

@@ -1,0 +1,267 @@
+// Availability e2e helpers: continuous traffic that counts every failure, the controller's Lease and pods,
+// a recorder of every Programmed condition a Gateway shows, and service account tokens for discovery streams.
+import type { ClientRequest } from 'node:http';
+import { request } from 'node:https';
+import type { NodeState } from '../../../src/discovery/server.js';
+import { leaseName } from '../../../src/provider/kubernetes/leader-election.js';
+import { DATA_PLANE_PATH, parseDataPlaneReport } from '../../../src/provider/kubernetes/peer-data-plane.js';
+import { asList, call, eventually, type Loose } from '../../cluster/client.js';
+import type { Cluster } from '../../cluster/harness.js';
+import { httpRequest } from '../../support/http.js';
+import { get } from './traffic.js';
+
+export const CONTROLLER = 'gateway.portico.io/gatewayclass-controller';
+const CONTROLLER_SELECTOR = 'app.kubernetes.io/component=controller';
+
+export interface TrafficTarget {
+  address: string;
+  port: number;
+  host: string;
+}
+
+export interface TrafficResult {
+  requests: number;
+  /** One line per non-2xx reply or connection error, with the target and when it happened. */
+  failures: string[];
+}
+
+export interface Traffic {
+  /** Requests completed so far (to wait until traffic really flows). */
+  count(): number;
+  stop(): Promise<TrafficResult>;
+}
+
+/**
+ * One sequential loop per target plus `concurrent` more loops spread over the targets, each request on a fresh
+ * connection (through the simulator's load balancer to a proxy pod), until stop().
+ */
+export function startTraffic(targets: TrafficTarget[], concurrent = 2): Traffic {
+  let stopped = false;
+  let requests = 0;
+  const failures: string[] = [];
+  const started = Date.now();
+  async function loop(target: TrafficTarget): Promise<void> {
+    while (!stopped) {
+      const label = `${target.host} via ${target.address}:${target.port} at +${Date.now() - started} ms`;
+      try {
+        const reply = await get(target.address, target.port, target.host, '/traffic');
+        if (reply.status < 200 || reply.status > 299) failures.push(`${label}: HTTP ${reply.status}`);
+      } catch (error) {
+        failures.push(`${label}: ${(error as Error).message}`);
+      }
+      requests++;
+    }
+  }
+  const loops = [
+    ...targets.map((t) => loop(t)),
+    ...Array.from({ length: concurrent }, (_, i) => loop(targets[i % targets.length]!)),
+  ];
+  return {
+    count: () => requests,
+    async stop() {
+      stopped = true;
+      await Promise.all(loops);
+      return { requests, failures };
+    },
+  };
+}
+
+/** Waits until at least `n` more requests have completed, so a disruption really happens under traffic. */
+export async function flowing(traffic: Traffic, n = 20): Promise<void> {
+  const target = traffic.count() + n;
+  await eventually(async () => (traffic.count() >= target ? true : undefined), `${n} requests`, 30_000);
+}
+
+export interface LeaseSpec {
+  holderIdentity?: string;
+  leaseTransitions?: number;
+  leaseDurationSeconds?: number;
+}
+
+export async function lease(cluster: Cluster, namespace: string): Promise<LeaseSpec | undefined> {
+  const r = await call(
+    cluster,
+    'GET',
+    `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/${leaseName(CONTROLLER)}`,
+  );
+  if (r.status !== 200) return undefined;
+  return r.body.spec as unknown as LeaseSpec;
+}
+
+/** The controller pods that are running and not being deleted, with their readiness. */
+export async function controllerPods(
+  cluster: Cluster,
+  namespace: string,
+): Promise<{ name: string; ready: boolean }[]> {
+  const r = await call(
+    cluster,
+    'GET',
+    `/api/v1/namespaces/${namespace}/pods?labelSelector=${encodeURIComponent(CONTROLLER_SELECTOR)}`,
+  );
+  return asList(r.body.items)
+    .filter((p) => p.metadata?.deletionTimestamp === undefined)
+    .map((p) => ({
+      name: String(p.metadata?.name),
+      ready: asList(p.status?.conditions).some((c) => c.type === 'Ready' && c.status === 'True'),
+    }));
+}
+
+/** Waits for `count` ready controller pods and a Lease held by one of them; returns the holder. */
+export async function settledLeader(cluster: Cluster, namespace: string, count: number): Promise<string> {
+  return eventually(
+    async () => {
+      const pods = await controllerPods(cluster, namespace);
+      if (pods.length !== count || !pods.every((p) => p.ready)) return undefined;
+      const holder = (await lease(cluster, namespace))?.holderIdentity;
+      return holder !== undefined && pods.some((p) => p.name === holder) ? holder : undefined;
+    },
+    `${count} ready controller pods and a leader among them`,
+    60_000,
+  );
+}
+
+export interface ProgrammedRecord {
+  gateway: string;
+  status: string;
+  reason: string;
+  observedGeneration: number;
+  generation: number;
+}
+
+export interface ProgrammedRecorder {
+  /** Every Programmed condition seen on the watched Gateways since start (status writes included). */
+  stop(): ProgrammedRecord[];
+}
+
+function programmedRecord(gw: Loose): ProgrammedRecord | undefined {
+  const programmed = asList(gw.status?.conditions).find((c) => c.type === 'Programmed');
+  if (programmed === undefined) return undefined;
+  return {
+    gateway: `${String(gw.metadata?.namespace)}/${String(gw.metadata?.name)}`,
+    status: String(programmed.status),
+    reason: String(programmed.reason),
+    observedGeneration: Number(programmed.observedGeneration),
+    generation: Number(gw.metadata?.generation),
+  };
+}
+
+/**
+ * Watches Gateways (all namespaces) and records each event's Programmed condition. Reads the stream itself:
+ * every event counts, none may be lost between polls.
+ */
+export async function recordProgrammed(cluster: Cluster): Promise<ProgrammedRecorder> {
+  const records: ProgrammedRecord[] = [];
+  const url = new URL('/apis/gateway.networking.k8s.io/v1/gateways?watch=true', cluster.server);
+  const req = await new Promise<ClientRequest>((resolve, reject) => {
+    const r = request(
+      url,
+      { ca: cluster.caPem, headers: { authorization: `Bearer ${cluster.adminToken}` } },
+      (res) => {
+        let buffer = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          buffer += chunk;
+          for (let nl = buffer.indexOf('\n'); nl >= 0; nl = buffer.indexOf('\n')) {
+            const line = buffer.slice(0, nl);
+            buffer = buffer.slice(nl + 1);
+            if (line.trim() === '') continue;
+            const record = programmedRecord((JSON.parse(line) as { object: Loose }).object);
+            if (record !== undefined) records.push(record);
+          }
+        });
+        res.on('error', () => {});
+        resolve(r);
+      },
+    );
+    r.on('error', reject);
+    r.end();
+  });
+  return {
+    stop() {
+      req.destroy();
+      return records;
+    },
+  };
+}
+
+/** A ready pod of a Gateway's fleet (proxy pods carry the owning Gateway's labels). */
+export async function proxyPod(cluster: Cluster, ns: string, gateway: string): Promise<Loose> {
+  const selector = `gateway.portico.io/owning-gateway-name=${gateway}`;
+  return eventually(
+    async () => {
+      const r = await call(
+        cluster,
+        'GET',
+        `/api/v1/namespaces/${ns}/pods?labelSelector=${encodeURIComponent(selector)}`,
+      );
+      return asList(r.body.items).find(
+        (p) =>
+          p.metadata?.deletionTimestamp === undefined &&
+          asList(p.status?.conditions).some((c) => c.type === 'Ready' && c.status === 'True'),
+      );
+    },
+    `a ready proxy pod of ${ns}/${gateway}`,
+    30_000,
+  );
+}
+
+/** A TokenRequest for the pod's ServiceAccount, bound to the pod (as the kubelet's projected token is). */
+export async function podToken(cluster: Cluster, pod: Loose, audience: string): Promise<string> {
+  const ns = String(pod.metadata?.namespace);
+  const sa = String(pod.spec?.serviceAccountName);
+  const r = await call(cluster, 'POST', `/api/v1/namespaces/${ns}/serviceaccounts/${sa}/token`, {
+    apiVersion: 'authentication.k8s.io/v1',
+    kind: 'TokenRequest',
+    spec: {
+      audiences: [audience],
+      expirationSeconds: 600,
+      boundObjectRef: {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        name: String(pod.metadata?.name),
+        uid: String(pod.metadata?.uid),
+      },
+    },
+  });
+  if (r.status !== 201 && r.status !== 200)
+    throw new Error(`TokenRequest: ${r.status} ${JSON.stringify(r.body)}`);
+  return String(r.body.status?.token);
+}
+
+/** Each live controller replica's /dataplane report: which proxies are connected to it, and what they applied. */
+export async function replicaReports(cluster: Cluster, namespace: string): Promise<Map<string, NodeState[]>> {
+  const r = await call(
+    cluster,
+    'GET',
+    `/api/v1/namespaces/${namespace}/pods?labelSelector=${encodeURIComponent(CONTROLLER_SELECTOR)}`,
+  );
+  const out = new Map<string, NodeState[]>();
+  for (const pod of asList(r.body.items)) {
+    const ip = pod.status?.podIP;
+    if (pod.metadata?.deletionTimestamp !== undefined || typeof ip !== 'string') continue;
+    try {
+      const reply = await httpRequest(18001, DATA_PLANE_PATH, { address: ip, timeoutMs: 5000 });
+      if (reply.status === 200) out.set(String(pod.metadata?.name), parseDataPlaneReport(reply.body).nodes);
+    } catch {
+      // Not listening (yet or any more): it serves no proxy.
+    }
+  }
+  return out;
+}
+
+/** Waits until every given proxy pod is connected to a live replica and has applied a config there. */
+export async function proxiesConnected(cluster: Cluster, namespace: string, pods: string[]): Promise<void> {
+  await eventually(
+    async () => {
+      const connected = new Set(
+        [...(await replicaReports(cluster, namespace)).values()]
+          .flat()
+          .filter((n) => n.appliedVersion !== undefined)
+          .map((n) => n.node),
+      );
+      return pods.every((p) => connected.has(p)) ? true : undefined;
+    },
+    `proxies ${pods.join(', ')} connected to a live controller replica`,
+    30_000,
+  );
+}
