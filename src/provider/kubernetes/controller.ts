@@ -43,6 +43,8 @@ export interface KubernetesControllerOptions {
   log(line: string): void;
   leaseDurationSeconds?: number;
   leaseRetryMs?: number;
+  /** How long after taking the lease a stored Programmed=True stands in for proxies still reconnecting. */
+  reconnectGraceMs?: number;
 }
 
 export interface KubernetesController {
@@ -53,6 +55,9 @@ export interface KubernetesController {
 }
 
 const RETRY_AFTER_ERROR_MS = 2000;
+// Two of the discovery client's 30 s backoff caps: every proxy that is alive has reconnected by then.
+const DEFAULT_RECONNECT_GRACE_MS = 60_000;
+
 function addressesOfService(service: JsonObject | undefined): GatewayAddress[] {
   const labels = ((service?.metadata as JsonObject | undefined)?.labels ?? {}) as Record<string, string>;
   if (labels['app.kubernetes.io/managed-by'] !== 'portico-gateway') return [];
@@ -150,6 +155,10 @@ export async function startKubernetesController(
   let fleets: FleetConfig[] = [];
   const served = new Map<string, FleetConfig>();
   let leader: LeaderElection | undefined;
+  const reconnectGraceMs = options.reconnectGraceMs ?? DEFAULT_RECONNECT_GRACE_MS;
+  // Until this passes after taking the lease, the stored Programmed verdicts hold; afterwards only live Acks count.
+  let graceEndsAt = 0;
+  let graceTimer: NodeJS.Timeout | undefined;
   const peers = createPeerDataPlane({
     identity: options.identity,
     peers: () => replicaAddresses(resources.snapshot(), controllerNamespace),
@@ -162,18 +171,16 @@ export async function startKubernetesController(
     const snapshot = resources.snapshot();
     const started = performance.now();
     // Proxies Ack to whichever replica they are connected to: count the peers' too (polled while leading),
-    // and what the stored status already records as Programmed (a restart or takeover must not retract it).
+    // and, while they reconnect after a restart or takeover, what the stored status records as Programmed.
     const nodes = [...discovery.nodes(), ...peers.nodes()];
-    const dataPlane = withRecordedProgrammed(
-      dataPlaneState(fleets, nodes, (fleet) => {
-        const i = infraByFleet.get(fleet);
-        return i === undefined
-          ? []
-          : addressesOfService(resources.raw('Service', `${i.namespace}/${i.name}`));
-      }),
-      fleets,
-      (key) => resources.raw('Gateway', key),
-    );
+    const live = dataPlaneState(fleets, nodes, (fleet) => {
+      const i = infraByFleet.get(fleet);
+      return i === undefined ? [] : addressesOfService(resources.raw('Service', `${i.namespace}/${i.name}`));
+    });
+    const dataPlane =
+      performance.now() < graceEndsAt
+        ? withRecordedProgrammed(live, fleets, (key) => resources.raw('Gateway', key))
+        : live;
     const result = translate(snapshot, { controllerName, controllerNamespace, deployType, cache }, dataPlane);
     metrics.translateSecondsSum += (performance.now() - started) / 1000;
     metrics.reconciles++;
@@ -236,9 +243,17 @@ export async function startKubernetesController(
     log,
     onChange: (leading) => {
       metrics.leader = leading;
+      if (graceTimer !== undefined) clearTimeout(graceTimer);
+      graceTimer = undefined;
       if (leading) {
         infra.reset();
         peers.start();
+        graceEndsAt = performance.now() + reconnectGraceMs;
+        // One more pass when the grace ends, so a fleet with no live proxy loses Programmed then.
+        graceTimer = setTimeout(() => {
+          graceTimer = undefined;
+          loop.soon();
+        }, reconnectGraceMs);
       } else peers.stop();
       loop.soon();
     },
@@ -252,6 +267,7 @@ export async function startKubernetesController(
       closed = true;
       loop.stop();
       if (retryTimer !== undefined) clearTimeout(retryTimer);
+      if (graceTimer !== undefined) clearTimeout(graceTimer);
       discovery.off('change', loop.soon);
       await leader?.stop();
       peers.stop();

@@ -1,5 +1,5 @@
-// A Gateway whose stored status says Programmed=True at its current generation was applied by a proxy: a
-// controller that just started or just took the lease counts that, so Programmed does not flap to False while
+// A Gateway whose stored status says Programmed=True at its current generation was applied by a proxy: for a
+// while after starting or taking the lease, the controller counts that, so Programmed does not flap to False while
 // the proxies (which keep serving that config) reconnect.
 import type { FleetConfig } from '../../ir/fleet-config.js';
 import type { DataPlaneState } from '../../translate/index.js';

@@ -23,7 +23,7 @@ import {
   startTraffic,
   type TrafficResult,
 } from './handover.js';
-import { apply, E2E_ENABLED, E2E_SKIP, endProcess, install, podLogs } from './install.js';
+import { apply, E2E_ENABLED, E2E_SKIP, install, podLogs } from './install.js';
 import {
   condition,
   echoBackend,
@@ -63,7 +63,6 @@ after(async () => {
   // E2E_LOGS=<pod dir prefix> (e.g. portico-gateway-system) prints those pods' logs to diagnose a failure.
   if (process.env.E2E_LOGS) console.log(podLogs(cluster, process.env.E2E_LOGS));
   await cluster.stop();
-  endProcess();
 });
 
 function everyTeam() {
