@@ -4,6 +4,7 @@ import { isIP } from 'node:net';
 import { checkServerIdentity, type PeerCertificate } from 'node:tls';
 import { Client, type ClientDuplexStream, Metadata, type StatusObject, status } from '@grpc/grpc-js';
 import { FLEET_CONFIG_SCHEMA_VERSION, type FleetConfig } from '../ir/fleet-config.js';
+import { traceStage } from '../trace/propagation-trace.js';
 import { type Backoff, reconnectDelayMs } from './backoff.js';
 import type { DiscoveryLog } from './log.js';
 import { type ClientMessage, type ServerMessage, streamMethod } from './protocol.js';
@@ -104,6 +105,7 @@ export function startDiscoveryClient(options: DiscoveryClientOptions): Discovery
     awaitingFull = true;
     let received = false;
     call.on('data', (message: ServerMessage) => {
+      traceStage('proxy-received', message.version);
       if (!received) {
         received = true;
         connected = true;
@@ -179,6 +181,7 @@ export function startDiscoveryClient(options: DiscoveryClientOptions): Discovery
     }
     for (const key of message.removed) candidate.delete(resourceKey(key.type, key.name));
     const config = assembleFleetConfig(options.fleet, candidate.values());
+    traceStage('proxy-assembled', message.version);
 
     let outcome: ApplyOutcome;
     if (message.full && appliedVersion !== undefined && sameResources(candidate, applied)) {
@@ -195,6 +198,7 @@ export function startDiscoveryClient(options: DiscoveryClientOptions): Discovery
       reject(outcome.error);
       return;
     }
+    traceStage('proxy-applied', message.version);
     applied = candidate;
     appliedVersion = message.version;
     appliedListenerErrors = outcome.listenerErrors;

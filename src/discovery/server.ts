@@ -10,6 +10,7 @@ import {
 } from '@grpc/grpc-js';
 import { PorticoError } from '../errors.js';
 import { FLEET_CONFIG_SCHEMA_VERSION, FLEET_RESOURCE_TYPES, type FleetConfig } from '../ir/fleet-config.js';
+import { traceStage } from '../trace/propagation-trace.js';
 import type { DiscoveryLog } from './log.js';
 import type { Ack, ClientMessage, Hello, Nack, ServerMessage } from './protocol.js';
 import { discoveryService } from './protocol.js';
@@ -372,6 +373,7 @@ export function createDiscoveryServer(options: DiscoveryServerOptions): Discover
         'debug',
         `discovery: fleet ${config.fleet} version ${fleet.version}: ${delta.changed.length} changed, ${delta.removed.length} removed`,
       );
+      traceStage('discovery-diffed', String(fleet.version));
       let deltaMessage: ServerMessage | undefined;
       for (const stream of fleet.streams) {
         if (!wasKnown || stream.needsFull) send(stream, message(fleet, true));

@@ -17,6 +17,7 @@ import { hostProxyArgs } from '../../infra/host/proxy-args.js';
 import { type ReservedPortError, withoutReservedPorts } from '../../infra/host/reserved-ports.js';
 import { createProxySupervisor, formatProxyLogLine } from '../../infra/host/supervisor.js';
 import type { FleetConfig } from '../../ir/fleet-config.js';
+import { traceStage } from '../../trace/propagation-trace.js';
 import {
   createTranslateCache,
   type DataPlaneState,
@@ -200,6 +201,7 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
         dataPlaneTimer = undefined;
         const snapshot = reuseUnchangedLists(previousSnapshot, buildSnapshot(store.objects()));
         previousSnapshot = snapshot;
+        traceStage('snapshot');
         const dataPlane = currentDataPlane();
         const result = translate(
           snapshot,
@@ -211,6 +213,7 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
           },
           dataPlane,
         );
+        traceStage('translated');
         const previousFleets = new Set(fleets.map((f) => f.fleet));
         const nextReserved = new Map<string, ReservedPortError[]>();
         for (const fleet of result.fleets) {
@@ -220,6 +223,7 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
           previousFleets.delete(fleet.fleet);
         }
         for (const gone of previousFleets) discovery.removeFleet(gone);
+        traceStage('discovery-sent');
         fleets = result.fleets;
         // Reserved-port conditions are data plane facts the translation just learnt: translate once more.
         if (JSON.stringify([...nextReserved]) !== JSON.stringify([...reservedErrors])) again = true;
@@ -271,6 +275,7 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
         }
         statuses = next;
         rawStatuses = nextRaw;
+        traceStage('statuses');
         ready = true;
         announce(next);
       } while (again && !closed);
@@ -315,6 +320,7 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
     paths: options.paths,
     onBatch: async (batch) => {
       const result = store.apply(batch);
+      traceStage('parsed');
       reportErrors(result.errors);
       if (firstBatch) {
         firstBatch = false;

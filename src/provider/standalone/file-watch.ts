@@ -7,6 +7,7 @@ import { type FSWatcher, watch } from 'node:fs';
 import { readdir, readFile, realpath, stat } from 'node:fs/promises';
 import { basename, dirname, extname, join, resolve, sep } from 'node:path';
 import { PorticoError } from '../../errors.js';
+import { traceStage } from '../../trace/propagation-trace.js';
 
 export interface FileBatch {
   /** Files that are new or whose content changed (absolute path → content). */
@@ -79,6 +80,7 @@ export async function watchFiles(options: FileWatchOptions): Promise<FileWatcher
 
   function onEvent(dir: string, filename: string | null): void {
     if (closed) return;
+    if (timer === undefined) traceStage('fs-event', filename ?? dir);
     if (filename !== null) {
       // Only the named entry needs a look: a file is re-read, a directory walked, a vanished one removed.
       const path = join(dir, filename);
@@ -118,6 +120,7 @@ export async function watchFiles(options: FileWatchOptions): Promise<FileWatcher
     if (timer !== undefined || closed) return;
     timer = setTimeout(() => {
       timer = undefined;
+      traceStage('gathered');
       const scopes = [...dirtyScopes];
       dirtyScopes.clear();
       enqueue(() => rescan(scopes));
@@ -202,6 +205,7 @@ export async function watchFiles(options: FileWatchOptions): Promise<FileWatcher
         watchers.delete(dir);
       }
     }
+    traceStage('read', String(changed.size));
     if (initial || (changed.size > 0 && !closed)) await options.onBatch({ changed, removed: [] });
   }
 
