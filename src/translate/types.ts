@@ -2,6 +2,7 @@
 import type { HTTPRoute } from '../api/http-route.js';
 import type { FleetConfig } from '../ir/fleet-config.js';
 import type { ClusterTable, ResolvedCluster, ResolvedRoute } from './backends.js';
+import type { FleetBuildState } from './fleet-hosts.js';
 import type { SnapshotLookup } from './lookup.js';
 import type { AttachmentMemo } from './routes.js';
 
@@ -73,7 +74,8 @@ export interface TranslateResult {
  * Inputs must be immutable: a changed object, or a changed snapshot list, must be a new object/array.
  */
 export interface TranslateCache {
-  fleets: Map<string, { deps: unknown[]; config: FleetConfig }>;
+  /** Per fleet: its last build, for the next one to redo only what changed. */
+  fleets: Map<string, FleetBuildState>;
   /** The last lookup and the snapshot lists it was built from. */
   lookup?: { inputs: readonly unknown[]; value: SnapshotLookup };
   /** Clusters of the last translation: reused while their Service and EndpointSlices are the same objects. */
