@@ -10,6 +10,7 @@ import { fleetInfra } from './infra.js';
 import { evaluateListener, markConflicts, ready } from './listeners.js';
 import { buildLookup, byNsName, lookupInputs, nsName } from './lookup.js';
 import { attachRoutes, type GatewayEntry } from './routes.js';
+import { sortedRoutes } from './sorted-routes.js';
 import { classStatus, gatewayStatus, routeStatus } from './status.js';
 import type { DataPlaneState, FleetInfra, ObjectStatus, TranslateOptions, TranslateResult } from './types.js';
 
@@ -68,7 +69,7 @@ export function translate(
 
   const clusters: ClusterTable = new Map();
   const routeStates = attachRoutes(
-    sortedByNsName(snapshot.httpRoutes),
+    sortedRoutes(snapshot.httpRoutes, cache?.sortedRoutes),
     gateways,
     lookup,
     clusters,

@@ -4,7 +4,8 @@ import type { FleetConfig } from '../ir/fleet-config.js';
 import type { ClusterTable, ResolvedCluster, ResolvedRoute } from './backends.js';
 import type { FleetBuildState } from './fleet-hosts.js';
 import type { SnapshotLookup } from './lookup.js';
-import type { AttachmentMemo } from './routes.js';
+import { type AttachmentMemo, createAttachmentMemo } from './routes.js';
+import type { SortedRoutesMemo } from './sorted-routes.js';
 
 export type DeployType = 'ControllerNamespace' | 'GatewayNamespace';
 
@@ -87,8 +88,16 @@ export interface TranslateCache {
   >;
   /** Per route: its attachment to its parents, reused while the route, parents, lookup and backends are. */
   attachments: AttachmentMemo;
+  /** HTTPRoutes in namespace/name order, updated rather than re-sorted. */
+  sortedRoutes: { value?: SortedRoutesMemo };
 }
 
 export function createTranslateCache(): TranslateCache {
-  return { fleets: new Map(), clusters: new Map(), backends: new WeakMap(), attachments: new WeakMap() };
+  return {
+    fleets: new Map(),
+    clusters: new Map(),
+    backends: new WeakMap(),
+    attachments: createAttachmentMemo(),
+    sortedRoutes: {},
+  };
 }
