@@ -62,6 +62,10 @@ export async function openResourceStore(options: {
     }
   }
   const files = new Map<string, FileEntry>();
+  /** File paths in order (the first file defining an id serves it), kept sorted as files come and go. */
+  const paths: string[] = [];
+  /** Object id → the files defining it, for duplicate reports without scanning every file. */
+  const definedIn = new Map<string, Set<string>>();
   let served: ApiObject[] = [];
 
   function withMetadata(object: ApiObject, previous: ApiObject | undefined): ApiObject {
@@ -100,14 +104,52 @@ export async function openResourceStore(options: {
     return filled;
   }
 
-  function rebuild(): boolean {
-    const seen = new Map<string, ApiObject>();
-    for (const path of [...files.keys()].sort()) {
-      for (const [id, object] of files.get(path)!.objects) if (!seen.has(id)) seen.set(id, object);
+  function pathIndex(path: string): number {
+    let lo = 0;
+    let hi = paths.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (paths[mid]! < path) lo = mid + 1;
+      else hi = mid;
     }
-    const next = [...seen.values()];
+    return lo;
+  }
+
+  function setFile(path: string, entry: FileEntry | undefined): void {
+    const before = files.get(path);
+    for (const id of before?.objects.keys() ?? []) {
+      const owners = definedIn.get(id);
+      owners?.delete(path);
+      if (owners?.size === 0) definedIn.delete(id);
+    }
+    const at = pathIndex(path);
+    if (entry === undefined) {
+      if (before !== undefined) paths.splice(at, 1);
+      files.delete(path);
+      return;
+    }
+    if (before === undefined) paths.splice(at, 0, path);
+    files.set(path, entry);
+    for (const id of entry.objects.keys()) {
+      const owners = definedIn.get(id);
+      if (owners === undefined) definedIn.set(id, new Set([path]));
+      else owners.add(path);
+    }
+  }
+
+  /** `vanished`: ids whose file changed or went; those no longer served lose their metadata. */
+  function rebuild(vanished: Iterable<string>): boolean {
+    const seen = new Set<string>();
+    const next: ApiObject[] = [];
+    for (const path of paths) {
+      for (const [id, object] of files.get(path)!.objects) {
+        if (seen.has(id)) continue;
+        seen.add(id);
+        next.push(object);
+      }
+    }
     // A deleted object is new when it comes back (creation time decides merged-listener conflicts).
-    for (const id of meta.keys()) if (!seen.has(id)) meta.delete(id);
+    for (const id of vanished) if (!seen.has(id)) meta.delete(id);
     const changed = next.length !== served.length || next.some((o, i) => o !== served[i]);
     served = next;
     return changed;
@@ -115,17 +157,15 @@ export async function openResourceStore(options: {
 
   function duplicates(path: string, entry: FileEntry): ResourceError[] {
     const errors: ResourceError[] = [];
-    for (const [otherPath, other] of files) {
-      if (otherPath === path) continue;
-      for (const id of entry.objects.keys()) {
-        if (other.objects.has(id)) {
-          const [first, second] = [path, otherPath].sort();
-          errors.push({
-            file: second,
-            object: id,
-            message: `also defined in ${first}; the definition there is served`,
-          });
-        }
+    for (const id of entry.objects.keys()) {
+      for (const otherPath of definedIn.get(id) ?? []) {
+        if (otherPath === path) continue;
+        const [first, second] = [path, otherPath].sort();
+        errors.push({
+          file: second,
+          object: id,
+          message: `also defined in ${first}; the definition there is served`,
+        });
       }
     }
     return errors;
@@ -134,7 +174,12 @@ export async function openResourceStore(options: {
   return {
     apply(batch) {
       const errors: ResourceError[] = [];
-      for (const path of batch.removed) files.delete(path);
+      const vanished: string[] = [];
+      const firstApply = files.size === 0;
+      for (const path of batch.removed) {
+        vanished.push(...(files.get(path)?.objects.keys() ?? []));
+        setFile(path, undefined);
+      }
       for (const [path, text] of batch.changed) {
         const parsed = parseYamlFile(path, text);
         errors.push(...parsed.errors);
@@ -151,10 +196,12 @@ export async function openResourceStore(options: {
           if (kept !== undefined && error.object !== undefined) objects.set(error.object, kept);
         }
         const entry = { objects };
-        files.set(path, entry);
+        vanished.push(...(previous?.objects.keys() ?? []));
+        setFile(path, entry);
         errors.push(...duplicates(path, entry));
       }
-      return { errors, changed: rebuild() };
+      // Metadata loaded from the state directory for objects no file defines any more is dropped once.
+      return { errors, changed: rebuild(firstApply ? [...meta.keys()] : vanished) };
     },
     objects: () => served,
     async save() {
