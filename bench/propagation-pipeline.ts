@@ -7,12 +7,11 @@ import { parseArgs } from 'node:util';
 import { buildSnapshot, type ResourceSnapshot } from '../src/api/snapshot.js';
 import {
   assembleFleetConfig,
-  diffResources,
   parseResource,
   type ReceivedResource,
-  type ResourceSet,
   resourceKey,
-  toResourceSet,
+  type ServedResourceSet,
+  updateResourceSet,
 } from '../src/discovery/resources.js';
 import type { FleetConfig, VirtualHost } from '../src/ir/fleet-config.js';
 import { validateFleetConfig } from '../src/ir/validate.js';
@@ -80,7 +79,7 @@ const options = {
   cache,
 };
 let previousSnapshot: ResourceSnapshot | undefined;
-let serverSet: ResourceSet = new Map();
+const serverSet: ServedResourceSet = new Map();
 let applied = new Map<string, ReceivedResource>();
 const compiled = new WeakMap<VirtualHost, CompiledVirtualHost>();
 
@@ -97,9 +96,7 @@ function edit(file: string, text: string, record: boolean): void {
   const result = translate(snapshot, options);
   t.push(performance.now());
   const fleet = result.fleets[0] as FleetConfig;
-  const next = toResourceSet(fleet);
-  const delta = diffResources(serverSet, next);
-  serverSet = next;
+  const delta = updateResourceSet(serverSet, fleet);
   const wire = delta.changed.map((r) => ({ type: r.type, name: r.name, body: Buffer.from(r.json) }));
   t.push(performance.now());
   const candidate = new Map(applied);

@@ -47,6 +47,57 @@ export function toResourceSet(config: FleetConfig): ResourceSet {
   return set;
 }
 
+/** A resource as the server holds it: with the config object it was serialised from (compared by identity). */
+export interface ServedResource extends NamedResource {
+  item: object;
+}
+
+export type ServedResourceSet = Map<string, ServedResource>;
+
+/**
+ * Makes `set` hold `config`'s resources and returns what changed. Objects the translator reused (the same
+ * object as last time) are skipped without serialising or comparing: an edit costs what it changed plus one
+ * Map lookup per resource.
+ */
+export function updateResourceSet(set: ServedResourceSet, config: FleetConfig): ResourceDelta {
+  const changed: NamedResource[] = [];
+  const sizeBefore = set.size;
+  let matched = 0;
+  for (const type of FLEET_RESOURCE_TYPES) {
+    for (const item of config[type]) {
+      const key = resourceKey(type, item.name);
+      const before = set.get(key);
+      if (before !== undefined) {
+        matched++;
+        if (before.item === item) continue;
+      }
+      const json = jsonOf(item);
+      if (before !== undefined && before.json === json) {
+        before.item = item;
+        continue;
+      }
+      const resource: ServedResource = { type, name: item.name, json, item };
+      set.set(key, resource);
+      changed.push(resource);
+    }
+  }
+  const removed: ResourceDelta['removed'] = [];
+  // Every resource of last time was seen again: nothing was removed (the common case, no second pass).
+  if (matched < sizeBefore) {
+    const present = new Set<string>();
+    for (const type of FLEET_RESOURCE_TYPES)
+      for (const item of config[type]) present.add(resourceKey(type, item.name));
+    for (const [key, resource] of set) {
+      if (present.has(key)) continue;
+      set.delete(key);
+      removed.push({ type: resource.type, name: resource.name });
+    }
+    const order = (r: { type: FleetResourceType }): number => FLEET_RESOURCE_TYPES.indexOf(r.type);
+    removed.sort((a, b) => order(a) - order(b));
+  }
+  return { changed, removed };
+}
+
 export interface ResourceDelta {
   changed: NamedResource[];
   removed: { type: FleetResourceType; name: string }[];

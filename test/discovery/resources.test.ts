@@ -4,7 +4,9 @@ import {
   assembleFleetConfig,
   diffResources,
   parseResource,
+  type ServedResourceSet,
   toResourceSet,
+  updateResourceSet,
 } from '../../src/discovery/resources.js';
 import { sampleFleet, virtualHost } from './fixtures.js';
 
@@ -33,6 +35,30 @@ test('the diff holds only changed, added and removed resources', () => {
   );
   assert.deepEqual(delta.removed, [{ type: 'virtualHosts', name: 'port-80/b.example.com' }]);
   assert.deepEqual(diffResources(after, after), { changed: [], removed: [] });
+});
+
+test('updating the served set in place yields the same delta as the full diff, and nothing for reused objects', () => {
+  const first = sampleFleet('f', [virtualHost('a.example.com', 'c'), virtualHost('b.example.com', 'c')]);
+  const set: ServedResourceSet = new Map();
+  assert.equal(updateResourceSet(set, first).changed.length, toResourceSet(first).size);
+  // Reused objects are skipped; an equal but new object is no change either.
+  const same = { ...first, virtualHosts: [first.virtualHosts[0]!, { ...first.virtualHosts[1]! }] };
+  assert.deepEqual(updateResourceSet(set, same), { changed: [], removed: [] });
+  const after = sampleFleet('f', [
+    virtualHost('a.example.com', 'c', '/x'),
+    virtualHost('d.example.com', 'c'),
+  ]);
+  const delta = updateResourceSet(set, after);
+  const expected = diffResources(toResourceSet(same), toResourceSet(after));
+  assert.deepEqual(
+    delta.changed.map(({ type, name, json }) => ({ type, name, json })),
+    expected.changed,
+  );
+  assert.deepEqual(delta.removed, expected.removed);
+  assert.deepEqual(
+    [...set.values()].map((r) => r.json).sort(),
+    [...toResourceSet(after).values()].map((r) => r.json).sort(),
+  );
 });
 
 test('a malformed resource is an error naming it', () => {
