@@ -224,6 +224,8 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
         }
         for (const gone of previousFleets) discovery.removeFleet(gone);
         traceStage('discovery-sent');
+        // The discovery stream writes on the next loop turn: let it go out before statuses and processes.
+        await new Promise<void>((resolve) => setImmediate(resolve));
         fleets = result.fleets;
         // Reserved-port conditions are data plane facts the translation just learnt: translate once more.
         if (JSON.stringify([...nextReserved]) !== JSON.stringify([...reservedErrors])) again = true;

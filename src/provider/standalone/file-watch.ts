@@ -39,9 +39,10 @@ export interface FileWatcher {
   close(): Promise<void>;
 }
 
-// Gathering window: an editor's save (truncate, write, rename) lands in well under 2 ms; anything slower is
-// caught by the empty-file and removal delays below, so a longer window only adds latency to every edit.
-const DEFAULTS = { debounceMs: 2, pollIntervalMs: 2000, removalDelayMs: 50 };
+// Gathering window: none by default (the events already queued are taken together, on the next turn of the
+// event loop). A save's later steps raise their own events and are read then; a file caught empty mid-write
+// or missing mid-rename is held by the empty-file and removal delays, so a window would only add latency.
+const DEFAULTS = { debounceMs: 0, pollIntervalMs: 2000, removalDelayMs: 50 };
 const RESOURCE_EXTENSIONS = new Set(['.yaml', '.yml', '.json']);
 
 interface Known {
@@ -73,14 +74,15 @@ export async function watchFiles(options: FileWatchOptions): Promise<FileWatcher
   const pendingRemoval = new Set<string>();
   /** Files that read empty after having content: an in-place write (truncate, then write) caught midway? */
   const pendingEmpty = new Set<string>();
-  let timer: NodeJS.Timeout | undefined;
+  /** Set while a batch is being gathered: cancels it. */
+  let cancelGathering: (() => void) | undefined;
   let removalTimer: NodeJS.Timeout | undefined;
   let closed = false;
   let running: Promise<void> = Promise.resolve();
 
   function onEvent(dir: string, filename: string | null): void {
     if (closed) return;
-    if (timer === undefined) traceStage('fs-event', filename ?? dir);
+    if (cancelGathering === undefined) traceStage('fs-event', filename ?? dir);
     if (filename !== null) {
       // Only the named entry needs a look: a file is re-read, a directory walked, a vanished one removed.
       const path = join(dir, filename);
@@ -117,14 +119,22 @@ export async function watchFiles(options: FileWatchOptions): Promise<FileWatcher
   }
 
   function schedule(): void {
-    if (timer !== undefined || closed) return;
-    timer = setTimeout(() => {
-      timer = undefined;
+    if (cancelGathering !== undefined || closed) return;
+    const gathered = (): void => {
+      cancelGathering = undefined;
       traceStage('gathered');
       const scopes = [...dirtyScopes];
       dirtyScopes.clear();
       enqueue(() => rescan(scopes));
-    }, settings.debounceMs);
+    };
+    // setTimeout waits at least 1 ms even for 0; setImmediate runs right after this turn's other events.
+    if (settings.debounceMs > 0) {
+      const timer = setTimeout(gathered, settings.debounceMs);
+      cancelGathering = () => clearTimeout(timer);
+    } else {
+      const immediate = setImmediate(gathered);
+      cancelGathering = () => clearImmediate(immediate);
+    }
   }
 
   function enqueue(work: () => Promise<void>): void {
@@ -282,7 +292,7 @@ export async function watchFiles(options: FileWatchOptions): Promise<FileWatcher
     },
     async close() {
       closed = true;
-      if (timer !== undefined) clearTimeout(timer);
+      cancelGathering?.();
       if (removalTimer !== undefined) clearTimeout(removalTimer);
       if (poll !== undefined) clearInterval(poll);
       for (const { watcher } of watchers.values()) watcher.close();
