@@ -3,7 +3,7 @@
 // `fs.watch` on each directory gives millisecond reactions (Node 20's recursive mode on Linux is not relied
 // on); a slow full poll catches anything the watchers miss (network file systems, a re-created root).
 // Events only say "look here": the truth is always a fresh readdir/stat/read, compared with what was seen.
-import { type FSWatcher, watch } from 'node:fs';
+import { type FSWatcher, readFileSync, type Stats, statSync, watch } from 'node:fs';
 import { readdir, readFile, realpath, stat } from 'node:fs/promises';
 import { basename, dirname, extname, join, resolve, sep } from 'node:path';
 import { PorticoError } from '../../errors.js';
@@ -44,6 +44,18 @@ export interface FileWatcher {
 // or missing mid-rename is held by the empty-file and removal delays, so a window would only add latency.
 const DEFAULTS = { debounceMs: 0, pollIntervalMs: 2000, removalDelayMs: 50 };
 const RESOURCE_EXTENSIONS = new Set(['.yaml', '.yml', '.json']);
+// An edit names a few files: reading those synchronously costs ~0.03 ms instead of ~0.7 ms of thread-pool round
+// trips each. Full scans (start, poll, a directory event) stay asynchronous: they may touch thousands of files.
+const SYNC_READ_LIMIT = 8;
+
+function statNow(path: string, sync: boolean): Promise<Stats | undefined> | Stats | undefined {
+  if (!sync) return stat(path).catch(() => undefined);
+  try {
+    return statSync(path);
+  } catch {
+    return undefined;
+  }
+}
 
 interface Known {
   content: string;
@@ -181,15 +193,20 @@ export async function watchFiles(options: FileWatchOptions): Promise<FileWatcher
     const targets = fullScan ? roots : collapse(scopes);
     const present = new Set<string>();
     const visited = new Set<string>();
+    // Only named files (no directory to walk) are read synchronously.
+    const sync = !fullScan && targets.length <= SYNC_READ_LIMIT && targets.every((t) => isResourceFile(t));
     for (const target of targets) {
       if (fileRoots.has(target)) await ensureWatcher(dirname(target));
-      const info = await stat(target).catch(() => undefined);
+      const info = await statNow(target, sync);
       if (info?.isDirectory()) await walk(target, present, visited);
       else if (info?.isFile() && (fileRoots.has(target) || isResourceFile(target))) present.add(target);
     }
-    const missing = [...known.keys()].filter(
-      (path) => !present.has(path) && targets.some((t) => path === t || path.startsWith(t + sep)),
-    );
+    const prefixes = targets.map((t) => t + sep);
+    const missing: string[] = [];
+    for (const path of known.keys()) {
+      if (present.has(path)) continue;
+      if (targets.some((t, i) => path === t || path.startsWith(prefixes[i]!))) missing.push(path);
+    }
     // A file root inside a scanned directory may lack a resource extension: ask it directly.
     for (const path of missing) {
       if (fileRoots.has(path) && (await stat(path).catch(() => undefined))?.isFile()) present.add(path);
@@ -197,7 +214,7 @@ export async function watchFiles(options: FileWatchOptions): Promise<FileWatcher
     const changed = new Map<string, string>();
     for (const path of present) {
       pendingRemoval.delete(path);
-      const content = await readIfChanged(path);
+      const content = await readIfChanged(path, false, sync);
       if (content !== undefined) changed.set(path, content);
     }
     for (const path of missing) if (!present.has(path)) pendingRemoval.add(path);
@@ -250,16 +267,16 @@ export async function watchFiles(options: FileWatchOptions): Promise<FileWatcher
     if (removed.length > 0 && !closed) await options.onBatch({ changed: new Map(), removed: removed.sort() });
   }
 
-  async function readIfChanged(path: string, settling = false): Promise<string | undefined> {
+  async function readIfChanged(path: string, settling = false, sync = false): Promise<string | undefined> {
     const previous = known.get(path);
     const forced = forceRead.delete(path);
     let signature: string;
     let content: string;
     try {
-      const info = await stat(path);
+      const info = sync ? statSync(path) : await stat(path);
       signature = `${info.ino}:${info.size}:${info.mtimeMs}:${info.ctimeMs}`;
       if (!forced && previous?.signature === signature) return undefined;
-      content = await readFile(path, 'utf8');
+      content = sync ? readFileSync(path, 'utf8') : await readFile(path, 'utf8');
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       if (code !== 'ENOENT') {
