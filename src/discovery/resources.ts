@@ -59,12 +59,32 @@ export type ServedResourceSet = Map<string, ServedResource>;
  * object as last time) are skipped without serialising or comparing: an edit costs what it changed plus one
  * Map lookup per resource.
  */
-export function updateResourceSet(set: ServedResourceSet, config: FleetConfig): ResourceDelta {
+export function updateResourceSet(
+  set: ServedResourceSet,
+  config: FleetConfig,
+  previous?: FleetConfig,
+): ResourceDelta {
   const changed: NamedResource[] = [];
   const sizeBefore = set.size;
   let matched = 0;
   for (const type of FLEET_RESOURCE_TYPES) {
-    for (const item of config[type]) {
+    const list: readonly { name: string }[] = config[type];
+    // The translator hands back the same list when nothing of a type changed.
+    if (previous !== undefined && previous[type] === list) {
+      matched += list.length;
+      continue;
+    }
+    // Walk last time's list alongside (both sorted by name): an object found again is unchanged, no key built.
+    const last: readonly { name: string }[] = previous?.[type] ?? [];
+    let k = 0;
+    for (const item of list) {
+      if (last[k] !== item) while (k < last.length && last[k]!.name < item.name) k++;
+      if (last[k] === item) {
+        k++;
+        matched++;
+        continue;
+      }
+      if (last[k]?.name === item.name) k++;
       const key = resourceKey(type, item.name);
       const before = set.get(key);
       if (before !== undefined) {

@@ -89,6 +89,8 @@ interface Fleet {
   version: number;
   /** Updated in place by setFleet; full messages list it in resource type order. */
   resources: ServedResourceSet;
+  /** The config `resources` was last updated from (its unchanged lists and objects are skipped next time). */
+  config?: FleetConfig;
   streams: Set<Stream>;
 }
 
@@ -364,7 +366,8 @@ export function createDiscoveryServer(options: DiscoveryServerOptions): Discover
       checkFleetShape(config);
       const fleet = fleetState(config.fleet);
       const wasKnown = fleet.known;
-      const delta = updateResourceSet(fleet.resources, config);
+      const delta = updateResourceSet(fleet.resources, config, fleet.config);
+      fleet.config = config;
       if (wasKnown && delta.changed.length === 0 && delta.removed.length === 0) return;
       fleet.version = ++versionCounter;
       fleet.known = true;
@@ -389,6 +392,7 @@ export function createDiscoveryServer(options: DiscoveryServerOptions): Discover
       // Its proxies stay connected and keep their last config; they get everything if the fleet returns.
       fleet.known = false;
       fleet.resources = new Map();
+      delete fleet.config;
       if (fleet.streams.size === 0) fleets.delete(name);
     },
 

@@ -61,6 +61,35 @@ test('updating the served set in place yields the same delta as the full diff, a
   );
 });
 
+test('with the previous config, the in-place update skips found objects and gives the same deltas', () => {
+  const hosts = ['a', 'b', 'c', 'd', 'e', 'f'].map((h) => virtualHost(`${h}.example.com`, 'c'));
+  const configs = [
+    sampleFleet('f', hosts),
+    sampleFleet('f', [hosts[0]!, virtualHost('aa.example.com', 'c'), ...hosts.slice(1)]),
+    sampleFleet('f', [hosts[0]!, hosts[2]!, virtualHost('d.example.com', 'c', '/x'), hosts[5]!]),
+    sampleFleet('f', [
+      virtualHost('0.example.com', 'c'),
+      hosts[0]!,
+      hosts[5]!,
+      virtualHost('z.example.com', 'c'),
+    ]),
+  ];
+  const withPrevious: ServedResourceSet = new Map();
+  const without: ServedResourceSet = new Map();
+  let previous: (typeof configs)[number] | undefined;
+  for (const config of configs) {
+    const fast = updateResourceSet(withPrevious, config, previous);
+    const slow = updateResourceSet(without, config);
+    const names = (d: typeof fast) => ({
+      changed: d.changed.map((r) => `${r.type}/${r.name}:${r.json}`).sort(),
+      removed: d.removed.map((r) => `${r.type}/${r.name}`).sort(),
+    });
+    assert.deepEqual(names(fast), names(slow));
+    previous = config;
+  }
+  assert.deepEqual([...withPrevious.keys()].sort(), [...without.keys()].sort());
+});
+
 test('a malformed resource is an error naming it', () => {
   assert.throws(
     () => parseResource('routes', 'x', Buffer.from('{}')),
