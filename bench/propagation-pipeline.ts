@@ -7,6 +7,7 @@ import { buildSnapshot, type ResourceSnapshot } from '../src/api/snapshot.js';
 import {
   assembleFleetConfig,
   parseResource,
+  patchFleetConfig,
   type ReceivedResource,
   resourceKey,
   type ServedResourceSet,
@@ -81,6 +82,7 @@ let previousSnapshot: ResourceSnapshot | undefined;
 const serverSet: ServedResourceSet = new Map();
 let lastFleet: FleetConfig | undefined;
 let applied = new Map<string, ReceivedResource>();
+let appliedConfig: FleetConfig | undefined;
 const compiled = new WeakMap<VirtualHost, CompiledVirtualHost>();
 
 const STAGES = ['parse', 'snapshot', 'translate', 'diff', 'assemble', 'validate', 'compile'] as const;
@@ -107,9 +109,18 @@ function edit(file: string, text: string, record: boolean): void {
   const wire = delta.changed.map((r) => ({ type: r.type, name: r.name, body: Buffer.from(r.json) }));
   t.push(now());
   const candidate = new Map(applied);
-  for (const r of wire) candidate.set(resourceKey(r.type, r.name), parseResource(r.type, r.name, r.body));
+  const received: ReceivedResource[] = [];
+  for (const r of wire) {
+    const parsed = parseResource(r.type, r.name, r.body);
+    candidate.set(resourceKey(r.type, r.name), parsed);
+    received.push(parsed);
+  }
   for (const r of delta.removed) candidate.delete(resourceKey(r.type, r.name));
-  const config = assembleFleetConfig(fleet.fleet, candidate.values());
+  const config =
+    appliedConfig === undefined
+      ? assembleFleetConfig(fleet.fleet, candidate.values())
+      : patchFleetConfig(appliedConfig, received, delta.removed);
+  appliedConfig = config;
   t.push(now());
   const valid = validateFleetConfig(config);
   t.push(now());

@@ -8,7 +8,13 @@ import { traceStage } from '../trace/propagation-trace.js';
 import { type Backoff, reconnectDelayMs } from './backoff.js';
 import type { DiscoveryLog } from './log.js';
 import { type ClientMessage, type ServerMessage, streamMethod } from './protocol.js';
-import { assembleFleetConfig, parseResource, type ReceivedResource, resourceKey } from './resources.js';
+import {
+  assembleFleetConfig,
+  parseResource,
+  patchFleetConfig,
+  type ReceivedResource,
+  resourceKey,
+} from './resources.js';
 import { createTls13ChannelCredentials } from './tls.js';
 
 export type ApplyOutcome =
@@ -65,6 +71,8 @@ export function startDiscoveryClient(options: DiscoveryClientOptions): Discovery
 
   // What the proxy serves: the resources of the last applied config.
   let applied = new Map<string, ReceivedResource>();
+  // The config assembled from `applied`: a delta patches it instead of reassembling and sorting everything.
+  let appliedConfig: FleetConfig | undefined;
   let appliedVersion: string | undefined;
   let appliedListenerErrors: { listener: string; message: string }[] = [];
   let lastError: string | undefined;
@@ -168,19 +176,23 @@ export function startDiscoveryClient(options: DiscoveryClientOptions): Discovery
       return;
     }
     const candidate = message.full ? new Map<string, ReceivedResource>() : new Map(applied);
+    const received: ReceivedResource[] = [];
     try {
       for (const resource of message.resources) {
-        candidate.set(
-          resourceKey(resource.type, resource.name),
-          parseResource(resource.type, resource.name, resource.body),
-        );
+        const parsed = parseResource(resource.type, resource.name, resource.body);
+        candidate.set(resourceKey(resource.type, resource.name), parsed);
+        received.push(parsed);
       }
     } catch (error) {
       reject((error as Error).message);
       return;
     }
     for (const key of message.removed) candidate.delete(resourceKey(key.type, key.name));
-    const config = assembleFleetConfig(options.fleet, candidate.values());
+    // A delta names each resource once (a repeat would make the patch and the candidate disagree): else assemble.
+    const config =
+      message.full || appliedConfig === undefined || !uniqueKeys(message)
+        ? assembleFleetConfig(options.fleet, candidate.values())
+        : patchFleetConfig(appliedConfig, received, message.removed);
     traceStage('proxy-assembled', message.version);
 
     let outcome: ApplyOutcome;
@@ -200,6 +212,7 @@ export function startDiscoveryClient(options: DiscoveryClientOptions): Discovery
     }
     traceStage('proxy-applied', message.version);
     applied = candidate;
+    appliedConfig = config;
     appliedVersion = message.version;
     appliedListenerErrors = outcome.listenerErrors;
     awaitingFull = false;
@@ -265,6 +278,12 @@ function hostOf(address: string): string {
   if (bracketed) return bracketed[1]!;
   const colon = address.lastIndexOf(':');
   return colon > 0 && address.indexOf(':') === colon ? address.slice(0, colon) : address;
+}
+
+function uniqueKeys(message: ServerMessage): boolean {
+  const keys = new Set<string>();
+  for (const r of [...message.resources, ...message.removed]) keys.add(resourceKey(r.type, r.name));
+  return keys.size === message.resources.length + message.removed.length;
 }
 
 function sameResources(a: Map<string, ReceivedResource>, b: Map<string, ReceivedResource>): boolean {

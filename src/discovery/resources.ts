@@ -161,6 +161,52 @@ export function assembleFleetConfig(fleet: string, resources: Iterable<ReceivedR
   return { schemaVersion: FLEET_CONFIG_SCHEMA_VERSION, fleet, ...lists } as unknown as FleetConfig;
 }
 
+/**
+ * `previous` (as assembled before) with `changed` resources put in and `removed` ones taken out, keeping every
+ * list sorted by name; lists of untouched types are the previous arrays, and untouched resources the previous
+ * objects, so the proxy recompiles only what changed. `previous` is not modified.
+ */
+export function patchFleetConfig(
+  previous: FleetConfig,
+  changed: readonly ReceivedResource[],
+  removed: readonly { type: string; name: string }[],
+): FleetConfig {
+  const lists = new Map<FleetResourceType, { name: string }[]>();
+  const listOf = (type: FleetResourceType): { name: string }[] => {
+    let list = lists.get(type);
+    if (list === undefined) {
+      list = (previous[type] as { name: string }[]).slice();
+      lists.set(type, list);
+    }
+    return list;
+  };
+  for (const resource of changed) {
+    const list = listOf(resource.type);
+    const at = nameIndex(list, resource.name);
+    if (list[at]?.name === resource.name) list[at] = resource.value;
+    else list.splice(at, 0, resource.value);
+  }
+  for (const key of removed) {
+    if (!isFleetResourceType(key.type)) continue;
+    const list = listOf(key.type);
+    const at = nameIndex(list, key.name);
+    if (list[at]?.name === key.name) list.splice(at, 1);
+  }
+  return { ...previous, ...Object.fromEntries(lists) } as FleetConfig;
+}
+
+/** First index whose name is not below `name` (lists sorted as assembleFleetConfig sorts them). */
+function nameIndex(list: readonly { name: string }[], name: string): number {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (list[mid]!.name < name) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
 /** Parses one received body; a clear error names the resource when it is not a JSON object with that name. */
 export function parseResource(type: string, name: string, body: Buffer): ReceivedResource {
   if (!isFleetResourceType(type))

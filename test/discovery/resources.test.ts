@@ -4,6 +4,7 @@ import {
   assembleFleetConfig,
   diffResources,
   parseResource,
+  patchFleetConfig,
   type ServedResourceSet,
   toResourceSet,
   updateResourceSet,
@@ -88,6 +89,30 @@ test('with the previous config, the in-place update skips found objects and give
     previous = config;
   }
   assert.deepEqual([...withPrevious.keys()].sort(), [...without.keys()].sort());
+});
+
+test('a delta patched into the applied config equals the config assembled from all resources', () => {
+  const before = sampleFleet(
+    'f',
+    ['b', 'd', 'f'].map((h) => virtualHost(`${h}.example.com`, 'c')),
+  );
+  const after = sampleFleet('f', [
+    virtualHost('a.example.com', 'c'),
+    virtualHost('b.example.com', 'c', '/x'),
+    virtualHost('e.example.com', 'c'),
+    virtualHost('f.example.com', 'c'),
+  ]);
+  const received = (config: typeof before) =>
+    [...toResourceSet(config).values()].map((r) => parseResource(r.type, r.name, Buffer.from(r.json)));
+  const applied = assembleFleetConfig('f', received(before));
+  const delta = diffResources(toResourceSet(before), toResourceSet(after));
+  const changed = delta.changed.map((r) => parseResource(r.type, r.name, Buffer.from(r.json)));
+  const patched = patchFleetConfig(applied, changed, delta.removed);
+  assert.deepEqual(patched, assembleFleetConfig('f', received(after)));
+  // Untouched lists and resources stay the applied objects; the applied config itself is left alone.
+  assert.equal(patched.clusters, applied.clusters);
+  assert.equal(patched.virtualHosts[3], applied.virtualHosts[2]);
+  assert.equal(applied.virtualHosts.length, 3);
 });
 
 test('a malformed resource is an error naming it', () => {
