@@ -332,7 +332,8 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
         log(`loaded ${summary || 'no objects'} from ${options.paths.join(', ')}`);
       } else if (result.changed) {
         const files = [...batch.changed.keys(), ...batch.removed].join(', ');
-        log(`applied changes from ${files}`);
+        // Written once the config is on its way (the reconcile yields after sending), still before its statuses.
+        setImmediate(() => log(`applied changes from ${files}`));
       }
       if (result.changed || !ready) await reconcile();
       saveStoreSoon();
