@@ -58,6 +58,14 @@ const resourceList = (item: Check): Check => {
     }
   };
 };
+/** A list of non-empty strings, checked without building a path per item (a listener names thousands). */
+const nameList: Check = (v, p) => {
+  if (!Array.isArray(v)) fail(p, 'must be a list');
+  for (let i = 0; i < v.length; i++) {
+    const item: unknown = v[i];
+    if (typeof item !== 'string' || item.length === 0) fail(`${p}[${i}]`, 'must be a non-empty string');
+  }
+};
 const optional =
   (check: Check): Check =>
   (v, p) => {
@@ -171,7 +179,7 @@ const fleetConfig = object({
       port: int(1, 65535),
       protocol: oneOf('HTTP', 'HTTPS'),
       gatewayListeners: list(object({ gateway: str, listener: str })),
-      virtualHosts: list(nonEmpty),
+      virtualHosts: nameList,
       tls: optional(
         object({ certificates: list(object({ hostnames: list(nonEmpty), secrets: list(nonEmpty) })) }),
       ),

@@ -166,6 +166,10 @@ export function attachRoutes(
     for (const [key, gw] of gateways) context.push(key, gw.gateway, signatureOf(gw));
     if (attachments.context === undefined || !sameDeps(attachments.context.deps, context)) {
       attachments.context = { deps: context, token: {} };
+    } else if (memo !== undefined) {
+      // Same lookup: the last translation's clusters are still right, and routes confirmed below need not
+      // resolve their backends again just to put them in the table.
+      for (const [name, c] of memo.clusters) if (!table.has(name)) table.set(name, c);
     }
     token = attachments.context.token;
   }
@@ -176,7 +180,7 @@ export function attachRoutes(
       const hit = attachments.routes.get(route);
       // Same route object, same context: its deps are equal by construction (the backends memo keys on lookup).
       if (hit !== undefined && hit.token === token) {
-        if (hit.ours) resolveRouteBackends(route, lookup, table, memo);
+        if (hit.ours && memo === undefined) resolveRouteBackends(route, lookup, table, memo);
         for (const { gatewayKey, index } of hit.attachedTo) {
           const l = gateways.get(gatewayKey)!.listeners[index]!;
           if (l.attached.at(-1) !== route) l.attached.push(route);
