@@ -67,6 +67,8 @@ export async function openResourceStore(options: {
   /** Object id → the files defining it, for duplicate reports without scanning every file. */
   const definedIn = new Map<string, Set<string>>();
   let served: ApiObject[] = [];
+  /** The file each served object comes from (sorted, like `served`), to find one file's objects quickly. */
+  let servedFrom: string[] = [];
 
   function withMetadata(object: ApiObject, previous: ApiObject | undefined): ApiObject {
     const id = describeObject(object);
@@ -141,18 +143,52 @@ export async function openResourceStore(options: {
   function rebuild(vanished: Iterable<string>): boolean {
     const seen = new Set<string>();
     const next: ApiObject[] = [];
+    const from: string[] = [];
     for (const path of paths) {
       for (const [id, object] of files.get(path)!.objects) {
         if (seen.has(id)) continue;
         seen.add(id);
         next.push(object);
+        from.push(path);
       }
     }
     // A deleted object is new when it comes back (creation time decides merged-listener conflicts).
     for (const id of vanished) if (!seen.has(id)) meta.delete(id);
     const changed = next.length !== served.length || next.some((o, i) => o !== served[i]);
     served = next;
+    servedFrom = from;
     return changed;
+  }
+
+  /**
+   * One file changed and none of its objects (before or after) is defined by another file: its objects are
+   * replaced where they stand, without walking every file. Undefined when that does not hold.
+   */
+  function replaceFileObjects(path: string, before: FileEntry | undefined): boolean | undefined {
+    const entry = files.get(path);
+    if (entry === undefined) return undefined;
+    for (const id of entry.objects.keys()) if (definedIn.get(id)?.size !== 1) return undefined;
+    for (const id of before?.objects.keys() ?? [])
+      if ((definedIn.get(id)?.size ?? 0) > (entry.objects.has(id) ? 1 : 0)) return undefined;
+    const bound = (strict: boolean): number => {
+      let lo = 0;
+      let hi = servedFrom.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (servedFrom[mid]! < path || (strict && servedFrom[mid] === path)) lo = mid + 1;
+        else hi = mid;
+      }
+      return lo;
+    };
+    const start = bound(false);
+    const end = bound(true);
+    const objects = [...entry.objects.values()];
+    const changed = end - start !== objects.length || objects.some((o, i) => o !== served[start + i]);
+    for (const id of before?.objects.keys() ?? []) if (!entry.objects.has(id)) meta.delete(id);
+    if (!changed) return false;
+    served = [...served.slice(0, start), ...objects, ...served.slice(end)];
+    servedFrom = [...servedFrom.slice(0, start), ...objects.map(() => path), ...servedFrom.slice(end)];
+    return true;
   }
 
   function duplicates(path: string, entry: FileEntry): ResourceError[] {
@@ -176,6 +212,9 @@ export async function openResourceStore(options: {
       const errors: ResourceError[] = [];
       const vanished: string[] = [];
       const firstApply = files.size === 0;
+      const single = !firstApply && batch.removed.length === 0 && batch.changed.size === 1;
+      const [onlyPath] = batch.changed.keys();
+      const onlyBefore = onlyPath === undefined ? undefined : files.get(onlyPath);
       for (const path of batch.removed) {
         vanished.push(...(files.get(path)?.objects.keys() ?? []));
         setFile(path, undefined);
@@ -200,6 +239,9 @@ export async function openResourceStore(options: {
         setFile(path, entry);
         errors.push(...duplicates(path, entry));
       }
+      const replaced =
+        single && onlyPath !== undefined ? replaceFileObjects(onlyPath, onlyBefore) : undefined;
+      if (replaced !== undefined) return { errors, changed: replaced };
       // Metadata loaded from the state directory for objects no file defines any more is dropped once.
       return { errors, changed: rebuild(firstApply ? [...meta.keys()] : vanished) };
     },
