@@ -285,7 +285,9 @@ export async function watchFiles(options: FileWatchOptions): Promise<FileWatcher
       }
       return undefined;
     }
-    if (!settling && content.length === 0 && previous !== undefined && previous.content.length > 0) {
+    // Empty after having content (truncate, then write), or brand new and still empty (created, not yet
+    // written): the write's own event usually follows at once; only a file that stays empty is taken as such.
+    if (!settling && content.length === 0 && (previous === undefined || previous.content.length > 0)) {
       pendingEmpty.add(path);
       return undefined;
     }
