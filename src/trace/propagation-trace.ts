@@ -1,7 +1,7 @@
 // Opt-in timestamps along one config edit (file event → proxy swap), for finding where propagation time goes.
 // PORTICO_TRACE_PROPAGATION=<file>: every process (controller, proxies) appends `<epoch ms> <pid> <cpu µs>
 // <stage> <detail>` lines to that file; unset, each call is one comparison.
-import { closeSync, openSync, writeSync } from 'node:fs';
+import { openSync, writeSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 
 const target = process.env.PORTICO_TRACE_PROPAGATION;
@@ -18,10 +18,4 @@ export function traceStage(stage: string, detail = ''): void {
   const now = (performance.timeOrigin + performance.now()).toFixed(3);
   // One write per line with O_APPEND: lines of several processes never interleave.
   writeSync(fd, `${now} ${process.pid} ${cpu.user + cpu.system} ${stage} ${detail}\n`);
-}
-
-/** Closes the trace file (tests). */
-export function closePropagationTrace(): void {
-  if (fd !== undefined) closeSync(fd);
-  fd = undefined;
 }
