@@ -1,6 +1,7 @@
 // translate(snapshot, options, dataPlane?) → fleet configs, statuses, infra specs. Pure and deterministic:
 // no I/O, clock or randomness, and every input list is put in a total order before use.
 import type { Gateway } from '../api/gateway.js';
+import type { HTTPRoute } from '../api/http-route.js';
 import type { ResourceSnapshot } from '../api/snapshot.js';
 import type { FleetConfig } from '../ir/fleet-config.js';
 import type { ClusterTable } from './backends.js';
@@ -78,7 +79,8 @@ export function translate(
     cache?.attachments,
   );
   if (cache !== undefined) cache.clusters = clusters;
-  const routes = new Map(routeStates.map((rs) => [rs.route, rs]));
+  const routes = new Map<HTTPRoute, (typeof routeStates)[number]>();
+  for (const rs of routeStates) routes.set(rs.route, rs);
 
   const configs: FleetConfig[] = [];
   const infra: FleetInfra[] = [];

@@ -11,7 +11,10 @@ interface Keyed {
 /** The last input list and its order; reused while inputs are immutable and keys unique. */
 export interface SortedRoutesMemo {
   input: readonly HTTPRoute[];
+  /** `input` as a Set, kept for the next update's "which are new" question. */
+  inputSet: Set<HTTPRoute>;
   sorted: Keyed[];
+  routes: HTTPRoute[];
   /** Two routes share namespace/name: the stable order then depends on input order, so sort afresh. */
   duplicates: boolean;
 }
@@ -24,7 +27,7 @@ function fullSort(items: readonly HTTPRoute[]): SortedRoutesMemo {
   sorted.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   let duplicates = false;
   for (let i = 1; i < sorted.length && !duplicates; i++) duplicates = sorted[i - 1]!.key === sorted[i]!.key;
-  return { input: items, sorted, duplicates };
+  return { input: items, inputSet: new Set(items), sorted, routes: sorted.map((k) => k.route), duplicates };
 }
 
 /** First index whose key is greater than `key`. */
@@ -42,7 +45,7 @@ function upperBound(list: readonly Keyed[], key: string): number {
 function update(previous: SortedRoutesMemo, items: readonly HTTPRoute[]): SortedRoutesMemo {
   if (previous.input === items) return previous;
   if (previous.duplicates) return fullSort(items);
-  const before = new Set(previous.input);
+  const before = previous.inputSet;
   const added: HTTPRoute[] = [];
   for (const route of items) if (!before.has(route)) added.push(route);
   if (added.length > MAX_INSERTS) return fullSort(items);
@@ -54,12 +57,12 @@ function update(previous: SortedRoutesMemo, items: readonly HTTPRoute[]): Sorted
     if (at > 0 && sorted[at - 1]!.key === key) return fullSort(items);
     sorted.splice(at, 0, { key, route });
   }
-  return { input: items, sorted, duplicates: false };
+  return { input: items, inputSet: now, sorted, routes: sorted.map((k) => k.route), duplicates: false };
 }
 
 /** `items` in namespace/name order (stable), reusing and updating `memo.value` when given. */
 export function sortedRoutes(items: readonly HTTPRoute[], memo?: { value?: SortedRoutesMemo }): HTTPRoute[] {
   const next = memo?.value === undefined ? fullSort(items) : update(memo.value, items);
   if (memo !== undefined) memo.value = next;
-  return next.sorted.map((k) => k.route);
+  return next.routes;
 }
