@@ -12,6 +12,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createEchoServer } from '../src/echo/server.js';
+import { traceStage, tracingPropagation } from '../src/trace/propagation-trace.js';
+import { stageBreakdown } from './propagation-stages.js';
 
 const { values } = parseArgs({
   options: {
@@ -124,9 +126,11 @@ function get(host: string): Promise<number> {
     req.end();
   });
 }
+let polls = 0;
 async function until200(host: string): Promise<void> {
   for (;;) {
     try {
+      polls++;
       if ((await get(host)) === 200) return;
     } catch {
       // the listener may be (re)binding; try again
@@ -147,15 +151,20 @@ async function addRoutes(prefix: string, count: number): Promise<number[]> {
   const times: number[] = [];
   for (let i = 0; i < count; i++) {
     const name = `${prefix}-${i}`;
+    traceStage('bench-write', name);
     const start = performance.now();
     await writeFile(join(files, `${name}.yaml`), routeYaml(name));
     await until200(`${name}.example.com`);
     times.push(performance.now() - start);
+    traceStage('bench-200', name);
   }
   return times;
 }
 
+const pollsBefore = polls;
 const added = await addRoutes('route', ROUTES);
+const idlePolls = polls - pollsBefore;
+if (tracingPropagation) traceStage('bench-idle-done');
 
 // Churn: steady routes rewritten back to back; traffic on the unchanged added routes counts non-2xx.
 let churning = true;
@@ -210,6 +219,8 @@ console.log(
 console.log(summary('request on an existing route (floor)', floorMs));
 console.log(summary('route added, idle', added));
 console.log(summary('route added, while routes change', addedUnderChurn));
+console.log(`polls per added route (idle): ${(idlePolls / Math.max(1, ROUTES)).toFixed(1)}`);
+if (tracingPropagation) console.log(await stageBreakdown(process.env.PORTICO_TRACE_PROPAGATION!));
 const failures = [...trafficFailures].map(([k, n]) => `${k}×${n}`).join(', ') || 'none';
 console.log(
   `while changing: ${churnWrites} route rewrites, ${trafficOk} requests on unchanged routes, non-2xx: ${failures}`,

@@ -4,10 +4,17 @@ import { isIP } from 'node:net';
 import { checkServerIdentity, type PeerCertificate } from 'node:tls';
 import { Client, type ClientDuplexStream, Metadata, type StatusObject, status } from '@grpc/grpc-js';
 import { FLEET_CONFIG_SCHEMA_VERSION, type FleetConfig } from '../ir/fleet-config.js';
+import { traceStage } from '../trace/propagation-trace.js';
 import { type Backoff, reconnectDelayMs } from './backoff.js';
 import type { DiscoveryLog } from './log.js';
 import { type ClientMessage, type ServerMessage, streamMethod } from './protocol.js';
-import { assembleFleetConfig, parseResource, type ReceivedResource, resourceKey } from './resources.js';
+import {
+  assembleFleetConfig,
+  parseResource,
+  patchFleetConfig,
+  type ReceivedResource,
+  resourceKey,
+} from './resources.js';
 import { createTls13ChannelCredentials } from './tls.js';
 
 export type ApplyOutcome =
@@ -64,6 +71,8 @@ export function startDiscoveryClient(options: DiscoveryClientOptions): Discovery
 
   // What the proxy serves: the resources of the last applied config.
   let applied = new Map<string, ReceivedResource>();
+  // The config assembled from `applied`: a delta patches it instead of reassembling and sorting everything.
+  let appliedConfig: FleetConfig | undefined;
   let appliedVersion: string | undefined;
   let appliedListenerErrors: { listener: string; message: string }[] = [];
   let lastError: string | undefined;
@@ -104,6 +113,7 @@ export function startDiscoveryClient(options: DiscoveryClientOptions): Discovery
     awaitingFull = true;
     let received = false;
     call.on('data', (message: ServerMessage) => {
+      traceStage('proxy-received', message.version);
       if (!received) {
         received = true;
         connected = true;
@@ -166,19 +176,24 @@ export function startDiscoveryClient(options: DiscoveryClientOptions): Discovery
       return;
     }
     const candidate = message.full ? new Map<string, ReceivedResource>() : new Map(applied);
+    const received: ReceivedResource[] = [];
     try {
       for (const resource of message.resources) {
-        candidate.set(
-          resourceKey(resource.type, resource.name),
-          parseResource(resource.type, resource.name, resource.body),
-        );
+        const parsed = parseResource(resource.type, resource.name, resource.body);
+        candidate.set(resourceKey(resource.type, resource.name), parsed);
+        received.push(parsed);
       }
     } catch (error) {
       reject((error as Error).message);
       return;
     }
     for (const key of message.removed) candidate.delete(resourceKey(key.type, key.name));
-    const config = assembleFleetConfig(options.fleet, candidate.values());
+    // A delta names each resource once (a repeat would make the patch and the candidate disagree): else assemble.
+    const config =
+      message.full || appliedConfig === undefined || !uniqueKeys(message)
+        ? assembleFleetConfig(options.fleet, candidate.values())
+        : patchFleetConfig(appliedConfig, received, message.removed);
+    traceStage('proxy-assembled', message.version);
 
     let outcome: ApplyOutcome;
     if (message.full && appliedVersion !== undefined && sameResources(candidate, applied)) {
@@ -195,7 +210,9 @@ export function startDiscoveryClient(options: DiscoveryClientOptions): Discovery
       reject(outcome.error);
       return;
     }
+    traceStage('proxy-applied', message.version);
     applied = candidate;
+    appliedConfig = config;
     appliedVersion = message.version;
     appliedListenerErrors = outcome.listenerErrors;
     awaitingFull = false;
@@ -261,6 +278,12 @@ function hostOf(address: string): string {
   if (bracketed) return bracketed[1]!;
   const colon = address.lastIndexOf(':');
   return colon > 0 && address.indexOf(':') === colon ? address.slice(0, colon) : address;
+}
+
+function uniqueKeys(message: ServerMessage): boolean {
+  const keys = new Set<string>();
+  for (const r of [...message.resources, ...message.removed]) keys.add(resourceKey(r.type, r.name));
+  return keys.size === message.resources.length + message.removed.length;
 }
 
 function sameResources(a: Map<string, ReceivedResource>, b: Map<string, ReceivedResource>): boolean {

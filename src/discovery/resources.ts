@@ -47,6 +47,77 @@ export function toResourceSet(config: FleetConfig): ResourceSet {
   return set;
 }
 
+/** A resource as the server holds it: with the config object it was serialised from (compared by identity). */
+export interface ServedResource extends NamedResource {
+  item: object;
+}
+
+export type ServedResourceSet = Map<string, ServedResource>;
+
+/**
+ * Makes `set` hold `config`'s resources and returns what changed. Objects the translator reused (the same
+ * object as last time) are skipped without serialising or comparing: an edit costs what it changed plus one
+ * Map lookup per resource.
+ */
+export function updateResourceSet(
+  set: ServedResourceSet,
+  config: FleetConfig,
+  previous?: FleetConfig,
+): ResourceDelta {
+  const changed: NamedResource[] = [];
+  const sizeBefore = set.size;
+  let matched = 0;
+  for (const type of FLEET_RESOURCE_TYPES) {
+    const list: readonly { name: string }[] = config[type];
+    // The translator hands back the same list when nothing of a type changed.
+    if (previous !== undefined && previous[type] === list) {
+      matched += list.length;
+      continue;
+    }
+    // Walk last time's list alongside (both sorted by name): an object found again is unchanged, no key built.
+    const last: readonly { name: string }[] = previous?.[type] ?? [];
+    let k = 0;
+    for (const item of list) {
+      if (last[k] !== item) while (k < last.length && last[k]!.name < item.name) k++;
+      if (last[k] === item) {
+        k++;
+        matched++;
+        continue;
+      }
+      if (last[k]?.name === item.name) k++;
+      const key = resourceKey(type, item.name);
+      const before = set.get(key);
+      if (before !== undefined) {
+        matched++;
+        if (before.item === item) continue;
+      }
+      const json = jsonOf(item);
+      if (before !== undefined && before.json === json) {
+        before.item = item;
+        continue;
+      }
+      const resource: ServedResource = { type, name: item.name, json, item };
+      set.set(key, resource);
+      changed.push(resource);
+    }
+  }
+  const removed: ResourceDelta['removed'] = [];
+  // Every resource of last time was seen again: nothing was removed (the common case, no second pass).
+  if (matched < sizeBefore) {
+    const present = new Set<string>();
+    for (const type of FLEET_RESOURCE_TYPES)
+      for (const item of config[type]) present.add(resourceKey(type, item.name));
+    for (const [key, resource] of set) {
+      if (present.has(key)) continue;
+      set.delete(key);
+      removed.push({ type: resource.type, name: resource.name });
+    }
+    const order = (r: { type: FleetResourceType }): number => FLEET_RESOURCE_TYPES.indexOf(r.type);
+    removed.sort((a, b) => order(a) - order(b));
+  }
+  return { changed, removed };
+}
+
 export interface ResourceDelta {
   changed: NamedResource[];
   removed: { type: FleetResourceType; name: string }[];
@@ -88,6 +159,52 @@ export function assembleFleetConfig(fleet: string, resources: Iterable<ReceivedR
     list.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   // Only the structure is checked here; the proxy's apply validates every field and Nacks what is wrong.
   return { schemaVersion: FLEET_CONFIG_SCHEMA_VERSION, fleet, ...lists } as unknown as FleetConfig;
+}
+
+/**
+ * `previous` (as assembled before) with `changed` resources put in and `removed` ones taken out, keeping every
+ * list sorted by name; lists of untouched types are the previous arrays, and untouched resources the previous
+ * objects, so the proxy recompiles only what changed. `previous` is not modified.
+ */
+export function patchFleetConfig(
+  previous: FleetConfig,
+  changed: readonly ReceivedResource[],
+  removed: readonly { type: string; name: string }[],
+): FleetConfig {
+  const lists = new Map<FleetResourceType, { name: string }[]>();
+  const listOf = (type: FleetResourceType): { name: string }[] => {
+    let list = lists.get(type);
+    if (list === undefined) {
+      list = (previous[type] as { name: string }[]).slice();
+      lists.set(type, list);
+    }
+    return list;
+  };
+  for (const resource of changed) {
+    const list = listOf(resource.type);
+    const at = nameIndex(list, resource.name);
+    if (list[at]?.name === resource.name) list[at] = resource.value;
+    else list.splice(at, 0, resource.value);
+  }
+  for (const key of removed) {
+    if (!isFleetResourceType(key.type)) continue;
+    const list = listOf(key.type);
+    const at = nameIndex(list, key.name);
+    if (list[at]?.name === key.name) list.splice(at, 1);
+  }
+  return { ...previous, ...Object.fromEntries(lists) } as FleetConfig;
+}
+
+/** First index whose name is not below `name` (lists sorted as assembleFleetConfig sorts them). */
+function nameIndex(list: readonly { name: string }[], name: string): number {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (list[mid]!.name < name) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 /** Parses one received body; a clear error names the resource when it is not a JSON object with that name. */

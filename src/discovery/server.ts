@@ -10,10 +10,11 @@ import {
 } from '@grpc/grpc-js';
 import { PorticoError } from '../errors.js';
 import { FLEET_CONFIG_SCHEMA_VERSION, FLEET_RESOURCE_TYPES, type FleetConfig } from '../ir/fleet-config.js';
+import { traceStage } from '../trace/propagation-trace.js';
 import type { DiscoveryLog } from './log.js';
 import type { Ack, ClientMessage, Hello, Nack, ServerMessage } from './protocol.js';
 import { discoveryService } from './protocol.js';
-import { diffResources, type ResourceDelta, type ResourceSet, toResourceSet } from './resources.js';
+import { type ResourceDelta, type ServedResourceSet, updateResourceSet } from './resources.js';
 import { createTls13ServerCredentials } from './tls.js';
 
 export interface Identity {
@@ -86,7 +87,10 @@ interface Fleet {
   /** False until setFleet provides it (and again after removeFleet): its streams wait. */
   known: boolean;
   version: number;
-  resources: ResourceSet;
+  /** Updated in place by setFleet; full messages list it in resource type order. */
+  resources: ServedResourceSet;
+  /** The config `resources` was last updated from (its unchanged lists and objects are skipped next time). */
+  config?: FleetConfig;
   streams: Set<Stream>;
 }
 
@@ -121,7 +125,7 @@ export function createDiscoveryServer(options: DiscoveryServerOptions): Discover
   }
 
   function message(fleet: Fleet, full: boolean, delta?: ResourceDelta): ServerMessage {
-    const resources = full ? [...fleet.resources.values()] : (delta?.changed ?? []);
+    const resources = full ? inTypeOrder([...fleet.resources.values()]) : (delta?.changed ?? []);
     return {
       version: String(fleet.version),
       nonce: String(++nonceCounter),
@@ -360,18 +364,18 @@ export function createDiscoveryServer(options: DiscoveryServerOptions): Discover
 
     setFleet(config) {
       checkFleetShape(config);
-      const next = toResourceSet(config);
       const fleet = fleetState(config.fleet);
       const wasKnown = fleet.known;
-      const delta = diffResources(fleet.resources, next);
+      const delta = updateResourceSet(fleet.resources, config, fleet.config);
+      fleet.config = config;
       if (wasKnown && delta.changed.length === 0 && delta.removed.length === 0) return;
       fleet.version = ++versionCounter;
-      fleet.resources = next;
       fleet.known = true;
       log(
         'debug',
         `discovery: fleet ${config.fleet} version ${fleet.version}: ${delta.changed.length} changed, ${delta.removed.length} removed`,
       );
+      traceStage('discovery-diffed', String(fleet.version));
       let deltaMessage: ServerMessage | undefined;
       for (const stream of fleet.streams) {
         if (!wasKnown || stream.needsFull) send(stream, message(fleet, true));
@@ -388,6 +392,7 @@ export function createDiscoveryServer(options: DiscoveryServerOptions): Discover
       // Its proxies stay connected and keep their last config; they get everything if the fleet returns.
       fleet.known = false;
       fleet.resources = new Map();
+      delete fleet.config;
       if (fleet.streams.size === 0) fleets.delete(name);
     },
 
@@ -410,6 +415,13 @@ export function createDiscoveryServer(options: DiscoveryServerOptions): Discover
   };
 }
 
+/** Resources grouped by type in dependency order (stable within a type). */
+function inTypeOrder<T extends { type: (typeof FLEET_RESOURCE_TYPES)[number] }>(resources: T[]): T[] {
+  return resources.sort(
+    (a, b) => FLEET_RESOURCE_TYPES.indexOf(a.type) - FLEET_RESOURCE_TYPES.indexOf(b.type),
+  );
+}
+
 function describe(stream: Stream): string {
   return stream.state.node === ''
     ? `stream ${stream.id}`
@@ -425,7 +437,9 @@ function checkFleetShape(config: FleetConfig): void {
     const list: unknown = config[type];
     if (!Array.isArray(list))
       throw new PorticoError('E_FLEET_CONFIG', `setFleet: fleet '${config.fleet}': ${type} is not a list`);
-    const seen = new Set<string>();
+    // Names in strictly increasing order (the contract's sort) are unique without a Set of them all.
+    let sorted = true;
+    let previous = '';
     for (const [i, item] of list.entries()) {
       const name = (item as { name?: unknown } | null)?.name;
       if (typeof name !== 'string' || name === '') {
@@ -434,6 +448,13 @@ function checkFleetShape(config: FleetConfig): void {
           `setFleet: fleet '${config.fleet}': ${type}[${i}].name is missing`,
         );
       }
+      if (i > 0 && !(previous < name)) sorted = false;
+      previous = name;
+    }
+    if (sorted) continue;
+    const seen = new Set<string>();
+    for (const [i, item] of list.entries()) {
+      const name = (item as { name: string }).name;
       if (seen.has(name)) {
         throw new PorticoError(
           'E_FLEET_CONFIG',

@@ -58,6 +58,14 @@ const resourceList = (item: Check): Check => {
     }
   };
 };
+/** A list of non-empty strings, checked without building a path per item (a listener names thousands). */
+const nameList: Check = (v, p) => {
+  if (!Array.isArray(v)) fail(p, 'must be a list');
+  for (let i = 0; i < v.length; i++) {
+    const item: unknown = v[i];
+    if (typeof item !== 'string' || item.length === 0) fail(`${p}[${i}]`, 'must be a non-empty string');
+  }
+};
 const optional =
   (check: Check): Check =>
   (v, p) => {
@@ -171,7 +179,7 @@ const fleetConfig = object({
       port: int(1, 65535),
       protocol: oneOf('HTTP', 'HTTPS'),
       gatewayListeners: list(object({ gateway: str, listener: str })),
-      virtualHosts: list(nonEmpty),
+      virtualHosts: nameList,
       tls: optional(
         object({ certificates: list(object({ hostnames: list(nonEmpty), secrets: list(nonEmpty) })) }),
       ),
@@ -191,27 +199,50 @@ const fleetConfig = object({
   secrets: resourceList(object({ name: nonEmpty, certificatePem: nonEmpty, privateKeyPem: nonEmpty })),
 });
 
-function uniqueNames(items: { name: string }[], path: string): Set<string> {
+function uniqueNames(items: { name: string }[], path: string): void {
+  // Strictly increasing names (the contract's order) are unique: no Set of thousands of names per apply.
+  let sorted = true;
+  for (let i = 1; i < items.length && sorted; i++) sorted = items[i - 1]!.name < items[i]!.name;
+  if (sorted) return;
   const names = new Set<string>();
   items.forEach((item, i) => {
     if (names.has(item.name)) fail(`${path}[${i}].name`, `duplicate name '${item.name}'`);
     names.add(item.name);
   });
-  return names;
+}
+
+// A resource whose references were checked against these very lists (configs are immutable once received,
+// and discovery keeps unchanged lists and objects) needs no second check: an edit re-checks what it changed.
+const listenerCheckedAgainst = new WeakMap<object, { vhosts: object; secrets: object }>();
+const routesCheckedAgainst = new WeakMap<object, object>();
+
+function lazyNames(items: { name: string }[]): () => Set<string> {
+  let names: Set<string> | undefined;
+  return () => {
+    names ??= new Set(items.map((item) => item.name));
+    return names;
+  };
 }
 
 /** Checks references between resources, so the proxy never meets a dangling name at request time. */
 function checkReferences(config: FleetConfig): void {
-  const vhosts = uniqueNames(config.virtualHosts, 'virtualHosts');
-  const clusters = uniqueNames(config.clusters, 'clusters');
-  const secrets = uniqueNames(config.secrets, 'secrets');
+  uniqueNames(config.virtualHosts, 'virtualHosts');
+  uniqueNames(config.clusters, 'clusters');
+  uniqueNames(config.secrets, 'secrets');
   uniqueNames(config.endpoints, 'endpoints');
   uniqueNames(config.listeners, 'listeners');
+  const vhostNames = lazyNames(config.virtualHosts);
+  const clusterNames = lazyNames(config.clusters);
+  const secretNames = lazyNames(config.secrets);
   const ports = new Set<number>();
   config.listeners.forEach((l, i) => {
     const p = `listeners[${i}]`;
     if (ports.has(l.port)) fail(`${p}.port`, `port ${l.port} used by two listeners`);
     ports.add(l.port);
+    const checked = listenerCheckedAgainst.get(l);
+    if (checked?.vhosts === config.virtualHosts && checked.secrets === config.secrets) return;
+    const vhosts = vhostNames();
+    const secrets = secretNames();
     l.virtualHosts.forEach((v, j) => {
       if (!vhosts.has(v)) fail(`${p}.virtualHosts[${j}]`, `unknown virtual host '${v}'`);
     });
@@ -221,8 +252,11 @@ function checkReferences(config: FleetConfig): void {
         if (!secrets.has(s)) fail(`${p}.tls.certificates[${j}].secrets[${k}]`, `unknown secret '${s}'`);
       }
     }
+    listenerCheckedAgainst.set(l, { vhosts: config.virtualHosts, secrets: config.secrets });
   });
   for (const [i, v] of config.virtualHosts.entries()) {
+    if (routesCheckedAgainst.get(v) === config.clusters) continue;
+    const clusters = clusterNames();
     for (const [j, r] of v.routes.entries()) {
       if (r.action.type !== 'Forward') continue;
       for (const [k, b] of r.action.backends.entries()) {
@@ -234,6 +268,7 @@ function checkReferences(config: FleetConfig): void {
         }
       }
     }
+    routesCheckedAgainst.set(v, config.clusters);
   }
 }
 

@@ -4,6 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { isPorticoError } from '../errors.js';
 import type { FleetConfig, Listener, TlsSecret, VirtualHost } from '../ir/fleet-config.js';
 import { validateFleetConfig } from '../ir/validate.js';
+import { traceStage } from '../trace/propagation-trace.js';
 import { type SideServer, sideServerAddress, startSideServers } from './admin.js';
 import { type BoundListener, bindListener, closeListener, updateCertificates } from './listeners.js';
 import { createProxyMetrics } from './metrics.js';
@@ -122,7 +123,9 @@ export function createProxy(input: ProxyOptionsInput = {}): Proxy {
     let snapshot: ReturnType<typeof compileSnapshot>;
     try {
       config = validateFleetConfig(value);
+      traceStage('proxy-validated', version);
       snapshot = compileSnapshot(config, version ?? versionOf(config), compiledVirtualHosts);
+      traceStage('proxy-compiled', version);
     } catch (error) {
       return { ok: false, error: message(error) };
     }
@@ -141,6 +144,7 @@ export function createProxy(input: ProxyOptionsInput = {}): Proxy {
     }
     // Swap first: from here every new request, on any socket, routes by the new config.
     rt.snapshot = snapshot;
+    traceStage('proxy-swapped', version);
     appliedAt = new Date().toISOString();
     for (const [name, b] of bound) {
       const next = usable.find((l) => l.name === name);

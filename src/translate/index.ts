@@ -1,6 +1,7 @@
 // translate(snapshot, options, dataPlane?) → fleet configs, statuses, infra specs. Pure and deterministic:
 // no I/O, clock or randomness, and every input list is put in a total order before use.
 import type { Gateway } from '../api/gateway.js';
+import type { HTTPRoute } from '../api/http-route.js';
 import type { ResourceSnapshot } from '../api/snapshot.js';
 import type { FleetConfig } from '../ir/fleet-config.js';
 import type { ClusterTable } from './backends.js';
@@ -10,6 +11,7 @@ import { fleetInfra } from './infra.js';
 import { evaluateListener, markConflicts, ready } from './listeners.js';
 import { buildLookup, byNsName, lookupInputs, nsName } from './lookup.js';
 import { attachRoutes, type GatewayEntry } from './routes.js';
+import { sortedRoutes } from './sorted-routes.js';
 import { classStatus, gatewayStatus, routeStatus } from './status.js';
 import type { DataPlaneState, FleetInfra, ObjectStatus, TranslateOptions, TranslateResult } from './types.js';
 
@@ -68,7 +70,7 @@ export function translate(
 
   const clusters: ClusterTable = new Map();
   const routeStates = attachRoutes(
-    sortedByNsName(snapshot.httpRoutes),
+    sortedRoutes(snapshot.httpRoutes, cache?.sortedRoutes),
     gateways,
     lookup,
     clusters,
@@ -77,7 +79,8 @@ export function translate(
     cache?.attachments,
   );
   if (cache !== undefined) cache.clusters = clusters;
-  const routes = new Map(routeStates.map((rs) => [rs.route, rs]));
+  const routes = new Map<HTTPRoute, (typeof routeStates)[number]>();
+  for (const rs of routeStates) routes.set(rs.route, rs);
 
   const configs: FleetConfig[] = [];
   const infra: FleetInfra[] = [];

@@ -101,13 +101,28 @@ function echoParentRef(ref: ParentReference): ParentReference {
 /** A route's attachment as last computed, and the identity of everything it was computed from. */
 export interface AttachmentMemoEntry {
   deps: unknown[];
+  /** The context token the entry was last confirmed under. */
+  token: object;
+  /** Whether the route names one of our Gateways (then its backends are resolved). */
+  ours: boolean;
   state: RouteState;
   /** The listeners the route attached to, in push order: replayed into the fresh listener states. */
   attachedTo: { gatewayKey: string; index: number }[];
 }
 
 /** Per route: its last attachment; an unchanged route with unchanged parents is not attached again. */
-export type AttachmentMemo = WeakMap<HTTPRoute, AttachmentMemoEntry>;
+export interface AttachmentMemo {
+  routes: WeakMap<HTTPRoute, AttachmentMemoEntry>;
+  /**
+   * What every route's attachment reads besides itself (lookup, controller name, each Gateway and its listeners'
+   * readiness); `token` is replaced when it changes, so an entry with the current token needs no per-route check.
+   */
+  context?: { deps: unknown[]; token: object };
+}
+
+export function createAttachmentMemo(): AttachmentMemo {
+  return { routes: new WeakMap() };
+}
 
 function sameDeps(a: readonly unknown[], b: readonly unknown[]): boolean {
   if (a.length !== b.length) return false;
@@ -145,12 +160,36 @@ export function attachRoutes(
     }
     return sig;
   };
+  let token: object | undefined;
+  if (attachments !== undefined) {
+    const context: unknown[] = [lookup, controllerName];
+    for (const [key, gw] of gateways) context.push(key, gw.gateway, signatureOf(gw));
+    if (attachments.context === undefined || !sameDeps(attachments.context.deps, context)) {
+      attachments.context = { deps: context, token: {} };
+    } else if (memo !== undefined) {
+      // Same lookup: the last translation's clusters are still right, and routes confirmed below need not
+      // resolve their backends again just to put them in the table.
+      for (const [name, c] of memo.clusters) if (!table.has(name)) table.set(name, c);
+    }
+    token = attachments.context.token;
+  }
   for (const route of routes) {
     let deps: unknown[] | undefined;
+    let ours = false;
     if (attachments !== undefined) {
+      const hit = attachments.routes.get(route);
+      // Same route object, same context: its deps are equal by construction (the backends memo keys on lookup).
+      if (hit !== undefined && hit.token === token) {
+        if (hit.ours && memo === undefined) resolveRouteBackends(route, lookup, table, memo);
+        for (const { gatewayKey, index } of hit.attachedTo) {
+          const l = gateways.get(gatewayKey)!.listeners[index]!;
+          if (l.attached.at(-1) !== route) l.attached.push(route);
+        }
+        out.push(hit.state);
+        continue;
+      }
       const routeNs = route.metadata.namespace ?? '';
       deps = [lookup, controllerName];
-      let ours = false;
       for (const ref of route.spec.parentRefs) {
         const gw =
           ref.group === GATEWAY_API_GROUP && ref.kind === 'Gateway'
@@ -164,8 +203,8 @@ export function attachRoutes(
       }
       // Backends resolve (memoised) exactly when the uncached path would resolve them.
       deps.push(ours ? resolveRouteBackends(route, lookup, table, memo) : undefined);
-      const hit = attachments.get(route);
       if (hit !== undefined && sameDeps(hit.deps, deps)) {
+        hit.token = token!;
         for (const { gatewayKey, index } of hit.attachedTo) {
           const l = gateways.get(gatewayKey)!.listeners[index]!;
           if (l.attached.at(-1) !== route) l.attached.push(route);
@@ -177,7 +216,9 @@ export function attachRoutes(
     const attachedTo: AttachmentMemoEntry['attachedTo'] = [];
     const state = attachRoute(route, gateways, lookup, table, controllerName, memo, attachedTo);
     out.push(state);
-    if (attachments !== undefined && deps !== undefined) attachments.set(route, { deps, state, attachedTo });
+    if (attachments !== undefined && deps !== undefined) {
+      attachments.routes.set(route, { deps, token: token!, ours, state, attachedTo });
+    }
   }
   return out;
 }

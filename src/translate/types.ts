@@ -2,8 +2,10 @@
 import type { HTTPRoute } from '../api/http-route.js';
 import type { FleetConfig } from '../ir/fleet-config.js';
 import type { ClusterTable, ResolvedCluster, ResolvedRoute } from './backends.js';
+import type { FleetBuildState } from './fleet-hosts.js';
 import type { SnapshotLookup } from './lookup.js';
-import type { AttachmentMemo } from './routes.js';
+import { type AttachmentMemo, createAttachmentMemo } from './routes.js';
+import type { SortedRoutesMemo } from './sorted-routes.js';
 
 export type DeployType = 'ControllerNamespace' | 'GatewayNamespace';
 
@@ -73,7 +75,8 @@ export interface TranslateResult {
  * Inputs must be immutable: a changed object, or a changed snapshot list, must be a new object/array.
  */
 export interface TranslateCache {
-  fleets: Map<string, { deps: unknown[]; config: FleetConfig }>;
+  /** Per fleet: its last build, for the next one to redo only what changed. */
+  fleets: Map<string, FleetBuildState>;
   /** The last lookup and the snapshot lists it was built from. */
   lookup?: { inputs: readonly unknown[]; value: SnapshotLookup };
   /** Clusters of the last translation: reused while their Service and EndpointSlices are the same objects. */
@@ -85,8 +88,16 @@ export interface TranslateCache {
   >;
   /** Per route: its attachment to its parents, reused while the route, parents, lookup and backends are. */
   attachments: AttachmentMemo;
+  /** HTTPRoutes in namespace/name order, updated rather than re-sorted. */
+  sortedRoutes: { value?: SortedRoutesMemo };
 }
 
 export function createTranslateCache(): TranslateCache {
-  return { fleets: new Map(), clusters: new Map(), backends: new WeakMap(), attachments: new WeakMap() };
+  return {
+    fleets: new Map(),
+    clusters: new Map(),
+    backends: new WeakMap(),
+    attachments: createAttachmentMemo(),
+    sortedRoutes: {},
+  };
 }

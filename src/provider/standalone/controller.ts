@@ -17,6 +17,7 @@ import { hostProxyArgs } from '../../infra/host/proxy-args.js';
 import { type ReservedPortError, withoutReservedPorts } from '../../infra/host/reserved-ports.js';
 import { createProxySupervisor, formatProxyLogLine } from '../../infra/host/supervisor.js';
 import type { FleetConfig } from '../../ir/fleet-config.js';
+import { traceStage } from '../../trace/propagation-trace.js';
 import {
   createTranslateCache,
   type DataPlaneState,
@@ -136,9 +137,13 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
   let previousSnapshot: ResourceSnapshot | undefined;
   // Listeners left out of a fleet's config because the host proxy's own ports use them, by fleet.
   let reservedErrors = new Map<string, ReservedPortError[]>();
-  let statuses = new Map<string, ObjectStatus>();
+  const statuses = new Map<string, ObjectStatus>();
   // The translator's statuses before stamping, by object: what `statuses` was stamped from, and its JSON.
-  let rawStatuses = new Map<string, { status: Record<string, unknown>; json: string }>();
+  const rawStatuses = new Map<
+    string,
+    { object: ObjectStatus; status: Record<string, unknown>; json: string }
+  >();
+  const statusKeys = new WeakMap<ObjectStatus, string>();
   let ready = false;
   const programmedAnnounced = new Map<string, string>();
 
@@ -200,6 +205,7 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
         dataPlaneTimer = undefined;
         const snapshot = reuseUnchangedLists(previousSnapshot, buildSnapshot(store.objects()));
         previousSnapshot = snapshot;
+        traceStage('snapshot');
         const dataPlane = currentDataPlane();
         const result = translate(
           snapshot,
@@ -211,6 +217,7 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
           },
           dataPlane,
         );
+        traceStage('translated');
         const previousFleets = new Set(fleets.map((f) => f.fleet));
         const nextReserved = new Map<string, ReservedPortError[]>();
         for (const fleet of result.fleets) {
@@ -220,6 +227,9 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
           previousFleets.delete(fleet.fleet);
         }
         for (const gone of previousFleets) discovery.removeFleet(gone);
+        traceStage('discovery-sent');
+        // The discovery stream writes on the next loop turn: let it go out before statuses and processes.
+        await new Promise<void>((resolve) => setImmediate(resolve));
         fleets = result.fleets;
         // Reserved-port conditions are data plane facts the translation just learnt: translate once more.
         if (JSON.stringify([...nextReserved]) !== JSON.stringify([...reservedErrors])) again = true;
@@ -251,28 +261,41 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
         await pool.save();
 
         const now = new Date();
-        const next = new Map<string, ObjectStatus>();
-        const nextRaw = new Map<string, { status: Record<string, unknown>; json: string }>();
+        // Updated in place: an edit touches its own objects' statuses, not a thousand map entries.
+        let known = 0;
         for (const s of result.statuses) {
-          const key = statusKey(s);
-          // Most statuses are unchanged by an edit: the translator hands back the same object for an unchanged
-          // route, else their text is compared, instead of stamping them again.
+          let key = statusKeys.get(s);
+          if (key === undefined) {
+            key = statusKey(s);
+            statusKeys.set(s, key);
+          }
           const before = rawStatuses.get(key);
+          if (before !== undefined) known++;
+          // The translator hands back the same object for an unchanged route: nothing to stamp or compare.
+          if (before?.object === s) continue;
+          // Otherwise the text is compared, so an equal status keeps its condition times.
           const raw =
-            before?.status === s.status ? before : { status: s.status, json: JSON.stringify(s.status) };
-          nextRaw.set(key, raw);
+            before?.status === s.status
+              ? { ...before, object: s }
+              : { object: s, status: s.status, json: JSON.stringify(s.status) };
+          rawStatuses.set(key, raw);
           const previous = statuses.get(key);
-          next.set(
-            key,
-            previous !== undefined && before?.json === raw.json
-              ? previous
-              : { ...s, status: stampConditionTimes(previous?.status, s.status, now) },
-          );
+          if (previous === undefined || before?.json !== raw.json) {
+            statuses.set(key, { ...s, status: stampConditionTimes(previous?.status, s.status, now) });
+          }
         }
-        statuses = next;
-        rawStatuses = nextRaw;
+        // Some objects of last time have no status now: drop theirs (rare, so only then build the key set).
+        if (known < rawStatuses.size - (result.statuses.length - known)) {
+          const current = new Set(result.statuses.map((s) => statusKeys.get(s)));
+          for (const key of [...rawStatuses.keys()]) {
+            if (current.has(key)) continue;
+            rawStatuses.delete(key);
+            statuses.delete(key);
+          }
+        }
+        traceStage('statuses');
         ready = true;
-        announce(next);
+        announce(statuses);
       } while (again && !closed);
     } catch (error) {
       log(
@@ -315,6 +338,7 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
     paths: options.paths,
     onBatch: async (batch) => {
       const result = store.apply(batch);
+      traceStage('parsed');
       reportErrors(result.errors);
       if (firstBatch) {
         firstBatch = false;
@@ -324,7 +348,8 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
         log(`loaded ${summary || 'no objects'} from ${options.paths.join(', ')}`);
       } else if (result.changed) {
         const files = [...batch.changed.keys(), ...batch.removed].join(', ');
-        log(`applied changes from ${files}`);
+        // Written once the config is on its way (the reconcile yields after sending), still before its statuses.
+        setImmediate(() => log(`applied changes from ${files}`));
       }
       if (result.changed || !ready) await reconcile();
       saveStoreSoon();

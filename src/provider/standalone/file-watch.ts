@@ -3,10 +3,11 @@
 // `fs.watch` on each directory gives millisecond reactions (Node 20's recursive mode on Linux is not relied
 // on); a slow full poll catches anything the watchers miss (network file systems, a re-created root).
 // Events only say "look here": the truth is always a fresh readdir/stat/read, compared with what was seen.
-import { type FSWatcher, watch } from 'node:fs';
-import { readdir, readFile, realpath, stat } from 'node:fs/promises';
+import { type FSWatcher, readFileSync, type Stats, statSync, watch } from 'node:fs';
+import { readdir, realpath, stat } from 'node:fs/promises';
 import { basename, dirname, extname, join, resolve, sep } from 'node:path';
 import { PorticoError } from '../../errors.js';
+import { traceStage } from '../../trace/propagation-trace.js';
 
 export interface FileBatch {
   /** Files that are new or whose content changed (absolute path → content). */
@@ -38,10 +39,23 @@ export interface FileWatcher {
   close(): Promise<void>;
 }
 
-// Gathering window: an editor's save (truncate, write, rename) lands in well under 2 ms; anything slower is
-// caught by the empty-file and removal delays below, so a longer window only adds latency to every edit.
-const DEFAULTS = { debounceMs: 2, pollIntervalMs: 2000, removalDelayMs: 50 };
+// Gathering window: none by default (the events already queued are taken together, on the next turn of the
+// event loop). A save's later steps raise their own events and are read then; a file caught empty mid-write
+// or missing mid-rename is held by the empty-file and removal delays, so a window would only add latency.
+const DEFAULTS = { debounceMs: 0, pollIntervalMs: 2000, removalDelayMs: 50 };
 const RESOURCE_EXTENSIONS = new Set(['.yaml', '.yml', '.json']);
+// Files are stat'ed and read synchronously: for a resource file that costs ~0.03 ms, where the thread-pool round
+// trips of fs/promises cost ~0.7 ms each, and a full scan (start, the poll) of thousands of files would hold
+// every edit queued behind it for hundreds of ms. Walks yield to the event loop every so many entries.
+const ENTRIES_PER_TURN = 256;
+
+function statSyncOrUndefined(path: string): Stats | undefined {
+  try {
+    return statSync(path);
+  } catch {
+    return undefined;
+  }
+}
 
 interface Known {
   content: string;
@@ -72,13 +86,15 @@ export async function watchFiles(options: FileWatchOptions): Promise<FileWatcher
   const pendingRemoval = new Set<string>();
   /** Files that read empty after having content: an in-place write (truncate, then write) caught midway? */
   const pendingEmpty = new Set<string>();
-  let timer: NodeJS.Timeout | undefined;
+  /** Set while a batch is being gathered: cancels it. */
+  let cancelGathering: (() => void) | undefined;
   let removalTimer: NodeJS.Timeout | undefined;
   let closed = false;
   let running: Promise<void> = Promise.resolve();
 
   function onEvent(dir: string, filename: string | null): void {
     if (closed) return;
+    if (cancelGathering === undefined) traceStage('fs-event', filename ?? dir);
     if (filename !== null) {
       // Only the named entry needs a look: a file is re-read, a directory walked, a vanished one removed.
       const path = join(dir, filename);
@@ -115,13 +131,22 @@ export async function watchFiles(options: FileWatchOptions): Promise<FileWatcher
   }
 
   function schedule(): void {
-    if (timer !== undefined || closed) return;
-    timer = setTimeout(() => {
-      timer = undefined;
+    if (cancelGathering !== undefined || closed) return;
+    const gathered = (): void => {
+      cancelGathering = undefined;
+      traceStage('gathered');
       const scopes = [...dirtyScopes];
       dirtyScopes.clear();
       enqueue(() => rescan(scopes));
-    }, settings.debounceMs);
+    };
+    // setTimeout waits at least 1 ms even for 0; setImmediate runs right after this turn's other events.
+    if (settings.debounceMs > 0) {
+      const timer = setTimeout(gathered, settings.debounceMs);
+      cancelGathering = () => clearTimeout(timer);
+    } else {
+      const immediate = setImmediate(gathered);
+      cancelGathering = () => clearImmediate(immediate);
+    }
   }
 
   function enqueue(work: () => Promise<void>): void {
@@ -151,11 +176,12 @@ export async function watchFiles(options: FileWatchOptions): Promise<FileWatcher
     } catch {
       return;
     }
-    for (const name of entries) {
+    for (const [i, name] of entries.entries()) {
       // Hidden entries: editor swap files, and Kubernetes' `..data` ConfigMap internals (reached via symlinks).
       if (name.startsWith('.')) continue;
+      if (i > 0 && i % ENTRIES_PER_TURN === 0) await new Promise<void>((resolve) => setImmediate(resolve));
       const path = join(dir, name);
-      const info = await stat(path).catch(() => undefined);
+      const info = statSyncOrUndefined(path);
       if (info?.isDirectory()) await walk(path, found, visited);
       else if (info?.isFile() && isResourceFile(path)) found.add(path);
     }
@@ -170,13 +196,16 @@ export async function watchFiles(options: FileWatchOptions): Promise<FileWatcher
     const visited = new Set<string>();
     for (const target of targets) {
       if (fileRoots.has(target)) await ensureWatcher(dirname(target));
-      const info = await stat(target).catch(() => undefined);
+      const info = statSyncOrUndefined(target);
       if (info?.isDirectory()) await walk(target, present, visited);
       else if (info?.isFile() && (fileRoots.has(target) || isResourceFile(target))) present.add(target);
     }
-    const missing = [...known.keys()].filter(
-      (path) => !present.has(path) && targets.some((t) => path === t || path.startsWith(t + sep)),
-    );
+    const prefixes = targets.map((t) => t + sep);
+    const missing: string[] = [];
+    for (const path of known.keys()) {
+      if (present.has(path)) continue;
+      if (targets.some((t, i) => path === t || path.startsWith(prefixes[i]!))) missing.push(path);
+    }
     // A file root inside a scanned directory may lack a resource extension: ask it directly.
     for (const path of missing) {
       if (fileRoots.has(path) && (await stat(path).catch(() => undefined))?.isFile()) present.add(path);
@@ -184,7 +213,7 @@ export async function watchFiles(options: FileWatchOptions): Promise<FileWatcher
     const changed = new Map<string, string>();
     for (const path of present) {
       pendingRemoval.delete(path);
-      const content = await readIfChanged(path);
+      const content = readIfChanged(path);
       if (content !== undefined) changed.set(path, content);
     }
     for (const path of missing) if (!present.has(path)) pendingRemoval.add(path);
@@ -202,6 +231,7 @@ export async function watchFiles(options: FileWatchOptions): Promise<FileWatcher
         watchers.delete(dir);
       }
     }
+    traceStage('read', String(changed.size));
     if (initial || (changed.size > 0 && !closed)) await options.onBatch({ changed, removed: [] });
   }
 
@@ -216,7 +246,7 @@ export async function watchFiles(options: FileWatchOptions): Promise<FileWatcher
     for (const path of [...pendingEmpty]) {
       pendingEmpty.delete(path);
       forceRead.add(path);
-      const content = await readIfChanged(path, true);
+      const content = readIfChanged(path, true);
       if (content !== undefined) settled.set(path, content);
     }
     if (settled.size > 0 && !closed) await options.onBatch({ changed: settled, removed: [] });
@@ -236,16 +266,16 @@ export async function watchFiles(options: FileWatchOptions): Promise<FileWatcher
     if (removed.length > 0 && !closed) await options.onBatch({ changed: new Map(), removed: removed.sort() });
   }
 
-  async function readIfChanged(path: string, settling = false): Promise<string | undefined> {
+  function readIfChanged(path: string, settling = false): string | undefined {
     const previous = known.get(path);
     const forced = forceRead.delete(path);
     let signature: string;
     let content: string;
     try {
-      const info = await stat(path);
+      const info = statSync(path);
       signature = `${info.ino}:${info.size}:${info.mtimeMs}:${info.ctimeMs}`;
       if (!forced && previous?.signature === signature) return undefined;
-      content = await readFile(path, 'utf8');
+      content = readFileSync(path, 'utf8');
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       if (code !== 'ENOENT') {
@@ -255,7 +285,9 @@ export async function watchFiles(options: FileWatchOptions): Promise<FileWatcher
       }
       return undefined;
     }
-    if (!settling && content.length === 0 && previous !== undefined && previous.content.length > 0) {
+    // Empty after having content (truncate, then write), or brand new and still empty (created, not yet
+    // written): the write's own event usually follows at once; only a file that stays empty is taken as such.
+    if (!settling && content.length === 0 && (previous === undefined || previous.content.length > 0)) {
       pendingEmpty.add(path);
       return undefined;
     }
@@ -278,7 +310,7 @@ export async function watchFiles(options: FileWatchOptions): Promise<FileWatcher
     },
     async close() {
       closed = true;
-      if (timer !== undefined) clearTimeout(timer);
+      cancelGathering?.();
       if (removalTimer !== undefined) clearTimeout(removalTimer);
       if (poll !== undefined) clearInterval(poll);
       for (const { watcher } of watchers.values()) watcher.close();

@@ -62,7 +62,13 @@ export async function openResourceStore(options: {
     }
   }
   const files = new Map<string, FileEntry>();
+  /** File paths in order (the first file defining an id serves it), kept sorted as files come and go. */
+  const paths: string[] = [];
+  /** Object id → the files defining it, for duplicate reports without scanning every file. */
+  const definedIn = new Map<string, Set<string>>();
   let served: ApiObject[] = [];
+  /** The file each served object comes from (sorted, like `served`), to find one file's objects quickly. */
+  let servedFrom: string[] = [];
 
   function withMetadata(object: ApiObject, previous: ApiObject | undefined): ApiObject {
     const id = describeObject(object);
@@ -100,32 +106,102 @@ export async function openResourceStore(options: {
     return filled;
   }
 
-  function rebuild(): boolean {
-    const seen = new Map<string, ApiObject>();
-    for (const path of [...files.keys()].sort()) {
-      for (const [id, object] of files.get(path)!.objects) if (!seen.has(id)) seen.set(id, object);
+  function pathIndex(path: string): number {
+    let lo = 0;
+    let hi = paths.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (paths[mid]! < path) lo = mid + 1;
+      else hi = mid;
     }
-    const next = [...seen.values()];
+    return lo;
+  }
+
+  function setFile(path: string, entry: FileEntry | undefined): void {
+    const before = files.get(path);
+    for (const id of before?.objects.keys() ?? []) {
+      const owners = definedIn.get(id);
+      owners?.delete(path);
+      if (owners?.size === 0) definedIn.delete(id);
+    }
+    const at = pathIndex(path);
+    if (entry === undefined) {
+      if (before !== undefined) paths.splice(at, 1);
+      files.delete(path);
+      return;
+    }
+    if (before === undefined) paths.splice(at, 0, path);
+    files.set(path, entry);
+    for (const id of entry.objects.keys()) {
+      const owners = definedIn.get(id);
+      if (owners === undefined) definedIn.set(id, new Set([path]));
+      else owners.add(path);
+    }
+  }
+
+  /** `vanished`: ids whose file changed or went; those no longer served lose their metadata. */
+  function rebuild(vanished: Iterable<string>): boolean {
+    const seen = new Set<string>();
+    const next: ApiObject[] = [];
+    const from: string[] = [];
+    for (const path of paths) {
+      for (const [id, object] of files.get(path)!.objects) {
+        if (seen.has(id)) continue;
+        seen.add(id);
+        next.push(object);
+        from.push(path);
+      }
+    }
     // A deleted object is new when it comes back (creation time decides merged-listener conflicts).
-    for (const id of meta.keys()) if (!seen.has(id)) meta.delete(id);
+    for (const id of vanished) if (!seen.has(id)) meta.delete(id);
     const changed = next.length !== served.length || next.some((o, i) => o !== served[i]);
     served = next;
+    servedFrom = from;
     return changed;
+  }
+
+  /**
+   * One file changed and none of its objects (before or after) is defined by another file: its objects are
+   * replaced where they stand, without walking every file. Undefined when that does not hold.
+   */
+  function replaceFileObjects(path: string, before: FileEntry | undefined): boolean | undefined {
+    const entry = files.get(path);
+    if (entry === undefined) return undefined;
+    for (const id of entry.objects.keys()) if (definedIn.get(id)?.size !== 1) return undefined;
+    for (const id of before?.objects.keys() ?? [])
+      if ((definedIn.get(id)?.size ?? 0) > (entry.objects.has(id) ? 1 : 0)) return undefined;
+    const bound = (strict: boolean): number => {
+      let lo = 0;
+      let hi = servedFrom.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (servedFrom[mid]! < path || (strict && servedFrom[mid] === path)) lo = mid + 1;
+        else hi = mid;
+      }
+      return lo;
+    };
+    const start = bound(false);
+    const end = bound(true);
+    const objects = [...entry.objects.values()];
+    const changed = end - start !== objects.length || objects.some((o, i) => o !== served[start + i]);
+    for (const id of before?.objects.keys() ?? []) if (!entry.objects.has(id)) meta.delete(id);
+    if (!changed) return false;
+    served = [...served.slice(0, start), ...objects, ...served.slice(end)];
+    servedFrom = [...servedFrom.slice(0, start), ...objects.map(() => path), ...servedFrom.slice(end)];
+    return true;
   }
 
   function duplicates(path: string, entry: FileEntry): ResourceError[] {
     const errors: ResourceError[] = [];
-    for (const [otherPath, other] of files) {
-      if (otherPath === path) continue;
-      for (const id of entry.objects.keys()) {
-        if (other.objects.has(id)) {
-          const [first, second] = [path, otherPath].sort();
-          errors.push({
-            file: second,
-            object: id,
-            message: `also defined in ${first}; the definition there is served`,
-          });
-        }
+    for (const id of entry.objects.keys()) {
+      for (const otherPath of definedIn.get(id) ?? []) {
+        if (otherPath === path) continue;
+        const [first, second] = [path, otherPath].sort();
+        errors.push({
+          file: second,
+          object: id,
+          message: `also defined in ${first}; the definition there is served`,
+        });
       }
     }
     return errors;
@@ -134,7 +210,15 @@ export async function openResourceStore(options: {
   return {
     apply(batch) {
       const errors: ResourceError[] = [];
-      for (const path of batch.removed) files.delete(path);
+      const vanished: string[] = [];
+      const firstApply = files.size === 0;
+      const single = !firstApply && batch.removed.length === 0 && batch.changed.size === 1;
+      const [onlyPath] = batch.changed.keys();
+      const onlyBefore = onlyPath === undefined ? undefined : files.get(onlyPath);
+      for (const path of batch.removed) {
+        vanished.push(...(files.get(path)?.objects.keys() ?? []));
+        setFile(path, undefined);
+      }
       for (const [path, text] of batch.changed) {
         const parsed = parseYamlFile(path, text);
         errors.push(...parsed.errors);
@@ -151,10 +235,15 @@ export async function openResourceStore(options: {
           if (kept !== undefined && error.object !== undefined) objects.set(error.object, kept);
         }
         const entry = { objects };
-        files.set(path, entry);
+        vanished.push(...(previous?.objects.keys() ?? []));
+        setFile(path, entry);
         errors.push(...duplicates(path, entry));
       }
-      return { errors, changed: rebuild() };
+      const replaced =
+        single && onlyPath !== undefined ? replaceFileObjects(onlyPath, onlyBefore) : undefined;
+      if (replaced !== undefined) return { errors, changed: replaced };
+      // Metadata loaded from the state directory for objects no file defines any more is dropped once.
+      return { errors, changed: rebuild(firstApply ? [...meta.keys()] : vanished) };
     },
     objects: () => served,
     async save() {

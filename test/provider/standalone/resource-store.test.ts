@@ -107,3 +107,37 @@ test('uid, creation time and generation survive a restart through the state dire
   assert.equal(b?.metadata.creationTimestamp, '2026-01-01T00:00:00Z');
   assert.equal(b?.metadata.generation, 2);
 });
+
+test('single-file edits (replaced in place) serve the same objects, in the same order, as loading all files', async () => {
+  let seed = 7;
+  const next = (n: number) => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return seed % n;
+  };
+  const now = () => new Date('2026-01-01T00:00:00Z');
+  const store = await openResourceStore({ now });
+  const files = new Map<string, string>();
+  const content = () => {
+    // Mostly a unique route per file; sometimes a name another file may hold too (a duplicate), or nothing.
+    const kind = next(10);
+    if (kind === 0) return '';
+    const names = kind === 1 ? ['shared', `r${next(5)}`] : [`r${next(40)}`];
+    return names.map(route).join('---\n');
+  };
+  for (let step = 0; step < 300; step++) {
+    const path = `/r/f${String(next(30)).padStart(2, '0')}.yaml`;
+    if (next(8) === 0 && files.has(path)) {
+      files.delete(path);
+      store.apply(batch({}, [path]));
+    } else {
+      const text = content();
+      files.set(path, text);
+      store.apply(batch({ [path]: text }));
+    }
+    const fresh = await openResourceStore({ now });
+    fresh.apply(batch(Object.fromEntries(files)));
+    const view = (objects: ReturnType<typeof store.objects>) =>
+      objects.map((o) => `${describeObject(o)} ${JSON.stringify((o as { spec?: unknown }).spec)}`);
+    assert.deepEqual(view(store.objects()), view(fresh.objects()), `step ${step}`);
+  }
+});

@@ -1,0 +1,186 @@
+// The pieces of a fleet build shared by the full build and the incremental update: a route's ranked IR
+// routes, a VirtualHost from its contributing routes, and the bookkeeping that lets an edit touch only the
+// VirtualHosts it changes.
+import type { HTTPRoute } from '../api/http-route.js';
+import type {
+  Cluster,
+  ClusterEndpoints,
+  FleetConfig,
+  Listener,
+  RouteAction,
+  VirtualHost,
+} from '../ir/fleet-config.js';
+import type { ClusterTable, ResolvedCluster, ResolvedRoute } from './backends.js';
+import { compareSpecificity } from './hostnames.js';
+import { comparePrecedence, type RankedRoute } from './precedence.js';
+import type { RouteState } from './routes.js';
+
+/** One VirtualHost being built: its owner (index into the fleet's ready listeners) and the routes it serves. */
+export interface HostState {
+  hostname: string;
+  name: string;
+  owner: number;
+  contributors: Map<HTTPRoute, RouteState>;
+  vhost?: VirtualHost;
+}
+
+/** What one attached route contributed through one listener, to undo it when the route changes. */
+export interface RouteEntry {
+  /** Index of the listener (among the fleet's ready listeners) it is attached through. */
+  listener: number;
+  rs: RouteState;
+  hostnames: string[];
+  targets: HostState[];
+  /** Distinct cluster names of its backends; counted in `clusterRefs` only when it has targets. */
+  clusters: string[];
+}
+
+export interface PortState {
+  port: number;
+  /** Indexes of the fleet's ready listeners on this port, in listener order. */
+  listeners: number[];
+  listenerHostnames: Set<string>;
+  hosts: Map<string, HostState>;
+  /** Hostname → how many (listener, route) pairs have it as an effective hostname. */
+  hostRefs: Map<string, number>;
+  /** Entries with a wildcard or `*` effective hostname: they also serve VirtualHosts created later. */
+  wildcards: RouteEntry[];
+  /** Most specific first: the Listener's `virtualHosts` order. */
+  names: HostState[];
+  listener: Listener;
+}
+
+/** A fleet's last build: its output and how it was derived, so the next build can redo only what changed. */
+export interface FleetBuildState {
+  /** Identity of everything but the attached routes (key, Gateways, listeners, their secrets). */
+  frame: unknown[];
+  /** Per ready listener (by index): its attached routes' contributions. */
+  entries: Map<HTTPRoute, RouteEntry>[];
+  ports: Map<number, PortState>;
+  clusterRefs: Map<string, number>;
+  /** The cluster objects the config's clusters and endpoints came from, by name. */
+  clusterObjects: Map<string, ResolvedCluster>;
+  config: FleetConfig;
+}
+
+function ruleActions(rs: RouteState): RouteAction[] {
+  return rs.compiled.rules.map((rule): RouteAction => {
+    if (rule.redirect !== undefined) return rule.redirect;
+    const resolved = rs.backends.rules[rule.index] ?? [];
+    // No backendRefs, or every weight 0: nothing may ever be picked, so the rule answers 500.
+    if (resolved.length === 0 || resolved.every((b) => b.weight === 0))
+      return { type: 'DirectResponse', status: 500 };
+    const action: RouteAction = {
+      type: 'Forward',
+      backends: resolved.map((b, k) => {
+        const wb: { weight: number; cluster?: string; filters: typeof rule.filters } = {
+          weight: b.weight,
+          filters: rule.backendFilters[k] ?? [],
+        };
+        if (b.cluster !== undefined) wb.cluster = b.cluster;
+        return wb;
+      }),
+      timeoutMs: rule.timeoutMs,
+    };
+    if (rule.backendTimeoutMs !== undefined) action.backendTimeoutMs = rule.backendTimeoutMs;
+    return action;
+  });
+}
+
+function rankedRoutes(rs: RouteState): RankedRoute[] {
+  const actions = ruleActions(rs);
+  const ns = rs.route.metadata.namespace ?? '';
+  const name = rs.route.metadata.name;
+  const out: RankedRoute[] = [];
+  for (const rule of rs.compiled.rules) {
+    rule.matches.forEach((match, j) => {
+      out.push({
+        route: {
+          name: `${ns}/${name}/rule/${rule.index}/match/${j}`,
+          routeRef: { namespace: ns, name, rule: rule.index },
+          match,
+          filters: rule.filters,
+          action: actions[rule.index]!,
+        },
+        source: rs.route,
+        rule: rule.index,
+        match: j,
+      });
+    });
+  }
+  return out;
+}
+
+// An unchanged HTTPRoute (same object, same resolved backends) keeps its Route objects, so an unchanged
+// VirtualHost is the previous object again and discovery re-sends only what an edit changed.
+const rankedMemo = new WeakMap<HTTPRoute, { backends: RouteState['backends']; ranked: RankedRoute[] }>();
+
+export function rankedRoutesOf(rs: RouteState): RankedRoute[] {
+  const hit = rankedMemo.get(rs.route);
+  if (hit !== undefined && hit.backends === rs.backends) return hit.ranked;
+  const ranked = rankedRoutes(rs);
+  rankedMemo.set(rs.route, { backends: rs.backends, ranked });
+  return ranked;
+}
+
+export function sameItems(a: readonly unknown[], b: readonly unknown[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/** The host's VirtualHost from its contributors; `before` again when its routes are the same objects. */
+export function hostVirtualHost(host: HostState, before: VirtualHost | undefined): VirtualHost {
+  const ranked: RankedRoute[] = [];
+  for (const rs of host.contributors.values()) ranked.push(...rankedRoutesOf(rs));
+  ranked.sort(comparePrecedence);
+  const routes = ranked.map((r) => r.route);
+  return before !== undefined && before.hostname === host.hostname && sameItems(before.routes, routes)
+    ? before
+    : { name: host.name, hostname: host.hostname, routes };
+}
+
+/** Distinct cluster names a route's backends use. */
+export function clustersOf(backends: ResolvedRoute): string[] {
+  const names = new Set<string>();
+  for (const rule of backends.rules) for (const b of rule) if (b.cluster !== undefined) names.add(b.cluster);
+  return [...names];
+}
+
+/** Index of the first item not ordered before `item` (binary search in a list sorted by `compare`). */
+export function insertionIndex<T>(list: readonly T[], item: T, compare: (a: T, b: T) => number): number {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (compare(list[mid]!, item) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+export function byName<T extends { name: string }>(a: T, b: T): number {
+  return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+}
+
+export function bySpecificity(a: HostState, b: HostState): number {
+  return compareSpecificity(a.hostname, b.hostname);
+}
+
+/** Clusters and endpoints of the used cluster names, sorted by name. */
+export function fleetClusters(
+  used: Iterable<string>,
+  table: ClusterTable,
+): { clusters: Cluster[]; endpoints: ClusterEndpoints[]; objects: Map<string, ResolvedCluster> } {
+  const clusters: Cluster[] = [];
+  const endpoints: ClusterEndpoints[] = [];
+  const objects = new Map<string, ResolvedCluster>();
+  for (const name of used) {
+    const c = table.get(name);
+    if (c === undefined) continue;
+    objects.set(name, c);
+    clusters.push(c.cluster);
+    endpoints.push(c.endpoints);
+  }
+  return { clusters: clusters.sort(byName), endpoints: endpoints.sort(byName), objects };
+}

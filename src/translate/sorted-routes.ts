@@ -1,0 +1,68 @@
+// HTTPRoutes in namespace/name order, kept from one translation to the next: an edit of a few routes
+// re-places those few instead of sorting thousands again.
+import type { HTTPRoute } from '../api/http-route.js';
+import { nsName } from './lookup.js';
+
+interface Keyed {
+  key: string;
+  route: HTTPRoute;
+}
+
+/** The last input list and its order; reused while inputs are immutable and keys unique. */
+export interface SortedRoutesMemo {
+  input: readonly HTTPRoute[];
+  /** `input` as a Set, kept for the next update's "which are new" question. */
+  inputSet: Set<HTTPRoute>;
+  sorted: Keyed[];
+  routes: HTTPRoute[];
+  /** Two routes share namespace/name: the stable order then depends on input order, so sort afresh. */
+  duplicates: boolean;
+}
+
+// Past this many additions a full sort is about as cheap.
+const MAX_INSERTS = 64;
+
+function fullSort(items: readonly HTTPRoute[]): SortedRoutesMemo {
+  const sorted = items.map((route) => ({ key: nsName(route), route }));
+  sorted.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  let duplicates = false;
+  for (let i = 1; i < sorted.length && !duplicates; i++) duplicates = sorted[i - 1]!.key === sorted[i]!.key;
+  return { input: items, inputSet: new Set(items), sorted, routes: sorted.map((k) => k.route), duplicates };
+}
+
+/** First index whose key is greater than `key`. */
+function upperBound(list: readonly Keyed[], key: string): number {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (list[mid]!.key <= key) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+function update(previous: SortedRoutesMemo, items: readonly HTTPRoute[]): SortedRoutesMemo {
+  if (previous.input === items) return previous;
+  if (previous.duplicates) return fullSort(items);
+  const before = previous.inputSet;
+  const added: HTTPRoute[] = [];
+  for (const route of items) if (!before.has(route)) added.push(route);
+  if (added.length > MAX_INSERTS) return fullSort(items);
+  const now = new Set(items);
+  const sorted = previous.sorted.filter((k) => now.has(k.route));
+  for (const route of added) {
+    const key = nsName(route);
+    const at = upperBound(sorted, key);
+    if (at > 0 && sorted[at - 1]!.key === key) return fullSort(items);
+    sorted.splice(at, 0, { key, route });
+  }
+  return { input: items, inputSet: now, sorted, routes: sorted.map((k) => k.route), duplicates: false };
+}
+
+/** `items` in namespace/name order (stable), reusing and updating `memo.value` when given. */
+export function sortedRoutes(items: readonly HTTPRoute[], memo?: { value?: SortedRoutesMemo }): HTTPRoute[] {
+  const next = memo?.value === undefined ? fullSort(items) : update(memo.value, items);
+  if (memo !== undefined) memo.value = next;
+  return next.routes;
+}
