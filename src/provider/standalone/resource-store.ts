@@ -67,6 +67,9 @@ export async function openResourceStore(options: {
   /** Object id → the files defining it, for duplicate reports without scanning every file. */
   const definedIn = new Map<string, Set<string>>();
   let served: ApiObject[] = [];
+  // One clock reading per batch: objects that appear together are equally old, so their order (merged-listener
+  // conflicts, route precedence) falls back to namespace/name as it does for files without timestamps.
+  let batchTime = new Date(0); // set by every apply()
   /** The file each served object comes from (sorted, like `served`), to find one file's objects quickly. */
   let servedFrom: string[] = [];
 
@@ -78,12 +81,9 @@ export async function openResourceStore(options: {
       m = {
         uid:
           object.metadata.uid ??
-          createHash('sha256').update(`${id}@${now().toISOString()}`).digest('hex').slice(0, 32),
+          createHash('sha256').update(`${id}@${batchTime.toISOString()}`).digest('hex').slice(0, 32),
         creationTimestamp:
-          object.metadata.creationTimestamp ??
-          now()
-            .toISOString()
-            .replace(/\.\d+Z$/, 'Z'),
+          object.metadata.creationTimestamp ?? batchTime.toISOString().replace(/\.\d+Z$/, 'Z'),
         generation: 1,
         specHash: hash,
       };
@@ -209,6 +209,7 @@ export async function openResourceStore(options: {
 
   return {
     apply(batch) {
+      batchTime = now();
       const errors: ResourceError[] = [];
       const vanished: string[] = [];
       const firstApply = files.size === 0;

@@ -42,6 +42,18 @@ test('objects load with default namespace, uid, creation time and generation 1',
   assert.match(gw?.metadata.uid ?? '', /^[0-9a-f]{32}$/);
 });
 
+test('objects that arrive in one batch share a creation time; a later batch is newer', async () => {
+  let tick = 0;
+  // A clock that advances a second on every reading: a batch must read it once.
+  const store = await openResourceStore({ now: () => new Date(Date.UTC(2026, 0, 1, 0, 0, tick++)) });
+  store.apply(batch({ 'a.yaml': gateway(8080), 'b.yaml': route('r1'), 'c.yaml': route('r2') }));
+  const times = new Set(store.objects().map((o) => o.metadata.creationTimestamp));
+  assert.deepEqual([...times], ['2026-01-01T00:00:00Z']);
+  store.apply(batch({ 'd.yaml': route('r3') }));
+  const r3 = store.objects().find((o) => o.metadata.name === 'r3');
+  assert.equal(r3?.metadata.creationTimestamp, '2026-01-01T00:00:01Z');
+});
+
 test('a spec change bumps generation; an unchanged file keeps object identity', async () => {
   const store = await openResourceStore({});
   store.apply(batch({ 'a.yaml': gateway(8080), 'b.yaml': route('r') }));
