@@ -211,8 +211,11 @@ export async function watchFiles(options: FileWatchOptions): Promise<FileWatcher
       if (fileRoots.has(path) && (await stat(path).catch(() => undefined))?.isFile()) present.add(path);
     }
     const changed = new Map<string, string>();
+    let checked = 0;
     for (const path of present) {
       pendingRemoval.delete(path);
+      // A full scan stats every file: yield now and then so discovery and the admin API keep answering.
+      if (++checked % ENTRIES_PER_TURN === 0) await new Promise<void>((resolve) => setImmediate(resolve));
       const content = readIfChanged(path);
       if (content !== undefined) changed.set(path, content);
     }

@@ -42,7 +42,7 @@ after(async () => {
   await cluster.stop();
 });
 
-function fetch(address: string, port: number, path: string): Promise<Reply> {
+function httpGet(address: string, port: number, path: string): Promise<Reply> {
   return httpRequest(port, path, { address, host: address, timeoutMs: 5000 });
 }
 
@@ -65,7 +65,7 @@ async function pods(selector: string): Promise<Loose[]> {
 }
 
 async function controllerMetrics(): Promise<Sample[]> {
-  const reply = await fetch(await clusterIP(system, 'portico-gateway-metrics'), METRICS_PORT, '/metrics');
+  const reply = await httpGet(await clusterIP(system, 'portico-gateway-metrics'), METRICS_PORT, '/metrics');
   assert.equal(reply.status, 200);
   assert.match(String(reply.headers['content-type']), /^text\/plain; version=0\.0\.4/);
   return parsePrometheus(reply.body);
@@ -81,13 +81,13 @@ test('the controller answers /healthz and /readyz on 18001 through its Service a
   const podIP = String(controller.status?.podIP);
   for (const address of [await clusterIP(system, 'portico-gateway'), podIP]) {
     for (const path of ['/healthz', '/readyz']) {
-      const reply = await fetch(address, HEALTH_PORT, path);
+      const reply = await httpGet(address, HEALTH_PORT, path);
       assert.equal(reply.status, 200, `${address}:${HEALTH_PORT}${path}: ${reply.body}`);
     }
-    assert.equal((await fetch(address, HEALTH_PORT, '/nothing-here')).status, 404);
+    assert.equal((await httpGet(address, HEALTH_PORT, '/nothing-here')).status, 404);
   }
   // The metrics endpoint answers on the pod IP too, the same text as through its Service.
-  const direct = await fetch(podIP, METRICS_PORT, '/metrics');
+  const direct = await httpGet(podIP, METRICS_PORT, '/metrics');
   assert.equal(direct.status, 200);
   assert.ok(sampleValue(parsePrometheus(direct.body), 'portico_reconciles_total')! >= 1);
 });
@@ -156,7 +156,7 @@ test('a proxy pod counts requests by listener, route and status code on 19001', 
   assert.equal(proxies.length, 1, 'one running proxy pod of ops/web');
   const proxyIP = String(proxies[0]!.status?.podIP);
   const scrape = async () => {
-    const reply = await fetch(proxyIP, METRICS_PORT, '/metrics');
+    const reply = await httpGet(proxyIP, METRICS_PORT, '/metrics');
     assert.equal(reply.status, 200);
     return parsePrometheus(reply.body);
   };

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import {
+  adminGet,
   adminResources,
   copyExample,
   echo,
@@ -72,9 +73,7 @@ test('merged Gateways: one address, every listener port reachable; another class
   // A route is reached on its own Gateway's listener port only.
   assert.equal((await send(shared, 8081, 'www2.example.com')).status, 404);
 
-  const fleets = (await (await fetch(`http://${c.admin}/api/fleets`)).json()) as {
-    items: { fleet: string; address: string }[];
-  };
+  const fleets = await adminGet<{ items: { fleet: string; address: string }[] }>(c.admin, '/api/fleets');
   assert.deepEqual(
     fleets.items.map((f) => f.fleet),
     ['default/eg', 'merged-eg'],
@@ -114,9 +113,7 @@ test('separate controllers: each serves only its own class; a tenant host is 404
   for (const r of seenByA) assert.equal(r.status, undefined, `${r.kind} ${r.metadata.name}`);
   const classB = (await adminResources(a.admin, '?kind=GatewayClass&name=tenant-b'))[0];
   assert.equal(classB?.status, undefined);
-  const fleetsA = (await (await fetch(`http://${a.admin}/api/fleets`)).json()) as {
-    items: { fleet: string }[];
-  };
+  const fleetsA = await adminGet<{ items: { fleet: string }[] }>(a.admin, '/api/fleets');
   assert.deepEqual(
     fleetsA.items.map((f) => f.fleet),
     ['tenant-a/eg'],

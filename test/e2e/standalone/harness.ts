@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { createEchoServer } from '../../../src/echo/server.js';
+import { parseHostPort } from '../../../src/host-port.js';
 import { type Child, startPortico, waitForOutput } from '../../support/child.js';
 import { closeServer, type EchoBody, httpRequest, listen, type Reply } from '../../support/http.js';
 import { REPO_ROOT } from '../../support/portico.js';
@@ -206,11 +207,19 @@ export interface AdminResource {
   status?: unknown;
 }
 
+/**
+ * GET on the controller's admin API over a fresh connection: tests block their event loop in spawnSync, and a
+ * pooled keep-alive socket the server closed meanwhile would fail the next request.
+ */
+export async function adminGet<T>(admin: string, path: string): Promise<T> {
+  const { host: address, port } = parseHostPort(admin, 'admin');
+  const reply = await httpRequest(port, path, { address, agent: false, timeoutMs: 5000 });
+  if (reply.status !== 200) throw new Error(`GET ${path}: HTTP ${reply.status} ${reply.body}`);
+  return JSON.parse(reply.body) as T;
+}
+
 export async function adminResources(admin: string, query = ''): Promise<AdminResource[]> {
-  const response = await fetch(`http://${admin}/api/resources${query}`, {
-    signal: AbortSignal.timeout(5000),
-  });
-  return ((await response.json()) as { items: AdminResource[] }).items;
+  return (await adminGet<{ items: AdminResource[] }>(admin, `/api/resources${query}`)).items;
 }
 
 export function condition(conditions: Condition[] | undefined, type: string): Condition | undefined {

@@ -5,6 +5,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import {
+  adminGet,
   copyExample,
   echo,
   eventually,
@@ -21,8 +22,7 @@ interface FleetView {
 }
 
 async function fleets(admin: string): Promise<FleetView[]> {
-  const response = await fetch(`http://${admin}/api/fleets`);
-  return ((await response.json()) as { items: FleetView[] }).items;
+  return (await adminGet<{ items: FleetView[] }>(admin, '/api/fleets')).items;
 }
 
 test('a killed proxy is restarted and traffic resumes', async (t) => {
