@@ -20,6 +20,7 @@ import { reuseUnchangedLists } from '../src/provider/standalone/snapshot-reuse.j
 import type { CompiledVirtualHost } from '../src/proxy/routing.js';
 import { compileSnapshot } from '../src/proxy/snapshot.js';
 import { createTranslateCache, translate } from '../src/translate/index.js';
+import { baseYaml, routeYaml } from './propagation-fixtures.js';
 
 const { values } = parseArgs({
   options: { routes: { type: 'string', default: '1000' }, edits: { type: 'string', default: '200' } },
@@ -27,45 +28,7 @@ const { values } = parseArgs({
 const ROUTES = Number(values.routes);
 const EDITS = Number(values.edits);
 
-const base = `apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: portico}
-spec: {controllerName: gateway.portico.io/gatewayclass-controller}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: eg}
-spec:
-  gatewayClassName: portico
-  listeners: [{name: http, protocol: HTTP, port: 8080}]
----
-apiVersion: v1
-kind: Service
-metadata: {name: echo}
-spec: {ports: [{name: http, port: 3000, protocol: TCP}]}
----
-apiVersion: discovery.k8s.io/v1
-kind: EndpointSlice
-metadata: {name: echo-1, labels: {kubernetes.io/service-name: echo}}
-addressType: IPv4
-ports: [{name: http, port: 3000, protocol: TCP}]
-endpoints: [{addresses: [127.0.0.1], conditions: {ready: true}}]
-`;
-function routeYaml(name: string): string {
-  return `apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: ${name}}
-spec:
-  parentRefs: [{name: eg}]
-  hostnames: [${name}.example.com]
-  rules:
-    - matches: [{path: {type: PathPrefix, value: /}}]
-      filters:
-        - type: RequestHeaderModifier
-          requestHeaderModifier: {set: [{name: x-version, value: "0"}]}
-      backendRefs: [{name: echo, port: 3000}]
-`;
-}
+const base = baseYaml(3000);
 
 const store = await openResourceStore({ now: () => new Date('2026-01-01T00:00:00Z') });
 const initial = new Map([['/r/base.yaml', base]]);

@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createEchoServer } from '../src/echo/server.js';
 import { traceStage, tracingPropagation } from '../src/trace/propagation-trace.js';
+import { baseYaml, routeYaml } from './propagation-fixtures.js';
 import { stageBreakdown } from './propagation-stages.js';
 
 const { values } = parseArgs({
@@ -35,49 +36,7 @@ const echoPort = (echo.address() as AddressInfo).port;
 const dir = await mkdtemp(join(tmpdir(), 'portico-bench-propagation-'));
 const files = join(dir, 'resources');
 await mkdir(files);
-await writeFile(
-  join(files, 'base.yaml'),
-  `apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: portico}
-spec: {controllerName: gateway.portico.io/gatewayclass-controller}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: eg}
-spec:
-  gatewayClassName: portico
-  listeners: [{name: http, protocol: HTTP, port: 8080}]
----
-apiVersion: v1
-kind: Service
-metadata: {name: echo}
-spec: {ports: [{name: http, port: 3000, protocol: TCP}]}
----
-apiVersion: discovery.k8s.io/v1
-kind: EndpointSlice
-metadata: {name: echo-1, labels: {kubernetes.io/service-name: echo}}
-addressType: IPv4
-ports: [{name: http, port: ${echoPort}, protocol: TCP}]
-endpoints: [{addresses: [127.0.0.1], conditions: {ready: true}}]
-`,
-);
-
-function routeYaml(name: string, version = 0): string {
-  return `apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: ${name}}
-spec:
-  parentRefs: [{name: eg}]
-  hostnames: [${name}.example.com]
-  rules:
-    - matches: [{path: {type: PathPrefix, value: /}}]
-      filters:
-        - type: RequestHeaderModifier
-          requestHeaderModifier: {set: [{name: x-version, value: "${version}"}]}
-      backendRefs: [{name: echo, port: 3000}]
-`;
-}
+await writeFile(join(files, 'base.yaml'), baseYaml(echoPort));
 for (let i = 0; i < 20; i++) await writeFile(join(files, `steady-${i}.yaml`), routeYaml(`steady-${i}`));
 
 const controller = spawn(

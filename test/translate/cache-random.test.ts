@@ -1,40 +1,11 @@
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { test } from 'node:test';
 import type { Gateway } from '../../src/api/gateway.js';
 import type { HTTPRoute } from '../../src/api/http-route.js';
-import { parseYamlFile } from '../../src/api/load.js';
-import { buildSnapshot, type ResourceSnapshot } from '../../src/api/snapshot.js';
-import {
-  createTranslateCache,
-  type DataPlaneState,
-  type TranslateOptions,
-  translate,
-} from '../../src/translate/index.js';
-
-const options: TranslateOptions = {
-  controllerName: 'gateway.portico.io/gatewayclass-controller',
-  controllerNamespace: 'portico-gateway-system',
-  deployType: 'ControllerNamespace',
-};
-
-const dir = new URL('./testdata/', import.meta.url);
-
-function load(name: string): ResourceSnapshot {
-  const text = readFileSync(new URL(name, dir), 'utf8');
-  return buildSnapshot(parseYamlFile(name, text).objects.map((o) => o.object));
-}
-
-/** Small deterministic PRNG (mulberry32), so a failure replays. */
-function random(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import type { ResourceSnapshot } from '../../src/api/snapshot.js';
+import { createTranslateCache, type DataPlaneState, translate } from '../../src/translate/index.js';
+import { loadTestdata, options, random, testdata } from './random-edits.js';
 
 type Edit = (s: ResourceSnapshot, pick: <T>(items: readonly T[]) => T | undefined) => ResourceSnapshot;
 
@@ -118,13 +89,13 @@ const dataPlane = (s: ResourceSnapshot): DataPlaneState => ({
   ),
 });
 
-for (const file of readdirSync(dir).filter((f) => f.endsWith('.in.yaml'))) {
+for (const file of readdirSync(testdata).filter((f) => f.endsWith('.in.yaml'))) {
   test(`with a cache: ${file} after random edits translates like without one`, () => {
     const next = random(file.length * 7919);
     const pick = <T>(items: readonly T[]): T | undefined =>
       items.length === 0 ? undefined : items[Math.floor(next() * items.length)];
     const cache = createTranslateCache();
-    const original = load(file);
+    const original = loadTestdata(file);
     let snapshot = original;
     for (let step = 0; step < 60; step++) {
       // Now and then back to the original objects: memo entries from long ago must still be right.

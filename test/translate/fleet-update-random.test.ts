@@ -1,36 +1,15 @@
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { test } from 'node:test';
 import type { EndpointSlice } from '../../src/api/core.js';
 import type { HTTPRoute } from '../../src/api/http-route.js';
-import { parseYamlFile } from '../../src/api/load.js';
-import { buildSnapshot, type ResourceSnapshot } from '../../src/api/snapshot.js';
+import type { ResourceSnapshot } from '../../src/api/snapshot.js';
 import { fleetBuildCounts } from '../../src/translate/fleet.js';
-import { createTranslateCache, type TranslateOptions, translate } from '../../src/translate/index.js';
+import { createTranslateCache, translate } from '../../src/translate/index.js';
+import { loadTestdata, options, random, testdata } from './random-edits.js';
 
 // Route edits that the incremental fleet build handles (exact hostnames added, removed, moved, backends
 // changed) mixed with ones it hands to the full build: cached output must be byte-identical to uncached.
-const options: TranslateOptions = {
-  controllerName: 'gateway.portico.io/gatewayclass-controller',
-  controllerNamespace: 'portico-gateway-system',
-  deployType: 'ControllerNamespace',
-};
-const dir = new URL('./testdata/', import.meta.url);
-
-function load(name: string): ResourceSnapshot {
-  const text = readFileSync(new URL(name, dir), 'utf8');
-  return buildSnapshot(parseYamlFile(name, text).objects.map((o) => o.object));
-}
-
-function random(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const HOSTNAMES = [
   'a.example.com',
@@ -97,11 +76,11 @@ function step(s: ResourceSnapshot, next: () => number, serial: number): Resource
   }
 }
 
-for (const file of readdirSync(dir).filter((f) => f.endsWith('.in.yaml'))) {
+for (const file of readdirSync(testdata).filter((f) => f.endsWith('.in.yaml'))) {
   test(`incremental fleet build: ${file} after random route edits equals the full build, byte for byte`, () => {
     const next = random(file.length * 104729);
     const cache = createTranslateCache();
-    let snapshot = load(file);
+    let snapshot = loadTestdata(file);
     for (let serial = 0; serial < 80; serial++) {
       snapshot = step(snapshot, next, serial);
       const cached = translate(snapshot, { ...options, cache });
@@ -115,7 +94,7 @@ for (const file of readdirSync(dir).filter((f) => f.endsWith('.in.yaml'))) {
 test('incremental fleet build: a route with a new exact hostname takes the incremental path', () => {
   const before = { ...fleetBuildCounts };
   const cache = createTranslateCache();
-  const s = load('basic.in.yaml');
+  const s = loadTestdata('basic.in.yaml');
   translate(s, { ...options, cache });
   const r = s.httpRoutes[0]!;
   const added: HTTPRoute = {
