@@ -1,6 +1,7 @@
 // Controller Namespace Mode end to end on the simulator: the installed controller, two Gateways → two fleets.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { DEFAULT_CONTROLLER_NAME } from '../../../src/api/controller-config.js';
 import { asList, call, eventually } from '../../cluster/client.js';
 import { type Cluster, startCluster } from '../../cluster/harness.js';
 import { E2E_ENABLED, E2E_SKIP, install, podLogs } from './install.js';
@@ -28,7 +29,7 @@ function echoReply(body: string) {
   return { ...parsed, headers };
 }
 
-const CONTROLLER = 'gateway.portico.io/gatewayclass-controller';
+const CONTROLLER = DEFAULT_CONTROLLER_NAME;
 let cluster: Cluster;
 let system: string;
 

@@ -2,12 +2,13 @@
 // authenticated by projected service account tokens, the controller running with the DESIGN.md §5 RBAC.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { DEFAULT_CONTROLLER_NAME } from '../../../src/api/controller-config.js';
 import { asList, call } from '../../cluster/client.js';
 import { type Cluster, startCluster } from '../../cluster/harness.js';
 import { E2E_ENABLED, E2E_SKIP, install, podLogs } from './install.js';
 import { echoBackend, gateway, gatewayClass, programmedAddress, route, served } from './traffic.js';
 
-const CONTROLLER = 'gateway.portico.io/gatewayclass-controller';
+const CONTROLLER = DEFAULT_CONTROLLER_NAME;
 let cluster: Cluster;
 
 before(async () => {

@@ -2,6 +2,7 @@
 // address across its Gateways; a Gateway of another class keeps its own; a contested listener is Conflicted.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { DEFAULT_CONTROLLER_NAME } from '../../../src/api/controller-config.js';
 import { asList, call, eventually } from '../../cluster/client.js';
 import { type Cluster, startCluster } from '../../cluster/harness.js';
 import { apply, E2E_ENABLED, E2E_SKIP, install, podLogs } from './install.js';
@@ -15,7 +16,7 @@ import {
   served,
 } from './traffic.js';
 
-const CONTROLLER = 'gateway.portico.io/gatewayclass-controller';
+const CONTROLLER = DEFAULT_CONTROLLER_NAME;
 let cluster: Cluster;
 let system: string;
 

@@ -2,6 +2,7 @@
 // request metrics, an unmanaged object of an infrastructure name left alone, another controller's class ignored.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { DEFAULT_CONTROLLER_NAME } from '../../../src/api/controller-config.js';
 import { COMMON_INFRA_LABELS } from '../../../src/translate/infra.js';
 import { fleetInfraName } from '../../../src/translate/naming.js';
 import { asList, call, eventually, type Loose } from '../../cluster/client.js';
@@ -21,7 +22,7 @@ import {
   served,
 } from './traffic.js';
 
-const CONTROLLER = 'gateway.portico.io/gatewayclass-controller';
+const CONTROLLER = DEFAULT_CONTROLLER_NAME;
 const HEALTH_PORT = 18001;
 const METRICS_PORT = 19001;
 const NS = 'ops';
