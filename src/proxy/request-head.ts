@@ -1,8 +1,8 @@
 // The request head toward an upstream, as one string. The common case (no request header filters) is built
 // in one pass over the client's raw header lines; with filters, from the header map the filters edited.
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
+import type { ClientRequest } from './client-request.js';
 import { clientIp, connectionListed, type HeaderMap, isInternalAddress } from './headers.js';
 import { isHeaderName, isValidFieldValue } from './response-head.js';
 
@@ -58,22 +58,6 @@ const SPECIAL = new Map<string, number>([
   ['content-length', CONTENT_LENGTH],
 ]);
 
-export const NO_BODY = 0;
-export const LENGTH_BODY = 1;
-export const CHUNKED_BODY = 2;
-
-/** How the client's request body is framed, from the raw lines (Node refuses requests with both). */
-export function requestBodyFraming(raw: string[]): number {
-  let framing = NO_BODY;
-  for (let i = 0; i < raw.length; i += 2) {
-    const name = raw[i]!;
-    if (name.length === 17 && name.toLowerCase() === 'transfer-encoding') return CHUNKED_BODY;
-    if (name.length === 14 && name.toLowerCase() === 'content-length' && raw[i + 1] !== '0')
-      framing = LENGTH_BODY;
-  }
-  return framing;
-}
-
 export interface HeadOptions {
   method: string;
   target: string;
@@ -89,7 +73,7 @@ export interface HeadOptions {
 }
 
 /** The head from the client's raw header lines: hop-by-hop and proxy-owned dropped, ours added. */
-export function requestHeadFromRaw(req: IncomingMessage, o: HeadOptions): string {
+export function requestHeadFromRaw(req: ClientRequest, o: HeadOptions): string {
   const raw = req.rawHeaders;
   const listed = connectionListed(raw);
   let head = `${o.method} ${o.target} HTTP/1.1\r\n`;

@@ -1,6 +1,7 @@
 // WebSocket (and any HTTP/1.1 Upgrade) pass-through: route like a request, then splice the two sockets.
-import { request as httpRequest, type IncomingMessage, STATUS_CODES } from 'node:http';
+import { request as httpRequest, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
+import type { ClientRequest } from './client-request.js';
 import { responseHeaders } from './headers.js';
 import { resolveRequest, upstreamHeaders } from './resolve.js';
 import type { ListenerContext, ProxyRuntime } from './runtime.js';
@@ -19,7 +20,7 @@ function reject(socket: Duplex, status: number, extra: string[] = []): void {
 export function handleUpgrade(
   rt: ProxyRuntime,
   listener: ListenerContext,
-  req: IncomingMessage,
+  req: ClientRequest,
   socket: Duplex,
   head: Buffer,
 ): void {

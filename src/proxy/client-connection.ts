@@ -1,0 +1,308 @@
+// One client connection of the proxy's own HTTP/1.1 server: feeds the socket's bytes to the request parser,
+// hands each request to the handler with its response, one at a time (pipelined requests wait, in order),
+// streams request bodies with backpressure, and answers bad input with 400/431/505 and a close.
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
+import { Readable } from 'node:stream';
+import { ClientRequest } from './client-request.js';
+import { ClientResponse, type ResponseConnection } from './client-response.js';
+import {
+  CHUNKED_REQUEST,
+  type ParsedRequest,
+  RequestParser,
+  type RequestParserSink,
+} from './request-parser.js';
+
+/** What a connection needs from its server. */
+export interface ConnectionHost {
+  readonly limits: { maxHeaderSize: number; maxHeadersCount: number };
+  /** The coarse clock (ms) the timeout sweep keeps. */
+  readonly clock: number;
+  /** The server is closing: no further request on any connection. */
+  readonly closing: boolean;
+  onRequest(request: ClientRequest, response: ClientResponse): void;
+  onUpgrade(request: ClientRequest, socket: Socket, head: Buffer): void;
+  forget(connection: ClientConnection): void;
+}
+
+/** Bytes read ahead of a pipelined request still being answered, before reading pauses. */
+const MAX_READ_AHEAD = 64 * 1024;
+const CONTINUE = 'HTTP/1.1 100 Continue\r\n\r\n';
+
+function ignore(): void {}
+
+/** The whole answer to a request refused before the handler saw it: status, no body, close. */
+function refusal(status: number): string {
+  return `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\nserver: portico\r\ncontent-length: 0\r\nconnection: close\r\n\r\n`;
+}
+
+/** The request body stream: reading more resumes the socket. */
+class RequestBody extends Readable {
+  constructor(private readonly connection: ClientConnection) {
+    super();
+    // A client that resets mid-upload makes the body error; whoever reads it learns so from 'close'.
+    this.on('error', ignore);
+  }
+  override _read(): void {
+    this.connection.resumeBody();
+  }
+}
+
+export class ClientConnection implements RequestParserSink, ResponseConnection {
+  private readonly parser: RequestParser;
+  private request: ClientRequest | undefined = undefined;
+  private response: ClientResponse | undefined = undefined;
+  private body: RequestBody | undefined = undefined;
+  /** The current request's body is still arriving. */
+  private bodyOpen = false;
+  /** The response ended before the body did: the rest of the body is read and dropped. */
+  private discardBody = false;
+  /** Bytes after a complete request, kept until its response ends. */
+  private readAhead: Buffer | undefined = undefined;
+  /** The client half-closed: no more requests, close once the current one is answered. */
+  private clientEnded = false;
+  private upgraded = false;
+  private done = false;
+  /** When the current phase (waiting for a head, reading a request) began, on the host's clock. */
+  since: number;
+  /** Any byte of the current phase arrived (distinguishes a slow head from an idle keep-alive). */
+  private started = false;
+  /** The connection served a request already (idle now means keep-alive idle). */
+  private served = false;
+
+  constructor(
+    readonly socket: Socket,
+    private readonly host: ConnectionHost,
+  ) {
+    this.parser = new RequestParser(host.limits, this);
+    this.since = host.clock;
+    socket.on('data', (chunk: Buffer) => this.onData(chunk));
+    socket.on('drain', () => this.onDrain());
+    socket.on('error', ignore);
+    socket.on('end', () => this.onEnd());
+    socket.on('close', () => this.onClose());
+  }
+
+  /** No request in progress: safe to close without cutting anyone off. */
+  get idle(): boolean {
+    return this.response === undefined && this.parser.idle && this.readAhead === undefined;
+  }
+
+  /** The connection checks its timeouts (called by the host's sweep). */
+  sweep(headersTimeoutMs: number, requestTimeoutMs: number, keepAliveTimeoutMs: number): void {
+    if (this.done || this.upgraded) return;
+    const elapsed = this.host.clock - this.since;
+    if (this.request === undefined) {
+      if (this.started || !this.served) {
+        // Half a head (slowloris), or a new connection that sends nothing.
+        if (elapsed >= headersTimeoutMs) this.refuse(408, this.started);
+      } else if (elapsed >= keepAliveTimeoutMs) this.close();
+    } else if (this.bodyOpen && elapsed >= requestTimeoutMs) {
+      if (this.response?.headersSent === false) this.refuse(408, true);
+      else this.socket.destroy();
+    }
+  }
+
+  /** Closes now (between requests), or after the response in progress. */
+  close(): void {
+    if (this.idle) {
+      this.done = true;
+      this.socket.destroy();
+    }
+  }
+
+  resumeBody(): void {
+    if (this.readAhead === undefined && this.socket.isPaused()) this.socket.resume();
+  }
+
+  private onData(chunk: Buffer): void {
+    if (this.done) return;
+    if (this.readAhead !== undefined || (this.request !== undefined && !this.bodyOpen)) {
+      // A pipelined request: it waits until the one before is answered.
+      this.readAhead = this.readAhead === undefined ? chunk : Buffer.concat([this.readAhead, chunk]);
+      if (this.readAhead.length > MAX_READ_AHEAD) this.socket.pause();
+      return;
+    }
+    if (!this.started && this.request === undefined) {
+      this.started = true;
+      this.since = this.host.clock;
+    }
+    this.parse(chunk, 0);
+  }
+
+  private parse(chunk: Buffer, from: number): void {
+    let offset = from;
+    while (offset < chunk.length && !this.done) {
+      const next = this.parser.execute(chunk, offset);
+      if (next < 0) {
+        this.onParseError();
+        return;
+      }
+      offset = next;
+      if (this.upgraded) {
+        this.startUpgrade(chunk.subarray(offset));
+        return;
+      }
+      if (this.request !== undefined && !this.bodyOpen && offset < chunk.length) {
+        // A complete request still being answered: what follows waits.
+        this.readAhead = chunk.subarray(offset);
+        if (this.readAhead.length > MAX_READ_AHEAD) this.socket.pause();
+        return;
+      }
+    }
+  }
+
+  onRequestHead(head: ParsedRequest): void {
+    const hasBody = head.bodyLength !== 0;
+    const body = hasBody && !head.upgrade ? new RequestBody(this) : null;
+    const request = new ClientRequest(
+      head.method,
+      head.target,
+      head.rawHeaders,
+      this.socket,
+      body,
+      head.bodyLength === CHUNKED_REQUEST,
+    );
+    this.request = request;
+    this.since = this.host.clock;
+    this.served = true;
+    if (head.upgrade) {
+      this.upgraded = true;
+      return;
+    }
+    this.body = body ?? undefined;
+    this.bodyOpen = body !== null;
+    this.discardBody = false;
+    const response = new ClientResponse(
+      this,
+      head.method === 'HEAD',
+      head.minor === 0,
+      head.keepAlive && !this.host.closing,
+    );
+    this.response = response;
+    if (head.expectContinue) this.socket.write(CONTINUE, 'latin1');
+    this.host.onRequest(request, response);
+  }
+
+  onRequestBody(chunk: Buffer): void {
+    const body = this.body;
+    if (body === undefined || this.discardBody) return;
+    if (!body.push(chunk)) this.socket.pause();
+  }
+
+  onRequestEnd(): void {
+    if (this.body !== undefined) {
+      if (!this.discardBody) this.body.push(null);
+      this.body = undefined;
+    }
+    if (!this.bodyOpen) return;
+    this.bodyOpen = false;
+    if (this.response?.writableFinished === true) this.exchangeDone();
+  }
+
+  responseFinished(response: ClientResponse): void {
+    if (response !== this.response) return;
+    if (this.bodyOpen) {
+      // Answered before the upload ended: read the rest and drop it, so the connection can go on.
+      this.discardBody = true;
+      if (this.socket.isPaused() && this.readAhead === undefined) this.socket.resume();
+      return;
+    }
+    this.exchangeDone();
+  }
+
+  /** The request was read and answered: close, or go on with the next one. */
+  private exchangeDone(): void {
+    const response = this.response!;
+    this.request = undefined;
+    this.response = undefined;
+    this.started = false;
+    this.since = this.host.clock;
+    if (response.closeAfter || this.host.closing || this.clientEnded) {
+      this.done = true;
+      this.socket.end();
+      return;
+    }
+    if (this.readAhead === undefined) return;
+    if (this.socket.isPaused()) this.socket.resume();
+    // Not from inside the answer's call stack (the handler or the upstream client may still be unwinding).
+    process.nextTick(parseLater, this);
+  }
+
+  /** Continues with the read-ahead bytes, unless another request is being answered again. */
+  parseAhead(): void {
+    const ahead = this.readAhead;
+    if (this.done || ahead === undefined || this.request !== undefined) return;
+    this.readAhead = undefined;
+    this.started = true;
+    this.since = this.host.clock;
+    this.parse(ahead, 0);
+  }
+
+  private onParseError(): void {
+    const error = this.parser.error!;
+    this.refuse(error.status, true);
+  }
+
+  /** Answers a refused request (if no response is under way) and closes. */
+  private refuse(status: number, answer: boolean): void {
+    this.done = true;
+    this.parser.stop();
+    const response = this.response;
+    if (!answer || response?.headersSent === true || !this.socket.writable) {
+      this.socket.destroy();
+      return;
+    }
+    if (this.body !== undefined) this.body.destroy(new Error('request body refused'));
+    this.socket.end(refusal(status), 'latin1');
+  }
+
+  private startUpgrade(head: Buffer): void {
+    this.done = true;
+    const request = this.request!;
+    this.request = undefined;
+    const socket = this.socket;
+    socket.removeAllListeners('data');
+    socket.removeAllListeners('drain');
+    socket.removeAllListeners('end');
+    socket.removeAllListeners('close');
+    socket.removeListener('error', ignore);
+    this.host.forget(this);
+    this.host.onUpgrade(request, socket, head);
+  }
+
+  private onDrain(): void {
+    const response = this.response;
+    if (response?.awaitingDrain) {
+      response.awaitingDrain = false;
+      response.listener?.onResponseDrain();
+    }
+  }
+
+  private onEnd(): void {
+    // The client finished sending. A half-closed client still gets the answer in progress.
+    this.clientEnded = true;
+    if (this.response === undefined) {
+      if (this.parser.idle && this.readAhead === undefined) {
+        this.done = true;
+        this.socket.end();
+      } else if (this.request === undefined) this.refuse(400, true);
+    } else if (this.bodyOpen) this.socket.destroy();
+  }
+
+  private onClose(): void {
+    this.done = true;
+    this.host.forget(this);
+    if (this.body !== undefined) {
+      this.body.destroy(new Error('client closed the connection'));
+      this.body = undefined;
+    }
+    const response = this.response;
+    this.response = undefined;
+    response?.close();
+  }
+}
+
+function parseLater(connection: ClientConnection): void {
+  connection.parseAhead();
+}
