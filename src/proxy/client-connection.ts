@@ -83,6 +83,10 @@ export class ClientConnection implements RequestParserSink, ResponseConnection {
     socket.on('close', () => this.onClose());
   }
 
+  get lastResponse(): boolean {
+    return this.host.closing || this.clientEnded;
+  }
+
   /** No request in progress: safe to close without cutting anyone off. */
   get idle(): boolean {
     return this.response === undefined && this.parser.idle && this.readAhead === undefined;

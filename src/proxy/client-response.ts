@@ -16,6 +16,8 @@ export interface ResponseListener {
 /** What the connection learns from its response. */
 export interface ResponseConnection {
   readonly socket: Socket;
+  /** No further request will be read on the connection (its server is closing, or the client half-closed). */
+  readonly lastResponse: boolean;
   responseFinished(response: ClientResponse): void;
 }
 
@@ -97,6 +99,7 @@ export class ClientResponse {
       } else if (n === 17 && name.toLowerCase() === 'transfer-encoding') continue;
       head += `${name}: ${value}\r\n`;
     }
+    if (this.connection.lastResponse) this.closeAfter = true;
     this.noBody = this.headRequest || status === 204 || status === 304 || status < 200;
     if (!hasLength && !this.noBody) {
       if (this.http10) this.closeAfter = true;
