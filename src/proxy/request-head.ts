@@ -1,9 +1,9 @@
 // The request head toward an upstream, as one string. The common case (no request header filters) is built
 // in one pass over the client's raw header lines; with filters, from the header map the filters edited.
-import { randomUUID } from 'node:crypto';
 import type { Socket } from 'node:net';
 import type { ClientRequest } from './client-request.js';
 import { clientIp, connectionListed, type HeaderMap, isInternalAddress } from './headers.js';
+import { nextRequestId } from './request-id.js';
 import { isHeaderName, isValidFieldValue } from './response-head.js';
 
 /** What the forwarding headers say about a client connection, computed once per connection. */
@@ -107,7 +107,7 @@ export function requestHeadFromRaw(req: ClientRequest, o: HeadOptions): string {
   const client = clientFacts(req.socket);
   head += `x-forwarded-for: ${forwardedFor === undefined ? client.ip : `${forwardedFor}, ${client.ip}`}\r\n`;
   head += o.proto === 'https' ? 'x-forwarded-proto: https\r\n' : 'x-forwarded-proto: http\r\n';
-  if (!requestId) head += `x-request-id: ${randomUUID()}\r\n`;
+  if (!requestId) head += `x-request-id: ${nextRequestId()}\r\n`;
   head += client.originLine;
   if (o.timeoutMs > 0) head += `x-portico-expected-rq-timeout-ms: ${o.timeoutMs}\r\n`;
   if (o.chunked) head += 'transfer-encoding: chunked\r\n';

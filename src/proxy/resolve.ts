@@ -1,10 +1,10 @@
 // Decides what to do with a request (local answer, redirect, or forward to an endpoint with which headers),
 // shared by plain requests and WebSocket upgrades.
-import { randomUUID } from 'node:crypto';
 import type { Endpoint, ForwardAction, HeaderModifier } from '../ir/fleet-config.js';
 import type { ClientRequest } from './client-request.js';
 import { addForwardingHeaders, applyHeaderModifier, endToEndHeaders, type HeaderMap } from './headers.js';
 import { clientFacts } from './request-head.js';
+import { nextRequestId } from './request-id.js';
 import { redirectLocation, rewritePath } from './rewrite.js';
 import { filtersFor, findRoute, hostWithoutPort, lookupHost, pickBackend } from './routing.js';
 import type { ProxyRuntime } from './runtime.js';
@@ -135,7 +135,7 @@ export function upstreamHeaders(
     headers.connection = 'upgrade';
     headers.upgrade = req.headers.upgrade ?? 'websocket';
   }
-  addForwardingHeaders(headers, clientFacts(req.socket).ip, proto, randomUUID, plan.action.timeoutMs);
+  addForwardingHeaders(headers, clientFacts(req.socket).ip, proto, nextRequestId, plan.action.timeoutMs);
   for (const m of plan.requestModifiers) applyHeaderModifier(headers, m);
   if (plan.hostRewrite !== undefined) headers.host = plan.hostRewrite;
   return headers;
