@@ -76,11 +76,12 @@ export class ClientConnection implements RequestParserSink, ResponseConnection {
   ) {
     this.parser = new RequestParser(host.limits, this);
     this.since = host.clock;
-    socket.on('data', (chunk: Buffer) => this.onData(chunk));
-    socket.on('drain', () => this.onDrain());
+    (socket as OwnedSocket)[CONNECTION] = this;
+    socket.on('data', onSocketData);
+    socket.on('drain', onSocketDrain);
     socket.on('error', ignore);
-    socket.on('end', () => this.onEnd());
-    socket.on('close', () => this.onClose());
+    socket.on('end', onSocketEnd);
+    socket.on('close', onSocketClose);
   }
 
   get lastResponse(): boolean {
@@ -119,7 +120,7 @@ export class ClientConnection implements RequestParserSink, ResponseConnection {
     if (this.readAhead === undefined && this.socket.isPaused()) this.socket.resume();
   }
 
-  private onData(chunk: Buffer): void {
+  onData(chunk: Buffer): void {
     if (this.done) return;
     if (this.readAhead !== undefined || (this.request !== undefined && !this.bodyOpen)) {
       // A pipelined request: it waits until the one before is answered.
@@ -266,16 +267,18 @@ export class ClientConnection implements RequestParserSink, ResponseConnection {
     const request = this.request!;
     this.request = undefined;
     const socket = this.socket;
-    socket.removeAllListeners('data');
-    socket.removeAllListeners('drain');
-    socket.removeAllListeners('end');
-    socket.removeAllListeners('close');
-    socket.removeListener('error', ignore);
+    // Only this connection's listeners: others (connection metrics) stay with the socket.
+    socket.off('data', onSocketData);
+    socket.off('drain', onSocketDrain);
+    socket.off('end', onSocketEnd);
+    socket.off('close', onSocketClose);
+    socket.off('error', ignore);
+    (socket as OwnedSocket)[CONNECTION] = undefined;
     this.host.forget(this);
     this.host.onUpgrade(request, socket, head);
   }
 
-  private onDrain(): void {
+  onDrain(): void {
     const response = this.response;
     if (response?.awaitingDrain) {
       response.awaitingDrain = false;
@@ -283,7 +286,7 @@ export class ClientConnection implements RequestParserSink, ResponseConnection {
     }
   }
 
-  private onEnd(): void {
+  onEnd(): void {
     // The client finished sending. A half-closed client still gets the answer in progress.
     this.clientEnded = true;
     if (this.response === undefined) {
@@ -294,7 +297,7 @@ export class ClientConnection implements RequestParserSink, ResponseConnection {
     } else if (this.bodyOpen) this.socket.destroy();
   }
 
-  private onClose(): void {
+  onClose(): void {
     this.done = true;
     this.host.forget(this);
     if (this.body !== undefined) {
@@ -305,6 +308,22 @@ export class ClientConnection implements RequestParserSink, ResponseConnection {
     this.response = undefined;
     response?.close();
   }
+}
+
+// Shared socket listeners (no closures per connection): the socket knows its connection.
+const CONNECTION = Symbol('portico.client-connection');
+type OwnedSocket = Socket & { [CONNECTION]?: ClientConnection };
+function onSocketData(this: OwnedSocket, chunk: Buffer): void {
+  this[CONNECTION]?.onData(chunk);
+}
+function onSocketDrain(this: OwnedSocket): void {
+  this[CONNECTION]?.onDrain();
+}
+function onSocketEnd(this: OwnedSocket): void {
+  this[CONNECTION]?.onEnd();
+}
+function onSocketClose(this: OwnedSocket): void {
+  this[CONNECTION]?.onClose();
 }
 
 function parseLater(connection: ClientConnection): void {

@@ -70,9 +70,13 @@ export async function bindListener(
   bound.server = server;
   const net = server.server;
   await new Promise<void>((resolve, reject) => {
-    net.once('error', reject);
+    net.once('error', (error) => {
+      // Also stops the server's timeout sweep.
+      server.close();
+      reject(error);
+    });
     net.listen({ host: rt.options.bindAddress, port }, () => {
-      net.off('error', reject);
+      net.removeAllListeners('error');
       resolve();
     });
   });

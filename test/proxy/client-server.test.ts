@@ -203,4 +203,34 @@ describe('proxy HTTP/1.1 server', () => {
     assert.match(busyReply, /connection: close\r\n\r\nslower$/);
     await closed;
   });
+
+  it('hands an upgrade its socket and the bytes after the head; the connection listeners stay', async () => {
+    let closed = 0;
+    const upgrades = createClientServer({
+      maxHeaderSize: 4096,
+      maxHeadersCount: 50,
+      headersTimeoutMs: 10_000,
+      requestTimeoutMs: 10_000,
+      keepAliveTimeoutMs: 10_000,
+      maxConnections: 0,
+      onRequest: handle,
+      onUpgrade: (req, socket, head) => {
+        socket.write(`HTTP/1.1 101 Switching Protocols\r\nx-path: ${req.url}\r\n\r\n`);
+        socket.write(head);
+        socket.on('data', (c: Buffer) => socket.write(c));
+        socket.on('end', () => socket.end());
+      },
+      onConnection: (socket) => socket.on('close', () => closed++),
+    });
+    await new Promise<void>((resolve) => upgrades.server.listen({ host: '127.0.0.1', port: 0 }, resolve));
+    const upgradePort = (upgrades.server.address() as AddressInfo).port;
+    const reply = await exchange(
+      upgradePort,
+      ['GET /ws HTTP/1.1\r\nhost: x\r\nconnection: upgrade\r\nupgrade: test\r\n\r\nearly ', 'later'],
+      { between: (seen) => seen.includes('early'), end: true },
+    );
+    assert.equal(reply, 'HTTP/1.1 101 Switching Protocols\r\nx-path: /ws\r\n\r\nearly later');
+    await new Promise<void>((resolve) => upgrades.close(resolve));
+    assert.equal(closed, 1);
+  });
 });
