@@ -116,7 +116,10 @@ export class ClientResponse {
     this.pendingHead = `${head}\r\n`;
   }
 
-  /** A body chunk; false when the socket's buffer is full (wait for the listener's onResponseDrain). */
+  /**
+   * A body chunk (copied: the caller may reuse its buffer); false when the socket's buffer is full (wait for
+   * the listener's onResponseDrain).
+   */
   write(chunk: Buffer): boolean {
     if (this.closed || this.writableFinished) return true;
     if (this.noBody || chunk.length === 0) {
@@ -128,7 +131,7 @@ export class ClientResponse {
     return ok;
   }
 
-  /** Ends the response, with its last body bytes if given. */
+  /** Ends the response, with its last body bytes if given (copied). */
   end(chunk?: Buffer): void {
     if (this.closed || this.writableFinished) return;
     if (!this.headersSent) this.writeHead(this.statusCode, ['content-length', '0']);
@@ -168,7 +171,7 @@ export class ClientResponse {
     const head = this.pendingHead;
     this.pendingHead = undefined;
     const bodyLength = chunk === undefined ? 0 : chunk.length;
-    if (head === undefined && suffix === '') return socket.write(chunk!);
+    if (head === undefined && suffix === '') return socket.write(Buffer.from(chunk!));
     const prefix = head ?? '';
     if (bodyLength === 0) return socket.write(prefix + suffix, 'latin1');
     if (bodyLength <= COALESCE_BYTES) {
@@ -181,7 +184,7 @@ export class ClientResponse {
     }
     socket.cork();
     if (prefix !== '') socket.write(prefix, 'latin1');
-    let ok = socket.write(chunk!);
+    let ok = socket.write(Buffer.from(chunk!));
     if (suffix !== '') ok = socket.write(suffix, 'latin1');
     socket.uncork();
     return ok;
