@@ -4,6 +4,7 @@ import { performance } from 'node:perf_hooks';
 import type { Endpoint } from '../ir/fleet-config.js';
 import type { ClientRequest } from './client-request.js';
 import type { ClientResponse, ResponseListener } from './client-response.js';
+import { cancel, Deadline, schedule } from './deadlines.js';
 import {
   applyHeaderModifier,
   DROP_FROM_RESPONSE,
@@ -57,8 +58,8 @@ class Forwarding implements UpstreamSink {
   private responded = false;
   private retriesLeft = 2;
   private startedAt = 0;
-  private routeTimer: NodeJS.Timeout | undefined = undefined;
-  private backendTimer: NodeJS.Timeout | undefined = undefined;
+  private readonly routeDeadline: Deadline | undefined = undefined;
+  private backendDeadline: Deadline | undefined = undefined;
   private activeKey: string | undefined = undefined;
   private readonly bodyless: boolean;
   private readonly chunked: boolean;
@@ -73,13 +74,18 @@ class Forwarding implements UpstreamSink {
     private readonly res: ClientResponse,
     private readonly closing: boolean,
     private readonly proto: 'http' | 'https',
+    /** When the request arrived (performance.now()). */
+    now: number,
   ) {
     this.method = req.method;
     this.bodyless = req.body === null;
     // A chunked client body is re-framed by us; its length is unknown, so no content-length goes along.
     this.chunked = req.chunked;
     // 0 is the Gateway API's "no timeout".
-    if (plan.action.timeoutMs > 0) this.routeTimer = setTimeout(onTimeout, plan.action.timeoutMs, this);
+    if (plan.action.timeoutMs > 0) {
+      this.routeDeadline = new Deadline(this);
+      schedule(this.routeDeadline, plan.action.timeoutMs, now);
+    }
   }
 
   start(): void {
@@ -108,8 +114,8 @@ class Forwarding implements UpstreamSink {
     this.startedAt = performance.now();
     const backendTimeoutMs = this.plan.action.backendTimeoutMs;
     if (backendTimeoutMs !== undefined && backendTimeoutMs > 0) {
-      clearTimeout(this.backendTimer);
-      this.backendTimer = setTimeout(onTimeout, backendTimeoutMs, this);
+      this.backendDeadline ??= new Deadline(this);
+      schedule(this.backendDeadline, backendTimeoutMs, this.startedAt);
     }
     const pool = rt.pools.get(endpoint);
     const plan = this.plan;
@@ -142,8 +148,8 @@ class Forwarding implements UpstreamSink {
 
   finish(): void {
     this.finished = true;
-    clearTimeout(this.routeTimer);
-    clearTimeout(this.backendTimer);
+    if (this.routeDeadline !== undefined) cancel(this.routeDeadline);
+    if (this.backendDeadline !== undefined) cancel(this.backendDeadline);
   }
 
   timeout(): void {
@@ -165,7 +171,7 @@ class Forwarding implements UpstreamSink {
   }
 
   onUpstreamHead(status: number, rawHeaders: string[]): void {
-    clearTimeout(this.backendTimer);
+    if (this.backendDeadline !== undefined) cancel(this.backendDeadline);
     this.responded = true;
     if (this.finished) {
       this.exchange?.cancel();
@@ -274,10 +280,6 @@ class Answer implements ResponseListener {
   }
 }
 
-function onTimeout(forwarding: Forwarding): void {
-  forwarding.timeout();
-}
-
 export function handleRequest(
   rt: ProxyRuntime,
   listener: ListenerContext,
@@ -296,7 +298,7 @@ export function handleRequest(
   if (plan.kind === 'local') respondLocally(res, plan.status, close);
   else if (plan.kind === 'redirect') respondLocally(res, plan.status, close, plan.location);
   else {
-    const forwarding = new Forwarding(rt, plan, req, res, close, listener.proto);
+    const forwarding = new Forwarding(rt, plan, req, res, close, listener.proto, answer.started);
     answer.forwarding = forwarding;
     forwarding.start();
   }
