@@ -85,7 +85,7 @@ export class ClientConnection implements RequestParserSink, ResponseConnection {
   }
 
   get lastResponse(): boolean {
-    return this.host.closing || this.clientEnded;
+    return this.host.closing || (this.clientEnded && this.readAhead === undefined);
   }
 
   /** No request in progress: safe to close without cutting anyone off. */
@@ -223,12 +223,15 @@ export class ClientConnection implements RequestParserSink, ResponseConnection {
     this.response = undefined;
     this.started = false;
     this.since = this.host.clock;
-    if (response.closeAfter || this.host.closing || this.clientEnded) {
+    if (response.closeAfter || this.host.closing) {
       this.done = true;
       this.socket.end();
       return;
     }
-    if (this.readAhead === undefined) return;
+    if (this.readAhead === undefined) {
+      if (this.clientEnded) this.endOfInput();
+      return;
+    }
     if (this.socket.isPaused()) this.socket.resume();
     // Not from inside the answer's call stack (the handler or the upstream client may still be unwinding).
     process.nextTick(parseLater, this);
@@ -242,6 +245,8 @@ export class ClientConnection implements RequestParserSink, ResponseConnection {
     this.started = true;
     this.since = this.host.clock;
     this.parse(ahead, 0);
+    if (this.clientEnded && this.request === undefined && this.readAhead === undefined && !this.done)
+      this.endOfInput();
   }
 
   private onParseError(): void {
@@ -287,14 +292,20 @@ export class ClientConnection implements RequestParserSink, ResponseConnection {
   }
 
   onEnd(): void {
-    // The client finished sending. A half-closed client still gets the answer in progress.
+    // The client finished sending: requests it sent in full are still answered, in order.
     this.clientEnded = true;
-    if (this.response === undefined) {
-      if (this.parser.idle && this.readAhead === undefined) {
-        this.done = true;
-        this.socket.end();
-      } else if (this.request === undefined) this.refuse(400, true);
-    } else if (this.bodyOpen) this.socket.destroy();
+    if (this.done) return;
+    // An upload cut short cannot be forwarded whole.
+    if (this.bodyOpen) this.socket.destroy();
+    else if (this.request === undefined && this.readAhead === undefined) this.endOfInput();
+  }
+
+  /** Nothing more will arrive: close at a request boundary, or refuse the half request left. */
+  private endOfInput(): void {
+    if (this.parser.idle) {
+      this.done = true;
+      this.socket.end();
+    } else this.refuse(400, true);
   }
 
   onClose(): void {

@@ -144,6 +144,18 @@ describe('proxy HTTP/1.1 server', () => {
     assert.match(reply, /^HTTP\/1\.1 200 OK\r\n[\s\S]*\r\n\r\nslow$/);
   });
 
+  it('answers every request a half-closed client sent in full, the last one closing', async () => {
+    const reply = await exchange(
+      port,
+      ['GET /slow HTTP/1.1\r\nhost: x\r\n\r\nGET /b HTTP/1.1\r\nhost: x\r\n\r\nGET /c HTTP/1.1\r\nho'],
+      { end: true },
+    );
+    const paths = [...reply.matchAll(/x-path: (\S+)/g)].map((m) => m[1]);
+    assert.deepEqual(paths, ['/slow', '/b']);
+    // The half request left is never answered: the connection closes after the last whole one.
+    assert.match(reply, /connection: close\r\n\r\npath \/b$/);
+  });
+
   it('drops the rest of an upload answered early, and serves the next request on the connection', async () => {
     const reply = await exchange(
       port,
