@@ -3,6 +3,7 @@
 // over a direct request at a fixed 1,000 requests/s. Bounded: about 80 s.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -98,8 +99,23 @@ function startChild(
   });
 }
 
-function startNginx(backendPort: number, dir: string): Promise<{ port: number; pid: number | undefined }> {
-  const port = 20000 + Math.floor(Math.random() * 20000);
+/** A port free on loopback right now (the OS picks it), for nginx, which cannot report one it chose. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createNetServer();
+    server.once('error', reject);
+    server.listen({ host: '127.0.0.1', port: 0 }, () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function startNginx(
+  backendPort: number,
+  dir: string,
+): Promise<{ port: number; pid: number | undefined }> {
+  const port = await freePort();
   for (const d of ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'])
     rmSync(join(dir, d), { force: true, recursive: true });
   writeFileSync(
@@ -133,7 +149,15 @@ http {
   });
   children.push(child);
   return new Promise((resolve, reject) => {
-    child.on('exit', (code) => reject(new Error(`nginx exited (${code})`)));
+    child.on('exit', (code) => {
+      let log = '';
+      try {
+        log = readFileSync(join(dir, 'error.log'), 'utf8');
+      } catch {
+        // No log written.
+      }
+      reject(new Error(`nginx exited (${code}): ${log}`));
+    });
     // nginx prints nothing when ready: poll until it answers.
     const poll = async (): Promise<void> => {
       for (let i = 0; i < 50; i++) {
