@@ -167,6 +167,7 @@ export class ClientConnection implements RequestParserSink, ResponseConnection {
       this.socket,
       body,
       head.bodyLength === CHUNKED_REQUEST,
+      head.contentLength,
     );
     this.request = request;
     this.since = this.host.clock;

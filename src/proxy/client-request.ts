@@ -18,6 +18,8 @@ export class ClientRequest {
     readonly body: Readable | null,
     /** The body is chunked on the wire (its length is unknown). */
     readonly chunked: boolean,
+    /** The body length the client's Content-Length gave (as parsed), -1 when it sent none. */
+    readonly contentLength: number = -1,
   ) {}
 
   /** Lower-case names; repeated headers joined with `, ` (set-cookie: a list). Built on first use only. */

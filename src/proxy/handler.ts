@@ -126,6 +126,7 @@ class Forwarding implements UpstreamSink {
       timeoutMs: plan.action.timeoutMs,
       hostRewrite: plan.hostRewrite,
       chunked: this.chunked,
+      contentLength: this.req.contentLength,
       authority: pool.authority,
     };
     const head =

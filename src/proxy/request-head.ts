@@ -68,6 +68,8 @@ export interface HeadOptions {
   hostRewrite: string | undefined;
   /** The body is re-framed as chunked (its length is unknown): no content-length goes along. */
   chunked: boolean;
+  /** The body length from the client's parsed Content-Length, -1 when it sent none (or is chunked). */
+  contentLength: number;
   /** Host header when the client sent none: the endpoint's `host:port`. */
   authority: string;
 }
@@ -99,7 +101,8 @@ export function requestHeadFromRaw(req: ClientRequest, o: HeadOptions): string {
         continue;
       }
       if (kind === REQUEST_ID) requestId = true;
-      else if (kind === CONTENT_LENGTH && o.chunked) continue;
+      // Framing is written from the parsed length below, never copied from the client's line(s).
+      else if (kind === CONTENT_LENGTH) continue;
     }
     head += `${name}: ${value}\r\n`;
   }
@@ -110,8 +113,13 @@ export function requestHeadFromRaw(req: ClientRequest, o: HeadOptions): string {
   if (!requestId) head += `x-request-id: ${nextRequestId()}\r\n`;
   head += client.originLine;
   if (o.timeoutMs > 0) head += `x-portico-expected-rq-timeout-ms: ${o.timeoutMs}\r\n`;
-  if (o.chunked) head += 'transfer-encoding: chunked\r\n';
-  return `${head}\r\n`;
+  return `${head}${framing(o)}\r\n`;
+}
+
+/** The upstream's framing lines: exactly what the proxy will send as the body, nothing a header could change. */
+function framing(o: HeadOptions): string {
+  if (o.chunked) return 'transfer-encoding: chunked\r\n';
+  return o.contentLength >= 0 ? `content-length: ${o.contentLength}\r\n` : '';
 }
 
 /** The head from a header map (after request header filters). */
@@ -119,13 +127,13 @@ export function requestHeadFromMap(headers: HeaderMap, o: HeadOptions): string {
   let head = `${o.method} ${o.target} HTTP/1.1\r\n`;
   if (headers.host === undefined) head += `host: ${o.authority}\r\n`;
   for (const name in headers) {
-    if (o.chunked && name === 'content-length') continue;
+    // Framing comes from the parsed request only (not from the client's lines or a filter).
+    if (name === 'content-length' || name === 'transfer-encoding') continue;
     const value = headers[name]!;
     if (typeof value === 'string') head += `${name}: ${value}\r\n`;
     else for (const v of value) head += `${name}: ${v}\r\n`;
   }
-  if (o.chunked) head += 'transfer-encoding: chunked\r\n';
-  return `${head}\r\n`;
+  return `${head}${framing(o)}\r\n`;
 }
 
 /** A request target and header lines set from configuration can be sent: no CR/LF or other control bytes. */

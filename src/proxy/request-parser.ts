@@ -23,6 +23,8 @@ export interface ParsedRequest {
   rawHeaders: string[];
   /** Body bytes, or CHUNKED_REQUEST. */
   bodyLength: number;
+  /** The Content-Length the client sent (one value, however written), -1 when it sent none. */
+  contentLength: number;
   /** The connection may carry another request after this one. */
   keepAlive: boolean;
   /** An HTTP/1.1 Upgrade (Connection: upgrade plus Upgrade): the bytes after the head are the tunnel's. */
@@ -237,6 +239,7 @@ export function parseRequestHead(text: string, limits: RequestHeadLimits): Parse
     minor,
     rawHeaders,
     bodyLength,
+    contentLength,
     keepAlive: !connectionClose,
     upgrade: connectionUpgrade && upgradeHeader && minor === 1,
     expectContinue: expectContinue && bodyLength !== 0,

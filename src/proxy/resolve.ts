@@ -132,6 +132,9 @@ export function upstreamHeaders(
   // One Host upstream even if the client sent several (Node routes on the first).
   if (Array.isArray(headers.host)) headers.host = headers.host[0] ?? '';
   if (upgrade) {
+    // The bytes after an upgrade head are the tunnel's, never a body: no framing goes along.
+    delete headers['content-length'];
+    delete headers['transfer-encoding'];
     headers.connection = 'upgrade';
     headers.upgrade = req.headers.upgrade ?? 'websocket';
   }
