@@ -59,6 +59,8 @@ export class ClientConnection implements RequestParserSink, ResponseConnection {
   private discardBody = false;
   /** Bytes after a complete request, kept until its response ends. */
   private readAhead: Buffer | undefined = undefined;
+  /** Responses wait in the socket's buffer (over its high-water mark): no next request until 'drain'. */
+  private awaitingOutput = false;
   /** The client half-closed: no more requests, close once the current one is answered. */
   private clientEnded = false;
   private upgraded = false;
@@ -97,6 +99,11 @@ export class ClientConnection implements RequestParserSink, ResponseConnection {
   sweep(headersTimeoutMs: number, requestTimeoutMs: number, keepAliveTimeoutMs: number): void {
     if (this.done || this.upgraded) return;
     const elapsed = this.host.clock - this.since;
+    if (this.awaitingOutput) {
+      // A client that stopped reading its answers.
+      if (elapsed >= requestTimeoutMs) this.socket.destroy();
+      return;
+    }
     if (this.request === undefined) {
       if (this.started || !this.served) {
         // Half a head (slowloris), or a new connection that sends nothing.
@@ -117,15 +124,19 @@ export class ClientConnection implements RequestParserSink, ResponseConnection {
   }
 
   resumeBody(): void {
-    if (this.readAhead === undefined && this.socket.isPaused()) this.socket.resume();
+    if (this.readAhead === undefined && !this.awaitingOutput && this.socket.isPaused()) this.socket.resume();
   }
 
   onData(chunk: Buffer): void {
     if (this.done) return;
-    if (this.readAhead !== undefined || (this.request !== undefined && !this.bodyOpen)) {
-      // A pipelined request: it waits until the one before is answered.
+    if (
+      this.readAhead !== undefined ||
+      this.awaitingOutput ||
+      (this.request !== undefined && !this.bodyOpen)
+    ) {
+      // A pipelined request: it waits until the one before is answered (and its answer is flushed).
       this.readAhead = this.readAhead === undefined ? chunk : Buffer.concat([this.readAhead, chunk]);
-      if (this.readAhead.length > MAX_READ_AHEAD) this.socket.pause();
+      if (this.awaitingOutput || this.readAhead.length > MAX_READ_AHEAD) this.socket.pause();
       return;
     }
     if (!this.started && this.request === undefined) {
@@ -152,6 +163,11 @@ export class ClientConnection implements RequestParserSink, ResponseConnection {
         // A complete request still being answered: what follows waits.
         this.readAhead = chunk.subarray(offset);
         if (this.readAhead.length > MAX_READ_AHEAD) this.socket.pause();
+        return;
+      }
+      if (this.request === undefined && offset < chunk.length && this.outputBacklogged()) {
+        // Answered at once, but the client is not reading its answers: the next request waits for 'drain'.
+        this.readAhead = chunk.subarray(offset);
         return;
       }
     }
@@ -231,8 +247,10 @@ export class ClientConnection implements RequestParserSink, ResponseConnection {
     }
     if (this.readAhead === undefined) {
       if (this.clientEnded) this.endOfInput();
+      else this.outputBacklogged();
       return;
     }
+    if (this.outputBacklogged()) return;
     if (this.socket.isPaused()) this.socket.resume();
     // Not from inside the answer's call stack (the handler or the upstream client may still be unwinding).
     process.nextTick(parseLater, this);
@@ -241,13 +259,14 @@ export class ClientConnection implements RequestParserSink, ResponseConnection {
   /** Continues with the read-ahead bytes, unless another request is being answered again. */
   parseAhead(): void {
     const ahead = this.readAhead;
-    if (this.done || ahead === undefined || this.request !== undefined) return;
+    if (this.done || ahead === undefined || this.request !== undefined || this.awaitingOutput) return;
     this.readAhead = undefined;
     this.started = true;
     this.since = this.host.clock;
     this.parse(ahead, 0);
-    if (this.clientEnded && this.request === undefined && this.readAhead === undefined && !this.done)
-      this.endOfInput();
+    if (this.done || this.request !== undefined || this.readAhead !== undefined) return;
+    if (this.clientEnded) this.endOfInput();
+    else if (!this.awaitingOutput && this.socket.isPaused()) this.socket.resume();
   }
 
   private onParseError(): void {
@@ -284,7 +303,25 @@ export class ClientConnection implements RequestParserSink, ResponseConnection {
     this.host.onUpgrade(request, socket, head);
   }
 
+  /**
+   * The socket holds more unsent bytes than its high-water mark: reading pauses (unread bytes stay in the
+   * socket or in readAhead) until 'drain', so a client that does not read cannot make the proxy buffer answers.
+   */
+  private outputBacklogged(): boolean {
+    if (!this.socket.writableNeedDrain) return false;
+    this.awaitingOutput = true;
+    this.socket.pause();
+    return true;
+  }
+
   onDrain(): void {
+    if (this.awaitingOutput) {
+      this.awaitingOutput = false;
+      if (this.request === undefined && !this.done) {
+        if (this.socket.isPaused() && (this.readAhead?.length ?? 0) <= MAX_READ_AHEAD) this.socket.resume();
+        if (this.readAhead !== undefined) process.nextTick(parseLater, this);
+      }
+    }
     const response = this.response;
     if (response?.awaitingDrain) {
       response.awaitingDrain = false;
