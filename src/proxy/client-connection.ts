@@ -27,6 +27,8 @@ export interface ConnectionHost {
 
 /** Bytes read ahead of a pipelined request still being answered, before reading pauses. */
 const MAX_READ_AHEAD = 64 * 1024;
+/** How long a socket the proxy ended is kept for the client to read the last answer and close its side. */
+const LINGER_MS = 1000;
 const CONTINUE = 'HTTP/1.1 100 Continue\r\n\r\n';
 
 function ignore(): void {}
@@ -65,6 +67,8 @@ export class ClientConnection implements RequestParserSink, ResponseConnection {
   private clientEnded = false;
   private upgraded = false;
   private done = false;
+  /** When the proxy ended its side (the host's clock); the socket is destroyed after a grace. */
+  private endedAt: number | undefined = undefined;
   /** When the current phase (waiting for a head, reading a request) began, on the host's clock. */
   since: number;
   /** Any byte of the current phase arrived (distinguishes a slow head from an idle keep-alive). */
@@ -97,7 +101,14 @@ export class ClientConnection implements RequestParserSink, ResponseConnection {
 
   /** The connection checks its timeouts (called by the host's sweep). */
   sweep(headersTimeoutMs: number, requestTimeoutMs: number, keepAliveTimeoutMs: number): void {
-    if (this.done || this.upgraded) return;
+    if (this.upgraded) return;
+    if (this.done) {
+      // The client did not close after the last answer: a grace to read it once flushed, else the idle timeout.
+      const ended = this.endedAt;
+      const grace = this.socket.writableFinished ? LINGER_MS : keepAliveTimeoutMs;
+      if (ended !== undefined && this.host.clock - ended >= grace) this.socket.destroy();
+      return;
+    }
     const elapsed = this.host.clock - this.since;
     if (this.awaitingOutput) {
       // A client that stopped reading its answers.
@@ -117,7 +128,7 @@ export class ClientConnection implements RequestParserSink, ResponseConnection {
 
   /** Closes now (between requests), or after the response in progress. */
   close(): void {
-    if (this.idle) {
+    if (this.idle || (this.endedAt !== undefined && this.socket.writableFinished)) {
       this.done = true;
       this.socket.destroy();
     }
@@ -241,8 +252,7 @@ export class ClientConnection implements RequestParserSink, ResponseConnection {
     this.started = false;
     this.since = this.host.clock;
     if (response.closeAfter || this.host.closing) {
-      this.done = true;
-      this.socket.end();
+      this.endConnection(undefined);
       return;
     }
     if (this.readAhead === undefined) {
@@ -284,7 +294,21 @@ export class ClientConnection implements RequestParserSink, ResponseConnection {
       return;
     }
     if (this.body !== undefined) this.body.destroy(new Error('request body refused'));
-    this.socket.end(refusal(status), 'latin1');
+    this.endConnection(refusal(status));
+  }
+
+  /**
+   * Ends the proxy's side after `last`. What the client still sends is read and dropped (closing with unread
+   * bytes would reset the connection under the answer); the sweep destroys the socket if the client keeps it.
+   */
+  private endConnection(last: string | undefined): void {
+    this.done = true;
+    this.parser.stop();
+    this.endedAt = this.host.clock;
+    const socket = this.socket;
+    if (last === undefined) socket.end();
+    else socket.end(last, 'latin1');
+    if (socket.isPaused()) socket.resume();
   }
 
   private startUpgrade(head: Buffer): void {
@@ -340,10 +364,8 @@ export class ClientConnection implements RequestParserSink, ResponseConnection {
 
   /** Nothing more will arrive: close at a request boundary, or refuse the half request left. */
   private endOfInput(): void {
-    if (this.parser.idle) {
-      this.done = true;
-      this.socket.end();
-    } else this.refuse(400, true);
+    if (this.parser.idle) this.endConnection(undefined);
+    else this.refuse(400, true);
   }
 
   onClose(): void {

@@ -75,8 +75,11 @@ export function createClientServer(options: ClientServerOptions): ClientServer {
     server,
     close(done) {
       host.closing = true;
-      clearInterval(sweeper);
-      server.close(() => done?.());
+      // The sweep goes on until the last connection is gone: it still ends slow heads and lingering sockets.
+      server.close(() => {
+        clearInterval(sweeper);
+        done?.();
+      });
     },
     closeIdleConnections() {
       host.closing = true;

@@ -103,4 +103,55 @@ describe('proxy HTTP/1.1 server limits', { timeout: 20_000 }, () => {
     const each = `HTTP/1.1 200 OK\r\ncontent-length: 16384\r\n`.length;
     assert.ok(received > total * (16 * 1024 + each), `received only ${received} bytes`);
   });
+
+  /** Opens a connection that never closes its side (half-open allowed), sends `data`, collects the answer. */
+  const stubborn = (port: number, data: string): { answer: () => string; socket: Socket } => {
+    const socket = connect({ host: '127.0.0.1', port, allowHalfOpen: true });
+    let out = '';
+    socket.setEncoding('latin1');
+    socket.on('data', (c: string) => {
+      out += c;
+    });
+    socket.on('error', () => {});
+    socket.write(data);
+    return { answer: () => out, socket };
+  };
+
+  for (const [what, data, status] of [
+    ['a refused request', 'GET / HTTP/1.1\r\nHost : x\r\n\r\n', 400],
+    ['an answer that closes the connection', 'GET / HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n', 200],
+    ['a head that never ends (slowloris)', 'GET / HTTP/1.1\r\nhost: x\r\n', 408],
+  ] as const) {
+    it(`frees the socket after ${what} though the client never closes`, async () => {
+      let open = 0;
+      const { server, port } = await startServer({
+        headersTimeoutMs: 300,
+        onConnection: (socket) => {
+          open++;
+          socket.on('close', () => open--);
+        },
+      });
+      const clients = Array.from({ length: 5 }, () => stubborn(port, data));
+      await sleep(100);
+      assert.equal(open, 5);
+      // The server's side of each connection closes by itself (the suite's timeout bounds the wait).
+      while (open > 0) await sleep(20);
+      for (const c of clients) {
+        assert.match(c.answer(), new RegExp(`^HTTP/1\\.1 ${status} `));
+        c.socket.destroy();
+      }
+      await stop(server);
+    });
+  }
+
+  it('closes (drains) once a client that keeps a refused connection open is let go', async () => {
+    const { server, port } = await startServer({ headersTimeoutMs: 300 });
+    const client = stubborn(port, 'GET / HTTP/1.1\r\nhost: x\r\n');
+    await sleep(50);
+    const closed = new Promise<void>((resolve) => server.close(resolve));
+    server.closeIdleConnections();
+    await closed;
+    assert.match(client.answer(), /^HTTP\/1\.1 408 /);
+    client.socket.destroy();
+  });
 });
