@@ -322,6 +322,9 @@ export class ClientConnection implements RequestParserSink, ResponseConnection {
     socket.off('end', onSocketEnd);
     socket.off('close', onSocketClose);
     socket.off('error', ignore);
+    // As node:http does: bytes (and an 'end') arriving before the upgrade's handler reads stay buffered in the
+    // socket; its first 'data' listener or pipe() starts the flow again.
+    (socket as { readableFlowing: boolean | null }).readableFlowing = null;
     (socket as OwnedSocket)[CONNECTION] = undefined;
     this.host.forget(this);
     this.host.onUpgrade(request, socket, head);
