@@ -6,6 +6,9 @@ import { responseHeaders } from './headers.js';
 import { resolveRequest, upstreamHeaders } from './resolve.js';
 import type { ListenerContext, ProxyRuntime } from './runtime.js';
 
+/** How long an upgrade socket the proxy ended is kept for the client to read the answer. */
+const LINGER_MS = 1000;
+
 function rawResponse(status: number, rawHeaders: string[]): string {
   let head = `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\n`;
   for (let i = 0; i < rawHeaders.length; i += 2) head += `${rawHeaders[i]}: ${rawHeaders[i + 1]}\r\n`;
@@ -25,6 +28,12 @@ export function handleUpgrade(
   head: Buffer,
 ): void {
   socket.on('error', () => socket.destroy());
+  // Once the proxy's side is ended and flushed (refused or declined upgrade), the client gets a short grace to
+  // read it and close; its further bytes are dropped. Without this a client that never closes keeps the socket.
+  socket.once('finish', () => {
+    socket.resume();
+    setTimeout(() => socket.destroy(), LINGER_MS).unref();
+  });
   const plan = resolveRequest(rt, rt.snapshot, listener.name, listener.proto, req);
   rt.metrics.request(listener.name, plan.routeName, plan.kind === 'forward' ? 101 : plan.status, 0);
   if (plan.kind !== 'forward') {

@@ -64,4 +64,29 @@ describe('proxy upgrade pass-through', { timeout: 10_000 }, () => {
     client.destroy();
     assert.equal(received, 'HEAD EARLY LATE');
   });
+
+  it('frees the socket of a declined upgrade though the client never closes', async () => {
+    const client = connect({ host: '127.0.0.1', port, allowHalfOpen: true });
+    let reply = '';
+    let gone = false;
+    client.setEncoding('latin1');
+    client.on('data', (c: string) => {
+      reply += c;
+    });
+    client.on('error', () => {
+      gone = true;
+    });
+    client.on('close', () => {
+      gone = true;
+    });
+    client.write('GET /decline HTTP/1.1\r\nhost: a.test\r\nconnection: upgrade\r\nupgrade: test\r\n\r\n');
+    while (!reply.includes('\r\n\r\n')) await sleep(10);
+    assert.match(reply, /^HTTP\/1\.1 403 /);
+    // Once the proxy has closed its socket, writing to it is refused (reset); the suite's timeout bounds this.
+    while (!gone) {
+      if (client.writable) client.write('x');
+      await sleep(100);
+    }
+    client.destroy();
+  });
 });
