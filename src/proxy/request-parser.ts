@@ -15,7 +15,7 @@ export interface RequestHeadLimits {
 
 export interface ParsedRequest {
   method: string;
-  /** The request target, verbatim. */
+  /** The request target: origin-form (absolute-form is turned into it, its authority into the Host), or `*`. */
   target: string;
   /** 0 for HTTP/1.0, 1 for HTTP/1.1. */
   minor: number;
@@ -138,6 +138,11 @@ function parseChunkSize(line: string): number {
   return size;
 }
 
+/** uri-host (reg-name or IP literal) with an optional port (RFC 9110 §7.2), or empty. */
+const HOST_VALUE = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9\-._~!$&'()*+,;=%]*)(?::[0-9]*)?$/;
+/** An absolute-form target: scheme, authority, then the path and query (RFC 9112 §3.2.2). */
+const ABSOLUTE_FORM = /^https?:\/\/([^/?#@]*)([/?][^#]*)?$/i;
+
 function fail(status: number, reason: string): RequestParseError {
   return { status, reason };
 }
@@ -155,7 +160,7 @@ export function parseRequestHead(text: string, limits: RequestHeadLimits): Parse
   if (sp2 === -1 || sp2 > lineEnd || sp2 === sp1 + 1) return fail(400, 'malformed request line');
   for (let i = sp1 + 1; i < sp2; i++) {
     const c = text.charCodeAt(i);
-    if (c <= SP || c === 127) return fail(400, 'invalid request target');
+    if (c <= SP || c >= 127) return fail(400, 'invalid request target');
   }
   // `HTTP/1.1` exactly after the second space.
   if (lineEnd - sp2 !== 9 || !text.startsWith('HTTP/', sp2 + 1)) return fail(400, 'malformed request line');
@@ -166,7 +171,21 @@ export function parseRequestHead(text: string, limits: RequestHeadLimits): Parse
   if (major !== 49 || minorCode > 49) return fail(505, 'unsupported HTTP version');
   const minor = minorCode - 48;
   const method = text.slice(0, sp1);
-  const target = text.slice(sp1 + 1, sp2);
+  let target = text.slice(sp1 + 1, sp2);
+  // The forms a server must accept (RFC 9112 §3.2); absolute-form is routed and forwarded by its authority.
+  let authority: string | undefined;
+  if (target.charCodeAt(0) !== 47) {
+    if (target === '*') {
+      if (method !== 'OPTIONS') return fail(400, 'asterisk-form is only for OPTIONS');
+    } else if (method !== 'CONNECT') {
+      const absolute = ABSOLUTE_FORM.exec(target);
+      if (absolute === null || !HOST_VALUE.test(absolute[1]!) || absolute[1] === '')
+        return fail(400, 'invalid request target');
+      authority = absolute[1]!;
+      const rest = absolute[2] ?? '/';
+      target = rest.charCodeAt(0) === 63 ? `/${rest}` : rest;
+    }
+  }
 
   const rawHeaders: string[] = [];
   let contentLength = -1;
@@ -194,8 +213,17 @@ export function parseRequestHead(text: string, limits: RequestHeadLimits): Parse
     if (!isValidFieldValue(value)) return fail(400, 'invalid header value');
     const nameLength = colon - pos;
     // Only names of these lengths can be special: most lines skip the comparisons.
-    if (nameLength === 4 && nameIs(text, pos, colon, 'host')) host = true;
-    else if (nameLength === 14 && nameIs(text, pos, colon, 'content-length')) {
+    if (nameLength === 4 && nameIs(text, pos, colon, 'host')) {
+      if (host) return fail(400, 'more than one Host header');
+      if (!HOST_VALUE.test(value)) return fail(400, 'invalid Host header');
+      host = true;
+      // The absolute-form's authority takes the Host's place (RFC 9112 §3.2.2).
+      if (authority !== undefined) {
+        rawHeaders.push(text.slice(pos, colon), authority);
+        pos = end + 2;
+        continue;
+      }
+    } else if (nameLength === 14 && nameIs(text, pos, colon, 'content-length')) {
       const n = parseContentLength(value);
       if (n < 0 || (contentLength !== -1 && n !== contentLength)) return fail(400, 'invalid content-length');
       contentLength = n;
@@ -219,11 +247,14 @@ export function parseRequestHead(text: string, limits: RequestHeadLimits): Parse
   }
   if (minor === 1 && !host) return fail(400, 'missing Host header');
   if (method === 'CONNECT') return fail(405, 'CONNECT is not supported');
+  if (authority !== undefined && !host) rawHeaders.push('Host', authority);
 
   let bodyLength = contentLength === -1 ? 0 : contentLength;
   if (transferEncoding !== undefined) {
     // Both framings at once is how requests are smuggled past another hop.
     if (contentLength !== -1) return fail(400, 'both content-length and transfer-encoding');
+    // HTTP/1.0 has no chunked framing: the framing is faulty (RFC 9112 §6.1).
+    if (minor === 0) return fail(400, 'transfer-encoding in HTTP/1.0');
     const codings = transferEncoding.split(',');
     // A request body's length must be knowable: the final coding has to be chunked, and only once.
     if (codings[codings.length - 1]!.trim().toLowerCase() !== 'chunked')
@@ -231,6 +262,8 @@ export function parseRequestHead(text: string, limits: RequestHeadLimits): Parse
     for (let i = 0; i < codings.length - 1; i++) {
       if (codings[i]!.trim().toLowerCase() === 'chunked') return fail(400, 'chunked applied twice');
     }
+    // Other codings would reach the upstream unlabelled (the body is re-chunked): not implemented.
+    if (codings.length > 1) return fail(501, 'transfer-coding other than chunked');
     bodyLength = CHUNKED_REQUEST;
   }
   return {
@@ -333,6 +366,14 @@ export class RequestParser {
     return -1;
   }
 
+  /** 414 when the request line alone is over the limit (RFC 9112 §3), else 431. */
+  private tooLarge(buffer: Buffer, from: number): number {
+    const lineEnd = buffer.indexOf(LF, from);
+    if (lineEnd === -1 || lineEnd - from > this.limits.maxHeaderSize)
+      return this.refuse(414, 'request line too long');
+    return this.refuse(431, 'request head too large');
+  }
+
   private readHead(chunk: Buffer, offset: number): number {
     let buffer = chunk;
     let from = offset;
@@ -348,11 +389,16 @@ export class RequestParser {
     // The blank line may begin up to 3 bytes before the new data.
     const end = buffer.indexOf(CRLFCRLF, Math.max(from, partial === undefined ? from : partial.length - 3));
     if (end === -1) {
-      if (buffer.length - from > this.limits.maxHeaderSize) return this.refuse(431, 'request head too large');
+      // A line ended by a bare LF: refused now rather than waiting for a blank line that never comes.
+      const scanFrom = partial === undefined ? from : Math.max(from, partial.length - 1);
+      for (let lf = buffer.indexOf(LF, scanFrom); lf !== -1; lf = buffer.indexOf(LF, lf + 1)) {
+        if (lf === from || buffer[lf - 1] !== CR) return this.refuse(400, 'bare LF in request head');
+      }
+      if (buffer.length - from > this.limits.maxHeaderSize) return this.tooLarge(buffer, from);
       this.partial = buffer === chunk ? Buffer.from(chunk.subarray(from)) : buffer;
       return chunk.length;
     }
-    if (end + 4 - from > this.limits.maxHeaderSize) return this.refuse(431, 'request head too large');
+    if (end + 4 - from > this.limits.maxHeaderSize) return this.tooLarge(buffer, from);
     const head = parseRequestHead(buffer.toString('latin1', from, end), this.limits);
     // Where the head ends in `chunk`: partial bytes came before it.
     const next = partial === undefined ? end + 4 : offset + end + 4 - partial.length;

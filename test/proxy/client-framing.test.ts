@@ -138,4 +138,15 @@ describe('proxy request framing toward upstreams', { timeout: 10_000 }, () => {
     const victim = await raw(port, 'GET /victim HTTP/1.1\r\nHost: a.test\r\n\r\n', /path \/\S+$/);
     assert.match(victim, /path \/victim$/);
   });
+
+  it('routes an absolute-form request by its authority and forwards it in origin-form', async () => {
+    seen.length = 0;
+    const reply = await raw(
+      port,
+      'GET http://a.test/abs?x=1 HTTP/1.1\r\nHost: other.test\r\n\r\n',
+      /path \/\S+$/,
+    );
+    assert.match(reply, /^HTTP\/1\.1 200 /);
+    assert.deepEqual([seen[0]?.url, seen[0]?.headers.host], ['/abs?x=1', 'a.test']);
+  });
 });

@@ -259,9 +259,58 @@ describe('request parser', () => {
       const outcome = parse([text.slice(0, 30), text.slice(30)]);
       if (outcome.error !== undefined) {
         refused++;
-        assert.ok([400, 405, 417, 431, 505].includes(outcome.error.status), JSON.stringify(outcome.error));
+        assert.ok(
+          [400, 405, 414, 417, 431, 501, 505].includes(outcome.error.status),
+          JSON.stringify(outcome.error),
+        );
       }
     }
     assert.ok(refused > 0);
+  });
+
+  it('refuses a second Host and Host values that are not host[:port]', () => {
+    refusedWith('GET / HTTP/1.1\r\nHost: a.test\r\nHost: b.test\r\n\r\n', 400);
+    refusedWith('GET / HTTP/1.1\r\nHost: a.test/../x y\r\n\r\n', 400);
+    refusedWith('GET / HTTP/1.1\r\nHost: a.test/x\r\n\r\n', 400);
+    refusedWith('GET / HTTP/1.1\r\nHost: a"b\r\n\r\n', 400);
+    refusedWith('GET / HTTP/1.1\r\nHost: a.test:80x\r\n\r\n', 400);
+    for (const host of ['a.test', 'a.test:8080', '127.0.0.1:80', '[::1]:80', '', 'xn--bcher-kva.example']) {
+      const { requests, error } = parse([`GET / HTTP/1.1\r\nHost: ${host}\r\n\r\n`]);
+      assert.equal(error, undefined, host);
+      assert.equal(requests.length, 1);
+    }
+  });
+
+  it('accepts origin-form, OPTIONS *, and absolute-form (turned into origin-form and its Host)', () => {
+    refusedWith('GET * HTTP/1.1\r\nhost: x\r\n\r\n', 400);
+    refusedWith('GET foo HTTP/1.1\r\nhost: x\r\n\r\n', 400);
+    refusedWith('GET /\xff\xfe HTTP/1.1\r\nhost: x\r\n\r\n', 400);
+    refusedWith('GET ftp://a.test/ HTTP/1.1\r\nhost: x\r\n\r\n', 400);
+    refusedWith('GET http:///p HTTP/1.1\r\nhost: x\r\n\r\n', 400);
+    assert.equal(parse(['OPTIONS * HTTP/1.1\r\nhost: x\r\n\r\n']).requests[0]?.head.target, '*');
+    const absolute = parse(['GET http://other.test:81/p?q=1 HTTP/1.1\r\nHost: a.test\r\nx: y\r\n\r\n']);
+    assert.equal(absolute.requests[0]?.head.target, '/p?q=1');
+    assert.deepEqual(absolute.requests[0]?.head.rawHeaders, ['Host', 'other.test:81', 'x', 'y']);
+    assert.equal(parse(['GET HTTP://b.test HTTP/1.1\r\nhost: a\r\n\r\n']).requests[0]?.head.target, '/');
+    const http10 = parse(['GET http://c.test/x HTTP/1.0\r\n\r\n']).requests[0]?.head;
+    assert.deepEqual([http10?.target, http10?.rawHeaders], ['/x', ['Host', 'c.test']]);
+  });
+
+  it('answers 501 to transfer-codings before chunked, 400 to transfer-encoding in HTTP/1.0', () => {
+    refusedWith('POST / HTTP/1.1\r\nhost: x\r\ntransfer-encoding: gzip, chunked\r\n\r\n', 501);
+    refusedWith(
+      'POST / HTTP/1.1\r\nhost: x\r\ntransfer-encoding: gzip\r\ntransfer-encoding: chunked\r\n\r\n',
+      501,
+    );
+    refusedWith('POST / HTTP/1.0\r\ntransfer-encoding: chunked\r\n\r\n0\r\n\r\n', 400);
+  });
+
+  it('refuses a head with bare-LF line ends at once, and an over-long request line with 414', () => {
+    // No blank line ever comes, yet the refusal does not wait for one.
+    refusedWith('GET / HTTP/1.1\nHost: a.test\n\n', 400);
+    refusedWith('GET / HTTP/1.1\r\nHost: a.test\n', 400);
+    const long = `GET /${'a'.repeat(1100)} HTTP/1.1\r\nhost: x\r\n\r\n`;
+    assert.equal(parse([long]).error?.status, 414);
+    assert.equal(parse([long.slice(0, 1060)]).error?.status, 414);
   });
 });
