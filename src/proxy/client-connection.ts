@@ -152,7 +152,9 @@ export class ClientConnection implements RequestParserSink, ResponseConnection {
     }
     if (!this.started && this.request === undefined) {
       this.started = true;
-      this.since = this.host.clock;
+      // A new connection's head is timed from the accept (a client cannot reset it by trickling a byte late);
+      // on a keep-alive connection the idle phase ends here (bounded by the keep-alive timeout already).
+      if (this.served) this.since = this.host.clock;
     }
     this.parse(chunk, 0);
   }

@@ -1,8 +1,9 @@
 // What a client cannot make the proxy's HTTP/1.1 server hold: answers to pipelined requests it does not read,
 // sockets it does not close after a refusal or a closing answer, and bytes it sends while an upgrade is pending.
 import assert from 'node:assert/strict';
-import { type AddressInfo, connect, type Socket } from 'node:net';
+import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
 import { describe, it } from 'node:test';
+import { ClientConnection } from '../../src/proxy/client-connection.js';
 import type { ClientResponse } from '../../src/proxy/client-response.js';
 import {
   type ClientServer,
@@ -153,5 +154,35 @@ describe('proxy HTTP/1.1 server limits', { timeout: 20_000 }, () => {
     await closed;
     assert.match(client.answer(), /^HTTP\/1\.1 408 /);
     client.socket.destroy();
+  });
+
+  it("times a new connection's head from the accept, not from its first byte", async () => {
+    // A connection driven by hand: the sweep runs on a clock this test sets.
+    const host = {
+      limits: { maxHeaderSize: 4096, maxHeadersCount: 50 },
+      clock: 0,
+      closing: false,
+      onRequest: () => {},
+      onUpgrade: () => {},
+      forget: () => {},
+    };
+    let connection: ClientConnection | undefined;
+    const server = createServer((socket) => {
+      connection = new ClientConnection(socket, host);
+    });
+    await new Promise<void>((resolve) => server.listen({ host: '127.0.0.1', port: 0 }, resolve));
+    const client = stubborn((server.address() as AddressInfo).port, '');
+    while (connection === undefined) await sleep(10);
+    // The first byte comes 900 ms after the accept; the head timeout is 1000 ms.
+    host.clock = 900;
+    client.socket.write('G');
+    while (connection.idle) await sleep(10);
+    host.clock = 1000;
+    connection.sweep(1000, 10_000, 10_000);
+    while (!client.answer().includes('\r\n\r\n')) await sleep(10);
+    assert.match(client.answer(), /^HTTP\/1\.1 408 /);
+    client.socket.destroy();
+    connection.socket.destroy();
+    await new Promise((resolve) => server.close(resolve));
   });
 });
