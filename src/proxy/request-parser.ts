@@ -51,6 +51,8 @@ const HTAB = 9;
 const CR = 13;
 const LF = 10;
 const MAX_CHUNK_LINE = 4096;
+/** Chunk-extension bytes allowed per message (they are dropped, but reading them costs CPU). */
+const MAX_CHUNK_EXTENSIONS = 16 * 1024;
 const CRLFCRLF = Buffer.from('\r\n\r\n');
 
 // RFC 9110 token characters, indexed by char code.
@@ -135,6 +137,11 @@ function parseChunkSize(line: string): number {
   // Only whitespace before extensions (BWS); anything else after the digits is malformed.
   while (i < line.length && (line.charCodeAt(i) === SP || line.charCodeAt(i) === HTAB)) i++;
   if (i < line.length && line.charCodeAt(i) !== 59) return -1;
+  // No control bytes in extensions: a bare CR there could end the line for another parser.
+  for (let k = i + 1; k < line.length; k++) {
+    const c = line.charCodeAt(k);
+    if ((c < SP && c !== HTAB) || c === 127) return -1;
+  }
   return size;
 }
 
@@ -288,6 +295,7 @@ export class RequestParser {
   private line = '';
   private remaining = 0;
   private trailerBytes = 0;
+  private extensionBytes = 0;
 
   constructor(
     private readonly limits: RequestHeadLimits,
@@ -405,8 +413,10 @@ export class RequestParser {
     this.partial = undefined;
     if ('status' in head) return this.refuse(head.status, head.reason);
     if (head.upgrade) this.state = STOPPED;
-    else if (head.bodyLength === CHUNKED_REQUEST) this.state = CHUNK_SIZE;
-    else if (head.bodyLength > 0) {
+    else if (head.bodyLength === CHUNKED_REQUEST) {
+      this.state = CHUNK_SIZE;
+      this.extensionBytes = 0;
+    } else if (head.bodyLength > 0) {
       this.state = BODY;
       this.remaining = head.bodyLength;
     }
@@ -443,9 +453,15 @@ export class RequestParser {
       if (this.trailerBytes > this.limits.maxHeaderSize) return this.refuse(431, 'trailers too large');
       const colon = text.indexOf(':');
       if (colon <= 0 || !isToken(text, 0, colon)) return this.refuse(400, 'malformed trailer line');
+      if (!isValidFieldValue(text.slice(colon + 1).trim())) return this.refuse(400, 'invalid trailer value');
     } else {
       const size = parseChunkSize(text);
       if (size < 0) return this.refuse(400, 'malformed chunk size');
+      const semicolon = text.indexOf(';');
+      if (semicolon !== -1) {
+        this.extensionBytes += text.length - semicolon;
+        if (this.extensionBytes > MAX_CHUNK_EXTENSIONS) return this.refuse(400, 'too many chunk extensions');
+      }
       if (size === 0) {
         this.state = TRAILERS;
         this.trailerBytes = 0;

@@ -313,4 +313,14 @@ describe('request parser', () => {
     assert.equal(parse([long]).error?.status, 414);
     assert.equal(parse([long.slice(0, 1060)]).error?.status, 414);
   });
+
+  it('refuses control bytes in chunk extensions and trailers, and too many extension bytes', () => {
+    const head = 'POST / HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\n\r\n';
+    refusedWith(`${head}3;a\rb\r\nabc\r\n0\r\n\r\n`, 400);
+    refusedWith(`${head}3\r\nabc\r\n0\r\nx-t: a\x01b\r\n\r\n`, 400);
+    const fine = parse([`${head}3 ;a=b\r\nabc\r\n0\r\nx-t: ok\r\n\r\n`]);
+    assert.deepEqual([fine.error, fine.requests[0]?.body, fine.requests[0]?.ended], [undefined, 'abc', true]);
+    const ext = `;e=${'v'.repeat(1000)}`;
+    assert.equal(parse([head, `1${ext}\r\na\r\n`.repeat(20)]).error?.status, 400);
+  });
 });
