@@ -10,6 +10,8 @@ export interface LoadResult {
   p50Ms: number;
   p99Ms: number;
   errors: number;
+  /** CPU time of the serving process per request (filled in by the caller that knows the process). */
+  cpuUsPerRequest?: number;
 }
 
 export function percentile(sorted: number[], p: number): number {

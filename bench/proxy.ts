@@ -2,7 +2,8 @@
 // same node:http backend, same load generator, same run. Prints throughput, p50/p99, and p99 latency added
 // over a direct request at a fixed 1,000 requests/s. Bounded: about 80 s.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,6 +13,8 @@ const ROUNDS = 5;
 const THROUGHPUT_SECONDS = 2;
 const FIXED_RATE_SECONDS = 2;
 const FIXED_RATE = 1000;
+/** Each fixed-rate round first fills the client's connection pool at the same rate (counted in CPU time). */
+const FIXED_RATE_WARMUP_SECONDS = 0.5;
 const CONNECTIONS = 50;
 const WARMUP_SECONDS = 2;
 
@@ -32,8 +35,55 @@ function has(command: string): boolean {
   }
 }
 
-/** Starts a child and resolves with the port it reports on stdout/stderr. */
-function startChild(command: string, args: string[], pattern: RegExp): Promise<number> {
+/** What is measured: a name, its port, and the process whose CPU time it costs (when known). */
+interface Target {
+  name: string;
+  port: number;
+  /** The process serving the port; a function when it is found only once it runs (nginx's worker). */
+  pid: () => number | undefined;
+}
+
+const CLOCK_TICKS = ((): number => {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
+  } catch {
+    return 100;
+  }
+})();
+
+/** User + system CPU time of a process in microseconds (Linux /proc), or undefined elsewhere. */
+function cpuMicros(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1e6) / CLOCK_TICKS;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The first child process of `parent` (nginx's single worker), found through /proc. */
+function childOf(parent: number | undefined): number | undefined {
+  if (parent === undefined) return undefined;
+  try {
+    for (const entry of readdirSync('/proc')) {
+      if (!/^\d+$/.test(entry)) continue;
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === parent) return Number(entry);
+    }
+  } catch {
+    // Not Linux, or the process list changed under us: no CPU figure.
+  }
+  return undefined;
+}
+
+/** Starts a child and resolves with the port it reports on stdout/stderr, and its pid. */
+function startChild(
+  command: string,
+  args: string[],
+  pattern: RegExp,
+): Promise<{ port: number; pid: number | undefined }> {
   const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
   return new Promise((resolve, reject) => {
@@ -41,7 +91,7 @@ function startChild(command: string, args: string[], pattern: RegExp): Promise<n
     const onData = (c: Buffer): void => {
       seen += c.toString();
       const m = pattern.exec(seen);
-      if (m !== null) resolve(Number(m[1]));
+      if (m !== null) resolve({ port: Number(m[1]), pid: child.pid });
     };
     child.stdout?.on('data', onData);
     child.stderr?.on('data', onData);
@@ -49,8 +99,23 @@ function startChild(command: string, args: string[], pattern: RegExp): Promise<n
   });
 }
 
-function startNginx(backendPort: number, dir: string): Promise<number> {
-  const port = 20000 + Math.floor(Math.random() * 20000);
+/** A port free on loopback right now (the OS picks it), for nginx, which cannot report one it chose. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createNetServer();
+    server.once('error', reject);
+    server.listen({ host: '127.0.0.1', port: 0 }, () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function startNginx(
+  backendPort: number,
+  dir: string,
+): Promise<{ port: number; pid: number | undefined }> {
+  const port = await freePort();
   for (const d of ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'])
     rmSync(join(dir, d), { force: true, recursive: true });
   writeFileSync(
@@ -84,14 +149,22 @@ http {
   });
   children.push(child);
   return new Promise((resolve, reject) => {
-    child.on('exit', (code) => reject(new Error(`nginx exited (${code})`)));
+    child.on('exit', (code) => {
+      let log = '';
+      try {
+        log = readFileSync(join(dir, 'error.log'), 'utf8');
+      } catch {
+        // No log written.
+      }
+      reject(new Error(`nginx exited (${code}): ${log}`));
+    });
     // nginx prints nothing when ready: poll until it answers.
     const poll = async (): Promise<void> => {
       for (let i = 0; i < 50; i++) {
         try {
           const res = await fetch(`http://127.0.0.1:${port}/`);
           await res.arrayBuffer();
-          resolve(port);
+          resolve({ port, pid: child.pid });
           return;
         } catch {
           await new Promise((r) => setTimeout(r, 100));
@@ -175,16 +248,29 @@ function pairedMedian(
   return median(xs.map((x, i) => compare(x, ys[i]!)));
 }
 
-/** Runs `measure` on every target, ROUNDS times interleaved (the order rotating each round). */
+/**
+ * Runs `measure` (for `seconds`) on every target, ROUNDS times interleaved (the order rotating each round),
+ * and charges each round the serving process's CPU time per request: unlike req/s, that hardly depends on
+ * how much of the shared machine the process got.
+ */
 async function rounds(
-  targets: [string, number][],
+  targets: Target[],
+  seconds: number,
   measure: (port: number) => Promise<LoadResult>,
 ): Promise<RoundResults> {
-  const results = new Map<string, LoadResult[]>(targets.map(([name]) => [name, []]));
+  const results = new Map<string, LoadResult[]>(targets.map(({ name }) => [name, []]));
   for (let r = 0; r < ROUNDS; r++) {
     // Rotating the order keeps any target from always running first (or last) in a round.
     const order = [...targets.slice(r % targets.length), ...targets.slice(0, r % targets.length)];
-    for (const [name, port] of order) results.get(name)!.push(await measure(port));
+    for (const target of order) {
+      const pid = target.pid();
+      const before = cpuMicros(pid);
+      const result = await measure(target.port);
+      const after = cpuMicros(pid);
+      const requests = result.requestsPerSecond * seconds;
+      const cpu = before === undefined || after === undefined ? Number.NaN : (after - before) / requests;
+      results.get(target.name)!.push({ ...result, cpuUsPerRequest: cpu });
+    }
   }
   const out = new Map<string, LoadResult>();
   for (const [name, list] of results) {
@@ -193,6 +279,7 @@ async function rounds(
       p50Ms: median(list.map((x) => x.p50Ms)),
       p99Ms: median(list.map((x) => x.p99Ms)),
       errors: list.reduce((sum, x) => sum + x.errors, 0),
+      cpuUsPerRequest: median(list.map((x) => x.cpuUsPerRequest ?? Number.NaN)),
     });
   }
   return { medians: out, perRound: results };
@@ -201,7 +288,8 @@ async function rounds(
 const fmt = (n: number, digits = 2): string => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
 
 function row(name: string, r: LoadResult): string {
-  return `${name.padEnd(22)} ${fmt(r.requestsPerSecond, 0).padStart(9)} req/s   p50 ${fmt(r.p50Ms).padStart(7)} ms   p99 ${fmt(r.p99Ms).padStart(7)} ms   errors ${r.errors}`;
+  const cpu = `cpu ${fmt(r.cpuUsPerRequest ?? Number.NaN, 1).padStart(6)} us/req`;
+  return `${name.padEnd(22)} ${fmt(r.requestsPerSecond, 0).padStart(9)} req/s   p50 ${fmt(r.p50Ms).padStart(7)} ms   p99 ${fmt(r.p99Ms).padStart(7)} ms   ${cpu}   errors ${r.errors}`;
 }
 
 const load = (): string =>
@@ -214,26 +302,31 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'portico-bench-'));
   try {
     const tsx = ['--import', 'tsx'];
-    const backendPort = await startChild(
+    const backend = await startChild(
       process.execPath,
       [...tsx, join(here, 'backend.ts')],
       /listening on [\d.]+:(\d+)/,
     );
     const configFile = join(dir, 'fleet.json');
+    const backendPort = backend.port;
     writeFileSync(configFile, JSON.stringify(fleetConfig(backendPort)));
     // The proxy runs from the build (dist/), as in production: no TypeScript loader in the measured process.
-    const porticoPort = await startChild(
+    const portico = await startChild(
       process.execPath,
       ['--input-type=module', '-e', STATIC_PROXY, configFile, join(here, '../dist/proxy/index.js')],
       /listening: port-80 on [\d.]+:(\d+)/,
     );
-    const nginxPort = has('nginx') ? await startNginx(backendPort, dir) : undefined;
+    const nginx = has('nginx') ? await startNginx(backendPort, dir) : undefined;
+    const nginxPort = nginx?.port;
     const useWrk = has('wrk');
     const closedLoop = useWrk ? closedLoopWrk : closedLoopNode;
-    const targets: [string, number][] = [
-      ['backend direct', backendPort],
-      ['portico', porticoPort],
-      ...(nginxPort === undefined ? [] : ([['nginx (1 worker)', nginxPort]] as [string, number][])),
+    const targets: Target[] = [
+      { name: 'backend direct', port: backendPort, pid: () => backend.pid },
+      { name: 'portico', port: portico.port, pid: () => portico.pid },
+      // nginx's master only supervises: its one worker does the proxying.
+      ...(nginx === undefined
+        ? []
+        : [{ name: 'nginx (1 worker)', port: nginx.port, pid: () => childOf(nginx.pid) }]),
     ];
     if (nginxPort === undefined) console.log('nginx not installed: measuring Portico only');
     // The machine is shared: rounds interleave the targets and the median round is reported, so a burst of
@@ -242,9 +335,11 @@ async function main(): Promise<void> {
       `\nthroughput: ${useWrk ? 'wrk' : 'node closed loop'}, ${CONNECTIONS} keep-alive connections, median of ${ROUNDS} rounds of ${THROUGHPUT_SECONDS} s`,
     );
     // Equal warm-up for every target (a fresh Node process needs traffic before its JIT settles).
-    for (const [, port] of targets) await closedLoop(port, CONNECTIONS, WARMUP_SECONDS);
-    const throughput = await rounds(targets, (port) => closedLoop(port, CONNECTIONS, THROUGHPUT_SECONDS));
-    for (const [name] of targets) console.log(row(name, throughput.medians.get(name)!));
+    for (const { port } of targets) await closedLoop(port, CONNECTIONS, WARMUP_SECONDS);
+    const throughput = await rounds(targets, THROUGHPUT_SECONDS, (port) =>
+      closedLoop(port, CONNECTIONS, THROUGHPUT_SECONDS),
+    );
+    for (const { name } of targets) console.log(row(name, throughput.medians.get(name)!));
     if (nginxPort !== undefined) {
       const ratio = pairedMedian(
         throughput,
@@ -255,15 +350,25 @@ async function main(): Promise<void> {
       console.log(
         `portico / nginx throughput: ${fmt(ratio, 1)} % (median of per-round ratios; target >= 60 %)`,
       );
+      const cpuRatio = pairedMedian(
+        throughput,
+        'portico',
+        'nginx (1 worker)',
+        (p, n) => ((n.cpuUsPerRequest ?? Number.NaN) / (p.cpuUsPerRequest ?? Number.NaN)) * 100,
+      );
+      // The CPU figure is steadier on a busy machine: nginx's CPU per request over Portico's.
+      console.log(`portico / nginx by CPU per request: ${fmt(cpuRatio, 1)} % (median of per-round ratios)`);
     }
 
     console.log(
       `\nlatency at a fixed ${FIXED_RATE} req/s (node open loop), median of ${ROUNDS} rounds of ${FIXED_RATE_SECONDS} s`,
     );
     // A fresh Node process needs about 2 s of traffic (JIT, pools) before its latency is steady.
-    for (const [, port] of targets) await fixedRate(port, FIXED_RATE, 1.5, 0);
-    const fixed = await rounds(targets, (port) => fixedRate(port, FIXED_RATE, FIXED_RATE_SECONDS));
-    for (const [name] of targets) console.log(row(name, fixed.medians.get(name)!));
+    for (const { port } of targets) await fixedRate(port, FIXED_RATE, 1.5, 0);
+    const fixed = await rounds(targets, FIXED_RATE_SECONDS + FIXED_RATE_WARMUP_SECONDS, (port) =>
+      fixedRate(port, FIXED_RATE, FIXED_RATE_SECONDS, FIXED_RATE_WARMUP_SECONDS),
+    );
+    for (const { name } of targets) console.log(row(name, fixed.medians.get(name)!));
     // Added latency: each round's proxy figure minus the same round's direct figure, median over rounds.
     const added = (name: string): string => {
       const p50 = pairedMedian(fixed, name, 'backend direct', (r, d) => r.p50Ms - d.p50Ms);

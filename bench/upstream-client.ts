@@ -99,11 +99,12 @@ const viaPortico = createServer((req, res) => {
       }
       res.writeHead(status, out);
     },
+    // The client's chunks are views of its read buffer: node:http may keep them, so copies go out.
     onUpstreamData(chunk: Buffer) {
-      return res.write(chunk);
+      return res.write(Buffer.from(chunk));
     },
     onUpstreamEnd(last: Buffer | undefined) {
-      res.end(last);
+      res.end(last === undefined ? undefined : Buffer.from(last));
     },
     onUpstreamError() {
       res.destroy();

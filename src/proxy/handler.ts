@@ -1,8 +1,10 @@
 // Answers one HTTP request: local responses, redirects, and forwarding with streaming in both directions,
 // route/backend timeouts, client-abort cancellation and the DESIGN.md §6 status codes.
-import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { Endpoint } from '../ir/fleet-config.js';
+import type { ClientRequest } from './client-request.js';
+import type { ClientResponse, ResponseListener } from './client-response.js';
+import { cancel, Deadline, schedule } from './deadlines.js';
 import {
   applyHeaderModifier,
   DROP_FROM_RESPONSE,
@@ -10,22 +12,14 @@ import {
   hopByHopFree,
   responseHeaders,
 } from './headers.js';
-import {
-  CHUNKED_BODY,
-  type HeadOptions,
-  NO_BODY,
-  requestBodyFraming,
-  requestHeadFromMap,
-  requestHeadFromRaw,
-  sendable,
-} from './request-head.js';
+import { type HeadOptions, requestHeadFromMap, requestHeadFromRaw, sendable } from './request-head.js';
 import { type ForwardPlan, resolveRequest, upstreamHeaders } from './resolve.js';
 import type { ListenerContext, ProxyRuntime } from './runtime.js';
 import { endpointKey } from './snapshot.js';
 import { type UpstreamError, UpstreamExchange, type UpstreamSink } from './upstream-client.js';
 
 /** An empty-bodied answer from the proxy itself; `close` while draining or when the listener goes away. */
-export function respondLocally(res: ServerResponse, status: number, close: boolean, location?: string): void {
+export function respondLocally(res: ClientResponse, status: number, close: boolean, location?: string): void {
   if (res.headersSent) {
     res.destroy();
     return;
@@ -34,7 +28,7 @@ export function respondLocally(res: ServerResponse, status: number, close: boole
   if (location !== undefined) headers.push('location', location);
   if (close) headers.push('connection', 'close');
   try {
-    res.writeHead(status, headers);
+    res.writeHead(status, headers, location !== undefined);
   } catch {
     // Only a location built from odd request bytes can be refused: answer without it.
     res.writeHead(500, ['server', 'portico', 'content-length', '0']);
@@ -42,8 +36,8 @@ export function respondLocally(res: ServerResponse, status: number, close: boole
   res.end();
 }
 
-/** Header lines from an object (HTTP header bytes are latin1). */
-function flatHeaders(raw: IncomingHttpHeaders): string[] {
+/** Header lines from a header map. */
+function flatHeaders(raw: HeaderMap): string[] {
   const flat: string[] = [];
   for (const name in raw) {
     const value = raw[name];
@@ -63,11 +57,9 @@ class Forwarding implements UpstreamSink {
   private finished = false;
   private responded = false;
   private retriesLeft = 2;
-  /** A 'drain' listener is waiting to resume the upstream (one at most). */
-  private awaitingDrain = false;
   private startedAt = 0;
-  private routeTimer: NodeJS.Timeout | undefined = undefined;
-  private backendTimer: NodeJS.Timeout | undefined = undefined;
+  private readonly routeDeadline: Deadline | undefined = undefined;
+  private backendDeadline: Deadline | undefined = undefined;
   private activeKey: string | undefined = undefined;
   private readonly bodyless: boolean;
   private readonly chunked: boolean;
@@ -78,20 +70,22 @@ class Forwarding implements UpstreamSink {
   constructor(
     private readonly rt: ProxyRuntime,
     private readonly plan: ForwardPlan,
-    private readonly req: IncomingMessage,
-    private readonly res: ServerResponse,
+    private readonly req: ClientRequest,
+    private readonly res: ClientResponse,
     private readonly closing: boolean,
     private readonly proto: 'http' | 'https',
+    /** When the request arrived (performance.now()). */
+    now: number,
   ) {
-    this.method = req.method ?? 'GET';
-    const framing = requestBodyFraming(req.rawHeaders);
-    this.bodyless = framing === NO_BODY;
+    this.method = req.method;
+    this.bodyless = req.body === null;
     // A chunked client body is re-framed by us; its length is unknown, so no content-length goes along.
-    this.chunked = framing === CHUNKED_BODY;
-    // A client that resets mid-upload makes the body stream error; the upstream request is cancelled anyway.
-    if (!this.bodyless) req.on('error', ignore);
+    this.chunked = req.chunked;
     // 0 is the Gateway API's "no timeout".
-    if (plan.action.timeoutMs > 0) this.routeTimer = setTimeout(onTimeout, plan.action.timeoutMs, this);
+    if (plan.action.timeoutMs > 0) {
+      this.routeDeadline = new Deadline(this);
+      schedule(this.routeDeadline, plan.action.timeoutMs, now);
+    }
   }
 
   start(): void {
@@ -120,8 +114,8 @@ class Forwarding implements UpstreamSink {
     this.startedAt = performance.now();
     const backendTimeoutMs = this.plan.action.backendTimeoutMs;
     if (backendTimeoutMs !== undefined && backendTimeoutMs > 0) {
-      clearTimeout(this.backendTimer);
-      this.backendTimer = setTimeout(onTimeout, backendTimeoutMs, this);
+      this.backendDeadline ??= new Deadline(this);
+      schedule(this.backendDeadline, backendTimeoutMs, this.startedAt);
     }
     const pool = rt.pools.get(endpoint);
     const plan = this.plan;
@@ -132,19 +126,14 @@ class Forwarding implements UpstreamSink {
       timeoutMs: plan.action.timeoutMs,
       hostRewrite: plan.hostRewrite,
       chunked: this.chunked,
+      contentLength: this.req.contentLength,
       authority: pool.authority,
     };
     const head =
       this.headers === undefined
         ? requestHeadFromRaw(this.req, options)
         : requestHeadFromMap(this.headers, options);
-    this.exchange = new UpstreamExchange(
-      head,
-      this.bodyless ? null : this.req,
-      this.chunked,
-      this.method === 'HEAD',
-      this,
-    );
+    this.exchange = new UpstreamExchange(head, this.req.body, this.chunked, this.method === 'HEAD', this);
     pool.send(this.exchange);
   }
 
@@ -160,8 +149,8 @@ class Forwarding implements UpstreamSink {
 
   finish(): void {
     this.finished = true;
-    clearTimeout(this.routeTimer);
-    clearTimeout(this.backendTimer);
+    if (this.routeDeadline !== undefined) cancel(this.routeDeadline);
+    if (this.backendDeadline !== undefined) cancel(this.backendDeadline);
   }
 
   timeout(): void {
@@ -183,7 +172,7 @@ class Forwarding implements UpstreamSink {
   }
 
   onUpstreamHead(status: number, rawHeaders: string[]): void {
-    clearTimeout(this.backendTimer);
+    if (this.backendDeadline !== undefined) cancel(this.backendDeadline);
     this.responded = true;
     if (this.finished) {
       this.exchange?.cancel();
@@ -218,22 +207,17 @@ class Forwarding implements UpstreamSink {
     headers.server = 'portico';
     headers['x-portico-upstream-service-time'] = serviceTime;
     if (close) headers.connection = 'close';
-    this.res.writeHead(status, flatHeaders(headers));
+    // Filters may have set values Node would refuse to send: checked here (a throw becomes a 502).
+    this.res.writeHead(status, flatHeaders(headers), true);
   }
 
   onUpstreamData(chunk: Buffer): boolean {
     if (this.finished) return true;
-    // Backpressure: stop reading from the upstream while the client is slower.
-    if (this.res.write(chunk)) return true;
-    if (!this.awaitingDrain) {
-      this.awaitingDrain = true;
-      this.res.once('drain', resumeUpstream);
-    }
-    return false;
+    // Backpressure: stop reading from the upstream while the client is slower (resumed on drain).
+    return this.res.write(chunk);
   }
 
   resume(): void {
-    this.awaitingDrain = false;
     this.exchange?.resume();
   }
 
@@ -268,66 +252,54 @@ class Forwarding implements UpstreamSink {
   }
 }
 
-/** Per request: what the response's close handler needs. */
-class Answer {
+/** Per request: hears the response's drain and close (metrics, cancelling the upstream exchange). */
+class Answer implements ResponseListener {
   routeName = '-';
   forwarding: Forwarding | undefined = undefined;
   constructor(
     readonly rt: ProxyRuntime,
     readonly listener: string,
+    readonly res: ClientResponse,
     readonly started: number,
   ) {}
-}
 
-// Shared callbacks instead of per-request closures; the response finds its Answer through this property.
-const ANSWER = Symbol('portico.answer');
-type AnsweredResponse = ServerResponse & { [ANSWER]?: Answer };
-function ignore(): void {}
-function onTimeout(forwarding: Forwarding): void {
-  forwarding.timeout();
-}
-function onResponseClose(this: AnsweredResponse): void {
-  const answer = this[ANSWER]!;
-  // The client went away (or we gave up): cancel the upstream request.
-  answer.forwarding?.clientClosed();
-  const metrics = answer.rt.metrics;
-  metrics.requestFinished();
-  metrics.request(
-    answer.listener,
-    answer.routeName,
-    this.statusCode,
-    (performance.now() - answer.started) / 1000,
-  );
-}
-function resumeUpstream(this: AnsweredResponse): void {
-  this[ANSWER]?.forwarding?.resume();
+  onResponseDrain(): void {
+    this.forwarding?.resume();
+  }
+
+  onResponseClose(): void {
+    // The client went away (or we gave up): cancel the upstream request.
+    this.forwarding?.clientClosed();
+    const metrics = this.rt.metrics;
+    metrics.requestFinished();
+    metrics.request(
+      this.listener,
+      this.routeName,
+      this.res.statusCode,
+      (performance.now() - this.started) / 1000,
+    );
+  }
 }
 
 export function handleRequest(
   rt: ProxyRuntime,
   listener: ListenerContext,
-  req: IncomingMessage,
-  res: ServerResponse,
+  req: ClientRequest,
+  res: ClientResponse,
 ): void {
   const listenerName = listener.name;
   const snapshot = rt.snapshot;
   rt.metrics.requestStarted();
-  const answer = new Answer(rt, listenerName, performance.now());
-  (res as AnsweredResponse)[ANSWER] = answer;
-  res.on('close', onResponseClose);
+  const answer = new Answer(rt, listenerName, res, performance.now());
+  res.listener = answer;
   // While draining, every response asks the client to go elsewhere for its next request.
   const close = rt.draining || listener.closing;
-  // Node truncates headers beyond maxHeadersCount (set one higher), so more than the limit means too many.
-  if (req.rawHeaders.length > rt.options.limits.maxHeadersCount * 2) {
-    respondLocally(res, 431, close);
-    return;
-  }
   const plan = resolveRequest(rt, snapshot, listenerName, listener.proto, req);
   answer.routeName = plan.routeName;
   if (plan.kind === 'local') respondLocally(res, plan.status, close);
   else if (plan.kind === 'redirect') respondLocally(res, plan.status, close, plan.location);
   else {
-    const forwarding = new Forwarding(rt, plan, req, res, close, listener.proto);
+    const forwarding = new Forwarding(rt, plan, req, res, close, listener.proto, answer.started);
     answer.forwarding = forwarding;
     forwarding.start();
   }

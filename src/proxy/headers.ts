@@ -24,6 +24,9 @@ const PROXY_OWNED = new Set([
   'x-portico-expected-rq-timeout-ms',
 ]);
 
+/** Connection may not list these: framing and Host are the proxy's to write, never a client's to remove. */
+const NOT_LISTABLE = new Set(['content-length', 'transfer-encoding', 'host']);
+
 /**
  * Header names the Connection header lists (hop-by-hop too), lower case; undefined when none. The usual
  * `keep-alive` and `close` are connection options, dropped as hop-by-hop anyway: no set for them.
@@ -37,7 +40,7 @@ export function connectionListed(raw: string[]): Set<string> | undefined {
     if (value === 'keep-alive' || value === 'close' || value === 'Keep-Alive' || value === 'Close') continue;
     for (const token of value.split(',')) {
       const t = token.trim().toLowerCase();
-      if (t === '' || t === 'keep-alive' || t === 'close') continue;
+      if (t === '' || t === 'keep-alive' || t === 'close' || NOT_LISTABLE.has(t)) continue;
       listed ??= new Set();
       listed.add(t);
     }

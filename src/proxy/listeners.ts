@@ -1,9 +1,8 @@
 // One bound socket per Listener: an HTTP or HTTPS server with the hardening limits, connection accounting,
 // malformed-input handling, and graceful removal.
-import { createServer as createHttpServer, type Server, STATUS_CODES } from 'node:http';
-import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
-import type { AddressInfo, Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import type { Listener } from '../ir/fleet-config.js';
+import { type ClientServer, createClientServer } from './client-server.js';
 import { handleRequest } from './handler.js';
 import type { ListenerContext, ProxyRuntime } from './runtime.js';
 import { type CertificateTable, selectCertificate } from './tls.js';
@@ -12,7 +11,7 @@ import { handleUpgrade } from './upgrade.js';
 export interface BoundListener {
   context: ListenerContext;
   protocol: Listener['protocol'];
-  server: Server;
+  server: ClientServer;
   address: string;
   port: number;
   /** HTTPS only: replaced on each apply; the SNI callback reads the current one. */
@@ -21,55 +20,36 @@ export interface BoundListener {
   defaultCertificate?: string;
 }
 
-/** Parse errors, oversize heads and slow clients: answer once, close, never crash. */
-function onClientError(error: NodeJS.ErrnoException, socket: Socket): void {
-  const inProgress = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
-  if (error.code === 'ECONNRESET' || !socket.writable || inProgress?.headersSent === true) {
-    socket.destroy();
-    return;
-  }
-  const status =
-    error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
-  socket.end(
-    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nserver: portico\r\ncontent-length: 0\r\nconnection: close\r\n\r\n`,
-  );
-}
-
-function createListenerServer(rt: ProxyRuntime, bound: Omit<BoundListener, 'server'>): Server {
+function createListenerServer(rt: ProxyRuntime, bound: Omit<BoundListener, 'server'>): ClientServer {
   const { limits } = rt.options;
-  const base = {
+  const context = bound.context;
+  const name = context.name;
+  return createClientServer({
     maxHeaderSize: limits.maxHeaderSize,
-    headersTimeout: limits.headersTimeoutMs,
-    requestTimeout: limits.requestTimeoutMs,
-    keepAliveTimeout: limits.keepAliveTimeoutMs,
-    // How often headersTimeout/requestTimeout are enforced; Node's default (30 s) is too coarse.
-    connectionsCheckingInterval: Math.min(1000, limits.headersTimeoutMs),
-  };
-  const server: Server =
-    bound.protocol === 'HTTPS'
-      ? createHttpsServer({
-          ...base,
-          cert: bound.certificates?.fallbackSecret.certificatePem,
-          key: bound.certificates?.fallbackSecret.privateKeyPem,
-          SNICallback: (name, done) => {
-            const table = bound.certificates;
-            if (table === undefined) done(new Error('no certificates'));
-            else done(null, selectCertificate(table, name));
-          },
-        })
-      : createHttpServer(base);
-  server.keepAliveTimeout = limits.keepAliveTimeoutMs;
-  server.maxHeadersCount = limits.maxHeadersCount + 1;
-  if (limits.maxConnections > 0) server.maxConnections = limits.maxConnections;
-  server.on('request', (req, res) => handleRequest(rt, bound.context, req, res));
-  server.on('upgrade', (req, socket, head) => handleUpgrade(rt, bound.context, req, socket, head));
-  server.on('clientError', onClientError);
-  server.on('connection', (socket: Socket) => {
-    rt.metrics.connectionOpened(bound.context.name);
-    socket.on('close', () => rt.metrics.connectionClosed(bound.context.name));
+    maxHeadersCount: limits.maxHeadersCount,
+    headersTimeoutMs: limits.headersTimeoutMs,
+    requestTimeoutMs: limits.requestTimeoutMs,
+    keepAliveTimeoutMs: limits.keepAliveTimeoutMs,
+    maxConnections: limits.maxConnections,
+    tls:
+      bound.protocol === 'HTTPS'
+        ? {
+            cert: bound.certificates?.fallbackSecret.certificatePem,
+            key: bound.certificates?.fallbackSecret.privateKeyPem,
+            SNICallback: (serverName, done) => {
+              const table = bound.certificates;
+              if (table === undefined) done(new Error('no certificates'));
+              else done(null, selectCertificate(table, serverName));
+            },
+          }
+        : undefined,
+    onRequest: (req, res) => handleRequest(rt, context, req, res),
+    onUpgrade: (req, socket, head) => handleUpgrade(rt, context, req, socket, head),
+    onConnection: (socket) => {
+      rt.metrics.connectionOpened(name);
+      socket.on('close', () => rt.metrics.connectionClosed(name));
+    },
   });
-  if (bound.protocol === 'HTTPS') server.on('tlsClientError', (_error, socket: Socket) => socket.destroy());
-  return server;
 }
 
 export async function bindListener(
@@ -88,15 +68,20 @@ export async function bindListener(
   } satisfies Omit<BoundListener, 'server'> as BoundListener;
   const server = createListenerServer(rt, bound);
   bound.server = server;
+  const net = server.server;
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen({ host: rt.options.bindAddress, port }, () => {
-      server.off('error', reject);
+    net.once('error', (error) => {
+      // Also stops the server's timeout sweep.
+      server.close();
+      reject(error);
+    });
+    net.listen({ host: rt.options.bindAddress, port }, () => {
+      net.removeAllListeners('error');
       resolve();
     });
   });
-  server.on('error', (error) => rt.options.log(`listener ${listener.name}: ${error.message}`));
-  const address = server.address() as AddressInfo;
+  net.on('error', (error) => rt.options.log(`listener ${listener.name}: ${error.message}`));
+  const address = net.address() as AddressInfo;
   bound.port = address.port;
   bound.address = address.address;
   return bound;
@@ -107,7 +92,7 @@ export function updateCertificates(bound: BoundListener, certificates: Certifica
   bound.certificates = certificates;
   const secret = certificates.fallbackSecret;
   if (bound.defaultCertificate !== secret.certificatePem) {
-    (bound.server as HttpsServer).setSecureContext({
+    bound.server.setSecureContext({
       cert: secret.certificatePem,
       key: secret.privateKeyPem,
     });

@@ -1,9 +1,9 @@
 // The request head toward an upstream, as one string. The common case (no request header filters) is built
 // in one pass over the client's raw header lines; with filters, from the header map the filters edited.
-import { randomUUID } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
+import type { ClientRequest } from './client-request.js';
 import { clientIp, connectionListed, type HeaderMap, isInternalAddress } from './headers.js';
+import { nextRequestId } from './request-id.js';
 import { isHeaderName, isValidFieldValue } from './response-head.js';
 
 /** What the forwarding headers say about a client connection, computed once per connection. */
@@ -58,22 +58,6 @@ const SPECIAL = new Map<string, number>([
   ['content-length', CONTENT_LENGTH],
 ]);
 
-export const NO_BODY = 0;
-export const LENGTH_BODY = 1;
-export const CHUNKED_BODY = 2;
-
-/** How the client's request body is framed, from the raw lines (Node refuses requests with both). */
-export function requestBodyFraming(raw: string[]): number {
-  let framing = NO_BODY;
-  for (let i = 0; i < raw.length; i += 2) {
-    const name = raw[i]!;
-    if (name.length === 17 && name.toLowerCase() === 'transfer-encoding') return CHUNKED_BODY;
-    if (name.length === 14 && name.toLowerCase() === 'content-length' && raw[i + 1] !== '0')
-      framing = LENGTH_BODY;
-  }
-  return framing;
-}
-
 export interface HeadOptions {
   method: string;
   target: string;
@@ -84,12 +68,14 @@ export interface HeadOptions {
   hostRewrite: string | undefined;
   /** The body is re-framed as chunked (its length is unknown): no content-length goes along. */
   chunked: boolean;
+  /** The body length from the client's parsed Content-Length, -1 when it sent none (or is chunked). */
+  contentLength: number;
   /** Host header when the client sent none: the endpoint's `host:port`. */
   authority: string;
 }
 
 /** The head from the client's raw header lines: hop-by-hop and proxy-owned dropped, ours added. */
-export function requestHeadFromRaw(req: IncomingMessage, o: HeadOptions): string {
+export function requestHeadFromRaw(req: ClientRequest, o: HeadOptions): string {
   const raw = req.rawHeaders;
   const listed = connectionListed(raw);
   let head = `${o.method} ${o.target} HTTP/1.1\r\n`;
@@ -115,7 +101,8 @@ export function requestHeadFromRaw(req: IncomingMessage, o: HeadOptions): string
         continue;
       }
       if (kind === REQUEST_ID) requestId = true;
-      else if (kind === CONTENT_LENGTH && o.chunked) continue;
+      // Framing is written from the parsed length below, never copied from the client's line(s).
+      else if (kind === CONTENT_LENGTH) continue;
     }
     head += `${name}: ${value}\r\n`;
   }
@@ -123,11 +110,16 @@ export function requestHeadFromRaw(req: IncomingMessage, o: HeadOptions): string
   const client = clientFacts(req.socket);
   head += `x-forwarded-for: ${forwardedFor === undefined ? client.ip : `${forwardedFor}, ${client.ip}`}\r\n`;
   head += o.proto === 'https' ? 'x-forwarded-proto: https\r\n' : 'x-forwarded-proto: http\r\n';
-  if (!requestId) head += `x-request-id: ${randomUUID()}\r\n`;
+  if (!requestId) head += `x-request-id: ${nextRequestId()}\r\n`;
   head += client.originLine;
   if (o.timeoutMs > 0) head += `x-portico-expected-rq-timeout-ms: ${o.timeoutMs}\r\n`;
-  if (o.chunked) head += 'transfer-encoding: chunked\r\n';
-  return `${head}\r\n`;
+  return `${head}${framing(o)}\r\n`;
+}
+
+/** The upstream's framing lines: exactly what the proxy will send as the body, nothing a header could change. */
+function framing(o: HeadOptions): string {
+  if (o.chunked) return 'transfer-encoding: chunked\r\n';
+  return o.contentLength >= 0 ? `content-length: ${o.contentLength}\r\n` : '';
 }
 
 /** The head from a header map (after request header filters). */
@@ -135,13 +127,13 @@ export function requestHeadFromMap(headers: HeaderMap, o: HeadOptions): string {
   let head = `${o.method} ${o.target} HTTP/1.1\r\n`;
   if (headers.host === undefined) head += `host: ${o.authority}\r\n`;
   for (const name in headers) {
-    if (o.chunked && name === 'content-length') continue;
+    // Framing comes from the parsed request only (not from the client's lines or a filter).
+    if (name === 'content-length' || name === 'transfer-encoding') continue;
     const value = headers[name]!;
     if (typeof value === 'string') head += `${name}: ${value}\r\n`;
     else for (const v of value) head += `${name}: ${v}\r\n`;
   }
-  if (o.chunked) head += 'transfer-encoding: chunked\r\n';
-  return `${head}\r\n`;
+  return `${head}${framing(o)}\r\n`;
 }
 
 /** A request target and header lines set from configuration can be sent: no CR/LF or other control bytes. */

@@ -1,10 +1,10 @@
 // Decides what to do with a request (local answer, redirect, or forward to an endpoint with which headers),
 // shared by plain requests and WebSocket upgrades.
-import { randomUUID } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
 import type { Endpoint, ForwardAction, HeaderModifier } from '../ir/fleet-config.js';
+import type { ClientRequest } from './client-request.js';
 import { addForwardingHeaders, applyHeaderModifier, endToEndHeaders, type HeaderMap } from './headers.js';
 import { clientFacts } from './request-head.js';
+import { nextRequestId } from './request-id.js';
 import { redirectLocation, rewritePath } from './rewrite.js';
 import { filtersFor, findRoute, hostWithoutPort, lookupHost, pickBackend } from './routing.js';
 import type { ProxyRuntime } from './runtime.js';
@@ -59,15 +59,15 @@ export function resolveRequest(
   snapshot: Snapshot | undefined,
   listenerName: string,
   proto: 'http' | 'https',
-  req: IncomingMessage,
+  req: ClientRequest,
 ): Plan {
   const routes = snapshot?.listeners.get(listenerName);
   if (snapshot === undefined || routes === undefined) return { kind: 'local', routeName: '-', status: 404 };
   const host = hostWithoutPort(firstHost(req.rawHeaders));
   const vhost = lookupHost(routes.hosts, host);
   if (vhost === undefined) return { kind: 'local', routeName: '-', status: 404 };
-  const { path, search } = splitTarget(req.url ?? '/');
-  const method = req.method ?? 'GET';
+  const { path, search } = splitTarget(req.url);
+  const method = req.method;
   const compiled = findRoute(vhost, { method, path, query: search.slice(1), message: req });
   if (compiled === undefined) return { kind: 'local', routeName: '-', status: 404 };
   const route = compiled.route;
@@ -123,7 +123,7 @@ export function resolveRequest(
 
 /** The request headers toward the upstream as a map, after the request filters (upgrades, filtered routes). */
 export function upstreamHeaders(
-  req: IncomingMessage,
+  req: ClientRequest,
   plan: ForwardPlan,
   proto: 'http' | 'https',
   upgrade: boolean,
@@ -132,10 +132,13 @@ export function upstreamHeaders(
   // One Host upstream even if the client sent several (Node routes on the first).
   if (Array.isArray(headers.host)) headers.host = headers.host[0] ?? '';
   if (upgrade) {
+    // The bytes after an upgrade head are the tunnel's, never a body: no framing goes along.
+    delete headers['content-length'];
+    delete headers['transfer-encoding'];
     headers.connection = 'upgrade';
     headers.upgrade = req.headers.upgrade ?? 'websocket';
   }
-  addForwardingHeaders(headers, clientFacts(req.socket).ip, proto, randomUUID, plan.action.timeoutMs);
+  addForwardingHeaders(headers, clientFacts(req.socket).ip, proto, nextRequestId, plan.action.timeoutMs);
   for (const m of plan.requestModifiers) applyHeaderModifier(headers, m);
   if (plan.hostRewrite !== undefined) headers.host = plan.hostRewrite;
   return headers;

@@ -64,6 +64,15 @@ function hasToken(list: string, token: string): boolean {
 }
 
 function parseContentLength(value: string): number {
+  // The usual single number, read without splitting.
+  let single = 0;
+  let k = 0;
+  for (; k < value.length && k <= 15; k++) {
+    const c = value.charCodeAt(k);
+    if (c < 48 || c > 57) break;
+    single = single * 10 + (c - 48);
+  }
+  if (k === value.length && k > 0 && k <= 15) return single;
   let length = -1;
   // A list of identical values is allowed (RFC 9110 §8.6); anything else is invalid.
   for (const part of value.split(',')) {

@@ -1,9 +1,13 @@
 // WebSocket (and any HTTP/1.1 Upgrade) pass-through: route like a request, then splice the two sockets.
-import { request as httpRequest, type IncomingMessage, STATUS_CODES } from 'node:http';
+import { request as httpRequest, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
+import type { ClientRequest } from './client-request.js';
 import { responseHeaders } from './headers.js';
 import { resolveRequest, upstreamHeaders } from './resolve.js';
 import type { ListenerContext, ProxyRuntime } from './runtime.js';
+
+/** How long an upgrade socket the proxy ended is kept for the client to read the answer. */
+const LINGER_MS = 1000;
 
 function rawResponse(status: number, rawHeaders: string[]): string {
   let head = `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\n`;
@@ -19,11 +23,17 @@ function reject(socket: Duplex, status: number, extra: string[] = []): void {
 export function handleUpgrade(
   rt: ProxyRuntime,
   listener: ListenerContext,
-  req: IncomingMessage,
+  req: ClientRequest,
   socket: Duplex,
   head: Buffer,
 ): void {
   socket.on('error', () => socket.destroy());
+  // Once the proxy's side is ended and flushed (refused or declined upgrade), the client gets a short grace to
+  // read it and close; its further bytes are dropped. Without this a client that never closes keeps the socket.
+  socket.once('finish', () => {
+    socket.resume();
+    setTimeout(() => socket.destroy(), LINGER_MS).unref();
+  });
   const plan = resolveRequest(rt, rt.snapshot, listener.name, listener.proto, req);
   rt.metrics.request(listener.name, plan.routeName, plan.kind === 'forward' ? 101 : plan.status, 0);
   if (plan.kind !== 'forward') {

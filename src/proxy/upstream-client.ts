@@ -23,9 +23,9 @@ export class UpstreamError extends Error {
 export interface UpstreamSink {
   /** The final response head (interim 1xx responses are skipped). */
   onUpstreamHead(status: number, rawHeaders: string[]): void;
-  /** A body chunk; return false to stop reading until `exchange.resume()`. */
+  /** A body chunk, valid only during the call (copy to keep it); return false to stop reading until `exchange.resume()`. */
   onUpstreamData(chunk: Buffer): boolean;
-  /** The response is complete; `last`: its final body bytes when they arrived with the end. */
+  /** The response is complete; `last`: its final body bytes when they arrived with the end (valid during the call). */
   onUpstreamEnd(last: Buffer | undefined): void;
   onUpstreamError(error: UpstreamError): void;
 }
@@ -70,6 +70,8 @@ export class UpstreamExchange {
 }
 
 const MAX_HEAD_BYTES = 64 * 1024;
+/** Every upstream socket reads into this; the sink gets views of it, valid only during its call. */
+const READ_BUFFER = Buffer.allocUnsafe(64 * 1024);
 const MAX_LINE_BYTES = 4096;
 const CRLFCRLF = Buffer.from('\r\n\r\n');
 
@@ -102,7 +104,13 @@ class UpstreamConnection {
   private failure: Error | undefined = undefined;
 
   constructor(private readonly pool: EndpointPool) {
-    const socket = connect({ host: pool.host, port: pool.port, noDelay: true });
+    const socket = connect({
+      host: pool.host,
+      port: pool.port,
+      noDelay: true,
+      // Reads land in one shared buffer, parsed at once: no buffer per read, no stream machinery.
+      onread: { buffer: READ_BUFFER, callback: (n: number) => this.onRead(n) },
+    });
     this.socket = socket;
     socket.setTimeout(pool.options.connectTimeoutMs);
     socket.once('connect', () => socket.setTimeout(0));
@@ -111,7 +119,6 @@ class UpstreamConnection {
       error.code = 'ETIMEDOUT';
       socket.destroy(error);
     });
-    socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.on('end', () => this.onEnd());
     socket.on('error', (error) => {
       this.failure = error;
@@ -202,6 +209,11 @@ class UpstreamConnection {
     exchange.sink.onUpstreamEnd(last);
   }
 
+  private onRead(n: number): boolean {
+    this.onData(READ_BUFFER.subarray(0, n));
+    return true;
+  }
+
   private onData(chunk: Buffer): void {
     const exchange = this.exchange;
     if (exchange === undefined) {
@@ -227,7 +239,8 @@ class UpstreamConnection {
               this.fail('response head too large', 'invalid_response');
               return;
             }
-            this.partial = buffer === chunk ? chunk.subarray(offset) : buffer;
+            // A copy: `chunk` is the shared read buffer, overwritten by the next read.
+            this.partial = buffer === chunk ? Buffer.from(chunk.subarray(offset)) : buffer;
             return;
           }
           // Continue after the head, in whichever buffer holds it.

@@ -1,0 +1,96 @@
+// The proxy's own HTTP/1.1 server: a net (or tls) server whose connections are ClientConnections, with one
+// coarse timer per server enforcing the head, request and keep-alive timeouts of all its connections.
+import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import { createServer as createTlsServer, type SecureContextOptions, type TlsOptions } from 'node:tls';
+import { ClientConnection, type ConnectionHost } from './client-connection.js';
+import type { ClientRequest } from './client-request.js';
+import type { ClientResponse } from './client-response.js';
+
+export interface ClientServerOptions {
+  maxHeaderSize: number;
+  maxHeadersCount: number;
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
+  keepAliveTimeoutMs: number;
+  /** Connections at once; 0 is unlimited. */
+  maxConnections: number;
+  /** TLS: certificate, key, SNI callback; absent: plain HTTP. */
+  tls?: TlsOptions;
+  onRequest(request: ClientRequest, response: ClientResponse): void;
+  onUpgrade(request: ClientRequest, socket: Socket, head: Buffer): void;
+  onConnection(socket: Socket): void;
+}
+
+export interface ClientServer {
+  readonly server: NetServer;
+  /** Stops accepting; `done` runs once every connection has closed. */
+  close(done?: () => void): void;
+  /** Closes connections between requests; the others close once their response is written. */
+  closeIdleConnections(): void;
+  /** Cuts every connection (not upgraded ones: those are tunnels, tracked elsewhere). */
+  closeAllConnections(): void;
+  /** TLS only: the certificate for clients without a matching SNI name. */
+  setSecureContext(options: SecureContextOptions): void;
+}
+
+export function createClientServer(options: ClientServerOptions): ClientServer {
+  const connections = new Set<ClientConnection>();
+  const host: ConnectionHost & { clock: number; closing: boolean } = {
+    limits: { maxHeaderSize: options.maxHeaderSize, maxHeadersCount: options.maxHeadersCount },
+    clock: performance.now(),
+    closing: false,
+    onRequest: options.onRequest,
+    onUpgrade: options.onUpgrade,
+    forget: (connection) => connections.delete(connection),
+  };
+  const accept = (socket: Socket): void => {
+    socket.setNoDelay(true);
+    options.onConnection(socket);
+    if (host.closing) {
+      socket.destroy();
+      return;
+    }
+    connections.add(new ClientConnection(socket, host));
+  };
+  const server: NetServer =
+    options.tls === undefined
+      ? createNetServer({ allowHalfOpen: true, noDelay: true }, accept)
+      : // No half-open TLS: a client gone during the handshake would linger until the handshake timeout.
+        createTlsServer({ ...options.tls, ALPNProtocols: ['http/1.1'] }, accept);
+  if (options.tls !== undefined) server.on('tlsClientError', (_error, socket: Socket) => socket.destroy());
+  if (options.maxConnections > 0) server.maxConnections = options.maxConnections;
+
+  // One timer for all connections: each compares its phase start with this clock (resolution: the interval).
+  const shortest = Math.min(options.headersTimeoutMs, options.requestTimeoutMs, options.keepAliveTimeoutMs);
+  const interval = Math.max(10, Math.min(1000, Math.floor(shortest / 4)));
+  const sweeper = setInterval(() => {
+    host.clock = performance.now();
+    for (const c of connections)
+      c.sweep(options.headersTimeoutMs, options.requestTimeoutMs, options.keepAliveTimeoutMs);
+  }, interval);
+  sweeper.unref();
+
+  return {
+    server,
+    close(done) {
+      host.closing = true;
+      // The sweep goes on until the last connection is gone: it still ends slow heads and lingering sockets.
+      server.close(() => {
+        clearInterval(sweeper);
+        done?.();
+      });
+    },
+    closeIdleConnections() {
+      host.closing = true;
+      for (const c of connections) c.close();
+    },
+    closeAllConnections() {
+      for (const c of connections) c.socket.destroy();
+      connections.clear();
+    },
+    setSecureContext(context) {
+      (server as ReturnType<typeof createTlsServer>).setSecureContext(context);
+    },
+  };
+}
