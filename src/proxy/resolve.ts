@@ -34,13 +34,8 @@ export type Plan =
   | { kind: 'redirect'; routeName: string; status: number; location: string }
   | ForwardPlan;
 
-function splitTarget(url: string): { path: string; search: string } {
-  let target = url;
-  // absolute-form (`GET http://host/p`): route on its path.
-  if (!target.startsWith('/') && /^https?:\/\//i.test(target)) {
-    const slash = target.indexOf('/', target.indexOf('//') + 2);
-    target = slash === -1 ? '/' : target.slice(slash);
-  }
+/** The parser hands over origin-form only (absolute-form is rewritten there, its authority as Host). */
+function splitTarget(target: string): { path: string; search: string } {
   const q = target.indexOf('?');
   return q === -1 ? { path: target, search: '' } : { path: target.slice(0, q), search: target.slice(q) };
 }

@@ -63,6 +63,11 @@ export function call(
           }
           resolve({ status: res.statusCode ?? 0, body: parsed as Loose });
         });
+        // A stream (watch) cut by the server ends without 'end': settle anyway, or an awaiting test hangs.
+        res.on('close', () => {
+          if (!res.complete)
+            reject(new Error(`${method} ${path}: connection closed before the response ended`));
+        });
       },
     );
     req.on('error', reject);
