@@ -72,9 +72,15 @@ test('kubectl apply -f, get -o json, re-apply with a change, delete', { skip }, 
   assert.equal(after.spec.template.spec.containers[0].env[0].value, '2');
   const ssa = await kubectl('apply', '--server-side', '-f', file);
   assert.equal(ssa.code, 0, ssa.err);
+  // The Namespace goes last and on its own: deleting it first lets the simulator's namespace cleanup (much
+  // quicker than a real cluster's) remove the Deployment and Service before kubectl's own DELETEs reach them.
+  writeFileSync(file, MANIFEST.slice(MANIFEST.indexOf('---\n') + 4));
   const deleted = await kubectl('delete', '-f', file, '--wait=false');
   assert.equal(deleted.code, 0, deleted.err);
   assert.match(deleted.out, /deployment.apps "web" deleted/);
+  assert.match(deleted.out, /service "web" deleted/);
+  const namespace = await kubectl('delete', 'namespace', 'kc', '--wait=false');
+  assert.equal(namespace.code, 0, namespace.err);
 });
 
 test('kubectl get prints server-side tables', { skip }, async () => {
