@@ -3,7 +3,7 @@
 // the first body bytes in one socket write.
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
-import { isHeaderName, isValidFieldValue } from './response-head.js';
+import { isHeaderName, isValidFieldValue } from './http-syntax.js';
 
 /** Who hears about the response's socket: set by the request handler. */
 export interface ResponseListener {

@@ -3,8 +3,8 @@
 import type { Socket } from 'node:net';
 import type { ClientRequest } from './client-request.js';
 import { clientIp, connectionListed, type HeaderMap, isInternalAddress } from './headers.js';
+import { isHeaderName, isValidFieldValue } from './http-syntax.js';
 import { nextRequestId } from './request-id.js';
-import { isHeaderName, isValidFieldValue } from './response-head.js';
 
 /** What the forwarding headers say about a client connection, computed once per connection. */
 interface ClientFacts {

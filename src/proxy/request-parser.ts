@@ -1,7 +1,7 @@
 // Incremental HTTP/1.x request parser for the client side (RFC 9112): request line and header lines with
 // size and count limits, content-length and chunked bodies. Strict: whatever could be read two ways
 // (smuggling) is refused with the status to answer, never guessed at.
-import { isValidFieldValue } from './response-head.js';
+import { hasToken, isToken, isValidFieldValue, nameIs, parseContentLength } from './http-syntax.js';
 
 /** The body is chunked. */
 export const CHUNKED_REQUEST = -2;
@@ -55,13 +55,6 @@ const MAX_CHUNK_LINE = 4096;
 const MAX_CHUNK_EXTENSIONS = 16 * 1024;
 const CRLFCRLF = Buffer.from('\r\n\r\n');
 
-// RFC 9110 token characters, indexed by char code.
-const TOKEN = new Uint8Array(256);
-for (const c of "!#$%&'*+-.^_`|~") TOKEN[c.charCodeAt(0)] = 1;
-for (let c = 48; c <= 57; c++) TOKEN[c] = 1;
-for (let c = 65; c <= 90; c++) TOKEN[c] = 1;
-for (let c = 97; c <= 122; c++) TOKEN[c] = 1;
-
 // Parser states.
 const HEAD = 0;
 const BODY = 1;
@@ -71,52 +64,6 @@ const CHUNK_END = 4;
 const TRAILERS = 5;
 /** After an error or an upgrade head: nothing more is parsed. */
 const STOPPED = 6;
-
-function isToken(text: string, from: number, to: number): boolean {
-  if (from >= to) return false;
-  for (let i = from; i < to; i++) if (TOKEN[text.charCodeAt(i)] !== 1) return false;
-  return true;
-}
-
-/** Header names compared without a lower-case copy (`name` must be lower case). */
-function nameIs(text: string, from: number, to: number, name: string): boolean {
-  if (to - from !== name.length) return false;
-  for (let i = 0; i < name.length; i++) {
-    if ((text.charCodeAt(from + i) | 0x20) !== name.charCodeAt(i)) return false;
-  }
-  return true;
-}
-
-function hasToken(list: string, token: string): boolean {
-  for (const part of list.split(',')) if (part.trim().toLowerCase() === token) return true;
-  return false;
-}
-
-/** A content-length value (a list of identical values is allowed, RFC 9110 §8.6); -1 if invalid. */
-function parseContentLength(value: string): number {
-  // The usual single number, read without splitting.
-  let single = 0;
-  let k = 0;
-  for (; k < value.length && k <= 15; k++) {
-    const c = value.charCodeAt(k);
-    if (c < 48 || c > 57) break;
-    single = single * 10 + (c - 48);
-  }
-  if (k === value.length && k > 0 && k <= 15) return single;
-  let length = -1;
-  for (const part of value.split(',')) {
-    const digits = part.trim();
-    if (digits.length === 0 || digits.length > 15) return -1;
-    for (let i = 0; i < digits.length; i++) {
-      const c = digits.charCodeAt(i);
-      if (c < 48 || c > 57) return -1;
-    }
-    const n = Number(digits);
-    if (length !== -1 && n !== length) return -1;
-    length = n;
-  }
-  return length;
-}
 
 /** Hex digits, optionally followed by `;extensions`; -1 if malformed. */
 function parseChunkSize(line: string): number {

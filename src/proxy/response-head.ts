@@ -1,5 +1,6 @@
 // Parses an upstream HTTP/1.x response head (status line and header lines) and decides how its body is
 // framed (RFC 9112 §6.3). Strict: anything a browser-facing server must not relay is an error (→ 502).
+import { hasToken, isToken, isValidFieldValue, nameIs, parseContentLength } from './http-syntax.js';
 
 /** The body runs until the upstream closes the connection. */
 export const UNTIL_CLOSE = -1;
@@ -18,76 +19,6 @@ export interface ResponseHead {
 
 const SP = 32;
 const HTAB = 9;
-
-// RFC 9110 token characters, as a lookup table indexed by char code.
-const TOKEN = new Uint8Array(128);
-for (const c of "!#$%&'*+-.^_`|~") TOKEN[c.charCodeAt(0)] = 1;
-for (let c = 48; c <= 57; c++) TOKEN[c] = 1;
-for (let c = 65; c <= 90; c++) TOKEN[c] = 1;
-for (let c = 97; c <= 122; c++) TOKEN[c] = 1;
-
-function isToken(text: string, from: number, to: number): boolean {
-  if (from >= to) return false;
-  for (let i = from; i < to; i++) {
-    const c = text.charCodeAt(i);
-    if (c > 127 || TOKEN[c] === 0) return false;
-  }
-  return true;
-}
-
-/** A header name: an RFC 9110 token. */
-export function isHeaderName(name: string): boolean {
-  return isToken(name, 0, name.length);
-}
-
-/** Field values may hold visible characters, obs-text, space and tab; no other control characters. */
-export function isValidFieldValue(value: string): boolean {
-  for (let i = 0; i < value.length; i++) {
-    const c = value.charCodeAt(i);
-    if ((c < SP && c !== HTAB) || c === 127 || c > 255) return false;
-  }
-  return true;
-}
-
-/** Header names compared without allocating a lower-case copy (`name` must be lower case). */
-function nameIs(text: string, from: number, to: number, name: string): boolean {
-  if (to - from !== name.length) return false;
-  for (let i = 0; i < name.length; i++) {
-    if ((text.charCodeAt(from + i) | 0x20) !== name.charCodeAt(i)) return false;
-  }
-  return true;
-}
-
-function hasToken(list: string, token: string): boolean {
-  for (const part of list.split(',')) if (part.trim().toLowerCase() === token) return true;
-  return false;
-}
-
-function parseContentLength(value: string): number {
-  // The usual single number, read without splitting.
-  let single = 0;
-  let k = 0;
-  for (; k < value.length && k <= 15; k++) {
-    const c = value.charCodeAt(k);
-    if (c < 48 || c > 57) break;
-    single = single * 10 + (c - 48);
-  }
-  if (k === value.length && k > 0 && k <= 15) return single;
-  let length = -1;
-  // A list of identical values is allowed (RFC 9110 §8.6); anything else is invalid.
-  for (const part of value.split(',')) {
-    const digits = part.trim();
-    if (digits.length === 0 || digits.length > 15) return -1;
-    for (let i = 0; i < digits.length; i++) {
-      const c = digits.charCodeAt(i);
-      if (c < 48 || c > 57) return -1;
-    }
-    const n = Number(digits);
-    if (length !== -1 && n !== length) return -1;
-    length = n;
-  }
-  return length;
-}
 
 /**
  * `text`: the head in latin1, up to but excluding the blank line. `noBody`: the request was HEAD.
