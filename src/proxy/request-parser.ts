@@ -216,7 +216,7 @@ export function parseRequestHead(text: string, limits: RequestHeadLimits): Parse
     for (let i = 0; i < codings.length - 1; i++) {
       if (codings[i]!.trim().toLowerCase() === 'chunked') return fail(400, 'chunked applied twice');
     }
-    // Other codings would reach the upstream unlabelled (the body is re-chunked): not implemented.
+    // Other codings are refused (501, RFC 9112 §6.1): the body is re-chunked, so they would reach the upstream unlabelled.
     if (codings.length > 1) return fail(501, 'transfer-coding other than chunked');
     bodyLength = CHUNKED_REQUEST;
   }
