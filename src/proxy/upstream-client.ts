@@ -390,7 +390,11 @@ function parseChunkSize(line: string): number {
   return digits === 0 ? -1 : size;
 }
 
-/** Connections to one endpoint: idle ones reused newest first, at most `maxConnections`, then a queue. */
+/**
+ * Connections to one endpoint: idle ones reused oldest first, at most `maxConnections`, then a queue.
+ * Oldest first keeps every connection a burst opened in use while traffic flows, so the next burst finds
+ * them warm; newest first let the idle timeout close them between bursts and reopen them in the burst.
+ */
 export class EndpointPool {
   private readonly idle: UpstreamConnection[] = [];
   private readonly all = new Set<UpstreamConnection>();
@@ -408,8 +412,8 @@ export class EndpointPool {
   ) {}
 
   send(exchange: UpstreamExchange): void {
-    let connection = this.idle.pop();
-    while (connection?.socket.destroyed) connection = this.idle.pop();
+    let connection = this.idle.shift();
+    while (connection?.socket.destroyed) connection = this.idle.shift();
     if (connection !== undefined) connection.assign(exchange);
     else if (this.all.size < this.options.maxConnections) {
       connection = new UpstreamConnection(this);

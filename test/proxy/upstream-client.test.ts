@@ -79,7 +79,12 @@ describe('upstream HTTP/1.1 client', () => {
         if (end === -1) return;
         const path = buffered.split(' ')[1] ?? '';
         buffered = buffered.slice(end + 4);
-        const parts = SCRIPTS[path] ?? ['HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n'];
+        // '/who' names the connection it came on (the client's port).
+        const who = String(socket.remotePort);
+        const parts =
+          path === '/who'
+            ? [`HTTP/1.1 200 OK\r\ncontent-length: ${who.length}\r\n\r\n${who}`]
+            : (SCRIPTS[path] ?? ['HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n']);
         // An empty last part means: close after writing.
         let delay = 0;
         for (const part of parts) {
@@ -140,6 +145,26 @@ describe('upstream HTTP/1.1 client', () => {
     const before = connections;
     await Promise.all([1, 2, 3, 4, 5].map(() => exchange(pool, '/length')));
     assert.ok(connections - before <= 2, `opened ${connections - before} connections`);
+  });
+
+  // Newest first would serve every sequential request on one connection and let the idle timeout close the
+  // other, which the next burst would then have to reopen.
+  it('reuses idle connections oldest first, so those a burst opened stay in use', async () => {
+    const two = new EndpointPool(pool.host, pool.port, pool.authority, {
+      maxConnections: 2,
+      idleTimeoutMs: 4000,
+      connectTimeoutMs: 1000,
+    });
+    try {
+      const burst = await Promise.all([exchange(two, '/who'), exchange(two, '/who')]);
+      assert.notEqual(burst[0]!.body, burst[1]!.body);
+      const sequential: string[] = [];
+      for (let i = 0; i < 4; i++) sequential.push((await exchange(two, '/who')).body);
+      assert.equal(new Set(sequential).size, 2, `connections used: ${sequential.join(', ')}`);
+      assert.notEqual(sequential[0], sequential[1]);
+    } finally {
+      two.destroy();
+    }
   });
 
   // Without the fix the second exchange never completes: the timeout turns that hang into a failure.
