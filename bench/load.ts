@@ -1,5 +1,5 @@
-// Load generators: wrk when installed (closed loop), else a node closed-loop generator; and a node
-// open-loop generator at a fixed rate whose latencies are measured from the scheduled send time.
+// Closed-loop load generators: wrk when installed, else one in node. The fixed-rate (open-loop) generator
+// is open-loop.ts.
 import { execFile } from 'node:child_process';
 import { Agent, request } from 'node:http';
 import { performance } from 'node:perf_hooks';
@@ -91,47 +91,4 @@ export async function closedLoopWrk(port: number, connections: number, seconds: 
   const errors =
     non2xx + (socketErrors === null ? 0 : socketErrors.slice(1).reduce((s, v) => s + Number(v), 0));
   return { requestsPerSecond: rps, p50Ms: p50, p99Ms: p99, errors };
-}
-
-async function openLoop(
-  agent: Agent,
-  port: number,
-  rate: number,
-  seconds: number,
-  latencies: number[],
-): Promise<number> {
-  let errors = 0;
-  const total = Math.round(rate * seconds);
-  const start = performance.now() + 10;
-  const pending: Promise<void>[] = [];
-  for (let i = 0; i < total; i++) {
-    const due = start + (i * 1000) / rate;
-    const wait = due - performance.now();
-    if (wait > 1) await new Promise((r) => setTimeout(r, wait));
-    // Late sends count their lateness (no coordinated omission); early ones count from when they were sent.
-    const from = Math.min(due, performance.now());
-    pending.push(
-      once(agent, port).then((ok) => {
-        if (ok) latencies.push(performance.now() - from);
-        else errors++;
-      }),
-    );
-  }
-  await Promise.all(pending);
-  return errors;
-}
-
-/** Open loop at `rate` requests/s after a warm-up at the same rate (fills the client's connection pool). */
-export async function fixedRate(
-  port: number,
-  rate: number,
-  seconds: number,
-  warmupSeconds = 0.5,
-): Promise<LoadResult> {
-  const agent = new Agent({ keepAlive: true, maxSockets: 64 });
-  if (warmupSeconds > 0) await openLoop(agent, port, rate, warmupSeconds, []);
-  const latencies: number[] = [];
-  const errors = await openLoop(agent, port, rate, seconds, latencies);
-  agent.destroy();
-  return summarize(latencies, seconds, errors);
 }

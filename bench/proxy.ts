@@ -1,20 +1,35 @@
-// `npm run bench:proxy`: Portico's proxy against nginx (one worker, upstream keep-alive) in front of the
-// same node:http backend, same load generator, same run. Prints throughput, p50/p99, and p99 latency added
-// over a direct request at a fixed 1,000 requests/s. Bounded: about 3.5 min with the defaults.
-// Options: --latency-seconds N (default 10: a p99 over 2 s is only its 20 worst requests, mostly noise).
+// `npm run bench:proxy`: Portico's proxy against nginx (one worker, upstream keep-alive) and a byte relay
+// (the floor: one more Node process hop, no HTTP) in front of the same node:http backend, same load
+// generator, same run. Prints throughput, p50/p99, and the latency each adds over a direct request at a
+// fixed 1,000 requests/s, with the CPU steal seen meanwhile. Bounded: about 4.5 min with the defaults.
+// Options:
+//   --latency-seconds N  rounds of N s at 1,000 req/s (default 10: a p99 over 2 s is its 20 worst requests)
+//   --pin one|split|off  CPU placement in the latency phase (default one; see cpu-placement.ts)
+//   --only throughput|latency  one phase alone
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { type AddressInfo, createServer as createNetServer } from 'node:net';
-import { loadavg, tmpdir } from 'node:os';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { closedLoopNode, closedLoopWrk, fixedRate, type LoadResult } from './load.js';
+import { cpuTimes, parsePinMode, pin, placement, stealPercent } from './cpu-placement.js';
+import { closedLoopNode, closedLoopWrk, type LoadResult } from './load.js';
+import { fixedRateRaw, type OpenLoopResult } from './open-loop.js';
 
 const ROUNDS = 5;
 const THROUGHPUT_SECONDS = 2;
-const { values: flags } = parseArgs({ options: { 'latency-seconds': { type: 'string', default: '10' } } });
+const { values: flags } = parseArgs({
+  options: {
+    'latency-seconds': { type: 'string', default: '10' },
+    // Either phase alone, for iterating on one figure: throughput | latency.
+    only: { type: 'string' },
+    // Where the latency phase runs its processes: one | split | off (see cpu-placement.ts).
+    pin: { type: 'string', default: 'one' },
+  },
+});
 const FIXED_RATE_SECONDS = Number(flags['latency-seconds']);
+const PIN_MODE = parsePinMode(flags.pin);
 const FIXED_RATE = 1000;
 /** Each fixed-rate round first fills the client's connection pool at the same rate (counted in CPU time). */
 const FIXED_RATE_WARMUP_SECONDS = 0.5;
@@ -41,6 +56,8 @@ function has(command: string): boolean {
 /** What is measured: a name, its port, and the process whose CPU time it costs (when known). */
 interface Target {
   name: string;
+  /** What it is, for CPU placement: the backend itself, or something in front of it. */
+  role: 'backend' | 'proxy';
   port: number;
   /** The process serving the port; a function when it is found only once it runs (nginx's worker). */
   pid: () => number | undefined;
@@ -147,9 +164,8 @@ http {
 }
 `,
   );
-  const child = spawn('nginx', ['-p', dir, '-c', join(dir, 'nginx.conf'), '-e', join(dir, 'error.log')], {
-    stdio: 'ignore',
-  });
+  const nginxArgs = ['-p', dir, '-c', join(dir, 'nginx.conf'), '-e', join(dir, 'error.log')];
+  const child = spawn('nginx', nginxArgs, { stdio: 'ignore' });
   children.push(child);
   return new Promise((resolve, reject) => {
     child.on('exit', (code) => {
@@ -319,72 +335,125 @@ async function main(): Promise<void> {
       ['--input-type=module', '-e', STATIC_PROXY, configFile, join(here, '../dist/proxy/index.js')],
       /listening: port-80 on [\d.]+:(\d+)/,
     );
+    // The relay runs from TypeScript through tsx like the backend: its code is too small for that to matter.
+    const relay = await startChild(
+      process.execPath,
+      [...tsx, join(here, 'tcp-relay.ts'), String(backendPort)],
+      /listening on [\d.]+:(\d+)/,
+    );
     const nginx = has('nginx') ? await startNginx(backendPort, dir) : undefined;
     const nginxPort = nginx?.port;
     const useWrk = has('wrk');
     const closedLoop = useWrk ? closedLoopWrk : closedLoopNode;
     const targets: Target[] = [
-      { name: 'backend direct', port: backendPort, pid: () => backend.pid },
-      { name: 'portico', port: portico.port, pid: () => portico.pid },
+      { name: 'backend direct', role: 'backend', port: backendPort, pid: () => backend.pid },
+      { name: 'portico', role: 'proxy', port: portico.port, pid: () => portico.pid },
+      { name: 'tcp relay (floor)', role: 'proxy', port: relay.port, pid: () => relay.pid },
       // nginx's master only supervises: its one worker does the proxying.
       ...(nginx === undefined
         ? []
-        : [{ name: 'nginx (1 worker)', port: nginx.port, pid: () => childOf(nginx.pid) }]),
+        : [
+            {
+              name: 'nginx (1 worker)',
+              role: 'proxy' as const,
+              port: nginx.port,
+              pid: () => childOf(nginx.pid),
+            },
+          ]),
     ];
     if (nginxPort === undefined) console.log('nginx not installed: measuring Portico only');
     // The machine is shared: rounds interleave the targets and the median round is reported, so a burst of
     // someone else's work does not land on one target only.
-    console.log(
-      `\nthroughput: ${useWrk ? 'wrk' : 'node closed loop'}, ${CONNECTIONS} keep-alive connections, median of ${ROUNDS} rounds of ${THROUGHPUT_SECONDS} s`,
-    );
-    // Equal warm-up for every target (a fresh Node process needs traffic before its JIT settles).
-    for (const { port } of targets) await closedLoop(port, CONNECTIONS, WARMUP_SECONDS);
-    const throughput = await rounds(targets, THROUGHPUT_SECONDS, (port) =>
-      closedLoop(port, CONNECTIONS, THROUGHPUT_SECONDS),
-    );
-    for (const { name } of targets) console.log(row(name, throughput.medians.get(name)!));
-    if (nginxPort !== undefined) {
-      const ratio = pairedMedian(
-        throughput,
-        'portico',
-        'nginx (1 worker)',
-        (p, n) => (p.requestsPerSecond / n.requestsPerSecond) * 100,
-      );
-      console.log(
-        `portico / nginx throughput: ${fmt(ratio, 1)} % (median of per-round ratios; target >= 60 %)`,
-      );
-      const cpuRatio = pairedMedian(
-        throughput,
-        'portico',
-        'nginx (1 worker)',
-        (p, n) => ((n.cpuUsPerRequest ?? Number.NaN) / (p.cpuUsPerRequest ?? Number.NaN)) * 100,
-      );
-      // The CPU figure is steadier on a busy machine: nginx's CPU per request over Portico's.
-      console.log(`portico / nginx by CPU per request: ${fmt(cpuRatio, 1)} % (median of per-round ratios)`);
-    }
-
-    console.log(
-      `\nlatency at a fixed ${FIXED_RATE} req/s (node open loop), median of ${ROUNDS} rounds of ${FIXED_RATE_SECONDS} s`,
-    );
-    // A fresh Node process needs about 2 s of traffic (JIT, pools) before its latency is steady.
-    for (const { port } of targets) await fixedRate(port, FIXED_RATE, 1.5, 0);
-    const fixed = await rounds(targets, FIXED_RATE_SECONDS + FIXED_RATE_WARMUP_SECONDS, (port) =>
-      fixedRate(port, FIXED_RATE, FIXED_RATE_SECONDS, FIXED_RATE_WARMUP_SECONDS),
-    );
-    for (const { name } of targets) console.log(row(name, fixed.medians.get(name)!));
-    // Added latency: each round's proxy figure minus the same round's direct figure, median over rounds.
-    const added = (name: string): string => {
-      const p50 = pairedMedian(fixed, name, 'backend direct', (r, d) => r.p50Ms - d.p50Ms);
-      const p99 = pairedMedian(fixed, name, 'backend direct', (r, d) => r.p99Ms - d.p99Ms);
-      return `p50 ${fmt(p50, 3)} ms, p99 ${fmt(p99, 3)} ms`;
-    };
-    console.log(`portico added latency: ${added('portico')} (target: p99 <= 1 ms)`);
-    if (nginxPort !== undefined) console.log(`nginx added latency:   ${added('nginx (1 worker)')}`);
+    if (flags.only !== 'latency') await throughputPhase(targets, closedLoop, useWrk, nginxPort);
+    if (flags.only !== 'throughput') await latencyPhase(targets, nginxPort);
     console.log(`\nload average at end: ${load()}`);
   } finally {
     for (const c of children) c.kill('SIGTERM');
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+async function throughputPhase(
+  targets: Target[],
+  closedLoop: typeof closedLoopWrk,
+  useWrk: boolean,
+  nginxPort: number | undefined,
+): Promise<void> {
+  console.log(
+    `\nthroughput: ${useWrk ? 'wrk' : 'node closed loop'}, ${CONNECTIONS} keep-alive connections, median of ${ROUNDS} rounds of ${THROUGHPUT_SECONDS} s`,
+  );
+  // Equal warm-up for every target (a fresh Node process needs traffic before its JIT settles).
+  for (const { port } of targets) await closedLoop(port, CONNECTIONS, WARMUP_SECONDS);
+  const throughput = await rounds(targets, THROUGHPUT_SECONDS, (port) =>
+    closedLoop(port, CONNECTIONS, THROUGHPUT_SECONDS),
+  );
+  for (const { name } of targets) console.log(row(name, throughput.medians.get(name)!));
+  if (nginxPort !== undefined) {
+    const ratio = pairedMedian(
+      throughput,
+      'portico',
+      'nginx (1 worker)',
+      (p, n) => (p.requestsPerSecond / n.requestsPerSecond) * 100,
+    );
+    console.log(
+      `portico / nginx throughput: ${fmt(ratio, 1)} % (median of per-round ratios; target >= 60 %)`,
+    );
+    const cpuRatio = pairedMedian(
+      throughput,
+      'portico',
+      'nginx (1 worker)',
+      (p, n) => ((n.cpuUsPerRequest ?? Number.NaN) / (p.cpuUsPerRequest ?? Number.NaN)) * 100,
+    );
+    // The CPU figure is steadier on a busy machine: nginx's CPU per request over Portico's.
+    console.log(`portico / nginx by CPU per request: ${fmt(cpuRatio, 1)} % (median of per-round ratios)`);
+  }
+}
+
+/** Pins this process (the load generator) and every target as PIN_MODE says; describes what it did. */
+function placeProcesses(targets: Target[]): string {
+  const where = placement(PIN_MODE, availableParallelism());
+  if (where === undefined) return 'CPU placement: off (the scheduler decides)';
+  let ok = pin(process.pid, where.load);
+  for (const target of targets) {
+    const pid = target.pid();
+    if (pid !== undefined) ok = pin(pid, target.role === 'backend' ? where.backend : where.proxy) && ok;
+  }
+  if (!ok) return 'CPU placement: could not pin (taskset missing or refused): the scheduler decides';
+  return `CPU placement (--pin ${PIN_MODE}): load generator on CPU ${where.load}, backend on CPU ${where.backend}, proxies on CPU ${where.proxy}`;
+}
+
+async function latencyPhase(targets: Target[], nginxPort: number | undefined): Promise<void> {
+  console.log(
+    `\nlatency at a fixed ${FIXED_RATE} req/s (raw-socket open loop), median of ${ROUNDS} rounds of ${FIXED_RATE_SECONDS} s`,
+  );
+  console.log(placeProcesses(targets));
+  const timesBefore = cpuTimes();
+  // A fresh Node process needs about 2 s of traffic (JIT, pools) before its latency is steady.
+  for (const { port } of targets) await fixedRateRaw(port, FIXED_RATE, 1.5, 0);
+  const lags: number[] = [];
+  const fixed = await rounds(targets, FIXED_RATE_SECONDS + FIXED_RATE_WARMUP_SECONDS, async (port) => {
+    const result: OpenLoopResult = await fixedRateRaw(
+      port,
+      FIXED_RATE,
+      FIXED_RATE_SECONDS,
+      FIXED_RATE_WARMUP_SECONDS,
+    );
+    lags.push(result.lagP99Ms);
+    return result;
+  });
+  for (const { name } of targets) console.log(row(name, fixed.medians.get(name)!));
+  console.log(`load generator: p99 lateness of its sends ${fmt(median(lags), 3)} ms (median of rounds)`);
+  // Time the hypervisor gave to other guests: every stolen millisecond stalls whatever was on that vCPU.
+  console.log(`CPU steal during the latency rounds: ${fmt(stealPercent(timesBefore, cpuTimes()), 1)} %`);
+  // Added latency: each round's proxy figure minus the same round's direct figure, median over rounds.
+  const added = (name: string): string => {
+    const p50 = pairedMedian(fixed, name, 'backend direct', (r, d) => r.p50Ms - d.p50Ms);
+    const p99 = pairedMedian(fixed, name, 'backend direct', (r, d) => r.p99Ms - d.p99Ms);
+    return `p50 ${fmt(p50, 3)} ms, p99 ${fmt(p99, 3)} ms`;
+  };
+  console.log(`portico added latency: ${added('portico')} (target: p99 <= 1 ms)`);
+  if (nginxPort !== undefined) console.log(`nginx added latency:   ${added('nginx (1 worker)')}`);
+  console.log(`tcp relay added:       ${added('tcp relay (floor)')} (one more process hop, no HTTP)`);
 }
 
 await main();
