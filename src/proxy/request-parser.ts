@@ -1,7 +1,14 @@
 // Incremental HTTP/1.x request parser for the client side (RFC 9112): request line and header lines with
 // size and count limits, content-length and chunked bodies. Strict: whatever could be read two ways
 // (smuggling) is refused with the status to answer, never guessed at.
-import { hasToken, isToken, isValidFieldValue, nameIs, parseContentLength } from './http-syntax.js';
+import {
+  hasToken,
+  isToken,
+  isValidFieldValue,
+  nameIs,
+  parseChunkSize,
+  parseContentLength,
+} from './http-syntax.js';
 
 /** The body is chunked. */
 export const CHUNKED_REQUEST = -2;
@@ -64,33 +71,6 @@ const CHUNK_END = 4;
 const TRAILERS = 5;
 /** After an error or an upgrade head: nothing more is parsed. */
 const STOPPED = 6;
-
-/** Hex digits, optionally followed by `;extensions`; -1 if malformed. */
-function parseChunkSize(line: string): number {
-  let size = 0;
-  let digits = 0;
-  let i = 0;
-  for (; i < line.length; i++) {
-    const c = line.charCodeAt(i);
-    let v: number;
-    if (c >= 48 && c <= 57) v = c - 48;
-    else if (c >= 97 && c <= 102) v = c - 87;
-    else if (c >= 65 && c <= 70) v = c - 55;
-    else break;
-    if (++digits > 12) return -1;
-    size = size * 16 + v;
-  }
-  if (digits === 0) return -1;
-  // Only whitespace before extensions (BWS); anything else after the digits is malformed.
-  while (i < line.length && (line.charCodeAt(i) === SP || line.charCodeAt(i) === HTAB)) i++;
-  if (i < line.length && line.charCodeAt(i) !== 59) return -1;
-  // No control bytes in extensions: a bare CR there could end the line for another parser.
-  for (let k = i + 1; k < line.length; k++) {
-    const c = line.charCodeAt(k);
-    if ((c < SP && c !== HTAB) || c === 127) return -1;
-  }
-  return size;
-}
 
 /** uri-host (reg-name or IP literal) with an optional port (RFC 9110 §7.2), or empty. */
 const HOST_VALUE = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9\-._~!$&'()*+,;=%]*)(?::[0-9]*)?$/;

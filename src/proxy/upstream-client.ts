@@ -5,6 +5,7 @@
 // one object per connection and per exchange, their methods shared, so a request allocates little.
 import { connect, type Socket } from 'node:net';
 import type { Readable } from 'node:stream';
+import { parseChunkSize } from './http-syntax.js';
 import { CHUNKED, parseResponseHead, UNTIL_CLOSE } from './response-head.js';
 
 /** Why an exchange failed: `reset` (closed or reset before a complete response) may be retried. */
@@ -370,24 +371,6 @@ class UpstreamConnection {
       this.fail(this.failure?.message ?? 'upstream closed the connection', errorKind(code));
     }
   }
-}
-
-/** Hex digits, optionally followed by `;extensions` (ignored); -1 if malformed. */
-function parseChunkSize(line: string): number {
-  let size = 0;
-  let digits = 0;
-  for (let i = 0; i < line.length; i++) {
-    const c = line.charCodeAt(i);
-    let v: number;
-    if (c >= 48 && c <= 57) v = c - 48;
-    else if (c >= 97 && c <= 102) v = c - 87;
-    else if (c >= 65 && c <= 70) v = c - 55;
-    else if (c === 59 || c === 32 || c === 9) break;
-    else return -1;
-    if (++digits > 12) return -1;
-    size = size * 16 + v;
-  }
-  return digits === 0 ? -1 : size;
 }
 
 /**

@@ -88,7 +88,7 @@ describe('request parser', () => {
   it('reads a chunked body with extensions and trailers, split anywhere', () => {
     const text =
       'POST / HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\n\r\n' +
-      '5;name=value\r\nhello\r\nA \r\n, chunked!\r\n0\r\nx-trailer: t\r\n\r\n';
+      '5;name=value\r\nhello\r\nA \t;bws\r\n, chunked!\r\n0\r\nx-trailer: t\r\n\r\n';
     for (const { requests, error } of everySplit(text)) {
       assert.equal(error, undefined);
       assert.equal(requests[0]!.head.bodyLength, CHUNKED_REQUEST);
@@ -314,9 +314,12 @@ describe('request parser', () => {
     assert.equal(parse([long.slice(0, 1060)]).error?.status, 414);
   });
 
-  it('refuses control bytes in chunk extensions and trailers, and too many extension bytes', () => {
+  it('refuses control bytes in chunk extensions and trailers, trailing whitespace in a chunk size, and too many extension bytes', () => {
     const head = 'POST / HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\n\r\n';
     refusedWith(`${head}3;a\rb\r\nabc\r\n0\r\n\r\n`, 400);
+    // Whitespace is allowed only before an extension (RFC 9112 §7.1.1 BWS), not at the end of the size.
+    refusedWith(`${head}3 \r\nabc\r\n0\r\n\r\n`, 400);
+    refusedWith(`${head}3\t\r\nabc\r\n0\r\n\r\n`, 400);
     refusedWith(`${head}3\r\nabc\r\n0\r\nx-t: a\x01b\r\n\r\n`, 400);
     const fine = parse([`${head}3 ;a=b\r\nabc\r\n0\r\nx-t: ok\r\n\r\n`]);
     assert.deepEqual([fine.error, fine.requests[0]?.body, fine.requests[0]?.ended], [undefined, 'abc', true]);
