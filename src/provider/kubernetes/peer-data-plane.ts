@@ -24,16 +24,24 @@ export interface PeerDataPlaneOptions {
   intervalMs?: number;
   /** Default 2000. */
   timeoutMs?: number;
+  /**
+   * Failed polls in a row after which a peer that is still listed loses its last report (default 3): one
+   * slow or lost answer must not uncount its proxies and flip their Gateways' Programmed.
+   */
+  keepReportPolls?: number;
 }
 
 export interface PeerDataPlane {
   start(): void;
   stop(): void;
-  /** The nodes the peers reported last; an unreachable peer reports none. */
+  /**
+   * The nodes the peers reported last. A listed peer that stops answering keeps its last report for
+   * `keepReportPolls` polls, then reports none; a peer no longer listed reports none at once.
+   */
   nodes(): NodeState[];
 }
 
-const DEFAULTS = { intervalMs: 1000, timeoutMs: 2000 } as const;
+const DEFAULTS = { intervalMs: 1000, timeoutMs: 2000, keepReportPolls: 3 } as const;
 const HTTP_PORT_NAME = 'http';
 const DEFAULT_HTTP_PORT = 18001;
 
@@ -129,29 +137,38 @@ function fetchReport(address: string, timeoutMs: number): Promise<DataPlaneRepor
 export function createPeerDataPlane(options: PeerDataPlaneOptions): PeerDataPlane {
   const intervalMs = options.intervalMs ?? DEFAULTS.intervalMs;
   const timeoutMs = options.timeoutMs ?? DEFAULTS.timeoutMs;
+  const keepReportPolls = options.keepReportPolls ?? DEFAULTS.keepReportPolls;
   // Peer address → its last report as JSON (to tell changes) and its nodes.
   let reports = new Map<string, { json: string; nodes: NodeState[] }>();
-  const failing = new Set<string>();
+  // Peer address → failed polls in a row.
+  const failing = new Map<string, number>();
   let timer: NodeJS.Timeout | undefined;
   let running = false;
   let generation = 0;
 
   async function poll(run: number): Promise<void> {
     const next = new Map<string, { json: string; nodes: NodeState[] }>();
+    const addresses = options.peers();
     await Promise.all(
-      options.peers().map(async (address) => {
+      addresses.map(async (address) => {
         try {
           const report = await fetchReport(address, timeoutMs);
           if (failing.delete(address)) options.log(`peers: ${address} answers again`);
           if (report.identity === options.identity) return;
           next.set(address, { json: JSON.stringify(report.nodes), nodes: report.nodes });
         } catch (error) {
-          // Its proxies reconnect elsewhere; until then they count as unknown (recorded status still holds).
-          if (!failing.has(address)) options.log(`peers: ${address}: ${(error as Error).message}`);
-          failing.add(address);
+          const failures = (failing.get(address) ?? 0) + 1;
+          if (failures === 1) options.log(`peers: ${address}: ${(error as Error).message}`);
+          failing.set(address, failures);
+          // Past the allowance its proxies count as unknown until they reconnect to a replica that answers.
+          const last = reports.get(address);
+          if (last !== undefined && failures <= keepReportPolls) next.set(address, last);
         }
       }),
     );
+    // A peer no longer listed (gone, or not ready) is forgotten, failures and all.
+    const listed = new Set(addresses);
+    for (const address of failing.keys()) if (!listed.has(address)) failing.delete(address);
     if (!running || run !== generation) return;
     const changed =
       next.size !== reports.size || [...next].some(([address, r]) => reports.get(address)?.json !== r.json);

@@ -103,6 +103,53 @@ test('the leader polls its peers: skips itself, counts what peers report, drops 
   assert.deepEqual(peers.nodes(), [], 'a replica that stopped leading forgets its peers’ nodes');
 });
 
+test('a peer that misses a few polls keeps its last report; one that stays silent or leaves loses it', async () => {
+  let answering = true;
+  const server = createServer((_req, res) => {
+    // A failed poll: the answer is not a report (as a replica in trouble might give).
+    if (!answering) res.writeHead(503).end();
+    else res.writeHead(200).end(JSON.stringify({ identity: 'ctl-peer', nodes: [node('proxy-1', 2)] }));
+  });
+  servers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = `127.0.0.1:${(server.address() as AddressInfo).port}`;
+  let listed = [address];
+  let polls = 0;
+  let changes = 0;
+  const peers = createPeerDataPlane({
+    identity: 'ctl-self',
+    peers: () => {
+      polls++;
+      return listed;
+    },
+    onChange: () => {
+      changes++;
+    },
+    log: () => {},
+    intervalMs: 10,
+    keepReportPolls: 3,
+  });
+  peers.start();
+  try {
+    await waitFor(() => peers.nodes().length === 1);
+    answering = false;
+    const from = polls;
+    // Three failed polls in a row keep the report; the fourth drops it (polls counts each poll's start).
+    await waitFor(() => peers.nodes().length === 0);
+    assert.ok(polls - from >= 4, `report dropped after ${polls - from} polls`);
+
+    answering = true;
+    await waitFor(() => peers.nodes().length === 1);
+    const before = changes;
+    // A peer that leaves the list is forgotten at the next poll, without an allowance.
+    listed = [];
+    await waitFor(() => peers.nodes().length === 0);
+    assert.equal(changes, before + 1);
+  } finally {
+    peers.stop();
+  }
+});
+
 async function waitFor(check: () => boolean): Promise<void> {
   for (let i = 0; i < 500 && !check(); i++) await new Promise((r) => setTimeout(r, 10));
   assert.ok(check(), 'condition reached');
