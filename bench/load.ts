@@ -20,7 +20,7 @@ export function percentile(sorted: number[], p: number): number {
 }
 
 /** Throughput and latency percentiles of one measured phase (sorts `latencies` in place). */
-function summarize(latencies: number[], seconds: number, errors: number): LoadResult {
+export function summarize(latencies: number[], seconds: number, errors: number): LoadResult {
   latencies.sort((a, b) => a - b);
   return {
     requestsPerSecond: latencies.length / seconds,

@@ -5,7 +5,7 @@
 // timer lateness is left out, and it is reported (lagP99Ms) so a late generator shows.
 import { connect, type Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { type LoadResult, percentile } from './load.js';
+import { type LoadResult, percentile, summarize } from './load.js';
 
 export interface OpenLoopResult extends LoadResult {
   /** p99 of how late requests were written against their schedule. */
@@ -129,13 +129,6 @@ export async function fixedRateRaw(
   if (warmupSeconds > 0) await run(warmupSeconds, false);
   await run(seconds, true);
   for (const conn of all) conn.socket.destroy();
-  latencies.sort((a, b) => a - b);
   lags.sort((a, b) => a - b);
-  return {
-    requestsPerSecond: latencies.length / seconds,
-    p50Ms: percentile(latencies, 50),
-    p99Ms: percentile(latencies, 99),
-    errors,
-    lagP99Ms: percentile(lags, 99),
-  };
+  return { ...summarize(latencies, seconds, errors), lagP99Ms: percentile(lags, 99) };
 }
