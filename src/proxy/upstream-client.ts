@@ -376,7 +376,9 @@ class UpstreamConnection {
 /**
  * Connections to one endpoint: idle ones reused oldest first, at most `maxConnections`, then a queue.
  * Oldest first keeps every connection a burst opened in use while traffic flows, so the next burst finds
- * them warm; newest first let the idle timeout close them between bursts and reopen them in the burst.
+ * them warm (newest first let the idle timeout close them between bursts, to be reopened in the next).
+ * The cost: the pool shrinks only once a connection waits out the idle timeout, i.e. when traffic falls
+ * below one request per connection per timeout; `maxConnections` bounds it.
  */
 export class EndpointPool {
   private readonly idle: UpstreamConnection[] = [];
