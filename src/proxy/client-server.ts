@@ -6,15 +6,10 @@ import { createServer as createTlsServer, type SecureContextOptions, type TlsOpt
 import { ClientConnection, type ConnectionHost } from './client-connection.js';
 import type { ClientRequest } from './client-request.js';
 import type { ClientResponse } from './client-response.js';
+import type { ProxyLimits } from './options.js';
 
-export interface ClientServerOptions {
-  maxHeaderSize: number;
-  maxHeadersCount: number;
-  headersTimeoutMs: number;
-  requestTimeoutMs: number;
-  keepAliveTimeoutMs: number;
-  /** Connections at once; 0 is unlimited. */
-  maxConnections: number;
+/** The listener's limits (documented on ProxyLimits) and what to do with its traffic. */
+export interface ClientServerOptions extends ProxyLimits {
   /** TLS: certificate, key, SNI callback; absent: plain HTTP. */
   tls?: TlsOptions;
   onRequest(request: ClientRequest, response: ClientResponse): void;
