@@ -1,15 +1,18 @@
 // Where the latency bench's processes run. On a small VM the p99 at 1,000 req/s is the scheduler's unless
 // placement is fixed: a wakeup across vCPUs costs milliseconds at p99 there (a Python echo between two
 // pinned processes: p99 0.16 ms on one vCPU, 2.8 ms across two), more than the 1 ms target itself.
-import { execFileSync } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 
 /**
  * one: load generator, backend and proxy share CPU 0 (no cross-CPU wakeups: the lowest floor on a VM).
- * split: the proxy alone on CPU 1, the rest on CPU 0 (as in production, where the proxy has its own CPUs).
+ * client: the load generator alone on CPU 0, backend and proxy on CPU 1 (the client is elsewhere, as across
+ *   a network: a direct and a proxied request cross CPUs equally often, so "added" is the proxy's own).
+ * split: the proxy alone on CPU 1, the rest on CPU 0 (a proxied request crosses CPUs four times, a direct one
+ *   never: "added" includes those wakeups).
  * off: the scheduler decides.
  */
-export type PinMode = 'one' | 'split' | 'off';
+export type PinMode = 'one' | 'client' | 'split' | 'off';
 
 export interface Placement {
   load: number;
@@ -18,13 +21,14 @@ export interface Placement {
 }
 
 export function parsePinMode(value: string): PinMode {
-  if (value === 'one' || value === 'split' || value === 'off') return value;
-  throw new Error(`--pin: expected one, split or off, got ${JSON.stringify(value)}`);
+  if (value === 'one' || value === 'client' || value === 'split' || value === 'off') return value;
+  throw new Error(`--pin: expected one, client, split or off, got ${JSON.stringify(value)}`);
 }
 
 export function placement(mode: PinMode, cpus: number): Placement | undefined {
   if (mode === 'off') return undefined;
   if (mode === 'one' || cpus < 2) return { load: 0, proxy: 0, backend: 0 };
+  if (mode === 'client') return { load: 0, proxy: 1, backend: 1 };
   return { load: 0, proxy: 1, backend: 0 };
 }
 
@@ -59,4 +63,26 @@ export function cpuTimes(): CpuTimes | undefined {
 export function stealPercent(before: CpuTimes | undefined, after: CpuTimes | undefined): number {
   if (before === undefined || after === undefined || after.total === before.total) return Number.NaN;
   return ((after.steal - before.steal) / (after.total - before.total)) * 100;
+}
+
+/**
+ * Keeps every vCPU from halting while the latency rounds run: one busy loop per CPU at SCHED_IDLE priority,
+ * which runs only when nothing else wants that CPU. A halted vCPU takes milliseconds to wake on this kind of
+ * VM (its haltpoll driver is set not to poll), which no proxy can hide; latency-tuned hosts poll instead
+ * (idle=poll, haltpoll's guest_halt_poll_ns). Returns a stop function; undefined when chrt or taskset is missing.
+ */
+export function keepCpusAwake(cpus: number): (() => void) | undefined {
+  const spinners: ChildProcess[] = [];
+  try {
+    execFileSync('sh', ['-c', 'command -v chrt && command -v taskset'], { stdio: 'ignore' });
+  } catch {
+    return undefined;
+  }
+  for (let cpu = 0; cpu < cpus; cpu++) {
+    const args = ['-c', String(cpu), 'chrt', '--idle', '0', 'sh', '-c', 'while :; do :; done'];
+    spinners.push(spawn('taskset', args, { stdio: 'ignore' }));
+  }
+  return () => {
+    for (const spinner of spinners) spinner.kill('SIGKILL');
+  };
 }

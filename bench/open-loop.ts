@@ -10,6 +10,8 @@ import { type LoadResult, percentile, summarize } from './load.js';
 export interface OpenLoopResult extends LoadResult {
   /** p99 of how late requests were written against their schedule. */
   lagP99Ms: number;
+  /** Every measured latency, sorted (for percentiles over several runs). */
+  latencies: number[];
 }
 
 interface Connection {
@@ -130,5 +132,5 @@ export async function fixedRateRaw(
   await run(seconds, true);
   for (const conn of all) conn.socket.destroy();
   lags.sort((a, b) => a - b);
-  return { ...summarize(latencies, seconds, errors), lagP99Ms: percentile(lags, 99) };
+  return { ...summarize(latencies, seconds, errors), lagP99Ms: percentile(lags, 99), latencies };
 }

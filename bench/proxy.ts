@@ -3,8 +3,9 @@
 // generator, same run. Prints throughput, p50/p99, and the latency each adds over a direct request at a
 // fixed 1,000 requests/s, with the CPU steal seen meanwhile. Bounded: about 4.5 min with the defaults.
 // Options:
-//   --latency-seconds N  rounds of N s at 1,000 req/s (default 10: a p99 over 2 s is its 20 worst requests)
-//   --pin one|split|off  CPU placement in the latency phase (default one; see cpu-placement.ts)
+//   --latency-seconds N  measured seconds per target at 1,000 req/s (default 20), in interleaved 2 s slices
+//   --pin one|client|split|off  CPU placement in the latency phase (default one; see cpu-placement.ts)
+//   --awake on|off       keep vCPUs from halting in the latency phase (default on; see keepCpusAwake)
 //   --only throughput|latency  one phase alone
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -13,22 +14,34 @@ import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { cpuTimes, parsePinMode, pin, placement, stealPercent } from './cpu-placement.js';
-import { closedLoopNode, closedLoopWrk, type LoadResult } from './load.js';
+import { cpuTimes, keepCpusAwake, parsePinMode, pin, placement, stealPercent } from './cpu-placement.js';
+import { closedLoopNode, closedLoopWrk, type LoadResult, percentile, summarize } from './load.js';
 import { fixedRateRaw, type OpenLoopResult } from './open-loop.js';
 
 const ROUNDS = 5;
 const THROUGHPUT_SECONDS = 2;
 const { values: flags } = parseArgs({
   options: {
-    'latency-seconds': { type: 'string', default: '10' },
+    'latency-seconds': { type: 'string', default: '20' },
     // Either phase alone, for iterating on one figure: throughput | latency.
     only: { type: 'string' },
-    // Where the latency phase runs its processes: one | split | off (see cpu-placement.ts).
+    // Where the latency phase runs its processes: one | client | split | off (see cpu-placement.ts).
     pin: { type: 'string', default: 'one' },
+    awake: { type: 'string', default: 'on' },
   },
 });
+if (flags.awake !== 'on' && flags.awake !== 'off') {
+  throw new Error(`--awake: expected on or off, got ${JSON.stringify(flags.awake)}`);
+}
 const FIXED_RATE_SECONDS = Number(flags['latency-seconds']);
+/**
+ * The latency phase measures in short slices, the targets taking turns, and pools each target's samples: a
+ * stall on this shared VM (steal, another process) then lands on every target alike, which a few long rounds
+ * do not assure, and the p99 is over all samples rather than a median of a few rounds' p99s.
+ */
+const FIXED_RATE_SLICE_SECONDS = 2;
+/** /proc/stat counts in 10 ms ticks: one stolen tick in a 2.5 s slice on 2 CPUs is 0.2 %. */
+const STEAL_FREE_PERCENT = 0.2;
 const PIN_MODE = parsePinMode(flags.pin);
 const FIXED_RATE = 1000;
 /** Each fixed-rate round first fills the client's connection pool at the same rate (counted in CPU time). */
@@ -245,11 +258,11 @@ function median(values: number[]): number {
   return sorted[Math.floor(sorted.length / 2)]!;
 }
 
-interface RoundResults {
+interface RoundResults<R extends LoadResult = LoadResult> {
   /** Per target: the median over the rounds. */
   medians: Map<string, LoadResult>;
   /** Per target: each round's result, in round order. */
-  perRound: Map<string, LoadResult[]>;
+  perRound: Map<string, R[]>;
 }
 
 /**
@@ -268,17 +281,18 @@ function pairedMedian(
 }
 
 /**
- * Runs `measure` (for `seconds`) on every target, ROUNDS times interleaved (the order rotating each round),
+ * Runs `measure` (for `seconds`) on every target, `count` times interleaved (the order rotating each round),
  * and charges each round the serving process's CPU time per request: unlike req/s, that hardly depends on
  * how much of the shared machine the process got.
  */
-async function rounds(
+async function rounds<R extends LoadResult>(
   targets: Target[],
   seconds: number,
-  measure: (port: number) => Promise<LoadResult>,
-): Promise<RoundResults> {
-  const results = new Map<string, LoadResult[]>(targets.map(({ name }) => [name, []]));
-  for (let r = 0; r < ROUNDS; r++) {
+  measure: (port: number) => Promise<R>,
+  count = ROUNDS,
+): Promise<RoundResults<R>> {
+  const results = new Map<string, R[]>(targets.map(({ name }) => [name, []]));
+  for (let r = 0; r < count; r++) {
     // Rotating the order keeps any target from always running first (or last) in a round.
     const order = [...targets.slice(r % targets.length), ...targets.slice(0, r % targets.length)];
     for (const target of order) {
@@ -424,36 +438,78 @@ function placeProcesses(targets: Target[]): string {
 
 async function latencyPhase(targets: Target[], nginxPort: number | undefined): Promise<void> {
   console.log(
-    `\nlatency at a fixed ${FIXED_RATE} req/s (raw-socket open loop), median of ${ROUNDS} rounds of ${FIXED_RATE_SECONDS} s`,
+    `\nlatency at a fixed ${FIXED_RATE} req/s (raw-socket open loop), ${FIXED_RATE_SECONDS} s per target in interleaved slices of about ${FIXED_RATE_SLICE_SECONDS} s, percentiles over all samples`,
   );
   console.log(placeProcesses(targets));
+  const stopSpinners = flags.awake === 'on' ? keepCpusAwake(availableParallelism()) : undefined;
+  if (stopSpinners !== undefined) process.once('exit', stopSpinners);
+  console.log(
+    stopSpinners !== undefined
+      ? 'vCPUs kept awake (--awake on): an idle-priority busy loop per CPU, as idle=poll would'
+      : 'vCPUs may halt when idle (--awake off, or chrt/taskset missing): wakeups cost what the VM charges',
+  );
+  try {
+    await latencyRounds(targets, nginxPort);
+  } finally {
+    stopSpinners?.();
+  }
+}
+
+/** One latency slice of one target, with the CPU steal the whole machine saw meanwhile. */
+interface Slice extends OpenLoopResult {
+  stealPercent: number;
+}
+
+async function latencyRounds(targets: Target[], nginxPort: number | undefined): Promise<void> {
   const timesBefore = cpuTimes();
   // A fresh Node process needs about 2 s of traffic (JIT, pools) before its latency is steady.
   for (const { port } of targets) await fixedRateRaw(port, FIXED_RATE, 1.5, 0);
-  const lags: number[] = [];
-  const fixed = await rounds(targets, FIXED_RATE_SECONDS + FIXED_RATE_WARMUP_SECONDS, async (port) => {
-    const result: OpenLoopResult = await fixedRateRaw(
-      port,
-      FIXED_RATE,
-      FIXED_RATE_SECONDS,
-      FIXED_RATE_WARMUP_SECONDS,
-    );
-    lags.push(result.lagP99Ms);
-    return result;
-  });
-  for (const { name } of targets) console.log(row(name, fixed.medians.get(name)!));
-  console.log(`load generator: p99 lateness of its sends ${fmt(median(lags), 3)} ms (median of rounds)`);
+  const slices = Math.max(1, Math.round(FIXED_RATE_SECONDS / FIXED_RATE_SLICE_SECONDS));
+  const sliceSeconds = FIXED_RATE_SECONDS / slices;
+  const fixed = await rounds(
+    targets,
+    sliceSeconds + FIXED_RATE_WARMUP_SECONDS,
+    async (port): Promise<Slice> => {
+      const before = cpuTimes();
+      const result = await fixedRateRaw(port, FIXED_RATE, sliceSeconds, FIXED_RATE_WARMUP_SECONDS);
+      return { ...result, stealPercent: stealPercent(before, cpuTimes()) };
+    },
+    slices,
+  );
+  const lags = [...fixed.perRound.values()].flat().map((slice) => slice.lagP99Ms);
+  console.log(`load generator: p99 lateness of its sends ${fmt(median(lags), 3)} ms (median of slices)`);
   // Time the hypervisor gave to other guests: every stolen millisecond stalls whatever was on that vCPU.
   console.log(`CPU steal during the latency rounds: ${fmt(stealPercent(timesBefore, cpuTimes()), 1)} %`);
-  // Added latency: each round's proxy figure minus the same round's direct figure, median over rounds.
-  const added = (name: string): string => {
-    const p50 = pairedMedian(fixed, name, 'backend direct', (r, d) => r.p50Ms - d.p50Ms);
-    const p99 = pairedMedian(fixed, name, 'backend direct', (r, d) => r.p99Ms - d.p99Ms);
-    return `p50 ${fmt(p50, 3)} ms, p99 ${fmt(p99, 3)} ms`;
+  const report = (pick: (slice: Slice) => boolean): void => {
+    const pooled = new Map<string, LoadResult>();
+    for (const { name } of targets) {
+      const all = fixed.perRound.get(name)!;
+      const picked = all.filter(pick);
+      const latencies = picked.flatMap((slice) => slice.latencies);
+      const errors = picked.reduce((sum, slice) => sum + slice.errors, 0);
+      // summarize() sorts the samples, so the p99.9 is read after it.
+      const result = summarize(latencies, picked.length * sliceSeconds, errors);
+      const p999 = percentile(latencies, 99.9);
+      pooled.set(name, { ...result, cpuUsPerRequest: fixed.medians.get(name)!.cpuUsPerRequest });
+      console.log(
+        `${row(name, pooled.get(name)!)}   p99.9 ${fmt(p999)} ms   slices ${picked.length}/${all.length}`,
+      );
+    }
+    // Added latency: a target's percentile over its samples minus the direct one's.
+    const direct = pooled.get('backend direct')!;
+    const added = (name: string): string => {
+      const r = pooled.get(name)!;
+      return `p50 ${fmt(r.p50Ms - direct.p50Ms, 3)} ms, p99 ${fmt(r.p99Ms - direct.p99Ms, 3)} ms`;
+    };
+    console.log(`portico added latency: ${added('portico')} (target: p99 <= 1 ms)`);
+    if (nginxPort !== undefined) console.log(`nginx added latency:   ${added('nginx (1 worker)')}`);
+    console.log(`tcp relay added:       ${added('tcp relay (floor)')} (one more process hop, no HTTP)`);
   };
-  console.log(`portico added latency: ${added('portico')} (target: p99 <= 1 ms)`);
-  if (nginxPort !== undefined) console.log(`nginx added latency:   ${added('nginx (1 worker)')}`);
-  console.log(`tcp relay added:       ${added('tcp relay (floor)')} (one more process hop, no HTTP)`);
+  console.log('\nall slices:');
+  report(() => true);
+  // A slice the hypervisor stole from measures the host; the same selection applies to every target.
+  console.log(`\nslices the hypervisor stole at most one 10 ms tick from (<= ${STEAL_FREE_PERCENT} %):`);
+  report((slice) => slice.stealPercent <= STEAL_FREE_PERCENT);
 }
 
 await main();
