@@ -3,7 +3,7 @@
 // generator, same run. Prints throughput, p50/p99, and the latency each adds over a direct request at a
 // fixed 1,000 requests/s, with the CPU steal seen meanwhile. Bounded: about 4.5 min with the defaults.
 // Options:
-//   --latency-seconds N  measured seconds per target at 1,000 req/s (default 20), in interleaved 2 s slices
+//   --latency-seconds N  measured seconds per target at 1,000 req/s (default 40), in interleaved 2 s slices
 //   --pin one|client|split|off  CPU placement in the latency phase (default one; see cpu-placement.ts)
 //   --awake on|off       keep vCPUs from halting in the latency phase (default on; see keepCpusAwake)
 //   --only throughput|latency  one phase alone
@@ -22,7 +22,7 @@ const ROUNDS = 5;
 const THROUGHPUT_SECONDS = 2;
 const { values: flags } = parseArgs({
   options: {
-    'latency-seconds': { type: 'string', default: '20' },
+    'latency-seconds': { type: 'string', default: '40' },
     // Either phase alone, for iterating on one figure: throughput | latency.
     only: { type: 'string' },
     // Where the latency phase runs its processes: one | client | split | off (see cpu-placement.ts).
