@@ -1,7 +1,7 @@
 // `npm run bench:proxy`: Portico's proxy against nginx (one worker, upstream keep-alive) and a byte relay
 // (the floor: one more Node process hop, no HTTP) in front of the same node:http backend, same load
 // generator, same run. Prints throughput, p50/p99, and the latency each adds over a direct request at a
-// fixed 1,000 requests/s, with the CPU steal seen meanwhile. Bounded: about 4.5 min with the defaults.
+// fixed 1,000 requests/s, with the CPU steal seen meanwhile. Bounded: about 5 min with the defaults.
 // Options:
 //   --latency-seconds N  measured seconds per target at 1,000 req/s (default 40), in interleaved 2 s slices
 //   --pin one|client|split|off  CPU placement in the latency phase (default one; see cpu-placement.ts)
