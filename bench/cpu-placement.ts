@@ -79,7 +79,9 @@ export function keepCpusAwake(cpus: number): (() => void) | undefined {
     return undefined;
   }
   for (let cpu = 0; cpu < cpus; cpu++) {
-    const args = ['-c', String(cpu), 'chrt', '--idle', '0', 'sh', '-c', 'while :; do :; done'];
+    // The loop ends by itself once the bench is gone (killed by a signal, say, before it could stop it).
+    const loop = `while kill -0 ${process.pid} 2>/dev/null; do :; done`;
+    const args = ['-c', String(cpu), 'chrt', '--idle', '0', 'sh', '-c', loop];
     const spinner = spawn('taskset', args, { stdio: 'ignore' });
     // A spinner that cannot start only leaves that vCPU free to halt; the bench goes on.
     spinner.on('error', () => {});
