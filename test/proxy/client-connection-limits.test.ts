@@ -10,18 +10,14 @@ import {
   type ClientServerOptions,
   createClientServer,
 } from '../../src/proxy/client-server.js';
+import { TEST_LIMITS } from '../support/limits.js';
 
 async function startServer(
   overrides: Partial<ClientServerOptions>,
 ): Promise<{ server: ClientServer; port: number; sockets: Socket[] }> {
   const sockets: Socket[] = [];
   const server = createClientServer({
-    maxHeaderSize: 4096,
-    maxHeadersCount: 50,
-    headersTimeoutMs: 10_000,
-    requestTimeoutMs: 10_000,
-    keepAliveTimeoutMs: 10_000,
-    maxConnections: 0,
+    ...TEST_LIMITS,
     onRequest: (_req, res) => {
       res.writeHead(200, ['content-length', '2']);
       res.end(Buffer.from('ok'));

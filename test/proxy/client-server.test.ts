@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import type { ClientRequest } from '../../src/proxy/client-request.js';
 import type { ClientResponse } from '../../src/proxy/client-response.js';
 import { type ClientServer, createClientServer } from '../../src/proxy/client-server.js';
-import type { ProxyLimits } from '../../src/proxy/options.js';
+import { TEST_LIMITS } from '../support/limits.js';
 
 /** Answers by path: /slow after 50 ms, /echo with the request body, /chunked without a length, /early at once. */
 const seenPaths: string[] = [];
@@ -62,23 +62,13 @@ function exchange(
   });
 }
 
-/** Limits for servers whose timeouts a test does not exercise. */
-const LIMITS: ProxyLimits = {
-  maxHeaderSize: 4096,
-  maxHeadersCount: 50,
-  headersTimeoutMs: 10_000,
-  requestTimeoutMs: 10_000,
-  keepAliveTimeoutMs: 10_000,
-  maxConnections: 0,
-};
-
 describe('proxy HTTP/1.1 server', () => {
   let server: ClientServer;
   let port: number;
 
   before(async () => {
     server = createClientServer({
-      ...LIMITS,
+      ...TEST_LIMITS,
       headersTimeoutMs: 300,
       requestTimeoutMs: 400,
       keepAliveTimeoutMs: 300,
@@ -202,7 +192,7 @@ describe('proxy HTTP/1.1 server', () => {
 
   it('closes idle connections on closeIdleConnections, letting a request in flight finish', async () => {
     const other = createClientServer({
-      ...LIMITS,
+      ...TEST_LIMITS,
       onRequest: handle,
       onUpgrade: (_req, socket) => socket.destroy(),
       onConnection: () => {},
@@ -223,7 +213,7 @@ describe('proxy HTTP/1.1 server', () => {
   it('hands an upgrade its socket and the bytes after the head; the connection listeners stay', async () => {
     let closed = 0;
     const upgrades = createClientServer({
-      ...LIMITS,
+      ...TEST_LIMITS,
       onRequest: handle,
       onUpgrade: (req, socket, head) => {
         socket.write(`HTTP/1.1 101 Switching Protocols\r\nx-path: ${req.url}\r\n\r\n`);
