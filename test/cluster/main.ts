@@ -1,50 +1,46 @@
-// `npm run cluster -- --kubeconfig PATH`: a simulated cluster in the foreground until Ctrl-C.
+// `npm run cluster -- --kubeconfig FILE`: starts the real single-node cluster in the foreground and writes its
+// admin kubeconfig; Ctrl-C (or SIGTERM) stops it and removes everything it made. --ready-file F writes the
+// cluster's directory to F once it is ready (what a test run hands to attachCluster()).
+import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { startCluster } from './harness.js';
 
-const HELP = `usage: npm run cluster -- [--kubeconfig PATH] [--port N] [--verbose]
-
-Starts the Portico cluster simulator (API server, node agent, service proxies) and writes a kubeconfig
-for kubectl and @kubernetes/client-node. Stops on SIGINT/SIGTERM.`;
-
-async function main(): Promise<number> {
-  const { values } = parseArgs({
-    options: {
-      kubeconfig: { type: 'string' },
-      port: { type: 'string' },
-      verbose: { type: 'boolean', default: false },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-  });
-  if (values.help) {
-    console.log(HELP);
-    return 0;
-  }
-  const port = values.port === undefined ? 0 : Number(values.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    console.error(`--port: not a port number: ${values.port}`);
-    return 2;
-  }
-  const options: Parameters<typeof startCluster>[0] = { port };
-  if (values.kubeconfig !== undefined) options.kubeconfigPath = values.kubeconfig;
-  if (values.verbose) options.log = (line) => console.error(line);
-  const cluster = await startCluster(options);
-  console.log(`cluster simulator: API server ${cluster.server}`);
-  console.log(`kubeconfig: ${cluster.kubeconfigPath}   (export KUBECONFIG=${cluster.kubeconfigPath})`);
-  await new Promise<void>((resolve) => {
-    process.once('SIGINT', resolve);
-    process.once('SIGTERM', resolve);
-  });
-  await cluster.stop();
-  return 0;
-}
-
-main().then(
-  (code) => {
-    process.exitCode = code;
+const { values } = parseArgs({
+  options: {
+    kubeconfig: { type: 'string' },
+    'ready-file': { type: 'string' },
+    quiet: { type: 'boolean', default: false },
   },
-  (error: unknown) => {
-    console.error(`cluster simulator: ${(error as Error).message}`);
-    process.exitCode = 1;
+});
+const log = (line: string) => {
+  if (!values.quiet) process.stderr.write(`cluster: ${line}\n`);
+};
+// Ctrl-C while starting aborts the start, which removes what it made.
+const starting = new AbortController();
+const interrupt = () => starting.abort();
+process.on('SIGINT', interrupt);
+process.on('SIGTERM', interrupt);
+const cluster = await startCluster({ kubeconfigPath: values.kubeconfig, log, signal: starting.signal }).catch(
+  (error: Error) => {
+    process.stderr.write(`cluster: ${error.message}\n`);
+    process.exit(starting.signal.aborted ? 130 : 1);
   },
 );
+process.off('SIGINT', interrupt);
+process.off('SIGTERM', interrupt);
+if (values['ready-file'] !== undefined) writeFileSync(values['ready-file'], cluster.dir);
+process.stdout.write(
+  `cluster ready: API ${cluster.server}, node ${cluster.addresses.nodeIp}, load balancers ${cluster.addresses.lbCidr}\n` +
+    `KUBECONFIG=${cluster.kubeconfigPath} kubectl get nodes\n`,
+);
+let stopping = false;
+const stop = async () => {
+  if (stopping) return;
+  stopping = true;
+  log('stopping');
+  await cluster.stop();
+  log('stopped; everything it made is removed');
+  process.exit(0);
+};
+process.on('SIGINT', stop);
+process.on('SIGTERM', stop);
