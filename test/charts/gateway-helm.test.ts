@@ -1,0 +1,155 @@
+// The gateway-helm chart, with the toolchain's helm: lint, one golden `helm template` per install mode
+// (regenerate with UPDATE_GOLDEN=1 and review the diff), values validation that names the key, the Gateway
+// API CRDs byte for byte as the pinned release ships them, and versions that follow package.json.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { parse, parseAllDocuments } from 'yaml';
+import { binary, REPO, readManifest } from '../../toolchain/manifest.js';
+
+const CHART = join(REPO, 'charts/gateway-helm');
+const TESTDATA = join(REPO, 'test/charts/testdata');
+
+function helm(args: string[]) {
+  return spawnSync(binary(readManifest(), 'helm'), args, { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+}
+
+function template(namespace: string, sets: string[]): string {
+  const r = helm(['template', 'portico', CHART, '-n', namespace, ...sets.flatMap((s) => ['--set', s])]);
+  assert.equal(r.status, 0, r.stderr);
+  return r.stdout;
+}
+
+const MODES: Record<string, { namespace: string; sets: string[] }> = {
+  'controller-namespace': { namespace: 'portico-gateway-system', sets: [] },
+  'gateway-namespace': { namespace: 'portico-gateway-system', sets: ['config.deployType=GatewayNamespace'] },
+  'gateway-namespace-watch-list': {
+    namespace: 'portico-gateway-system',
+    sets: [
+      'config.deployType=GatewayNamespace',
+      'config.watch.type=Namespaces',
+      'config.watch.namespaces={team-a,team-b}',
+    ],
+  },
+  tenant: {
+    namespace: 'team-a',
+    sets: [
+      'config.controllerName=gateway.portico.io/team-a-gatewayclass-controller',
+      'config.watch.type=Namespaces',
+      'config.watch.namespaces={team-a}',
+    ],
+  },
+  'namespace-selector': {
+    namespace: 'portico-gateway-system',
+    sets: ['config.watch.type=NamespaceSelector', 'config.watch.namespaceSelector.matchLabels.tenant=a'],
+  },
+  'operator-values': {
+    namespace: 'portico-gateway-system',
+    sets: [
+      'image.repository=registry.example.com/portico',
+      'image.tag=custom',
+      'image.pullPolicy=Always',
+      'image.pullSecrets[0].name=regcred',
+      'controller.replicas=2',
+      'controller.nodeSelector.disk=ssd',
+      'controller.podAnnotations.team=edge',
+      'logLevel=debug',
+      'service.discoveryPort=28000',
+      'certgen.rotate=true',
+    ],
+  },
+};
+
+test('helm lint passes', () => {
+  const r = helm(['lint', CHART, '--strict']);
+  assert.equal(r.status, 0, r.stdout + r.stderr);
+});
+
+for (const [mode, { namespace, sets }] of Object.entries(MODES)) {
+  test(`helm template: ${mode} matches its golden file`, () => {
+    const actual = template(namespace, sets);
+    const file = join(TESTDATA, `${mode}.yaml`);
+    if (process.env.UPDATE_GOLDEN === '1') writeFileSync(file, actual);
+    assert.equal(actual, readFileSync(file, 'utf8'), `${file} differs; UPDATE_GOLDEN=1 regenerates it`);
+  });
+}
+
+test('Gateway Namespace Mode grants exactly the infra-manager rules of the specification', () => {
+  const docs = parseAllDocuments(template('portico-gateway-system', ['config.deployType=GatewayNamespace']))
+    .map(
+      (d) => d.toJS() as { kind: string; metadata: { name: string }; rules?: unknown[]; roleRef?: unknown },
+    )
+    .filter((d) => d !== null);
+  const role = docs.find(
+    (d) => d.kind === 'ClusterRole' && d.metadata.name === 'gateway-helm-cluster-infra-manager',
+  );
+  const verbs = ['create', 'get', 'delete', 'deletecollection', 'patch'];
+  assert.deepEqual(role?.rules, [
+    { apiGroups: [''], resources: ['serviceaccounts', 'services', 'configmaps'], verbs },
+    { apiGroups: ['apps'], resources: ['deployments', 'daemonsets'], verbs },
+    {
+      apiGroups: ['autoscaling', 'policy'],
+      resources: ['horizontalpodautoscalers', 'poddisruptionbudgets'],
+      verbs,
+    },
+    { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
+  ]);
+  assert.ok(
+    docs.some(
+      (d) => d.kind === 'ClusterRoleBinding' && d.metadata.name === 'gateway-helm-cluster-infra-manager',
+    ),
+  );
+  // Without Gateway Namespace Mode there is no such role.
+  assert.doesNotMatch(template('portico-gateway-system', []), /cluster-infra-manager/);
+});
+
+test('a wrong value fails with the key named', () => {
+  for (const [set, key] of [
+    ['config.deployType=Everywhere', 'deployType'],
+    ['controller.replica=2', 'replica'],
+    ['image.pullPolicy=Sometimes', 'pullPolicy'],
+    ['service.discoveryPort=70000', 'discoveryPort'],
+  ] as const) {
+    const r = helm(['template', 'portico', CHART, '--set', set]);
+    assert.notEqual(r.status, 0, set);
+    assert.match(r.stderr, new RegExp(key), `${set}: ${r.stderr}`);
+  }
+  const missing = helm(['template', 'portico', CHART, '--set', 'config.watch.type=Namespaces']);
+  assert.notEqual(missing.status, 0);
+  assert.match(missing.stderr, /namespaces/);
+});
+
+test('the chart carries the Gateway API standard CRDs exactly as the pinned release ships them', () => {
+  const upstream = readManifest().files.gatewayApiCrds;
+  const files = readdirSync(upstream)
+    .filter((f) => f.endsWith('.yaml'))
+    .sort();
+  assert.deepEqual(readdirSync(join(CHART, 'gateway-api')).sort(), files);
+  for (const f of files) {
+    assert.equal(
+      readFileSync(join(CHART, 'gateway-api', f), 'utf8'),
+      readFileSync(join(upstream, f), 'utf8'),
+      f,
+    );
+  }
+  // Off by default; on, every file is rendered.
+  assert.doesNotMatch(
+    template('portico-gateway-system', []),
+    /gateway\.networking\.k8s\.io_gateways|name: gateways\.gateway/,
+  );
+  const withCrds = template('portico-gateway-system', ['crds.gatewayAPI.enabled=true']);
+  assert.match(withCrds, /name: gateways\.gateway\.networking\.k8s\.io/);
+  assert.match(withCrds, /name: httproutes\.gateway\.networking\.k8s\.io/);
+});
+
+test('chart version and appVersion follow package.json', () => {
+  const pkg = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { version: string };
+  const chart = parse(readFileSync(join(CHART, 'Chart.yaml'), 'utf8')) as {
+    version: string;
+    appVersion: string;
+  };
+  assert.equal(chart.version, pkg.version);
+  assert.equal(chart.appVersion, pkg.version);
+});
