@@ -1,0 +1,170 @@
+// `npm run conformance`: the upstream Gateway API conformance suite (GATEWAY-HTTP profile), unmodified, against
+// Portico installed with its Helm chart on the real test cluster, once per deployment mode. Features are not
+// passed to the suite: it reads them from the GatewayClass's status.supportedFeatures, as it would from any
+// implementation. A run fails when the suite fails, and when it passes less than the committed report of the
+// mode (a feature dropped from the claim, fewer core tests): reports only move forward.
+//
+//   npm run conformance [-- --mode controller-namespace|gateway-namespace|all] [--run-test NAME]
+//                       [--update-reports]
+// It starts its own cluster, or uses the one PORTICO_TEST_CLUSTER names (the test runner's).
+import { spawn } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { DEFAULT_CONTROLLER_NAME } from '../src/api/controller-config.js';
+import { attachCluster, type Cluster, startCluster } from '../test/cluster/harness.js';
+import { call, eventually } from '../test/cluster/kube-api.js';
+import { CLUSTER_ENV } from '../test/cluster/shared.js';
+import { binary, cacheDir, REPO, readManifest } from '../toolchain/manifest.js';
+import { MODES, type Mode, PROFILE, profileOf, regressions, reportPath } from './report.js';
+
+const GATEWAY_CLASS = 'portico';
+const RELEASE = 'portico';
+const NAMESPACE = 'portico-gateway-system';
+
+/** Runs a program to its end without blocking this process: the cluster's load-balancer controller lives here. */
+function run(
+  command: string,
+  args: string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
+): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { stdio: 'inherit', ...options });
+    child.on('error', reject);
+    child.on('exit', (code, signal) => resolve(code ?? (signal === null ? 1 : 128)));
+  });
+}
+
+async function helm(cluster: Cluster, args: string[]): Promise<void> {
+  const code = await run(
+    binary(cluster.toolchain, 'helm'),
+    [...args, '--kubeconfig', cluster.kubeconfigPath],
+    {
+      env: { ...process.env, HELM_CACHE_HOME: join(cluster.dir, 'helm') },
+    },
+  );
+  if (code !== 0) throw new Error(`helm ${args[0]} failed`);
+}
+
+async function runMode(cluster: Cluster, mode: Mode, runTest: string | undefined): Promise<string> {
+  const started = Date.now();
+  await helm(cluster, [
+    'install',
+    RELEASE,
+    join(REPO, 'charts/gateway-helm'),
+    '-n',
+    NAMESPACE,
+    '--create-namespace',
+    '--wait',
+    '--timeout',
+    '180s',
+    '--set',
+    `config.deployType=${MODES[mode]}`,
+  ]);
+  const classPath = `/apis/gateway.networking.k8s.io/v1/gatewayclasses/${GATEWAY_CLASS}`;
+  cluster.kubectl(
+    ['apply', '-f', '-'],
+    JSON.stringify({
+      apiVersion: 'gateway.networking.k8s.io/v1',
+      kind: 'GatewayClass',
+      metadata: { name: GATEWAY_CLASS },
+      spec: { controllerName: DEFAULT_CONTROLLER_NAME },
+    }),
+  );
+  // The suite infers the features from this list: wait until the controller published it.
+  await eventually(
+    async () => {
+      const r = await call(cluster, 'GET', classPath);
+      return Array.isArray(r.body.status?.supportedFeatures) ? true : undefined;
+    },
+    'the GatewayClass supportedFeatures',
+    60_000,
+  );
+  const out = join(cacheDir(), 'conformance', `${mode}.yaml`);
+  mkdirSync(join(out, '..'), { recursive: true });
+  const pkg = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { version: string };
+  const args = [
+    '-test.run',
+    'TestConformance',
+    '-test.v',
+    '-test.timeout',
+    '40m',
+    `-kubeconfig=${cluster.kubeconfigPath}`,
+    `-gateway-class=${GATEWAY_CLASS}`,
+    `-conformance-profiles=${PROFILE}`,
+    '-organization=Portico',
+    '-project=portico',
+    '-url=https://gateway.portico.io',
+    `-version=v${pkg.version}`,
+    '-contact=portico-maintainers',
+    `-mode=${mode}`,
+    `-report-output=${out}`,
+    ...(runTest === undefined ? [] : [`-run-test=${runTest}`]),
+  ];
+  const suite = await run(binary(cluster.toolchain, 'conformance.test'), args, {
+    cwd: join(REPO, 'conformance'),
+  });
+  await helm(cluster, ['uninstall', RELEASE, '-n', NAMESPACE, '--wait']);
+  await call(cluster, 'DELETE', classPath);
+  await call(cluster, 'DELETE', `/api/v1/namespaces/${NAMESPACE}`);
+  await eventually(
+    async () =>
+      (await call(cluster, 'GET', `/api/v1/namespaces/${NAMESPACE}`)).status === 404 ? true : undefined,
+    `namespace ${NAMESPACE} deleted`,
+    120_000,
+    500,
+  );
+  console.log(`conformance ${mode}: ${((Date.now() - started) / 1000).toFixed(0)} s`);
+  if (suite !== 0) throw new Error(`the conformance suite failed in ${mode} mode`);
+  return out;
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      mode: { type: 'string', default: 'all' },
+      'run-test': { type: 'string' },
+      'update-reports': { type: 'boolean', default: false },
+    },
+  });
+  const modes = (values.mode === 'all' ? Object.keys(MODES) : [values.mode]) as Mode[];
+  for (const m of modes)
+    if (!(m in MODES)) throw new Error(`--mode ${m}: not ${Object.keys(MODES).join(', ')} or all`);
+  readManifest();
+  const shared = process.env[CLUSTER_ENV];
+  const cluster =
+    shared !== undefined && shared !== ''
+      ? attachCluster(shared)
+      : await startCluster({ log: (l) => console.log(`cluster: ${l}`) });
+  const own = shared === undefined || shared === '';
+  if (own) {
+    // Ctrl-C or a CI timeout: the cluster this run started goes with it.
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+      process.once(signal, () => void cluster.stop().finally(() => process.exit(130)));
+    }
+  }
+  const problems: string[] = [];
+  try {
+    for (const mode of modes) {
+      const fresh = await runMode(cluster, mode, values['run-test']);
+      if (values['run-test'] !== undefined) continue;
+      const committed = reportPath(mode);
+      if (existsSync(committed)) {
+        for (const p of regressions(profileOf(committed), profileOf(fresh))) problems.push(`${mode}: ${p}`);
+      }
+      if (values['update-reports']) {
+        mkdirSync(join(committed, '..'), { recursive: true });
+        copyFileSync(fresh, committed);
+        console.log(`wrote ${committed}`);
+      }
+    }
+  } finally {
+    if (own) await cluster.stop();
+  }
+  if (problems.length > 0) throw new Error(`conformance regressed:\n${problems.join('\n')}`);
+}
+
+main().catch((error: Error) => {
+  console.error(error.message);
+  process.exit(1);
+});
