@@ -3,7 +3,13 @@
 import { performance } from 'node:perf_hooks';
 import { streamMethod } from '../src/discovery/protocol.js';
 import { createDiscoveryServer } from '../src/discovery/server.js';
-import { openRawStream, sampleFleet, testCertificates, virtualHost } from '../test/discovery/fixtures.js';
+import {
+  fleetTls,
+  openRawStream,
+  sampleFleet,
+  testCertificates,
+  virtualHost,
+} from '../test/discovery/fixtures.js';
 
 const hosts = Number(process.argv[2] ?? 2000);
 const rounds = Number(process.argv[3] ?? 20);
@@ -24,7 +30,7 @@ const fleetWith = (prefixFor: (i: number) => string) =>
 server.setFleet(fleetWith(() => '/'));
 const stream = openRawStream({
   port,
-  tls: { caPem: certs.caCertPem, certPem: certs.clientCertPem, keyPem: certs.clientKeyPem },
+  tls: fleetTls('default/bench'),
   fleet: 'default/bench',
 });
 const wireBytes = (m: Parameters<ReturnType<typeof streamMethod>['responseSerialize']>[0]) =>

@@ -56,6 +56,7 @@ const controller = spawn(
     values.pool,
     '--proxy-drain-seconds',
     '0',
+    '--stop-proxies-on-exit',
   ],
   { stdio: ['ignore', 'pipe', 'inherit'] },
 );

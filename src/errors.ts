@@ -9,7 +9,16 @@ export type PorticoErrorCode =
   | 'E_DISCOVERY'
   | 'E_AUTH'
   | 'E_FLEET_CONFIG'
-  | 'E_KUBERNETES';
+  | 'E_KUBERNETES'
+  | 'E_ADDRESS_IN_USE';
+
+/** The exit status of a process that cannot bind an address it must own (EADDRINUSE's number on Linux). */
+export const EXIT_ADDRESS_IN_USE = 98;
+
+/** The exit status for an error that ends a command: 1, or a status a supervisor acts on. */
+export function exitCodeOf(error: unknown): number {
+  return isPorticoError(error) && error.code === 'E_ADDRESS_IN_USE' ? EXIT_ADDRESS_IN_USE : 1;
+}
 
 export class PorticoError extends Error {
   readonly code: PorticoErrorCode;

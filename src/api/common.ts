@@ -1,5 +1,6 @@
 // Schemas shared by every kind: object metadata, references, conditions, and the error shape of the API layer.
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
+import { escapeLogLine } from '../log-line.js';
 
 /** RFC 1123 hostname, optionally with a leading `*.` wildcard label, as the Gateway API accepts it. */
 export const HOSTNAME_PATTERN = '^(\\*\\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$';
@@ -14,7 +15,18 @@ export const ObjectMetaSchema = Type.Object({
   creationTimestamp: Type.Optional(Type.String()),
   labels: Type.Optional(Type.Record(Type.String(), Type.String())),
   annotations: Type.Optional(Type.Record(Type.String(), Type.String())),
+  // Kubernetes metadata Portico does not read: declared so that strict validation admits `kubectl get -o yaml`.
+  generateName: Type.Optional(Type.Unknown()),
+  selfLink: Type.Optional(Type.Unknown()),
+  deletionTimestamp: Type.Optional(Type.Unknown()),
+  deletionGracePeriodSeconds: Type.Optional(Type.Unknown()),
+  ownerReferences: Type.Optional(Type.Unknown()),
+  finalizers: Type.Optional(Type.Unknown()),
+  managedFields: Type.Optional(Type.Unknown()),
 });
+
+/** A field the upstream schema declares and Portico does not implement: admitted (as the API server would), unread. */
+export const Unimplemented = () => Type.Optional(Type.Unknown());
 export type ObjectMeta = Static<typeof ObjectMetaSchema>;
 
 export const LabelSelectorSchema = Type.Object({
@@ -72,5 +84,6 @@ export function formatResourceError(e: ResourceError): string {
   if (e.object !== undefined) parts.push(e.object);
   if (e.field !== undefined && e.field !== '') parts.push(e.field);
   parts.push(e.message);
-  return parts.join(': ');
+  // One line whatever the file name or a quoted value holds: these lines go to logs.
+  return escapeLogLine(parts.join(': '));
 }

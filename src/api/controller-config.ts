@@ -1,11 +1,13 @@
 // The controller configuration file (`kind: PorticoGateway`, DESIGN.md §4): schema, defaults, validation.
 import { type Static, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import { isNode, LineCounter, parseDocument } from 'yaml';
+import { isNode, LineCounter } from 'yaml';
 import { PorticoError } from '../errors.js';
 import { Enum, formatResourceError, LabelSelectorSchema, type ResourceError } from './common.js';
 import { PORTICO_GROUP } from './data-plane-proxy.js';
 import { type FieldError, formatFieldPath, toFieldErrors } from './schema-errors.js';
+import { strictSchema } from './strict-schema.js';
+import { parseYamlDocuments } from './yaml-documents.js';
 
 export const DEFAULT_CONTROLLER_NAME = 'gateway.portico.io/gatewayclass-controller';
 export const DEFAULT_CONTROLLER_NAMESPACE = 'portico-gateway-system';
@@ -51,6 +53,9 @@ export const PorticoGatewayConfigSchema = Type.Object({
 });
 export type PorticoGatewayConfig = Static<typeof PorticoGatewayConfigSchema>;
 
+// A misspelled field is an error naming it, not a default silently used in its place.
+const STRICT_SCHEMA = strictSchema(PorticoGatewayConfigSchema);
+
 function ruleErrors(c: PorticoGatewayConfig): FieldError[] {
   const watch = c.provider.kubernetes.watch;
   const at = ['provider', 'kubernetes', 'watch'];
@@ -73,8 +78,8 @@ export function validateControllerConfig(
   file?: string,
   lineOf?: (path: readonly (string | number)[]) => number | undefined,
 ): ControllerConfigResult {
-  const value: unknown = Value.Default(PorticoGatewayConfigSchema, structuredClone(raw ?? {}));
-  let errors = toFieldErrors(Value.Errors(PorticoGatewayConfigSchema, value));
+  const value: unknown = Value.Default(STRICT_SCHEMA, structuredClone(raw ?? {}));
+  let errors = toFieldErrors(Value.Errors(STRICT_SCHEMA, value));
   if (errors.length === 0) errors = ruleErrors(value as PorticoGatewayConfig);
   if (errors.length > 0) {
     return {
@@ -105,20 +110,25 @@ export function defaultControllerConfig(): PorticoGatewayConfig {
 /** Parses a configuration file; throws PorticoError(E_CONFIG) listing every problem with file and line. */
 export function parseControllerConfig(file: string, text: string): PorticoGatewayConfig {
   const lines = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false });
-  const yamlError = doc.errors[0];
-  if (yamlError !== undefined) {
-    const line = yamlError.linePos?.[0].line ?? lines.linePos(yamlError.pos[0]).line;
-    throw new PorticoError('E_CONFIG', `${file}:${line}: YAML: ${yamlError.message.split('\n')[0]}`);
+  const [parsed, extra] = parseYamlDocuments(text, lines);
+  if (parsed !== undefined && !parsed.ok) {
+    throw new PorticoError('E_CONFIG', `${file}:${parsed.line}: ${parsed.message}`);
   }
+  if (extra !== undefined) {
+    throw new PorticoError(
+      'E_CONFIG',
+      `${file}:${extra.line}: YAML: a configuration file holds one document`,
+    );
+  }
+  const doc = parsed?.doc;
   const lineOf = (path: readonly (string | number)[]): number | undefined => {
-    for (let n = path.length; n >= 0; n--) {
+    for (let n = path.length; n >= 0 && doc !== undefined; n--) {
       const node = doc.getIn(path.slice(0, n), true);
       if (isNode(node) && node.range) return lines.linePos(node.range[0]).line;
     }
     return undefined;
   };
-  const result = validateControllerConfig(doc.toJS(), file, lineOf);
+  const result = validateControllerConfig(parsed?.value, file, lineOf);
   if (!result.ok) throw new PorticoError('E_CONFIG', result.errors.map(formatResourceError).join('\n'));
   return result.config;
 }

@@ -1,6 +1,6 @@
 // The core Kubernetes kinds the translator reads: Service, EndpointSlice, Namespace, Secret.
 import { type Static, Type } from '@sinclair/typebox';
-import { Enum, ObjectMetaSchema } from './common.js';
+import { Enum, ObjectMetaSchema, Unimplemented } from './common.js';
 
 export const ServicePortSchema = Type.Object({
   name: Type.Optional(Type.String()),
@@ -10,6 +10,7 @@ export const ServicePortSchema = Type.Object({
     Type.Union([Type.Integer({ minimum: 1, maximum: 65535 }), Type.String({ minLength: 1 })]),
   ),
   appProtocol: Type.Optional(Type.String()),
+  nodePort: Unimplemented(),
 });
 
 export const ServiceSchema = Type.Object({
@@ -22,9 +23,26 @@ export const ServiceSchema = Type.Object({
       ports: Type.Array(ServicePortSchema, { default: [] }),
       selector: Type.Optional(Type.Record(Type.String(), Type.String())),
       clusterIP: Type.Optional(Type.String()),
+      allocateLoadBalancerNodePorts: Unimplemented(),
+      clusterIPs: Unimplemented(),
+      externalIPs: Unimplemented(),
+      externalName: Unimplemented(),
+      externalTrafficPolicy: Unimplemented(),
+      healthCheckNodePort: Unimplemented(),
+      internalTrafficPolicy: Unimplemented(),
+      ipFamilies: Unimplemented(),
+      ipFamilyPolicy: Unimplemented(),
+      loadBalancerClass: Unimplemented(),
+      loadBalancerIP: Unimplemented(),
+      loadBalancerSourceRanges: Unimplemented(),
+      publishNotReadyAddresses: Unimplemented(),
+      sessionAffinity: Unimplemented(),
+      sessionAffinityConfig: Unimplemented(),
+      trafficDistribution: Unimplemented(),
     },
     { default: {} },
   ),
+  status: Unimplemented(),
 });
 export type Service = Static<typeof ServiceSchema>;
 
@@ -47,6 +65,10 @@ export const EndpointSliceSchema = Type.Object({
       ),
       nodeName: Type.Optional(Type.String()),
       zone: Type.Optional(Type.String()),
+      hostname: Unimplemented(),
+      targetRef: Unimplemented(),
+      hints: Unimplemented(),
+      deprecatedTopology: Unimplemented(),
     }),
     { default: [] },
   ),
@@ -66,6 +88,8 @@ export const NamespaceSchema = Type.Object({
   apiVersion: Type.String(),
   kind: Type.Literal('Namespace'),
   metadata: ObjectMetaSchema,
+  spec: Unimplemented(),
+  status: Unimplemented(),
 });
 export type Namespace = Static<typeof NamespaceSchema>;
 
@@ -78,5 +102,6 @@ export const SecretSchema = Type.Object({
   data: Type.Record(Type.String(), Type.String(), { default: {} }),
   /** Plain values; merged into data (over it) as the API server does on write. */
   stringData: Type.Optional(Type.Record(Type.String(), Type.String())),
+  immutable: Unimplemented(),
 });
 export type Secret = Static<typeof SecretSchema>;

@@ -1,6 +1,6 @@
 // DataPlaneProxy (gateway.portico.io/v1alpha1, namespaced): parameters a GatewayClass gives its proxy fleets.
 import { type Static, Type } from '@sinclair/typebox';
-import { ObjectMetaSchema } from './common.js';
+import { ObjectMetaSchema, Unimplemented } from './common.js';
 
 export const PORTICO_GROUP = 'gateway.portico.io';
 
@@ -15,5 +15,6 @@ export const DataPlaneProxySchema = Type.Object({
     },
     { default: {} },
   ),
+  status: Unimplemented(),
 });
 export type DataPlaneProxy = Static<typeof DataPlaneProxySchema>;

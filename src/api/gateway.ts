@@ -1,6 +1,13 @@
 // Gateway (gateway.networking.k8s.io/v1): listeners on ports, with TLS and the routes they admit.
 import { type Static, Type } from '@sinclair/typebox';
-import { ConditionSchema, Enum, HOSTNAME_PATTERN, LabelSelectorSchema, ObjectMetaSchema } from './common.js';
+import {
+  ConditionSchema,
+  Enum,
+  HOSTNAME_PATTERN,
+  LabelSelectorSchema,
+  ObjectMetaSchema,
+  Unimplemented,
+} from './common.js';
 
 export const SecretObjectReferenceSchema = Type.Object({
   group: Type.String({ default: '' }),
@@ -29,6 +36,7 @@ export const ListenerSchema = Type.Object({
       mode: Enum(['Terminate', 'Passthrough'] as const, { default: 'Terminate' }),
       certificateRefs: Type.Array(SecretObjectReferenceSchema, { maxItems: 64, default: [] }),
       options: Type.Optional(Type.Record(Type.String(), Type.String())),
+      frontendValidation: Unimplemented(),
     }),
   ),
   allowedRoutes: Type.Object(
@@ -67,6 +75,15 @@ export const GatewayStatusSchema = Type.Object({
 });
 export type GatewayStatus = Static<typeof GatewayStatusSchema>;
 
+/** What a Gateway asks of the infrastructure made for it: metadata to carry, and (unsupported) parameters. */
+export const GatewayInfrastructureSchema = Type.Object({
+  labels: Type.Optional(Type.Record(Type.String(), Type.String())),
+  annotations: Type.Optional(Type.Record(Type.String(), Type.String())),
+  parametersRef: Type.Optional(
+    Type.Object({ group: Type.String(), kind: Type.String(), name: Type.String({ minLength: 1 }) }),
+  ),
+});
+
 export const GatewaySchema = Type.Object({
   apiVersion: Type.String(),
   kind: Type.Literal('Gateway'),
@@ -77,6 +94,9 @@ export const GatewaySchema = Type.Object({
     addresses: Type.Optional(
       Type.Array(Type.Object({ type: Type.Optional(Type.String()), value: Type.String() })),
     ),
+    infrastructure: Type.Optional(GatewayInfrastructureSchema),
+    allowedListeners: Unimplemented(),
+    backendTLS: Unimplemented(),
   }),
   // Written by controllers, never read by the translator: kept as is, not validated (API clients hand out Dates).
   status: Type.Optional(Type.Unknown()),

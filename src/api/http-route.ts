@@ -1,6 +1,6 @@
 // HTTPRoute (gateway.networking.k8s.io/v1): host and request matching rules that forward to backends.
 import { type Static, Type } from '@sinclair/typebox';
-import { ConditionSchema, Enum, HOSTNAME_PATTERN, ObjectMetaSchema } from './common.js';
+import { ConditionSchema, Enum, HOSTNAME_PATTERN, ObjectMetaSchema, Unimplemented } from './common.js';
 
 export const ParentReferenceSchema = Type.Object({
   group: Type.String({ default: 'gateway.networking.k8s.io' }),
@@ -54,6 +54,11 @@ export const HTTPRouteFilterSchema = Type.Object({
       path: Type.Optional(PathModifierSchema),
     }),
   ),
+  // Filter types the translator reports as not supported.
+  requestMirror: Unimplemented(),
+  extensionRef: Unimplemented(),
+  cors: Unimplemented(),
+  externalAuth: Unimplemented(),
 });
 export type HTTPRouteFilter = Static<typeof HTTPRouteFilterSchema>;
 
@@ -115,6 +120,8 @@ export const HTTPRouteRuleSchema = Type.Object({
       backendRequest: Type.Optional(Type.String({ pattern: DURATION_PATTERN })),
     }),
   ),
+  retry: Unimplemented(),
+  sessionPersistence: Unimplemented(),
 });
 export type HTTPRouteRule = Static<typeof HTTPRouteRuleSchema>;
 
@@ -136,6 +143,7 @@ export const HTTPRouteSchema = Type.Object({
       default: [],
     }),
     rules: Type.Array(HTTPRouteRuleSchema, { maxItems: 16, default: [{}] }),
+    useDefaultGateways: Unimplemented(),
   }),
   // Written by controllers, never read by the translator: kept as is, not validated (API clients hand out Dates).
   status: Type.Optional(Type.Unknown()),

@@ -1,10 +1,12 @@
 // The YAML loader: multi-document files and directories → validated objects, errors with file and line.
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type Document, isNode, LineCounter, parseAllDocuments } from 'yaml';
+import { type Document, isNode, LineCounter } from 'yaml';
+import { NotRegularFileError, notRegularFile, readRegularFile } from '../read-regular-file.js';
 import type { ResourceError } from './common.js';
 import { type ApiObject, describeObject } from './kinds.js';
 import { validateObject } from './validate.js';
+import { parseYamlDocuments } from './yaml-documents.js';
 
 export interface LoadedObject {
   object: ApiObject;
@@ -29,25 +31,17 @@ function lineLocator(doc: Document, lines: LineCounter, base: readonly (string |
   };
 }
 
-/** Parses one file's text; every document (and every item of a `kind: List`) is validated on its own. */
+/** Parses one file's text; every document (and every item of a `kind: List`) is validated on its own. Never throws. */
 export function parseYamlFile(file: string, text: string): LoadResult {
   const result: LoadResult = { objects: [], errors: [] };
   const lines = new LineCounter();
-  const docs = parseAllDocuments(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
-  if (!Array.isArray(docs)) {
-    // An empty stream gives back an EmptyStream marker, not documents.
-    return result;
-  }
-  for (const doc of docs) {
-    const firstError = doc.errors[0];
-    if (firstError !== undefined) {
-      const line = firstError.linePos?.[0].line ?? lines.linePos(firstError.pos[0]).line;
-      result.errors.push({ file, line, message: `YAML: ${firstError.message.split('\n')[0]}` });
+  for (const parsed of parseYamlDocuments(text, lines)) {
+    if (!parsed.ok) {
+      result.errors.push({ file, line: parsed.line, message: parsed.message });
       continue;
     }
-    const raw: unknown = doc.toJS({ maxAliasCount: 100 });
+    const { doc, value: raw } = parsed;
     if (raw === null || raw === undefined) continue;
-    const contentsStart = doc.contents?.range[0] ?? 0;
     const items: { raw: unknown; base: (string | number)[] }[] =
       typeof raw === 'object' && !Array.isArray(raw) && (raw as { kind?: unknown }).kind === 'List'
         ? (Array.isArray((raw as { items?: unknown }).items) ? (raw as { items: unknown[] }).items : []).map(
@@ -56,7 +50,7 @@ export function parseYamlFile(file: string, text: string): LoadResult {
         : [{ raw, base: [] }];
     for (const item of items) {
       const locate = lineLocator(doc, lines, item.base);
-      const line = locate([]) ?? lines.linePos(contentsStart).line;
+      const line = locate([]) ?? parsed.line;
       const validated = validateObject(item.raw, { file, line, lineOf: locate });
       if (validated.ok) result.objects.push({ object: validated.object, source: { file, line } });
       else result.errors.push(...validated.errors);
@@ -82,13 +76,24 @@ async function collectFiles(
     return;
   }
   if (info.isDirectory()) {
-    const entries = (await readdir(path)).sort();
+    let entries: string[];
+    try {
+      entries = (await readdir(path)).sort();
+    } catch (error) {
+      errors.push({
+        file: path,
+        message: `cannot read: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
+      });
+      return;
+    }
     for (const entry of entries) {
       if (entry.startsWith('.')) continue;
       await collectFiles(join(path, entry), out, errors, false);
     }
   } else if (explicit || EXTENSIONS.some((ext) => path.endsWith(ext))) {
-    out.push(path);
+    // A FIFO or device is reported, never opened: a read could block for ever.
+    if (info.isFile()) out.push(path);
+    else errors.push({ file: path, message: notRegularFile(path, info).what });
   }
 }
 
@@ -100,12 +105,13 @@ export async function loadPaths(paths: string[]): Promise<LoadResult> {
   for (const file of files) {
     let text: string;
     try {
-      text = await readFile(file, 'utf8');
+      text = await readRegularFile(file);
     } catch (error) {
-      result.errors.push({
-        file,
-        message: `cannot read: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
-      });
+      const message =
+        error instanceof NotRegularFileError
+          ? error.what
+          : `cannot read: ${(error as NodeJS.ErrnoException).code ?? String(error)}`;
+      result.errors.push({ file, message });
       continue;
     }
     const parsed = parseYamlFile(file, text);

@@ -2,6 +2,7 @@
 import type { TSchema } from '@sinclair/typebox';
 import { type ValueError, ValueErrorType } from '@sinclair/typebox/value';
 import { HOSTNAME_PATTERN } from './common.js';
+import { closestField } from './strict-schema.js';
 
 export interface FieldError {
   path: (string | number)[];
@@ -44,6 +45,12 @@ function describe(e: ValueError): string {
   switch (e.type) {
     case ValueErrorType.ObjectRequiredProperty:
       return 'required';
+    case ValueErrorType.ObjectAdditionalProperties: {
+      const field = pointerToPath(e.path).at(-1);
+      const known = Object.keys((s.properties as Record<string, unknown> | undefined) ?? {});
+      const hint = typeof field === 'string' ? closestField(field, known) : undefined;
+      return hint === undefined ? 'unknown field' : `unknown field (did you mean '${hint}'?)`;
+    }
     case ValueErrorType.IntegerMaximum:
     case ValueErrorType.NumberMaximum:
       return `must be ≤ ${s.maximum}`;

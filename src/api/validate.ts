@@ -6,6 +6,7 @@ import type { ResourceError } from './common.js';
 import { type ApiKind, type ApiObject, isApiKind, KINDS, objectId } from './kinds.js';
 import { formatFieldPath, toFieldErrors } from './schema-errors.js';
 import { semanticErrors } from './semantic-rules.js';
+import { strictSchema } from './strict-schema.js';
 
 export interface ObjectSource {
   file: string;
@@ -13,6 +14,15 @@ export interface ObjectSource {
   line: number;
   /** The 1-based line of a field, when the source can tell (YAML files can). */
   lineOf?: (path: readonly (string | number)[]) => number | undefined;
+}
+
+export interface ValidateOptions {
+  /**
+   * Fields the schema does not declare: `reject` (default) makes them errors naming the field, as the API server's
+   * strict field validation does for files; `ignore` keeps what an API server already admitted (it prunes or
+   * rejects by its own schema, which may know fields this one does not, and adds managedFields, status…).
+   */
+  unknownFields?: 'reject' | 'ignore';
 }
 
 export type ValidationResult = { ok: true; object: ApiObject } | { ok: false; errors: ResourceError[] };
@@ -29,18 +39,43 @@ function normaliseTimestamp(raw: Record<string, unknown>): void {
   }
 }
 
-const checkers = new Map<ApiKind, TypeCheck<TSchema>>();
+interface Checker {
+  schema: TSchema;
+  check: TypeCheck<TSchema>;
+}
 
-function compiled(kind: ApiKind): TypeCheck<TSchema> {
-  let c = checkers.get(kind);
+const checkers = new Map<string, Checker>();
+
+function checker(kind: ApiKind, strict: boolean): Checker {
+  const key = `${kind}/${strict ? 'strict' : 'lenient'}`;
+  let c = checkers.get(key);
   if (c === undefined) {
-    c = TypeCompiler.Compile(KINDS[kind].schema);
-    checkers.set(kind, c);
+    const schema = strict ? strictSchema(KINDS[kind].schema) : KINDS[kind].schema;
+    c = { schema, check: TypeCompiler.Compile(schema) };
+    checkers.set(key, c);
   }
   return c;
 }
 
-export function validateObject(raw: unknown, source?: ObjectSource): ValidationResult {
+/** Never throws: whatever goes wrong becomes an error naming the object's source. */
+export function validateObject(
+  raw: unknown,
+  source?: ObjectSource,
+  options: ValidateOptions = {},
+): ValidationResult {
+  try {
+    return validate(raw, source, options.unknownFields !== 'ignore');
+  } catch (error) {
+    const e: ResourceError = { message: `cannot validate: ${(error as Error).message}` };
+    if (source !== undefined) {
+      e.file = source.file;
+      e.line = source.line;
+    }
+    return { ok: false, errors: [e] };
+  }
+}
+
+function validate(raw: unknown, source: ObjectSource | undefined, strict: boolean): ValidationResult {
   const at = (
     field: readonly (string | number)[] | undefined,
     message: string,
@@ -80,10 +115,11 @@ export function validateObject(raw: unknown, source?: ObjectSource): ValidationR
   normaliseTimestamp(value);
   if (info.namespaced && isRecord(value.metadata)) value.metadata.namespace = namespace;
   if (!info.namespaced && isRecord(value.metadata)) delete value.metadata.namespace;
-  const defaulted: unknown = Value.Default(info.schema, value);
+  const { schema, check } = checker(kind, strict);
+  const defaulted: unknown = Value.Default(schema, value);
   // The compiled check is the fast path; the (slower) error walk runs only for invalid objects.
-  if (!compiled(kind).Check(defaulted)) {
-    const schemaErrors = toFieldErrors(Value.Errors(info.schema, defaulted));
+  if (!check.Check(defaulted)) {
+    const schemaErrors = toFieldErrors(Value.Errors(schema, defaulted));
     return { ok: false, errors: schemaErrors.map((e) => at(e.path, e.message, id)) };
   }
   const object = defaulted as ApiObject;

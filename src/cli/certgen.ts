@@ -1,21 +1,33 @@
-// `portico certgen`: the discovery CA, server and client certificates, as PEM files (--local) or Secrets.
+// `portico certgen`: the discovery CA and server certificate, as PEM files (--local) or Secrets, and (--local)
+// fleet client certificates. On a cluster the controller issues each fleet's client certificate itself.
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { writeCertificateFiles } from '../discovery/certificate-files.js';
+import {
+  CERTIFICATE_FILES,
+  ensureFleetCertificate,
+  writeCertificateFiles,
+} from '../discovery/certificate-files.js';
 import { DEFAULT_CONTROLLER_NAMESPACE } from '../discovery/certs.js';
 import { PorticoError } from '../errors.js';
 
-const HELP = `usage: portico certgen --local DIR [--namespace NS] [--extra-san NAME]... [--force]
-       portico certgen --kubernetes [--namespace NS] [--kubeconfig PATH]
+const HELP = `usage: portico certgen --local DIR [--namespace NS] [--extra-san NAME]... [--force] [--fleet KEY]...
+       portico certgen --kubernetes [--namespace NS] [--kubeconfig PATH] [--rotate]
 
-Creates the certificates that secure config discovery between the controller and its proxies:
-a CA, a server certificate for portico-gateway and a proxy client certificate.
+Creates the certificates that secure config discovery between the controller and its proxies: a CA and a
+server certificate for portico-gateway. Each fleet has its own client certificate, which names the fleet and
+receives only that fleet's config: the controller issues them (in a cluster, a Secret per fleet; standalone,
+files in its state directory), or --fleet does for a proxy run by hand.
 
 options:
-  --local DIR        write PEM files into DIR: ca.crt ca.key server.crt server.key client.crt client.key
-                     (private keys mode 0600)
+  --local DIR        write PEM files into DIR: ca.crt ca.key server.crt server.key (private keys mode 0600)
+  --fleet KEY        with --local: also issue fleet KEY's client certificate from the CA in DIR (created when
+                     absent) as fleets/<name>.crt and .key; repeatable
   --kubernetes       create them as Secrets in the controller namespace, only those absent (idempotent):
-                     portico-gateway-ca, portico-gateway-server-cert, portico-proxy-client-cert
+                     portico-gateway-ca, portico-gateway-server-cert
   --kubeconfig PATH  with --kubernetes: use a kubeconfig instead of the pod's service account
+  --rotate           with --kubernetes: a new CA and server certificate even when valid ones exist (the
+                     controller then re-issues every fleet's client certificate)
   --namespace NS     controller namespace for the server certificate names (default: the pod's namespace
                      with --kubernetes, else ${DEFAULT_CONTROLLER_NAMESPACE})
   --extra-san NAME   another server name (DNS name or IP address); repeatable
@@ -31,7 +43,9 @@ export async function run(argv: string[]): Promise<number> {
       kubernetes: { type: 'boolean', default: false },
       kubeconfig: { type: 'string' },
       'extra-san': { type: 'string', multiple: true, default: [] },
+      fleet: { type: 'string', multiple: true, default: [] },
       force: { type: 'boolean', default: false },
+      rotate: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
     strict: true,
@@ -46,7 +60,7 @@ export async function run(argv: string[]): Promise<number> {
     const { ensureCertificateSecrets } = await import('../provider/kubernetes/certificate-secrets.js');
     const client = await createApiClient(values.kubeconfig);
     const namespace = values.namespace ?? client.namespace ?? DEFAULT_CONTROLLER_NAMESPACE;
-    const created = await ensureCertificateSecrets(client, namespace);
+    const created = await ensureCertificateSecrets(client, namespace, { rotate: values.rotate });
     console.log(
       created.length === 0
         ? `certgen: the certificate Secrets in ${namespace} already exist`
@@ -57,13 +71,21 @@ export async function run(argv: string[]): Promise<number> {
   if (values.local === undefined || values.local === '') {
     throw new PorticoError('E_USAGE', `certgen: --local DIR is required\n\n${HELP}`);
   }
-  writeCertificateFiles(values.local, {
-    namespace: values.namespace ?? DEFAULT_CONTROLLER_NAMESPACE,
-    extraSans: values['extra-san'],
-    force: values.force,
-  });
-  console.log(
-    `certgen: wrote ca.crt, ca.key, server.crt, server.key, client.crt, client.key to ${values.local}`,
-  );
+  const dir = values.local;
+  // Fleet certificates alone reuse the CA already there; otherwise the CA and server files are (re)written.
+  const reuseCa =
+    values.fleet.length > 0 && !values.force && existsSync(join(dir, CERTIFICATE_FILES.caKeyPem));
+  if (!reuseCa) {
+    writeCertificateFiles(dir, {
+      namespace: values.namespace ?? DEFAULT_CONTROLLER_NAMESPACE,
+      extraSans: values['extra-san'],
+      force: values.force,
+    });
+    console.log(`certgen: wrote ca.crt, ca.key, server.crt, server.key to ${dir}`);
+  }
+  for (const fleet of values.fleet) {
+    const files = ensureFleetCertificate(dir, fleet);
+    console.log(`certgen: fleet ${fleet}: ${files.cert}, ${files.key}`);
+  }
   return 0;
 }

@@ -4,6 +4,8 @@ import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 import { DEFAULT_CONTROLLER_NAMESPACE, parseControllerConfig } from '../api/controller-config.js';
 import { PorticoError } from '../errors.js';
+import { DISCOVERY_PORT } from '../infra/kubernetes/render.js';
+import { createLogger, isLogLevel, LOG_LEVELS } from '../log-line.js';
 import { createApiClient } from '../provider/kubernetes/api-client.js';
 import { startKubernetesController } from '../provider/kubernetes/controller.js';
 import { stopSignal } from '../stop-signal.js';
@@ -18,6 +20,10 @@ options:
   --kubeconfig PATH          use a kubeconfig instead of the pod's service account
   --namespace NS             controller namespace (default: the pod's namespace, else ${DEFAULT_CONTROLLER_NAMESPACE})
   --proxy-image IMAGE        image of the proxy Deployments (default: $PORTICO_PROXY_IMAGE)
+  --proxy-image-pull-policy P  Always, IfNotPresent (default) or Never
+  --proxy-image-pull-secrets A,B  image pull Secrets the proxy pods get (in their namespace)
+  --log-level LEVEL          debug, info (default), warn or error
+  --discovery-service-port N port of the portico-gateway Service proxies dial (default ${DISCOVERY_PORT})
   --discovery-address H:P    config discovery, gRPC over TLS (default 0.0.0.0:18000)
   --health-address H:P       /healthz and /readyz (default 0.0.0.0:18001)
   --metrics-address H:P      Prometheus /metrics (default 0.0.0.0:19001)
@@ -32,6 +38,10 @@ export async function run(argv: string[]): Promise<number> {
       kubeconfig: { type: 'string' },
       namespace: { type: 'string' },
       'proxy-image': { type: 'string' },
+      'proxy-image-pull-policy': { type: 'string', default: 'IfNotPresent' },
+      'proxy-image-pull-secrets': { type: 'string', default: '' },
+      'discovery-service-port': { type: 'string', default: String(DISCOVERY_PORT) },
+      'log-level': { type: 'string', default: 'info' },
       'discovery-address': { type: 'string', default: '0.0.0.0:18000' },
       'health-address': { type: 'string', default: '0.0.0.0:18001' },
       'metrics-address': { type: 'string', default: '0.0.0.0:19001' },
@@ -57,21 +67,43 @@ export async function run(argv: string[]): Promise<number> {
   if (proxyImage === undefined || proxyImage === '') {
     throw new PorticoError('E_USAGE', 'controller: --proxy-image (or PORTICO_PROXY_IMAGE) is required');
   }
+  const pullPolicy = values['proxy-image-pull-policy'];
+  if (pullPolicy !== 'Always' && pullPolicy !== 'IfNotPresent' && pullPolicy !== 'Never') {
+    throw new PorticoError(
+      'E_USAGE',
+      `--proxy-image-pull-policy: '${pullPolicy}' is not Always, IfNotPresent or Never`,
+    );
+  }
+  const discoveryPort = Number(values['discovery-service-port']);
+  if (!Number.isInteger(discoveryPort) || discoveryPort < 1 || discoveryPort > 65535) {
+    throw new PorticoError(
+      'E_USAGE',
+      `--discovery-service-port: '${values['discovery-service-port']}' is not a port`,
+    );
+  }
+  const logLevel = values['log-level'];
+  if (!isLogLevel(logLevel)) {
+    throw new PorticoError('E_USAGE', `--log-level: '${logLevel}' is not ${LOG_LEVELS.join(', ')}`);
+  }
+  const pullSecrets = values['proxy-image-pull-secrets']
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
   const client = await createApiClient(values.kubeconfig);
-  const log = (line: string): void => console.log(line);
+  const log = createLogger(logLevel);
   const controller = await startKubernetesController({
     config,
     client,
     controllerNamespace: values.namespace ?? client.namespace ?? DEFAULT_CONTROLLER_NAMESPACE,
     identity: values.identity ?? process.env.POD_NAME ?? hostname(),
-    proxyImage,
+    proxy: { image: proxyImage, imagePullPolicy: pullPolicy, imagePullSecrets: pullSecrets, discoveryPort },
     discoveryAddress: values['discovery-address'],
     healthAddress: values['health-address'],
     metricsAddress: values['metrics-address'],
     log,
   });
-  log(`${await stopSignal()}: releasing leadership and stopping`);
+  log.info(`${await stopSignal()}: releasing leadership and stopping`);
   await controller.close();
-  log('stopped');
+  log.info('stopped');
   return 0;
 }

@@ -1,6 +1,7 @@
 // `portico get`: kubectl-style listing of the running standalone controller's resources, via its admin API.
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
+import { formatResourceError, type ResourceError } from '../api/common.js';
 import { PorticoError } from '../errors.js';
 import { parseHostPort } from '../host-port.js';
 import { DEFAULT_ADMIN_ADDRESS } from '../provider/standalone/admin-server.js';
@@ -9,7 +10,8 @@ import { ageSince, formatTable } from './output.js';
 
 const HELP = `usage: portico get gatewayclasses|gateways|httproutes [NAME] [options]
 
-Lists the resources of the standalone controller running on this machine, with their status.
+Lists the resources of the standalone controller running on this machine, with their status. Errors in its
+resource files are listed after them, on stderr (the objects of a broken file keep their last good content).
 
 options:
   -n, --namespace NS       namespace to list (default: default; ignored for gatewayclasses)
@@ -116,6 +118,19 @@ export async function runGet(argv: string[], io: GetIo): Promise<number> {
   parseHostPort(adminAddress, '--admin-address');
 
   const items = await fetchResources(adminAddress, type.kind, namespace, name);
+  // Said last, on stderr: what is shown may be the last good content of a file that is broken now.
+  const code = show(type, items, { name, namespace, output, allNamespaces }, io);
+  reportLoadErrors(await fetchLoadErrors(adminAddress), io);
+  return code;
+}
+
+function show(
+  type: ResourceType,
+  items: ResourceObject[],
+  request: { name?: string; namespace?: string; output?: string; allNamespaces: boolean },
+  io: GetIo,
+): number {
+  const { name, namespace, output, allNamespaces } = request;
   if (name !== undefined) {
     const found = items[0];
     if (found === undefined) {
@@ -140,6 +155,27 @@ export async function runGet(argv: string[], io: GetIo): Promise<number> {
   }
   io.stdout(table(type, items, allNamespaces, output === 'wide', io.now()));
   return 0;
+}
+
+function reportLoadErrors(errors: ResourceError[], io: GetIo): void {
+  if (errors.length === 0) return;
+  const count = `${errors.length} resource file error${errors.length === 1 ? '' : 's'}`;
+  io.stderr(`warning: ${count}; objects of a broken file keep serving their last good content:\n`);
+  for (const e of errors) io.stderr(`  ${formatResourceError(e)}\n`);
+}
+
+/** The controller's current load errors; none when it cannot tell (an older controller, say). */
+async function fetchLoadErrors(adminAddress: string): Promise<ResourceError[]> {
+  try {
+    const response = await fetch(`http://${adminAddress}/api/errors`, {
+      signal: AbortSignal.timeout(10_000),
+    });
+    if (!response.ok) return [];
+    const parsed = (await response.json()) as { items?: unknown };
+    return Array.isArray(parsed.items) ? (parsed.items as ResourceError[]) : [];
+  } catch {
+    return [];
+  }
 }
 
 function parseOptions(argv: string[]) {

@@ -1,13 +1,20 @@
 #!/usr/bin/env node
 // `portico <subcommand> ...`: one executable for the controller, the proxy and the tools around them.
-import { isPorticoError } from '../errors.js';
+import { exitCodeOf, isPorticoError } from '../errors.js';
 import type { Command } from './command.js';
+import { quietBrokenOutput } from './quiet-broken-output.js';
+
+quietBrokenOutput();
 
 // Each subcommand loads only its own modules, so `portico proxy` never pays for the controller's imports.
 const COMMANDS: Record<string, Command> = {
   certgen: {
     summary: 'create the CA, server and client certificates for config discovery',
     load: () => import('./certgen.js'),
+  },
+  cleanup: {
+    summary: "delete a controller's proxy fleets, certificates and Lease (when uninstalling it)",
+    load: () => import('./cleanup.js'),
   },
   controller: {
     summary: 'run the controller on a Kubernetes cluster',
@@ -17,10 +24,6 @@ const COMMANDS: Record<string, Command> = {
   get: {
     summary: "kubectl-style tables of the standalone controller's resources",
     load: () => import('./get.js'),
-  },
-  install: {
-    summary: 'render the manifests that install the controller on a cluster',
-    load: () => import('./install.js'),
   },
   proxy: {
     summary: 'run a data-plane proxy fed by the discovery server (or a config file)',
@@ -66,7 +69,9 @@ main(process.argv.slice(2)).then(
     process.exitCode = code;
   },
   (error: unknown) => {
-    console.error(isPorticoError(error) ? `portico: ${error.message}` : error);
-    process.exitCode = 1;
+    // A message, never a stack trace: what went wrong is in it (file and line for anything loaded).
+    const message = isPorticoError(error) || error instanceof Error ? error.message : String(error);
+    console.error(`portico: ${message}`);
+    process.exitCode = exitCodeOf(error);
   },
 );

@@ -1,10 +1,13 @@
 // `portico proxy`: one data-plane process — a discovery client feeding the proxy runtime.
+import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 import { startDiscoveryClient } from '../discovery/client.js';
 import { PorticoError } from '../errors.js';
 import { formatHostPort, parseHostPort } from '../host-port.js';
+import { requireLoopback } from '../listen-scope.js';
+import { logToStderr } from '../log-line.js';
 import { createProxy, runStaticProxy } from '../proxy/index.js';
 import { drainOnSignal } from '../proxy/signals.js';
 
@@ -21,12 +24,15 @@ const HELP = `usage: portico proxy --discovery HOST:PORT --fleet KEY --node ID -
   --server-name NAME        TLS server name to verify (default: the discovery host)
   --bind-address ADDR       address listeners bind (default 0.0.0.0)
   --port-offset N           listener ports below 1024 bind at port+N (default 0)
-  --admin-address ADDR      admin API (default 127.0.0.1:19000; "off" disables)
-  --metrics-address ADDR    Prometheus metrics (default 0.0.0.0:19001; "off" disables)
-  --ready-address ADDR      readiness endpoint (default 0.0.0.0:19003; "off" disables)
+  --admin-address ADDR      admin API (default 127.0.0.1:19000; "off" disables); loopback only unless
+                            --allow-remote-admin (it can drain the proxy and has no authentication)
+  --metrics-address ADDR    Prometheus metrics (default 127.0.0.1:19001; "off" disables)
+  --ready-address ADDR      GET /ready and /live (default 127.0.0.1:19003; "off" disables)
   --drain-seconds N         keep serving after SIGTERM before closing idle connections (default 5)
   --max-drain-seconds N     longest wait for requests in flight (default 60)
-  --config-file FILE        serve this fleet config (JSON or YAML) instead of asking discovery`;
+  --config-file FILE        serve this fleet config (JSON or YAML) instead of asking discovery
+
+Exits 98 when its admin, metrics or ready address is in use (a supervisor then moves it elsewhere).`;
 
 function seconds(value: string, option: string): number {
   const n = Number(value);
@@ -59,8 +65,9 @@ export async function run(argv: string[]): Promise<number> {
       'bind-address': { type: 'string', default: '0.0.0.0' },
       'port-offset': { type: 'string', default: '0' },
       'admin-address': { type: 'string', default: '127.0.0.1:19000' },
-      'metrics-address': { type: 'string', default: '0.0.0.0:19001' },
-      'ready-address': { type: 'string', default: '0.0.0.0:19003' },
+      'allow-remote-admin': { type: 'boolean', default: false },
+      'metrics-address': { type: 'string', default: '127.0.0.1:19001' },
+      'ready-address': { type: 'string', default: '127.0.0.1:19003' },
       'drain-seconds': { type: 'string', default: '5' },
       'max-drain-seconds': { type: 'string', default: '60' },
       'config-file': { type: 'string' },
@@ -84,6 +91,15 @@ export async function run(argv: string[]): Promise<number> {
     parseHostPort(value, option);
     return value;
   };
+  if (values['admin-address'] !== 'off') {
+    requireLoopback(
+      parseHostPort(values['admin-address'], '--admin-address'),
+      '--admin-address',
+      'the admin API can drain this proxy and has no authentication',
+      '--allow-remote-admin',
+      values['allow-remote-admin'],
+    );
+  }
   const runtime = {
     bindAddress: values['bind-address'],
     portOffset,
@@ -112,15 +128,23 @@ export async function run(argv: string[]): Promise<number> {
   const keyPem = await readRequired(values['key-file'], '--key-file');
   const tokenFile = values['token-file'];
   const node = values.node ?? hostname();
-  const log = (line: string): void => console.error(line);
+  const log = logToStderr;
 
-  const proxy = createProxy({ ...runtime, log });
+  // A draining proxy stops claiming its fleet's config, so the controller sees it no longer serves.
+  let stopDiscovery: () => Promise<void> = async () => {};
+  const proxy = createProxy({ ...runtime, log, onDraining: () => void stopDiscovery() });
   await proxy.started;
   const client = startDiscoveryClient({
     address: formatHostPort(discovery),
     fleet: values.fleet,
     node,
     tls: { caPem, certPem, keyPem, serverName: values['server-name'] },
+    // Certificates rotate on disk too (a Secret's new content, or certgen --rotate): each new channel reads them.
+    reloadTls: () => ({
+      caPem: readFileSync(values['ca-file']!, 'utf8'),
+      ...(values['cert-file'] === undefined ? {} : { certPem: readFileSync(values['cert-file'], 'utf8') }),
+      ...(values['key-file'] === undefined ? {} : { keyPem: readFileSync(values['key-file'], 'utf8') }),
+    }),
     // Projected tokens rotate on disk: read the file anew for every connection.
     token: tokenFile === undefined ? undefined : async () => (await readFile(tokenFile, 'utf8')).trim(),
     apply: (config, version) => proxy.apply(config, version),
@@ -128,9 +152,16 @@ export async function run(argv: string[]): Promise<number> {
       if (level !== 'debug') log(`discovery ${level}: ${message}`);
     },
   });
+  // A controller that adopts this proxy after a restart asks it to reconnect without waiting out the backoff.
+  process.on('SIGHUP', () => client.reconnectNow());
+  let stopping: Promise<void> | undefined;
+  stopDiscovery = () => {
+    stopping ??= client.stop();
+    return stopping;
+  };
   log(`proxy ${node} of fleet ${values.fleet}: discovery ${values.discovery}`);
 
   await drainOnSignal(proxy, () => log('draining'));
-  await client.stop();
+  await stopDiscovery();
   return 0;
 }

@@ -55,6 +55,7 @@ export async function run(argv: string[]): Promise<number> {
   }
   parseHostPort(values['proxy-admin'], '--proxy-admin');
   const result = await drainProxy(values['proxy-admin'], seconds * 1000);
-  console.error(`shutdown-manager drain: ${result.outcome} (requests in flight: ${result.inFlight})`);
+  const why = result.error === undefined ? '' : `: ${result.error}`;
+  console.error(`shutdown-manager drain: ${result.outcome}${why} (requests in flight: ${result.inFlight})`);
   return 0;
 }

@@ -8,18 +8,26 @@ import {
   parseControllerConfig,
 } from '../api/controller-config.js';
 import { PorticoError } from '../errors.js';
+import { DEFAULT_CLAIMS_DIR } from '../infra/host/address-claims.js';
 import { DEFAULT_ADDRESS_POOL } from '../infra/host/address-pool.js';
+import { logToStdout } from '../log-line.js';
 import { DEFAULT_ADMIN_ADDRESS } from '../provider/standalone/admin-server.js';
 import { startStandalone } from '../provider/standalone/controller.js';
+import { stopStandalone } from '../provider/standalone/stop.js';
 import { stopSignal } from '../stop-signal.js';
 
 export const DEFAULT_DISCOVERY_ADDRESS = '127.0.0.1:18000';
 export const DEFAULT_STATE_DIR = '.portico';
 
 const HELP = `usage: portico standalone -f PATH... [options]
+       portico standalone --stop [--state-dir DIR]
 
 Runs the controller on this machine: reads Gateway API resources from YAML files and directories, applies
 every change to them at once, and runs one proxy process per fleet on its own loopback address.
+
+Proxies outlive the controller: when it stops (SIGTERM, SIGINT) or dies, they keep serving their last config,
+and the next controller on the same --state-dir adopts them (no connection is refused meanwhile). To stop
+everything: --stop (or --stop-proxies-on-exit, to drain them whenever this controller stops).
 
 options:
   -f, --file PATH              a resource file or directory (repeatable); also provider.standalone.paths
@@ -27,9 +35,14 @@ options:
   --state-dir DIR              certificates, address assignments, object metadata (default ${DEFAULT_STATE_DIR})
   --admin-address HOST:PORT    admin API read by 'portico get' (default ${DEFAULT_ADMIN_ADDRESS})
   --discovery-address H:P      config discovery for the proxies (default ${DEFAULT_DISCOVERY_ADDRESS})
+  --allow-remote-admin         allow a non-loopback --admin-address (the admin API has no authentication)
+  --allow-remote-discovery     allow a non-loopback --discovery-address (the proxies are local)
   --address-pool CIDR          loopback addresses for the fleets (default ${DEFAULT_ADDRESS_POOL})
+  --address-claims-dir DIR     where controllers on this host claim addresses (default ${DEFAULT_CLAIMS_DIR})
   --controller-namespace NS    namespace of DataPlaneProxy parameters (default ${DEFAULT_CONTROLLER_NAMESPACE})
   --proxy-drain-seconds N      how long a stopping proxy keeps serving before it closes (default 5)
+  --stop-proxies-on-exit       on SIGTERM/SIGINT, drain and stop the proxies too
+  --stop                       stop the controller using --state-dir and drain all its proxies, then exit
   -h, --help                   show this help`;
 
 export async function run(argv: string[]): Promise<number> {
@@ -41,15 +54,28 @@ export async function run(argv: string[]): Promise<number> {
       'state-dir': { type: 'string', default: DEFAULT_STATE_DIR },
       'admin-address': { type: 'string', default: DEFAULT_ADMIN_ADDRESS },
       'discovery-address': { type: 'string', default: DEFAULT_DISCOVERY_ADDRESS },
+      'allow-remote-admin': { type: 'boolean', default: false },
+      'allow-remote-discovery': { type: 'boolean', default: false },
       'address-pool': { type: 'string', default: DEFAULT_ADDRESS_POOL },
+      'address-claims-dir': { type: 'string', default: DEFAULT_CLAIMS_DIR },
       'controller-namespace': { type: 'string', default: DEFAULT_CONTROLLER_NAMESPACE },
       'proxy-drain-seconds': { type: 'string' },
+      'stop-proxies-on-exit': { type: 'boolean', default: false },
+      stop: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
     strict: true,
   });
   if (values.help) {
     console.log(HELP);
+    return 0;
+  }
+  if (values.stop) {
+    await stopStandalone({
+      stateDir: resolve(values['state-dir']),
+      claimsDir: values['address-claims-dir'],
+      log: (line) => console.log(line),
+    });
     return 0;
   }
   let config = defaultControllerConfig();
@@ -73,20 +99,30 @@ export async function run(argv: string[]): Promise<number> {
     );
   }
   const drain = values['proxy-drain-seconds'];
-  const log = (line: string): void => console.log(line);
+  const log = logToStdout;
   const controller = await startStandalone({
     config,
     paths,
     stateDir: resolve(values['state-dir']),
     adminAddress: values['admin-address'],
     discoveryAddress: values['discovery-address'],
+    allowRemoteAdmin: values['allow-remote-admin'],
+    allowRemoteDiscovery: values['allow-remote-discovery'],
     addressPool: values['address-pool'],
+    addressClaimsDir: values['address-claims-dir'],
     controllerNamespace: values['controller-namespace'],
     proxyDrainSeconds: drain === undefined ? undefined : Number(drain),
     log,
   });
-  log(`${await stopSignal()}: draining proxies and stopping`);
-  await controller.close();
+  const signal = await stopSignal();
+  const stopProxies = values['stop-proxies-on-exit'];
+  log(
+    stopProxies
+      ? `${signal}: draining proxies and stopping`
+      : `${signal}: stopping; the proxies keep serving their last config ` +
+          `(to stop them: portico standalone --stop --state-dir ${resolve(values['state-dir'])})`,
+  );
+  await controller.close({ stopProxies });
   log('stopped');
   return 0;
 }

@@ -13,7 +13,8 @@ import { loadPaths } from '../api/load.js';
 import { buildSnapshot } from '../api/snapshot.js';
 import { PorticoError } from '../errors.js';
 import { renderFleetObjects } from '../infra/kubernetes/render.js';
-import { redactSecrets } from '../ir/redact.js';
+import { logToStderr } from '../log-line.js';
+import { redact } from '../redact.js';
 import { translate } from '../translate/index.js';
 
 const HELP = `usage: portico translate -f PATH... [options]
@@ -79,7 +80,7 @@ export async function run(argv: string[]): Promise<number> {
   }
   const controllerNamespace = values['controller-namespace'] ?? DEFAULT_CONTROLLER_NAMESPACE;
   const loaded = await loadPaths(files);
-  for (const e of loaded.errors) console.error(formatResourceError(e));
+  for (const e of loaded.errors) logToStderr(formatResourceError(e));
   const objects = loaded.objects.map((o) => o.object);
   const deployType = config.provider.kubernetes.deploy.type;
   const result = translate(buildSnapshot(objects), {
@@ -96,7 +97,7 @@ export async function run(argv: string[]): Promise<number> {
       if (status !== undefined) docs.push({ ...o, status });
     }
   }
-  if (show.includes('config' satisfies Show)) docs.push(...result.fleets.map(redactSecrets));
+  if (show.includes('config' satisfies Show)) docs.push(...result.fleets.map(redact));
   if (show.includes('infra' satisfies Show)) {
     const image = values.image ?? 'portico:latest';
     for (const infra of result.infra) {

@@ -1,4 +1,5 @@
-// Certificates for discovery: a CA, the controller's server certificate and the proxies' client certificate.
+// Certificates for discovery: a CA, the controller's server certificate, and one client certificate per fleet
+// (its identity: the discovery server gives a client certificate only its own fleet's config).
 // Node can verify X.509 but not issue it, so certificates are built here in DER and signed with
 // node:crypto (ECDSA P-256, SHA-256): no dependency, and small enough to read in one sitting.
 import {
@@ -11,6 +12,7 @@ import {
   sign,
 } from 'node:crypto';
 import { DEFAULT_CONTROLLER_NAMESPACE } from '../api/controller-config.js';
+import { fleetInfraName } from '../translate/naming.js';
 import {
   bitStringBytes,
   boolean,
@@ -25,12 +27,14 @@ import {
   time,
   tlv,
   unsignedInteger,
+  uriName,
   utf8String,
 } from './der.js';
 
 export { DEFAULT_CONTROLLER_NAMESPACE };
 export const SERVER_NAME = 'portico-gateway';
-export const CLIENT_COMMON_NAME = 'portico-proxy';
+/** A fleet client certificate names its fleet as this URI (subject alternative name), percent-encoded. */
+export const FLEET_URI_PREFIX = 'urn:portico:fleet:';
 
 export interface GenerateCertificatesOptions {
   /** Controller namespace, for the server certificate's in-cluster names. Default `portico-gateway-system`. */
@@ -39,7 +43,7 @@ export interface GenerateCertificatesOptions {
   extraSans?: string[];
   /** Lifetime of the CA; default 3650 days. */
   caValidityDays?: number;
-  /** Lifetime of the server and client certificates; default 730 days. */
+  /** Lifetime of the server certificate; default 730 days. */
   leafValidityDays?: number;
   /** Issue time; default now. */
   now?: Date;
@@ -50,8 +54,6 @@ export interface GeneratedCertificates {
   caKeyPem: string;
   serverCertPem: string;
   serverKeyPem: string;
-  clientCertPem: string;
-  clientKeyPem: string;
 }
 
 const OID = {
@@ -122,53 +124,67 @@ export function generateCertificates(options: GenerateCertificatesOptions = {}):
     sans: serverSans(namespace, options.extraSans),
   });
 
-  const client = newKeyPair();
-  const clientCert = issue({
-    subject: distinguishedName(CLIENT_COMMON_NAME),
-    issuer: caName,
-    subjectKey: client.publicKey,
-    issuerKey: ca.privateKey,
-    issuerPublicKey: ca.publicKey,
-    notBefore,
-    notAfter: leafUntil,
-    isCa: false,
-    extKeyUsage: OID.clientAuth,
-  });
-
   return {
     caCertPem: toPem('CERTIFICATE', caCert),
     caKeyPem: privateKeyPem(ca.privateKey),
     serverCertPem: toPem('CERTIFICATE', serverCert),
     serverKeyPem: privateKeyPem(server.privateKey),
-    clientCertPem: toPem('CERTIFICATE', clientCert),
-    clientKeyPem: privateKeyPem(client.privateKey),
   };
 }
 
-/** Issues one more client certificate from an existing CA (e.g. a test client, or a rotated proxy identity). */
-export function issueClientCertificate(
+export interface IssuedCertificate {
+  certPem: string;
+  keyPem: string;
+}
+
+/**
+ * The client identity of one fleet, signed by an existing CA: its fleet key as a URI name (what the discovery
+ * server authorizes), its infrastructure name as the common name (what a person reads).
+ */
+export function issueFleetCertificate(
   caCertPem: string,
   caKeyPem: string,
-  commonName = CLIENT_COMMON_NAME,
-  validityDays = 730,
-): { certPem: string; keyPem: string } {
+  fleet: string,
+  options: { validityDays?: number; now?: Date } = {},
+): IssuedCertificate {
   const caPublicKey = createPublicKey(caCertPem);
   const caPrivateKey = createPrivateKey(caKeyPem);
-  const issuerName = subjectOf(caCertPem);
-  const now = Date.now();
+  const now = (options.now ?? new Date()).getTime();
   const pair = newKeyPair();
   const cert = issue({
-    subject: distinguishedName(commonName),
-    issuer: issuerName,
+    subject: distinguishedName(fleetInfraName(fleet)),
+    issuer: subjectOf(caCertPem),
     subjectKey: pair.publicKey,
     issuerKey: caPrivateKey,
     issuerPublicKey: caPublicKey,
     notBefore: new Date(now - BACKDATE_MS),
-    notAfter: new Date(now + validityDays * DAY_MS),
+    notAfter: new Date(now + (options.validityDays ?? 730) * DAY_MS),
     isCa: false,
     extKeyUsage: OID.clientAuth,
+    uris: [fleetUri(fleet)],
   });
   return { certPem: toPem('CERTIFICATE', cert), keyPem: privateKeyPem(pair.privateKey) };
+}
+
+export function fleetUri(fleet: string): string {
+  return `${FLEET_URI_PREFIX}${encodeURIComponent(fleet)}`;
+}
+
+/**
+ * The fleet a certificate names, from Node's `subjectaltname` text (`URI:urn:portico:fleet:default%2Feg, ...`):
+ * undefined when it names none, or more than one.
+ */
+export function fleetOfSubjectAltName(subjectAltName: string | undefined): string | undefined {
+  const fleets = (subjectAltName ?? '')
+    .split(', ')
+    .filter((name) => name.startsWith(`URI:${FLEET_URI_PREFIX}`))
+    .map((name) => name.slice(`URI:${FLEET_URI_PREFIX}`.length));
+  if (fleets.length !== 1) return undefined;
+  try {
+    return decodeURIComponent(fleets[0]!);
+  } catch {
+    return undefined;
+  }
 }
 
 interface IssueRequest {
@@ -182,6 +198,8 @@ interface IssueRequest {
   isCa: boolean;
   extKeyUsage?: string;
   sans?: string[];
+  /** Uniform resource identifier names (a fleet identity). */
+  uris?: string[];
 }
 
 function issue(request: IssueRequest): Buffer {
@@ -201,9 +219,8 @@ function issue(request: IssueRequest): Buffer {
   if (request.extKeyUsage !== undefined) {
     extensions.push(extension(OID.extKeyUsage, false, sequence(objectIdentifier(request.extKeyUsage))));
   }
-  if (request.sans !== undefined && request.sans.length > 0) {
-    extensions.push(extension(OID.subjectAltName, false, sequence(...request.sans.map(generalName))));
-  }
+  const names = [...(request.sans ?? []).map(generalName), ...(request.uris ?? []).map(uriName)];
+  if (names.length > 0) extensions.push(extension(OID.subjectAltName, false, sequence(...names)));
   const signatureAlgorithm = sequence(objectIdentifier(OID.ecdsaWithSha256));
   const tbs = sequence(
     explicit(0, smallInteger(2)),

@@ -66,6 +66,11 @@ export function time(date: Date): Buffer {
 }
 
 /** A SubjectAltName GeneralName: iPAddress `[7]` for IP literals, else dNSName `[2]`. */
+/** A URI GeneralName ([6] IA5String); percent-encoding keeps it ASCII. */
+export function uriName(uri: string): Buffer {
+  return tlv(0x86, Buffer.from(uri, 'ascii'));
+}
+
 export function generalName(san: string): Buffer {
   if (isIPv4(san)) return tlv(0x87, Buffer.from(san.split('.').map(Number)));
   if (isIPv6(san)) return tlv(0x87, ipv6Bytes(san));

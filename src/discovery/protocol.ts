@@ -25,11 +25,19 @@ export interface GatewayGenerationMessage {
   generation: number;
 }
 
+export interface RejectedResourceMessage {
+  type: string;
+  name: string;
+  error: string;
+}
+
 export interface Ack {
   version: string;
   nonce: string;
   listenerErrors: ListenerErrorMessage[];
   appliedGateways: GatewayGenerationMessage[];
+  /** Absent from proxies older than this field (proto3 decodes it as empty). */
+  rejectedResources?: RejectedResourceMessage[];
 }
 
 export interface Nack {

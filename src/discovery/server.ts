@@ -5,17 +5,19 @@ import {
   type handleBidiStreamingCall,
   Metadata,
   Server,
+  ServerCredentials,
   type ServerDuplexStream,
   status,
 } from '@grpc/grpc-js';
 import { PorticoError } from '../errors.js';
 import { FLEET_CONFIG_SCHEMA_VERSION, FLEET_RESOURCE_TYPES, type FleetConfig } from '../ir/fleet-config.js';
 import { traceStage } from '../trace/propagation-trace.js';
+import { fleetOfSubjectAltName } from './certs.js';
 import type { DiscoveryLog } from './log.js';
 import type { Ack, ClientMessage, Hello, Nack, ServerMessage } from './protocol.js';
 import { discoveryService } from './protocol.js';
 import { type ResourceDelta, type ServedResourceSet, updateResourceSet } from './resources.js';
-import { createTls13ServerCredentials } from './tls.js';
+import { createTlsFront, type TlsFront } from './tls-front.js';
 
 export interface Identity {
   username: string;
@@ -25,6 +27,10 @@ export interface Identity {
   expiresAt?: number;
 }
 
+/**
+ * `mtls`: the client certificate (from the CA) names one fleet, and receives only that fleet's config.
+ * `token`: a bearer token, authenticated and then authorized by the caller's functions.
+ */
 export type DiscoveryAuth =
   | { mode: 'mtls' }
   | {
@@ -40,8 +46,13 @@ export interface DiscoveryServerOptions {
   tls: { caPem: string; certPem: string; keyPem: string };
   auth: DiscoveryAuth;
   log?: DiscoveryLog;
-  /** A stream that names no node and fleet within this time is closed. Default 10000. */
+  /** A stream that names no node and fleet within this time is closed; a connection without an authorized
+   * stream too. Default 10000. */
   helloTimeoutMs?: number;
+  /** A TLS handshake must finish within this. Default 5000. */
+  handshakeTimeoutMs?: number;
+  /** Connections without an authorized stream yet (handshaking, or waiting for a hello), at most. Default 128. */
+  maxUnauthorizedConnections?: number;
 }
 
 export interface NodeState {
@@ -94,7 +105,11 @@ interface Fleet {
   streams: Set<Stream>;
 }
 
-const DEFAULTS = { helloTimeoutMs: 10_000 } as const;
+const DEFAULTS = {
+  helloTimeoutMs: 10_000,
+  handshakeTimeoutMs: 5_000,
+  maxUnauthorizedConnections: 128,
+} as const;
 // setTimeout cannot wait longer than 2^31-1 ms; longer expiries re-arm.
 const MAX_TIMER_MS = 2_147_483_647;
 const SHUTDOWN_GRACE_MS = 2_000;
@@ -106,8 +121,10 @@ export function createDiscoveryServer(options: DiscoveryServerOptions): Discover
   const fleets = new Map<string, Fleet>();
   const streams = new Set<Stream>();
   let server: Server | undefined;
-  // One counter for all fleets: versions stay monotonic even when a fleet is removed and comes back.
-  let versionCounter = 0;
+  let front: TlsFront | undefined;
+  // One counter for all fleets: versions stay monotonic even when a fleet is removed and comes back. It starts
+  // from the clock, so a proxy that outlives its controller never sees one version name two configs.
+  let versionCounter = Date.now();
   let nonceCounter = 0;
   let streamCounter = 0;
 
@@ -184,10 +201,11 @@ export function createDiscoveryServer(options: DiscoveryServerOptions): Discover
         return undefined;
       }
       const commonName = peer.subject?.CN;
+      const fleet = fleetOfSubjectAltName(peer.subjectaltname);
       return {
         username: Array.isArray(commonName) ? commonName.join(',') : (commonName ?? ''),
         groups: [],
-        extra: {},
+        extra: fleet === undefined ? {} : { fleet: [fleet] },
       };
     }
     const header = stream.call.metadata.get('authorization')[0];
@@ -232,8 +250,31 @@ export function createDiscoveryServer(options: DiscoveryServerOptions): Discover
         return;
       }
     }
+    if (auth.mode === 'mtls') {
+      // Authorized like a token: the certificate's own fleet, nothing else (DESIGN §5).
+      const own = identity.extra.fleet?.[0];
+      if (own !== hello.fleet) {
+        const why =
+          own === undefined
+            ? 'the client certificate names no fleet (each fleet has its own certificate)'
+            : `the client certificate of fleet '${own}' may not receive the config of fleet '${hello.fleet}'`;
+        fail(stream, status.PERMISSION_DENIED, why);
+        return;
+      }
+    }
     if (stream.closed) return;
     const fleet = fleetState(hello.fleet);
+    // One stream per node: a second one claiming a connected node id is someone else (or a stale duplicate).
+    for (const other of fleet.streams) {
+      if (other.closed || other.state.node !== hello.node) continue;
+      fail(
+        stream,
+        status.ALREADY_EXISTS,
+        `node '${hello.node}' of fleet '${hello.fleet}' is already connected`,
+      );
+      return;
+    }
+    front?.authorized(stream.call.getPeer());
     stream.subscribed = true;
     fleet.streams.add(stream);
     log('info', `discovery: ${describe(stream)} connected${fleet.known ? '' : ' (fleet not known yet)'}`);
@@ -248,7 +289,14 @@ export function createDiscoveryServer(options: DiscoveryServerOptions): Discover
       ack.appliedGateways.map((g) => [g.name, Number(g.generation)]),
     );
     state.listenerErrors = ack.listenerErrors.map((e) => ({ listener: e.listener, message: e.message }));
-    delete state.lastError;
+    const rejected = ack.rejectedResources ?? [];
+    if (rejected.length === 0) delete state.lastError;
+    else {
+      // Applied, except these: the proxy keeps their last good version, and deltas go on as usual.
+      const list = rejected.map((r) => `${r.type} ${r.name}: ${r.error}`).join('; ');
+      state.lastError = `version ${ack.version} applied without ${rejected.length} rejected resource(s): ${list}`;
+      log('warn', `discovery: ${describe(stream)} ${state.lastError}`);
+    }
     changed();
   }
 
@@ -318,26 +366,36 @@ export function createDiscoveryServer(options: DiscoveryServerOptions): Discover
   return {
     async start() {
       if (server !== undefined) throw new PorticoError('E_DISCOVERY', 'discovery server already started');
-      const credentials = createTls13ServerCredentials(options.tls, options.auth.mode === 'mtls');
       const grpcServer = new Server({
         'grpc.keepalive_time_ms': 30_000,
         'grpc.keepalive_timeout_ms': 10_000,
         'grpc.max_send_message_length': -1,
       });
       grpcServer.addService(discoveryService(), { Stream: handle });
-      server = grpcServer;
-      const port = await new Promise<number>((resolve, reject) => {
-        grpcServer.bindAsync(options.address, credentials, (error, bound) => {
-          if (error === null) {
-            resolve(bound);
-            return;
-          }
-          server = undefined;
-          grpcServer.forceShutdown();
-          const reason = `discovery server: cannot listen on ${options.address}: ${error.message}`;
-          reject(new PorticoError('E_DISCOVERY', reason, { cause: error }));
-        });
+      // TLS is ours (tls-front.ts: deadlines and a cap gRPC does not offer); gRPC speaks HTTP/2 on the secured socket.
+      const injector = grpcServer.createConnectionInjector(ServerCredentials.createInsecure());
+      const tlsFront = createTlsFront({
+        address: options.address,
+        tls: options.tls,
+        requireClientCertificate: options.auth.mode === 'mtls',
+        handshakeTimeoutMs: options.handshakeTimeoutMs ?? DEFAULTS.handshakeTimeoutMs,
+        // Past the stream's own hello deadline, which says more to a slow proxy than a closed connection.
+        authorizeWithinMs: helloTimeoutMs + (options.handshakeTimeoutMs ?? DEFAULTS.handshakeTimeoutMs),
+        maxUnauthorizedConnections: options.maxUnauthorizedConnections ?? DEFAULTS.maxUnauthorizedConnections,
+        onSecureConnection: (socket) => injector.injectConnection(socket),
+        log: (message) => log('info', message),
       });
+      server = grpcServer;
+      front = tlsFront;
+      let port: number;
+      try {
+        port = await tlsFront.listen();
+      } catch (error) {
+        server = undefined;
+        front = undefined;
+        grpcServer.forceShutdown();
+        throw error;
+      }
       log(
         'info',
         `discovery: listening on ${options.address.replace(/:\d+$/, '')}:${port} (${options.auth.mode})`,
@@ -349,6 +407,8 @@ export function createDiscoveryServer(options: DiscoveryServerOptions): Discover
       for (const stream of [...streams]) fail(stream, status.UNAVAILABLE, 'discovery server shutting down');
       const grpcServer = server;
       server = undefined;
+      front?.close();
+      front = undefined;
       if (grpcServer === undefined) return;
       await new Promise<void>((resolve) => {
         const force = setTimeout(() => {

@@ -110,9 +110,10 @@ export type PathMatch =
   | { type: 'Exact'; value: string }
   /** Path equals value or continues with `/` after it (whole segments); value has no trailing `/` unless it is `/`. */
   | { type: 'PathPrefix'; value: string }
-  /** ECMAScript regular expression, anchored to the whole path. */
+  /** RE2 regular expression (linear-time), matched against the whole path. */
   | { type: 'RegularExpression'; value: string };
 
+/** RegularExpression values are RE2 syntax, matched against the whole value. */
 export interface HeaderMatch {
   type: 'Exact' | 'RegularExpression';
   name: string;

@@ -1,7 +1,22 @@
 // Structural validation of a FleetConfig received from outside (discovery, a file): a proxy must reject a bad
 // config with an error naming the field, and keep serving the previous one.
 import { PorticoError } from '../errors.js';
-import { FLEET_CONFIG_SCHEMA_VERSION, type FleetConfig } from './fleet-config.js';
+import {
+  headerNameProblem,
+  headerValueProblem,
+  MAX_TIMEOUT_MS,
+  pathProblem,
+  preciseHostnameProblem,
+  regexProblem,
+  timeoutProblem,
+  virtualHostnameProblem,
+} from './field-rules.js';
+import {
+  FLEET_CONFIG_SCHEMA_VERSION,
+  FLEET_RESOURCE_TYPES,
+  type FleetConfig,
+  type FleetResourceType,
+} from './fleet-config.js';
 
 type Check = (value: unknown, path: string) => void;
 
@@ -31,13 +46,21 @@ const oneOf =
   (v, p) => {
     if (typeof v !== 'string' || !allowed.includes(v)) fail(p, `must be one of ${allowed.join(', ')}`);
   };
+/** A check from the shared field rules (the translator applies the same ones). */
+const rule =
+  (problem: (value: string) => string | undefined): Check =>
+  (v, p) => {
+    if (typeof v !== 'string') fail(p, 'must be a string');
+    const why = problem(v);
+    if (why !== undefined) fail(p, why);
+  };
 const regex: Check = (v, p) => {
   nonEmpty(v, p);
-  try {
-    new RegExp(v as string);
-  } catch (error) {
-    fail(p, `invalid regular expression: ${(error as Error).message}`);
-  }
+  rule(regexProblem)(v, p);
+};
+const timeout: Check = (v, p) => {
+  if (typeof v !== 'number' || timeoutProblem(v) !== undefined)
+    fail(p, `must be an integer from 0 to ${MAX_TIMEOUT_MS}`);
 };
 const list =
   (item: Check): Check =>
@@ -47,15 +70,12 @@ const list =
   };
 // Discovery keeps the parsed object of every unchanged resource from one config to the next: an object that
 // passed once is not walked again (configs are immutable once built or received).
-const resourceList = (item: Check): Check => {
+const remembered = (item: Check): Check => {
   const valid = new WeakSet<object>();
   return (v, p) => {
-    if (!Array.isArray(v)) fail(p, 'must be a list');
-    for (const [i, entry] of v.entries()) {
-      if (isRecord(entry) && valid.has(entry)) continue;
-      item(entry, `${p}[${i}]`);
-      if (isRecord(entry)) valid.add(entry);
-    }
+    if (isRecord(v) && valid.has(v)) return;
+    item(v, p);
+    if (isRecord(v)) valid.add(v);
   };
 };
 /** A list of non-empty strings, checked without building a path per item (a listener names thousands). */
@@ -86,36 +106,12 @@ const variant =
     object(shapes[v.type as string] ?? {})(v, p);
   };
 
-const headerName: Check = (v, p) => {
-  if (typeof v !== 'string' || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(v))
-    fail(p, 'must be a valid header name');
-};
-function hasControlCharacter(text: string): boolean {
-  for (let i = 0; i < text.length; i++) {
-    const code = text.charCodeAt(i);
-    if ((code < 0x20 && code !== 0x09) || code === 0x7f) return true;
-  }
-  return false;
-}
-const headerText: Check = (v, p) => {
-  // Header values travel on the wire as-is: no line breaks or control characters (tab is allowed).
-  if (typeof v !== 'string' || hasControlCharacter(v))
-    fail(p, 'must be a header value without control characters');
-};
-const headerValue = object({ name: headerName, value: headerText });
-const hostname: Check = (v, p) => {
-  if (
-    typeof v !== 'string' ||
-    !/^(\*|(\*\.)?[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*)$/.test(v)
-  ) {
-    fail(p, 'must be a DNS hostname');
-  }
-};
-const pathValue: Check = (v, p) => {
-  if (typeof v !== 'string' || !v.startsWith('/') || /\s/.test(v) || hasControlCharacter(v)) {
-    fail(p, "must be a path starting with '/' without spaces");
-  }
-};
+const headerName = rule(headerNameProblem);
+// Header values travel on the wire as-is.
+const headerValue = object({ name: headerName, value: rule(headerValueProblem) });
+const hostname = rule(virtualHostnameProblem);
+const preciseHostname = rule(preciseHostnameProblem);
+const pathValue = rule(pathProblem);
 const headerModifier = object({ set: list(headerValue), add: list(headerValue), remove: list(headerName) });
 const pathModifier = variant({
   ReplaceFullPath: { value: pathValue },
@@ -124,7 +120,7 @@ const pathModifier = variant({
 const filter = variant({
   RequestHeaderModifier: { headers: headerModifier },
   ResponseHeaderModifier: { headers: headerModifier },
-  URLRewrite: { hostname: optional(hostname), path: optional(pathModifier) },
+  URLRewrite: { hostname: optional(preciseHostname), path: optional(pathModifier) },
 });
 const valueMatch: Check = (v, p) => {
   object({ type: oneOf('Exact', 'RegularExpression'), name: nonEmpty, value: str })(v, p);
@@ -144,12 +140,12 @@ const action = variant({
   Forward: {
     backends: list(object({ weight: int(0, 1_000_000), cluster: optional(nonEmpty), filters: list(filter) })),
     // 0 is the Gateway API's "no timeout".
-    timeoutMs: int(0, 86_400_000),
-    backendTimeoutMs: optional(int(0, 86_400_000)),
+    timeoutMs: timeout,
+    backendTimeoutMs: optional(timeout),
   },
   Redirect: {
     scheme: optional(oneOf('http', 'https')),
-    hostname: optional(hostname),
+    hostname: optional(preciseHostname),
     path: optional(pathModifier),
     port: optional(int(1, 65535)),
     statusCode: (v, p) => {
@@ -170,10 +166,10 @@ const route = object({
   filters: list(filter),
   action,
 });
-const fleetConfig = object({
-  fleet: nonEmpty,
-  gateways: resourceList(object({ name: nonEmpty, generation: int(0, Number.MAX_SAFE_INTEGER) })),
-  listeners: resourceList(
+/** One resource of each type; an object that passed once is not walked again (configs are immutable). */
+const RESOURCE_CHECKS: Record<FleetResourceType, Check> = {
+  gateways: remembered(object({ name: nonEmpty, generation: int(0, Number.MAX_SAFE_INTEGER) })),
+  listeners: remembered((v, p) => {
     object({
       name: nonEmpty,
       port: int(1, 65535),
@@ -183,20 +179,27 @@ const fleetConfig = object({
       tls: optional(
         object({ certificates: list(object({ hostnames: list(nonEmpty), secrets: list(nonEmpty) })) }),
       ),
-    }),
-  ),
-  virtualHosts: resourceList(object({ name: nonEmpty, hostname, routes: list(route) })),
-  clusters: resourceList(
+    })(v, p);
+    const l = v as { protocol: string; tls?: unknown };
+    if (l.protocol === 'HTTPS' && l.tls === undefined) fail(`${p}.tls`, 'required when protocol is HTTPS');
+  }),
+  virtualHosts: remembered(object({ name: nonEmpty, hostname, routes: list(route) })),
+  clusters: remembered(
     object({
       name: nonEmpty,
       service: object({ namespace: str, name: str, port: int(1, 65535) }),
       protocol: oneOf('http'),
     }),
   ),
-  endpoints: resourceList(
+  endpoints: remembered(
     object({ name: nonEmpty, endpoints: list(object({ address: nonEmpty, port: int(1, 65535) })) }),
   ),
-  secrets: resourceList(object({ name: nonEmpty, certificatePem: nonEmpty, privateKeyPem: nonEmpty })),
+  secrets: remembered(object({ name: nonEmpty, certificatePem: nonEmpty, privateKeyPem: nonEmpty })),
+};
+
+const fleetConfig = object({
+  fleet: nonEmpty,
+  ...Object.fromEntries(FLEET_RESOURCE_TYPES.map((type) => [type, list(RESOURCE_CHECKS[type])])),
 });
 
 function uniqueNames(items: { name: string }[], path: string): void {
@@ -246,7 +249,6 @@ function checkReferences(config: FleetConfig): void {
     l.virtualHosts.forEach((v, j) => {
       if (!vhosts.has(v)) fail(`${p}.virtualHosts[${j}]`, `unknown virtual host '${v}'`);
     });
-    if (l.protocol === 'HTTPS' && l.tls === undefined) fail(`${p}.tls`, 'required when protocol is HTTPS');
     for (const [j, c] of (l.tls?.certificates ?? []).entries()) {
       for (const [k, s] of c.secrets.entries()) {
         if (!secrets.has(s)) fail(`${p}.tls.certificates[${j}].secrets[${k}]`, `unknown secret '${s}'`);
@@ -272,7 +274,7 @@ function checkReferences(config: FleetConfig): void {
   }
 }
 
-export function validateFleetConfig(value: unknown): FleetConfig {
+function checkRoot(value: unknown): asserts value is Record<string, unknown> {
   if (!isRecord(value)) fail('(root)', 'fleet config must be an object');
   if (value.schemaVersion !== FLEET_CONFIG_SCHEMA_VERSION) {
     fail(
@@ -280,8 +282,79 @@ export function validateFleetConfig(value: unknown): FleetConfig {
       `must be ${FLEET_CONFIG_SCHEMA_VERSION} (got ${JSON.stringify(value.schemaVersion)})`,
     );
   }
+}
+
+/** Every field and reference must be right: the whole config is refused otherwise (config files, tests). */
+export function validateFleetConfig(value: unknown): FleetConfig {
+  checkRoot(value);
   fleetConfig(value, '');
   const config = value as unknown as FleetConfig;
   checkReferences(config);
   return config;
+}
+
+/** A resource the proxy did not take: its last good version stays in force (a new one is left out). */
+export interface RejectedResource {
+  type: FleetResourceType;
+  name: string;
+  error: string;
+}
+
+function nameOf(item: unknown, index: number): string {
+  const name = isRecord(item) ? item.name : undefined;
+  return typeof name === 'string' && name !== '' ? name : `#${index}`;
+}
+
+/**
+ * Validates resource by resource, for configs from discovery: a resource that breaks a rule is rejected alone and
+ * `previous` (the config in force, already valid) supplies its last good version; everything else applies, so one
+ * bad resource never blocks unrelated changes. Only a config that is not one at all (no object, another schema
+ * version, a list that is not a list) throws. Lists without a rejection are returned as they came (same arrays).
+ * References to a resource left out are inert at request time: an unknown virtual host is not served, an unknown
+ * cluster answers 503, an unknown secret fails its listener's TLS setup (reported as a listener error).
+ */
+export function validateFleetResources(
+  value: unknown,
+  previous?: FleetConfig,
+): { config: FleetConfig; rejected: RejectedResource[] } {
+  checkRoot(value);
+  nonEmpty(value.fleet, 'fleet');
+  const rejected: RejectedResource[] = [];
+  const replaced: Partial<Record<FleetResourceType, unknown[]>> = {};
+  for (const type of FLEET_RESOURCE_TYPES) {
+    const items: unknown = value[type];
+    if (!Array.isArray(items)) fail(type, 'must be a list');
+    const check = RESOURCE_CHECKS[type];
+    const seen = new Set<string>();
+    let out: unknown[] | undefined;
+    let ports: Set<number> | undefined;
+    for (const [i, item] of items.entries()) {
+      const name = nameOf(item, i);
+      let error: string | undefined;
+      try {
+        check(item, `${type}[${i}]`);
+        if (seen.has(name)) error = `${type}[${i}].name: duplicate name '${name}'`;
+        if (type === 'listeners') {
+          ports ??= new Set();
+          const port = (item as { port: number }).port;
+          if (ports.has(port)) error = `${type}[${i}].port: port ${port} used by two listeners`;
+          ports.add(port);
+        }
+      } catch (e) {
+        error = (e as Error).message;
+      }
+      seen.add(name);
+      if (error === undefined) {
+        out?.push(item);
+        continue;
+      }
+      rejected.push({ type, name, error });
+      out ??= items.slice(0, i);
+      const lastGood = (previous?.[type] as { name: string }[] | undefined)?.find((p) => p.name === name);
+      if (lastGood !== undefined && !out.includes(lastGood)) out.push(lastGood);
+    }
+    if (out !== undefined) replaced[type] = out;
+  }
+  const config = (rejected.length === 0 ? value : { ...value, ...replaced }) as unknown as FleetConfig;
+  return { config, rejected };
 }

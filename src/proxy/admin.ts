@@ -1,17 +1,22 @@
-// The proxy's side servers: admin API (config dump, version, drain, stats), Prometheus metrics, readiness.
+// The proxy's side servers: admin API (config dump, version, drain, stats), Prometheus metrics, readiness and
+// liveness. The admin API answers only requests naming it in their Host header, and a drain only a request that
+// no web page can send (no Origin, a custom header): a browser's CSRF or DNS rebinding cannot close a Gateway.
 
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { type AdminRequestGuard, refuseAdminRequest } from '../admin-request-guard.js';
 import { PorticoError } from '../errors.js';
 import { parseHostPort } from '../host-port.js';
 import type { FleetConfig } from '../ir/fleet-config.js';
-import { redactSecrets } from '../ir/redact.js';
+import { redact } from '../redact.js';
 
 export interface AdminView {
   readonly ready: boolean;
   readonly draining: boolean;
   /** The drain finished: listeners closed, requests in flight done (or cut at the maximum). */
   readonly drained: boolean;
+  /** Why the proxy cannot serve although running (drained, a listener closed), or undefined when it can. */
+  notLive(): string | undefined;
   config(): FleetConfig | undefined;
   version(): { version: string; appliedAt: string } | undefined;
   inFlight(): number;
@@ -30,6 +35,9 @@ function json(res: ServerResponse, status: number, value: unknown): void {
 
 type Route = (req: IncomingMessage, res: ServerResponse) => void;
 
+/** Routes that change the proxy: they need the mutation guard on top of the Host check. */
+const MUTATIONS = new Set(['POST /drain']);
+
 function adminRoutes(view: AdminView): Record<string, Route> {
   return {
     'GET /config_dump': (_req, res) => {
@@ -37,7 +45,7 @@ function adminRoutes(view: AdminView): Record<string, Route> {
       json(
         res,
         config === undefined ? 404 : 200,
-        config === undefined ? { error: 'no config applied' } : redactSecrets(config),
+        config === undefined ? { error: 'no config applied' } : redact(config),
       );
     },
     'GET /version': (_req, res) => json(res, 200, view.version() ?? { version: null }),
@@ -47,6 +55,7 @@ function adminRoutes(view: AdminView): Record<string, Route> {
     },
     'GET /stats': (_req, res) =>
       json(res, 200, {
+        pid: process.pid,
         inFlight: view.inFlight(),
         ready: view.ready,
         draining: view.draining,
@@ -55,10 +64,17 @@ function adminRoutes(view: AdminView): Record<string, Route> {
   };
 }
 
-function serve(routes: Record<string, Route>): Server {
+/** `guard`: check requests against the server's own address (the admin API); absent: anyone may read. */
+function serve(routes: Record<string, Route>, guard?: AdminRequestGuard): Server {
   return createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
-    const route = routes[`${req.method} ${path}`];
+    const key = `${req.method} ${path}`;
+    const refused = guard === undefined ? undefined : refuseAdminRequest(req, guard, MUTATIONS.has(key));
+    if (refused !== undefined) {
+      json(res, 403, { error: refused });
+      return;
+    }
+    const route = routes[key];
     if (route !== undefined) route(req, res);
     else send(res, 404, 'not found\n', 'text/plain');
   });
@@ -74,25 +90,47 @@ export async function startSideServers(
   addresses: { admin?: string; metrics?: string; ready?: string },
 ): Promise<SideServer[]> {
   const metrics: Route = (_req, res) => send(res, 200, view.metrics(), 'text/plain; version=0.0.4');
-  const ready: Route = (_req, res) =>
-    send(res, view.ready ? 200 : 503, view.ready ? 'ready\n' : 'not ready\n', 'text/plain');
-  const wanted: [SideServer['name'], string | undefined, Record<string, Route>][] = [
-    ['admin', addresses.admin, adminRoutes(view)],
-    ['metrics', addresses.metrics, { 'GET /metrics': metrics, 'GET /stats/prometheus': metrics }],
-    ['ready', addresses.ready, { 'GET /ready': ready }],
+  // Ready: has a config, is not draining, and every listener it bound still accepts.
+  const ready: Route = (_req, res) => {
+    const problem = view.ready ? view.notLive() : 'no config applied yet, or draining';
+    send(
+      res,
+      problem === undefined ? 200 : 503,
+      problem === undefined ? 'ready\n' : `not ready: ${problem}\n`,
+      'text/plain',
+    );
+  };
+  // Live: the event loop answers (a hung proxy times out) and it can still serve; a restart is the cure otherwise.
+  const live: Route = (_req, res) => {
+    const problem = view.notLive();
+    send(
+      res,
+      problem === undefined ? 200 : 503,
+      problem === undefined ? 'live\n' : `not live: ${problem}\n`,
+      'text/plain',
+    );
+  };
+  const wanted: [SideServer['name'], string | undefined, Record<string, Route>, boolean][] = [
+    ['admin', addresses.admin, adminRoutes(view), true],
+    ['metrics', addresses.metrics, { 'GET /metrics': metrics, 'GET /stats/prometheus': metrics }, false],
+    ['ready', addresses.ready, { 'GET /ready': ready, 'GET /live': live }, false],
   ];
   const started: SideServer[] = [];
   try {
-    for (const [name, address, routes] of wanted) {
+    for (const [name, address, routes, guarded] of wanted) {
       if (address === undefined) continue;
       const { host, port } = parseHostPort(address, `${name} address`);
-      const server = serve(routes);
+      const guard: AdminRequestGuard | undefined = guarded ? { host, port } : undefined;
+      const server = serve(routes, guard);
       await new Promise<void>((resolve, reject) => {
-        server.once('error', (error) =>
-          reject(new PorticoError('E_IO', `${name} server on ${address}: ${error.message}`)),
-        );
+        server.once('error', (error: NodeJS.ErrnoException) => {
+          // Its own address taken means this proxy cannot run here at all: a distinct code, so a supervisor moves it.
+          const code = error.code === 'EADDRINUSE' ? 'E_ADDRESS_IN_USE' : 'E_IO';
+          reject(new PorticoError(code, `${name} server on ${address}: ${error.message}`, { cause: error }));
+        });
         server.listen({ host, port }, resolve);
       });
+      if (guard !== undefined) guard.port = (server.address() as AddressInfo).port;
       started.push({ name, server });
     }
   } catch (error) {

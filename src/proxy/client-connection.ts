@@ -75,6 +75,8 @@ export class ClientConnection implements RequestParserSink, ResponseConnection {
   private started = false;
   /** The connection served a request already (idle now means keep-alive idle). */
   private served = false;
+  /** When the current request body last delivered bytes (or reading it resumed), on the host's clock. */
+  private bodyAt = 0;
 
   constructor(
     readonly socket: Socket,
@@ -100,7 +102,13 @@ export class ClientConnection implements RequestParserSink, ResponseConnection {
   }
 
   /** The connection checks its timeouts (called by the host's sweep). */
-  sweep(headersTimeoutMs: number, requestTimeoutMs: number, keepAliveTimeoutMs: number): void {
+  sweep(timeouts: {
+    headersTimeoutMs: number;
+    requestTimeoutMs: number;
+    keepAliveTimeoutMs: number;
+    requestBodyIdleTimeoutMs: number;
+  }): void {
+    const { headersTimeoutMs, requestTimeoutMs, keepAliveTimeoutMs } = timeouts;
     if (this.upgraded) return;
     if (this.done) {
       // The client did not close after the last answer: a grace to read it once flushed, else the idle timeout.
@@ -120,10 +128,26 @@ export class ClientConnection implements RequestParserSink, ResponseConnection {
         // Half a head (slowloris), or a new connection that sends nothing.
         if (elapsed >= headersTimeoutMs) this.refuse(408, this.started);
       } else if (elapsed >= keepAliveTimeoutMs) this.close();
-    } else if (this.bodyOpen && elapsed >= requestTimeoutMs) {
-      if (this.response?.headersSent === false) this.refuse(408, true);
-      else this.socket.destroy();
+    } else if (this.bodyOpen) {
+      // A stall counts only while the proxy reads: a socket paused for backpressure waits on the upstream, not on
+      // the client.
+      const stalled =
+        !this.socket.isPaused() && this.host.clock - this.bodyAt >= timeouts.requestBodyIdleTimeoutMs;
+      if (elapsed >= requestTimeoutMs || stalled) this.abortRequest(408);
     }
+  }
+
+  /**
+   * Ends the request in progress now: `status` when no response is under way (else the connection is cut), the
+   * connection closes without waiting for the rest of the body, and the handler learns at once (so an upstream
+   * exchange the request holds is cancelled, not kept until the socket goes).
+   */
+  abortRequest(status: number): void {
+    if (this.done) return;
+    const response = this.response;
+    if (response !== undefined && !response.headersSent) response.statusCode = status;
+    this.refuse(status, true);
+    response?.close();
   }
 
   /** Closes now (between requests), or after the response in progress. */
@@ -135,7 +159,11 @@ export class ClientConnection implements RequestParserSink, ResponseConnection {
   }
 
   resumeBody(): void {
-    if (this.readAhead === undefined && !this.awaitingOutput && this.socket.isPaused()) this.socket.resume();
+    if (this.readAhead === undefined && !this.awaitingOutput && this.socket.isPaused()) {
+      // The wait was ours (backpressure), not the client's: the stall clock starts again.
+      this.bodyAt = this.host.clock;
+      this.socket.resume();
+    }
   }
 
   onData(chunk: Buffer): void {
@@ -200,6 +228,7 @@ export class ClientConnection implements RequestParserSink, ResponseConnection {
     );
     this.request = request;
     this.since = this.host.clock;
+    this.bodyAt = this.host.clock;
     this.served = true;
     if (head.upgrade) {
       this.upgraded = true;
@@ -220,6 +249,7 @@ export class ClientConnection implements RequestParserSink, ResponseConnection {
   }
 
   onRequestBody(chunk: Buffer): void {
+    this.bodyAt = this.host.clock;
     const body = this.body;
     if (body === undefined || this.discardBody) return;
     if (!body.push(chunk)) this.socket.pause();

@@ -19,6 +19,8 @@ export interface ResponseConnection {
   /** No further request will be read on the connection (its server is closing, or the client half-closed). */
   readonly lastResponse: boolean;
   responseFinished(response: ClientResponse): void;
+  /** Answers `status` (or cuts a response under way) and closes without reading the rest of the request. */
+  abortRequest(status: number): void;
 }
 
 export class InvalidHeaderError extends Error {}
@@ -142,6 +144,16 @@ export class ClientResponse {
     else this.send(chunk, '');
     this.writableFinished = true;
     this.connection.responseFinished(this);
+    this.close();
+  }
+
+  /**
+   * The request cannot be completed (its body stopped, or did not arrive in time): answers `status` with no body
+   * and closes the connection without waiting for the rest of the request. Once a head went out, cuts instead.
+   */
+  abort(status: number): void {
+    if (this.closed || this.writableFinished) return;
+    this.connection.abortRequest(status);
     this.close();
   }
 

@@ -57,12 +57,16 @@ export function createClientServer(options: ClientServerOptions): ClientServer {
   if (options.maxConnections > 0) server.maxConnections = options.maxConnections;
 
   // One timer for all connections: each compares its phase start with this clock (resolution: the interval).
-  const shortest = Math.min(options.headersTimeoutMs, options.requestTimeoutMs, options.keepAliveTimeoutMs);
+  const shortest = Math.min(
+    options.headersTimeoutMs,
+    options.requestTimeoutMs,
+    options.keepAliveTimeoutMs,
+    options.requestBodyIdleTimeoutMs,
+  );
   const interval = Math.max(10, Math.min(1000, Math.floor(shortest / 4)));
   const sweeper = setInterval(() => {
     host.clock = performance.now();
-    for (const c of connections)
-      c.sweep(options.headersTimeoutMs, options.requestTimeoutMs, options.keepAliveTimeoutMs);
+    for (const c of connections) c.sweep(options);
   }, interval);
   sweeper.unref();
 

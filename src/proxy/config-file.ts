@@ -5,6 +5,7 @@ import { parse } from 'yaml';
 import { PorticoError } from '../errors.js';
 import type { FleetConfig } from '../ir/fleet-config.js';
 import { validateFleetConfig } from '../ir/validate.js';
+import { logToStderr } from '../log-line.js';
 import type { ProxyOptionsInput } from './options.js';
 import { createProxy } from './proxy.js';
 import { drainOnSignal } from './signals.js';
@@ -36,7 +37,7 @@ export async function loadFleetConfigFile(path: string): Promise<FleetConfig> {
  */
 export async function runStaticProxy(configFile: string, options: ProxyOptionsInput = {}): Promise<number> {
   const config = await loadFleetConfigFile(configFile);
-  const log = options.log ?? ((line: string) => console.error(line));
+  const log = options.log ?? logToStderr;
   const proxy = createProxy({ ...options, log });
   await proxy.started;
   const outcome = await proxy.apply(config);

@@ -1,7 +1,9 @@
 // Answers one HTTP request: local responses, redirects, and forwarding with streaming in both directions,
 // route/backend timeouts, client-abort cancellation and the DESIGN.md §6 status codes.
 import { performance } from 'node:perf_hooks';
+import type { Readable } from 'node:stream';
 import type { Endpoint } from '../ir/fleet-config.js';
+import { BodyGate } from './body-gate.js';
 import type { ClientRequest } from './client-request.js';
 import type { ClientResponse, ResponseListener } from './client-response.js';
 import { cancel, Deadline, schedule } from './deadlines.js';
@@ -66,6 +68,10 @@ class Forwarding implements UpstreamSink {
   private readonly method: string;
   /** The request headers after request header filters; undefined: built straight from the raw lines. */
   private headers: HeaderMap | undefined = undefined;
+  /** Holds the request body until it is in (or large): set while no upstream connection is taken yet. */
+  private gate: BodyGate | undefined = undefined;
+  /** The body as sent upstream (buffered first, see BodyGate); null: none. */
+  private body: Readable | null = null;
 
   constructor(
     private readonly rt: ProxyRuntime,
@@ -101,7 +107,16 @@ class Forwarding implements UpstreamSink {
       respondLocally(this.res, 502, this.closing);
       return;
     }
-    this.attempt(this.plan.endpoint);
+    const body = this.req.body;
+    if (body === null) {
+      this.attempt(this.plan.endpoint);
+      return;
+    }
+    this.gate = new BodyGate(body, this.rt.options.limits.requestBodyBufferBytes, (buffered) => {
+      this.gate = undefined;
+      this.body = buffered;
+      if (!this.finished) this.attempt(this.plan.endpoint);
+    });
   }
 
   private attempt(endpoint: Endpoint): void {
@@ -133,7 +148,7 @@ class Forwarding implements UpstreamSink {
       this.headers === undefined
         ? requestHeadFromRaw(this.req, options)
         : requestHeadFromMap(this.headers, options);
-    this.exchange = new UpstreamExchange(head, this.req.body, this.chunked, this.method === 'HEAD', this);
+    this.exchange = new UpstreamExchange(head, this.body, this.chunked, this.method === 'HEAD', this);
     pool.send(this.exchange);
   }
 
@@ -156,6 +171,12 @@ class Forwarding implements UpstreamSink {
   timeout(): void {
     if (this.finished) return;
     this.finish();
+    if (this.gate !== undefined) {
+      // The request itself did not arrive in time (no upstream was asked yet): the client's timeout, 408.
+      this.gate.cancel();
+      this.res.abort(408);
+      return;
+    }
     this.rt.metrics.upstreamError(this.plan.cluster.name, 'timeout');
     this.cancel();
     respondLocally(this.res, 504, this.closing);
@@ -167,6 +188,7 @@ class Forwarding implements UpstreamSink {
   }
 
   clientClosed(): void {
+    this.gate?.cancel();
     if (!this.res.writableFinished) this.cancel();
     this.finish();
   }

@@ -1,6 +1,7 @@
 // Header handling between client and upstream: hop-by-hop stripping, the headers Portico adds, and the
 // Gateway API header modifier filters.
 import type { HeaderModifier } from '../ir/fleet-config.js';
+import { clientHeaderRule, DROP, type ForwardingFacts, forwardingHeaders } from './forwarded-headers.js';
 
 export type HeaderMap = Record<string, string | string[]>;
 
@@ -15,13 +16,6 @@ const HOP_BY_HOP = new Set([
   'transfer-encoding',
   'upgrade',
   'http2-settings',
-]);
-
-/** Headers a client may not set itself: the proxy vouches for them. */
-const PROXY_OWNED = new Set([
-  'x-portico-internal',
-  'x-portico-external-address',
-  'x-portico-expected-rq-timeout-ms',
 ]);
 
 /** Connection may not list these: framing and Host are the proxy's to write, never a client's to remove. */
@@ -89,9 +83,16 @@ function toMap(lines: string[]): HeaderMap {
   return out;
 }
 
-/** Request headers toward the upstream, lower-case names, without hop-by-hop and proxy-owned ones. */
+const NOTHING_MORE: ReadonlySet<string> = new Set();
+
+/**
+ * Request headers toward the upstream, lower-case names, without hop-by-hop ones and the forwarding headers a
+ * client may not set (forwarded-headers.ts); x-forwarded-for and x-request-id stay for addForwardingHeaders.
+ */
 export function endToEndHeaders(raw: string[]): HeaderMap {
-  return toMap(hopByHopFree(raw, PROXY_OWNED));
+  const headers = toMap(hopByHopFree(raw, NOTHING_MORE));
+  for (const name in headers) if (clientHeaderRule(name) === DROP) delete headers[name];
+  return headers;
 }
 
 /** The proxy sets these on every forwarded response itself. */
@@ -129,20 +130,16 @@ export function clientIp(address: string | undefined): string {
   return address.startsWith('::ffff:') ? address.slice(7) : address;
 }
 
-/** Adds the headers Portico sends toward backends (DESIGN.md §1). */
+/** Sets the headers Portico sends toward backends (DESIGN.md §1) by the rules of forwarded-headers.ts. */
 export function addForwardingHeaders(
   headers: HeaderMap,
-  client: string,
-  proto: 'http' | 'https',
+  facts: ForwardingFacts,
   requestId: () => string,
-  timeoutMs: number,
 ): void {
   const xff = headers['x-forwarded-for'];
-  headers['x-forwarded-for'] =
-    xff === undefined ? client : `${Array.isArray(xff) ? xff.join(', ') : xff}, ${client}`;
-  headers['x-forwarded-proto'] = proto;
-  if (headers['x-request-id'] === undefined) headers['x-request-id'] = requestId();
-  if (isInternalAddress(client)) headers['x-portico-internal'] = 'true';
-  else headers['x-portico-external-address'] = client;
-  if (timeoutMs > 0) headers['x-portico-expected-rq-timeout-ms'] = String(timeoutMs);
+  const ids = headers['x-request-id'];
+  const clientForwardedFor = xff === undefined ? undefined : Array.isArray(xff) ? xff.join(', ') : xff;
+  const clientIds = ids === undefined ? [] : Array.isArray(ids) ? ids : [ids];
+  const ours = forwardingHeaders(facts, clientForwardedFor, clientIds, requestId);
+  for (let i = 0; i < ours.length; i += 2) headers[ours[i]!] = ours[i + 1]!;
 }

@@ -3,32 +3,8 @@
 const SP = 32;
 const HTAB = 9;
 
-// RFC 9110 token characters, indexed by char code (codes past the table read undefined: not a token).
-const TOKEN = new Uint8Array(256);
-for (const c of "!#$%&'*+-.^_`|~") TOKEN[c.charCodeAt(0)] = 1;
-for (let c = 48; c <= 57; c++) TOKEN[c] = 1;
-for (let c = 65; c <= 90; c++) TOKEN[c] = 1;
-for (let c = 97; c <= 122; c++) TOKEN[c] = 1;
-
-export function isToken(text: string, from: number, to: number): boolean {
-  if (from >= to) return false;
-  for (let i = from; i < to; i++) if (TOKEN[text.charCodeAt(i)] !== 1) return false;
-  return true;
-}
-
-/** A header name: an RFC 9110 token. */
-export function isHeaderName(name: string): boolean {
-  return isToken(name, 0, name.length);
-}
-
-/** Field values may hold visible characters, obs-text, space and tab; no other control characters. */
-export function isValidFieldValue(value: string): boolean {
-  for (let i = 0; i < value.length; i++) {
-    const c = value.charCodeAt(i);
-    if ((c < SP && c !== HTAB) || c === 127 || c > 255) return false;
-  }
-  return true;
-}
+// Token and field-value rules are the fleet config's own (what a config may hold is what the wire may carry).
+export { isFieldValue as isValidFieldValue, isHeaderName, isToken } from '../ir/field-rules.js';
 
 /** Header names compared without a lower-case copy (`name` must be lower case). */
 export function nameIs(text: string, from: number, to: number, name: string): boolean {

@@ -1,6 +1,6 @@
 // The proxy runtime's public API, for `portico proxy` (discovery wiring) and tests.
 
-export { redactSecrets } from '../ir/redact.js';
+export { redact } from '../redact.js';
 export { loadFleetConfigFile, runStaticProxy } from './config-file.js';
 export {
   DEFAULT_PROXY_OPTIONS,

@@ -29,6 +29,8 @@ function createListenerServer(rt: ProxyRuntime, bound: Omit<BoundListener, 'serv
     maxHeadersCount: limits.maxHeadersCount,
     headersTimeoutMs: limits.headersTimeoutMs,
     requestTimeoutMs: limits.requestTimeoutMs,
+    requestBodyIdleTimeoutMs: limits.requestBodyIdleTimeoutMs,
+    requestBodyBufferBytes: limits.requestBodyBufferBytes,
     keepAliveTimeoutMs: limits.keepAliveTimeoutMs,
     maxConnections: limits.maxConnections,
     tls:

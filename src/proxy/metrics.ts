@@ -13,7 +13,22 @@ interface RouteStats {
   count: number;
 }
 
+/** What the applied config holds: series of anything else are dropped (a deleted route's series go with it). */
+export interface LiveNames {
+  listeners: ReadonlySet<string>;
+  routes: ReadonlySet<string>;
+  clusters: ReadonlySet<string>;
+}
+
+/** The route label of requests no route matched. */
+const NO_ROUTE = '-';
+
 export interface ProxyMetrics {
+  /**
+   * A new config: series of listeners, routes and clusters not in it are dropped (at the next render) and no new
+   * ones start. `names` is called at most once per config, when first needed: an apply does not pay for it.
+   */
+  retain(names: () => LiveNames): void;
   request(listener: string, route: string, code: number, seconds: number): void;
   upstreamError(cluster: string, kind: string): void;
   connectionOpened(listener: string): void;
@@ -39,20 +54,59 @@ export function createProxyMetrics(): ProxyMetrics {
   const upstreamErrors = new Map<string, number>();
   const connections = new Map<string, number>();
   let inFlight = 0;
+  // Undefined until the first config: every name is live.
+  let liveSource: (() => LiveNames) | undefined;
+  let liveNames: LiveNames | undefined;
+  let pruned = true;
+  const live = (): LiveNames | undefined => {
+    if (liveSource !== undefined) liveNames ??= liveSource();
+    return liveNames;
+  };
+  const isLive = (listener: string, route: string): boolean => {
+    const names = live();
+    return (
+      names === undefined ||
+      (names.listeners.has(listener) && (route === NO_ROUTE || names.routes.has(route)))
+    );
+  };
+  const prune = (names: LiveNames): void => {
+    pruned = true;
+    for (const [listener, routes] of stats) {
+      if (!names.listeners.has(listener)) {
+        stats.delete(listener);
+        continue;
+      }
+      for (const route of routes.keys()) if (!isLive(listener, route)) routes.delete(route);
+    }
+    for (const key of upstreamErrors.keys()) {
+      if (!names.clusters.has(key.slice(0, key.indexOf('\u0000')))) upstreamErrors.delete(key);
+    }
+    for (const [listener, n] of connections) {
+      if (n <= 0 && !names.listeners.has(listener)) connections.delete(listener);
+    }
+  };
 
   const bump = (map: Map<string, number>, key: string, by = 1): void => {
     map.set(key, (map.get(key) ?? 0) + by);
   };
 
   return {
+    retain(names) {
+      liveSource = names;
+      liveNames = undefined;
+      pruned = false;
+    },
     request(listener, route, code, seconds) {
       let routes = stats.get(listener);
       if (routes === undefined) {
+        // A request that finishes after its listener went away starts no series again.
+        if (!isLive(listener, route)) return;
         routes = new Map();
         stats.set(listener, routes);
       }
       let r = routes.get(route);
       if (r === undefined) {
+        if (!isLive(listener, route)) return;
         const buckets = new Array<number>(BUCKETS_SECONDS.length + 1).fill(0);
         r = { listener, route, byCode: new Map(), buckets, sum: 0, count: 0 };
         routes.set(route, r);
@@ -65,6 +119,7 @@ export function createProxyMetrics(): ProxyMetrics {
       r.count++;
     },
     upstreamError(cluster, kind) {
+      if (live()?.clusters.has(cluster) === false) return;
       bump(upstreamErrors, `${cluster}\u0000${kind}`);
     },
     connectionOpened(listener) {
@@ -72,6 +127,10 @@ export function createProxyMetrics(): ProxyMetrics {
     },
     connectionClosed(listener) {
       bump(connections, listener, -1);
+      // The last connection of a removed listener: its gauge goes.
+      if (connections.get(listener) === 0 && live()?.listeners.has(listener) === false) {
+        connections.delete(listener);
+      }
     },
     get inFlight() {
       return inFlight;
@@ -83,6 +142,8 @@ export function createProxyMetrics(): ProxyMetrics {
       inFlight--;
     },
     render() {
+      const names = live();
+      if (!pruned && names !== undefined) prune(names);
       const out: string[] = [];
       out.push('# HELP portico_requests_total Requests answered, by listener, route and status code.');
       out.push('# TYPE portico_requests_total counter');

@@ -1,4 +1,5 @@
 // Every knob of the proxy runtime with its default, in one place.
+import { logToStderr } from '../log-line.js';
 
 export type LoadBalancing = 'round-robin' | 'least-request';
 
@@ -11,6 +12,17 @@ export interface ProxyLimits {
   headersTimeoutMs: number;
   /** A client must send the whole request (head and body) within this. */
   requestTimeoutMs: number;
+  /**
+   * A request body that delivers no byte for this long (while the proxy is reading it) is answered 408 and the
+   * connection closed; an upstream exchange it holds is cancelled. Below the route timeout, so a stalled upload
+   * frees what it holds before the route would give up.
+   */
+  requestBodyIdleTimeoutMs: number;
+  /**
+   * A request body takes an upstream connection only once it is complete or this many bytes are buffered: a slow
+   * client holds no pooled connection while its (small) body trickles in.
+   */
+  requestBodyBufferBytes: number;
   /** Idle keep-alive client connections are closed after this. */
   keepAliveTimeoutMs: number;
   /** Connections accepted per listener at once; 0 is unlimited. */
@@ -44,6 +56,8 @@ export interface ProxyOptions {
   maxDrainMs: number;
   /** One line per event; never receives secrets. */
   log: (line: string) => void;
+  /** Called once when a drain starts (signal or admin API), e.g. to stop claiming to serve. */
+  onDraining?: () => void;
 }
 
 export const DEFAULT_PROXY_OPTIONS: ProxyOptions = {
@@ -54,6 +68,8 @@ export const DEFAULT_PROXY_OPTIONS: ProxyOptions = {
     maxHeadersCount: 100,
     headersTimeoutMs: 10_000,
     requestTimeoutMs: 300_000,
+    requestBodyIdleTimeoutMs: 10_000,
+    requestBodyBufferBytes: 64 * 1024,
     keepAliveTimeoutMs: 60_000,
     maxConnections: 0,
   },
@@ -63,7 +79,7 @@ export const DEFAULT_PROXY_OPTIONS: ProxyOptions = {
   loadBalancing: 'round-robin',
   drainMs: 5_000,
   maxDrainMs: 60_000,
-  log: (line) => console.error(line),
+  log: logToStderr,
 };
 
 export type ProxyOptionsInput = Partial<Omit<ProxyOptions, 'limits'>> & { limits?: Partial<ProxyLimits> };

@@ -3,11 +3,11 @@ import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isPorticoError } from '../errors.js';
 import type { FleetConfig, Listener, TlsSecret, VirtualHost } from '../ir/fleet-config.js';
-import { validateFleetConfig } from '../ir/validate.js';
+import { type RejectedResource, validateFleetResources } from '../ir/validate.js';
 import { traceStage } from '../trace/propagation-trace.js';
 import { type SideServer, sideServerAddress, startSideServers } from './admin.js';
 import { type BoundListener, bindListener, closeListener, updateCertificates } from './listeners.js';
-import { createProxyMetrics } from './metrics.js';
+import { createProxyMetrics, type LiveNames } from './metrics.js';
 import { bindPort, type ProxyOptionsInput, resolveProxyOptions } from './options.js';
 import type { CompiledVirtualHost } from './routing.js';
 import type { ProxyRuntime } from './runtime.js';
@@ -16,12 +16,18 @@ import { type CertificateTable, compileCertificates, createSecureContextCache } 
 import { createUpstreamPools } from './upstream-pools.js';
 
 export type ApplyOutcome =
-  | { ok: true; listenerErrors: { listener: string; message: string }[] }
+  | {
+      ok: true;
+      listenerErrors: { listener: string; message: string }[];
+      /** Resources refused alone: their last good version serves (present only when some were). */
+      rejected?: RejectedResource[];
+    }
   | { ok: false; error: string };
 
 export interface Proxy {
   /**
-   * Validates, binds new listeners, swaps atomically. A rejected config leaves the previous one serving.
+   * Validates, binds new listeners, swaps atomically. A resource that fails validation is rejected alone (its last
+   * good version keeps serving, see validateFleetResources); a config that is not one leaves the previous serving.
    * Applied configs are treated as immutable: VirtualHost objects passed again unchanged (same object) are
    * not recompiled, so pass new objects for changed resources rather than editing old ones in place.
    */
@@ -42,6 +48,17 @@ export interface Proxy {
 
 function versionOf(config: FleetConfig): string {
   return createHash('sha256').update(JSON.stringify(config)).digest('hex').slice(0, 16);
+}
+
+/** The names metrics keep series for: a deleted route's, listener's or cluster's series go. */
+function liveNames(config: FleetConfig): LiveNames {
+  const routes = new Set<string>();
+  for (const v of config.virtualHosts) for (const r of v.routes) routes.add(r.name);
+  return {
+    listeners: new Set(config.listeners.map((l) => l.name)),
+    routes,
+    clusters: new Set(config.clusters.map((c) => c.name)),
+  };
 }
 
 function message(error: unknown): string {
@@ -120,9 +137,10 @@ export function createProxy(input: ProxyOptionsInput = {}): Proxy {
   async function applyNow(value: unknown, version: string | undefined): Promise<ApplyOutcome> {
     if (rt.draining) return { ok: false, error: 'proxy is draining' };
     let config: FleetConfig;
+    let rejected: RejectedResource[];
     let snapshot: ReturnType<typeof compileSnapshot>;
     try {
-      config = validateFleetConfig(value);
+      ({ config, rejected } = validateFleetResources(value, rt.snapshot?.config));
       traceStage('proxy-validated', version);
       snapshot = compileSnapshot(config, version ?? versionOf(config), compiledVirtualHosts);
       traceStage('proxy-compiled', version);
@@ -170,12 +188,16 @@ export function createProxy(input: ProxyOptionsInput = {}): Proxy {
     }
     contexts.retain(config.secrets);
     rt.pools.retain(config.endpoints.flatMap((e) => e.endpoints));
+    rt.metrics.retain(() => liveNames(config));
     for (const e of listenerErrors) options.log(`listener ${e.listener}: ${e.message}`);
-    return { ok: true, listenerErrors };
+    for (const r of rejected)
+      options.log(`config: ${r.type} ${r.name} rejected, its last good version kept: ${r.error}`);
+    return rejected.length === 0 ? { ok: true, listenerErrors } : { ok: true, listenerErrors, rejected };
   }
 
   async function drainNow(drainMs: number, maxMs: number): Promise<void> {
     rt.draining = true;
+    options.onDraining?.();
     const deadline = Date.now() + maxMs;
     options.log(
       `draining: serving ${drainMs} ms more, then waiting up to ${maxMs} ms for requests in flight`,
@@ -203,6 +225,15 @@ export function createProxy(input: ProxyOptionsInput = {}): Proxy {
     },
     get drained() {
       return drained;
+    },
+    notLive() {
+      if (drained) return 'drained: its listeners are closed';
+      // A stop in progress closes listeners on purpose; only once it is done is the process useless.
+      if (rt.draining) return undefined;
+      for (const b of bound.values()) {
+        if (!b.server.server.listening) return `listener ${b.context.name} stopped listening`;
+      }
+      return undefined;
     },
     config: () => rt.snapshot?.config,
     version: () => (rt.snapshot === undefined ? undefined : { version: rt.snapshot.version, appliedAt }),

@@ -2,6 +2,7 @@
 // in one pass over the client's raw header lines; with filters, from the header map the filters edited.
 import type { Socket } from 'node:net';
 import type { ClientRequest } from './client-request.js';
+import { clientHeaderRule, FORWARDED_FOR, forwardingHeaders, PASS, REQUEST_ID } from './forwarded-headers.js';
 import { clientIp, connectionListed, type HeaderMap, isInternalAddress } from './headers.js';
 import { isHeaderName, isValidFieldValue } from './http-syntax.js';
 import { nextRequestId } from './request-id.js';
@@ -9,8 +10,8 @@ import { nextRequestId } from './request-id.js';
 /** What the forwarding headers say about a client connection, computed once per connection. */
 interface ClientFacts {
   ip: string;
-  /** `x-portico-internal: true` or `x-portico-external-address: <ip>`, as a header line. */
-  originLine: string;
+  /** `x-portico-internal: true` or `x-portico-external-address: <ip>`, as name and value. */
+  origin: readonly [string, string];
 }
 
 const CLIENT = Symbol('portico.client');
@@ -21,42 +22,37 @@ export function clientFacts(socket: Socket): ClientFacts {
   let facts = tagged[CLIENT];
   if (facts === undefined) {
     const ip = clientIp(socket.remoteAddress);
-    const originLine = isInternalAddress(ip)
-      ? 'x-portico-internal: true\r\n'
-      : `x-portico-external-address: ${ip}\r\n`;
-    facts = { ip, originLine };
+    const origin = isInternalAddress(ip)
+      ? (['x-portico-internal', 'true'] as const)
+      : (['x-portico-external-address', ip] as const);
+    facts = { ip, origin };
     tagged[CLIENT] = facts;
   }
   return facts;
 }
 
-// What the one-pass builder does with a (lower-case) request header name; absent: pass it on.
-const DROP = 1;
+// What the one-pass builder does with a (lower-case) request header name besides the forwarding headers'
+// rules (forwarded-headers.ts); absent: pass it on.
+const HOP_BY_HOP = 1;
 const HOST = 2;
-const FORWARDED_FOR = 3;
-const REQUEST_ID = 4;
-const CONTENT_LENGTH = 5;
+const CONTENT_LENGTH = 3;
 const SPECIAL = new Map<string, number>([
   // Hop-by-hop.
-  ['connection', DROP],
-  ['keep-alive', DROP],
-  ['proxy-connection', DROP],
-  ['proxy-authenticate', DROP],
-  ['proxy-authorization', DROP],
-  ['te', DROP],
-  ['trailer', DROP],
-  ['transfer-encoding', DROP],
-  ['upgrade', DROP],
-  ['http2-settings', DROP],
-  // The proxy vouches for these; a client may not set them.
-  ['x-portico-internal', DROP],
-  ['x-portico-external-address', DROP],
-  ['x-portico-expected-rq-timeout-ms', DROP],
+  ['connection', HOP_BY_HOP],
+  ['keep-alive', HOP_BY_HOP],
+  ['proxy-connection', HOP_BY_HOP],
+  ['proxy-authenticate', HOP_BY_HOP],
+  ['proxy-authorization', HOP_BY_HOP],
+  ['te', HOP_BY_HOP],
+  ['trailer', HOP_BY_HOP],
+  ['transfer-encoding', HOP_BY_HOP],
+  ['upgrade', HOP_BY_HOP],
+  ['http2-settings', HOP_BY_HOP],
   ['host', HOST],
-  ['x-forwarded-for', FORWARDED_FOR],
-  ['x-request-id', REQUEST_ID],
   ['content-length', CONTENT_LENGTH],
 ]);
+
+const NO_IDS: readonly string[] = [];
 
 export interface HeadOptions {
   method: string;
@@ -74,13 +70,13 @@ export interface HeadOptions {
   authority: string;
 }
 
-/** The head from the client's raw header lines: hop-by-hop and proxy-owned dropped, ours added. */
+/** The head from the client's raw header lines: hop-by-hop and untrusted forwarding headers dropped, ours added. */
 export function requestHeadFromRaw(req: ClientRequest, o: HeadOptions): string {
   const raw = req.rawHeaders;
   const listed = connectionListed(raw);
   let head = `${o.method} ${o.target} HTTP/1.1\r\n`;
   let host = false;
-  let requestId = false;
+  let requestIds: string[] | undefined;
   let forwardedFor: string | undefined;
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i]!.toLowerCase();
@@ -88,31 +84,28 @@ export function requestHeadFromRaw(req: ClientRequest, o: HeadOptions): string {
     const value = raw[i + 1]!;
     const kind = SPECIAL.get(name);
     if (kind !== undefined) {
-      if (kind === DROP) continue;
-      if (kind === HOST) {
+      if (kind === HOST && !host) {
         // One Host upstream even if the client sent several (Node routes on the first).
-        if (host) continue;
         host = true;
         head += `host: ${o.hostRewrite ?? value}\r\n`;
-        continue;
       }
-      if (kind === FORWARDED_FOR) {
-        forwardedFor = forwardedFor === undefined ? value : `${forwardedFor}, ${value}`;
-        continue;
-      }
-      if (kind === REQUEST_ID) requestId = true;
-      // Framing is written from the parsed length below, never copied from the client's line(s).
-      else if (kind === CONTENT_LENGTH) continue;
+      // Hop-by-hop dropped; framing is written from the parsed length below, never copied from the client.
+      continue;
     }
-    head += `${name}: ${value}\r\n`;
+    const rule = clientHeaderRule(name);
+    if (rule === PASS) head += `${name}: ${value}\r\n`;
+    else if (rule === FORWARDED_FOR)
+      forwardedFor = forwardedFor === undefined ? value : `${forwardedFor}, ${value}`;
+    else if (rule === REQUEST_ID) {
+      requestIds ??= [];
+      requestIds.push(value);
+    }
   }
   if (!host) head += `host: ${o.hostRewrite ?? o.authority}\r\n`;
   const client = clientFacts(req.socket);
-  head += `x-forwarded-for: ${forwardedFor === undefined ? client.ip : `${forwardedFor}, ${client.ip}`}\r\n`;
-  head += o.proto === 'https' ? 'x-forwarded-proto: https\r\n' : 'x-forwarded-proto: http\r\n';
-  if (!requestId) head += `x-request-id: ${nextRequestId()}\r\n`;
-  head += client.originLine;
-  if (o.timeoutMs > 0) head += `x-portico-expected-rq-timeout-ms: ${o.timeoutMs}\r\n`;
+  const facts = { clientIp: client.ip, origin: client.origin, proto: o.proto, timeoutMs: o.timeoutMs };
+  const ours = forwardingHeaders(facts, forwardedFor, requestIds ?? NO_IDS, nextRequestId);
+  for (let i = 0; i < ours.length; i += 2) head += `${ours[i]}: ${ours[i + 1]}\r\n`;
   return `${head}${framing(o)}\r\n`;
 }
 

@@ -133,7 +133,9 @@ export function upstreamHeaders(
     headers.connection = 'upgrade';
     headers.upgrade = req.headers.upgrade ?? 'websocket';
   }
-  addForwardingHeaders(headers, clientFacts(req.socket).ip, proto, nextRequestId, plan.action.timeoutMs);
+  const client = clientFacts(req.socket);
+  const facts = { clientIp: client.ip, origin: client.origin, proto, timeoutMs: plan.action.timeoutMs };
+  addForwardingHeaders(headers, facts, nextRequestId);
   for (const m of plan.requestModifiers) applyHeaderModifier(headers, m);
   if (plan.hostRewrite !== undefined) headers.host = plan.hostRewrite;
   return headers;

@@ -1,6 +1,8 @@
 // Compiles a FleetConfig's virtual hosts and routes into lookup structures: hosts in Maps and suffix lists,
-// regexes compiled once, so a request costs one host lookup and a walk over that host's routes.
+// regexes compiled once (RE2: linear in the input, never backtracking), so a request costs one host lookup and a
+// walk over that host's routes.
 import type { IncomingHttpHeaders } from 'node:http';
+import { compileRegex } from '../ir/field-rules.js';
 import type {
   FleetConfig,
   HeaderMatch,
@@ -64,17 +66,15 @@ function pathPredicate(match: PathMatch | undefined): ((path: string) => boolean
       const base = value.endsWith('/') ? value.slice(0, -1) : value;
       return (path) => path.startsWith(base) && (path.length === base.length || path[base.length] === '/');
     }
-    case 'RegularExpression': {
-      const re = new RegExp(`^(?:${value})$`);
-      return (path) => re.test(path);
-    }
+    case 'RegularExpression':
+      return compileRegex(value);
   }
 }
 
 function valuePredicate(m: HeaderMatch | QueryParamMatch): (value: string | undefined) => boolean {
   if (m.type === 'Exact') return (v) => v === m.value;
-  const re = new RegExp(`^(?:${m.value})$`);
-  return (v) => v !== undefined && re.test(v);
+  const matches = compileRegex(m.value);
+  return (v) => v !== undefined && matches(v);
 }
 
 function headerValue(headers: IncomingHttpHeaders, name: string): string | undefined {

@@ -1,10 +1,15 @@
 // Asks a proxy's admin API to drain and waits until it reports done: the preStop hook of both containers.
 import { setTimeout as sleep } from 'node:timers/promises';
+import { ADMIN_MUTATION_HEADER } from '../admin-request-guard.js';
 
 export interface DrainResult {
-  /** `drained`: the proxy finished; `unreachable`: no proxy answered (nothing to drain); `timeout`. */
-  outcome: 'drained' | 'unreachable' | 'timeout';
+  /**
+   * `drained`: the proxy finished; `unreachable`: no proxy answered (nothing to drain); `refused`: the
+   * admin API said no (see `error`); `timeout`.
+   */
+  outcome: 'drained' | 'unreachable' | 'refused' | 'timeout';
   inFlight: number;
+  error?: string;
 }
 
 interface Stats {
@@ -25,8 +30,14 @@ export async function drainProxy(proxyAdmin: string, timeoutMs: number, pollMs =
   const base = `http://${proxyAdmin}`;
   const deadline = Date.now() + timeoutMs;
   try {
-    const res = await fetch(`${base}/drain`, { method: 'POST', signal: AbortSignal.timeout(2000) });
-    await res.arrayBuffer();
+    const res = await fetch(`${base}/drain`, {
+      method: 'POST',
+      headers: { [ADMIN_MUTATION_HEADER]: 'true' },
+      signal: AbortSignal.timeout(2000),
+    });
+    const body = await res.text();
+    if (res.status !== 202)
+      return { outcome: 'refused', inFlight: 0, error: `HTTP ${res.status}: ${body.trim()}` };
   } catch {
     return { outcome: 'unreachable', inFlight: 0 };
   }

@@ -61,6 +61,11 @@ export function translate(
     const fleet = classState.merged ? classState.gatewayClass.metadata.name : nsName(g);
     const listeners = g.spec.listeners.map((_, i) => evaluateListener(g, i, fleet, lookup));
     const entry: GatewayEntry = { gateway: g, key: nsName(g), classState, fleet, listeners };
+    const params = g.spec.infrastructure?.parametersRef;
+    if (params !== undefined) {
+      // Portico has no per-Gateway parameters: any reference is one it cannot honour (Gateway API: InvalidParameters).
+      entry.invalidParameters = `spec.infrastructure.parametersRef: ${params.group || 'core'}/${params.kind} ${params.name} is not supported: Portico takes no per-Gateway parameters`;
+    }
     gateways.set(entry.key, entry);
     const group = fleets.get(fleet);
     if (group === undefined) fleets.set(fleet, [entry]);
@@ -86,8 +91,8 @@ export function translate(
   const infra: FleetInfra[] = [];
   const fleetKeys = [...fleets.keys()].sort();
   for (const key of fleetKeys) {
-    const group = fleets.get(key)!;
-    if (!group[0]!.classState.accepted.ok) continue;
+    const group = fleets.get(key)!.filter((e) => e.invalidParameters === undefined);
+    if (group.length === 0 || !group[0]!.classState.accepted.ok) continue;
     if (!group.some((e) => e.listeners.some(ready))) continue;
     const config = buildFleet({ key, gateways: group, routes, clusters, lookup }, cache);
     configs.push(config);
@@ -100,7 +105,7 @@ export function translate(
   }
 
   const statuses: ObjectStatus[] = [];
-  for (const c of classes.values()) statuses.push(classStatus(c));
+  for (const c of classes.values()) statuses.push(classStatus(c, options.deployType));
   for (const g of sortedByNsName(ours)) statuses.push(gatewayStatus(gateways.get(nsName(g))!, dataPlane));
   for (const rs of routeStates) {
     const s = routeStatus(rs);

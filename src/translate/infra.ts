@@ -12,6 +12,8 @@ export const COMMON_INFRA_LABELS: Readonly<Record<string, string>> = {
 export const OWNING_GATEWAY_NAMESPACE_LABEL = 'gateway.portico.io/owning-gateway-namespace';
 export const OWNING_GATEWAY_NAME_LABEL = 'gateway.portico.io/owning-gateway-name';
 export const OWNING_GATEWAYCLASS_LABEL = 'gateway.portico.io/owning-gatewayclass';
+/** The Gateway API's own label for infrastructure made for one Gateway. */
+export const GATEWAY_NAME_LABEL = 'gateway.networking.k8s.io/gateway-name';
 
 /** Ports below 1024 bind at port + 10000 inside the pod, so the proxy needs no privilege. */
 export function containerPort(port: number): number {
@@ -34,11 +36,19 @@ export function fleetInfra(
   }
   // A merged fleet spans namespaces, so it stays in the controller namespace even in Gateway Namespace Mode.
   const inGatewayNamespace = deployType === 'GatewayNamespace' && !merged;
+  const infrastructure = merged ? undefined : first.gateway.spec.infrastructure;
+  const propagated = merged
+    ? { labels: {}, annotations: {} }
+    : {
+        labels: { ...infrastructure?.labels, [GATEWAY_NAME_LABEL]: first.gateway.metadata.name },
+        annotations: { ...infrastructure?.annotations },
+      };
   const infra: FleetInfra = {
     fleet: config.fleet,
     name: fleetInfraName(config.fleet),
     namespace: inGatewayNamespace ? (first.gateway.metadata.namespace ?? 'default') : controllerNamespace,
     labels,
+    propagated,
     gateways: config.gateways.map((g) => g.name),
     ports: config.listeners
       .map((l) => ({

@@ -1,7 +1,9 @@
 // Gateway listeners: protocol support, route kinds, TLS certificate references, and port conflicts per fleet.
+import { isIP } from 'node:net';
 import type { Gateway, Listener, RouteGroupKind } from '../api/gateway.js';
 import { GATEWAY_API_GROUP } from '../api/gateway-class.js';
 import type { HTTPRoute } from '../api/http-route.js';
+import { certificateProblem } from './certificates.js';
 import type { Verdict } from './conditions.js';
 import { nsName, referenceGranted, type SnapshotLookup } from './lookup.js';
 import { tlsSecretPems } from './secrets.js';
@@ -90,6 +92,8 @@ function certificateRefs(
     const pems = tlsSecretPems(secret);
     if (pems === undefined)
       return fail('InvalidCertificateRef', `Secret ${id} does not hold a PEM certificate and key`);
+    const unusable = certificateProblem(secret, pems);
+    if (unusable !== undefined) return fail('InvalidCertificateRef', `Secret ${id}: ${unusable}`);
     secrets.push(id);
   }
   return { ok: true, secrets };
@@ -112,6 +116,20 @@ export function evaluateListener(
         ok: false,
         reason: 'UnsupportedProtocol',
         message: `${what} is not supported (HTTP and HTTPS are)`,
+      },
+      resolvedRefs: okRefs,
+      supportedKinds: [],
+      certificatesOk: false,
+      certificates: [],
+    };
+  }
+  if (l.hostname !== undefined && isIP(l.hostname) !== 0) {
+    return {
+      ...base,
+      accepted: {
+        ok: false,
+        reason: 'UnsupportedValue',
+        message: `hostname '${l.hostname}' is an IP address; the Gateway API allows DNS names only`,
       },
       resolvedRefs: okRefs,
       supportedKinds: [],

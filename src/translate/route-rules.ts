@@ -1,7 +1,15 @@
 // An HTTPRoute's rules in fleet-config terms (matches, filters, redirect, timeouts): a pure function of
 // the route alone, so it is memoised on the route object.
+import { isIP } from 'node:net';
 import type { HTTPRoute, HTTPRouteFilter, HTTPRouteMatch } from '../api/http-route.js';
 import { durationMs } from '../api/semantic-rules.js';
+import {
+  headerValueProblem,
+  pathProblem,
+  preciseHostnameProblem,
+  regexProblem,
+  timeoutProblem,
+} from '../ir/field-rules.js';
 import {
   DEFAULT_ROUTE_TIMEOUT_MS,
   type HeaderModifier,
@@ -52,13 +60,22 @@ function pathModifier(p: {
     : { type: 'ReplacePrefixMatch', value: p.replacePrefixMatch ?? '/' };
 }
 
-function validRegex(source: string): boolean {
-  try {
-    new RegExp(source);
-    return true;
-  } catch {
-    return false;
+/** Records `field: problem` when a value breaks a fleet config field rule (the proxy applies the same rules). */
+function check(unsupported: string[], field: string, problem: string | undefined): void {
+  if (problem !== undefined) unsupported.push(`${field}: ${problem}`);
+}
+
+function checkHeaderModifier(m: HeaderModifier, at: string, unsupported: string[]): void {
+  for (const list of ['set', 'add'] as const) {
+    for (const [j, h] of m[list].entries()) {
+      check(unsupported, `${at}.${list}[${j}].value`, headerValueProblem(h.value));
+    }
   }
+}
+
+function checkPathModifier(p: PathModifier, at: string, unsupported: string[]): void {
+  const field = p.type === 'ReplaceFullPath' ? 'replaceFullPath' : 'replacePrefixMatch';
+  check(unsupported, `${at}.${field}`, pathProblem(p.value));
 }
 
 function compileMatch(m: HTTPRouteMatch, at: string, unsupported: string[]): RouteMatch {
@@ -69,21 +86,17 @@ function compileMatch(m: HTTPRouteMatch, at: string, unsupported: string[]): Rou
     const value = p.value.length > 1 ? p.value.replace(/\/+$/, '') || '/' : p.value;
     out.path = { type: 'PathPrefix', value };
   } else {
-    if (p.type === 'RegularExpression' && !validRegex(p.value)) {
-      unsupported.push(`${at}.path.value: invalid regular expression`);
-    }
+    if (p.type === 'RegularExpression') check(unsupported, `${at}.path.value`, regexProblem(p.value));
     out.path = { type: p.type, value: p.value };
   }
   m.headers.forEach((h, i) => {
-    if (h.type === 'RegularExpression' && !validRegex(h.value)) {
-      unsupported.push(`${at}.headers[${i}].value: invalid regular expression`);
-    }
+    if (h.type === 'RegularExpression')
+      check(unsupported, `${at}.headers[${i}].value`, regexProblem(h.value));
     out.headers.push({ type: h.type, name: h.name.toLowerCase(), value: h.value });
   });
   m.queryParams.forEach((q, i) => {
-    if (q.type === 'RegularExpression' && !validRegex(q.value)) {
-      unsupported.push(`${at}.queryParams[${i}].value: invalid regular expression`);
-    }
+    if (q.type === 'RegularExpression')
+      check(unsupported, `${at}.queryParams[${i}].value`, regexProblem(q.value));
     out.queryParams.push({ type: q.type, name: q.name, value: q.value });
   });
   if (m.method !== undefined) out.method = m.method;
@@ -99,21 +112,39 @@ function compileFilters(
   const out: RouteFilter[] = [];
   let redirect: RedirectAction | undefined;
   filters.forEach((f, i) => {
+    const field = `${at}[${i}]`;
     if (f.type === 'RequestHeaderModifier' && f.requestHeaderModifier !== undefined) {
-      out.push({ type: 'RequestHeaderModifier', headers: headerModifier(f.requestHeaderModifier) });
+      const headers = headerModifier(f.requestHeaderModifier);
+      checkHeaderModifier(headers, `${field}.requestHeaderModifier`, unsupported);
+      out.push({ type: 'RequestHeaderModifier', headers });
     } else if (f.type === 'ResponseHeaderModifier' && f.responseHeaderModifier !== undefined) {
-      out.push({ type: 'ResponseHeaderModifier', headers: headerModifier(f.responseHeaderModifier) });
+      const headers = headerModifier(f.responseHeaderModifier);
+      checkHeaderModifier(headers, `${field}.responseHeaderModifier`, unsupported);
+      out.push({ type: 'ResponseHeaderModifier', headers });
     } else if (f.type === 'URLRewrite' && f.urlRewrite !== undefined) {
       const rewrite: RouteFilter = { type: 'URLRewrite' };
-      if (f.urlRewrite.hostname !== undefined) rewrite.hostname = f.urlRewrite.hostname;
-      if (f.urlRewrite.path !== undefined) rewrite.path = pathModifier(f.urlRewrite.path);
+      const { hostname, path } = f.urlRewrite;
+      if (hostname !== undefined) {
+        check(unsupported, `${field}.urlRewrite.hostname`, preciseHostnameProblem(hostname));
+        rewrite.hostname = hostname;
+      }
+      if (path !== undefined) {
+        rewrite.path = pathModifier(path);
+        checkPathModifier(rewrite.path, `${field}.urlRewrite.path`, unsupported);
+      }
       out.push(rewrite);
     } else if (f.type === 'RequestRedirect' && f.requestRedirect !== undefined && allowRedirect) {
       const r = f.requestRedirect;
       redirect = { type: 'Redirect', statusCode: r.statusCode };
       if (r.scheme !== undefined) redirect.scheme = r.scheme;
-      if (r.hostname !== undefined) redirect.hostname = r.hostname;
-      if (r.path !== undefined) redirect.path = pathModifier(r.path);
+      if (r.hostname !== undefined) {
+        check(unsupported, `${field}.requestRedirect.hostname`, preciseHostnameProblem(r.hostname));
+        redirect.hostname = r.hostname;
+      }
+      if (r.path !== undefined) {
+        redirect.path = pathModifier(r.path);
+        checkPathModifier(redirect.path, `${field}.requestRedirect.path`, unsupported);
+      }
       if (r.port !== undefined) redirect.port = r.port;
     } else {
       unsupported.push(
@@ -128,6 +159,14 @@ export function compileRoute(route: HTTPRoute): CompiledRoute {
   const hit = compiled.get(route);
   if (hit !== undefined) return hit;
   const unsupported: string[] = [];
+  route.spec.hostnames.forEach((h, i) => {
+    // The CRD's hostname pattern admits dotted numbers; the Gateway API forbids IP addresses.
+    if (isIP(h) !== 0) {
+      unsupported.push(
+        `spec.hostnames[${i}]: '${h}' is an IP address; the Gateway API allows DNS names only`,
+      );
+    }
+  });
   const rules = route.spec.rules.map((rule, i): CompiledRule => {
     const at = `spec.rules[${i}]`;
     const matches = rule.matches.map((m, j) => compileMatch(m, `${at}.matches[${j}]`, unsupported));
@@ -137,6 +176,13 @@ export function compileRoute(route: HTTPRoute): CompiledRoute {
     );
     const request = rule.timeouts?.request;
     const backendRequest = rule.timeouts?.backendRequest;
+    for (const [name, text] of [
+      ['request', request],
+      ['backendRequest', backendRequest],
+    ] as const) {
+      const ms = text === undefined ? undefined : durationMs(text);
+      if (ms !== undefined) check(unsupported, `${at}.timeouts.${name}`, timeoutProblem(ms));
+    }
     const out: CompiledRule = {
       index: i,
       matches,

@@ -18,6 +18,8 @@ export interface GatewayEntry {
   classState: ClassState;
   fleet: string;
   listeners: ListenerState[];
+  /** Why spec.infrastructure.parametersRef cannot be used: the Gateway is then not accepted. */
+  invalidParameters?: string;
 }
 
 export interface RouteState {

@@ -3,11 +3,12 @@ import type { Condition } from '../api/common.js';
 import type { ListenerStatus } from '../api/gateway.js';
 import type { ClassState } from './classes.js';
 import { condition } from './conditions.js';
+import { supportedFeatures } from './features.js';
 import { type ListenerState, ready } from './listeners.js';
 import type { GatewayEntry, RouteState } from './routes.js';
-import type { DataPlaneState, ObjectStatus } from './types.js';
+import type { DataPlaneState, DeployType, ObjectStatus } from './types.js';
 
-export function classStatus(c: ClassState): ObjectStatus {
+export function classStatus(c: ClassState, deployType: DeployType): ObjectStatus {
   const g = c.gatewayClass;
   const a = c.accepted;
   return {
@@ -15,7 +16,10 @@ export function classStatus(c: ClassState): ObjectStatus {
     kind: 'GatewayClass',
     name: g.metadata.name,
     generation: g.metadata.generation,
-    status: { conditions: [condition('Accepted', a.ok, a.reason, a.message, g.metadata.generation)] },
+    status: {
+      conditions: [condition('Accepted', a.ok, a.reason, a.message, g.metadata.generation)],
+      supportedFeatures: supportedFeatures(deployType).map((name) => ({ name })),
+    },
   };
 }
 
@@ -87,8 +91,10 @@ export function gatewayStatus(gw: GatewayEntry, dataPlane: DataPlaneState | unde
   let accepted: Condition;
   let programmed: Condition;
   let gwProgrammed = { ok: false, reason: 'Invalid', message: '' };
-  if (!classOk) {
-    const message = `GatewayClass ${gw.classState.gatewayClass.metadata.name} is not accepted: ${gw.classState.accepted.message}`;
+  if (!classOk || gw.invalidParameters !== undefined) {
+    const message =
+      gw.invalidParameters ??
+      `GatewayClass ${gw.classState.gatewayClass.metadata.name} is not accepted: ${gw.classState.accepted.message}`;
     accepted = condition('Accepted', false, 'InvalidParameters', message, gen);
     programmed = condition('Programmed', false, 'Invalid', message, gen);
     gwProgrammed.message = message;

@@ -58,6 +58,11 @@ export interface FleetInfra {
   name: string;
   namespace: string;
   labels: Record<string, string>;
+  /**
+   * Metadata the Gateway's spec.infrastructure asks for, with the standard gateway-name label: on every object
+   * and pod, never in selectors (users may change it). Empty for merged fleets, which serve many Gateways.
+   */
+  propagated: { labels: Record<string, string>; annotations: Record<string, string> };
   /** Gateway Namespace Mode: the Gateway that owns the objects (deleted with it). */
   owner?: { gateway: string; uid?: string };
   gateways: string[];

@@ -49,3 +49,14 @@ test('bad enum values and YAML errors are reported with the line', () => {
     /^Error: c\.yaml:\d+: YAML: |c\.yaml:\d+: YAML: /,
   );
 });
+
+test('a misspelled configuration field is an error naming it', () => {
+  assert.throws(
+    () =>
+      parseControllerConfig(
+        'c.yaml',
+        'apiVersion: gateway.portico.io/v1alpha1\nkind: PorticoGateway\ngateway:\n  controlerName: x/y\n',
+      ),
+    /c\.yaml:4: PorticoGateway: gateway\.controlerName: unknown field \(did you mean 'controllerName'\?\)/,
+  );
+});

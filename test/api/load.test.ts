@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -179,4 +180,92 @@ test('objects from the API server: an existing status (with Dates) is kept, not 
     status: { conditions: [{ type: 'Accepted', status: 'True', lastTransitionTime: new Date(0) }] },
   });
   assert.equal(r.ok, true);
+});
+
+test('loadPaths reads regular files only: a FIFO, named or found in a directory, is reported and never opened', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'portico-load-'));
+  writeFileSync(join(dir, 'a.yaml'), GATEWAY);
+  // Nothing ever writes to it: reading it would block for ever.
+  execFileSync('mkfifo', [join(dir, 'b.yaml')]);
+  const r = await loadPaths([dir, join(dir, 'b.yaml')]);
+  assert.deepEqual(
+    r.objects.map((o) => o.object.metadata.name),
+    ['eg'],
+  );
+  assert.deepEqual(r.errors.map(formatResourceError), [
+    `${join(dir, 'b.yaml')}: a FIFO, not a regular file: not read`,
+    `${join(dir, 'b.yaml')}: a FIFO, not a regular file: not read`,
+  ]);
+});
+
+test('unknown or misspelled fields are errors naming the field path, with the closest declared field', () => {
+  const route = `apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r}
+spec:
+  parentRefs: [{name: eg}]
+  hostname: [a.example.com]
+  rules:
+  - matchs: [{path: {value: /api}}]
+    backendRef: [{name: s, port: 80}]
+`;
+  const r = parseYamlFile('route.yaml', route);
+  assert.equal(r.objects.length, 0);
+  assert.deepEqual(r.errors.map(formatResourceError), [
+    "route.yaml:6: HTTPRoute default/r: spec.hostname: unknown field (did you mean 'hostnames'?)",
+    "route.yaml:8: HTTPRoute default/r: spec.rules[0].matchs: unknown field (did you mean 'matches'?)",
+    "route.yaml:9: HTTPRoute default/r: spec.rules[0].backendRef: unknown field (did you mean 'backendRefs'?)",
+  ]);
+  const nested = parseYamlFile(
+    'gw.yaml',
+    GATEWAY.replace('    port: 80\n', '    port: 80\n    colour: blue\n'),
+  );
+  assert.deepEqual(nested.errors.map(formatResourceError), [
+    'gw.yaml:11: Gateway default/eg: spec.listeners[0].colour: unknown field',
+  ]);
+});
+
+test('fields Kubernetes adds (managedFields, status…) and Gateway API fields Portico does not implement are admitted', () => {
+  const r = parseYamlFile(
+    'kubectl.yaml',
+    `apiVersion: v1
+kind: Service
+metadata:
+  name: s
+  managedFields: [{manager: kubectl}]
+  ownerReferences: []
+spec:
+  ports: [{port: 80, nodePort: 30080}]
+  sessionAffinity: None
+  ipFamilies: [IPv4]
+status: {loadBalancer: {}}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r}
+spec:
+  rules: [{sessionPersistence: {sessionName: x}}]
+`,
+  );
+  assert.deepEqual(r.errors, []);
+  assert.equal(r.objects.length, 2);
+});
+
+test('objects from the API server: fields this schema does not declare are not rejected', () => {
+  const raw = {
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    kind: 'HTTPRoute',
+    metadata: { name: 'r', managedFields: [{ manager: 'kubectl' }], someFutureField: 1 },
+    spec: { rules: [{ futureRuleField: { x: 1 } }] },
+    status: { parents: [] },
+  };
+  assert.equal(validateObject(raw, undefined, { unknownFields: 'ignore' }).ok, true);
+  const strict = validateObject(raw);
+  assert.equal(strict.ok, false);
+  if (!strict.ok) {
+    assert.deepEqual(
+      strict.errors.map((e) => e.field),
+      ['metadata.someFutureField', 'spec.rules[0].futureRuleField'],
+    );
+  }
 });

@@ -140,3 +140,45 @@ test('an answer that is not a resource list is an error, not a crash', async (t)
     (e: unknown) => isPorticoError(e) && /other than a resource list/.test(e.message),
   );
 });
+
+test('errors in the resource files are listed on stderr after the table, and with -o yaml', async (t) => {
+  const errors = [
+    {
+      file: '/srv/gw.yaml',
+      line: 12,
+      object: 'Gateway default/eg',
+      field: 'spec.listeners[0].port',
+      message: 'must be ≤ 65535',
+    },
+    { file: '/srv/routes.yaml', line: 3, message: 'YAML: Implicit keys need to be on a single line' },
+  ];
+  const server = await startAdminServer({
+    address: '127.0.0.1:0',
+    getState: () => fixtureState(true, errors),
+  });
+  t.after(() => server.close());
+  for (const extra of [[], ['-o', 'yaml']]) {
+    let stdout = '';
+    let stderr = '';
+    const code = await runGet(['gateways', ...extra, '--admin-address', server.address], {
+      stdout: (s) => {
+        stdout += s;
+      },
+      stderr: (s) => {
+        stderr += s;
+      },
+      now: () => FIXTURE_NOW,
+    });
+    assert.equal(code, 0);
+    assert.match(stdout, /eg/);
+    assert.equal(
+      stderr,
+      [
+        'warning: 2 resource file errors; objects of a broken file keep serving their last good content:',
+        '  /srv/gw.yaml:12: Gateway default/eg: spec.listeners[0].port: must be ≤ 65535',
+        '  /srv/routes.yaml:3: YAML: Implicit keys need to be on a single line',
+        '',
+      ].join('\n'),
+    );
+  }
+});

@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
+import { type AddressInfo, createServer, type Socket } from 'node:net';
 import { test } from 'node:test';
+import { generateCertificates, issueFleetCertificate } from '../../src/discovery/certs.js';
 import { type ApplyOutcome, type DiscoveryClient, startDiscoveryClient } from '../../src/discovery/client.js';
 import { createDiscoveryServer, type DiscoveryServer } from '../../src/discovery/server.js';
 import type { FleetConfig } from '../../src/ir/fleet-config.js';
-import { sampleFleet, testCertificates, virtualHost, waitFor } from './fixtures.js';
+import { fleetTls, sampleFleet, testCertificates, virtualHost, waitFor } from './fixtures.js';
 
 const certs = testCertificates();
 const FAST_BACKOFF = { initialMs: 50, maxMs: 200 };
@@ -31,7 +33,7 @@ function mtlsClient(
     address: `127.0.0.1:${port}`,
     fleet,
     node: 'node-1',
-    tls: { caPem: certs.caCertPem, certPem: certs.clientCertPem, keyPem: certs.clientKeyPem },
+    tls: fleetTls(fleet),
     apply: async (config, version) => {
       const outcome = decide(config);
       if (outcome.ok) applied.push({ config, version });
@@ -117,7 +119,7 @@ test('an apply that throws is a Nack with its message', async (t) => {
     address: `127.0.0.1:${port}`,
     fleet: 'default/throw',
     node: 'n',
-    tls: { caPem: certs.caCertPem, certPem: certs.clientCertPem, keyPem: certs.clientKeyPem },
+    tls: fleetTls('default/throw'),
     apply: async () => {
       throw new Error('listener port-80: unknown virtual host');
     },
@@ -169,4 +171,128 @@ test('across a server restart the client keeps its config, applies nothing while
   );
   assert.deepEqual(node.appliedGateways, { 'default/restart': 2 });
   assert.equal(applied.length, 2, 'an identical resync is not applied again');
+});
+
+test('reconnectNow dials a restarted server at once instead of after the backoff; versions never repeat', async (t) => {
+  let server = mtlsServer();
+  const { port } = await server.start();
+  t.after(() => server.close());
+  const v1 = sampleFleet('default/now');
+  server.setFleet(v1);
+  const applied: Applied[] = [];
+  const client = startDiscoveryClient({
+    address: `127.0.0.1:${port}`,
+    fleet: 'default/now',
+    node: 'node-now',
+    tls: fleetTls('default/now'),
+    apply: async (config, version) => {
+      applied.push({ config, version });
+      return { ok: true, listenerErrors: [] };
+    },
+    backoff: { initialMs: 60_000, maxMs: 60_000 },
+  });
+  t.after(() => client.stop());
+  await waitFor('the first apply', () => applied.length === 1);
+  const before = await waitFor('the ack', () => server.nodes().find((n) => n.appliedVersion)?.appliedVersion);
+  await server.close();
+  await waitFor('the client to notice', () => !client.status().connected);
+
+  server = mtlsServer(`127.0.0.1:${port}`);
+  await server.start();
+  server.setFleet(v1);
+  client.reconnectNow();
+  const after = await waitFor(
+    'the ack on the new server, long before the 60 s backoff',
+    () => server.nodes().find((n) => n.appliedVersion)?.appliedVersion,
+    5_000,
+  );
+  assert.notEqual(after, before, 'a new controller never reuses a version of the previous one');
+  assert.equal(applied.length, 1, 'the same config is not applied again');
+});
+
+test('after the certificates rotate (new CA, new server, new client certificate) the client reconnects with the new ones', async (t) => {
+  const fleet = 'default/rotate';
+  const before = generateCertificates({ namespace: 'test-ns' });
+  const after = generateCertificates({ namespace: 'test-ns' });
+  const clientOf = (ca: typeof before) => issueFleetCertificate(ca.caCertPem, ca.caKeyPem, fleet);
+  const serverOf = (ca: typeof before, address = '127.0.0.1:0') =>
+    createDiscoveryServer({
+      address,
+      tls: { caPem: ca.caCertPem, certPem: ca.serverCertPem, keyPem: ca.serverKeyPem },
+      auth: { mode: 'mtls' },
+    });
+  let server = serverOf(before);
+  const { port } = await server.start();
+  t.after(() => server.close());
+  server.setFleet(sampleFleet(fleet));
+  // What the certificate files hold: the client reads them again for every new channel.
+  let files = { caPem: before.caCertPem, ...pems(clientOf(before)) };
+  const applied: string[] = [];
+  const client = startDiscoveryClient({
+    address: `127.0.0.1:${port}`,
+    fleet,
+    node: 'node-1',
+    tls: files,
+    reloadTls: () => files,
+    apply: async (_config, version) => {
+      applied.push(version);
+      return { ok: true, listenerErrors: [] };
+    },
+    backoff: FAST_BACKOFF,
+  });
+  t.after(() => client.stop());
+  await waitFor('the first apply', () => applied.length === 1);
+
+  await server.close();
+  files = { caPem: after.caCertPem, ...pems(clientOf(after)) };
+  server = serverOf(after, `127.0.0.1:${port}`);
+  await server.start();
+  server.setFleet(sampleFleet(fleet, [virtualHost('new.example.com', 'default/a:80')], 2));
+  await waitFor('the config of the rotated server', () => applied.length === 2);
+  assert.equal(client.status().connected, true);
+});
+
+function pems(issued: { certPem: string; keyPem: string }) {
+  return { certPem: issued.certPem, keyPem: issued.keyPem };
+}
+
+test('a connection attempt that hangs (accepted, never answered) is abandoned within the connect timeout', async (t) => {
+  // A listener that accepts and then says nothing: the TLS handshake never completes.
+  const held: Socket[] = [];
+  const silent = createServer((socket) => held.push(socket));
+  t.after(() => {
+    for (const socket of held) socket.destroy();
+  });
+  await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+  const port = (silent.address() as AddressInfo).port;
+  const fleet = 'default/hang';
+  const applied: string[] = [];
+  const logged: string[] = [];
+  const client = startDiscoveryClient({
+    address: `127.0.0.1:${port}`,
+    fleet,
+    node: 'node-1',
+    tls: fleetTls(fleet),
+    apply: async (_config, version) => {
+      applied.push(version);
+      return { ok: true, listenerErrors: [] };
+    },
+    backoff: FAST_BACKOFF,
+    connectTimeoutMs: 1000,
+    log: (_level, message) => logged.push(message),
+  });
+  t.after(() => client.stop());
+  await waitFor('a connection to the silent listener', () => held.length > 0);
+  // The silent listener goes; the real server takes its port while the first attempt still hangs.
+  // close() stops accepting at once; its callback would wait for the held socket, so it is not awaited.
+  silent.close();
+  const server = mtlsServer(`127.0.0.1:${port}`);
+  await server.start();
+  t.after(() => server.close());
+  server.setFleet(sampleFleet(fleet));
+  await waitFor('the first apply', () => applied.length === 1, 8000);
+  assert.ok(
+    logged.some((line) => /cannot reach .*: no connection within 1000 ms/.test(line)),
+    `the abandoned attempt is logged: ${logged.join(' | ')}`,
+  );
 });

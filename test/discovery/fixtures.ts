@@ -1,6 +1,11 @@
 // Shared pieces of the discovery tests: certificates, sample fleets, a raw protocol stream, and waiting.
 import { Client, type ClientDuplexStream, Metadata, type StatusObject } from '@grpc/grpc-js';
-import { type GeneratedCertificates, generateCertificates } from '../../src/discovery/certs.js';
+import {
+  type GeneratedCertificates,
+  generateCertificates,
+  type IssuedCertificate,
+  issueFleetCertificate,
+} from '../../src/discovery/certs.js';
 import type { ClientMessage, ServerMessage } from '../../src/discovery/protocol.js';
 import { streamMethod } from '../../src/discovery/protocol.js';
 import { createTls13ChannelCredentials } from '../../src/discovery/tls.js';
@@ -15,6 +20,18 @@ let certs: GeneratedCertificates | undefined;
 export function testCertificates(): GeneratedCertificates {
   certs ??= generateCertificates({ namespace: 'test-ns' });
   return certs;
+}
+
+const fleetIdentities = new Map<string, IssuedCertificate>();
+/** The client TLS of a fleet: the test CA, and that fleet's own certificate (one per fleet and test file). */
+export function fleetTls(fleet: string): { caPem: string; certPem: string; keyPem: string } {
+  const ca = testCertificates();
+  let issued = fleetIdentities.get(fleet);
+  if (issued === undefined) {
+    issued = issueFleetCertificate(ca.caCertPem, ca.caKeyPem, fleet);
+    fleetIdentities.set(fleet, issued);
+  }
+  return { caPem: ca.caCertPem, certPem: issued.certPem, keyPem: issued.keyPem };
 }
 
 export function virtualHost(hostname: string, cluster: string, prefix = '/'): VirtualHost {

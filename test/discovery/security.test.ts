@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
+import { connect as netConnect } from 'node:net';
 import { after, before, test } from 'node:test';
 import { connect } from 'node:tls';
-import { generateCertificates } from '../../src/discovery/certs.js';
+import { generateCertificates, issueFleetCertificate } from '../../src/discovery/certs.js';
 import { startDiscoveryClient } from '../../src/discovery/client.js';
 import { createDiscoveryServer, type DiscoveryServer, type Identity } from '../../src/discovery/server.js';
-import { openRawStream, sampleFleet, testCertificates, waitFor } from './fixtures.js';
+import { fleetTls, openRawStream, sampleFleet, testCertificates, waitFor } from './fixtures.js';
 
 const certs = testCertificates();
 const serverTls = { caPem: certs.caCertPem, certPem: certs.serverCertPem, keyPem: certs.serverKeyPem };
@@ -12,6 +13,7 @@ const FAST_BACKOFF = { initialMs: 50, maxMs: 200 };
 const GRPC_UNAVAILABLE = 14;
 const GRPC_UNAUTHENTICATED = 16;
 const GRPC_PERMISSION_DENIED = 7;
+const GRPC_ALREADY_EXISTS = 6;
 
 let mtls: DiscoveryServer;
 let mtlsPort: number;
@@ -84,23 +86,84 @@ test('mTLS: a client without a certificate is refused and gets no config', async
 
 test('mTLS: a client certificate from another CA is refused at the handshake', async () => {
   const foreign = generateCertificates();
+  const forged = issueFleetCertificate(foreign.caCertPem, foreign.caKeyPem, 'default/eg');
   const stream = openRawStream({
     port: mtlsPort,
-    tls: { caPem: certs.caCertPem, certPem: foreign.clientCertPem, keyPem: foreign.clientKeyPem },
+    tls: { caPem: certs.caCertPem, certPem: forged.certPem, keyPem: forged.keyPem },
   });
   const status = await stream.closed;
   assert.equal(status.code, GRPC_UNAVAILABLE);
   assert.equal(stream.messages.length, 0);
 });
 
-test('mTLS: a client certificate from the CA is accepted', async () => {
-  const stream = openRawStream({
-    port: mtlsPort,
-    tls: { caPem: certs.caCertPem, certPem: certs.clientCertPem, keyPem: certs.clientKeyPem },
-  });
+test('mTLS: a fleet certificate from the CA receives its own fleet', async () => {
+  const stream = openRawStream({ port: mtlsPort, tls: fleetTls('default/eg'), fleet: 'default/eg' });
   const first = await stream.next();
   assert.equal(first.full, true);
   stream.close();
+});
+
+test('mTLS: a fleet certificate asking for another fleet is PERMISSION_DENIED and gets none of its config', async () => {
+  mtls.setFleet(sampleFleet('default/other'));
+  const stream = openRawStream({
+    port: mtlsPort,
+    tls: fleetTls('default/eg'),
+    fleet: 'default/other',
+    node: 'x',
+  });
+  const status = await stream.closed;
+  assert.equal(status.code, GRPC_PERMISSION_DENIED);
+  assert.equal(
+    status.details,
+    "the client certificate of fleet 'default/eg' may not receive the config of fleet 'default/other'",
+  );
+  assert.equal(stream.messages.length, 0);
+  assert.ok(!mtls.nodes().some((n) => n.node === 'x'));
+});
+
+test('mTLS: a certificate from the CA that names no fleet (the old shared identity) is PERMISSION_DENIED', async () => {
+  const ca = certs;
+  // The server certificate is from the CA too, and names no fleet: the same as a shared client certificate.
+  const stream = openRawStream({
+    port: mtlsPort,
+    tls: { caPem: ca.caCertPem, certPem: ca.serverCertPem, keyPem: ca.serverKeyPem },
+    fleet: 'default/eg',
+  });
+  const status = await stream.closed;
+  assert.ok(status.code === GRPC_PERMISSION_DENIED || status.code === GRPC_UNAVAILABLE, String(status.code));
+  assert.equal(stream.messages.length, 0);
+});
+
+test('a second stream claiming a node id already connected for its fleet is refused', async () => {
+  const first = openRawStream({
+    port: mtlsPort,
+    tls: fleetTls('default/eg'),
+    fleet: 'default/eg',
+    node: 'pod-1',
+  });
+  await first.next();
+  const second = openRawStream({
+    port: mtlsPort,
+    tls: fleetTls('default/eg'),
+    fleet: 'default/eg',
+    node: 'pod-1',
+  });
+  const status = await second.closed;
+  assert.equal(status.code, GRPC_ALREADY_EXISTS);
+  assert.equal(status.details, "node 'pod-1' of fleet 'default/eg' is already connected");
+  assert.equal(second.messages.length, 0);
+  assert.equal(mtls.nodes().filter((n) => n.node === 'pod-1').length, 1);
+  // Once the first is gone, the node id is free again.
+  first.close();
+  await waitFor('the first stream to go', () => !mtls.nodes().some((n) => n.node === 'pod-1'));
+  const third = openRawStream({
+    port: mtlsPort,
+    tls: fleetTls('default/eg'),
+    fleet: 'default/eg',
+    node: 'pod-1',
+  });
+  assert.equal((await third.next()).full, true);
+  third.close();
 });
 
 test('a TLS 1.2 client is refused', async () => {
@@ -110,8 +173,8 @@ test('a TLS 1.2 client is refused', async () => {
         host: '127.0.0.1',
         port,
         ca: certs.caCertPem,
-        cert: certs.clientCertPem,
-        key: certs.clientKeyPem,
+        cert: fleetTls('default/eg').certPem,
+        key: fleetTls('default/eg').keyPem,
         servername: 'localhost',
         minVersion: 'TLSv1.2',
         maxVersion: 'TLSv1.2',
@@ -228,8 +291,8 @@ test('the client refuses a server whose certificate does not name the target', a
         node: 'n',
         tls: {
           caPem: certs.caCertPem,
-          certPem: certs.clientCertPem,
-          keyPem: certs.clientKeyPem,
+          certPem: fleetTls('default/eg').certPem,
+          keyPem: fleetTls('default/eg').keyPem,
           ...(target.serverName ? { serverName: target.serverName } : {}),
         },
         apply: async () => {
@@ -246,4 +309,65 @@ test('the client refuses a server whose certificate does not name the target', a
   } finally {
     await other.close();
   }
+});
+
+/** A TCP connection that sends nothing; resolves how long after connecting the server closed it. */
+function silentConnection(port: number): Promise<{ open: Promise<void>; closedAfterMs: Promise<number> }> {
+  return new Promise((resolve) => {
+    const socket = netConnect({ host: '127.0.0.1', port });
+    socket.on('error', () => {});
+    let openedAt = 0;
+    const closedAfterMs = new Promise<number>((done) =>
+      socket.on('close', () => done(Date.now() - openedAt)),
+    );
+    const open = new Promise<void>((ready) =>
+      socket.on('connect', () => {
+        openedAt = Date.now();
+        ready();
+      }),
+    );
+    resolve({ open, closedAfterMs });
+  });
+}
+
+test('a handshake that never finishes is cut at its deadline; unauthorized connections beyond the cap are refused', async (t) => {
+  const guarded = createDiscoveryServer({
+    address: '127.0.0.1:0',
+    tls: serverTls,
+    auth: { mode: 'mtls' },
+    handshakeTimeoutMs: 400,
+    helloTimeoutMs: 5_000,
+    maxUnauthorizedConnections: 2,
+  });
+  const { port } = await guarded.start();
+  t.after(() => guarded.close());
+  guarded.setFleet(sampleFleet('default/eg'));
+
+  // An authorized proxy's connection does not count against the cap...
+  const proxy = openRawStream({ port, tls: fleetTls('default/eg'), fleet: 'default/eg', node: 'pod-1' });
+  assert.equal((await proxy.next()).full, true);
+  // ...two silent connections take both unauthorized slots, and a third is closed at once.
+  const silent = await Promise.all([silentConnection(port), silentConnection(port)]);
+  await Promise.all(silent.map((s) => s.open));
+  await new Promise((r) => setTimeout(r, 50));
+  const third = await silentConnection(port);
+  await third.open;
+  assert.ok((await third.closedAfterMs) < 200, 'refused beyond the cap');
+  // The silent ones end at the handshake deadline, long before the hello deadline.
+  for (const s of silent) {
+    const after = await s.closedAfterMs;
+    assert.ok(after >= 300 && after < 2_000, `closed after ${after} ms`);
+  }
+  // The slots are free again, and the authorized stream was never disturbed.
+  const second = openRawStream({ port, tls: fleetTls('default/eg'), fleet: 'default/eg', node: 'pod-2' });
+  assert.equal((await second.next()).full, true);
+  assert.deepEqual(
+    guarded
+      .nodes()
+      .map((n) => n.node)
+      .sort(),
+    ['pod-1', 'pod-2'],
+  );
+  proxy.close();
+  second.close();
 });

@@ -3,6 +3,7 @@ import { after, before, test } from 'node:test';
 import { createDiscoveryServer, type DiscoveryServer } from '../../src/discovery/server.js';
 import {
   decodeResources,
+  fleetTls,
   openRawStream,
   sampleFleet,
   testCertificates,
@@ -13,7 +14,6 @@ import {
 let server: DiscoveryServer;
 let port: number;
 const certs = testCertificates();
-const clientTls = { caPem: certs.caCertPem, certPem: certs.clientCertPem, keyPem: certs.clientKeyPem };
 
 before(async () => {
   server = createDiscoveryServer({
@@ -31,7 +31,7 @@ test('a new stream gets every resource of its fleet, marked full', async () => {
     virtualHost('b.example.com', 'default/a:80'),
   ]);
   server.setFleet(config);
-  const stream = openRawStream({ port, tls: clientTls, fleet: 'default/full' });
+  const stream = openRawStream({ port, tls: fleetTls('default/full'), fleet: 'default/full' });
   const first = await stream.next();
   assert.equal(first.full, true);
   assert.equal(first.schemaVersion, 1);
@@ -55,7 +55,7 @@ test('one changed VirtualHost sends exactly that resource; a removed one is sent
   const a = virtualHost('a.example.com', 'default/a:80');
   const b = virtualHost('b.example.com', 'default/a:80');
   server.setFleet(sampleFleet('default/delta', [a, b]));
-  const stream = openRawStream({ port, tls: clientTls, fleet: 'default/delta' });
+  const stream = openRawStream({ port, tls: fleetTls('default/delta'), fleet: 'default/delta' });
   const first = await stream.next();
 
   const b2 = virtualHost('b.example.com', 'default/a:80', '/v2');
@@ -90,7 +90,7 @@ test('Ack and Nack are recorded per node with versions, gateways and listener er
     changes.push(1);
   };
   server.on('change', onChange);
-  const stream = openRawStream({ port, tls: clientTls, fleet: 'default/acks', node: 'pod-a' });
+  const stream = openRawStream({ port, tls: fleetTls('default/acks'), fleet: 'default/acks', node: 'pod-a' });
   const first = await stream.next();
   stream.write({
     ack: {
@@ -134,7 +134,7 @@ test('Ack and Nack are recorded per node with versions, gateways and listener er
 
 test('a Nack while a newer version exists is answered with the whole fleet at once', async () => {
   server.setFleet(sampleFleet('default/race'));
-  const stream = openRawStream({ port, tls: clientTls, fleet: 'default/race' });
+  const stream = openRawStream({ port, tls: fleetTls('default/race'), fleet: 'default/race' });
   await stream.next();
   server.setFleet(sampleFleet('default/race', [virtualHost('x.example.com', 'default/a:80')]));
   const second = await stream.next();
@@ -149,7 +149,12 @@ test('a Nack while a newer version exists is answered with the whole fleet at on
 });
 
 test('a stream for a fleet not known yet waits, and gets everything once setFleet provides it', async () => {
-  const stream = openRawStream({ port, tls: clientTls, fleet: 'default/later', node: 'early' });
+  const stream = openRawStream({
+    port,
+    tls: fleetTls('default/later'),
+    fleet: 'default/later',
+    node: 'early',
+  });
   await waitFor('the node to register', () => server.nodes().find((n) => n.node === 'early'));
   assert.equal(stream.messages.length, 0);
   server.setFleet(sampleFleet('default/later'));
@@ -168,8 +173,8 @@ test('a stream for a fleet not known yet waits, and gets everything once setFlee
 test('other fleets get nothing from a change to one fleet', async () => {
   server.setFleet(sampleFleet('default/one'));
   server.setFleet(sampleFleet('default/two'));
-  const one = openRawStream({ port, tls: clientTls, fleet: 'default/one' });
-  const two = openRawStream({ port, tls: clientTls, fleet: 'default/two' });
+  const one = openRawStream({ port, tls: fleetTls('default/one'), fleet: 'default/one' });
+  const two = openRawStream({ port, tls: fleetTls('default/two'), fleet: 'default/two' });
   await one.next();
   await two.next();
   server.setFleet(sampleFleet('default/one', [virtualHost('z.example.com', 'default/a:80')]));
@@ -192,7 +197,7 @@ test('setFleet refuses a config with duplicate names, naming the field', () => {
 });
 
 test('a hello without node or fleet is refused with INVALID_ARGUMENT', async () => {
-  const stream = openRawStream({ port, tls: clientTls, fleet: '', node: '' });
+  const stream = openRawStream({ port, tls: fleetTls('default/eg'), fleet: '', node: '' });
   const status = await stream.closed;
   assert.equal(status.code, 3);
   assert.match(status.details, /hello naming node and fleet/);
@@ -220,7 +225,7 @@ test('a stream that never says hello is closed after the hello timeout', async (
   });
   const started = await quick.start();
   t.after(() => quick.close());
-  const stream = openRawStream({ port: started.port, tls: clientTls, hello: false });
+  const stream = openRawStream({ port: started.port, tls: fleetTls('default/eg'), hello: false });
   const status = await stream.closed;
   assert.equal(status.code, 4);
   assert.match(status.details, /no hello within 100 ms/);

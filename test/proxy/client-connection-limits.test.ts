@@ -174,7 +174,12 @@ describe('proxy HTTP/1.1 server limits', { timeout: 20_000 }, () => {
     client.socket.write('G');
     while (connection.idle) await sleep(10);
     host.clock = 1000;
-    connection.sweep(1000, 10_000, 10_000);
+    connection.sweep({
+      headersTimeoutMs: 1000,
+      requestTimeoutMs: 10_000,
+      keepAliveTimeoutMs: 10_000,
+      requestBodyIdleTimeoutMs: 10_000,
+    });
     while (!client.answer().includes('\r\n\r\n')) await sleep(10);
     assert.match(client.answer(), /^HTTP\/1\.1 408 /);
     client.socket.destroy();

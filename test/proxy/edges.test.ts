@@ -270,13 +270,14 @@ describe('proxy edges', () => {
 
   it('serves the admin API: version, redacted config dump, stats', async () => {
     const admin = port('admin');
-    const version = JSON.parse((await httpRequest(admin, '/version')).body) as { version: string };
+    const host = `127.0.0.1:${admin}`;
+    const version = JSON.parse((await httpRequest(admin, '/version', { host })).body) as { version: string };
     assert.equal(version.version, 'v-test');
-    const dump = await httpRequest(admin, '/config_dump');
+    const dump = await httpRequest(admin, '/config_dump', { host });
     assert.equal(dump.status, 200);
     assert.ok(!dump.body.includes('PRIVATE KEY'), 'private keys are redacted');
     assert.ok(dump.body.includes('BEGIN CERTIFICATE'));
-    const stats = JSON.parse((await httpRequest(admin, '/stats')).body) as {
+    const stats = JSON.parse((await httpRequest(admin, '/stats', { host })).body) as {
       inFlight: number;
       ready: boolean;
     };

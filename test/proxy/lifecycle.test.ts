@@ -51,20 +51,28 @@ describe('proxy lifecycle', () => {
   };
   const portOf = (p: PorticoProxy, name = 'port-80') => p.addresses().find((x) => x.listener === name)!.port;
 
-  it('rejects an invalid config naming the field, and keeps serving the previous one', async () => {
+  it('rejects an invalid resource alone, naming the field: its last good version serves, the rest applies', async () => {
     const proxy = newProxy();
     assert.equal(proxy.ready, false);
     assert.equal((await proxy.apply(oneBackend('default/a:80', a.port))).ok, true);
     assert.equal(proxy.ready, true);
-    const bad = oneBackend('default/a:80', a.port) as unknown as {
+    // The virtual host breaks a rule; the endpoints change in the same update (a → b).
+    const bad = oneBackend('default/a:80', b.port) as unknown as {
       virtualHosts: { routes: { action: { timeoutMs: unknown } }[] }[];
     };
     bad.virtualHosts[0]!.routes[0]!.action.timeoutMs = 'soon';
     const outcome = await proxy.apply(bad);
-    assert.equal(outcome.ok, false);
-    assert.match(outcome.ok ? '' : outcome.error, /virtualHosts\[0\]\.routes\[0\]\.action\.timeoutMs/);
+    assert.equal(outcome.ok, true);
+    assert.deepEqual(outcome.ok ? outcome.rejected?.map((r) => `${r.type} ${r.name}: ${r.error}`) : [], [
+      'virtualHosts port-80/*: virtualHosts[0].routes[0].action.timeoutMs: must be an integer from 0 to 86400000',
+    ]);
     const reply = await httpRequest(portOf(proxy), '/');
     assert.equal(reply.status, 200);
+    assert.equal((JSON.parse(reply.body) as EchoBody).pod, 'b');
+    // Not a config at all: refused whole, the previous one keeps serving.
+    const whole = await proxy.apply({ schemaVersion: 99 });
+    assert.equal(whole.ok, false);
+    assert.equal((await httpRequest(portOf(proxy), '/')).status, 200);
   });
 
   it('reuses unchanged virtual hosts across applies and still follows endpoint changes', async () => {

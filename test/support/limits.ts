@@ -6,6 +6,8 @@ export const TEST_LIMITS: ProxyLimits = {
   maxHeadersCount: 50,
   headersTimeoutMs: 10_000,
   requestTimeoutMs: 10_000,
+  requestBodyIdleTimeoutMs: 10_000,
+  requestBodyBufferBytes: 64 * 1024,
   keepAliveTimeoutMs: 10_000,
   maxConnections: 0,
 };

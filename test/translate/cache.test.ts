@@ -4,6 +4,7 @@ import { test } from 'node:test';
 import { parseYamlFile } from '../../src/api/load.js';
 import { buildSnapshot } from '../../src/api/snapshot.js';
 import { createTranslateCache, type TranslateOptions, translate } from '../../src/translate/index.js';
+import { withTestCertificates } from './testdata-certificates.js';
 
 const options: TranslateOptions = {
   controllerName: 'gateway.portico.io/gatewayclass-controller',
@@ -12,7 +13,7 @@ const options: TranslateOptions = {
 };
 
 function load(name: string) {
-  const text = readFileSync(new URL(`./testdata/${name}`, import.meta.url), 'utf8');
+  const text = withTestCertificates(readFileSync(new URL(`./testdata/${name}`, import.meta.url), 'utf8'));
   return buildSnapshot(parseYamlFile(name, text).objects.map((o) => o.object));
 }
 

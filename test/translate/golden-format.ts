@@ -1,6 +1,7 @@
 // Golden file format: a header of `# key: json` comments in the input; output as YAML with keys redacted.
 import { stringify } from 'yaml';
 import type { DataPlaneState, TranslateOptions, TranslateResult } from '../../src/translate/index.js';
+import { certificateLabel } from './testdata-certificates.js';
 
 export interface GoldenHeader {
   options: TranslateOptions;
@@ -31,7 +32,12 @@ export function readHeader(text: string): GoldenHeader {
 export function goldenText(result: TranslateResult): string {
   const fleets = result.fleets.map((f) => ({
     ...f,
-    secrets: f.secrets.map((s) => ({ ...s, privateKeyPem: `<redacted ${s.privateKeyPem.length} bytes>` })),
+    // Test certificates are made per run: shown by name. Keys are never shown.
+    secrets: f.secrets.map((s) => ({
+      ...s,
+      certificatePem: certificateLabel(s.certificatePem) ?? s.certificatePem,
+      privateKeyPem: '<redacted>',
+    })),
   }));
   return stringify(
     { statuses: result.statuses, fleets, infra: result.infra },

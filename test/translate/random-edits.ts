@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { parseYamlFile } from '../../src/api/load.js';
 import { buildSnapshot, type ResourceSnapshot } from '../../src/api/snapshot.js';
 import type { TranslateOptions } from '../../src/translate/index.js';
+import { withTestCertificates } from './testdata-certificates.js';
 
 export const options: TranslateOptions = {
   controllerName: 'gateway.portico.io/gatewayclass-controller',
@@ -15,7 +16,7 @@ export const testdata = new URL('./testdata/', import.meta.url);
 
 /** A golden input file (`testdata/<name>`) as a snapshot. */
 export function loadTestdata(name: string): ResourceSnapshot {
-  const text = readFileSync(new URL(name, testdata), 'utf8');
+  const text = withTestCertificates(readFileSync(new URL(name, testdata), 'utf8'));
   return buildSnapshot(parseYamlFile(name, text).objects.map((o) => o.object));
 }
 

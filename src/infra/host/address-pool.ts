@@ -9,6 +9,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PorticoError } from '../../errors.js';
 import { writeFileAtomic } from '../../write-file-atomic.js';
+import type { AddressClaims } from './address-claims.js';
 
 /** The default pool on Linux, where all of 127.0.0.0/8 is routed to the loopback interface. */
 export const DEFAULT_ADDRESS_POOL = '127.0.1.0/24';
@@ -25,6 +26,8 @@ export interface AddressPoolOptions {
   onWarning?: (message: string) => void;
   /** Clock for release times. */
   now?: () => Date;
+  /** Host-wide claims: an address another controller claimed is never handed out (absent: no claims). */
+  claims?: AddressClaims;
 }
 
 interface Assignment {
@@ -48,6 +51,16 @@ export interface AddressPool {
   assign(fleets: Iterable<string>): Map<string, string>;
   /** The address currently held by the fleet. */
   get(fleet: string): string | undefined;
+  /**
+   * Gives the fleet `address`, which a running proxy of it already binds (adopted after a restart): what serves
+   * wins over the record. Ignored for an address outside the block or held by another fleet.
+   */
+  hold(fleet: string, address: string): void;
+  /**
+   * Never hands out `address` again in this run (something else binds it); the fleet holding it is moved by
+   * the next `assign`. Returns the fleet that held it.
+   */
+  avoid(address: string): string | undefined;
   /** Writes the state file if anything changed since the last save (atomically: temp file + rename). */
   save(): Promise<void>;
 }
@@ -101,6 +114,8 @@ export async function openAddressPool(options: AddressPoolOptions = {}): Promise
   const now = options.now ?? (() => new Date());
   const file = options.stateDir === undefined ? undefined : join(options.stateDir, ADDRESS_STATE_FILE);
   const assignments = new Map<string, Assignment>();
+  const avoided = new Set<string>();
+  const claims = options.claims;
   let dirty = false;
 
   if (file !== undefined) {
@@ -122,20 +137,23 @@ export async function openAddressPool(options: AddressPoolOptions = {}): Promise
     return undefined;
   }
 
-  function pickFree(): string {
+  /** Free for `fleet`: not avoided, and claimed host-wide for it (no other controller's live claim). */
+  function usableFor(address: string, fleet: string): boolean {
+    return !avoided.has(address) && (claims?.claim(address, fleet) ?? true);
+  }
+
+  function pickFree(fleet: string): string {
     const recorded = new Set([...assignments.values()].map((e) => e.address));
-    const fresh = usable.find((a) => !recorded.has(a));
+    const fresh = usable.find((a) => !recorded.has(a) && usableFor(a, fleet));
     if (fresh !== undefined) return fresh;
-    let oldest: [string, Assignment] | undefined;
-    for (const pair of assignments) {
-      const releasedAt = pair[1].releasedAt;
-      if (releasedAt === undefined) continue;
-      if (oldest === undefined || releasedAt < (oldest[1].releasedAt ?? '')) oldest = pair;
-    }
+    const released = [...assignments].filter(([, e]) => e.releasedAt !== undefined);
+    released.sort(([, a], [, b]) => ((a.releasedAt ?? '') < (b.releasedAt ?? '') ? -1 : 1));
+    const oldest = released.find(([, e]) => usableFor(e.address, fleet));
     if (oldest === undefined) {
       throw new PorticoError(
         'E_CONFIG',
-        `${source}: ${cidrText} is exhausted: all ${usable.length} addresses are in use by fleets`,
+        `${source}: ${cidrText} is exhausted: all ${usable.length} addresses are in use by fleets ` +
+          `(of this controller, or claimed by others on this host)`,
       );
     }
     assignments.delete(oldest[0]);
@@ -144,13 +162,19 @@ export async function openAddressPool(options: AddressPoolOptions = {}): Promise
 
   function acquire(fleet: string): string {
     const existing = assignments.get(fleet);
-    if (existing !== undefined && existing.releasedAt === undefined) return existing.address;
-    if (existing !== undefined) {
+    // Its address stays its own unless another controller claimed it meanwhile (or it turned out in use).
+    if (existing !== undefined && usableFor(existing.address, fleet)) {
+      if (existing.releasedAt === undefined) return existing.address;
       assignments.set(fleet, { address: existing.address });
       dirty = true;
       return existing.address;
     }
-    const address = pickFree();
+    if (existing !== undefined) {
+      options.onWarning?.(`${existing.address} is in use elsewhere on this host; fleet ${fleet} moves`);
+      assignments.delete(fleet);
+      dirty = true;
+    }
+    const address = pickFree(fleet);
     const previous = holderOf(address);
     if (previous !== undefined) assignments.delete(previous);
     assignments.set(fleet, { address });
@@ -162,6 +186,7 @@ export async function openAddressPool(options: AddressPoolOptions = {}): Promise
     const existing = assignments.get(fleet);
     if (existing === undefined || existing.releasedAt !== undefined) return;
     assignments.set(fleet, { address: existing.address, releasedAt: now().toISOString() });
+    claims?.release(existing.address);
     dirty = true;
   }
 
@@ -175,6 +200,27 @@ export async function openAddressPool(options: AddressPoolOptions = {}): Promise
       // Fleets that already hold an address keep it before any new fleet may take a released one.
       const sorted = [...wanted].sort((a, b) => Number(assignments.has(b)) - Number(assignments.has(a)));
       return new Map(sorted.map((fleet) => [fleet, acquire(fleet)]));
+    },
+    avoid(address) {
+      avoided.add(address);
+      claims?.release(address);
+      const holder = holderOf(address);
+      if (holder !== undefined) {
+        assignments.delete(holder);
+        dirty = true;
+      }
+      return holder;
+    },
+    hold(fleet, address) {
+      if (!usableSet.has(address) || !usableFor(address, fleet)) return;
+      const holder = holderOf(address);
+      if (holder !== undefined && holder !== fleet && assignments.get(holder)?.releasedAt === undefined)
+        return;
+      if (holder !== undefined && holder !== fleet) assignments.delete(holder);
+      const current = assignments.get(fleet);
+      if (current?.address === address && current.releasedAt === undefined) return;
+      assignments.set(fleet, { address });
+      dirty = true;
     },
     get(fleet) {
       const entry = assignments.get(fleet);

@@ -11,18 +11,28 @@ import type {
 } from '@kubernetes/client-node';
 import type { DeployType, FleetInfra } from '../../translate/types.js';
 
-export interface RenderOptions {
+/** How the controller runs its proxies: the image (its own, by default) and where discovery is reached. */
+export interface ProxyRuntime {
   image: string;
+  imagePullPolicy?: 'Always' | 'IfNotPresent' | 'Never';
+  imagePullSecrets?: string[];
+  /** Port of the controller's Service for config discovery (default DISCOVERY_PORT). */
+  discoveryPort?: number;
+}
+
+export interface RenderOptions extends ProxyRuntime {
   controllerNamespace: string;
   deployType: DeployType;
   /** Default 1. */
   replicas?: number;
-  imagePullPolicy?: 'Always' | 'IfNotPresent' | 'Never';
 }
 
 export const CONTROLLER_SERVICE = 'portico-gateway';
 export const DISCOVERY_PORT = 18000;
-export const PROXY_CLIENT_CERT_SECRET = 'portico-proxy-client-cert';
+/** The Secret holding a fleet's own discovery client certificate (Controller Namespace Mode). */
+export function fleetClientSecretName(infraName: string): string {
+  return `${infraName}-client-cert`;
+}
 export const CA_CONFIGMAP = 'portico-ca';
 export const PORT_OFFSET = 10000;
 const READY_PORT = 19003;
@@ -53,18 +63,35 @@ function ownerReferences(infra: FleetInfra): V1OwnerReference[] | undefined {
   ];
 }
 
-function metadata(infra: FleetInfra) {
+/** On every object a controller makes: `portico cleanup` finds them by it when its release is uninstalled. */
+export const CONTROLLER_NAMESPACE_LABEL = 'gateway.portico.io/controller-namespace';
+
+function metadata(infra: FleetInfra, options: RenderOptions) {
   const refs = ownerReferences(infra);
+  const annotations = infra.propagated.annotations;
   return {
     name: infra.name,
     namespace: infra.namespace,
-    labels: { ...infra.labels },
+    // What the Gateway asks for first, so Portico's own labels win; the Deployment's selector stays the
+    // translator's labels alone, which never change.
+    labels: {
+      ...infra.propagated.labels,
+      ...infra.labels,
+      [CONTROLLER_NAMESPACE_LABEL]: options.controllerNamespace,
+    },
+    ...(Object.keys(annotations).length > 0 ? { annotations: { ...annotations } } : {}),
     ...(refs === undefined ? {} : { ownerReferences: refs }),
   };
 }
 
-/** Token mode (Gateway Namespace Mode): only the CA and a short-lived, audience-bound token. */
-function credentials(options: RenderOptions): {
+/**
+ * Token mode (Gateway Namespace Mode): only the CA and a short-lived, audience-bound token. Mutual TLS mode:
+ * the fleet's own client certificate Secret, which no other fleet's pods mount.
+ */
+function credentials(
+  infra: FleetInfra,
+  options: RenderOptions,
+): {
   volumes: V1Volume[];
   mounts: V1VolumeMount[];
   args: string[];
@@ -100,7 +127,7 @@ function credentials(options: RenderOptions): {
       {
         name: 'certs',
         secret: {
-          secretName: PROXY_CLIENT_CERT_SECRET,
+          secretName: fleetClientSecretName(infra.name),
           items: ['ca.crt', 'tls.crt', 'tls.key'].map((k) => ({ key: k, path: k })),
         },
       },
@@ -117,6 +144,7 @@ function credentials(options: RenderOptions): {
   };
 }
 
+// The image's entrypoint is tini (PID 1, forwarding signals) then `portico`: containers pass only args.
 const DRAIN_HOOK = {
   preStop: {
     exec: {
@@ -141,18 +169,17 @@ const CONTAINER_SECURITY = {
 };
 
 export function renderFleetObjects(infra: FleetInfra, options: RenderOptions): FleetObjects {
-  const creds = credentials(options);
+  const creds = credentials(infra, options);
   const discoveryHost = `${CONTROLLER_SERVICE}.${options.controllerNamespace}.svc`;
   const pullPolicy = options.imagePullPolicy ?? 'IfNotPresent';
   const proxy: V1Container = {
     name: 'proxy',
     image: options.image,
     imagePullPolicy: pullPolicy,
-    command: ['portico'],
     args: [
       'proxy',
       '--discovery',
-      `${discoveryHost}:${DISCOVERY_PORT}`,
+      `${discoveryHost}:${options.discoveryPort ?? DISCOVERY_PORT}`,
       '--fleet',
       infra.fleet,
       '--node',
@@ -179,6 +206,13 @@ export function renderFleetObjects(infra: FleetInfra, options: RenderOptions): F
       { name: 'ready', containerPort: READY_PORT, protocol: 'TCP' },
     ],
     readinessProbe: { httpGet: { path: '/ready', port: READY_PORT }, periodSeconds: 5, failureThreshold: 1 },
+    // The proxy answers /live itself: a hung event loop times out, a drained proxy says so; kubelet restarts it.
+    livenessProbe: {
+      httpGet: { path: '/live', port: READY_PORT },
+      periodSeconds: 10,
+      timeoutSeconds: 2,
+      failureThreshold: 3,
+    },
     lifecycle: DRAIN_HOOK,
     resources: { requests: { cpu: '100m', memory: '128Mi' } },
     securityContext: CONTAINER_SECURITY,
@@ -188,7 +222,6 @@ export function renderFleetObjects(infra: FleetInfra, options: RenderOptions): F
     name: 'shutdown-manager',
     image: options.image,
     imagePullPolicy: pullPolicy,
-    command: ['portico'],
     args: ['shutdown-manager', '--listen', `0.0.0.0:${SHUTDOWN_MANAGER_PORT}`, '--proxy-admin', PROXY_ADMIN],
     ports: [{ name: 'shutdown', containerPort: SHUTDOWN_MANAGER_PORT, protocol: 'TCP' }],
     readinessProbe: { httpGet: { path: '/healthz', port: SHUTDOWN_MANAGER_PORT }, periodSeconds: 10 },
@@ -200,12 +233,17 @@ export function renderFleetObjects(infra: FleetInfra, options: RenderOptions): F
   const deployment: V1Deployment = {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
-    metadata: metadata(infra),
+    metadata: metadata(infra, options),
     spec: {
       replicas: options.replicas ?? 1,
       selector: { matchLabels: { ...infra.labels } },
       template: {
-        metadata: { labels: { ...infra.labels } },
+        metadata: {
+          labels: { ...infra.propagated.labels, ...infra.labels },
+          ...(Object.keys(infra.propagated.annotations).length > 0
+            ? { annotations: { ...infra.propagated.annotations } }
+            : {}),
+        },
         spec: {
           serviceAccountName: infra.name,
           automountServiceAccountToken: false,
@@ -214,6 +252,9 @@ export function renderFleetObjects(infra: FleetInfra, options: RenderOptions): F
           securityContext: { runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532, fsGroup: 65532 },
           containers: [proxy, shutdownManager],
           volumes: creds.volumes,
+          ...(options.imagePullSecrets?.length
+            ? { imagePullSecrets: options.imagePullSecrets.map((name) => ({ name })) }
+            : {}),
         },
       },
     },
@@ -221,7 +262,7 @@ export function renderFleetObjects(infra: FleetInfra, options: RenderOptions): F
   const service: V1Service = {
     apiVersion: 'v1',
     kind: 'Service',
-    metadata: metadata(infra),
+    metadata: metadata(infra, options),
     spec: {
       type: 'LoadBalancer',
       selector: { ...infra.labels },
@@ -236,7 +277,7 @@ export function renderFleetObjects(infra: FleetInfra, options: RenderOptions): F
   const serviceAccount: V1ServiceAccount = {
     apiVersion: 'v1',
     kind: 'ServiceAccount',
-    metadata: metadata(infra),
+    metadata: metadata(infra, options),
   };
   return { serviceAccount, deployment, service };
 }

@@ -1,9 +1,10 @@
 // A small JSON client for the Kubernetes API: plain requests and line-delimited watch streams, authenticated
-// from a kubeconfig or the pod's service account (under PORTICO_MOUNT_ROOT when set, as in the simulator).
+// from a kubeconfig or the pod's service account.
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest, type RequestOptions } from 'node:https';
 import { KubeConfig } from '@kubernetes/client-node';
 import { PorticoError } from '../../errors.js';
+import { redact } from '../../redact.js';
 
 export type JsonObject = Record<string, unknown>;
 
@@ -39,10 +40,9 @@ export async function createApiClient(kubeconfig?: string): Promise<ApiClient> {
   try {
     if (kubeconfig !== undefined) kc.loadFromFile(kubeconfig);
     else {
-      const root = process.env.PORTICO_MOUNT_ROOT ?? '';
-      kc.loadFromCluster(root);
+      kc.loadFromCluster();
       const { readFileSync } = await import('node:fs');
-      namespace = readFileSync(`${root}${SERVICE_ACCOUNT_DIR}/namespace`, 'utf8').trim();
+      namespace = readFileSync(`${SERVICE_ACCOUNT_DIR}/namespace`, 'utf8').trim();
     }
   } catch (error) {
     const source = kubeconfig ?? 'the in-cluster service account';
@@ -139,6 +139,8 @@ export async function createApiClient(kubeconfig?: string): Promise<ApiClient> {
 /** Throws a PorticoError naming the request unless the reply has one of the `ok` statuses. */
 export function expectStatus(reply: ApiReply, what: string, ok: number[] = [200, 201]): JsonObject {
   if (ok.includes(reply.status)) return reply.body;
-  const message = typeof reply.body.message === 'string' ? reply.body.message : JSON.stringify(reply.body);
+  // An unexpected reply can be a whole object (a Secret, say): an error message only ever quotes it redacted.
+  const message =
+    typeof reply.body.message === 'string' ? reply.body.message : JSON.stringify(redact(reply.body));
   throw new PorticoError('E_KUBERNETES', `${what}: HTTP ${reply.status}: ${message}`);
 }

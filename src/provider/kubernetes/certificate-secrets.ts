@@ -1,14 +1,13 @@
-// The discovery certificates as Secrets in the controller namespace: created by `portico certgen --kubernetes`
-// (idempotent: only what is absent), read by the controller (server) and mounted by proxies (client).
+// The discovery CA and server certificate as Secrets in the controller namespace: created by
+// `portico certgen --kubernetes` (idempotent: only what is absent) and read by the controller, which also signs
+// each fleet's own client certificate with the CA (fleet-client-secrets.ts). No client identity is shared.
 
-import { generateCertificates, issueClientCertificate } from '../../discovery/certs.js';
+import { generateCertificates } from '../../discovery/certs.js';
 import { PorticoError } from '../../errors.js';
-import { PROXY_CLIENT_CERT_SECRET } from '../../infra/kubernetes/render.js';
 import { type ApiClient, expectStatus, type JsonObject } from './api-client.js';
 
 export const CA_SECRET = 'portico-gateway-ca';
 export const SERVER_CERT_SECRET = 'portico-gateway-server-cert';
-export const CLIENT_CERT_SECRET = PROXY_CLIENT_CERT_SECRET;
 
 const b64 = (text: string) => Buffer.from(text, 'utf8').toString('base64');
 
@@ -44,17 +43,26 @@ async function readSecret(client: ApiClient, namespace: string, name: string) {
   );
 }
 
-/** Creates the CA, server and client Secrets that are absent; returns the names it created. */
-export async function ensureCertificateSecrets(client: ApiClient, namespace: string): Promise<string[]> {
-  const [ca, server, proxy] = await Promise.all(
-    [CA_SECRET, SERVER_CERT_SECRET, CLIENT_CERT_SECRET].map((n) => readSecret(client, namespace, n)),
+/**
+ * Creates the CA and server Secrets when absent, or all anew with `rotate`; returns the names it wrote. The
+ * fleets' client certificates follow: the controller re-issues any not signed by the current CA.
+ */
+export async function ensureCertificateSecrets(
+  client: ApiClient,
+  namespace: string,
+  options: { rotate?: boolean } = {},
+): Promise<string[]> {
+  const [ca, server] = await Promise.all(
+    [CA_SECRET, SERVER_CERT_SECRET].map((n) => readSecret(client, namespace, n)),
   );
   const wanted: JsonObject[] = [];
   // Without a CA everything is issued anew: leftovers of an interrupted run are replaced, and the CA Secret is
-  // written last, so a run cut short anywhere leaves no CA and the next run starts over consistently.
-  let replace = false;
-  if (ca === undefined) {
-    replace = true;
+  // written last, so a run cut short anywhere leaves no CA (or a server certificate of another CA, below) and
+  // the next run starts over consistently.
+  const mismatch = ca !== undefined && server !== undefined && server['ca.crt'] !== ca['ca.crt'];
+  // An existing CA is replaced only on purpose (rotate) or when the server certificate is not its own.
+  const replaceCa = options.rotate === true || mismatch;
+  if (replaceCa || ca === undefined) {
     const certs = generateCertificates({ namespace });
     const tls = 'kubernetes.io/tls';
     wanted.push(
@@ -62,11 +70,6 @@ export async function ensureCertificateSecrets(client: ApiClient, namespace: str
         'ca.crt': certs.caCertPem,
         'tls.crt': certs.serverCertPem,
         'tls.key': certs.serverKeyPem,
-      }),
-      secret(namespace, CLIENT_CERT_SECRET, tls, {
-        'ca.crt': certs.caCertPem,
-        'tls.crt': certs.clientCertPem,
-        'tls.key': certs.clientKeyPem,
       }),
       secret(namespace, CA_SECRET, 'Opaque', { 'ca.crt': certs.caCertPem, 'ca.key': certs.caKeyPem }),
     );
@@ -82,22 +85,13 @@ export async function ensureCertificateSecrets(client: ApiClient, namespace: str
         `Secret ${namespace}/${SERVER_CERT_SECRET} is missing while ${CA_SECRET} exists: delete ${CA_SECRET} to regenerate all`,
       );
     }
-    if (proxy === undefined) {
-      const issued = issueClientCertificate(caCert, caKey);
-      wanted.push(
-        secret(namespace, CLIENT_CERT_SECRET, 'kubernetes.io/tls', {
-          'ca.crt': caCert,
-          'tls.crt': issued.certPem,
-          'tls.key': issued.keyPem,
-        }),
-      );
-    }
   }
   const created: string[] = [];
   for (const s of wanted) {
     const name = String((s.metadata as JsonObject).name);
     let reply = await client.request('POST', secretPath(namespace), s);
-    if (reply.status === 409 && replace && name !== CA_SECRET) {
+    // A CA that appeared since we looked was made by another certgen run: theirs stands (the next run repairs).
+    if (reply.status === 409 && (name !== CA_SECRET || replaceCa)) {
       expectStatus(
         await client.request('DELETE', secretPath(namespace, name)),
         `delete Secret ${namespace}/${name}`,
@@ -110,6 +104,32 @@ export async function ensureCertificateSecrets(client: ApiClient, namespace: str
     created.push(name);
   }
   return created;
+}
+
+export interface CertificateAuthority {
+  caCertPem: string;
+  caKeyPem: string;
+}
+
+/** The CA (certificate and key) that signs fleet client certificates, waiting until certgen created it. */
+export async function waitForCertificateAuthority(
+  client: ApiClient,
+  namespace: string,
+  onWait: (message: string) => void,
+  retryMs = 1000,
+): Promise<CertificateAuthority> {
+  for (;;) {
+    try {
+      const data = await readSecret(client, namespace, CA_SECRET);
+      const caCertPem = data?.['ca.crt'];
+      const caKeyPem = data?.['ca.key'];
+      if (caCertPem !== undefined && caKeyPem !== undefined) return { caCertPem, caKeyPem };
+      onWait(`waiting for Secret ${namespace}/${CA_SECRET} (created by portico certgen --kubernetes)`);
+    } catch (error) {
+      onWait((error as Error).message);
+    }
+    await new Promise((resolve) => setTimeout(resolve, retryMs));
+  }
 }
 
 export interface ServerTls {

@@ -3,7 +3,9 @@
 import { performance } from 'node:perf_hooks';
 import type { PorticoGatewayConfig } from '../../api/controller-config.js';
 import { createDiscoveryServer, type DiscoveryServer } from '../../discovery/server.js';
+import type { ProxyRuntime } from '../../infra/kubernetes/render.js';
 import type { FleetConfig } from '../../ir/fleet-config.js';
+import type { Logger } from '../../log-line.js';
 import {
   createTranslateCache,
   type FleetInfra,
@@ -14,7 +16,8 @@ import {
 import { dataPlaneState } from '../data-plane-state.js';
 import { createReconcileLoop } from '../reconcile-loop.js';
 import type { ApiClient, JsonObject } from './api-client.js';
-import { waitForServerTls } from './certificate-secrets.js';
+import { waitForCertificateAuthority, waitForServerTls } from './certificate-secrets.js';
+import { createFleetClientSecrets } from './fleet-client-secrets.js';
 import { type Endpoint, serveHttp } from './http-endpoints.js';
 import { createInfraApplier, type InfraApplier } from './infra-applier.js';
 import { type LeaderElection, leaseName, startLeaderElection } from './leader-election.js';
@@ -36,11 +39,12 @@ export interface KubernetesControllerOptions {
   controllerNamespace: string;
   /** This replica's name in the leader lease (the pod name). */
   identity: string;
-  proxyImage: string;
+  /** The proxies' image and how they reach discovery. */
+  proxy: ProxyRuntime;
   discoveryAddress: string;
   healthAddress: string;
   metricsAddress: string;
-  log(line: string): void;
+  log: Logger;
   leaseDurationSeconds?: number;
   leaseRetryMs?: number;
   /** How long after taking the lease a stored Programmed=True stands in for proxies still reconnecting. */
@@ -55,7 +59,7 @@ export interface KubernetesController {
 }
 
 const RETRY_AFTER_ERROR_MS = 2000;
-// Two of the discovery client's 30 s backoff caps: every proxy that is alive has reconnected by then.
+// Six of the discovery client's 10 s backoff caps: every proxy that is alive has reconnected by then.
 const DEFAULT_RECONNECT_GRACE_MS = 60_000;
 
 function addressesOfService(service: JsonObject | undefined): GatewayAddress[] {
@@ -105,7 +109,7 @@ export async function startKubernetesController(
     '/metrics': () => ({ status: 200, body: formatMetrics(metrics), type: 'text/plain; version=0.0.4' }),
   });
 
-  const tls = await waitForServerTls(client, controllerNamespace, log);
+  const tls = await waitForServerTls(client, controllerNamespace, log.warn);
   let infraByFleet = new Map<string, FleetInfra>();
   const discovery: DiscoveryServer = createDiscoveryServer({
     address: options.discoveryAddress,
@@ -121,9 +125,7 @@ export async function startKubernetesController(
             },
           })
         : { mode: 'mtls' },
-    log: (level, message) => {
-      if (level === 'warn' || level === 'error') log(`discovery ${level}: ${message}`);
-    },
+    log: (level, message) => log[level](`discovery: ${message}`),
   });
   const { port: discoveryPort } = await discovery.start();
   ownNodes = () => discovery.nodes();
@@ -133,20 +135,30 @@ export async function startKubernetesController(
     config,
     controllerNamespace,
     onChange: () => loop.soon(),
-    log,
+    log: log.warn,
   });
+  // Controller Namespace Mode: the controller signs each fleet's own client certificate with the CA.
+  const fleetSecrets =
+    deployType === 'ControllerNamespace'
+      ? createFleetClientSecrets({
+          client,
+          ca: await waitForCertificateAuthority(client, controllerNamespace, log.warn),
+          log: log.info,
+        })
+      : undefined;
   const infra: InfraApplier = createInfraApplier({
     client,
-    image: options.proxyImage,
+    proxy: options.proxy,
     controllerNamespace,
     deployType,
     caPem: tls.caPem,
-    log,
+    fleetSecrets,
+    log: log.info,
   });
   const statusWriter = createStatusWriter({
     client,
     controllerName,
-    log,
+    log: log.warn,
     onWrite: () => {
       metrics.statusWrites++;
     },
@@ -163,7 +175,7 @@ export async function startKubernetesController(
     identity: options.identity,
     peers: () => replicaAddresses(resources.snapshot(), controllerNamespace),
     onChange: () => loop.soon(),
-    log,
+    log: log.warn,
   });
 
   async function pass(): Promise<void> {
@@ -182,8 +194,12 @@ export async function startKubernetesController(
         ? withRecordedProgrammed(live, fleets, (key) => resources.raw('Gateway', key))
         : live;
     const result = translate(snapshot, { controllerName, controllerNamespace, deployType, cache }, dataPlane);
-    metrics.translateSecondsSum += (performance.now() - started) / 1000;
+    const seconds = (performance.now() - started) / 1000;
+    metrics.translateSecondsSum += seconds;
     metrics.reconciles++;
+    log.debug(
+      `reconcile ${metrics.reconciles}: ${result.fleets.length} fleets, ${result.statuses.length} statuses in ${(seconds * 1000).toFixed(1)} ms`,
+    );
 
     infraByFleet = new Map(result.infra.map((i) => [i.fleet, i]));
     const gone = new Set(served.keys());
@@ -220,7 +236,7 @@ export async function startKubernetesController(
   let retryTimer: NodeJS.Timeout | undefined;
   const loop = createReconcileLoop(pass, (error) => {
     metrics.reconcileErrors++;
-    log(`error: reconcile failed, retrying: ${(error as Error).message}`);
+    log.error(`reconcile failed, retrying: ${(error as Error).message}`);
     if (retryTimer === undefined && !closed) {
       retryTimer = setTimeout(() => {
         retryTimer = undefined;
@@ -231,7 +247,7 @@ export async function startKubernetesController(
   discovery.on('change', loop.soon);
 
   await resources.start();
-  log(`controller ${controllerName}: watching, discovery on port ${discoveryPort}`);
+  log.info(`controller ${controllerName}: watching, discovery on port ${discoveryPort}`);
   await loop.now();
   leader = startLeaderElection({
     client,
@@ -240,7 +256,7 @@ export async function startKubernetesController(
     identity: options.identity,
     leaseDurationSeconds: options.leaseDurationSeconds,
     retryMs: options.leaseRetryMs,
-    log,
+    log: log.info,
     onChange: (leading) => {
       metrics.leader = leading;
       if (graceTimer !== undefined) clearTimeout(graceTimer);

@@ -2,10 +2,16 @@
 // portico-gateway), only when the desired object changed; deletes what no fleet wants any more; never adopts
 // an object of the same name that Portico does not manage (the fleet's Gateways report it instead).
 
-import { CA_CONFIGMAP, renderFleetObjects } from '../../infra/kubernetes/render.js';
+import {
+  CA_CONFIGMAP,
+  CONTROLLER_NAMESPACE_LABEL,
+  type ProxyRuntime,
+  renderFleetObjects,
+} from '../../infra/kubernetes/render.js';
 import type { DeployType, FleetInfra } from '../../translate/index.js';
 import { COMMON_INFRA_LABELS } from '../../translate/infra.js';
 import { type ApiClient, expectStatus, type JsonObject } from './api-client.js';
+import type { FleetClientSecrets } from './fleet-client-secrets.js';
 import { collectionPath, objectPath } from './watched-kinds.js';
 
 export const FIELD_MANAGER = 'portico-gateway';
@@ -26,11 +32,13 @@ const CONFIGMAP: KindPath = { kind: 'ConfigMap', apiVersion: 'v1', resource: 'co
 
 export interface InfraApplierOptions {
   client: ApiClient;
-  image: string;
+  proxy: ProxyRuntime;
   controllerNamespace: string;
   deployType: DeployType;
   /** The CA proxies trust; copied into Gateway namespaces in Gateway Namespace Mode. */
   caPem: string;
+  /** Controller Namespace Mode: each fleet's client certificate Secret, owned by its ServiceAccount. */
+  fleetSecrets?: FleetClientSecrets;
   log(line: string): void;
 }
 
@@ -46,6 +54,7 @@ interface Desired {
   namespace: string;
   name: string;
   fleet?: string;
+  infra?: FleetInfra;
   body: JsonObject;
   json: string;
 }
@@ -56,6 +65,8 @@ export function createInfraApplier(options: InfraApplierOptions): InfraApplier {
   const { client, log } = options;
   /** key → JSON of the body last applied successfully. */
   let applied = new Map<string, string>();
+  /** ServiceAccount key → uid, the owner of the fleet's client certificate Secret. */
+  let accountUids = new Map<string, string>();
   let swept = false;
 
   function desiredObjects(infra: readonly FleetInfra[]): Desired[] {
@@ -63,7 +74,7 @@ export function createInfraApplier(options: InfraApplierOptions): InfraApplier {
     const caNamespaces = new Set<string>();
     for (const fleet of infra) {
       const objects = renderFleetObjects(fleet, {
-        image: options.image,
+        ...options.proxy,
         controllerNamespace: options.controllerNamespace,
         deployType: options.deployType,
       });
@@ -75,6 +86,7 @@ export function createInfraApplier(options: InfraApplierOptions): InfraApplier {
           namespace: fleet.namespace,
           name: fleet.name,
           fleet: fleet.fleet,
+          infra: fleet,
           body,
           json: JSON.stringify(body),
         });
@@ -85,7 +97,11 @@ export function createInfraApplier(options: InfraApplierOptions): InfraApplier {
       const body: JsonObject = {
         apiVersion: 'v1',
         kind: 'ConfigMap',
-        metadata: { name: CA_CONFIGMAP, namespace, labels: { ...COMMON_INFRA_LABELS } },
+        metadata: {
+          name: CA_CONFIGMAP,
+          namespace,
+          labels: { ...COMMON_INFRA_LABELS, [CONTROLLER_NAMESPACE_LABEL]: options.controllerNamespace },
+        },
         data: { 'ca.crt': options.caPem },
       };
       out.push({ kind: CONFIGMAP, namespace, name: CA_CONFIGMAP, body, json: JSON.stringify(body) });
@@ -103,10 +119,13 @@ export function createInfraApplier(options: InfraApplierOptions): InfraApplier {
     return `${d.kind.kind} ${d.namespace}/${d.name} already exists and is not managed by portico-gateway; it is left alone`;
   }
 
-  async function apply(d: Desired): Promise<void> {
+  /** Applies the object; returns its uid. */
+  async function apply(d: Desired): Promise<string | undefined> {
     const path = `${objectPath(d.kind.apiVersion, d.kind.resource, d.name, d.namespace)}?fieldManager=${FIELD_MANAGER}&force=true`;
     const reply = await client.request('PATCH', path, d.body, 'application/apply-patch+yaml');
-    expectStatus(reply, `apply ${d.kind.kind} ${d.namespace}/${d.name}`, [200, 201]);
+    const body = expectStatus(reply, `apply ${d.kind.kind} ${d.namespace}/${d.name}`, [200, 201]);
+    const uid = (body.metadata as JsonObject | undefined)?.uid;
+    return typeof uid === 'string' ? uid : undefined;
   }
 
   async function remove(kind: KindPath, namespace: string, name: string): Promise<void> {
@@ -141,6 +160,8 @@ export function createInfraApplier(options: InfraApplierOptions): InfraApplier {
   return {
     reset() {
       applied = new Map();
+      accountUids = new Map();
+      options.fleetSecrets?.reset();
       swept = false;
     },
     async sync(infra) {
@@ -150,16 +171,27 @@ export function createInfraApplier(options: InfraApplierOptions): InfraApplier {
       for (const d of desired) {
         const key = keyOf(d.kind.kind, d.namespace, d.name);
         if (d.fleet !== undefined && problems.has(d.fleet)) continue;
-        if (applied.get(key) === d.json) continue;
-        const foreign = await foreignOwner(d);
-        if (foreign !== undefined) {
-          if (d.fleet !== undefined) problems.set(d.fleet, foreign);
-          applied.delete(key);
-          continue;
+        if (applied.get(key) !== d.json) {
+          const foreign = await foreignOwner(d);
+          if (foreign !== undefined) {
+            if (d.fleet !== undefined) problems.set(d.fleet, foreign);
+            applied.delete(key);
+            continue;
+          }
+          const uid = await apply(d);
+          if (uid !== undefined) accountUids.set(key, uid);
+          applied.set(key, d.json);
+          log(`applied ${key}`);
         }
-        await apply(d);
-        applied.set(key, d.json);
-        log(`applied ${key}`);
+        // The fleet's client identity exists before its Deployment (applied next) mounts it.
+        const account = accountUids.get(key);
+        if (d.kind.kind === 'ServiceAccount' && d.infra !== undefined && options.fleetSecrets !== undefined) {
+          const problem =
+            account === undefined
+              ? `ServiceAccount ${d.namespace}/${d.name} has no uid to own its client certificate Secret`
+              : await options.fleetSecrets.ensure(d.infra, { name: d.name, uid: account });
+          if (problem !== undefined && d.fleet !== undefined) problems.set(d.fleet, problem);
+        }
       }
       for (const key of [...applied.keys()]) {
         if (wanted.has(key)) continue;
@@ -168,6 +200,9 @@ export function createInfraApplier(options: InfraApplierOptions): InfraApplier {
         const kind = [...INFRA_KINDS, CONFIGMAP].find((k) => k.kind === kindName)!;
         // The CA ConfigMap may be shared by Gateways Portico no longer serves there; it is harmless to keep.
         if (kind !== CONFIGMAP) await remove(kind, namespace, name);
+        // The Secret would also go with its owner, the ServiceAccount; deleting it now leaves no key behind.
+        if (kind.kind === 'ServiceAccount') await options.fleetSecrets?.remove(namespace, name);
+        accountUids.delete(key);
         applied.delete(key);
       }
       if (!swept) {

@@ -56,7 +56,8 @@ export function createResourceWatch(options: ResourceWatchOptions): ResourceWatc
       kind: kind.kind,
       fingerprint: (raw) => fingerprint(kind, raw),
       convert(raw) {
-        const result = validateObject(raw);
+        // The API server already validated by its own schema: fields ours does not declare are no error here.
+        const result = validateObject(raw, undefined, { unknownFields: 'ignore' });
         if (result.ok) return result.object;
         const line = result.errors.map(formatResourceError).join('; ');
         if (!invalidReported.has(line)) {

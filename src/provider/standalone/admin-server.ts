@@ -1,12 +1,15 @@
 // The standalone controller's admin API (HTTP on loopback): health, readiness, resources with their status,
-// and each fleet's config dump. Read-only; it serves whatever `getState()` returns at request time.
+// and each fleet's config dump. Read-only; it serves whatever `getState()` returns at request time, redacted,
+// and only to requests that name it in their Host header (no DNS-rebinding page can read it).
 
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { type AdminRequestGuard, refuseAdminRequest } from '../../admin-request-guard.js';
 import { PorticoError } from '../../errors.js';
 import { formatHostPort, parseHostPort } from '../../host-port.js';
-import { redactSecrets } from '../../ir/redact.js';
-import type { AdminState, FleetState, ResourceObject } from './admin-state.js';
+import { requireLoopback } from '../../listen-scope.js';
+import { redact } from '../../redact.js';
+import type { AdminState, ResourceObject } from './admin-state.js';
 
 export const DEFAULT_ADMIN_ADDRESS = '127.0.0.1:18001';
 
@@ -15,6 +18,8 @@ export interface AdminServerOptions {
   address?: string;
   /** The option the address came from, named in errors. */
   source?: string;
+  /** Listen on a non-loopback address (the API has no authentication): `--allow-remote-admin`. */
+  allowRemote?: boolean;
   getState: () => AdminState;
 }
 
@@ -27,9 +32,19 @@ export interface AdminServer {
 export async function startAdminServer(options: AdminServerOptions): Promise<AdminServer> {
   const source = options.source ?? '--admin-address';
   const wanted = parseHostPort(options.address ?? DEFAULT_ADMIN_ADDRESS, source);
+  requireLoopback(
+    wanted,
+    source,
+    'the admin API has no authentication',
+    '--allow-remote-admin',
+    options.allowRemote === true,
+  );
+  const guard: AdminRequestGuard = { host: wanted.host, port: wanted.port };
   const server = createServer((request, response) => {
     try {
-      handle(request, response, options.getState);
+      const refused = refuseAdminRequest(request, guard, false);
+      if (refused !== undefined) sendJson(response, 403, { error: refused });
+      else handle(request, response, options.getState);
     } catch (error) {
       // A failing state producer must not take the admin API down with it.
       sendJson(response, 500, { error: `cannot produce the state: ${(error as Error).message}` });
@@ -47,6 +62,7 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Adm
     server.listen(wanted.port, wanted.host, () => resolve());
   });
   const bound = server.address() as AddressInfo;
+  guard.port = bound.port;
   return {
     address: formatHostPort({ host: bound.address, port: bound.port }),
     close: () =>
@@ -85,29 +101,26 @@ function handle(request: IncomingMessage, response: ServerResponse, getState: ()
         )
         .slice()
         .sort(compareResources);
-      sendJson(response, 200, { items });
+      sendJson(response, 200, redact({ items }));
       return;
     }
+    case '/api/errors':
+      sendJson(response, 200, { items: getState().errors });
+      return;
     case '/api/fleets': {
       const fleet = url.searchParams.get('fleet');
       const items = getState()
         .fleets.filter((f) => fleet === null || f.fleet === fleet)
-        .map(redactFleet)
+        .slice()
         .sort((a, b) => compareText(a.fleet, b.fleet));
-      sendJson(response, 200, { items });
+      sendJson(response, 200, redact({ items }));
       return;
     }
     default:
       sendJson(response, 404, {
-        error: `no such path ${url.pathname}; try /healthz, /readyz, /api/resources?kind=Gateway, /api/fleets`,
+        error: `no such path ${url.pathname}; try /healthz, /readyz, /api/resources?kind=Gateway, /api/fleets, /api/errors`,
       });
   }
-}
-
-/** Private keys never leave the process: the dump keeps the certificate and names only. */
-export function redactFleet(fleet: FleetState): FleetState {
-  if (fleet.config === undefined) return fleet;
-  return { ...fleet, config: redactSecrets(fleet.config) };
 }
 
 function compareResources(a: ResourceObject, b: ResourceObject): number {

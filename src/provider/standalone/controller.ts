@@ -1,22 +1,19 @@
-// The standalone controller: files → resource store → translator → discovery server (fleet configs),
-// host supervisor (one proxy process per fleet) and in-memory statuses served by the admin API.
-import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { formatResourceError, type ResourceError } from '../../api/common.js';
 import { stampConditionTimes } from '../../api/condition-times.js';
 import type { PorticoGatewayConfig } from '../../api/controller-config.js';
 import { describeObject } from '../../api/kinds.js';
 import { buildSnapshot, type ResourceSnapshot } from '../../api/snapshot.js';
-import { CERTIFICATE_FILES, writeCertificateFiles } from '../../discovery/certificate-files.js';
 import { createDiscoveryServer, type DiscoveryServer } from '../../discovery/server.js';
 import { formatHostPort, parseHostPort } from '../../host-port.js';
+import { DEFAULT_CLAIMS_DIR, openAddressClaims } from '../../infra/host/address-claims.js';
 import { openAddressPool } from '../../infra/host/address-pool.js';
-import { stopOrphanProxies } from '../../infra/host/orphan-proxies.js';
-import { hostProxyArgs } from '../../infra/host/proxy-args.js';
+import { HOST_PROXY_PORTS, hostProxyArgs } from '../../infra/host/proxy-args.js';
+import { PROXY_RECORDS_DIR } from '../../infra/host/proxy-records.js';
 import { type ReservedPortError, withoutReservedPorts } from '../../infra/host/reserved-ports.js';
 import { createProxySupervisor, formatProxyLogLine } from '../../infra/host/supervisor.js';
 import type { FleetConfig } from '../../ir/fleet-config.js';
+import { requireLoopback } from '../../listen-scope.js';
 import { traceStage } from '../../trace/propagation-trace.js';
 import {
   createTranslateCache,
@@ -26,10 +23,19 @@ import {
 } from '../../translate/index.js';
 import { dataPlaneState } from '../data-plane-state.js';
 import { type AdminServer, startAdminServer } from './admin-server.js';
-import type { AdminState, FleetState, ResourceObject } from './admin-state.js';
+import {
+  type AdminState,
+  type FleetState,
+  LOAD_ERRORS_ANNOTATION,
+  type ResourceObject,
+} from './admin-state.js';
+import { acquireControllerLock } from './controller-lock.js';
+import { standaloneDiscoveryTls } from './discovery-tls.js';
 import { watchFiles } from './file-watch.js';
+import { adoptableProxies } from './proxy-adoption.js';
 import { openResourceStore } from './resource-store.js';
 import { reuseUnchangedLists } from './snapshot-reuse.js';
+import { runsOnAddress } from './state-dir-activity.js';
 
 export interface StandaloneOptions {
   config: PorticoGatewayConfig;
@@ -38,8 +44,13 @@ export interface StandaloneOptions {
   stateDir: string;
   adminAddress: string;
   discoveryAddress: string;
+  /** Listen on a non-loopback admin or discovery address: asked for by name, never a default. */
+  allowRemoteAdmin?: boolean;
+  allowRemoteDiscovery?: boolean;
   /** CIDR the fleets' loopback addresses come from. */
   addressPool: string;
+  /** Where addresses are claimed host-wide (shared by every controller on the host); default in the tmp dir. */
+  addressClaimsDir?: string;
   controllerNamespace: string;
   /** One line per event a person should see. */
   log: (line: string) => void;
@@ -52,10 +63,16 @@ export interface StandaloneOptions {
 export interface StandaloneController {
   adminAddress: string;
   discoveryAddress: string;
-  close(): Promise<void>;
+  /**
+   * Stops the controller. `stopProxies`: drain and stop the proxies too; otherwise they keep serving their
+   * last config, recorded in the state directory for the next controller to adopt.
+   */
+  close(options?: { stopProxies?: boolean }): Promise<void>;
 }
 
 const STORE_SAVE_INTERVAL_MS = 1000;
+// Moves of one fleet to another address after "address in use", per run.
+const MAX_ADDRESS_MOVES = 3;
 const DATA_PLANE_SETTLE_MS = 100;
 
 // Reasons that only mean "the proxy is on its way", not a problem to report.
@@ -72,31 +89,26 @@ function statusKey(s: { kind: string; namespace?: string; name: string }): strin
   return s.namespace === undefined ? `${s.kind} ${s.name}` : `${s.kind} ${s.namespace}/${s.name}`;
 }
 
-async function discoveryTls(stateDir: string, namespace: string) {
-  const dir = join(stateDir, 'certs');
-  // Generated once, then reused: restarted proxies and controllers keep trusting each other.
-  if (!existsSync(join(dir, CERTIFICATE_FILES.caCertPem))) {
-    writeCertificateFiles(dir, { namespace, extraSans: [], force: false });
-  }
-  const file = (name: string) => join(dir, name);
-  return {
-    files: {
-      ca: file(CERTIFICATE_FILES.caCertPem),
-      cert: file(CERTIFICATE_FILES.clientCertPem),
-      key: file(CERTIFICATE_FILES.clientKeyPem),
-    },
-    server: {
-      caPem: await readFile(file(CERTIFICATE_FILES.caCertPem), 'utf8'),
-      certPem: await readFile(file(CERTIFICATE_FILES.serverCertPem), 'utf8'),
-      keyPem: await readFile(file(CERTIFICATE_FILES.serverKeyPem), 'utf8'),
-    },
-  };
-}
-
 export async function startStandalone(options: StandaloneOptions): Promise<StandaloneController> {
   const { log, config } = options;
   const controllerName = config.gateway.controllerName;
-  const tls = await discoveryTls(options.stateDir, options.controllerNamespace);
+  // Both addresses are checked before anything starts (the admin server checks its own again).
+  requireLoopback(
+    parseHostPort(options.adminAddress, '--admin-address'),
+    '--admin-address',
+    'the admin API has no authentication',
+    '--allow-remote-admin',
+    options.allowRemoteAdmin === true,
+  );
+  requireLoopback(
+    parseHostPort(options.discoveryAddress, '--discovery-address'),
+    '--discovery-address',
+    'only the proxies on this machine need config discovery',
+    '--allow-remote-discovery',
+    options.allowRemoteDiscovery === true,
+  );
+  const lock = acquireControllerLock(options.stateDir);
+  const tls = await standaloneDiscoveryTls(options.stateDir, options.controllerNamespace);
 
   const discovery: DiscoveryServer = createDiscoveryServer({
     address: options.discoveryAddress,
@@ -112,24 +124,54 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
     port: discoveryPort,
   });
 
+  // Addresses are claimed host-wide: another controller (its own state dir) never gets one of ours, nor we its.
+  const claims = openAddressClaims(
+    options.addressClaimsDir ?? DEFAULT_CLAIMS_DIR,
+    options.stateDir,
+    runsOnAddress,
+  );
   const pool = await openAddressPool({
     cidr: options.addressPool,
     stateDir: options.stateDir,
     source: '--address-pool',
     onWarning: (m) => log(`warning: ${m}`),
+    claims,
   });
-  const pidFile = join(options.stateDir, 'proxies.json');
-  const orphans = await stopOrphanProxies(pidFile);
-  for (const o of orphans) log(`stopped proxy ${o.fleet} (pid ${o.pid}) left by an earlier run`);
+  // Proxies a previous controller left running (it crashed, or stopped without stopping them) keep serving:
+  // adopted, they keep their addresses and are reconnected to this discovery server at once.
+  const recordsDir = join(options.stateDir, PROXY_RECORDS_DIR);
+  const adoptable = await adoptableProxies(recordsDir, log);
+  for (const record of adoptable) pool.hold(record.fleet, record.address);
 
   let reconcileSoon: () => void = () => {};
+  const addressMoves = new Map<string, number>();
   const supervisor = createProxySupervisor({
     entryPoint: options.proxyEntryPoint,
-    pidFile,
+    logDir: join(options.stateDir, 'logs'),
+    recordsDir,
     stopGraceMs: options.proxyStopGraceMs,
     log: (line) => log(formatProxyLogLine(line)),
     onChange: () => reconcileSoon(),
+    onAddressInUse: (fleet, address) => {
+      // Something that is not ours binds there; a few moves find a free address, more mean a wildcard bind.
+      const moved = (addressMoves.get(fleet) ?? 0) + 1;
+      addressMoves.set(fleet, moved);
+      if (moved > MAX_ADDRESS_MOVES) {
+        log(
+          `error: fleet ${fleet}: ${address} is in use too, after ${MAX_ADDRESS_MOVES} moves; is something bound to ` +
+            `0.0.0.0 on the proxy ports (${Object.values(HOST_PROXY_PORTS).join(', ')})? Retrying there`,
+        );
+        return;
+      }
+      pool.avoid(address);
+      log(`warning: fleet ${fleet}: ${address} is in use by another process; moving it to another address`);
+      reconcileSoon();
+    },
   });
+  // Their discovery clients wait out a backoff of up to 30 s: adopting sends SIGHUP, which reconnects them now.
+  supervisor.adopt(adoptable);
+  for (const record of adoptable)
+    log(`adopted proxy ${record.fleet} (pid ${record.pid}) on ${record.address}`);
   const store = await openResourceStore({ stateDir: options.stateDir });
   const cache = createTranslateCache();
 
@@ -148,7 +190,16 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
   const programmedAnnounced = new Map<string, string>();
 
   function currentDataPlane(): DataPlaneState {
-    const state = dataPlaneState(fleets, discovery.nodes(), (fleet) => {
+    // A proxy counts only while its process runs and answers its liveness probe: Programmed follows what it
+    // serves, not what it once acknowledged (a drained or hung proxy stays connected, or looks so, for a while).
+    const serving = new Set(
+      supervisor
+        .list()
+        .filter((p) => p.state === 'running' && p.health !== 'failing')
+        .map((p) => p.fleet),
+    );
+    const nodes = discovery.nodes().filter((n) => serving.has(n.fleet));
+    const state = dataPlaneState(fleets, nodes, (fleet) => {
       const address = pool.get(fleet);
       return address === undefined ? [] : [{ type: 'IPAddress', value: address }];
     });
@@ -182,7 +233,8 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
         programmed !== undefined && WAITING.has(programmed.reason) && listenerProblems.length === 0;
       if (waiting && programmedAnnounced.get(key) === undefined) continue;
       programmedAnnounced.set(key, text);
-      log(text);
+      // One call per line: the log escapes line breaks inside a line (quoted values must not forge lines).
+      for (const l of [line, ...listenerProblems]) log(l);
     }
     for (const key of programmedAnnounced.keys()) if (!next.has(key)) programmedAnnounced.delete(key);
   }
@@ -244,14 +296,15 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
             return {
               fleet: f.fleet,
               address,
+              liveness: { host: address, port: HOST_PROXY_PORTS.ready, path: '/live' },
               args: hostProxyArgs({
                 fleet: f.fleet,
                 node: `${f.fleet}@${address}`,
                 address,
                 discoveryAddress,
-                caFile: tls.files.ca,
-                certFile: tls.files.cert,
-                keyFile: tls.files.key,
+                caFile: tls.caFile,
+                certFile: tls.fleetFiles(f.fleet).cert,
+                keyFile: tls.fleetFiles(f.fleet).key,
                 serverName: 'portico-gateway',
                 drainSeconds: options.proxyDrainSeconds,
               }),
@@ -360,13 +413,24 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
   const admin: AdminServer = await startAdminServer({
     address: options.adminAddress,
     source: '--admin-address',
+    allowRemote: options.allowRemoteAdmin === true,
     getState: (): AdminState => adminState(),
   });
 
   function adminState(): AdminState {
+    const broken = store.objectErrors();
     const resources: ResourceObject[] = store.objects().map((o) => {
       const s = statuses.get(describeObject(o));
-      const object = o as ResourceObject & { status?: unknown };
+      let object = o as ResourceObject & { status?: unknown };
+      // The object serves its last good content; say so on it, as long as its file is broken.
+      const errors = broken.get(o);
+      if (errors !== undefined) {
+        const annotations = {
+          ...object.metadata.annotations,
+          [LOAD_ERRORS_ANNOTATION]: errors.map(formatResourceError).join('\n'),
+        };
+        object = { ...object, metadata: { ...object.metadata, annotations } };
+      }
       return s === undefined ? object : { ...object, status: s.status };
     });
     const nodes = discovery.nodes();
@@ -388,10 +452,18 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
         process:
           p === undefined
             ? undefined
-            : { pid: p.pid, state: p.state, restarts: p.restarts, lastExit: p.lastExit },
+            : {
+                pid: p.pid,
+                state: p.state,
+                adopted: p.adopted,
+                restarts: p.restarts,
+                lastExit: p.lastExit,
+                health: p.health,
+                healthError: p.healthError,
+              },
       };
     });
-    return { ready, resources, fleets: fleetStates };
+    return { ready, resources, fleets: fleetStates, errors: store.errors() };
   }
 
   log(`controller ${controllerName}: admin API on http://${admin.address}, discovery on ${discoveryAddress}`);
@@ -399,16 +471,20 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
   return {
     adminAddress: admin.address,
     discoveryAddress,
-    async close() {
+    async close(closeOptions = {}) {
       closed = true;
       clearTimeout(dataPlaneTimer);
       discovery.off('change', reconcileSoon);
       await watcher.close();
       clearTimeout(saveTimer);
       // Proxies drain first (requests in flight finish), then the servers they talk to go away.
-      await supervisor.stopAll();
+      if (closeOptions.stopProxies === true) await supervisor.stopAll();
+      else supervisor.detach();
       await Promise.all([discovery.close(), admin.close()]);
       await Promise.all([store.save(), pool.save()]);
+      // Proxies left serving keep their addresses claimed; stopped ones free them for other controllers.
+      if (closeOptions.stopProxies === true) claims.releaseAll();
+      lock.release();
     },
   };
 }

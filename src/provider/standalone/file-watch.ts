@@ -3,10 +3,12 @@
 // `fs.watch` on each directory gives millisecond reactions (Node 20's recursive mode on Linux is not relied
 // on); a slow full poll catches anything the watchers miss (network file systems, a re-created root).
 // Events only say "look here": the truth is always a fresh readdir/stat/read, compared with what was seen.
-import { type FSWatcher, readFileSync, type Stats, statSync, watch } from 'node:fs';
+import { type FSWatcher, type Stats, statSync, watch } from 'node:fs';
 import { readdir, realpath, stat } from 'node:fs/promises';
 import { basename, dirname, extname, join, resolve, sep } from 'node:path';
 import { PorticoError } from '../../errors.js';
+import { logToStderr } from '../../log-line.js';
+import { NotRegularFileError, notRegularFile, readRegularFileSync } from '../../read-regular-file.js';
 import { traceStage } from '../../trace/propagation-trace.js';
 
 export interface FileBatch {
@@ -64,7 +66,7 @@ interface Known {
 
 export async function watchFiles(options: FileWatchOptions): Promise<FileWatcher> {
   const settings = { ...DEFAULTS, ...definedOnly(options) };
-  const onError = options.onError ?? ((e: PorticoError) => console.error(`portico: ${e.message}`));
+  const onError = options.onError ?? ((e: PorticoError) => logToStderr(`portico: ${e.message}`));
   const roots = options.paths.map((p) => resolve(p));
   const fileRoots = new Set<string>();
   const dirRoots = new Set<string>();
@@ -75,6 +77,7 @@ export async function watchFiles(options: FileWatchOptions): Promise<FileWatcher
         `${root}: ${error.code === 'ENOENT' ? 'no such file or directory' : error.message}`,
       );
     });
+    if (!info.isDirectory() && !info.isFile()) throw notRegularFile(root, info);
     (info.isDirectory() ? dirRoots : fileRoots).add(root);
   }
 
@@ -86,6 +89,8 @@ export async function watchFiles(options: FileWatchOptions): Promise<FileWatcher
   const pendingRemoval = new Set<string>();
   /** Files that read empty after having content: an in-place write (truncate, then write) caught midway? */
   const pendingEmpty = new Set<string>();
+  /** Resource-named entries that are not regular files (a FIFO…), reported once each and never opened. */
+  const notRegular = new Set<string>();
   /** Set while a batch is being gathered: cancels it. */
   let cancelGathering: (() => void) | undefined;
   let removalTimer: NodeJS.Timeout | undefined;
@@ -183,7 +188,12 @@ export async function watchFiles(options: FileWatchOptions): Promise<FileWatcher
       const path = join(dir, name);
       const info = statSyncOrUndefined(path);
       if (info?.isDirectory()) await walk(path, found, visited);
-      else if (info?.isFile() && isResourceFile(path)) found.add(path);
+      else if (info !== undefined && isResourceFile(path)) {
+        if (info.isFile()) {
+          found.add(path);
+          notRegular.delete(path);
+        } else reportNotRegular(path, info);
+      }
     }
   }
 
@@ -238,6 +248,12 @@ export async function watchFiles(options: FileWatchOptions): Promise<FileWatcher
     if (initial || (changed.size > 0 && !closed)) await options.onBatch({ changed, removed: [] });
   }
 
+  function reportNotRegular(path: string, info: Stats): void {
+    if (notRegular.has(path)) return;
+    notRegular.add(path);
+    onError(notRegularFile(path, info));
+  }
+
   function isParentOfFileRoot(dir: string): boolean {
     for (const file of fileRoots) if (dirname(file) === dir) return true;
     return false;
@@ -278,10 +294,13 @@ export async function watchFiles(options: FileWatchOptions): Promise<FileWatcher
       const info = statSync(path);
       signature = `${info.ino}:${info.size}:${info.mtimeMs}:${info.ctimeMs}`;
       if (!forced && previous?.signature === signature) return undefined;
-      content = readFileSync(path, 'utf8');
+      content = readRegularFileSync(path);
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
-      if (code !== 'ENOENT') {
+      if (error instanceof NotRegularFileError) {
+        if (!notRegular.has(path)) onError(error);
+        notRegular.add(path);
+      } else if (code !== 'ENOENT') {
         onError(
           new PorticoError('E_IO', `${path}: cannot read: ${(error as Error).message}`, { cause: error }),
         );

@@ -32,6 +32,13 @@ export interface ResourceStore {
   apply(batch: FileBatch): ApplyResult;
   /** Every served object; one per id (the first file in path order wins a duplicate). Stable identity. */
   objects(): ApiObject[];
+  /**
+   * What is wrong with the files now (each file's errors from its latest content, and duplicates), so a
+   * broken file stays visible after its log line scrolled away; fixed or removed files have none.
+   */
+  errors(): ResourceError[];
+  /** Served objects with current errors that concern them: their own, or their file's as a whole. */
+  objectErrors(): Map<ApiObject, ResourceError[]>;
   /** Persists uids, creation times and generations so a restart keeps them. */
   save(): Promise<void>;
 }
@@ -72,6 +79,8 @@ export async function openResourceStore(options: {
   let batchTime = new Date(0); // set by every apply()
   /** The file each served object comes from (sorted, like `served`), to find one file's objects quickly. */
   let servedFrom: string[] = [];
+  /** Each file's parse and validation errors, from its latest content. */
+  const fileErrors = new Map<string, ResourceError[]>();
 
   function withMetadata(object: ApiObject, previous: ApiObject | undefined): ApiObject {
     const id = describeObject(object);
@@ -219,10 +228,13 @@ export async function openResourceStore(options: {
       for (const path of batch.removed) {
         vanished.push(...(files.get(path)?.objects.keys() ?? []));
         setFile(path, undefined);
+        fileErrors.delete(path);
       }
       for (const [path, text] of batch.changed) {
         const parsed = parseYamlFile(path, text);
         errors.push(...parsed.errors);
+        if (parsed.errors.length > 0) fileErrors.set(path, parsed.errors);
+        else fileErrors.delete(path);
         const previous = files.get(path);
         if (parsed.errors.some(isFileLevel) && previous !== undefined) continue;
         const objects = new Map<string, ApiObject>();
@@ -247,6 +259,30 @@ export async function openResourceStore(options: {
       return { errors, changed: rebuild(firstApply ? [...meta.keys()] : vanished) };
     },
     objects: () => served,
+    errors() {
+      const out = [...fileErrors.values()].flat();
+      // Duplicates from the current definitions, not from when a file was read (the first may be gone since).
+      for (const [id, owners] of definedIn) {
+        if (owners.size < 2) continue;
+        const [first, ...others] = [...owners].sort();
+        for (const file of others) {
+          out.push({ file, object: id, message: `also defined in ${first}; the definition there is served` });
+        }
+      }
+      return out.sort((a, b) => compare(a.file ?? '', b.file ?? '') || (a.line ?? 0) - (b.line ?? 0));
+    },
+    objectErrors() {
+      const out = new Map<ApiObject, ResourceError[]>();
+      if (fileErrors.size === 0) return out;
+      served.forEach((object, i) => {
+        const found = fileErrors.get(servedFrom[i]!);
+        if (found === undefined) return;
+        const id = describeObject(object);
+        const own = found.filter((e) => e.object === undefined || e.object === id);
+        if (own.length > 0) out.set(object, own);
+      });
+      return out;
+    },
     async save() {
       if (metaFile === undefined) return;
       const out: Record<string, StoredMeta> = {};
@@ -254,4 +290,8 @@ export async function openResourceStore(options: {
       await writeFileAtomic(metaFile, `${JSON.stringify(out, null, 2)}\n`);
     },
   };
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { createEchoServer } from '../../../src/echo/server.js';
 import { parseHostPort } from '../../../src/host-port.js';
+import { stopStandalone } from '../../../src/provider/standalone/stop.js';
 import { type Child, startPortico, waitForOutput } from '../../support/child.js';
 import { closeServer, type EchoBody, httpRequest, listen, type Reply } from '../../support/http.js';
 import { REPO_ROOT } from '../../support/portico.js';
@@ -108,11 +109,24 @@ export interface RunningStandalone {
   stop(): Promise<number | null>;
 }
 
-/** Starts `portico standalone` on free admin/discovery ports, waits for its startup line. */
+/**
+ * Starts `portico standalone` on free admin/discovery ports, waits for its startup line. Its proxies are stopped
+ * with it (`--stop-proxies-on-exit`) unless `keepProxies`; whatever the test leaves running of the state
+ * directory is stopped when it ends.
+ */
 export async function startStandalone(
   t: TestContext,
-  options: { args: string[]; pool: string; stateDir: string },
+  options: {
+    args: string[];
+    pool: string;
+    stateDir: string;
+    discoveryAddress?: string;
+    keepProxies?: boolean;
+  },
 ): Promise<RunningStandalone> {
+  defer(t, async () => {
+    await stopStandalone({ stateDir: options.stateDir, log: () => {}, graceMs: 5000 });
+  });
   const child = startPortico([
     'standalone',
     ...options.args,
@@ -121,11 +135,12 @@ export async function startStandalone(
     '--admin-address',
     '127.0.0.1:0',
     '--discovery-address',
-    '127.0.0.1:0',
+    options.discoveryAddress ?? '127.0.0.1:0',
     '--address-pool',
     options.pool,
     '--proxy-drain-seconds',
     '0',
+    ...(options.keepProxies === true ? [] : ['--stop-proxies-on-exit']),
   ]);
   let stopped: Promise<number | null> | undefined;
   const stop = (): Promise<number | null> => {
@@ -213,7 +228,7 @@ export interface AdminResource {
  */
 export async function adminGet<T>(admin: string, path: string): Promise<T> {
   const { host: address, port } = parseHostPort(admin, 'admin');
-  const reply = await httpRequest(port, path, { address, agent: false, timeoutMs: 5000 });
+  const reply = await httpRequest(port, path, { address, host: admin, agent: false, timeoutMs: 5000 });
   if (reply.status !== 200) throw new Error(`GET ${path}: HTTP ${reply.status} ${reply.body}`);
   return JSON.parse(reply.body) as T;
 }

@@ -1,12 +1,15 @@
 // Live edits while traffic runs: routes and Gateways added, changed and removed by editing files; unchanged
 // routes never fail a request; a broken file keeps its last good content serving and names file and line.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { rm, writeFile } from 'node:fs/promises';
 import { Agent } from 'node:http';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { waitForOutput } from '../../support/child.js';
+import { PORTICO_MAIN } from '../../support/portico.js';
 import {
+  adminGet,
   adminResources,
   copyExample,
   echo,
@@ -184,10 +187,36 @@ test('a broken file is reported with file and line and keeps its last good conte
   const still = await send(address, 8080, 'extra.example.com', '/');
   assert.equal(still.status, 200);
   assert.equal(echoBody(still).service, 'api');
-  // Fixed: applies.
+  // Not only in the log: the admin API lists the error, and the object it keeps serving says so.
+  const listed = await eventually('the error in the admin API', async () => {
+    const { items } = await adminGet<{ items: { file?: string; line?: number; field?: string }[] }>(
+      c.admin,
+      '/api/errors',
+    );
+    return items.find((e) => e.file === extra && e.line === 14);
+  });
+  assert.equal(listed.field, 'spec.rules[0].backendRefs[0].port');
+  const annotated = async () => {
+    const [object] = await adminResources(c.admin, '?kind=HTTPRoute&namespace=default&name=extra');
+    return (object as { metadata: { annotations?: Record<string, string> } } | undefined)?.metadata
+      .annotations?.['gateway.portico.io/load-errors'];
+  };
+  assert.match(
+    (await annotated()) ?? '',
+    new RegExp(`^${extra.replaceAll('.', '\\.')}:14: HTTPRoute default/extra: spec`),
+  );
+  const get = spawnSync(process.execPath, [PORTICO_MAIN, 'get', 'httproutes', '--admin-address', c.admin], {
+    encoding: 'utf8',
+  });
+  assert.equal(get.status, 0, get.stderr);
+  assert.match(get.stdout, /^extra\s/m);
+  assert.match(get.stderr, /warning: 1 resource file error; [\s\S]*extra\.yaml:14: HTTPRoute default\/extra/);
+  // Fixed: applies, and the error is gone from everywhere.
   await writeFile(extra, route('extra', 'extra.example.com', 'backend-web'));
   await eventually('the fixed file applied', async () => {
     const reply = await send(address, 8080, 'extra.example.com', '/');
     return echoBody(reply).service === 'web' ? true : undefined;
   });
+  assert.deepEqual((await adminGet<{ items: unknown[] }>(c.admin, '/api/errors')).items, []);
+  assert.equal(await annotated(), undefined);
 });

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { isPorticoError } from '../../../src/errors.js';
+import { openAddressClaims } from '../../../src/infra/host/address-claims.js';
 import { openAddressPool, parseCidr, usableAddresses } from '../../../src/infra/host/address-pool.js';
 
 async function tempDir(t: { after: (fn: () => Promise<void>) => void }): Promise<string> {
@@ -111,4 +112,42 @@ test('assignments outside a changed pool are dropped; an unreadable file is a wa
   await fresh.save();
   const saved = JSON.parse(await readFile(join(stateDir, 'addresses.json'), 'utf8'));
   assert.equal(saved.fleets['default/eg'].address, '127.0.1.1');
+});
+
+test('pools of two state dirs sharing the host-wide claims never hand out the same address', async (t) => {
+  const claimsDir = await tempDir(t);
+  const running = new Set<string>(); // state dirs that still run something
+  const inUse = (stateDir: string) => running.has(stateDir);
+  const a = await openAddressPool({
+    stateDir: await tempDir(t),
+    claims: openAddressClaims(claimsDir, '/state/a', inUse),
+  });
+  running.add('/state/a');
+  const b = await openAddressPool({
+    stateDir: await tempDir(t),
+    claims: openAddressClaims(claimsDir, '/state/b', inUse),
+  });
+  const fromA = a.assign(['default/eg', 'team-a/web']);
+  const fromB = b.assign(['default/eg']);
+  assert.deepEqual([...fromA.values()], ['127.0.1.1', '127.0.1.2']);
+  assert.equal(fromB.get('default/eg'), '127.0.1.3');
+  assert.equal(JSON.parse(await readFile(join(claimsDir, '127.0.1.1'), 'utf8')).stateDir, '/state/a');
+
+  // A released address is free for others; a claim whose owner runs nothing any more is taken over.
+  a.assign(['default/eg']);
+  const c = await openAddressPool({
+    stateDir: await tempDir(t),
+    claims: openAddressClaims(claimsDir, '/state/c', inUse),
+  });
+  assert.equal(c.assign(['x/y']).get('x/y'), '127.0.1.2');
+  running.delete('/state/a');
+  assert.equal(c.assign(['x/y', 'x/z']).get('x/z'), '127.0.1.1');
+});
+
+test('an avoided address is never handed out again; its fleet moves', async (t) => {
+  const pool = await openAddressPool({ stateDir: await tempDir(t) });
+  assert.equal(pool.assign(['default/eg']).get('default/eg'), '127.0.1.1');
+  assert.equal(pool.avoid('127.0.1.1'), 'default/eg');
+  assert.equal(pool.assign(['default/eg']).get('default/eg'), '127.0.1.2');
+  assert.equal(pool.assign(['default/eg', 'new/one']).get('new/one'), '127.0.1.3');
 });

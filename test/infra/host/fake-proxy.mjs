@@ -1,5 +1,6 @@
-// Stands in for `portico proxy` in supervisor tests: listens, logs on both streams, crashes on request
-// (GET /crash, or --crash-after-ms), drains on SIGTERM (or ignores it with --ignore-sigterm).
+// Stands in for `portico proxy` in supervisor tests: listens (on --port, default any), logs on both streams,
+// crashes on request (GET /crash, or --crash-after-ms), answers GET /live with 200 until GET /break, drains on
+// SIGTERM (or ignores it with --ignore-sigterm), says it reconnects on SIGHUP.
 import { createServer } from 'node:http';
 
 const args = process.argv.slice(2);
@@ -9,7 +10,18 @@ const option = (name) => {
 };
 const fleet = option('--fleet') ?? '?';
 
+let broken = false;
 const server = createServer((request, response) => {
+  if (request.url === '/live') {
+    response.statusCode = broken ? 503 : 200;
+    response.end(broken ? 'not live: broken' : 'live');
+    return;
+  }
+  if (request.url === '/break') {
+    broken = true;
+    response.end('broken');
+    return;
+  }
   if (request.url === '/crash') {
     response.end('bye');
     setImmediate(() => process.exit(3));
@@ -17,13 +29,16 @@ const server = createServer((request, response) => {
   }
   response.end(JSON.stringify({ fleet, pid: process.pid, args }));
 });
-server.listen(0, '127.0.0.1', () => {
+server.listen(Number(option('--port') ?? 0), '127.0.0.1', () => {
   console.log(`listening on ${server.address().port} as ${process.pid}`);
   console.error(`fleet ${fleet} warming up`);
 });
 
 const crashAfter = option('--crash-after-ms');
 if (crashAfter !== undefined) setTimeout(() => process.exit(7), Number(crashAfter));
+
+// As `portico proxy` does: reconnect to discovery at once (here: just say so).
+process.on('SIGHUP', () => console.log('SIGHUP: reconnecting'));
 
 process.on('SIGTERM', () => {
   if (args.includes('--ignore-sigterm')) {

@@ -1,13 +1,20 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { matchesProcess } from '../../../src/infra/host/process-identity.js';
+import { readProxyRecords } from '../../../src/infra/host/proxy-records.js';
 import {
   backoffDelay,
   createProxySupervisor,
   formatProxyLogLine,
   type ProxyLogLine,
   type ProxySupervisorOptions,
+  proxyLogFile,
 } from '../../../src/infra/host/supervisor.js';
+import { freePort } from '../../support/http.js';
 
 const FAKE_PROXY = fileURLToPath(new URL('./fake-proxy.mjs', import.meta.url));
 const WAIT_LIMIT_MS = 15_000;
@@ -18,7 +25,10 @@ function harness(
 ) {
   const lines: ProxyLogLine[] = [];
   let wake: (() => void) | undefined;
+  const logDir = mkdtempSync(join(tmpdir(), 'portico-supervisor-'));
+  t.after(async () => rmSync(logDir, { recursive: true, force: true }));
   const supervisor = createProxySupervisor({
+    logDir,
     entryPoint: FAKE_PROXY,
     backoffInitialMs: 20,
     backoffMaxMs: 100,
@@ -54,7 +64,7 @@ function harness(
     }, `${fleet} listening`);
   const ask = async (port: number, path = '/') =>
     (await (await fetch(`http://127.0.0.1:${port}${path}`)).text()) as string;
-  return { supervisor, lines, until, portOf, ask };
+  return { supervisor, lines, until, portOf, ask, logDir };
 }
 
 const spec = (fleet: string, address: string, ...extra: string[]) => ({
@@ -68,7 +78,7 @@ test('the backoff doubles from its start up to its cap', () => {
     [1, 2, 3, 4, 5, 6, 10].map((n) => backoffDelay(n, 500, 5000)),
     [500, 1000, 2000, 4000, 5000, 5000, 5000],
   );
-  assert.equal(formatProxyLogLine({ fleet: 'default/eg', stream: 'stdout', line: 'hi' }), '[default/eg] hi');
+  assert.equal(formatProxyLogLine({ fleet: 'default/eg', source: 'proxy', line: 'hi' }), '[default/eg] hi');
 });
 
 test('one process per fleet, with its arguments, and its output forwarded under its fleet', async (t) => {
@@ -82,7 +92,7 @@ test('one process per fleet, with its arguments, and its output forwarded under 
   await until(
     () =>
       lines.some(
-        (l) => l.fleet === 'team-a/web' && l.stream === 'stderr' && l.line === 'fleet team-a/web warming up',
+        (l) => l.fleet === 'team-a/web' && l.source === 'proxy' && l.line === 'fleet team-a/web warming up',
       ),
     'stderr forwarded',
   );
@@ -189,4 +199,142 @@ test('a fleet removed while backing off goes away at once', async (t) => {
   supervisor.sync([]);
   assert.deepEqual(supervisor.list(), []);
   assert.ok(changes > before, 'the removal was announced');
+});
+
+test('a process that stops answering its liveness probe (drained, or hung) is killed and started again', async (t) => {
+  const { supervisor, until, lines, ask } = harness(t, {
+    probeIntervalMs: 50,
+    probeTimeoutMs: 300,
+    probeFailureThreshold: 3,
+    probeStartupGraceMs: 5_000,
+  });
+  const port = await freePort();
+  const liveness = { host: '127.0.0.1', port, path: '/live' };
+  supervisor.sync([{ ...spec('default/eg', '127.0.1.1', '--port', String(port)), liveness }]);
+  const first = await until(() => supervisor.list().find((p) => p.health === 'live'), 'live');
+
+  await ask(port, '/break'); // answers 503 from now on, as a drained proxy does
+  const second = await until(
+    () => supervisor.list().find((p) => p.health === 'live' && p.pid !== first.pid),
+    'a new live process after the failed probes',
+  );
+  assert.equal(second.restarts, 1);
+  assert.equal(second.lastExit?.signal, 'SIGKILL');
+  assert.ok(lines.some((l) => /failed 3 liveness probes in a row .*HTTP 503: not live: broken/.test(l.line)));
+
+  process.kill(second.pid!, 'SIGSTOP'); // hung: the kernel still accepts connections, nothing answers
+  const third = await until(
+    () => supervisor.list().find((p) => p.health === 'live' && p.pid !== second.pid),
+    'a new live process after the hung one',
+  );
+  assert.equal(third.restarts, 2);
+  assert.throws(() => process.kill(second.pid!, 0), /ESRCH/);
+  assert.ok(lines.some((l) => /liveness probes in a row .*no answer within 300 ms/.test(l.line)));
+});
+
+test('while a process fails its probe, it is reported failing, not live', async (t) => {
+  const { supervisor, until, ask } = harness(t, {
+    probeIntervalMs: 50,
+    probeTimeoutMs: 300,
+    probeFailureThreshold: 1_000,
+  });
+  const port = await freePort();
+  supervisor.sync([
+    {
+      ...spec('default/eg', '127.0.1.1', '--port', String(port)),
+      liveness: { host: '127.0.0.1', port, path: '/live' },
+    },
+  ]);
+  await until(() => supervisor.list()[0]?.health === 'live', 'live');
+  await ask(port, '/break');
+  const failing = await until(() => supervisor.list().find((p) => p.health === 'failing'), 'failing');
+  assert.match(failing.healthError ?? '', /HTTP 503/);
+});
+
+/** Session id of a process (field 6 of /proc/N/stat). */
+function sessionOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[3]);
+}
+
+test('proxies run in their own session and write to their log file, never to a pipe of ours', async (t) => {
+  const { supervisor, portOf, logDir, until } = harness(t);
+  supervisor.sync([spec('default/eg', '127.0.1.1')]);
+  const { pid } = await portOf('default/eg', undefined);
+  assert.equal(sessionOf(pid), pid, 'a session leader: no terminal signal of ours reaches it');
+  assert.notEqual(sessionOf(pid), sessionOf(process.pid));
+  const file = proxyLogFile(logDir, 'default/eg');
+  const log = await until(() => {
+    const text = readFileSync(file, 'utf8');
+    return text.includes('warming up') ? text : undefined;
+  }, 'both lines in the log');
+  assert.match(log, new RegExp(`listening on \\d+ as ${pid}\\n`));
+  assert.match(log, /fleet default\/eg warming up/);
+  for (const fd of [1, 2]) {
+    const target = readlinkSync(`/proc/${pid}/fd/${fd}`);
+    assert.equal(target, proxyLogFile(logDir, 'default/eg'), `fd ${fd}`);
+  }
+});
+
+test('detached proxies keep running and recorded; a new supervisor adopts them and watches them again', async (t) => {
+  const recordsDir = mkdtempSync(join(tmpdir(), 'portico-records-'));
+  t.after(() => rmSync(recordsDir, { recursive: true, force: true }));
+  const first = harness(t, { recordsDir });
+  first.supervisor.sync([spec('default/eg', '127.0.1.1'), spec('team-a/web', '127.0.1.2')]);
+  const eg = await first.portOf('default/eg', undefined);
+  const web = await first.portOf('team-a/web', undefined);
+  first.supervisor.detach();
+  assert.deepEqual(first.supervisor.list(), []);
+  await new Promise((r) => setTimeout(r, 100));
+  assert.match(await first.ask(eg.port), /default\/eg/, 'still serving after the supervisor let go');
+
+  const records = readProxyRecords(recordsDir, () => assert.fail('a malformed record'));
+  assert.deepEqual(
+    records.map((r) => [r.fleet, r.pid, r.address]),
+    [
+      ['default/eg', eg.pid, '127.0.1.1'],
+      ['team-a/web', web.pid, '127.0.1.2'],
+    ],
+  );
+  for (const record of records) assert.equal(matchesProcess(record), 'yes');
+
+  const second = harness(t, { recordsDir });
+  second.supervisor.adopt(records);
+  // The same desired set keeps both processes; a changed command line replaces only that one.
+  second.supervisor.sync([
+    spec('default/eg', '127.0.1.1'),
+    spec('team-a/web', '127.0.1.2', '--drain-seconds', '1'),
+  ]);
+  assert.deepEqual(
+    second.supervisor.list().map((p) => [p.fleet, p.pid, p.adopted, p.state]),
+    [
+      ['default/eg', eg.pid, true, 'running'],
+      ['team-a/web', web.pid, true, 'stopping'],
+    ],
+  );
+  // Adopted ones of this build are told to reconnect to discovery now.
+  await second.until(
+    () => second.lines.some((l) => l.fleet === 'default/eg' && l.line === 'SIGHUP: reconnecting'),
+    'the SIGHUP',
+  );
+  const replaced = await second.portOf('team-a/web', web.pid);
+  assert.notEqual(replaced.pid, web.pid);
+  assert.throws(() => process.kill(web.pid, 0), /ESRCH/, 'the old process drained and exited');
+
+  // An adopted process that dies is noticed (it is not our child: no exit event) and started again.
+  process.kill(eg.pid, 'SIGKILL');
+  const restarted = await second.portOf('default/eg', eg.pid);
+  assert.notEqual(restarted.pid, eg.pid);
+  assert.ok(
+    second.lines.some((l) => l.fleet === 'default/eg' && /proxy exited \(exit status unknown\)/.test(l.line)),
+  );
+  const info = second.supervisor.list().find((p) => p.fleet === 'default/eg');
+  assert.equal(info?.adopted, false);
+  assert.equal(info?.restarts, 1);
+  await second.supervisor.stopAll();
+  assert.deepEqual(
+    readProxyRecords(recordsDir, () => {}),
+    [],
+    'stopped proxies leave no record',
+  );
 });

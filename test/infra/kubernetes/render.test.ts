@@ -13,6 +13,7 @@ const INFRA: FleetInfra = {
     'gateway.portico.io/owning-gateway-name': 'eg',
   },
   owner: { gateway: 'team-a/eg', uid: 'u-1' },
+  propagated: { labels: {}, annotations: {} },
   gateways: ['team-a/eg'],
   ports: [
     { name: 'http-80', port: 80, protocol: 'TCP', containerPort: 10080 },
@@ -20,7 +21,7 @@ const INFRA: FleetInfra = {
   ],
 };
 
-test('mutual TLS mode: client certificate Secret, two non-root containers, LoadBalancer ports', () => {
+test("mutual TLS mode: the fleet's own client certificate Secret, two non-root containers, LoadBalancer ports", () => {
   const { serviceAccount, deployment, service } = renderFleetObjects(
     { ...INFRA, namespace: 'portico-gateway-system', owner: undefined },
     {
@@ -37,9 +38,24 @@ test('mutual TLS mode: client certificate Secret, two non-root containers, LoadB
     ['proxy', 'shutdown-manager'],
   );
   assert.equal(pod.securityContext?.runAsNonRoot, true);
-  assert.deepEqual(pod.volumes?.[0]?.secret?.secretName, 'portico-proxy-client-cert');
+  // Its own identity, and no other fleet's: the Secret is named after the fleet's infrastructure.
+  assert.deepEqual(pod.volumes?.[0]?.secret?.secretName, 'proxy-team-a-eg-77bb22a9-client-cert');
+  assert.equal(pod.volumes?.length, 1);
   const proxy = pod.containers[0]!;
   assert.deepEqual(proxy.readinessProbe?.httpGet, { path: '/ready', port: 19003 });
+  // Liveness asks the proxy itself whether it still serves (a hung or drained proxy is restarted), and gives
+  // up only after longer than a probe's timeout allows a busy event loop.
+  assert.deepEqual(proxy.livenessProbe, {
+    httpGet: { path: '/live', port: 19003 },
+    periodSeconds: 10,
+    timeoutSeconds: 2,
+    failureThreshold: 3,
+  });
+  assert.ok(
+    proxy.args?.join(' ').includes('--ready-address 0.0.0.0:19003'),
+    'kubelet reaches it on the pod IP',
+  );
+  assert.ok(!proxy.args?.includes('--allow-remote-admin'), 'the admin API stays on loopback in the pod');
   assert.ok(proxy.args?.includes('--cert-file'));
   assert.ok(
     proxy.args
@@ -86,4 +102,37 @@ test('token mode: CA ConfigMap and projected token with the controller audience,
   const args = deployment.spec!.template.spec!.containers[0]!.args!;
   assert.ok(args.includes('--token-file'));
   assert.ok(!args.includes('--cert-file'));
+});
+
+test("the Gateway's infrastructure labels and annotations are on every object and pod, never in the selector", () => {
+  const infra: FleetInfra = {
+    ...INFRA,
+    propagated: {
+      labels: {
+        'cost-center': 'edge',
+        'app.kubernetes.io/name': 'not-ours',
+        'gateway.networking.k8s.io/gateway-name': 'eg',
+      },
+      annotations: { owner: 'team-a' },
+    },
+  };
+  const objects = renderFleetObjects(infra, {
+    image: 'portico:dev',
+    controllerNamespace: 'portico-gateway-system',
+    deployType: 'GatewayNamespace',
+  });
+  const pod = objects.deployment.spec!.template.metadata!;
+  for (const meta of [
+    objects.serviceAccount.metadata!,
+    objects.deployment.metadata!,
+    objects.service.metadata!,
+    pod,
+  ]) {
+    assert.equal(meta.labels?.['cost-center'], 'edge');
+    assert.equal(meta.labels?.['gateway.networking.k8s.io/gateway-name'], 'eg');
+    assert.equal(meta.labels?.['app.kubernetes.io/name'], 'portico-proxy', "Portico's own labels win");
+    assert.deepEqual(meta.annotations, { owner: 'team-a' });
+  }
+  assert.deepEqual(objects.deployment.spec!.selector.matchLabels, INFRA.labels);
+  assert.deepEqual(objects.service.spec!.selector, INFRA.labels);
 });

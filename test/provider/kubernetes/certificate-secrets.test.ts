@@ -4,7 +4,6 @@ import { test } from 'node:test';
 import type { ApiClient, JsonObject } from '../../../src/provider/kubernetes/api-client.js';
 import {
   CA_SECRET,
-  CLIENT_CERT_SECRET,
   ensureCertificateSecrets,
   SERVER_CERT_SECRET,
 } from '../../../src/provider/kubernetes/certificate-secrets.js';
@@ -43,14 +42,10 @@ function pem(secrets: Map<string, JsonObject>, name: string, key: string): strin
   return Buffer.from(data[key] ?? '', 'base64').toString('utf8');
 }
 
-test('certgen creates the three Secrets, the CA last, and a second run creates nothing', async () => {
+test('certgen creates the CA and server Secrets (the CA last), no shared client identity, and then nothing', async () => {
   const { client, secrets } = fakeSecrets();
-  assert.deepEqual(await ensureCertificateSecrets(client, 'sys'), [
-    SERVER_CERT_SECRET,
-    CLIENT_CERT_SECRET,
-    CA_SECRET,
-  ]);
-  assert.equal(secrets.size, 3);
+  assert.deepEqual(await ensureCertificateSecrets(client, 'sys'), [SERVER_CERT_SECRET, CA_SECRET]);
+  assert.deepEqual([...secrets.keys()].sort(), [CA_SECRET, SERVER_CERT_SECRET].sort());
   assert.deepEqual(await ensureCertificateSecrets(client, 'sys'), []);
 });
 
@@ -62,8 +57,30 @@ test('leftovers of an interrupted run (no CA Secret) are replaced by certificate
   await ensureCertificateSecrets(client, 'sys');
   const ca = new X509Certificate(pem(secrets, CA_SECRET, 'ca.crt'));
   const server = new X509Certificate(pem(secrets, SERVER_CERT_SECRET, 'tls.crt'));
-  const proxy = new X509Certificate(pem(secrets, CLIENT_CERT_SECRET, 'tls.crt'));
   assert.notEqual(server.toString(), new X509Certificate(staleServer).toString());
   assert.ok(server.verify(ca.publicKey), 'the server certificate is signed by the CA in the CA Secret');
-  assert.ok(proxy.verify(ca.publicKey), 'the proxy client certificate is signed by the CA in the CA Secret');
+});
+
+test('rotate issues a new CA and server certificate; a server certificate of another CA is repaired', async () => {
+  const { client, secrets } = fakeSecrets();
+  await ensureCertificateSecrets(client, 'sys');
+  const firstCa = pem(secrets, CA_SECRET, 'ca.crt');
+  // An upgrade without rotate keeps what exists.
+  assert.deepEqual(await ensureCertificateSecrets(client, 'sys', { rotate: false }), []);
+  assert.equal(pem(secrets, CA_SECRET, 'ca.crt'), firstCa);
+  assert.deepEqual(await ensureCertificateSecrets(client, 'sys', { rotate: true }), [
+    SERVER_CERT_SECRET,
+    CA_SECRET,
+  ]);
+  const ca = new X509Certificate(pem(secrets, CA_SECRET, 'ca.crt'));
+  assert.notEqual(ca.toString(), new X509Certificate(firstCa).toString());
+  assert.ok(new X509Certificate(pem(secrets, SERVER_CERT_SECRET, 'tls.crt')).verify(ca.publicKey));
+  // A rotation cut short after the server Secret: the next run sees a server certificate of another CA.
+  const rotatedServer = secrets.get(SERVER_CERT_SECRET)!;
+  await ensureCertificateSecrets(client, 'sys', { rotate: true });
+  secrets.set(SERVER_CERT_SECRET, rotatedServer);
+  await ensureCertificateSecrets(client, 'sys');
+  const repairedCa = new X509Certificate(pem(secrets, CA_SECRET, 'ca.crt'));
+  assert.ok(new X509Certificate(pem(secrets, SERVER_CERT_SECRET, 'tls.crt')).verify(repairedCa.publicKey));
+  assert.equal(pem(secrets, SERVER_CERT_SECRET, 'ca.crt'), pem(secrets, CA_SECRET, 'ca.crt'));
 });

@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
+import { request } from 'node:http';
 import { test } from 'node:test';
 import { isPorticoError } from '../../../src/errors.js';
+import { parseHostPort } from '../../../src/host-port.js';
 import { startAdminServer } from '../../../src/provider/standalone/admin-server.js';
 import type { AdminState } from '../../../src/provider/standalone/admin-state.js';
-import { FIXTURE_PRIVATE_KEY, fixtureState } from './fixture-state.js';
+import { FIXTURE_PRIVATE_KEY, FIXTURE_SECRET, fixtureState } from './fixture-state.js';
 
 async function serve(t: { after: (fn: () => Promise<void>) => void }, getState: () => AdminState) {
   const server = await startAdminServer({ address: '127.0.0.1:0', getState });
@@ -90,4 +92,68 @@ test('an address in use is an error naming the option', async (t) => {
     (e: unknown) => isPorticoError(e) && /--admin-address: cannot listen on .*in use/.test(e.message),
   );
   await assert.rejects(startAdminServer({ address: 'localhost', getState: fixtureState }), /not HOST:PORT/);
+});
+
+test('a Secret is served with its keys but none of its values', async (t) => {
+  const get = await serve(t, () => fixtureState());
+  for (const path of ['/api/resources?kind=Secret', '/api/resources']) {
+    const text = await (await get(path)).text();
+    assert.ok(!text.includes(FIXTURE_SECRET.data['tls.key']!), `${path}: the base64 key leaked`);
+    assert.ok(!text.includes('PRIVATE KEY'), `${path}: the stringData key leaked`);
+    const secret = (JSON.parse(text) as { items: (typeof FIXTURE_SECRET)[] }).items.find(
+      (r) => r.kind === 'Secret',
+    );
+    assert.deepEqual(secret?.data, { 'tls.crt': '<redacted>', 'tls.key': '<redacted>' });
+    assert.deepEqual(secret?.stringData, { 'extra.key': '<redacted>' });
+    assert.equal(secret?.metadata.name, 'tls');
+  }
+  assert.equal(
+    fixtureState().resources.find((r) => r.kind === 'Secret'),
+    FIXTURE_SECRET,
+    'untouched',
+  );
+});
+
+/** One raw request with a Host header of our choosing (fetch always sends the URL's). */
+function rawGet(address: string, path: string, host: string | undefined): Promise<number> {
+  const { host: ip, port } = parseHostPort(address, 'admin');
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string> = host === undefined ? {} : { host };
+    const req = request(
+      { host: ip, port, path, headers, agent: false, setHost: host === undefined },
+      (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      },
+    );
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+test('a request naming another host (DNS rebinding) is refused; the admin address and localhost are not', async (t) => {
+  const server = await startAdminServer({ address: '127.0.0.1:0', getState: fixtureState });
+  t.after(() => server.close());
+  const port = parseHostPort(server.address, 'admin').port;
+  assert.equal(await rawGet(server.address, '/api/fleets', 'rebind.attacker.example:' + port), 403);
+  assert.equal(await rawGet(server.address, '/healthz', `127.0.0.2:${port}`), 403);
+  assert.equal(await rawGet(server.address, '/api/fleets', `127.0.0.1:${port + 1}`), 403);
+  assert.equal(await rawGet(server.address, '/api/fleets', ''), 403);
+  assert.equal(await rawGet(server.address, '/api/fleets', server.address), 200);
+  assert.equal(await rawGet(server.address, '/api/fleets', `localhost:${port}`), 200);
+});
+
+test('a non-loopback address is refused unless explicitly allowed', async (t) => {
+  await assert.rejects(
+    startAdminServer({ address: '0.0.0.0:0', getState: fixtureState }),
+    (e: unknown) =>
+      isPorticoError(e) &&
+      /--admin-address: 0\.0\.0\.0 is not a loopback address.*--allow-remote-admin/.test(e.message),
+  );
+  const server = await startAdminServer({ address: '0.0.0.0:0', allowRemote: true, getState: fixtureState });
+  t.after(() => server.close());
+  const port = parseHostPort(server.address, 'admin').port;
+  // Bound to every address, it answers on any IP literal, still never on a DNS name.
+  assert.equal(await rawGet(`127.0.0.1:${port}`, '/healthz', `127.0.0.1:${port}`), 200);
+  assert.equal(await rawGet(`127.0.0.1:${port}`, '/healthz', `rebind.attacker.example:${port}`), 403);
 });

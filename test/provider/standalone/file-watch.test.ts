@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -184,4 +185,23 @@ test('a file caught empty in the middle of an in-place write is not reported emp
   );
   await writeFile(file, '');
   await w.until(() => w.view.get(file) === '', 'the emptied file, once settled');
+});
+
+test('a FIFO among the resource files is reported once and never read; a FIFO root is refused', async (t) => {
+  const dir = await tempDir(t);
+  await writeFile(join(dir, 'a.yaml'), 'a: 1\n');
+  // Nothing ever writes to it: reading it would block for ever.
+  execFileSync('mkfifo', [join(dir, 'pipe.yaml')]);
+  const w = await watched(t, [dir], { pollIntervalMs: 50 });
+  assert.deepEqual([...w.view.keys()], [join(dir, 'a.yaml')]);
+  await writeFile(join(dir, 'b.yaml'), 'b: 1\n');
+  await w.until(() => w.view.has(join(dir, 'b.yaml')), 'a later file');
+  assert.deepEqual(
+    w.errors.map((e) => e.message),
+    [`${join(dir, 'pipe.yaml')}: a FIFO, not a regular file: not read`],
+  );
+  await assert.rejects(
+    watchFiles({ paths: [join(dir, 'pipe.yaml')], onBatch: () => {} }),
+    /pipe\.yaml: a FIFO, not a regular file: not read/,
+  );
 });

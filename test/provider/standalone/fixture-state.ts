@@ -62,10 +62,30 @@ export const FIXTURE_RESOURCES: ResourceObject[] = [
 
 export const FIXTURE_PRIVATE_KEY = '-----BEGIN PRIVATE KEY-----\nc2VjcmV0\n-----END PRIVATE KEY-----\n';
 
-export function fixtureState(ready = true): AdminState {
+/** A TLS Secret as a file holds it: its key in `data` (base64) and, once more, in `stringData`. */
+export const FIXTURE_SECRET: ResourceObject & {
+  type: string;
+  data: Record<string, string>;
+  stringData: Record<string, string>;
+} = {
+  apiVersion: 'v1',
+  kind: 'Secret',
+  metadata: { name: 'tls', namespace: 'default', creationTimestamp: minutesAgo(50), generation: 1 },
+  type: 'kubernetes.io/tls',
+  data: {
+    'tls.crt': Buffer.from('-----BEGIN CERTIFICATE-----\nY2VydA==\n-----END CERTIFICATE-----\n').toString(
+      'base64',
+    ),
+    'tls.key': Buffer.from(FIXTURE_PRIVATE_KEY).toString('base64'),
+  },
+  stringData: { 'extra.key': FIXTURE_PRIVATE_KEY },
+};
+
+export function fixtureState(ready = true, errors: AdminState['errors'] = []): AdminState {
   return {
     ready,
-    resources: FIXTURE_RESOURCES,
+    errors,
+    resources: [...FIXTURE_RESOURCES, FIXTURE_SECRET],
     fleets: [
       {
         fleet: 'default/eg',

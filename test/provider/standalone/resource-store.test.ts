@@ -153,3 +153,57 @@ test('single-file edits (replaced in place) serve the same objects, in the same 
     assert.deepEqual(view(store.objects()), view(fresh.objects()), `step ${step}`);
   }
 });
+
+test('a hostile YAML file is an error naming it; it keeps its last good content and other files still load', async () => {
+  const store = await openResourceStore({});
+  store.apply(batch({ 'a.yaml': route('r1') }));
+  // More than 100 alias references: benign, loads.
+  const labels = Array.from({ length: 150 }, (_, i) => `    l${i}: *team`).join('\n');
+  const benign = `${route('r2').replace('  name: r2\n', `  name: r2\n  annotations: {team: &team a}\n  labels:\n${labels}\n`)}`;
+  const looping = `${route('r1')}  hostnames: &x [*x]\n`;
+  const result = store.apply(batch({ 'a.yaml': looping, 'b.yaml': benign }));
+  assert.deepEqual(
+    result.errors.map((e) => `${e.file}:${e.line}: ${e.message}`),
+    ['a.yaml:1: YAML: an alias refers to a collection that contains it'],
+  );
+  assert.deepEqual(
+    store
+      .objects()
+      .map((o) => o.metadata.name)
+      .sort(),
+    ['r1', 'r2'],
+  );
+});
+
+test('errors stay listed while a file is broken, on the objects it still serves, and go once it is fixed', async () => {
+  const store = await openResourceStore({});
+  store.apply(batch({ 'a.yaml': gateway(8080), 'b.yaml': route('r') }));
+  assert.deepEqual(store.errors(), []);
+  assert.equal(store.objectErrors().size, 0);
+
+  // A broken YAML file: the file as a whole; its Gateway keeps serving, marked.
+  store.apply(batch({ 'a.yaml': `${gateway(8080)}  - name: [broken\n` }));
+  const [parse] = store.errors();
+  assert.equal(parse?.file, 'a.yaml');
+  assert.match(parse?.message ?? '', /^YAML: /);
+  const gw = store.objects().find((o) => o.kind === 'Gateway')!;
+  assert.equal(gw.spec.listeners[0]?.port, 8080, 'the last good content');
+  assert.deepEqual(store.objectErrors().get(gw), [parse]);
+  assert.equal(store.objectErrors().size, 1, 'the route in the other file is fine');
+
+  // An invalid object: only that object is marked; a duplicate is listed while both files define it.
+  store.apply(batch({ 'a.yaml': gateway(70000), 'c.yaml': route('r') }));
+  const errors = store.errors();
+  assert.deepEqual(
+    errors.map((e) => [e.file, e.object, e.field]),
+    [
+      ['a.yaml', 'Gateway default/eg', 'spec.listeners[0].port'],
+      ['c.yaml', 'HTTPRoute default/r', undefined],
+    ],
+  );
+  assert.equal(store.objectErrors().get(store.objects().find((o) => o.kind === 'Gateway')!)?.length, 1);
+
+  store.apply(batch({ 'a.yaml': gateway(8081) }, ['c.yaml']));
+  assert.deepEqual(store.errors(), []);
+  assert.equal(store.objectErrors().size, 0);
+});

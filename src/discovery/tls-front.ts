@@ -1,0 +1,128 @@
+// The discovery port's TLS listener, in front of gRPC: TLS 1.3 only, a handshake must finish within a deadline,
+// and a connection must carry an authorized stream soon after, or it is closed. Connections not yet authorized
+// (handshaking, or secured but without an accepted hello) are capped, so a flood of idle or slow connections
+// cannot exhaust the controller; an authorized proxy's connection no longer counts.
+import { createServer, type Socket } from 'node:net';
+import { type TLSSocket, Server as TlsServer } from 'node:tls';
+import { PorticoError } from '../errors.js';
+import { formatHostPort, parseHostPort } from '../host-port.js';
+
+export interface TlsFrontOptions {
+  /** `host:port`; port 0 lets the OS choose. */
+  address: string;
+  tls: { caPem: string; certPem: string; keyPem: string };
+  /** Mutual TLS: the handshake refuses peers without a certificate from the CA. */
+  requireClientCertificate: boolean;
+  handshakeTimeoutMs: number;
+  /** From accept to an authorized stream (`authorized()`), at most. */
+  authorizeWithinMs: number;
+  maxUnauthorizedConnections: number;
+  /** Each connection once its TLS handshake is done: hand it to the HTTP/2 (gRPC) server. */
+  onSecureConnection: (socket: TLSSocket) => void;
+  log: (message: string) => void;
+}
+
+export interface TlsFront {
+  listen(): Promise<number>;
+  /** The peer (`address:port`, as gRPC names it) has an authorized stream: it no longer counts, nor expires. */
+  authorized(peer: string): void;
+  /** Connections not authorized yet. */
+  unauthorized(): number;
+  close(): void;
+}
+
+interface Connection {
+  socket: Socket;
+  timer: NodeJS.Timeout;
+  authorized: boolean;
+}
+
+const MIN_VERSION = 'TLSv1.3';
+
+export function createTlsFront(options: TlsFrontOptions): TlsFront {
+  const connections = new Map<string, Connection>();
+  let pending = 0;
+  const tls = new TlsServer({
+    ca: options.tls.caPem,
+    cert: options.tls.certPem,
+    key: options.tls.keyPem,
+    requestCert: options.requireClientCertificate,
+    rejectUnauthorized: options.requireClientCertificate,
+    minVersion: MIN_VERSION,
+    ALPNProtocols: ['h2'],
+    handshakeTimeout: options.handshakeTimeoutMs,
+  });
+  tls.on('secureConnection', (socket: TLSSocket) => {
+    const connection = connections.get(peerOf(socket));
+    if (connection === undefined) {
+      socket.destroy();
+      return;
+    }
+    options.onSecureConnection(socket);
+  });
+  // A failed handshake (no certificate, another CA, TLS 1.2, the deadline) ends its connection.
+  tls.on('tlsClientError', (_error, socket) => socket.destroy());
+
+  // Plain TCP first: the count and the deadline start at accept, before any TLS work is done for the peer.
+  const tcp = createServer((socket) => {
+    if (pending >= options.maxUnauthorizedConnections) {
+      socket.destroy();
+      return;
+    }
+    const key = peerOf(socket);
+    pending++;
+    const connection: Connection = {
+      socket,
+      authorized: false,
+      timer: setTimeout(() => {
+        options.log(`discovery: closing ${key}: no authorized stream within ${options.authorizeWithinMs} ms`);
+        socket.destroy();
+      }, options.authorizeWithinMs),
+    };
+    connections.set(key, connection);
+    socket.once('close', () => {
+      clearTimeout(connection.timer);
+      if (!connection.authorized) pending--;
+      if (connections.get(key) === connection) connections.delete(key);
+    });
+    socket.on('error', () => {});
+    tls.emit('connection', socket);
+  });
+
+  return {
+    async listen() {
+      const { host, port } = parseHostPort(options.address, 'discovery address');
+      await new Promise<void>((resolve, reject) => {
+        tcp.once('error', (error) =>
+          reject(
+            new PorticoError(
+              'E_DISCOVERY',
+              `discovery server: cannot listen on ${formatHostPort({ host, port })}: ${error.message}`,
+              { cause: error },
+            ),
+          ),
+        );
+        tcp.listen(port, host, () => resolve());
+      });
+      const bound = tcp.address();
+      return typeof bound === 'object' && bound !== null ? bound.port : port;
+    },
+    authorized(peer) {
+      const connection = connections.get(peer);
+      if (connection === undefined || connection.authorized) return;
+      connection.authorized = true;
+      clearTimeout(connection.timer);
+      pending--;
+    },
+    unauthorized: () => pending,
+    close() {
+      tcp.close();
+      for (const { socket } of connections.values()) socket.destroy();
+    },
+  };
+}
+
+/** `address:port` as gRPC's `getPeer()` writes it (IPv6 without brackets). */
+function peerOf(socket: Socket): string {
+  return `${socket.remoteAddress}:${socket.remotePort}`;
+}

@@ -1,0 +1,120 @@
+// The rules a fleet config's values must follow to be sent on the wire, in one place: the translator refuses a
+// route that breaks one (with a condition naming the field), the proxy's config validation applies the same
+// functions, and the proxy's request path sends only what they admit. Each returns why a value is refused, or
+// undefined. A value the translator accepts is therefore never one the proxy rejects.
+import { RE2JS } from 're2js';
+
+/** HTTPRoute timeouts beyond a day are refused (a duration can say 99999h; the proxy's timers cannot). */
+export const MAX_TIMEOUT_MS = 86_400_000;
+
+/**
+ * Regular expressions run on RE2 (linear time in the input); their cost per input byte grows with the compiled
+ * program, so larger programs are refused. 200 admits every pattern a route needs in practice (a UUID path is
+ * about 50) while bounding a match against a 16 KiB header to milliseconds.
+ */
+export const MAX_REGEX_PROGRAM_SIZE = 200;
+
+// RFC 9110 token characters, indexed by char code (codes past the table read undefined: not a token).
+const TOKEN = new Uint8Array(256);
+for (const c of "!#$%&'*+-.^_`|~") TOKEN[c.charCodeAt(0)] = 1;
+for (let c = 48; c <= 57; c++) TOKEN[c] = 1;
+for (let c = 65; c <= 90; c++) TOKEN[c] = 1;
+for (let c = 97; c <= 122; c++) TOKEN[c] = 1;
+
+export function isToken(text: string, from: number, to: number): boolean {
+  if (from >= to) return false;
+  for (let i = from; i < to; i++) if (TOKEN[text.charCodeAt(i)] !== 1) return false;
+  return true;
+}
+
+/** A header name: an RFC 9110 token. */
+export function isHeaderName(name: string): boolean {
+  return isToken(name, 0, name.length);
+}
+
+/** Field values may hold visible characters, obs-text, space and tab: one byte per character, no CR, LF, NUL, DEL. */
+export function isFieldValue(value: string): boolean {
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if ((c < 32 && c !== 9) || c === 127 || c > 255) return false;
+  }
+  return true;
+}
+
+export function headerNameProblem(name: string): string | undefined {
+  return isHeaderName(name) ? undefined : "must be a header name (letters, digits and !#$%&'*+-.^_`|~)";
+}
+
+export function headerValueProblem(value: string): string | undefined {
+  return isFieldValue(value)
+    ? undefined
+    : 'must not contain CR, LF, NUL, DEL or other control characters (tab is allowed), or characters above U+00FF';
+}
+
+/** A path the proxy sends as the request target or a redirect's path: `/`, then visible ASCII only. */
+export function pathProblem(path: string): string | undefined {
+  if (!path.startsWith('/')) return "must start with '/'";
+  for (let i = 0; i < path.length; i++) {
+    const c = path.charCodeAt(i);
+    if (c <= 32 || c >= 127)
+      return 'must not contain spaces, tabs, control or non-ASCII characters (percent-encode them)';
+  }
+  return undefined;
+}
+
+// Label length is not limited here: the Gateway API's hostname pattern does not limit it either.
+const LABEL = '[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?';
+const PRECISE_HOSTNAME = new RegExp(`^${LABEL}(\\.${LABEL})*$`);
+
+/** A hostname the proxy writes into Host or a Location: a DNS name, no wildcard, no port. */
+export function preciseHostnameProblem(hostname: string): string | undefined {
+  return hostname.length <= 253 && PRECISE_HOSTNAME.test(hostname)
+    ? undefined
+    : 'must be a DNS hostname without wildcard or port';
+}
+
+const WILDCARD_OR_ANY = new RegExp(`^(\\*|(\\*\\.)?${LABEL}(\\.${LABEL})*)$`);
+
+/** A VirtualHost or TLS hostname: exact, `*.`-wildcard, or `*` (any). */
+export function virtualHostnameProblem(hostname: string): string | undefined {
+  return WILDCARD_OR_ANY.test(hostname) ? undefined : 'must be a DNS hostname, a *.wildcard or *';
+}
+
+export function timeoutProblem(ms: number): string | undefined {
+  return Number.isInteger(ms) && ms >= 0 && ms <= MAX_TIMEOUT_MS ? undefined : 'must be at most 24h';
+}
+
+const compiled = new Map<string, RE2JS | string>();
+
+/** The compiled pattern (RE2 syntax, matched against the whole value), or why it cannot run. Cached by text. */
+function compileOrProblem(pattern: string): RE2JS | string {
+  let hit = compiled.get(pattern);
+  if (hit === undefined) {
+    try {
+      const re = RE2JS.compile(pattern);
+      hit =
+        re.programSize() > MAX_REGEX_PROGRAM_SIZE
+          ? `regular expression too large (RE2 program size ${re.programSize()}, at most ${MAX_REGEX_PROGRAM_SIZE})`
+          : re;
+    } catch (error) {
+      // RE2 has no backreferences or lookaround: patterns that need them cannot run in linear time.
+      hit = `not a regular expression RE2 can run: ${(error as Error).message}`;
+    }
+    // Patterns come from configuration, so the cache holds what configs hold; a bound keeps churn in check.
+    if (compiled.size >= 10_000) compiled.clear();
+    compiled.set(pattern, hit);
+  }
+  return hit;
+}
+
+export function regexProblem(pattern: string): string | undefined {
+  const c = compileOrProblem(pattern);
+  return typeof c === 'string' ? c : undefined;
+}
+
+/** A whole-value matcher for a pattern regexProblem accepts; throws for one it refuses. */
+export function compileRegex(pattern: string): (value: string) => boolean {
+  const c = compileOrProblem(pattern);
+  if (typeof c === 'string') throw new Error(c);
+  return (value) => c.testExact(value);
+}

@@ -1,0 +1,63 @@
+// One rule for every log line: values from resources, files and requests (names, paths, messages) may hold line
+// breaks or terminal escapes, and written raw they forge lines. Every sink writes through escapeLogLine, so a line
+// is one line whatever it quotes. Backslashes stay as they are: an escaped line can only ever be one line.
+
+const NAMED: Record<number, string> = { 10: '\\n', 13: '\\r', 9: '\\t' };
+
+/** C0 controls, DEL, C1 controls, and the Unicode line and paragraph separators. */
+function unsafe(code: number): boolean {
+  return code < 0x20 || (code >= 0x7f && code <= 0x9f) || code === 0x2028 || code === 0x2029;
+}
+
+function escapeCode(code: number): string {
+  const named = NAMED[code];
+  if (named !== undefined) return named;
+  return code <= 0xff
+    ? `\\x${code.toString(16).padStart(2, '0')}`
+    : `\\u${code.toString(16).padStart(4, '0')}`;
+}
+
+export function escapeLogLine(text: string): string {
+  let out = '';
+  let from = 0;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (!unsafe(code)) continue;
+    out += text.slice(from, i) + escapeCode(code);
+    from = i + 1;
+  }
+  return from === 0 ? text : out + text.slice(from);
+}
+
+/** Writes `line` (escaped) and a newline to stdout: the controllers' log. */
+export function logToStdout(line: string): void {
+  console.log(escapeLogLine(line));
+}
+
+/** Writes `line` (escaped) and a newline to stderr: the proxy's log, errors of one-shot commands. */
+export function logToStderr(line: string): void {
+  console.error(escapeLogLine(line));
+}
+
+export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** Lines by severity; a line below the logger's level is dropped, the others are prefixed with their level. */
+export interface Logger {
+  debug(line: string): void;
+  info(line: string): void;
+  warn(line: string): void;
+  error(line: string): void;
+}
+
+export function isLogLevel(value: string): value is LogLevel {
+  return (LOG_LEVELS as readonly string[]).includes(value);
+}
+
+export function createLogger(level: LogLevel, sink: (line: string) => void = logToStdout): Logger {
+  const at = LOG_LEVELS.indexOf(level);
+  const emit = (l: LogLevel) => (line: string) => {
+    if (LOG_LEVELS.indexOf(l) >= at) sink(`${l} ${line}`);
+  };
+  return { debug: emit('debug'), info: emit('info'), warn: emit('warn'), error: emit('error') };
+}

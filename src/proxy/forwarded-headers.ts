@@ -1,0 +1,86 @@
+// Which forwarding headers a client may send, and the ones the proxy adds (DESIGN.md §1), decided in one place
+// for every way a request goes upstream: plain, with request filters, and upgraded (WebSocket). The proxy is the
+// edge: what a client claims about earlier hops or about Portico itself is not passed on as if vouched for.
+//
+//   x-forwarded-for    the client's list is kept and the client address the proxy saw is appended: only the
+//                      last entry is Portico's word (a backend that trusts it reads the rightmost one)
+//   x-forwarded-proto  the proxy's own scheme (http or https of the listener), the client's is dropped
+//   x-forwarded-*      every other one (host, port, prefix, client-cert…) is dropped: Portico does not set them
+//   forwarded          dropped (RFC 7239): Portico does not set it, so a client's could only mislead
+//   x-request-id       a client's is kept when it is one plain id (tracing goes on across hops); else replaced
+//   x-portico-*        always dropped: the proxy alone sets x-portico-internal / -external-address / -expected-…
+
+/** What the proxy does with a client's request header, by lower-case name. */
+export const PASS = 0;
+export const DROP = 1;
+/** Kept, with the client address appended. */
+export const FORWARDED_FOR = 2;
+/** Kept when it is one acceptable id. */
+export const REQUEST_ID = 3;
+
+export type ClientHeaderRule = typeof PASS | typeof DROP | typeof FORWARDED_FOR | typeof REQUEST_ID;
+
+const X = 120; // 'x'
+
+export function clientHeaderRule(lowerName: string): ClientHeaderRule {
+  if (lowerName.charCodeAt(0) !== X) return lowerName === 'forwarded' ? DROP : PASS;
+  if (lowerName === 'x-forwarded-for') return FORWARDED_FOR;
+  if (lowerName === 'x-request-id') return REQUEST_ID;
+  return lowerName.startsWith('x-forwarded-') || lowerName.startsWith('x-portico-') ? DROP : PASS;
+}
+
+const MAX_REQUEST_ID = 128;
+
+/** One plain id (a UUID, a trace id): letters, digits and `-._:+/=`, at most 128 characters. */
+export function acceptableRequestId(value: string): boolean {
+  if (value.length === 0 || value.length > MAX_REQUEST_ID) return false;
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    const alnum = (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
+    // - . _ : + / =
+    if (!alnum && c !== 45 && c !== 46 && c !== 95 && c !== 58 && c !== 43 && c !== 47 && c !== 61)
+      return false;
+  }
+  return true;
+}
+
+export interface ForwardingFacts {
+  /** The client address as the proxy saw it (IPv4-mapped IPv6 unwrapped). */
+  clientIp: string;
+  /** `x-portico-internal: true` or `x-portico-external-address: <ip>`, as name and value. */
+  origin: readonly [string, string];
+  proto: 'http' | 'https';
+  /** The route timeout; sent as x-portico-expected-rq-timeout-ms when > 0. */
+  timeoutMs: number;
+}
+
+/**
+ * The forwarding headers toward the upstream as name, value pairs. `clientForwardedFor`: the client's
+ * x-forwarded-for values joined with `, ` (undefined: none); `clientRequestIds`: its x-request-id values.
+ */
+export function forwardingHeaders(
+  facts: ForwardingFacts,
+  clientForwardedFor: string | undefined,
+  clientRequestIds: readonly string[],
+  newRequestId: () => string,
+): string[] {
+  const forwardedFor =
+    clientForwardedFor === undefined ? facts.clientIp : `${clientForwardedFor}, ${facts.clientIp}`;
+  const [onlyId] = clientRequestIds;
+  const requestId =
+    clientRequestIds.length === 1 && onlyId !== undefined && acceptableRequestId(onlyId)
+      ? onlyId
+      : newRequestId();
+  const out = [
+    'x-forwarded-for',
+    forwardedFor,
+    'x-forwarded-proto',
+    facts.proto,
+    'x-request-id',
+    requestId,
+    facts.origin[0],
+    facts.origin[1],
+  ];
+  if (facts.timeoutMs > 0) out.push('x-portico-expected-rq-timeout-ms', String(facts.timeoutMs));
+  return out;
+}

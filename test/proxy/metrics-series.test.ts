@@ -1,0 +1,50 @@
+// Proxy metrics follow the applied config: series of a deleted route, listener or cluster do not stay forever.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { createProxy } from '../../src/proxy/index.js';
+import { forward, route, simpleFleet, upstream, vhost } from '../support/fleet.js';
+import { closeServer, freePort, httpRequest, startEcho } from '../support/http.js';
+import { parsePrometheus } from '../support/prometheus.js';
+
+test('series of routes and clusters that left the config are dropped; the others keep counting', async (t) => {
+  const echo = await startEcho('a');
+  t.after(() => closeServer(echo.server));
+  const proxy = createProxy({
+    bindAddress: '127.0.0.1',
+    portMap: () => 0,
+    log: () => {},
+    metricsAddress: '127.0.0.1:0',
+  });
+  t.after(() => proxy.close());
+  await proxy.started;
+  const kept = route(forward(['default/a:80']), { path: { type: 'PathPrefix', value: '/kept' } });
+  const deleted = route(forward(['default/a:80']), { path: { type: 'PathPrefix', value: '/deleted' } });
+  const broken = route(forward(['default/dead:80']), { path: { type: 'PathPrefix', value: '/dead' } });
+  const a = upstream('default/a:80', [echo.port]);
+  const dead = upstream('default/dead:80', [await freePort()]);
+  assert.equal(
+    (await proxy.apply(simpleFleet([vhost(80, 'example.com', [kept, deleted, broken])], [a, dead]))).ok,
+    true,
+  );
+  const port = (name: string) => proxy.addresses().find((x) => x.listener === name)!.port;
+  for (const path of ['/kept', '/deleted', '/dead'])
+    await httpRequest(port('port-80'), path, { host: 'example.com' });
+  const series = async () =>
+    parsePrometheus((await httpRequest(port('metrics'), '/metrics')).body)
+      .filter((s) => s.name === 'portico_requests_total' || s.name === 'portico_upstream_errors_total')
+      .map((s) => `${s.name} ${s.labels.route ?? s.labels.cluster}`)
+      .sort();
+  assert.deepEqual(
+    await series(),
+    [
+      `portico_requests_total ${broken.name}`,
+      `portico_requests_total ${deleted.name}`,
+      `portico_requests_total ${kept.name}`,
+      'portico_upstream_errors_total default/dead:80',
+    ].sort(),
+  );
+
+  assert.equal((await proxy.apply(simpleFleet([vhost(80, 'example.com', [kept])], [a]))).ok, true);
+  await httpRequest(port('port-80'), '/kept', { host: 'example.com' });
+  assert.deepEqual(await series(), [`portico_requests_total ${kept.name}`]);
+});
