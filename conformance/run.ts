@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DEFAULT_CONTROLLER_NAME } from '../src/api/controller-config.js';
 import { attachCluster, type Cluster, startCluster } from '../test/cluster/harness.js';
-import { call, eventually } from '../test/cluster/kube-api.js';
+import { asList, call, eventually } from '../test/cluster/kube-api.js';
 import { CLUSTER_ENV } from '../test/cluster/shared.js';
 import { binary, cacheDir, REPO, readManifest } from '../toolchain/manifest.js';
 import { MODES, type Mode, PROFILE, profileOf, regressions, reportPath } from './report.js';
@@ -48,6 +48,16 @@ async function helm(cluster: Cluster, args: string[]): Promise<void> {
 
 async function runMode(cluster: Cluster, mode: Mode, runTest: string | undefined): Promise<string> {
   const started = Date.now();
+  // A namespace of that name still terminating (an earlier run, or tests that just ended) cannot be installed to.
+  await eventually(
+    async () => {
+      const r = await call(cluster, 'GET', `/api/v1/namespaces/${NAMESPACE}`);
+      return r.status === 404 || r.body.status?.phase !== 'Terminating' ? true : undefined;
+    },
+    `namespace ${NAMESPACE} to finish terminating`,
+    180_000,
+    500,
+  );
   await helm(cluster, [
     'install',
     RELEASE,
@@ -106,6 +116,17 @@ async function runMode(cluster: Cluster, mode: Mode, runTest: string | undefined
   });
   await helm(cluster, ['uninstall', RELEASE, '-n', NAMESPACE, '--wait']);
   await call(cluster, 'DELETE', classPath);
+  // The namespace controller re-checks a namespace only after its pods' grace period (90 s for proxies): wait
+  // for the proxies the cleanup hook removed to finish draining first, then the namespace goes at once.
+  await eventually(
+    async () => {
+      const pods = await call(cluster, 'GET', `/api/v1/namespaces/${NAMESPACE}/pods`);
+      return asList(pods.body.items).length === 0 ? true : undefined;
+    },
+    `the pods of ${NAMESPACE} to terminate`,
+    120_000,
+    500,
+  );
   await call(cluster, 'DELETE', `/api/v1/namespaces/${NAMESPACE}`);
   await eventually(
     async () =>

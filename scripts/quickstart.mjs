@@ -37,11 +37,12 @@ for (const [service, port] of [
   );
 }
 
-const controller = start(['standalone', '-f', 'examples/quickstart', ...controllerArgs], {}, [
-  'ignore',
-  'pipe',
-  'inherit',
-]);
+// Ctrl-C ends the demo whole: the controller drains its proxy on the way out.
+const controller = start(
+  ['standalone', '-f', 'examples/quickstart', '--stop-proxies-on-exit', ...controllerArgs],
+  {},
+  ['ignore', 'pipe', 'inherit'],
+);
 // The controller's output is passed through; its startup line says where the admin API really is (port 0).
 let adminAddress = new Promise((resolve) => {
   let seen = '';

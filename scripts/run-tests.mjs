@@ -1,11 +1,20 @@
 // Runs every test file with Node's own test runner. Node 20 takes no globs, so the files are listed here.
-// Two phases: everything else (two files at a time), then the Kubernetes end-to-end files one at a time, each
-// starting a simulator with several Node pods, so they don't compete with other heavy files for the 2 cores.
-import { spawnSync } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+// Three phases, so heavy files never compete for the 2 cores:
+//   1. everything else, two files at a time;
+//   2. the cluster's own files (test/cluster), each starting and stopping a real cluster of its own;
+//   3. the Kubernetes end-to-end files, one at a time, on one real cluster started here for all of them
+//      (PORTICO_TEST_CLUSTER names it), then — in a full run — the upstream conformance suite in both
+//      deployment modes on the same cluster (`npm run conformance`), which fails on any regression from the
+//      committed reports; the cluster is stopped at the end.
+// `node scripts/run-tests.mjs [substring...]` runs the matching files only (and no conformance run).
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, sep } from 'node:path';
 
+const CLUSTER_FILES = join('test', 'cluster') + sep;
 const KUBERNETES_E2E = join('test', 'e2e', 'kubernetes') + sep;
+const CLUSTER_START_TIMEOUT_MS = 300_000;
 
 function collect(dir, out) {
   for (const entry of readdirSync(dir)) {
@@ -24,7 +33,7 @@ function run(files, concurrency, env) {
     'tsx',
     '--test',
     `--test-concurrency=${concurrency}`,
-    '--test-timeout=120000',
+    '--test-timeout=600000',
     ...files,
   ];
   const result = spawnSync(process.execPath, args, {
@@ -34,6 +43,37 @@ function run(files, concurrency, env) {
   return result.status ?? 1;
 }
 
+/** Starts `npm run cluster` in the background; resolves with its directory once it is ready. */
+async function startSharedCluster() {
+  const scratch = mkdtempSync(join(tmpdir(), 'portico-test-run-'));
+  const readyFile = join(scratch, 'ready');
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', 'test/cluster/main.ts', '--ready-file', readyFile],
+    { stdio: ['ignore', 'inherit', 'inherit'] },
+  );
+  const started = Date.now();
+  for (;;) {
+    if (existsSync(readyFile)) break;
+    if (child.exitCode !== null)
+      throw new Error(`the test cluster exited (${child.exitCode}) before it was ready`);
+    if (Date.now() - started > CLUSTER_START_TIMEOUT_MS) {
+      child.kill('SIGTERM');
+      throw new Error('the test cluster was not ready within 5 minutes');
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  const dir = readFileSync(readyFile, 'utf8');
+  rmSync(scratch, { recursive: true, force: true });
+  console.log(`test cluster ready in ${((Date.now() - started) / 1000).toFixed(1)} s (${dir})`);
+  const stop = () =>
+    new Promise((resolve) => {
+      child.once('exit', resolve);
+      child.kill('SIGTERM');
+    });
+  return { dir, stop };
+}
+
 const filter = process.argv.slice(2);
 const files = collect('test', []).filter((f) => filter.length === 0 || filter.some((p) => f.includes(p)));
 files.sort();
@@ -41,14 +81,29 @@ if (files.length === 0) {
   console.error('no test files matched');
   process.exit(1);
 }
-const first = run(
-  files.filter((f) => !f.startsWith(KUBERNETES_E2E)),
-  2,
-  {},
-);
-const second = run(
-  files.filter((f) => f.startsWith(KUBERNETES_E2E)),
-  1,
-  { PORTICO_E2E_KUBERNETES: '1' },
-);
-process.exit(first !== 0 ? first : second);
+const plain = files.filter((f) => !f.startsWith(CLUSTER_FILES) && !f.startsWith(KUBERNETES_E2E));
+const clusterFiles = files.filter((f) => f.startsWith(CLUSTER_FILES));
+const e2e = files.filter((f) => f.startsWith(KUBERNETES_E2E));
+
+function conformance(clusterDir) {
+  const started = Date.now();
+  const result = spawnSync(process.execPath, ['--import', 'tsx', 'conformance/run.ts'], {
+    stdio: 'inherit',
+    env: { ...process.env, PORTICO_TEST_CLUSTER: clusterDir },
+  });
+  console.log(`conformance: ${((Date.now() - started) / 1000).toFixed(0)} s, exit ${result.status}`);
+  return result.status ?? 1;
+}
+
+const results = [run(plain, 2, {}), run(clusterFiles, 1, {})];
+const withConformance = filter.length === 0;
+if (e2e.length > 0 || withConformance) {
+  const cluster = await startSharedCluster();
+  try {
+    results.push(run(e2e, 1, { PORTICO_E2E_KUBERNETES: '1', PORTICO_TEST_CLUSTER: cluster.dir }));
+    if (withConformance) results.push(conformance(cluster.dir));
+  } finally {
+    await cluster.stop();
+  }
+}
+process.exit(results.find((r) => r !== 0) ?? 0);

@@ -1,12 +1,10 @@
 // Availability e2e helpers: continuous traffic that counts every failure, the controller's Lease and pods,
 // a recorder of every Programmed condition a Gateway shows, and service account tokens for discovery streams.
-import type { ClientRequest } from 'node:http';
-import { request } from 'node:https';
 import type { NodeState } from '../../../src/discovery/server.js';
 import { leaseName } from '../../../src/provider/kubernetes/leader-election.js';
 import { DATA_PLANE_PATH, parseDataPlaneReport } from '../../../src/provider/kubernetes/peer-data-plane.js';
-import { asList, call, eventually, type Loose } from '../../cluster/client.js';
 import type { Cluster } from '../../cluster/harness.js';
+import { asList, call, eventually, type Loose, watch } from '../../cluster/kube-api.js';
 import { httpRequest } from '../../support/http.js';
 import { get } from './traffic.js';
 
@@ -42,12 +40,14 @@ export function startTraffic(targets: TrafficTarget[], concurrent = 2): Traffic 
   const started = Date.now();
   async function loop(target: TrafficTarget): Promise<void> {
     while (!stopped) {
-      const label = `${target.host} via ${target.address}:${target.port} at +${Date.now() - started} ms`;
+      const sent = Date.now();
+      const label = () =>
+        `${target.host} via ${target.address}:${target.port} sent at +${sent - started} ms, failed after ${Date.now() - sent} ms`;
       try {
         const reply = await get(target.address, target.port, target.host, '/traffic');
-        if (reply.status < 200 || reply.status > 299) failures.push(`${label}: HTTP ${reply.status}`);
+        if (reply.status < 200 || reply.status > 299) failures.push(`${label()}: HTTP ${reply.status}`);
       } catch (error) {
-        failures.push(`${label}: ${(error as Error).message}`);
+        failures.push(`${label()}: ${(error as Error).message}`);
       }
       requests++;
     }
@@ -92,7 +92,7 @@ export async function lease(cluster: Cluster, namespace: string): Promise<LeaseS
 export async function controllerPods(
   cluster: Cluster,
   namespace: string,
-): Promise<{ name: string; ready: boolean }[]> {
+): Promise<{ name: string; ready: boolean; ip: string }[]> {
   const r = await call(
     cluster,
     'GET',
@@ -103,6 +103,7 @@ export async function controllerPods(
     .map((p) => ({
       name: String(p.metadata?.name),
       ready: asList(p.status?.conditions).some((c) => c.type === 'Ready' && c.status === 'True'),
+      ip: String(p.status?.podIP),
     }));
 }
 
@@ -151,34 +152,14 @@ function programmedRecord(gw: Loose): ProgrammedRecord | undefined {
  */
 export async function recordProgrammed(cluster: Cluster): Promise<ProgrammedRecorder> {
   const records: ProgrammedRecord[] = [];
-  const url = new URL('/apis/gateway.networking.k8s.io/v1/gateways?watch=true', cluster.server);
-  const req = await new Promise<ClientRequest>((resolve, reject) => {
-    const r = request(
-      url,
-      { ca: cluster.caPem, headers: { authorization: `Bearer ${cluster.adminToken}` } },
-      (res) => {
-        let buffer = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => {
-          buffer += chunk;
-          for (let nl = buffer.indexOf('\n'); nl >= 0; nl = buffer.indexOf('\n')) {
-            const line = buffer.slice(0, nl);
-            buffer = buffer.slice(nl + 1);
-            if (line.trim() === '') continue;
-            const record = programmedRecord((JSON.parse(line) as { object: Loose }).object);
-            if (record !== undefined) records.push(record);
-          }
-        });
-        res.on('error', () => {});
-        resolve(r);
-      },
-    );
-    r.on('error', reject);
-    r.end();
+  const stream = await watch(cluster, '/apis/gateway.networking.k8s.io/v1/gateways?watch=true');
+  stream.onEvent((event) => {
+    const record = programmedRecord(event.object);
+    if (record !== undefined) records.push(record);
   });
   return {
     stop() {
-      req.destroy();
+      stream.close();
       return records;
     },
   };
@@ -262,6 +243,8 @@ export async function proxiesConnected(cluster: Cluster, namespace: string, pods
       return pods.every((p) => connected.has(p)) ? true : undefined;
     },
     `proxies ${pods.join(', ')} connected to a live controller replica`,
-    30_000,
+    // A proxy whose controller went away retries with a backoff capped at 10 s: a few caps, and the new replica's start.
+    70_000,
+    500,
   );
 }

@@ -1,8 +1,8 @@
 // Test traffic and fixtures: an echo backend, Gateway API objects, and HTTP requests to a Gateway address.
-import { asList, call, eventually, type Loose } from '../../cluster/client.js';
 import type { Cluster } from '../../cluster/harness.js';
+import { asList, call, eventually, type Loose, apply as serverSideApply } from '../../cluster/kube-api.js';
 import { httpRequest, type Reply } from '../../support/http.js';
-import { apply } from './install.js';
+import { trackClusterObject, trackNamespace } from './install.js';
 
 export type { Reply };
 
@@ -11,11 +11,43 @@ export function get(address: string, port: number, host: string, path = '/'): Pr
   return httpRequest(port, path, { address, host, timeoutMs: 5000 });
 }
 
+const PLURALS: Record<string, string> = {
+  Namespace: 'namespaces',
+  ServiceAccount: 'serviceaccounts',
+  ConfigMap: 'configmaps',
+  Secret: 'secrets',
+  Deployment: 'deployments',
+  Service: 'services',
+  Pod: 'pods',
+  GatewayClass: 'gatewayclasses',
+  Gateway: 'gateways',
+  HTTPRoute: 'httproutes',
+  ReferenceGrant: 'referencegrants',
+  DataPlaneProxy: 'dataplaneproxies',
+};
+
+type Applied = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string } };
+
+/** Server-side apply of one object, as `kubectl apply --server-side` does. */
+export async function apply(cluster: Cluster, object: Applied & Record<string, unknown>): Promise<Loose> {
+  const plural = PLURALS[object.kind];
+  if (plural === undefined) throw new Error(`no plural for ${object.kind}`);
+  return serverSideApply(cluster, object, plural, 'e2e');
+}
+
+/** The image the toolchain built; `portico echo` in it is the e2e backend. */
+export function porticoImage(cluster: Cluster): string {
+  const name = cluster.toolchain.images.portico?.names[0];
+  if (name === undefined) throw new Error('no portico image in the toolchain');
+  return name;
+}
+
 export async function namespace(
   cluster: Cluster,
   name: string,
   labels: Record<string, string> = {},
 ): Promise<void> {
+  trackNamespace(name);
   await apply(cluster, { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels } } as never);
 }
 
@@ -35,7 +67,8 @@ export async function echoBackend(cluster: Cluster, ns: string, name: string): P
           containers: [
             {
               name: 'echo',
-              image: 'echo:e2e',
+              image: porticoImage(cluster),
+              args: ['echo'],
               env: [
                 { name: 'HTTP_PORT', value: '3000' },
                 { name: 'SERVICE_NAME', value: name },
@@ -43,7 +76,7 @@ export async function echoBackend(cluster: Cluster, ns: string, name: string): P
                 { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
               ],
               ports: [{ name: 'http', containerPort: 3000 }],
-              readinessProbe: { tcpSocket: { port: 3000 } },
+              readinessProbe: { tcpSocket: { port: 3000 }, periodSeconds: 1 },
             },
           ],
         },
@@ -64,6 +97,7 @@ export async function gatewayClass(
   controllerName: string,
   params?: { namespace: string; name: string },
 ): Promise<void> {
+  trackClusterObject(`/apis/gateway.networking.k8s.io/v1/gatewayclasses/${name}`);
   await apply(cluster, {
     apiVersion: 'gateway.networking.k8s.io/v1',
     kind: 'GatewayClass',

@@ -2,12 +2,12 @@
 // another; leader handover and a controller restart under continuous traffic fail no request, Programmed never
 // flaps to False, and the next edit is programmed by whoever leads afterwards.
 import assert from 'node:assert/strict';
-import { after, before, type TestContext, test } from 'node:test';
-import { startDiscoveryClient } from '../../../src/discovery/client.js';
-import type { FleetConfig } from '../../../src/ir/fleet-config.js';
-import { discoveryAudience } from '../../../src/provider/kubernetes/token-auth.js';
-import { asList, call, eventually, type Loose } from '../../cluster/client.js';
-import { type Cluster, startCluster } from '../../cluster/harness.js';
+import { type TestContext, test } from 'node:test';
+import { startDiscoveryClient } from '../../../../src/discovery/client.js';
+import type { FleetConfig } from '../../../../src/ir/fleet-config.js';
+import { discoveryAudience } from '../../../../src/provider/kubernetes/token-auth.js';
+import type { Cluster } from '../../../cluster/harness.js';
+import { asList, call, eventually, type Loose } from '../../../cluster/kube-api.js';
 import {
   CONTROLLER,
   controllerPods,
@@ -22,18 +22,20 @@ import {
   settledLeader,
   startTraffic,
   type TrafficResult,
-} from './handover.js';
-import { apply, E2E_ENABLED, E2E_SKIP, install, podLogs } from './install.js';
+} from '../handover.js';
+import { E2E_SKIP } from '../install.js';
 import {
+  apply,
   condition,
   echoBackend,
   gateway,
   gatewayClass,
   gatewayStatus,
+  namespace,
   programmedAddress,
   route,
   served,
-} from './traffic.js';
+} from '../traffic.js';
 
 let cluster: Cluster;
 let system: string;
@@ -42,13 +44,13 @@ const TEAMS = ['team-a', 'team-b'] as const;
 // Bound for status to follow an edit: generous, the serial phase shares 2 cores with other work.
 const LOADED_MACHINE_MS = 30_000;
 
-before(async () => {
-  if (!E2E_ENABLED) return;
-  cluster = await startCluster({ crds: true, echo: 'portico' });
-  system = (await install(cluster, ['config.deployType=GatewayNamespace', 'replicas=2'])).namespace;
+/** Runs in the file's before(), once Portico is installed in `sys`. */
+export async function setup(c: Cluster, sys: string): Promise<void> {
+  cluster = c;
+  system = sys;
   await gatewayClass(cluster, 'portico', CONTROLLER);
   for (const ns of TEAMS) {
-    await call(cluster, 'POST', '/api/v1/namespaces', { metadata: { name: ns } });
+    await namespace(cluster, ns);
     await echoBackend(cluster, ns, 'echo');
     await gateway(cluster, ns, 'gw', 'portico', [{ name: 'http', port: 80 }]);
     await route(cluster, ns, 'web', { namespace: ns, name: 'gw' }, `${ns}.example.com`, 'echo');
@@ -57,13 +59,7 @@ before(async () => {
     address[ns] = await programmedAddress(cluster, ns, 'gw');
     await served(address[ns]!, 80, `${ns}.example.com`);
   }
-});
-after(async () => {
-  if (!E2E_ENABLED) return;
-  // E2E_LOGS=<pod dir prefix> (e.g. portico-gateway-system) prints those pods' logs to diagnose a failure.
-  if (process.env.E2E_LOGS) console.log(podLogs(cluster, process.env.E2E_LOGS));
-  await cluster.stop();
-});
+}
 
 function everyTeam() {
   return TEAMS.map((ns) => ({ address: address[ns]!, port: 80, host: `${ns}.example.com` }));
@@ -186,10 +182,10 @@ test('a fleet token opens only its own fleet; other fleets, wrong audiences and 
   const discovery = `${String(service.body.spec?.clusterIP)}:18000`;
 
   /** Opens one discovery stream; resolves with the configs received and the error that closed it. */
-  async function open(fleet: string, node: string, token: string) {
+  async function open(fleet: string, node: string, token: string, address = discovery) {
     const received: FleetConfig[] = [];
     const client = startDiscoveryClient({
-      address: discovery,
+      address,
       fleet,
       node,
       tls: { caPem: String(ca.body.data?.['ca.crt']), serverName: `portico-gateway.${system}.svc` },
@@ -216,7 +212,20 @@ test('a fleet token opens only its own fleet; other fleets, wrong audiences and 
     }
   }
 
-  const own = await open('team-a/gw', nodeA, tokenA);
+  // Pod A's proxy holds the stream of its node on one replica: there a second stream as that node, even with
+  // its token, is refused; another replica, where it holds none, serves that token its own fleet's config.
+  const replicas = await controllerPods(cluster, system);
+  const reports = await replicaReports(cluster, system);
+  const holder = replicas.find((r) => reports.get(r.name)?.some((n) => n.node === nodeA));
+  const other = replicas.find((r) => r !== holder);
+  assert.ok(holder !== undefined && other !== undefined, 'two replicas, one holding pod A’s stream');
+  const duplicate = await open('team-a/gw', nodeA, tokenA, `${holder.ip}:18000`);
+  assert.match(
+    String(duplicate.error),
+    /ALREADY_EXISTS: node '.*' of fleet 'team-a\/gw' is already connected/,
+  );
+  assert.deepEqual(duplicate.received, [], 'a duplicate node gets nothing');
+  const own = await open('team-a/gw', nodeA, tokenA, `${other.ip}:18000`);
   assert.equal(own.error, undefined);
   assert.deepEqual(
     own.received[0]?.gateways.map((g) => g.name),
@@ -256,6 +265,7 @@ test('leader handover under traffic: the other replica takes the Lease and progr
   const generations = await gatewayGenerations();
   const recorder = await recordProgrammed(cluster);
   const traffic = startTraffic(everyTeam());
+  let records: ProgrammedRecord[] = [];
   try {
     await flowing(traffic);
     const deleted = Date.now();
@@ -287,9 +297,10 @@ test('leader handover under traffic: the other replica takes the Lease and progr
     // The Deployment replaced the deleted replica; the new leader keeps the Lease.
     assert.equal(await settledLeader(cluster, system, 2), next);
   } finally {
+    records = recorder.stop();
     assertNoFailures(t, await traffic.stop());
   }
-  assertNoFlap(recorder.stop(), generations);
+  assertNoFlap(records, generations);
 });
 
 test('controller restart under traffic (one replica): proxies keep serving, status stays, the next edit applies', {
@@ -314,6 +325,7 @@ test('controller restart under traffic (one replica): proxies keep serving, stat
   const generations = await gatewayGenerations();
   const recorder = await recordProgrammed(cluster);
   const traffic = startTraffic(everyTeam());
+  let records: ProgrammedRecord[] = [];
   try {
     await flowing(traffic);
     const deleted = Date.now();
@@ -326,9 +338,10 @@ test('controller restart under traffic (one replica): proxies keep serving, stat
     await newRouteProgrammed('after-restart');
     await flowing(traffic);
   } finally {
+    records = recorder.stop();
     assertNoFailures(t, await traffic.stop());
   }
-  assertNoFlap(recorder.stop(), generations);
+  assertNoFlap(records, generations);
   for (const [i, ns] of TEAMS.entries()) {
     const gw = await gatewayStatus(cluster, ns, 'gw');
     const programmed = condition(gw, 'Programmed');

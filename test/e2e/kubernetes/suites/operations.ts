@@ -1,15 +1,15 @@
 // What an operator relies on, end to end: the controller's health, readiness and metrics endpoints, the proxies'
 // request metrics, an unmanaged object of an infrastructure name left alone, another controller's class ignored.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import { DEFAULT_CONTROLLER_NAME } from '../../../src/api/controller-config.js';
-import { COMMON_INFRA_LABELS } from '../../../src/translate/infra.js';
-import { fleetInfraName } from '../../../src/translate/naming.js';
-import { asList, call, eventually, type Loose } from '../../cluster/client.js';
-import { type Cluster, startCluster } from '../../cluster/harness.js';
-import { httpRequest, type Reply } from '../../support/http.js';
-import { parsePrometheus, type Sample, sampleValue } from '../../support/prometheus.js';
-import { apply, E2E_ENABLED, E2E_SKIP, install, podLogs } from './install.js';
+import { test } from 'node:test';
+import { DEFAULT_CONTROLLER_NAME } from '../../../../src/api/controller-config.js';
+import { COMMON_INFRA_LABELS } from '../../../../src/translate/infra.js';
+import { fleetInfraName } from '../../../../src/translate/naming.js';
+import type { Cluster } from '../../../cluster/harness.js';
+import { asList, call, eventually, type Loose } from '../../../cluster/kube-api.js';
+import { httpRequest, type Reply } from '../../../support/http.js';
+import { parsePrometheus, type Sample, sampleValue } from '../../../support/prometheus.js';
+import { E2E_SKIP } from '../install.js';
 import {
   condition,
   echoBackend,
@@ -17,10 +17,11 @@ import {
   gatewayClass,
   gatewayStatus,
   get,
+  namespace,
   programmedAddress,
   route,
   served,
-} from './traffic.js';
+} from '../traffic.js';
 
 const CONTROLLER = DEFAULT_CONTROLLER_NAME;
 const HEALTH_PORT = 18001;
@@ -29,19 +30,14 @@ const NS = 'ops';
 let cluster: Cluster;
 let system: string;
 
-before(async () => {
-  if (!E2E_ENABLED) return;
-  cluster = await startCluster({ crds: true, echo: 'portico' });
-  system = (await install(cluster, [])).namespace;
-  await apply(cluster, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
+/** Runs in the file's before(), once Portico is installed in `sys`. */
+export async function setup(c: Cluster, sys: string): Promise<void> {
+  cluster = c;
+  system = sys;
+  await namespace(cluster, NS);
   await echoBackend(cluster, NS, 'echo');
   await gatewayClass(cluster, 'portico', CONTROLLER);
-});
-after(async () => {
-  if (!E2E_ENABLED) return;
-  if (process.env.E2E_LOGS) console.log(podLogs(cluster, process.env.E2E_LOGS));
-  await cluster.stop();
-});
+}
 
 function httpGet(address: string, port: number, path: string): Promise<Reply> {
   return httpRequest(port, path, { address, host: address, timeoutMs: 5000 });
@@ -248,14 +244,22 @@ test('a Gateway of another controller’s class gets no status and no infrastruc
     return c?.status === 'True' && c.observedGeneration === gw.metadata?.generation ? true : undefined;
   }, 'Gateway ops/web Programmed at its new generation');
 
+  // The foreign objects keep the status their CRDs default (Unknown, "Waiting for controller"): Portico wrote none.
   const foreign = await call(cluster, 'GET', `${GATEWAYS}/foreign`);
-  assert.equal(foreign.body.status?.conditions, undefined, 'no conditions on the foreign Gateway');
+  for (const type of ['Accepted', 'Programmed']) {
+    assert.equal(
+      condition(foreign.body, type)?.reason,
+      'Pending',
+      `foreign Gateway ${type} left as defaulted`,
+    );
+  }
   assert.equal(foreign.body.status?.addresses, undefined);
   assert.equal(foreign.body.status?.listeners, undefined);
   const managers = asList(foreign.body.metadata?.managedFields).map((f) => String(f.manager));
   assert.deepEqual(managers, ['e2e'], 'only the test wrote the foreign Gateway');
   const cls = await call(cluster, 'GET', '/apis/gateway.networking.k8s.io/v1/gatewayclasses/elsewhere');
-  assert.equal(cls.body.status?.conditions, undefined, 'no conditions on the foreign GatewayClass');
+  assert.equal(condition(cls.body, 'Accepted')?.reason, 'Pending', 'foreign GatewayClass left as defaulted');
+  assert.equal(cls.body.status?.supportedFeatures, undefined);
 
   const name = fleetInfraName(`${NS}/foreign`);
   for (const [api, resource] of [

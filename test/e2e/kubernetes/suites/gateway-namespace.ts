@@ -1,31 +1,35 @@
 // Gateway Namespace Mode end to end: infrastructure in each Gateway's namespace with only the CA there, proxies
 // authenticated by projected service account tokens, the controller running with the DESIGN.md §5 RBAC.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import { DEFAULT_CONTROLLER_NAME } from '../../../src/api/controller-config.js';
-import { asList, call } from '../../cluster/client.js';
-import { type Cluster, startCluster } from '../../cluster/harness.js';
-import { E2E_ENABLED, E2E_SKIP, install, podLogs } from './install.js';
-import { echoBackend, gateway, gatewayClass, programmedAddress, route, served } from './traffic.js';
+import { test } from 'node:test';
+import { DEFAULT_CONTROLLER_NAME } from '../../../../src/api/controller-config.js';
+import type { Cluster } from '../../../cluster/harness.js';
+import { asList, call } from '../../../cluster/kube-api.js';
+import { E2E_SKIP } from '../install.js';
+import {
+  echoBackend,
+  gateway,
+  gatewayClass,
+  namespace,
+  programmedAddress,
+  route,
+  served,
+} from '../traffic.js';
 
 const CONTROLLER = DEFAULT_CONTROLLER_NAME;
 let cluster: Cluster;
+let _system: string;
 
-before(async () => {
-  if (!E2E_ENABLED) return;
-  cluster = await startCluster({ crds: true, echo: 'portico' });
-  await install(cluster, ['config.deployType=GatewayNamespace']);
+/** Runs in the file's before(), once Portico is installed in `sys`. */
+export async function setup(c: Cluster, sys: string): Promise<void> {
+  cluster = c;
+  _system = sys;
   for (const ns of ['team-x', 'team-y']) {
-    await call(cluster, 'POST', '/api/v1/namespaces', { metadata: { name: ns } });
+    await namespace(cluster, ns);
     await echoBackend(cluster, ns, 'echo');
   }
   await gatewayClass(cluster, 'portico', CONTROLLER);
-});
-after(async () => {
-  if (!E2E_ENABLED) return;
-  if (process.env.E2E_LOGS) console.log(podLogs(cluster, process.env.E2E_LOGS));
-  await cluster.stop();
-});
+}
 
 test('infrastructure in each Gateway namespace, only the CA there, token-authenticated proxies serve traffic', {
   skip: E2E_SKIP,

@@ -1,53 +1,35 @@
 // Merged Gateways end to end: a class whose DataPlaneProxy sets mergeGateways shares one fleet, Service and
 // address across its Gateways; a Gateway of another class keeps its own; a contested listener is Conflicted.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import { DEFAULT_CONTROLLER_NAME } from '../../../src/api/controller-config.js';
-import { asList, call, eventually } from '../../cluster/client.js';
-import { type Cluster, startCluster } from '../../cluster/harness.js';
-import { apply, E2E_ENABLED, E2E_SKIP, install, podLogs } from './install.js';
+import { test } from 'node:test';
+import { DEFAULT_CONTROLLER_NAME } from '../../../../src/api/controller-config.js';
+import type { Cluster } from '../../../cluster/harness.js';
+import { asList, call, eventually } from '../../../cluster/kube-api.js';
+import { E2E_SKIP } from '../install.js';
 import {
+  apply,
   echoBackend,
   gateway,
   gatewayClass,
   gatewayStatus,
+  namespace,
   programmedAddress,
   route,
   served,
-} from './traffic.js';
+} from '../traffic.js';
 
 const CONTROLLER = DEFAULT_CONTROLLER_NAME;
 let cluster: Cluster;
 let system: string;
 
-before(async () => {
-  if (!E2E_ENABLED) return;
-  cluster = await startCluster({ crds: true, echo: 'portico' });
-  system = (await install(cluster, [])).namespace;
-  await call(cluster, 'POST', '/api/v1/namespaces', { metadata: { name: 'shop' } });
+/** Runs in the file's before(), once Portico is installed in `sys`. */
+export async function setup(c: Cluster, sys: string): Promise<void> {
+  cluster = c;
+  system = sys;
+  await namespace(cluster, 'shop');
   await echoBackend(cluster, 'shop', 'echo-a');
   await echoBackend(cluster, 'shop', 'echo-b');
-});
-after(async () => {
-  if (!E2E_ENABLED) return;
-  if (process.env.E2E_LOGS) {
-    console.log(podLogs(cluster, process.env.E2E_LOGS));
-    const pods = await call(cluster, 'GET', `/api/v1/namespaces/${system}/pods`);
-    for (const p of asList(pods.body.items))
-      console.log(
-        'POD',
-        String(p.metadata?.name),
-        JSON.stringify(p.status?.conditions),
-        JSON.stringify(
-          asList(p.status?.containerStatuses).map((c) => [c.name, c.ready, c.restartCount, c.state]),
-        ),
-      );
-    const deps = await call(cluster, 'GET', `/apis/apps/v1/namespaces/${system}/deployments`);
-    for (const d of asList(deps.body.items))
-      console.log('DEP', String(d.metadata?.name), JSON.stringify(d.status));
-  }
-  await cluster.stop();
-});
+}
 
 test('merged Gateways share one Service and address; another class keeps its own; conflicts are reported', {
   skip: E2E_SKIP,

@@ -1,0 +1,29 @@
+// Portico installed with the chart's defaults (Controller Namespace Mode, one replica), once for these suites:
+// one and several GatewayClasses, merged Gateways, what operators rely on, and faults of real components.
+import { after, before } from 'node:test';
+import type { Cluster } from '../../cluster/harness.js';
+import { type ClusterLease, useCluster } from '../../cluster/shared.js';
+import { cleanup, E2E_ENABLED, install, namespaceLogs } from './install.js';
+import * as controllerNamespace from './suites/controller-namespace.js';
+import * as faults from './suites/faults.js';
+import * as merged from './suites/merged.js';
+import * as operations from './suites/operations.js';
+
+let lease: ClusterLease;
+let cluster: Cluster;
+let system: string;
+
+before(async () => {
+  if (!E2E_ENABLED) return;
+  lease = await useCluster();
+  cluster = lease.cluster;
+  system = (await install(cluster)).namespace;
+  for (const suite of [controllerNamespace, merged, operations, faults]) await suite.setup(cluster, system);
+});
+after(async () => {
+  if (!E2E_ENABLED) return;
+  // E2E_LOGS=<namespace> prints its pods' logs (e.g. portico-gateway-system) to diagnose a failure.
+  if (process.env.E2E_LOGS) console.log(namespaceLogs(cluster, process.env.E2E_LOGS));
+  await cleanup(cluster);
+  await lease.release();
+});

@@ -1,0 +1,28 @@
+// Portico in Gateway Namespace Mode with two controller replicas, once for these suites: infrastructure and
+// token authentication in each Gateway's namespace, then availability (handover, restart) under traffic.
+import { after, before } from 'node:test';
+import type { Cluster } from '../../cluster/harness.js';
+import { type ClusterLease, useCluster } from '../../cluster/shared.js';
+import { cleanup, E2E_ENABLED, install, namespaceLogs } from './install.js';
+import * as availability from './suites/availability.js';
+import * as gatewayNamespace from './suites/gateway-namespace.js';
+
+let lease: ClusterLease;
+let cluster: Cluster;
+
+before(async () => {
+  if (!E2E_ENABLED) return;
+  lease = await useCluster();
+  cluster = lease.cluster;
+  const release = await install(cluster, {
+    namespace: 'portico-gwns',
+    set: ['config.deployType=GatewayNamespace', 'controller.replicas=2'],
+  });
+  for (const suite of [gatewayNamespace, availability]) await suite.setup(cluster, release.namespace);
+});
+after(async () => {
+  if (!E2E_ENABLED) return;
+  if (process.env.E2E_LOGS) console.log(namespaceLogs(cluster, process.env.E2E_LOGS));
+  await cleanup(cluster);
+  await lease.release();
+});

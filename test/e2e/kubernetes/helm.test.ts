@@ -1,0 +1,294 @@
+// The gateway-helm chart's life cycle with real helm on the real cluster: Gateway Namespace Mode restricted to a
+// namespace list, an upgrade that changes values under traffic, a rollback, and an uninstall that leaves
+// nothing of the release behind.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { DEFAULT_CONTROLLER_NAME } from '../../../src/api/controller-config.js';
+import type { Cluster } from '../../cluster/harness.js';
+import { asList, call, eventually } from '../../cluster/kube-api.js';
+import { type ClusterLease, useCluster } from '../../cluster/shared.js';
+import { flowing, startTraffic } from './handover.js';
+import {
+  CHART,
+  cleanup,
+  E2E_ENABLED,
+  E2E_SKIP,
+  helm,
+  install,
+  namespaceLogs,
+  type Release,
+} from './install.js';
+import {
+  echoBackend,
+  gateway,
+  gatewayClass,
+  namespace,
+  programmedAddress,
+  route,
+  served,
+} from './traffic.js';
+
+const RELEASE_NS = 'portico-helm';
+const PREFIX = `gateway-helm-${RELEASE_NS}`;
+let clusterLease: ClusterLease;
+let cluster: Cluster;
+let release: Release;
+let address: string;
+
+before(async () => {
+  if (!E2E_ENABLED) return;
+  clusterLease = await useCluster();
+  cluster = clusterLease.cluster;
+  for (const ns of ['team-x', 'team-y', 'team-z']) {
+    await namespace(cluster, ns);
+    await echoBackend(cluster, ns, 'echo');
+  }
+  release = await install(cluster, {
+    release: 'edge',
+    namespace: RELEASE_NS,
+    set: [
+      'config.deployType=GatewayNamespace',
+      'config.watch.type=Namespaces',
+      'config.watch.namespaces={team-x}',
+    ],
+  });
+  await gatewayClass(cluster, 'portico', DEFAULT_CONTROLLER_NAME);
+});
+after(async () => {
+  if (!E2E_ENABLED) return;
+  if (process.env.E2E_LOGS) console.log(namespaceLogs(cluster, process.env.E2E_LOGS));
+  await cleanup(cluster);
+  await clusterLease.release();
+});
+
+async function roles(ns: string): Promise<string[]> {
+  const r = await call(cluster, 'GET', `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/roles`);
+  return asList(r.body.items).map((i) => String(i.metadata?.name));
+}
+
+function controllerArgs(): string[] {
+  const out = cluster.kubectl([
+    '-n',
+    RELEASE_NS,
+    'get',
+    'deployment',
+    'portico-gateway',
+    '-o',
+    'jsonpath={.spec.template.spec.containers[0].args}',
+  ]);
+  return JSON.parse(out) as string[];
+}
+
+function watchedConfig(): string {
+  return cluster.kubectl([
+    '-n',
+    RELEASE_NS,
+    'get',
+    'configmap',
+    'portico-gateway-config',
+    '-o',
+    'jsonpath={.data.portico\\.yaml}',
+  ]);
+}
+
+async function gatewayIn(ns: string): Promise<string> {
+  await gateway(cluster, ns, 'gw', 'portico', [{ name: 'http', port: 80 }]);
+  await route(cluster, ns, 'web', { namespace: ns, name: 'gw' }, `${ns}.example.com`, 'echo');
+  const a = await programmedAddress(cluster, ns, 'gw');
+  await served(a, 80, `${ns}.example.com`);
+  return a;
+}
+
+test('Gateway Namespace Mode with a namespace list: infrastructure RBAC only there, traffic through its Gateway', {
+  skip: E2E_SKIP,
+}, async () => {
+  assert.ok((await roles('team-x')).includes(`${PREFIX}-infra-manager`));
+  assert.ok(!(await roles('team-z')).includes(`${PREFIX}-infra-manager`), 'no Role outside the watch list');
+  const cr = await call(
+    cluster,
+    'GET',
+    `/apis/rbac.authorization.k8s.io/v1/clusterroles/${PREFIX}-cluster-infra-manager`,
+  );
+  assert.equal(cr.status, 200);
+  // With a watch list the cluster-wide role holds only TokenReview.
+  assert.deepEqual(
+    asList(cr.body.rules).map((r) => asList(r.resources).map(String)),
+    [['tokenreviews']],
+  );
+  address = await gatewayIn('team-x');
+  const proxies = await call(cluster, 'GET', '/apis/apps/v1/namespaces/team-x/deployments');
+  assert.ok(asList(proxies.body.items).some((d) => String(d.metadata?.name).startsWith('proxy-team-x-gw-')));
+  // An unwatched namespace's Gateway is not this controller's business.
+  await gateway(cluster, 'team-z', 'gw', 'portico', [{ name: 'http', port: 80 }]);
+});
+
+test('helm upgrade of the watch list and log level rolls the controller with no failed request; rollback restores', {
+  skip: E2E_SKIP,
+}, async (t) => {
+  const traffic = startTraffic([{ address, port: 80, host: 'team-x.example.com' }]);
+  let result: Awaited<ReturnType<typeof traffic.stop>>;
+  try {
+    await flowing(traffic);
+    await helm(cluster, [
+      'upgrade',
+      'edge',
+      CHART,
+      '-n',
+      RELEASE_NS,
+      '--reuse-values',
+      '--wait',
+      '--timeout',
+      '180s',
+      '--set',
+      'config.watch.namespaces={team-x,team-y}',
+      '--set',
+      'logLevel=debug',
+    ]);
+    assert.ok(controllerArgs().includes('--log-level=debug'));
+    assert.match(watchedConfig(), /team-y/);
+    assert.ok((await roles('team-y')).includes(`${PREFIX}-infra-manager`));
+    // The rolled controller serves the newly watched namespace.
+    await gatewayIn('team-y');
+    await flowing(traffic);
+    await helm(cluster, ['rollback', 'edge', '1', '-n', RELEASE_NS, '--wait', '--timeout', '180s']);
+    assert.ok(controllerArgs().includes('--log-level=info'));
+    assert.doesNotMatch(watchedConfig(), /team-y/);
+    assert.ok(
+      !(await roles('team-y')).includes(`${PREFIX}-infra-manager`),
+      'the Role in team-y went with the rollback',
+    );
+    await eventually(
+      async () => {
+        const pods = await call(
+          cluster,
+          'GET',
+          `/api/v1/namespaces/${RELEASE_NS}/pods?labelSelector=app.kubernetes.io%2Fcomponent%3Dcontroller`,
+        );
+        const live = asList(pods.body.items).filter((p) => p.metadata?.deletionTimestamp === undefined);
+        return live.length === 1 ? true : undefined;
+      },
+      'one controller after the rollback',
+      60_000,
+    );
+    await flowing(traffic);
+  } finally {
+    result = await traffic.stop();
+  }
+  t.diagnostic(`${result.requests} requests, ${result.failures.length} failed`);
+  assert.deepEqual(result.failures, []);
+  assert.match(await helm(cluster, ['history', 'edge', '-n', RELEASE_NS]), /rollback to 1/i);
+});
+
+test('helm upgrade with certgen.rotate: new CA, the controller restarts, proxies reconnect with new certificates, no failed request', {
+  skip: E2E_SKIP,
+}, async (t) => {
+  const caBefore = cluster.kubectl([
+    '-n',
+    RELEASE_NS,
+    'get',
+    'secret',
+    'portico-gateway-ca',
+    '-o',
+    'jsonpath={.data.ca\\.crt}',
+  ]);
+  const traffic = startTraffic([{ address, port: 80, host: 'team-x.example.com' }]);
+  let result: Awaited<ReturnType<typeof traffic.stop>>;
+  try {
+    await flowing(traffic);
+    await helm(cluster, [
+      'upgrade',
+      'edge',
+      CHART,
+      '-n',
+      RELEASE_NS,
+      '--reuse-values',
+      '--wait',
+      '--timeout',
+      '180s',
+      '--set',
+      'certgen.rotate=true',
+    ]);
+    const caAfter = cluster.kubectl([
+      '-n',
+      RELEASE_NS,
+      'get',
+      'secret',
+      'portico-gateway-ca',
+      '-o',
+      'jsonpath={.data.ca\\.crt}',
+    ]);
+    assert.notEqual(caAfter, caBefore, 'a new CA');
+    // The Gateway Namespace Mode proxies trust the CA ConfigMap the new controller writes: a change programmed
+    // after the rotation proves they reconnected with it.
+    await route(
+      cluster,
+      'team-x',
+      'after-rotation',
+      { namespace: 'team-x', name: 'gw' },
+      'rotated.example.com',
+      'echo',
+    );
+    await served(address, 80, 'rotated.example.com');
+    await flowing(traffic);
+  } finally {
+    result = await traffic.stop();
+  }
+  t.diagnostic(`${result.requests} requests, ${result.failures.length} failed`);
+  assert.deepEqual(result.failures, []);
+});
+
+test('helm uninstall removes every object of the release, and the fleets, certificates and Lease its controller made', {
+  skip: E2E_SKIP,
+}, async () => {
+  const selector = 'app.kubernetes.io/instance=edge';
+  const kinds = 'deployments,services,configmaps,serviceaccounts,roles,rolebindings,jobs,pods';
+  const before = cluster.kubectl(['get', kinds, '-A', '-l', selector, '-o', 'name']);
+  assert.match(before, /deployment.apps\/portico-gateway/);
+  const made = `gateway.portico.io/controller-namespace=${RELEASE_NS}`;
+  const fleets = () =>
+    cluster.kubectl([
+      'get',
+      'deployments,services,serviceaccounts,configmaps',
+      '-A',
+      '-l',
+      made,
+      '-o',
+      'name',
+    ]);
+  assert.match(fleets(), /deployment.apps\/proxy-team-x-gw-/);
+  assert.match(fleets(), /configmap\/portico-ca/);
+  const secrets = () =>
+    cluster.kubectl([
+      '-n',
+      RELEASE_NS,
+      'get',
+      'secrets',
+      '-l',
+      'app.kubernetes.io/managed-by=portico-gateway',
+      '-o',
+      'name',
+    ]);
+  assert.match(secrets(), /portico-gateway-ca/);
+  const lease = () => cluster.kubectl(['-n', RELEASE_NS, 'get', 'leases', '-o', 'name']);
+  assert.notEqual(lease().trim(), '');
+  await helm(cluster, ['uninstall', 'edge', '-n', RELEASE_NS, '--wait', '--timeout', '180s']);
+  assert.equal(fleets().trim(), '', 'the fleets the controller made are gone');
+  assert.equal(secrets().trim(), '', 'the certificate Secrets are gone');
+  assert.equal(lease().trim(), '', 'the leader Lease is gone');
+  await release.uninstall();
+  await eventually(
+    async () =>
+      cluster.kubectl(['get', kinds, '-A', '-l', selector, '-o', 'name']).trim() === '' ? true : undefined,
+    'no namespaced object of the release left',
+    60_000,
+  );
+  const clusterScoped = cluster.kubectl([
+    'get',
+    'clusterroles,clusterrolebindings',
+    '-l',
+    selector,
+    '-o',
+    'name',
+  ]);
+  assert.equal(clusterScoped.trim(), '');
+});
