@@ -79,6 +79,24 @@ function controllerArgs(): string[] {
   return JSON.parse(out) as string[];
 }
 
+function caCertificate(): string {
+  return cluster.kubectl([
+    '-n',
+    RELEASE_NS,
+    'get',
+    'secret',
+    'portico-gateway-ca',
+    '-o',
+    'jsonpath={.data.ca\\.crt}',
+  ]);
+}
+
+/** `helm upgrade --reuse-values` of the release with more `--set` assignments, waiting for the rollout. */
+async function upgrade(sets: string[]): Promise<void> {
+  const args = ['upgrade', 'edge', CHART, '-n', RELEASE_NS, '--reuse-values', '--wait', '--timeout', '180s'];
+  await helm(cluster, [...args, ...sets.flatMap((set) => ['--set', set])]);
+}
+
 function watchedConfig(): string {
   return cluster.kubectl([
     '-n',
@@ -129,21 +147,7 @@ test('helm upgrade of the watch list and log level rolls the controller with no 
   let result: Awaited<ReturnType<typeof traffic.stop>>;
   try {
     await flowing(traffic);
-    await helm(cluster, [
-      'upgrade',
-      'edge',
-      CHART,
-      '-n',
-      RELEASE_NS,
-      '--reuse-values',
-      '--wait',
-      '--timeout',
-      '180s',
-      '--set',
-      'config.watch.namespaces={team-x,team-y}',
-      '--set',
-      'logLevel=debug',
-    ]);
+    await upgrade(['config.watch.namespaces={team-x,team-y}', 'logLevel=debug']);
     assert.ok(controllerArgs().includes('--log-level=debug'));
     assert.match(watchedConfig(), /team-y/);
     assert.ok((await roles('team-y')).includes(`${PREFIX}-infra-manager`));
@@ -182,41 +186,13 @@ test('helm upgrade of the watch list and log level rolls the controller with no 
 test('helm upgrade with certgen.rotate: new CA, the controller restarts, proxies reconnect with new certificates, no failed request', {
   skip: E2E_SKIP,
 }, async (t) => {
-  const caBefore = cluster.kubectl([
-    '-n',
-    RELEASE_NS,
-    'get',
-    'secret',
-    'portico-gateway-ca',
-    '-o',
-    'jsonpath={.data.ca\\.crt}',
-  ]);
+  const caBefore = caCertificate();
   const traffic = startTraffic([{ address, port: 80, host: 'team-x.example.com' }]);
   let result: Awaited<ReturnType<typeof traffic.stop>>;
   try {
     await flowing(traffic);
-    await helm(cluster, [
-      'upgrade',
-      'edge',
-      CHART,
-      '-n',
-      RELEASE_NS,
-      '--reuse-values',
-      '--wait',
-      '--timeout',
-      '180s',
-      '--set',
-      'certgen.rotate=true',
-    ]);
-    const caAfter = cluster.kubectl([
-      '-n',
-      RELEASE_NS,
-      'get',
-      'secret',
-      'portico-gateway-ca',
-      '-o',
-      'jsonpath={.data.ca\\.crt}',
-    ]);
+    await upgrade(['certgen.rotate=true']);
+    const caAfter = caCertificate();
     assert.notEqual(caAfter, caBefore, 'a new CA');
     // The Gateway Namespace Mode proxies trust the CA ConfigMap the new controller writes: a change programmed
     // after the rotation proves they reconnected with it.
