@@ -31,7 +31,7 @@ export interface Traffic {
 
 /**
  * One sequential loop per target plus `concurrent` more loops spread over the targets, each request on a fresh
- * connection (through the simulator's load balancer to a proxy pod), until stop().
+ * connection (through the load-balancer address and kube-proxy to a proxy pod), until stop().
  */
 export function startTraffic(targets: TrafficTarget[], concurrent = 2): Traffic {
   let stopped = false;

@@ -1,4 +1,4 @@
-// Controller Namespace Mode end to end on the simulator: the installed controller, two Gateways → two fleets.
+// Controller Namespace Mode end to end on the real cluster: the installed controller, two Gateways → two fleets.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { DEFAULT_CONTROLLER_NAME } from '../../../../src/api/controller-config.js';
