@@ -24,7 +24,7 @@ let _system: string;
 export async function setup(c: Cluster, sys: string): Promise<void> {
   cluster = c;
   _system = sys;
-  for (const ns of ['team-x', 'team-y']) {
+  for (const ns of ['gwns-x', 'gwns-y']) {
     await namespace(cluster, ns);
     await echoBackend(cluster, ns, 'echo');
   }
@@ -34,18 +34,18 @@ export async function setup(c: Cluster, sys: string): Promise<void> {
 test('infrastructure in each Gateway namespace, only the CA there, token-authenticated proxies serve traffic', {
   skip: E2E_SKIP,
 }, async () => {
-  for (const ns of ['team-x', 'team-y']) {
+  for (const ns of ['gwns-x', 'gwns-y']) {
     await gateway(cluster, ns, 'gw', 'portico', [{ name: 'http', port: 80 }]);
     await route(cluster, ns, 'web', { namespace: ns, name: 'gw' }, `${ns}.example.com`, 'echo');
   }
-  const x = await programmedAddress(cluster, 'team-x', 'gw');
-  const y = await programmedAddress(cluster, 'team-y', 'gw');
+  const x = await programmedAddress(cluster, 'gwns-x', 'gw');
+  const y = await programmedAddress(cluster, 'gwns-y', 'gw');
   assert.notEqual(x, y);
-  const reply = await served(x, 80, 'team-x.example.com');
-  assert.equal((JSON.parse(reply.body) as { namespace: string }).namespace, 'team-x');
-  await served(y, 80, 'team-y.example.com');
+  const reply = await served(x, 80, 'gwns-x.example.com');
+  assert.equal((JSON.parse(reply.body) as { namespace: string }).namespace, 'gwns-x');
+  await served(y, 80, 'gwns-y.example.com');
 
-  for (const ns of ['team-x', 'team-y']) {
+  for (const ns of ['gwns-x', 'gwns-y']) {
     const deployments = await call(cluster, 'GET', `/apis/apps/v1/namespaces/${ns}/deployments`);
     assert.ok(
       asList(deployments.body.items).some((d) => String(d.metadata?.name).startsWith(`proxy-${ns}-gw-`)),
