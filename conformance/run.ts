@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DEFAULT_CONTROLLER_NAME } from '../src/api/controller-config.js';
 import { attachCluster, type Cluster, startCluster } from '../test/cluster/harness.js';
+import { helm } from '../test/cluster/helm.js';
 import { asList, call, eventually } from '../test/cluster/kube-api.js';
 import { CLUSTER_ENV } from '../test/cluster/shared.js';
 import { binary, cacheDir, REPO, readManifest } from '../toolchain/manifest.js';
@@ -35,17 +36,6 @@ function run(
   });
 }
 
-async function helm(cluster: Cluster, args: string[]): Promise<void> {
-  const code = await run(
-    binary(cluster.toolchain, 'helm'),
-    [...args, '--kubeconfig', cluster.kubeconfigPath],
-    {
-      env: { ...process.env, HELM_CACHE_HOME: join(cluster.dir, 'helm') },
-    },
-  );
-  if (code !== 0) throw new Error(`helm ${args[0]} failed`);
-}
-
 async function runMode(cluster: Cluster, mode: Mode, runTest: string | undefined): Promise<string> {
   const started = Date.now();
   // A namespace of that name still terminating (an earlier run, or tests that just ended) cannot be installed to.
@@ -58,19 +48,23 @@ async function runMode(cluster: Cluster, mode: Mode, runTest: string | undefined
     180_000,
     500,
   );
-  await helm(cluster, [
-    'install',
-    RELEASE,
-    join(REPO, 'charts/gateway-helm'),
-    '-n',
-    NAMESPACE,
-    '--create-namespace',
-    '--wait',
-    '--timeout',
-    '180s',
-    '--set',
-    `config.deployType=${MODES[mode]}`,
-  ]);
+  await helm(
+    cluster,
+    [
+      'install',
+      RELEASE,
+      join(REPO, 'charts/gateway-helm'),
+      '-n',
+      NAMESPACE,
+      '--create-namespace',
+      '--wait',
+      '--timeout',
+      '180s',
+      '--set',
+      `config.deployType=${MODES[mode]}`,
+    ],
+    { output: 'inherit' },
+  );
   const classPath = `/apis/gateway.networking.k8s.io/v1/gatewayclasses/${GATEWAY_CLASS}`;
   cluster.kubectl(
     ['apply', '-f', '-'],
@@ -114,7 +108,7 @@ async function runMode(cluster: Cluster, mode: Mode, runTest: string | undefined
   const suite = await run(binary(cluster.toolchain, 'conformance.test'), args, {
     cwd: join(REPO, 'conformance'),
   });
-  await helm(cluster, ['uninstall', RELEASE, '-n', NAMESPACE, '--wait']);
+  await helm(cluster, ['uninstall', RELEASE, '-n', NAMESPACE, '--wait'], { output: 'inherit' });
   await call(cluster, 'DELETE', classPath);
   // The namespace controller re-checks a namespace only after its pods' grace period (90 s for proxies): wait
   // for the proxies the cleanup hook removed to finish draining first, then the namespace goes at once.

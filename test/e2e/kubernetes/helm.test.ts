@@ -5,28 +5,12 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { DEFAULT_CONTROLLER_NAME } from '../../../src/api/controller-config.js';
 import type { Cluster } from '../../cluster/harness.js';
+import { helm } from '../../cluster/helm.js';
 import { asList, call, eventually } from '../../cluster/kube-api.js';
 import { type ClusterLease, useCluster } from '../../cluster/shared.js';
 import { flowing, startTraffic } from './handover.js';
-import {
-  CHART,
-  cleanup,
-  E2E_ENABLED,
-  E2E_SKIP,
-  helm,
-  install,
-  namespaceLogs,
-  type Release,
-} from './install.js';
-import {
-  echoBackend,
-  gateway,
-  gatewayClass,
-  namespace,
-  programmedAddress,
-  route,
-  served,
-} from './traffic.js';
+import { CHART, cleanup, E2E_ENABLED, E2E_SKIP, install, namespaceLogs, type Release } from './install.js';
+import { echoNamespace, gateway, gatewayClass, programmedAddress, route, served } from './traffic.js';
 
 const RELEASE_NS = 'portico-helm';
 const PREFIX = `gateway-helm-${RELEASE_NS}`;
@@ -40,8 +24,7 @@ before(async () => {
   clusterLease = await useCluster();
   cluster = clusterLease.cluster;
   for (const ns of ['team-x', 'team-y', 'team-z']) {
-    await namespace(cluster, ns);
-    await echoBackend(cluster, ns, 'echo');
+    await echoNamespace(cluster, ns);
   }
   release = await install(cluster, {
     release: 'edge',

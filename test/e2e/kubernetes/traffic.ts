@@ -91,6 +91,12 @@ export async function echoBackend(cluster: Cluster, ns: string, name: string): P
   } as never);
 }
 
+/** A namespace with an echo backend (Deployment and Service) of each name: the setup most suites start from. */
+export async function echoNamespace(cluster: Cluster, ns: string, backends = ['echo']): Promise<void> {
+  await namespace(cluster, ns);
+  for (const name of backends) await echoBackend(cluster, ns, name);
+}
+
 export async function gatewayClass(
   cluster: Cluster,
   name: string,

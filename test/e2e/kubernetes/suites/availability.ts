@@ -27,11 +27,10 @@ import { E2E_SKIP } from '../install.js';
 import {
   apply,
   condition,
-  echoBackend,
+  echoNamespace,
   gateway,
   gatewayClass,
   gatewayStatus,
-  namespace,
   programmedAddress,
   route,
   served,
@@ -50,8 +49,7 @@ export async function setup(c: Cluster, sys: string): Promise<void> {
   system = sys;
   await gatewayClass(cluster, 'portico', CONTROLLER);
   for (const ns of TEAMS) {
-    await namespace(cluster, ns);
-    await echoBackend(cluster, ns, 'echo');
+    await echoNamespace(cluster, ns);
     await gateway(cluster, ns, 'gw', 'portico', [{ name: 'http', port: 80 }]);
     await route(cluster, ns, 'web', { namespace: ns, name: 'gw' }, `${ns}.example.com`, 'echo');
   }

@@ -7,12 +7,11 @@ import { asList, call, eventually } from '../../../cluster/kube-api.js';
 import { E2E_SKIP } from '../install.js';
 import {
   condition,
-  echoBackend,
+  echoNamespace,
   gateway,
   gatewayClass,
   gatewayStatus,
   get,
-  namespace,
   programmedAddress,
   route,
   served,
@@ -37,9 +36,7 @@ let system: string;
 export async function setup(c: Cluster, sys: string): Promise<void> {
   cluster = c;
   system = sys;
-  await namespace(cluster, 'apps');
-  await echoBackend(cluster, 'apps', 'echo-a');
-  await echoBackend(cluster, 'apps', 'echo-b');
+  await echoNamespace(cluster, 'apps', ['echo-a', 'echo-b']);
 }
 
 test('one GatewayClass, two Gateways: two fleets, two addresses, routes by Host, 404 for unknown hosts', {

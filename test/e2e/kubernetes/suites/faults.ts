@@ -7,16 +7,7 @@ import type { Cluster } from '../../../cluster/harness.js';
 import { asList, call, eventually } from '../../../cluster/kube-api.js';
 import { flowing, proxyPod, startTraffic, type TrafficResult } from '../handover.js';
 import { E2E_SKIP } from '../install.js';
-import {
-  echoBackend,
-  gateway,
-  gatewayClass,
-  get,
-  namespace,
-  programmedAddress,
-  route,
-  served,
-} from '../traffic.js';
+import { echoNamespace, gateway, gatewayClass, get, programmedAddress, route, served } from '../traffic.js';
 
 const NS = 'faults';
 let cluster: Cluster;
@@ -27,8 +18,7 @@ export async function setup(c: Cluster, sys: string): Promise<void> {
   cluster = c;
   system = sys;
   await gatewayClass(cluster, 'portico', DEFAULT_CONTROLLER_NAME);
-  await namespace(cluster, NS);
-  await echoBackend(cluster, NS, 'echo');
+  await echoNamespace(cluster, NS);
   await gateway(cluster, NS, 'gw', 'portico', [{ name: 'http', port: 80 }]);
   await route(cluster, NS, 'web', { namespace: NS, name: 'gw' }, 'faults.example.com', 'echo');
   address = await programmedAddress(cluster, NS, 'gw');

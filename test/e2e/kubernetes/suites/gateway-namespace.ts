@@ -6,15 +6,7 @@ import { DEFAULT_CONTROLLER_NAME } from '../../../../src/api/controller-config.j
 import type { Cluster } from '../../../cluster/harness.js';
 import { asList, call } from '../../../cluster/kube-api.js';
 import { E2E_SKIP } from '../install.js';
-import {
-  echoBackend,
-  gateway,
-  gatewayClass,
-  namespace,
-  programmedAddress,
-  route,
-  served,
-} from '../traffic.js';
+import { echoNamespace, gateway, gatewayClass, programmedAddress, route, served } from '../traffic.js';
 
 const CONTROLLER = DEFAULT_CONTROLLER_NAME;
 let cluster: Cluster;
@@ -24,10 +16,7 @@ let _system: string;
 export async function setup(c: Cluster, sys: string): Promise<void> {
   cluster = c;
   _system = sys;
-  for (const ns of ['gwns-x', 'gwns-y']) {
-    await namespace(cluster, ns);
-    await echoBackend(cluster, ns, 'echo');
-  }
+  for (const ns of ['gwns-x', 'gwns-y']) await echoNamespace(cluster, ns);
   await gatewayClass(cluster, 'portico', CONTROLLER);
 }
 

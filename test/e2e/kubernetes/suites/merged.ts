@@ -8,11 +8,10 @@ import { asList, call, eventually } from '../../../cluster/kube-api.js';
 import { E2E_SKIP } from '../install.js';
 import {
   apply,
-  echoBackend,
+  echoNamespace,
   gateway,
   gatewayClass,
   gatewayStatus,
-  namespace,
   programmedAddress,
   route,
   served,
@@ -26,9 +25,7 @@ let system: string;
 export async function setup(c: Cluster, sys: string): Promise<void> {
   cluster = c;
   system = sys;
-  await namespace(cluster, 'shop');
-  await echoBackend(cluster, 'shop', 'echo-a');
-  await echoBackend(cluster, 'shop', 'echo-b');
+  await echoNamespace(cluster, 'shop', ['echo-a', 'echo-b']);
 }
 
 test('merged Gateways share one Service and address; another class keeps its own; conflicts are reported', {

@@ -12,12 +12,11 @@ import { parsePrometheus, type Sample, sampleValue } from '../../../support/prom
 import { E2E_SKIP } from '../install.js';
 import {
   condition,
-  echoBackend,
+  echoNamespace,
   gateway,
   gatewayClass,
   gatewayStatus,
   get,
-  namespace,
   programmedAddress,
   route,
   served,
@@ -34,8 +33,7 @@ let system: string;
 export async function setup(c: Cluster, sys: string): Promise<void> {
   cluster = c;
   system = sys;
-  await namespace(cluster, NS);
-  await echoBackend(cluster, NS, 'echo');
+  await echoNamespace(cluster, NS);
   await gatewayClass(cluster, 'portico', CONTROLLER);
 }
 
