@@ -2,7 +2,7 @@
 // the toolchain's) doing what users do; pod networking, Services, load balancers and DNS; CRD schemas
 // enforced; and stop() leaving the host exactly as it found it.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { after, before, test } from 'node:test';
 import { KUBERNETES_VERSION } from '../../toolchain/artifacts.js';
 import { binary } from '../../toolchain/manifest.js';
@@ -29,6 +29,34 @@ function kubectl(args: string[], input?: string): string {
   });
   if (r.status !== 0) throw new Error(`kubectl ${args.join(' ')}: ${r.stderr}`);
   return r.stdout;
+}
+
+/**
+ * Runs a kubectl that does not end by itself (a watch): once its output matches `ready`, calls `act`, then
+ * resolves with the output as soon as it matches `done`. Fails after 20 s.
+ */
+function watchUntil(args: string[], ready: RegExp, act: () => void, done: RegExp): Promise<string> {
+  const child = spawn(kubectlPath(), ['--kubeconfig', cluster.kubeconfigPath, ...args]);
+  let out = '';
+  let acted = false;
+  return new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`kubectl ${args.join(' ')}: no match in 20 s: ${out}`)),
+      20_000,
+    );
+    child.on('error', reject);
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString('utf8');
+      if (!acted && ready.test(out)) {
+        acted = true;
+        act();
+      }
+      if (done.test(out)) {
+        clearTimeout(timer);
+        resolve(out);
+      }
+    });
+  }).finally(() => child.kill());
 }
 
 before(async () => {
@@ -83,19 +111,14 @@ test('kubectl: create (protobuf), apply, server-side apply, patch, get -w, delet
     '{"data":{"three":"3"}}',
   ]);
   assert.equal(kubectl(['-n', 'kubectl-test', 'get', 'configmap', 'y', '-o', 'jsonpath={.data.three}']), '3');
-  // A watch sees the deletion.
-  const watcher = spawnSync(
-    'sh',
-    [
-      '-c',
-      `(sleep 1; "$0" --kubeconfig "$1" -n kubectl-test delete configmap y >/dev/null) & ` +
-        `timeout 8 "$0" --kubeconfig "$1" -n kubectl-test get configmap y -w --output-watch-events -o json`,
-      kubectlPath(),
-      cluster.kubeconfigPath,
-    ],
-    { encoding: 'utf8' },
+  // A watch sees the deletion: kubectl prints the current object first (the watch is open), then DELETED.
+  const events = await watchUntil(
+    ['-n', 'kubectl-test', 'get', 'configmap', 'y', '-w', '--output-watch-events', '-o', 'json'],
+    /"type":\s*"ADDED"/,
+    () => kubectl(['-n', 'kubectl-test', 'delete', 'configmap', 'y']),
+    /"type":\s*"DELETED"/,
   );
-  assert.match(watcher.stdout, /"type":\s*"DELETED"/);
+  assert.match(events, /"type":\s*"ADDED"[\s\S]*"type":\s*"DELETED"/);
   // CRD schemas are enforced: the DataPlaneProxy field has a type, and CEL rules of the Gateway API CRDs apply.
   const bad = spawnSync(kubectlPath(), ['--kubeconfig', cluster.kubeconfigPath, 'apply', '-f', '-'], {
     encoding: 'utf8',
@@ -139,7 +162,9 @@ test('pods run from the imported images: logs, exec, DNS for cluster names only'
     '--',
     '/usr/local/bin/node',
     '-e',
-    "console.log('started'); setInterval(() => {}, 1e9)",
+    // PID 1 (--command skips the image's tini) gets no default SIGTERM action: without this handler the
+    // namespace deletion below waits out the 30 s grace period.
+    "console.log('started'); process.on('SIGTERM', () => process.exit(0)); setInterval(() => {}, 1e9)",
   ]);
   kubectl(['-n', 'pods-test', 'wait', '--for=condition=Ready', 'pod/tools', '--timeout=90s']);
   assert.match(kubectl(['-n', 'pods-test', 'logs', 'tools']), /started/);
