@@ -350,12 +350,18 @@ function productionModules(): string {
 
 export const PORTICO_IMAGE_PREFIX = 'ghcr.io/portico/portico';
 
-/** The Portico image: runtime base + the built `dist`, `proto`, package.json and production node_modules. */
-function porticoImage(tool: string): { archive: string; summary: string; name: string } {
-  const pkg = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { version: string };
+/** Portico's build output, which its image holds. */
+function builtDist(): string {
   const dist = join(REPO, 'dist');
   if (!existsSync(join(dist, 'cli/main.js')))
     throw new ToolchainError('dist/ is missing: run `npm run build` first');
+  return dist;
+}
+
+/** The Portico image: runtime base + the built `dist`, `proto`, package.json and production node_modules. */
+function porticoImage(tool: string): { archive: string; summary: string; name: string } {
+  const pkg = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { version: string };
+  const dist = builtDist();
   const base = runtimeBase(tool);
   const modules = productionModules();
   const appFiles = [...treeFiles(dist), ...treeFiles(join(REPO, 'proto'))].filter((f) => !f.endsWith('.map'));
@@ -428,6 +434,8 @@ function main(): void {
   });
   const started = Date.now();
   const goVersion = checkGo();
+  // Checked now, not after the Go builds it would otherwise fail behind.
+  builtDist();
   installHostPackages();
   const only = values.only?.split(',');
   const wanted = (name: string) => only === undefined || only.includes(name);
