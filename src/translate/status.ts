@@ -40,7 +40,7 @@ function programmedVerdict(gw: GatewayEntry, fleet: FleetState) {
     return {
       ok: false,
       reason: 'Pending',
-      message: `Waiting for a proxy of fleet ${gw.fleet} to apply generation ${generation}`,
+      message: `Waiting for a ready proxy of fleet ${gw.fleet} to apply generation ${generation}`,
     };
   }
   return { ok: true, reason: 'Programmed', message: 'Programmed' };

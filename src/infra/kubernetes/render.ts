@@ -224,7 +224,8 @@ export function renderFleetObjects(infra: FleetInfra, options: RenderOptions): F
     imagePullPolicy: pullPolicy,
     args: ['shutdown-manager', '--listen', `0.0.0.0:${SHUTDOWN_MANAGER_PORT}`, '--proxy-admin', PROXY_ADMIN],
     ports: [{ name: 'shutdown', containerPort: SHUTDOWN_MANAGER_PORT, protocol: 'TCP' }],
-    readinessProbe: { httpGet: { path: '/healthz', port: SHUTDOWN_MANAGER_PORT }, periodSeconds: 10 },
+    // No readiness probe: the pod's readiness (and with it Programmed) is the proxy's; this sidecar serves no
+    // traffic, and its next probe tick (up to 10 s after start) would only delay a new proxy's first request.
     livenessProbe: { httpGet: { path: '/healthz', port: SHUTDOWN_MANAGER_PORT }, periodSeconds: 10 },
     lifecycle: DRAIN_HOOK,
     resources: { requests: { cpu: '10m', memory: '32Mi' } },

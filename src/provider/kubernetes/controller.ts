@@ -28,6 +28,7 @@ import {
   type DataPlaneReport,
   replicaAddresses,
 } from './peer-data-plane.js';
+import { nodesOnReadyPods } from './ready-proxies.js';
 import { withRecordedProgrammed } from './recorded-programmed.js';
 import { createResourceWatch } from './resource-watch.js';
 import { createStatusWriter } from './status-writer.js';
@@ -184,7 +185,15 @@ export async function startKubernetesController(
     const started = performance.now();
     // Proxies Ack to whichever replica they are connected to: count the peers' too (polled while leading),
     // and, while they reconnect after a restart or takeover, what the stored status records as Programmed.
-    const nodes = [...discovery.nodes(), ...peers.nodes()];
+    // Only proxies whose pods are ready endpoints count: the Service sends traffic to no other.
+    const nodes = nodesOnReadyPods(
+      [...discovery.nodes(), ...peers.nodes()],
+      (fleet) => {
+        const i = infraByFleet.get(fleet);
+        return i === undefined ? undefined : `${i.namespace}/${i.name}`;
+      },
+      snapshot.endpointSlices,
+    );
     const live = dataPlaneState(fleets, nodes, (fleet) => {
       const i = infraByFleet.get(fleet);
       return i === undefined ? [] : addressesOfService(resources.raw('Service', `${i.namespace}/${i.name}`));

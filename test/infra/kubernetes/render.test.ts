@@ -43,6 +43,9 @@ test("mutual TLS mode: the fleet's own client certificate Secret, two non-root c
   assert.equal(pod.volumes?.length, 1);
   const proxy = pod.containers[0]!;
   assert.deepEqual(proxy.readinessProbe?.httpGet, { path: '/ready', port: 19003 });
+  // The pod is Ready when the proxy is: the shutdown-manager sidecar serves no traffic and does not gate it.
+  assert.equal(pod.containers[1]!.readinessProbe, undefined);
+  assert.ok(pod.containers[1]!.livenessProbe !== undefined);
   // Liveness asks the proxy itself whether it still serves (a hung or drained proxy is restarted), and gives
   // up only after longer than a probe's timeout allows a busy event loop.
   assert.deepEqual(proxy.livenessProbe, {

@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { DEFAULT_CONTROLLER_NAME } from '../../../../src/api/controller-config.js';
+import { fleetInfraName } from '../../../../src/translate/naming.js';
 import type { Cluster } from '../../../cluster/harness.js';
 import { asList, call, eventually } from '../../../cluster/kube-api.js';
 import { E2E_SKIP } from '../install.js';
@@ -52,6 +53,19 @@ test('one GatewayClass, two Gateways: two fleets, two addresses, routes by Host,
     programmedAddress(cluster, 'apps', 'gw-b'),
   ]);
   assert.notEqual(addressA, addressB);
+  // Programmed means the Service can send traffic: each fleet's Service already has a ready proxy pod.
+  for (const gw of ['gw-a', 'gw-b']) {
+    const service = fleetInfraName(`apps/${gw}`);
+    const slices = await call(
+      cluster,
+      'GET',
+      `/apis/discovery.k8s.io/v1/namespaces/${system}/endpointslices?labelSelector=kubernetes.io%2Fservice-name%3D${service}`,
+    );
+    const ready = asList(slices.body.items)
+      .flatMap((slice) => asList(slice.endpoints))
+      .filter((e) => e.targetRef?.kind === 'Pod' && String(e.conditions?.ready) !== 'false');
+    assert.ok(ready.length > 0, `a ready proxy endpoint of ${service} once apps/${gw} is Programmed`);
+  }
 
   const services = await call(
     cluster,
