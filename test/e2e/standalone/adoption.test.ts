@@ -10,16 +10,14 @@ import { startPortico } from '../../support/child.js';
 import { freePort, httpRequest } from '../../support/http.js';
 import {
   adminGet,
-  copyExample,
-  echo,
   echoBody,
   eventually,
+  exampleCopy,
   programmedAddress,
   type RunningStandalone,
   send,
   startStandalone,
   type TestContext,
-  tempDir,
   untilStatus,
 } from './harness.js';
 
@@ -62,17 +60,8 @@ async function proxyVersion(address: string): Promise<string> {
   return (JSON.parse(reply.body) as { version: string }).version;
 }
 
-async function setup(t: TestContext, prefix: string, pool: string) {
-  const dir = await tempDir(t, prefix);
-  const files = await copyExample(
-    'quickstart',
-    dir,
-    new Map([
-      [3001, await echo(t, 'web')],
-      [3002, await echo(t, 'api')],
-    ]),
-  );
-  const stateDir = join(dir, 'state');
+async function setup(t: TestContext, pool: string) {
+  const { files, stateDir } = await exampleCopy(t, 'quickstart', ['web', 'api']);
   const discoveryAddress = `127.0.0.1:${await freePort()}`;
   const start = (): Promise<RunningStandalone> =>
     startStandalone(t, { args: ['-f', files], pool, stateDir, discoveryAddress, keepProxies: true });
@@ -81,11 +70,7 @@ async function setup(t: TestContext, prefix: string, pool: string) {
 
 for (const how of ['SIGKILL', 'SIGTERM'] as const) {
   test(`after a controller ${how === 'SIGKILL' ? 'dies (SIGKILL)' : 'stops (SIGTERM)'}, its proxy keeps serving and the next controller adopts it without a failed request`, async (t) => {
-    const { files, stateDir, start } = await setup(
-      t,
-      `adopt-${how}`,
-      how === 'SIGKILL' ? '127.0.65.0/24' : '127.0.66.0/24',
-    );
+    const { files, stateDir, start } = await setup(t, how === 'SIGKILL' ? '127.0.65.0/24' : '127.0.66.0/24');
     const first = await start();
     const address = await programmedAddress(first.admin, 'default', 'eg');
     await untilStatus(address, 8080, 'www.example.com', '/', 200);
@@ -144,7 +129,7 @@ spec:
 }
 
 test('--stop stops the controller and drains its proxies; a second controller on the same state dir is refused', async (t) => {
-  const { stateDir, start } = await setup(t, 'stop', '127.0.67.0/24');
+  const { stateDir, start } = await setup(t, '127.0.67.0/24');
   const first = await start();
   const address = await programmedAddress(first.admin, 'default', 'eg');
   await untilStatus(address, 8080, 'www.example.com', '/', 200);

@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import { parseHostPort } from '../../../src/host-port.js';
 import { fleetInfraName } from '../../../src/translate/naming.js';
 import { openRawStream } from '../../discovery/fixtures.js';
-import { copyExample, echo, programmedAddress, startStandalone, tempDir } from './harness.js';
+import { exampleCopy, programmedAddress, startStandalone } from './harness.js';
 
 const SECOND_GATEWAY = `apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
@@ -19,10 +19,8 @@ spec:
 `;
 
 test("a proxy's own certificate opens its own fleet and no other", async (t) => {
-  const dir = await tempDir(t, 'identity');
-  const files = await copyExample('quickstart', dir, new Map([[3001, await echo(t, 'web')]]));
+  const { files, stateDir } = await exampleCopy(t, 'quickstart', ['web']);
   await writeFile(join(files, 'other.yaml'), SECOND_GATEWAY);
-  const stateDir = join(dir, 'state');
   const c = await startStandalone(t, { args: ['-f', files], pool: '127.0.72.0/24', stateDir });
   await programmedAddress(c.admin, 'default', 'eg');
   await programmedAddress(c.admin, 'default', 'other');

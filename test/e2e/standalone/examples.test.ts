@@ -5,28 +5,17 @@ import { test } from 'node:test';
 import {
   adminGet,
   adminResources,
-  copyExample,
-  echo,
   echoBody,
+  exampleCopy,
   programmedAddress,
   send,
   startStandalone,
-  tempDir,
   untilStatus,
 } from './harness.js';
 
 test('multiple classes: both classes accepted, each Gateway its own address', async (t) => {
-  const dir = await tempDir(t, 'multi');
-  const ports = new Map([
-    [3001, await echo(t, 'internal')],
-    [3002, await echo(t, 'external')],
-  ]);
-  const files = await copyExample('multiple-classes', dir, ports);
-  const c = await startStandalone(t, {
-    args: ['-f', files],
-    pool: '127.0.21.0/24',
-    stateDir: join(dir, 'state'),
-  });
+  const { files, stateDir } = await exampleCopy(t, 'multiple-classes', ['internal', 'external']);
+  const c = await startStandalone(t, { args: ['-f', files], pool: '127.0.21.0/24', stateDir });
   const internal = await programmedAddress(c.admin, 'default', 'internal');
   const external = await programmedAddress(c.admin, 'default', 'external');
   assert.notEqual(internal, external);
@@ -47,17 +36,8 @@ test('multiple classes: both classes accepted, each Gateway its own address', as
 });
 
 test('merged Gateways: one address, every listener port reachable; another class keeps its own', async (t) => {
-  const dir = await tempDir(t, 'merged');
-  const ports = new Map([
-    [3001, await echo(t, 'one')],
-    [3002, await echo(t, 'two')],
-  ]);
-  const files = await copyExample('merged-gateways', dir, ports);
-  const c = await startStandalone(t, {
-    args: ['-f', files],
-    pool: '127.0.22.0/24',
-    stateDir: join(dir, 'state'),
-  });
+  const { files, stateDir } = await exampleCopy(t, 'merged-gateways', ['one', 'two']);
+  const c = await startStandalone(t, { args: ['-f', files], pool: '127.0.22.0/24', stateDir });
   const merged = await Promise.all(
     ['merged-eg-1', 'merged-eg-2', 'merged-eg-3'].map((n) => programmedAddress(c.admin, 'default', n)),
   );
@@ -81,12 +61,7 @@ test('merged Gateways: one address, every listener port reachable; another class
 });
 
 test('separate controllers: each serves only its own class; a tenant host is 404 through the other proxy', async (t) => {
-  const dir = await tempDir(t, 'tenants');
-  const ports = new Map([
-    [3001, await echo(t, 'a')],
-    [3002, await echo(t, 'b')],
-  ]);
-  const files = await copyExample('separate-controllers', dir, ports);
+  const { dir, files } = await exampleCopy(t, 'separate-controllers', ['a', 'b']);
   // Each controller also reads the other tenant's files, so ignoring them is what is tested.
   const a = await startStandalone(t, {
     args: ['--config', join(files, 'tenant-a/config.yaml'), '-f', join(files, 'tenant-b')],

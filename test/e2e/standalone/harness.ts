@@ -58,7 +58,7 @@ export async function echo(t: TestContext, pod: string): Promise<number> {
 }
 
 /** Rewrites every EndpointSlice port found in `ports` (example port → real port) in one YAML text. */
-export function rewriteEndpointPorts(text: string, ports: ReadonlyMap<number, number>): string {
+function rewriteEndpointPorts(text: string, ports: ReadonlyMap<number, number>): string {
   const docs = parseAllDocuments(text);
   for (const doc of docs) {
     if (doc.get('kind') !== 'EndpointSlice') continue;
@@ -72,7 +72,7 @@ export function rewriteEndpointPorts(text: string, ports: ReadonlyMap<number, nu
 }
 
 /** Copies `examples/<name>` into `dir`, EndpointSlice ports rewritten; returns the copy's path. */
-export async function copyExample(
+async function copyExample(
   name: string,
   dir: string,
   ports: ReadonlyMap<number, number>,
@@ -86,6 +86,31 @@ export async function copyExample(
     await writeFile(file, rewriteEndpointPorts(await readFile(file, 'utf8'), ports));
   }
   return to;
+}
+
+export interface ExampleCopy {
+  /** The fresh temp dir holding the copy, removed when the test ends. */
+  dir: string;
+  /** The copy of `examples/<name>`. */
+  files: string;
+  /** `<dir>/state`: where a controller serving the copy keeps its state. */
+  stateDir: string;
+}
+
+/**
+ * `examples/<name>` copied into a fresh temp dir with its backends served: example port 3001 + i goes to an
+ * echo server whose replies name `pods[i]`.
+ */
+export async function exampleCopy(
+  t: TestContext,
+  name: string,
+  pods: readonly string[],
+): Promise<ExampleCopy> {
+  const dir = await tempDir(t, name);
+  const ports = new Map<number, number>();
+  for (const [i, pod] of pods.entries()) ports.set(3001 + i, await echo(t, pod));
+  const files = await copyExample(name, dir, ports);
+  return { dir, files, stateDir: join(dir, 'state') };
 }
 
 const STARTUP_TIMEOUT_MS = 20_000;

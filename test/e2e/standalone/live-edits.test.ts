@@ -11,14 +11,12 @@ import { PORTICO_MAIN } from '../../support/portico.js';
 import {
   adminGet,
   adminResources,
-  copyExample,
-  echo,
   echoBody,
   eventually,
+  exampleCopy,
   programmedAddress,
   send,
   startStandalone,
-  tempDir,
   untilStatus,
 } from './harness.js';
 
@@ -95,17 +93,8 @@ function steadyTraffic(address: string, port: number) {
 }
 
 test('routes and Gateways added, changed and removed while traffic runs; unchanged routes never fail', async (t) => {
-  const dir = await tempDir(t, 'live');
-  const ports = new Map([
-    [3001, await echo(t, 'web')],
-    [3002, await echo(t, 'api')],
-  ]);
-  const files = await copyExample('quickstart', dir, ports);
-  const c = await startStandalone(t, {
-    args: ['-f', files],
-    pool: '127.0.41.0/24',
-    stateDir: join(dir, 'state'),
-  });
+  const { files, stateDir } = await exampleCopy(t, 'quickstart', ['web', 'api']);
+  const c = await startStandalone(t, { args: ['-f', files], pool: '127.0.41.0/24', stateDir });
   const address = await programmedAddress(c.admin, 'default', 'eg');
   await untilStatus(address, 8080, 'www.example.com', '/', 200);
   const traffic = steadyTraffic(address, 8080);
@@ -147,19 +136,10 @@ test('routes and Gateways added, changed and removed while traffic runs; unchang
 });
 
 test('a broken file is reported with file and line and keeps its last good content; other files still apply', async (t) => {
-  const dir = await tempDir(t, 'broken');
-  const ports = new Map([
-    [3001, await echo(t, 'web')],
-    [3002, await echo(t, 'api')],
-  ]);
-  const files = await copyExample('quickstart', dir, ports);
+  const { files, stateDir } = await exampleCopy(t, 'quickstart', ['web', 'api']);
   const extra = join(files, 'extra.yaml');
   await writeFile(extra, route('extra', 'extra.example.com', 'backend-api'));
-  const c = await startStandalone(t, {
-    args: ['-f', files],
-    pool: '127.0.42.0/24',
-    stateDir: join(dir, 'state'),
-  });
+  const c = await startStandalone(t, { args: ['-f', files], pool: '127.0.42.0/24', stateDir });
   const address = await programmedAddress(c.admin, 'default', 'eg');
   await untilStatus(address, 8080, 'extra.example.com', '/', 200);
 

@@ -1,19 +1,16 @@
 // Liveness: a proxy drained behind the controller's back, or hung, loses Programmed and is restarted.
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { test } from 'node:test';
 import { httpRequest } from '../../support/http.js';
 import {
   adminGet,
   adminResources,
   condition,
-  copyExample,
-  echo,
   eventually,
+  exampleCopy,
   type GatewayStatusView,
   programmedAddress,
   startStandalone,
-  tempDir,
   untilStatus,
 } from './harness.js';
 
@@ -31,13 +28,8 @@ async function programmed(admin: string): Promise<string | undefined> {
 }
 
 test('a drained or hung proxy is reported not Programmed and restarted', async (t) => {
-  const dir = await tempDir(t, 'liveness');
-  const files = await copyExample('quickstart', dir, new Map([[3001, await echo(t, 'web')]]));
-  const c = await startStandalone(t, {
-    args: ['-f', files],
-    pool: '127.0.64.0/24',
-    stateDir: join(dir, 'state'),
-  });
+  const { files, stateDir } = await exampleCopy(t, 'quickstart', ['web']);
+  const c = await startStandalone(t, { args: ['-f', files], pool: '127.0.64.0/24', stateDir });
   const address = await programmedAddress(c.admin, 'default', 'eg');
   await untilStatus(address, 8080, 'www.example.com', '/', 200);
   const first = await eventually('a live proxy', async () => {

@@ -6,12 +6,10 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import {
   adminGet,
-  copyExample,
-  echo,
   eventually,
+  exampleCopy,
   programmedAddress,
   startStandalone,
-  tempDir,
   untilStatus,
 } from './harness.js';
 
@@ -26,13 +24,8 @@ async function fleets(admin: string): Promise<FleetView[]> {
 }
 
 test('a killed proxy is restarted and traffic resumes', async (t) => {
-  const dir = await tempDir(t, 'killed');
-  const files = await copyExample('quickstart', dir, new Map([[3001, await echo(t, 'web')]]));
-  const c = await startStandalone(t, {
-    args: ['-f', files],
-    pool: '127.0.61.0/24',
-    stateDir: join(dir, 'state'),
-  });
+  const { files, stateDir } = await exampleCopy(t, 'quickstart', ['web']);
+  const c = await startStandalone(t, { args: ['-f', files], pool: '127.0.61.0/24', stateDir });
   const address = await programmedAddress(c.admin, 'default', 'eg');
   await untilStatus(address, 8080, 'www.example.com', '/', 200);
   const [before] = await fleets(c.admin);
@@ -60,9 +53,7 @@ spec:
 `;
 
 test('a restarted controller keeps every fleet on its address', async (t) => {
-  const dir = await tempDir(t, 'restart');
-  const files = await copyExample('quickstart', dir, new Map([[3001, await echo(t, 'web')]]));
-  const stateDir = join(dir, 'state');
+  const { files, stateDir } = await exampleCopy(t, 'quickstart', ['web']);
   const pool = '127.0.62.0/24';
   const first = await startStandalone(t, { args: ['-f', files], pool, stateDir });
   const eg = await programmedAddress(first.admin, 'default', 'eg');

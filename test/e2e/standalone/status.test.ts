@@ -10,14 +10,12 @@ import { PORTICO_MAIN } from '../../support/portico.js';
 import {
   adminResources,
   condition,
-  copyExample,
   defer,
-  echo,
   eventually,
+  exampleCopy,
   type GatewayStatusView,
   programmedAddress,
   startStandalone,
-  tempDir,
   untilStatus,
 } from './harness.js';
 
@@ -67,14 +65,9 @@ spec:
 `;
 
 test('portico get shows the statuses portico translate computes for the same files', async (t) => {
-  const dir = await tempDir(t, 'status');
-  const files = await copyExample('merged-gateways', dir, new Map([[3001, await echo(t, 'one')]]));
+  const { files, stateDir } = await exampleCopy(t, 'merged-gateways', ['one']);
   await writeFile(join(files, 'broken-routes.yaml'), BROKEN_ROUTES);
-  const c = await startStandalone(t, {
-    args: ['-f', files],
-    pool: '127.0.51.0/24',
-    stateDir: join(dir, 'state'),
-  });
+  const c = await startStandalone(t, { args: ['-f', files], pool: '127.0.51.0/24', stateDir });
   await programmedAddress(c.admin, 'default', 'eg');
   await programmedAddress(c.admin, 'default', 'merged-eg-1');
 
@@ -143,16 +136,11 @@ ${listeners.map(([name, port]) => `    - {name: ${name}, protocol: HTTP, port: $
 }
 
 test('a listener that cannot bind becomes its condition; the other listeners keep serving', async (t) => {
-  const dir = await tempDir(t, 'bind');
-  const files = await copyExample('quickstart', dir, new Map([[3001, await echo(t, 'web')]]));
+  const { files, stateDir } = await exampleCopy(t, 'quickstart', ['web']);
   const gatewayFile = join(files, 'gateway.yaml');
   const write = (listeners: [string, number][]) => writeFile(gatewayFile, gateway(listeners));
   await write([['http', 8080]]);
-  const c = await startStandalone(t, {
-    args: ['-f', files],
-    pool: '127.0.52.0/24',
-    stateDir: join(dir, 'state'),
-  });
+  const c = await startStandalone(t, { args: ['-f', files], pool: '127.0.52.0/24', stateDir });
   const address = await programmedAddress(c.admin, 'default', 'eg');
   await untilStatus(address, 8080, 'www.example.com', '/', 200);
 
