@@ -25,17 +25,27 @@ export async function setup(c: Cluster, sys: string): Promise<void> {
   await served(address, 80, 'faults.example.com');
 }
 
-const target = () => [{ address, port: 80, host: 'faults.example.com' }];
-
-function report(t: TestContext, result: TrafficResult): void {
-  t.diagnostic(`${result.requests} requests, ${result.failures.length} failed`);
-  assert.ok(result.requests > 0, 'traffic ran');
-}
-
 /** A route added now answers 200: the controller sees changes and the proxies apply them. */
 async function newRouteServed(name: string): Promise<void> {
   await route(cluster, NS, name, { namespace: NS, name: 'gw' }, `${name}.example.com`, 'echo');
   await served(address, 80, `${name}.example.com`);
+}
+
+/** `disrupt` happens while traffic flows to the Gateway: no request fails, and the next change is programmed. */
+async function withoutFailedRequests(t: TestContext, disrupt: () => Promise<void>, nextRoute: string) {
+  const traffic = startTraffic([{ address, port: 80, host: 'faults.example.com' }]);
+  let result: TrafficResult;
+  try {
+    await flowing(traffic);
+    await disrupt();
+    await flowing(traffic);
+  } finally {
+    result = await traffic.stop();
+  }
+  t.diagnostic(`${result.requests} requests, ${result.failures.length} failed`);
+  assert.ok(result.requests > 0, 'traffic ran');
+  assert.deepEqual(result.failures, []);
+  await newRouteServed(nextRoute);
 }
 
 test('a proxy container killed by the runtime is restarted, gets its config back and serves again', {
@@ -66,42 +76,32 @@ test('a proxy container killed by the runtime is restarted, gets its config back
 test('an API server restart under traffic fails no request; the next change is programmed after it', {
   skip: E2E_SKIP,
 }, async (t) => {
-  const traffic = startTraffic(target());
-  let result: TrafficResult;
-  try {
-    await flowing(traffic);
-    const began = Date.now();
-    await cluster.restart('kube-apiserver');
-    t.diagnostic(`API server serving again after ${Date.now() - began} ms`);
-    await flowing(traffic);
-  } finally {
-    result = await traffic.stop();
-  }
-  report(t, result);
-  assert.deepEqual(result.failures, []);
-  await newRouteServed('after-apiserver');
+  await withoutFailedRequests(
+    t,
+    async () => {
+      const began = Date.now();
+      await cluster.restart('kube-apiserver');
+      t.diagnostic(`API server serving again after ${Date.now() - began} ms`);
+    },
+    'after-apiserver',
+  );
 });
 
 test('etcd frozen for 10 s under traffic: proxies keep serving; changes apply once it thaws', {
   skip: E2E_SKIP,
 }, async (t) => {
-  const traffic = startTraffic(target());
-  let result: TrafficResult;
-  try {
-    await flowing(traffic);
-    const resume = cluster.pause('etcd');
-    try {
-      await new Promise((r) => setTimeout(r, 10_000));
-      // Meanwhile the API server cannot answer writes; the data plane does not depend on it.
-      assert.equal((await get(address, 80, 'faults.example.com')).status, 200);
-    } finally {
-      resume();
-    }
-    await flowing(traffic);
-  } finally {
-    result = await traffic.stop();
-  }
-  report(t, result);
-  assert.deepEqual(result.failures, []);
-  await newRouteServed('after-etcd');
+  await withoutFailedRequests(
+    t,
+    async () => {
+      const resume = cluster.pause('etcd');
+      try {
+        await new Promise((r) => setTimeout(r, 10_000));
+        // Meanwhile the API server cannot answer writes; the data plane does not depend on it.
+        assert.equal((await get(address, 80, 'faults.example.com')).status, 200);
+      } finally {
+        resume();
+      }
+    },
+    'after-etcd',
+  );
 });
