@@ -21,6 +21,7 @@ import {
   replicaReports,
   settledLeader,
   startTraffic,
+  type Traffic,
   type TrafficResult,
 } from '../handover.js';
 import { E2E_SKIP } from '../install.js';
@@ -78,6 +79,26 @@ function assertNoFlap(records: ProgrammedRecord[], generations: Map<string, numb
     (r) => r.status !== 'True' && r.observedGeneration === generations.get(r.gateway),
   );
   assert.deepEqual(flaps, [], 'Programmed flapped during the disruption');
+}
+
+/**
+ * `disrupt` happens while traffic flows to every team's Gateway and every Programmed condition is recorded: no
+ * request fails, and Programmed holds at the generations from before (disrupt gets the traffic to check on it).
+ */
+async function withoutFailuresOrFlaps(t: TestContext, disrupt: (traffic: Traffic) => Promise<void>) {
+  const generations = await gatewayGenerations();
+  const recorder = await recordProgrammed(cluster);
+  const traffic = startTraffic(everyTeam());
+  let records: ProgrammedRecord[] = [];
+  try {
+    await flowing(traffic);
+    await disrupt(traffic);
+    await flowing(traffic);
+  } finally {
+    records = recorder.stop();
+    assertNoFailures(t, await traffic.stop());
+  }
+  assertNoFlap(records, generations);
 }
 
 async function gatewayGenerations(): Promise<Map<string, number>> {
@@ -260,12 +281,7 @@ test('leader handover under traffic: the other replica takes the Lease and progr
   t.diagnostic(
     `proxies connected to the leader before its deletion: ${onLeader.length} of ${proxies.length}`,
   );
-  const generations = await gatewayGenerations();
-  const recorder = await recordProgrammed(cluster);
-  const traffic = startTraffic(everyTeam());
-  let records: ProgrammedRecord[] = [];
-  try {
-    await flowing(traffic);
+  await withoutFailuresOrFlaps(t, async () => {
     const deleted = Date.now();
     await deletePod(leader);
     const duration = (before?.leaseDurationSeconds ?? 15) * 1000;
@@ -288,17 +304,12 @@ test('leader handover under traffic: the other replica takes the Lease and progr
     await newRouteProgrammed('after-handover');
     // A Gateway edit needs a proxy's Ack, which may reach the replacement replica: the leader counts its peers'.
     await gatewayEditProgrammed('team-b');
-    await flowing(traffic);
     const after = await lease(cluster, system);
     assert.equal(after?.holderIdentity, next);
     assert.ok((after?.leaseTransitions ?? 0) > (before?.leaseTransitions ?? 0), 'a transition was recorded');
     // The Deployment replaced the deleted replica; the new leader keeps the Lease.
     assert.equal(await settledLeader(cluster, system, 2), next);
-  } finally {
-    records = recorder.stop();
-    assertNoFailures(t, await traffic.stop());
-  }
-  assertNoFlap(records, generations);
+  });
 });
 
 test('controller restart under traffic (one replica): proxies keep serving, status stays, the next edit applies', {
@@ -320,12 +331,7 @@ test('controller restart under traffic (one replica): proxies keep serving, stat
   const proxies = await Promise.all(
     TEAMS.map(async (ns) => String((await proxyPod(cluster, ns, 'gw')).metadata?.name)),
   );
-  const generations = await gatewayGenerations();
-  const recorder = await recordProgrammed(cluster);
-  const traffic = startTraffic(everyTeam());
-  let records: ProgrammedRecord[] = [];
-  try {
-    await flowing(traffic);
+  await withoutFailuresOrFlaps(t, async (traffic) => {
     const deleted = Date.now();
     await deletePod(only);
     const successor = await settledLeader(cluster, system, 1);
@@ -334,12 +340,7 @@ test('controller restart under traffic (one replica): proxies keep serving, stat
     await proxiesConnected(cluster, system, proxies);
     await flowing(traffic);
     await newRouteProgrammed('after-restart');
-    await flowing(traffic);
-  } finally {
-    records = recorder.stop();
-    assertNoFailures(t, await traffic.stop());
-  }
-  assertNoFlap(records, generations);
+  });
   for (const [i, ns] of TEAMS.entries()) {
     const gw = await gatewayStatus(cluster, ns, 'gw');
     const programmed = condition(gw, 'Programmed');
