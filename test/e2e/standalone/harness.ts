@@ -72,11 +72,7 @@ function rewriteEndpointPorts(text: string, ports: ReadonlyMap<number, number>):
 }
 
 /** Copies `examples/<name>` into `dir`, EndpointSlice ports rewritten; returns the copy's path. */
-async function copyExample(
-  name: string,
-  dir: string,
-  ports: ReadonlyMap<number, number>,
-): Promise<string> {
+async function copyExample(name: string, dir: string, ports: ReadonlyMap<number, number>): Promise<string> {
   const to = join(dir, name);
   await cp(join(REPO_ROOT, 'examples', name), to, { recursive: true });
   const entries = await readdir(to, { recursive: true });
