@@ -185,18 +185,19 @@ export async function startKubernetesController(
     const started = performance.now();
     // Proxies Ack to whichever replica they are connected to: count the peers' too (polled while leading),
     // and, while they reconnect after a restart or takeover, what the stored status records as Programmed.
+    const fleetService = (fleet: string) => {
+      const i = infraByFleet.get(fleet);
+      return i === undefined ? undefined : `${i.namespace}/${i.name}`;
+    };
     // Only proxies whose pods are ready endpoints count: the Service sends traffic to no other.
     const nodes = nodesOnReadyPods(
       [...discovery.nodes(), ...peers.nodes()],
-      (fleet) => {
-        const i = infraByFleet.get(fleet);
-        return i === undefined ? undefined : `${i.namespace}/${i.name}`;
-      },
+      fleetService,
       snapshot.endpointSlices,
     );
     const live = dataPlaneState(fleets, nodes, (fleet) => {
-      const i = infraByFleet.get(fleet);
-      return i === undefined ? [] : addressesOfService(resources.raw('Service', `${i.namespace}/${i.name}`));
+      const service = fleetService(fleet);
+      return service === undefined ? [] : addressesOfService(resources.raw('Service', service));
     });
     const dataPlane =
       performance.now() < graceEndsAt

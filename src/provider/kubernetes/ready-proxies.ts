@@ -12,13 +12,20 @@ function podOf(endpoint: EndpointSlice['endpoints'][number]): string | undefined
   return ref?.kind === 'Pod' && typeof ref.name === 'string' ? ref.name : undefined;
 }
 
-/** `namespace/service` → the pods that are ready endpoints of it (absent `ready` counts as ready, per the API). */
-export function readyEndpointPods(slices: readonly EndpointSlice[]): Map<string, Set<string>> {
+/**
+ * `namespace/service` → the pods that are ready endpoints of it, for the given Services only (absent `ready`
+ * counts as ready, as the EndpointSlice API says).
+ */
+export function readyEndpointPods(
+  slices: readonly EndpointSlice[],
+  services: ReadonlySet<string>,
+): Map<string, Set<string>> {
   const out = new Map<string, Set<string>>();
   for (const slice of slices) {
     const service = slice.metadata.labels?.[SERVICE_NAME_LABEL];
     if (service === undefined) continue;
     const key = `${slice.metadata.namespace ?? ''}/${service}`;
+    if (!services.has(key)) continue;
     for (const endpoint of slice.endpoints) {
       const pod = podOf(endpoint);
       if (pod === undefined || endpoint.conditions.ready === false) continue;
@@ -37,9 +44,11 @@ export function nodesOnReadyPods<T extends { node: string; fleet: string }>(
   slices: readonly EndpointSlice[],
 ): T[] {
   if (nodes.length === 0) return [];
-  const ready = readyEndpointPods(slices);
+  const serviceOf = new Map(nodes.map((n) => [n.fleet, fleetService(n.fleet)]));
+  const services = new Set([...serviceOf.values()].filter((s) => s !== undefined));
+  const ready = readyEndpointPods(slices, services);
   return nodes.filter((n) => {
-    const service = fleetService(n.fleet);
+    const service = serviceOf.get(n.fleet);
     return service !== undefined && ready.get(service)?.has(n.node) === true;
   });
 }

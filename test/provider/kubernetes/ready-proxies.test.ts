@@ -34,14 +34,18 @@ function endpoint(pod: string | undefined, ready?: boolean, kind = 'Pod'): Endpo
   } as Endpoint;
 }
 
-test('ready endpoint pods: by Service, absent ready counts as ready, not-ready and non-pod targets do not', () => {
-  const pods = readyEndpointPods([
-    slice('sys', 'proxy-a', [endpoint('a-1', true), endpoint('a-2', false), endpoint('a-3')]),
-    slice('sys', 'proxy-a', [endpoint('a-4', true)], 'proxy-a-second'),
-    slice('sys', 'proxy-b', [endpoint(undefined, true), endpoint('b-1', true, 'Node')]),
-    slice('sys', undefined, [endpoint('c-1', true)], 'unlabelled'),
-    slice('other', 'proxy-a', [endpoint('o-1', true)]),
-  ]);
+test('ready endpoint pods of the Services asked for: absent ready counts as ready, not-ready and non-pod targets do not', () => {
+  const pods = readyEndpointPods(
+    [
+      slice('sys', 'proxy-a', [endpoint('a-1', true), endpoint('a-2', false), endpoint('a-3')]),
+      slice('sys', 'proxy-a', [endpoint('a-4', true)], 'proxy-a-second'),
+      slice('sys', 'proxy-b', [endpoint(undefined, true), endpoint('b-1', true, 'Node')]),
+      slice('sys', undefined, [endpoint('c-1', true)], 'unlabelled'),
+      slice('other', 'proxy-a', [endpoint('o-1', true)]),
+      slice('sys', 'not-asked-for', [endpoint('n-1', true)]),
+    ],
+    new Set(['sys/proxy-a', 'sys/proxy-b', 'other/proxy-a']),
+  );
   assert.deepEqual(
     [...pods].map(([k, v]) => [k, [...v].sort()]),
     [
