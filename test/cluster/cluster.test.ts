@@ -49,7 +49,11 @@ function watchUntil(args: string[], ready: RegExp, act: () => void, done: RegExp
       out += chunk.toString('utf8');
       if (!acted && ready.test(out)) {
         acted = true;
-        act();
+        try {
+          act();
+        } catch (error) {
+          reject(error);
+        }
       }
       if (done.test(out)) {
         clearTimeout(timer);
