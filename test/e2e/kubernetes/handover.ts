@@ -1,5 +1,7 @@
 // Availability e2e helpers: continuous traffic that counts every failure, the controller's Lease and pods,
 // a recorder of every Programmed condition a Gateway shows, and service account tokens for discovery streams.
+import assert from 'node:assert/strict';
+import type { TestContext } from 'node:test';
 import type { NodeState } from '../../../src/discovery/server.js';
 import { leaseName } from '../../../src/provider/kubernetes/leader-election.js';
 import { DATA_PLANE_PATH, parseDataPlaneReport } from '../../../src/provider/kubernetes/peer-data-plane.js';
@@ -70,6 +72,33 @@ export function startTraffic(targets: TrafficTarget[], concurrent = 2): Traffic 
 export async function flowing(traffic: Traffic, n = 20): Promise<void> {
   const target = traffic.count() + n;
   await eventually(async () => (traffic.count() >= target ? true : undefined), `${n} requests`, 30_000);
+}
+
+/**
+ * Runs `disrupt` while traffic flows to the targets (flowing before it and after it), then stops the traffic and
+ * returns what it saw. `disrupt` gets the traffic, to check on it midway.
+ */
+export async function duringTraffic(
+  targets: TrafficTarget[],
+  disrupt: (traffic: Traffic) => Promise<void>,
+): Promise<TrafficResult> {
+  const traffic = startTraffic(targets);
+  try {
+    await flowing(traffic);
+    await disrupt(traffic);
+    await flowing(traffic);
+  } catch (error) {
+    await traffic.stop();
+    throw error;
+  }
+  return traffic.stop();
+}
+
+/** Traffic ran, and not one request failed. */
+export function assertNoFailedRequests(t: TestContext, result: TrafficResult): void {
+  t.diagnostic(`${result.requests} requests, ${result.failures.length} failed`);
+  assert.ok(result.requests > 0, 'traffic ran');
+  assert.deepEqual(result.failures, [], `${result.failures.length} of ${result.requests} requests failed`);
 }
 
 export interface LeaseSpec {

@@ -8,7 +8,7 @@ import type { Cluster } from '../../cluster/harness.js';
 import { helm } from '../../cluster/helm.js';
 import { asList, call, eventually } from '../../cluster/kube-api.js';
 import { type ClusterLease, useCluster } from '../../cluster/shared.js';
-import { flowing, startTraffic } from './handover.js';
+import { assertNoFailedRequests, duringTraffic, flowing } from './handover.js';
 import { CHART, cleanup, E2E_ENABLED, E2E_SKIP, install, namespaceLogs, type Release } from './install.js';
 import { echoNamespace, gateway, gatewayClass, programmedAddress, route, served } from './traffic.js';
 
@@ -18,6 +18,8 @@ let clusterLease: ClusterLease;
 let cluster: Cluster;
 let release: Release;
 let address: string;
+/** Traffic through team-x's Gateway, served before, during and after each change to the release. */
+const teamX = () => ({ address, port: 80, host: 'team-x.example.com' });
 
 before(async () => {
   if (!E2E_ENABLED) return;
@@ -126,10 +128,7 @@ test('Gateway Namespace Mode with a namespace list: infrastructure RBAC only the
 test('helm upgrade of the watch list and log level rolls the controller with no failed request; rollback restores', {
   skip: E2E_SKIP,
 }, async (t) => {
-  const traffic = startTraffic([{ address, port: 80, host: 'team-x.example.com' }]);
-  let result: Awaited<ReturnType<typeof traffic.stop>>;
-  try {
-    await flowing(traffic);
+  const result = await duringTraffic([teamX()], async (traffic) => {
     await upgrade(['config.watch.namespaces={team-x,team-y}', 'logLevel=debug']);
     assert.ok(controllerArgs().includes('--log-level=debug'));
     assert.match(watchedConfig(), /team-y/);
@@ -157,12 +156,8 @@ test('helm upgrade of the watch list and log level rolls the controller with no 
       'one controller after the rollback',
       60_000,
     );
-    await flowing(traffic);
-  } finally {
-    result = await traffic.stop();
-  }
-  t.diagnostic(`${result.requests} requests, ${result.failures.length} failed`);
-  assert.deepEqual(result.failures, []);
+  });
+  assertNoFailedRequests(t, result);
   assert.match(await helm(cluster, ['history', 'edge', '-n', RELEASE_NS]), /rollback to 1/i);
 });
 
@@ -170,10 +165,7 @@ test('helm upgrade with certgen.rotate: new CA, the controller restarts, proxies
   skip: E2E_SKIP,
 }, async (t) => {
   const caBefore = caCertificate();
-  const traffic = startTraffic([{ address, port: 80, host: 'team-x.example.com' }]);
-  let result: Awaited<ReturnType<typeof traffic.stop>>;
-  try {
-    await flowing(traffic);
+  const result = await duringTraffic([teamX()], async () => {
     await upgrade(['certgen.rotate=true']);
     const caAfter = caCertificate();
     assert.notEqual(caAfter, caBefore, 'a new CA');
@@ -188,12 +180,8 @@ test('helm upgrade with certgen.rotate: new CA, the controller restarts, proxies
       'echo',
     );
     await served(address, 80, 'rotated.example.com');
-    await flowing(traffic);
-  } finally {
-    result = await traffic.stop();
-  }
-  t.diagnostic(`${result.requests} requests, ${result.failures.length} failed`);
-  assert.deepEqual(result.failures, []);
+  });
+  assertNoFailedRequests(t, result);
 });
 
 test('helm uninstall removes every object of the release, and the fleets, certificates and Lease its controller made', {

@@ -9,8 +9,10 @@ import { discoveryAudience } from '../../../../src/provider/kubernetes/token-aut
 import type { Cluster } from '../../../cluster/harness.js';
 import { asList, call, eventually, type Loose } from '../../../cluster/kube-api.js';
 import {
+  assertNoFailedRequests,
   CONTROLLER,
   controllerPods,
+  duringTraffic,
   flowing,
   lease,
   type ProgrammedRecord,
@@ -20,7 +22,6 @@ import {
   recordProgrammed,
   replicaReports,
   settledLeader,
-  startTraffic,
   type Traffic,
   type TrafficResult,
 } from '../handover.js';
@@ -64,12 +65,6 @@ function everyTeam() {
   return TEAMS.map((ns) => ({ address: address[ns]!, port: 80, host: `${ns}.example.com` }));
 }
 
-function assertNoFailures(t: TestContext, result: TrafficResult): void {
-  t.diagnostic(`${result.requests} requests, ${result.failures.length} failed`);
-  assert.ok(result.requests > 0, 'traffic ran');
-  assert.deepEqual(result.failures, [], `${result.failures.length} of ${result.requests} requests failed`);
-}
-
 /**
  * Programmed stayed True through the disruption at the generations the Gateways had before it (an edit made on
  * purpose may be Pending at its new generation until a proxy applied it).
@@ -88,16 +83,14 @@ function assertNoFlap(records: ProgrammedRecord[], generations: Map<string, numb
 async function withoutFailuresOrFlaps(t: TestContext, disrupt: (traffic: Traffic) => Promise<void>) {
   const generations = await gatewayGenerations();
   const recorder = await recordProgrammed(cluster);
-  const traffic = startTraffic(everyTeam());
-  let records: ProgrammedRecord[] = [];
+  let result: TrafficResult;
+  let records: ProgrammedRecord[];
   try {
-    await flowing(traffic);
-    await disrupt(traffic);
-    await flowing(traffic);
+    result = await duringTraffic(everyTeam(), disrupt);
   } finally {
     records = recorder.stop();
-    assertNoFailures(t, await traffic.stop());
   }
+  assertNoFailedRequests(t, result);
   assertNoFlap(records, generations);
 }
 

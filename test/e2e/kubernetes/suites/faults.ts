@@ -5,7 +5,7 @@ import { type TestContext, test } from 'node:test';
 import { DEFAULT_CONTROLLER_NAME } from '../../../../src/api/controller-config.js';
 import type { Cluster } from '../../../cluster/harness.js';
 import { asList, call, eventually } from '../../../cluster/kube-api.js';
-import { flowing, proxyPod, startTraffic, type TrafficResult } from '../handover.js';
+import { assertNoFailedRequests, duringTraffic, proxyPod } from '../handover.js';
 import { E2E_SKIP } from '../install.js';
 import { echoNamespace, gateway, gatewayClass, get, programmedAddress, route, served } from '../traffic.js';
 
@@ -33,18 +33,8 @@ async function newRouteServed(name: string): Promise<void> {
 
 /** `disrupt` happens while traffic flows to the Gateway: no request fails, and the next change is programmed. */
 async function withoutFailedRequests(t: TestContext, disrupt: () => Promise<void>, nextRoute: string) {
-  const traffic = startTraffic([{ address, port: 80, host: 'faults.example.com' }]);
-  let result: TrafficResult;
-  try {
-    await flowing(traffic);
-    await disrupt();
-    await flowing(traffic);
-  } finally {
-    result = await traffic.stop();
-  }
-  t.diagnostic(`${result.requests} requests, ${result.failures.length} failed`);
-  assert.ok(result.requests > 0, 'traffic ran');
-  assert.deepEqual(result.failures, []);
+  const result = await duringTraffic([{ address, port: 80, host: 'faults.example.com' }], disrupt);
+  assertNoFailedRequests(t, result);
   await newRouteServed(nextRoute);
 }
 
