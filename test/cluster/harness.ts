@@ -39,6 +39,7 @@ import {
   writeKubeletConfig,
   writeKubeProxyConfig,
 } from './components.js';
+import { restoreHostBaseline, saveHostBaseline } from './host-baseline.js';
 import { type ApiEndpoint, asList, call, eventually } from './kube-api.js';
 import { type LoadBalancerController, startLoadBalancerController } from './load-balancer.js';
 import {
@@ -48,12 +49,10 @@ import {
   nodeAddresses,
   removeCgroups,
   removeNetwork,
-  restoreHostSysctls,
-  saveHostSysctls,
   startHolder,
 } from './node-host.js';
 import { createPki, writeKubeconfig } from './pki.js';
-import { claimSlot, HOST_STATE_FILE, releaseSlot, type SlotOwner } from './slots.js';
+import { claimSlot, HOST_BASELINE_FILE, releaseSlot, type SlotOwner } from './slots.js';
 
 export interface ClusterOptions {
   /** Also write the admin kubeconfig here (kept after stop). */
@@ -223,12 +222,14 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     stopped = true;
     lb?.stop();
     await teardown(a, dir);
-    releaseSlot(slot, () => restoreHostSysctls(HOST_STATE_FILE));
+    releaseSlot(slot, () => restoreHostBaseline(HOST_BASELINE_FILE));
   };
 
   try {
     const started = Date.now();
     const since = () => `${((Date.now() - started) / 1000).toFixed(1)} s`;
+    // Before the first namespace, iptables call or kubelet of the series changes the machine.
+    saveHostBaseline(HOST_BASELINE_FILE);
     createNetwork(a);
     const systemCgroup = createCgroups(a);
     const holderPid = await startHolder(a, systemCgroup);
@@ -325,7 +326,6 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     for (const image of Object.values(toolchain.images)) ctr(['images', 'import', image.archive]);
     writeCniConfig(layout);
     writeKubeletConfig(layout);
-    saveHostSysctls(HOST_STATE_FILE);
     const kubelet = run('kubelet', 'kubelet', kubeletArgs(layout));
     await waitReady(
       kubelet,

@@ -1,10 +1,12 @@
 // What a cluster could leave on the host, read so a test can compare before and after: processes, mounts,
-// network namespaces, interfaces, routes, iptables rules, cgroups, temp files, slot locks and sysctls.
+// network namespaces, interfaces, routes, iptables rules, cgroups, files under /run, temp files, slot locks
+// and sysctls.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cacheDir } from '../../toolchain/manifest.js';
+import { mountPoints } from './host-baseline.js';
 import { cgroupMounts } from './node-host.js';
 
 export type HostState = Record<string, string[]>;
@@ -38,16 +40,18 @@ export function hostState(): HostState {
   const sysctls = ['vm/overcommit_memory', 'kernel/panic', 'kernel/panic_on_oops', 'vm/panic_on_oom'];
   return {
     processes: clusterProcesses(),
-    mounts: readFileSync('/proc/self/mountinfo', 'utf8')
-      .split('\n')
-      .map((l) => l.split(' ')[4] ?? '')
-      .filter((m) => m !== '')
-      .sort(),
+    mounts: mountPoints().sort(),
     netns: lines('ip', ['netns', 'list']),
     links: lines('ip', ['-o', 'link', 'show']).map((l) => l.split(':')[1]?.trim() ?? l),
     routes: [...lines('ip', ['route', 'show']), ...lines('ip', ['-6', 'route', 'show'])],
     iptables: lines('iptables-save', []).filter((l) => !l.startsWith('#')),
-    cgroups: cgroupMounts().flatMap((m) => readdirSync(m).filter((d) => d.startsWith('portico-k8s-'))),
+    // Every top-level group, not only ours: the kubelet would make `kubepods` here if it missed its root.
+    cgroups: cgroupMounts().flatMap((m) =>
+      readdirSync(m, { withFileTypes: true })
+        .filter((d) => d.isDirectory())
+        .map((d) => `${m}/${d.name}`),
+    ),
+    run: readdirSync('/run').sort(),
     tmp: readdirSync(tmpdir()).filter((f) => f.startsWith('portico-cluster-')),
     locks: existsSync('/run/portico-test-clusters') ? readdirSync('/run/portico-test-clusters') : [],
     sysctls: sysctls.map((k) => `${k}=${readFileSync(join('/proc/sys', k), 'utf8').trim()}`),

@@ -2,7 +2,7 @@
 // namespace (every mount the kubelet and containerd make lives and dies there), and a cgroup subtree that
 // holds every process of the cluster — components, shims and containers — so stop() can find them all.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 export interface NodeAddresses {
@@ -240,30 +240,4 @@ export function nodeCommand(
 ): [string, string[]] {
   const enter = ['nsenter', '--target', String(holderPid), '--mount', '--net', '--', command, ...args];
   return ['sh', ['-c', 'echo $$ > "$0" && exec "$@"', join(systemCgroup, 'cgroup.procs'), ...enter]];
-}
-
-/** Machine-wide sysctls the kubelet sets at start (its "kernel tunables"); the last cluster to stop restores them. */
-const KUBELET_SYSCTLS = [
-  'vm/overcommit_memory',
-  'vm/panic_on_oom',
-  'kernel/panic',
-  'kernel/panic_on_oops',
-  'kernel/keys/root_maxkeys',
-  'kernel/keys/root_maxbytes',
-];
-
-/** Records the machine's values once (the first cluster of a series), before any kubelet changes them. */
-export function saveHostSysctls(file: string): void {
-  if (existsSync(file)) return;
-  const values = Object.fromEntries(
-    KUBELET_SYSCTLS.map((k) => [k, readFileSync(`/proc/sys/${k}`, 'utf8').trim()]),
-  );
-  writeFileSync(file, JSON.stringify(values));
-}
-
-export function restoreHostSysctls(file: string): void {
-  if (!existsSync(file)) return;
-  const values = JSON.parse(readFileSync(file, 'utf8')) as Record<string, string>;
-  for (const [key, value] of Object.entries(values)) writeFileSync(`/proc/sys/${key}`, value);
-  rmSync(file);
 }

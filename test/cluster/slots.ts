@@ -72,7 +72,7 @@ export async function claimSlot(
 }
 
 /** Shared by the clusters of this machine: what must be restored once the last of them stops. */
-export const HOST_STATE_FILE = join(LOCK_DIR, 'host-sysctls.json');
+export const HOST_BASELINE_FILE = join(LOCK_DIR, 'host-baseline.json');
 
 /** Releases the slot; `lastOut` runs when no other cluster holds one. */
 export function releaseSlot(slot: number, lastOut: () => void): void {
