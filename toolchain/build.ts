@@ -3,7 +3,7 @@
 // changed. It ends by writing the manifest the cluster harness reads (toolchain/manifest.ts).
 //
 //   npm run toolchain [-- --only NAME[,NAME]] [--force]
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
   chmodSync,
@@ -17,6 +17,7 @@ import {
   statSync,
   writeFileSync,
 } from 'node:fs';
+import { totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import {
@@ -49,6 +50,30 @@ function fileHash(path: string): string {
   return hash(readFileSync(path));
 }
 
+interface Finished {
+  stdout: string;
+  stderr: string;
+  status: number | null;
+  error?: Error;
+}
+
+function logFileOf(name: string): string {
+  const logs = join(cacheDir(), 'logs');
+  mkdirSync(logs, { recursive: true });
+  return join(logs, `${name}.log`);
+}
+
+/** Writes a finished command's output to its log; a failure names the log. */
+function checked(name: string, command: string, args: string[], result: Finished, started: number) {
+  const logFile = logFileOf(name);
+  writeFileSync(logFile, `$ ${command} ${args.join(' ')}\n${result.stdout}${result.stderr}`);
+  if (result.error !== undefined)
+    throw new ToolchainError(`${name}: ${result.error.message} (log: ${logFile})`);
+  if (result.status !== 0)
+    throw new ToolchainError(`${name} failed (exit ${result.status}); log: ${logFile}`);
+  return { seconds: (Date.now() - started) / 1000, stdout: result.stdout };
+}
+
 /** Runs a command with its output in a log file; a failure names the log. */
 function runLogged(
   name: string,
@@ -56,9 +81,6 @@ function runLogged(
   args: string[],
   options: { cwd?: string; env?: NodeJS.ProcessEnv },
 ) {
-  const logs = join(cacheDir(), 'logs');
-  mkdirSync(logs, { recursive: true });
-  const logFile = join(logs, `${name}.log`);
   const started = Date.now();
   const result = spawnSync(command, args, {
     cwd: options.cwd ?? REPO,
@@ -66,12 +88,51 @@ function runLogged(
     encoding: 'utf8',
     maxBuffer: 256 * 1024 * 1024,
   });
-  writeFileSync(logFile, `$ ${command} ${args.join(' ')}\n${result.stdout ?? ''}${result.stderr ?? ''}`);
-  if (result.error !== undefined)
-    throw new ToolchainError(`${name}: ${result.error.message} (log: ${logFile})`);
-  if (result.status !== 0)
-    throw new ToolchainError(`${name} failed (exit ${result.status}); log: ${logFile}`);
-  return { seconds: (Date.now() - started) / 1000, stdout: result.stdout };
+  const { stdout, stderr, status, error } = result;
+  return checked(name, command, args, { stdout: stdout ?? '', stderr: stderr ?? '', status, error }, started);
+}
+
+/** Builds still running: a failed one stops the others rather than leaving them behind. */
+const running = new Set<ReturnType<typeof spawn>>();
+
+/** runLogged without blocking, so builds run side by side. */
+function runLoggedInBackground(
+  name: string,
+  command: string,
+  args: string[],
+  options: { cwd: string; env: NodeJS.ProcessEnv },
+): Promise<{ seconds: number; stdout: string }> {
+  const started = Date.now();
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, {
+      cwd: options.cwd,
+      env: options.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    running.add(child);
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    let spawnError: Error | undefined;
+    child.stdout.on('data', (b: Buffer) => out.push(b));
+    child.stderr.on('data', (b: Buffer) => err.push(b));
+    child.on('error', (error) => {
+      spawnError = error;
+    });
+    child.on('close', (status) => {
+      running.delete(child);
+      const result: Finished = {
+        stdout: Buffer.concat(out).toString('utf8'),
+        stderr: Buffer.concat(err).toString('utf8'),
+        status,
+        error: spawnError,
+      };
+      try {
+        resolve(checked(name, command, args, result, started));
+      } catch (error) {
+        reject(error);
+      }
+    });
+  });
 }
 
 function checkGo(): string {
@@ -116,7 +177,7 @@ function goModuleKey(build: (typeof GO_BUILDS)[string], goVersion: string): stri
 }
 
 /** Builds a GO_BUILDS entry into <cache>/<name>/<key>/ unless it is there. */
-function goBuild(name: string, goVersion: string): Record<string, string> {
+async function goBuild(name: string, goVersion: string): Promise<Record<string, string>> {
   const build = GO_BUILDS[name];
   if (build === undefined) throw new ToolchainError(`unknown Go build ${name}`);
   const key = goModuleKey(build, goVersion);
@@ -140,7 +201,7 @@ function goBuild(name: string, goVersion: string): Record<string, string> {
   if (build.tags !== undefined) args.push('-tags', build.tags);
   if (build.ldflags !== undefined) args.push('-ldflags', build.ldflags);
   args.push(...build.packages);
-  const { seconds } = runLogged(name, 'go', args, { cwd: join(REPO, build.module), env });
+  const { seconds } = await runLoggedInBackground(name, 'go', args, { cwd: join(REPO, build.module), env });
   rmSync(out, { recursive: true, force: true });
   renameSync(tmp, out);
   log(`built ${name} in ${seconds.toFixed(0)} s`);
@@ -428,7 +489,29 @@ function gatewayApiCrds(): string {
   return crds;
 }
 
-function main(): void {
+/**
+ * Go builds side by side: each compiles on every core already, but a build also waits on module downloads and
+ * links on one core, which another build fills. Each takes up to about 3 GiB, so memory sets the count.
+ */
+function goBuildJobs(): number {
+  return Math.max(1, Math.min(3, Math.floor(totalmem() / (4 * 1024 ** 3))));
+}
+
+/** Runs `work` over `items`, at most `limit` at once, results in the order of `items`. */
+async function eachAtMost<T, R>(limit: number, items: T[], work: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      results[i] = await work(items[i] as T);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}
+
+async function main(): Promise<void> {
   const { values } = parseArgs({
     options: { only: { type: 'string' } },
   });
@@ -440,9 +523,13 @@ function main(): void {
   const only = values.only?.split(',');
   const wanted = (name: string) => only === undefined || only.includes(name);
   const binaries: Record<string, string> = {};
-  for (const name of Object.keys(GO_BUILDS)) {
-    if (wanted(name) || name === 'oci-image') Object.assign(binaries, goBuild(name, goVersion));
+  const builds = Object.keys(GO_BUILDS).filter((name) => wanted(name) || name === 'oci-image');
+  const jobs = goBuildJobs();
+  const goStarted = Date.now();
+  for (const paths of await eachAtMost(jobs, builds, (name) => goBuild(name, goVersion))) {
+    Object.assign(binaries, paths);
   }
+  log(`Go builds ready in ${((Date.now() - goStarted) / 1000).toFixed(0)} s (${jobs} at a time)`);
   binaries.pause = buildPause();
   const tool = binaries['oci-image'];
   if (tool === undefined) throw new ToolchainError('no oci-image tool');
@@ -463,8 +550,9 @@ function main(): void {
 }
 
 try {
-  main();
+  await main();
 } catch (error) {
+  for (const child of running) child.kill('SIGTERM');
   if (error instanceof ToolchainError) {
     log(error.message);
     process.exit(1);
