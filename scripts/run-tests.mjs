@@ -7,6 +7,8 @@
 //      deployment modes on the same cluster (`npm run conformance`), which fails on any regression from the
 //      committed reports; the cluster is stopped at the end.
 // `node scripts/run-tests.mjs [substring...]` runs the matching files only (and no conformance run).
+// `--full` (what `npm test` runs) first lints, type-checks, builds and builds the toolchain, stopping at the
+// first failure. Every run ends with the time each step took, so a slow phase shows where it is.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -74,7 +76,52 @@ async function startSharedCluster() {
   return { dir, stop };
 }
 
-const filter = process.argv.slice(2);
+/** Each step's name, seconds and exit status, printed at the end. */
+const steps = [];
+
+function timed(name, work) {
+  const started = Date.now();
+  const status = work();
+  steps.push({ name, seconds: (Date.now() - started) / 1000, status });
+  return status;
+}
+
+async function timedAsync(name, work) {
+  const started = Date.now();
+  try {
+    return await work();
+  } finally {
+    steps.push({ name, seconds: (Date.now() - started) / 1000, status: 0 });
+  }
+}
+
+function printTimes() {
+  const total = steps.reduce((sum, s) => sum + s.seconds, 0);
+  const width = Math.max(...steps.map((s) => s.name.length), 5);
+  const line = (name, seconds, note) =>
+    `  ${name.padEnd(width)}  ${seconds.toFixed(0).padStart(5)} s  ${note}`;
+  console.log('\nstep times:');
+  for (const s of steps)
+    console.log(line(s.name, s.seconds, s.status === 0 ? 'ok' : `FAILED (exit ${s.status})`));
+  console.log(line('total', total, ''));
+}
+
+function npmRun(script) {
+  const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+  return timed(script, () => spawnSync(npm, ['run', '--silent', script], { stdio: 'inherit' }).status ?? 1);
+}
+
+const args = process.argv.slice(2);
+const full = args.includes('--full');
+const filter = args.filter((a) => a !== '--full');
+if (full) {
+  for (const script of ['lint', 'typecheck', 'build', 'toolchain']) {
+    if (npmRun(script) !== 0) {
+      printTimes();
+      process.exit(1);
+    }
+  }
+}
 const files = collect('test', []).filter((f) => filter.length === 0 || filter.some((p) => f.includes(p)));
 files.sort();
 if (files.length === 0) {
@@ -95,15 +142,23 @@ function conformance(clusterDir) {
   return result.status ?? 1;
 }
 
-const results = [run(plain, 2, {}), run(clusterFiles, 1, {})];
+const results = [];
+if (plain.length > 0)
+  results.push(timed(`unit, golden and standalone tests (${plain.length} files)`, () => run(plain, 2, {})));
+if (clusterFiles.length > 0)
+  results.push(
+    timed(`the cluster's own tests (${clusterFiles.length} files)`, () => run(clusterFiles, 1, {})),
+  );
 const withConformance = filter.length === 0;
 if (e2e.length > 0 || withConformance) {
-  const cluster = await startSharedCluster();
+  const cluster = await timedAsync('shared cluster start', startSharedCluster);
   try {
-    results.push(run(e2e, 1, { PORTICO_E2E_KUBERNETES: '1', PORTICO_TEST_CLUSTER: cluster.dir }));
-    if (withConformance) results.push(conformance(cluster.dir));
+    const env = { PORTICO_E2E_KUBERNETES: '1', PORTICO_TEST_CLUSTER: cluster.dir };
+    results.push(timed(`Kubernetes e2e (${e2e.length} files)`, () => run(e2e, 1, env)));
+    if (withConformance) results.push(timed('conformance, both modes', () => conformance(cluster.dir)));
   } finally {
-    await cluster.stop();
+    await timedAsync('shared cluster stop', cluster.stop);
   }
 }
+printTimes();
 process.exit(results.find((r) => r !== 0) ?? 0);
