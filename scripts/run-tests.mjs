@@ -1,6 +1,7 @@
 // Runs every test file with Node's own test runner. Node 20 takes no globs, so the files are listed here.
 // Three phases, so heavy files never compete for the 2 cores:
-//   1. everything else, two files at a time;
+//   1. everything else, two files at a time; then the data plane's files again on the Node the image ships,
+//      when that is not the Node running this;
 //   2. the cluster's own files (test/cluster), each starting and stopping a real cluster of its own;
 //   3. the Kubernetes end-to-end files, one at a time, on one real cluster started here for all of them
 //      (PORTICO_TEST_CLUSTER names it), then — in a full run — the upstream conformance suite in both
@@ -12,7 +13,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, sep } from 'node:path';
+import { delimiter, dirname, join, sep } from 'node:path';
 
 const CLUSTER_FILES = join('test', 'cluster') + sep;
 const KUBERNETES_E2E = join('test', 'e2e', 'kubernetes') + sep;
@@ -28,8 +29,11 @@ function collect(dir, out) {
   return out;
 }
 
-function run(files, concurrency, env) {
+function run(files, concurrency, env, node = { path: process.execPath, version: process.version }) {
   if (files.length === 0) return 0;
+  console.log(
+    `# ${files.length} test file${files.length === 1 ? '' : 's'} on Node ${node.version} (${node.path})`,
+  );
   const args = [
     '--import',
     'tsx',
@@ -38,11 +42,35 @@ function run(files, concurrency, env) {
     '--test-timeout=600000',
     ...files,
   ];
-  const result = spawnSync(process.execPath, args, {
+  const result = spawnSync(node.path, args, {
     stdio: 'inherit',
     env: { ...process.env, PORTICO_TEST: '1', ...env },
   });
   return result.status ?? 1;
+}
+
+// The proxy's own files and its discovery client: their sockets, HTTP parsing and TLS are the runtime's.
+const IMAGE_NODE_FILES = [join('test', 'proxy') + sep, join('test', 'discovery', 'client.test.ts')];
+
+function dataPlaneFiles(files) {
+  return files.filter((f) => IMAGE_NODE_FILES.some((p) => f.startsWith(p)));
+}
+
+/** Runs the data plane's files on the image's Node (toolchain/artifacts.ts), fetched once into the cache. */
+function runOnImageNode(dataPlane) {
+  const fetched = spawnSync(process.execPath, ['--import', 'tsx', 'toolchain/node-runtime.ts'], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  if (fetched.status !== 0) {
+    console.error("# the image's Node is not available, so the data plane is untested on it");
+    return 1;
+  }
+  const path = fetched.stdout.trim();
+  const version = spawnSync(path, ['--version'], { encoding: 'utf8' }).stdout.trim();
+  if (version === process.version) return 0;
+  // A test that starts `node` by name gets this Node too.
+  return run(dataPlane, 2, { PATH: `${dirname(path)}${delimiter}${process.env.PATH}` }, { path, version });
 }
 
 /** Starts `npm run cluster` in the background; resolves with its directory once it is ready. */
@@ -145,6 +173,11 @@ function conformance(clusterDir) {
 const results = [];
 if (plain.length > 0)
   results.push(timed(`unit, golden and standalone tests (${plain.length} files)`, () => run(plain, 2, {})));
+const dataPlane = dataPlaneFiles(plain);
+if (dataPlane.length > 0)
+  results.push(
+    timed(`the data plane on the image's Node (${dataPlane.length} files)`, () => runOnImageNode(dataPlane)),
+  );
 if (clusterFiles.length > 0)
   results.push(
     timed(`the cluster's own tests (${clusterFiles.length} files)`, () => run(clusterFiles, 1, {})),

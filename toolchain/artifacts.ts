@@ -4,7 +4,8 @@
 export const KUBERNETES_VERSION = 'v1.36.3';
 export const PAUSE_VERSION = '3.10.2';
 export const COREDNS_VERSION = 'v1.12.2';
-export const NODE_VERSION = '20.20.2';
+/** The Node the image runs: the newest 24.x LTS on the npm registry (Node 20 ended 2026-04-30). */
+export const NODE_VERSION = '24.21.0';
 /**
  * Debian packages on the host: the CNI plugins and iptables the node runs, libseccomp to build runc (Debian's
  * runc 1.1 cannot start containerd 2's pod sandboxes on this kernel: "can't get final child's PID from pipe").
