@@ -59,7 +59,13 @@ function certificateRefs(
 ): { ok: boolean; verdict?: Verdict; secrets: string[] } {
   const secrets: string[] = [];
   const gwNs = g.metadata.namespace ?? '';
-  for (const [i, ref] of (l.tls?.certificateRefs ?? []).entries()) {
+  const refs = l.tls?.certificateRefs ?? [];
+  if (l.protocol === 'HTTPS' && refs.length === 0) {
+    // The CRD admits an HTTPS listener with no tls, or with tls.options only: it has no certificate to serve.
+    const message = 'an HTTPS listener needs tls.certificateRefs naming its certificate';
+    return { ok: false, verdict: { ok: false, reason: 'InvalidCertificateRef', message }, secrets };
+  }
+  for (const [i, ref] of refs.entries()) {
     const ns = ref.namespace ?? gwNs;
     const id = `${ns}/${ref.name}`;
     const fail = (reason: string, message: string) => ({
