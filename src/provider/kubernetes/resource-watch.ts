@@ -4,7 +4,7 @@ import { formatResourceError } from '../../api/common.js';
 import type { PorticoGatewayConfig } from '../../api/controller-config.js';
 import type { ApiObject } from '../../api/kinds.js';
 import { emptySnapshot, type ResourceSnapshot } from '../../api/snapshot.js';
-import { validateObject } from '../../api/validate.js';
+import { SERVED_BY_API_SERVER, validateObject } from '../../api/validate.js';
 import { selectorMatches } from '../../translate/label-selector.js';
 import type { ApiClient, JsonObject } from './api-client.js';
 import { createInformer, type Informer } from './informer.js';
@@ -56,8 +56,9 @@ export function createResourceWatch(options: ResourceWatchOptions): ResourceWatc
       kind: kind.kind,
       fingerprint: (raw) => fingerprint(kind, raw),
       convert(raw) {
-        // The API server already validated by its own schema: fields ours does not declare are no error here.
-        const result = validateObject(raw, undefined, { unknownFields: 'ignore' });
+        // The API server already validated by its own schema: fields ours does not declare are no error here,
+        // and the null it serves for an empty list or map reads as empty.
+        const result = validateObject(raw, undefined, SERVED_BY_API_SERVER);
         if (result.ok) return result.object;
         const line = result.errors.map(formatResourceError).join('; ');
         if (!invalidReported.has(line)) {
