@@ -5,7 +5,7 @@ import { GATEWAY_API_GROUP } from '../api/gateway-class.js';
 import type { HTTPRoute } from '../api/http-route.js';
 import { certificateProblem } from './certificates.js';
 import type { Verdict } from './conditions.js';
-import { nsName, referenceGranted, type SnapshotLookup } from './lookup.js';
+import { notFound, nsName, referenceGranted, type SnapshotLookup } from './lookup.js';
 import { tlsSecretPems } from './secrets.js';
 
 export interface ListenerState {
@@ -91,7 +91,7 @@ function certificateRefs(
     if (!permitted)
       return fail('RefNotPermitted', `Secret ${id} is in another namespace and no ReferenceGrant allows it`);
     const secret = lookup.secrets.get(id);
-    if (secret === undefined) return fail('InvalidCertificateRef', `Secret ${id} not found`);
+    if (secret === undefined) return fail('InvalidCertificateRef', notFound(lookup, 'Secret', ns, ref.name));
     if (secret.type !== 'kubernetes.io/tls') {
       return fail('InvalidCertificateRef', `Secret ${id} is of type ${secret.type}, not kubernetes.io/tls`);
     }

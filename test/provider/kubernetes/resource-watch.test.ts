@@ -202,3 +202,58 @@ test('a fleet Service starting, scaled to zero and back: its slice is read each 
     watch.stop();
   }
 });
+
+/** The sample Gateway whose namespace selector has `operator`: the CRD admits any string there. */
+function gatewayWithOperator(operator: string, resourceVersion: string): JsonObject {
+  const gateway = structuredClone(SERVED_OBJECTS.Gateway) as JsonObject & {
+    metadata: JsonObject;
+    spec: {
+      listeners: { allowedRoutes: { namespaces: { selector: { matchExpressions: JsonObject[] } } } }[];
+    };
+  };
+  gateway.metadata.resourceVersion = resourceVersion;
+  gateway.spec.listeners[0]!.allowedRoutes.namespaces.selector.matchExpressions[0]!.operator = operator;
+  return gateway;
+}
+
+const OPERATOR = 'spec.listeners[0].allowedRoutes.namespaces.selector.matchExpressions[0].operator';
+
+test('an object Portico cannot use is logged once per change with its name and reason, and listed as unusable', async () => {
+  const { watch, server, log } = await watching([gatewayWithOperator('in', '1')]);
+  try {
+    const reason = `${OPERATOR}: must be one of In, NotIn, Exists, DoesNotExist`;
+    assert.deepEqual(log, [`ignoring invalid object Gateway edge/eg: ${reason}`]);
+    assert.deepEqual(watch.snapshot().gateways, []);
+    const unusable = watch.snapshot().unusable;
+    assert.deepEqual(unusable, [{ kind: 'Gateway', namespace: 'edge', name: 'eg', reason }]);
+    assert.equal(watch.snapshot().unusable, unusable, 'the same list while nothing changed');
+    server.send('ADDED', SERVED_OBJECTS.HTTPRoute!);
+    assert.equal(watch.snapshot().httpRoutes.length, 1);
+    assert.equal(watch.snapshot().unusable, unusable, 'the same list after a change of another object');
+
+    // Written again with no change that counts (our own status write): no second line.
+    server.send('MODIFIED', { ...gatewayWithOperator('in', '2'), status: { conditions: [] } });
+    assert.equal(log.length, 1);
+    // Changed and still unusable: one line for the new content.
+    server.send('MODIFIED', gatewayWithOperator('notin', '3'));
+    assert.deepEqual(log.slice(1), [
+      `ignoring invalid object Gateway edge/eg: ${OPERATOR}: must be one of In, NotIn, Exists, DoesNotExist`,
+    ]);
+    // Fixed: used, and no longer unusable.
+    server.send('MODIFIED', gatewayWithOperator('NotIn', '4'));
+    assert.deepEqual(
+      watch.snapshot().gateways.map((g) => g.metadata.name),
+      ['eg'],
+    );
+    assert.deepEqual(watch.snapshot().unusable, []);
+    // Broken again, then deleted: gone from both.
+    server.send('MODIFIED', gatewayWithOperator('in', '5'));
+    assert.equal(watch.snapshot().unusable.length, 1);
+    server.send('DELETED', gatewayWithOperator('in', '6'));
+    assert.deepEqual(watch.snapshot().unusable, []);
+    assert.deepEqual(watch.snapshot().gateways, []);
+    assert.equal(log.length, 3);
+  } finally {
+    watch.stop();
+  }
+});
