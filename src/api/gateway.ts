@@ -91,8 +91,9 @@ export const GatewaySchema = Type.Object({
   spec: Type.Object({
     gatewayClassName: Type.String({ minLength: 1, maxLength: 253 }),
     listeners: Type.Array(ListenerSchema, { minItems: 1, maxItems: 64 }),
+    // The CRD lets `value` be left out: a request for any address of the type.
     addresses: Type.Optional(
-      Type.Array(Type.Object({ type: Type.Optional(Type.String()), value: Type.String() })),
+      Type.Array(Type.Object({ type: Type.Optional(Type.String()), value: Type.Optional(Type.String()) })),
     ),
     infrastructure: Type.Optional(GatewayInfrastructureSchema),
     allowedListeners: Unimplemented(),

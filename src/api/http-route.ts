@@ -22,7 +22,8 @@ const HeaderValueSchema = Type.Object({ name: HeaderNameSchema, value: Type.Stri
 export const HeaderModifierSchema = Type.Object({
   set: Type.Array(HeaderValueSchema, { maxItems: 16, default: [] }),
   add: Type.Array(HeaderValueSchema, { maxItems: 16, default: [] }),
-  remove: Type.Array(HeaderNameSchema, { maxItems: 16, default: [] }),
+  // The CRD takes any string here; a name no request header can have removes nothing.
+  remove: Type.Array(Type.String(), { maxItems: 16, default: [] }),
 });
 
 export const PathModifierSchema = Type.Object({

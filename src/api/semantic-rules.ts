@@ -16,6 +16,10 @@ export function semanticErrors(o: ApiObject): FieldError[] {
   return [];
 }
 
+function isEmpty(map: Record<string, string> | undefined): boolean {
+  return map === undefined || Object.keys(map).length === 0;
+}
+
 function gatewayErrors(g: Gateway): FieldError[] {
   const errors: FieldError[] = [];
   const names = new Map<string, number>();
@@ -34,15 +38,15 @@ function gatewayErrors(g: Gateway): FieldError[] {
         message: `port, protocol and hostname must be unique; same as listeners[${sameTuple}]`,
       });
     } else tuples.set(tuple, i);
-    if (l.protocol === 'HTTPS' && l.tls === undefined)
-      errors.push({ path: [...at, 'tls'], message: 'required when protocol is HTTPS' });
+    // No rule makes an HTTPS listener have tls: the CRD admits one without, and the translator reports it.
     if ((l.protocol === 'HTTP' || l.protocol === 'TCP' || l.protocol === 'UDP') && l.tls !== undefined) {
       errors.push({ path: [...at, 'tls'], message: `must not be set when protocol is ${l.protocol}` });
     }
-    if (l.protocol === 'HTTPS' && l.tls?.mode === 'Terminate' && l.tls.certificateRefs.length === 0) {
+    const tls = l.tls;
+    if (tls?.mode === 'Terminate' && tls.certificateRefs.length === 0 && isEmpty(tls.options)) {
       errors.push({
         path: [...at, 'tls', 'certificateRefs'],
-        message: 'must have at least 1 item when mode is Terminate',
+        message: 'must have at least 1 item when mode is Terminate and tls.options is empty',
       });
     }
   });

@@ -7,6 +7,15 @@ import type { HTTPRoute } from './http-route.js';
 import type { ApiObject } from './kinds.js';
 import type { ReferenceGrant } from './reference-grant.js';
 
+/** An object the provider received and cannot use, and why: the objects that refer to it give the reason. */
+export interface UnusableObject {
+  kind: string;
+  namespace?: string;
+  name: string;
+  /** `field: message`, joined with `; ` */
+  reason: string;
+}
+
 export interface ResourceSnapshot {
   gatewayClasses: GatewayClass[];
   gateways: Gateway[];
@@ -17,6 +26,7 @@ export interface ResourceSnapshot {
   namespaces: Namespace[];
   secrets: Secret[];
   dataPlaneProxies: DataPlaneProxy[];
+  unusable: UnusableObject[];
 }
 
 export function emptySnapshot(): ResourceSnapshot {
@@ -30,6 +40,7 @@ export function emptySnapshot(): ResourceSnapshot {
     namespaces: [],
     secrets: [],
     dataPlaneProxies: [],
+    unusable: [],
   };
 }
 

@@ -6,6 +6,7 @@ import type { ResourceError } from './common.js';
 import { type ApiKind, type ApiObject, isApiKind, KINDS, objectId } from './kinds.js';
 import { formatFieldPath, toFieldErrors } from './schema-errors.js';
 import { semanticErrors } from './semantic-rules.js';
+import { readServedNullsAsAbsent } from './served-nulls.js';
 import { strictSchema } from './strict-schema.js';
 
 export interface ObjectSource {
@@ -23,7 +24,16 @@ export interface ValidateOptions {
    * rejects by its own schema, which may know fields this one does not, and adds managedFields, status…).
    */
   unknownFields?: 'reject' | 'ignore';
+  /**
+   * `null` in a field the schema lets be absent: `reject` (default) reports it, as a slip in a file; `absent`
+   * reads it as the field not being there, as the API server does (it serves empty lists and maps of some
+   * kinds as `null`, e.g. an EndpointSlice's `endpoints` and `ports`).
+   */
+  nullFields?: 'reject' | 'absent';
 }
+
+/** For objects an API server served: it already validated them by its own schema, and writes empty as null. */
+export const SERVED_BY_API_SERVER: ValidateOptions = { unknownFields: 'ignore', nullFields: 'absent' };
 
 export type ValidationResult = { ok: true; object: ApiObject } | { ok: false; errors: ResourceError[] };
 
@@ -37,6 +47,8 @@ function normaliseTimestamp(raw: Record<string, unknown>): void {
   if (isRecord(meta) && meta.creationTimestamp instanceof Date) {
     meta.creationTimestamp = meta.creationTimestamp.toISOString().replace(/\.000Z$/, 'Z');
   }
+  // kubectl's client-side output (`create --dry-run=client -o yaml`) says `creationTimestamp: null`: not set yet.
+  if (isRecord(meta) && meta.creationTimestamp === null) delete meta.creationTimestamp;
 }
 
 interface Checker {
@@ -64,7 +76,7 @@ export function validateObject(
   options: ValidateOptions = {},
 ): ValidationResult {
   try {
-    return validate(raw, source, options.unknownFields !== 'ignore');
+    return validate(raw, source, options.unknownFields !== 'ignore', options.nullFields === 'absent');
   } catch (error) {
     const e: ResourceError = { message: `cannot validate: ${(error as Error).message}` };
     if (source !== undefined) {
@@ -75,7 +87,12 @@ export function validateObject(
   }
 }
 
-function validate(raw: unknown, source: ObjectSource | undefined, strict: boolean): ValidationResult {
+function validate(
+  raw: unknown,
+  source: ObjectSource | undefined,
+  strict: boolean,
+  nullAsAbsent: boolean,
+): ValidationResult {
   const at = (
     field: readonly (string | number)[] | undefined,
     message: string,
@@ -116,6 +133,7 @@ function validate(raw: unknown, source: ObjectSource | undefined, strict: boolea
   if (info.namespaced && isRecord(value.metadata)) value.metadata.namespace = namespace;
   if (!info.namespaced && isRecord(value.metadata)) delete value.metadata.namespace;
   const { schema, check } = checker(kind, strict);
+  if (nullAsAbsent) readServedNullsAsAbsent(schema, value);
   const defaulted: unknown = Value.Default(schema, value);
   // The compiled check is the fast path; the (slower) error walk runs only for invalid objects.
   if (!check.Check(defaulted)) {

@@ -4,7 +4,7 @@ import { GATEWAY_API_GROUP } from '../api/gateway-class.js';
 import type { HTTPRoute } from '../api/http-route.js';
 import type { Cluster, ClusterEndpoints, Endpoint } from '../ir/fleet-config.js';
 import type { Verdict } from './conditions.js';
-import { referenceGranted, type SnapshotLookup } from './lookup.js';
+import { notFound, referenceGranted, type SnapshotLookup } from './lookup.js';
 
 export interface ResolvedCluster {
   cluster: Cluster;
@@ -148,7 +148,7 @@ function resolveUncached(
           `Service ${id} is in another namespace and no ReferenceGrant allows it`,
         );
       const service = lookup.services.get(id);
-      if (service === undefined) return fail('BackendNotFound', `Service ${id} not found`);
+      if (service === undefined) return fail('BackendNotFound', notFound(lookup, 'Service', ns, b.name));
       const port = b.port ?? 0;
       if (!service.spec.ports.some((p) => p.port === port)) {
         return fail('BackendNotFound', `Service ${id} has no port ${port}`);

@@ -3,7 +3,7 @@ import { PORTICO_GROUP } from '../api/data-plane-proxy.js';
 import type { GatewayClass } from '../api/gateway-class.js';
 import type { ResourceSnapshot } from '../api/snapshot.js';
 import type { Verdict } from './conditions.js';
-import type { SnapshotLookup } from './lookup.js';
+import { notFound, type SnapshotLookup } from './lookup.js';
 
 export interface ClassState {
   gatewayClass: GatewayClass;
@@ -33,7 +33,7 @@ function evaluate(c: GatewayClass, lookup: SnapshotLookup): ClassState {
   }
   if (ref.namespace === undefined) return invalid('parametersRef.namespace is required for a DataPlaneProxy');
   const proxy = lookup.dataPlaneProxies.get(`${ref.namespace}/${ref.name}`);
-  if (proxy === undefined) return invalid(`DataPlaneProxy ${ref.namespace}/${ref.name} not found`);
+  if (proxy === undefined) return invalid(notFound(lookup, 'DataPlaneProxy', ref.namespace, ref.name));
   return {
     gatewayClass: c,
     accepted: { ok: true, reason: 'Accepted', message: 'Accepted' },

@@ -5,7 +5,7 @@ import { GATEWAY_API_GROUP } from '../api/gateway-class.js';
 import type { HTTPRoute } from '../api/http-route.js';
 import { certificateProblem } from './certificates.js';
 import type { Verdict } from './conditions.js';
-import { nsName, referenceGranted, type SnapshotLookup } from './lookup.js';
+import { notFound, nsName, referenceGranted, type SnapshotLookup } from './lookup.js';
 import { tlsSecretPems } from './secrets.js';
 
 export interface ListenerState {
@@ -59,7 +59,13 @@ function certificateRefs(
 ): { ok: boolean; verdict?: Verdict; secrets: string[] } {
   const secrets: string[] = [];
   const gwNs = g.metadata.namespace ?? '';
-  for (const [i, ref] of (l.tls?.certificateRefs ?? []).entries()) {
+  const refs = l.tls?.certificateRefs ?? [];
+  if (l.protocol === 'HTTPS' && refs.length === 0) {
+    // The CRD admits an HTTPS listener with no tls, or with tls.options only: it has no certificate to serve.
+    const message = 'an HTTPS listener needs tls.certificateRefs naming its certificate';
+    return { ok: false, verdict: { ok: false, reason: 'InvalidCertificateRef', message }, secrets };
+  }
+  for (const [i, ref] of refs.entries()) {
     const ns = ref.namespace ?? gwNs;
     const id = `${ns}/${ref.name}`;
     const fail = (reason: string, message: string) => ({
@@ -85,7 +91,7 @@ function certificateRefs(
     if (!permitted)
       return fail('RefNotPermitted', `Secret ${id} is in another namespace and no ReferenceGrant allows it`);
     const secret = lookup.secrets.get(id);
-    if (secret === undefined) return fail('InvalidCertificateRef', `Secret ${id} not found`);
+    if (secret === undefined) return fail('InvalidCertificateRef', notFound(lookup, 'Secret', ns, ref.name));
     if (secret.type !== 'kubernetes.io/tls') {
       return fail('InvalidCertificateRef', `Secret ${id} is of type ${secret.type}, not kubernetes.io/tls`);
     }

@@ -1,6 +1,7 @@
 // Indexes over a snapshot, built once per translation: every lookup the rules need is a map access.
 import type { EndpointSlice, Secret, Service } from '../api/core.js';
 import type { DataPlaneProxy } from '../api/data-plane-proxy.js';
+import { objectId } from '../api/kinds.js';
 import type { ReferenceGrant } from '../api/reference-grant.js';
 import type { ResourceSnapshot } from '../api/snapshot.js';
 
@@ -14,6 +15,8 @@ export interface SnapshotLookup {
   secrets: Map<string, Secret>;
   grantsByNamespace: Map<string, ReferenceGrant[]>;
   dataPlaneProxies: Map<string, DataPlaneProxy>;
+  /** `Kind ns/name` → why the provider could not use that object. */
+  unusable: Map<string, string>;
 }
 
 export function nsName(o: { metadata: { namespace?: string; name: string } }): string {
@@ -29,7 +32,15 @@ export function byNsName(a: { metadata: { namespace?: string; name: string } }, 
 
 /** The snapshot lists a lookup is built from; the same lists (by identity) give the same lookup. */
 export function lookupInputs(s: ResourceSnapshot): readonly unknown[] {
-  return [s.namespaces, s.services, s.endpointSlices, s.secrets, s.referenceGrants, s.dataPlaneProxies];
+  return [
+    s.namespaces,
+    s.services,
+    s.endpointSlices,
+    s.secrets,
+    s.referenceGrants,
+    s.dataPlaneProxies,
+    s.unusable,
+  ];
 }
 
 export function buildLookup(s: ResourceSnapshot): SnapshotLookup {
@@ -40,11 +51,13 @@ export function buildLookup(s: ResourceSnapshot): SnapshotLookup {
     secrets: new Map(),
     grantsByNamespace: new Map(),
     dataPlaneProxies: new Map(),
+    unusable: new Map(),
   };
   for (const n of s.namespaces) l.namespaceLabels.set(n.metadata.name, n.metadata.labels ?? {});
   for (const svc of s.services) l.services.set(nsName(svc), svc);
   for (const sec of s.secrets) l.secrets.set(nsName(sec), sec);
   for (const d of s.dataPlaneProxies) l.dataPlaneProxies.set(nsName(d), d);
+  for (const u of s.unusable) l.unusable.set(objectId(u.kind, u.name, u.namespace), u.reason);
   for (const g of s.referenceGrants) {
     const ns = g.metadata.namespace ?? '';
     const list = l.grantsByNamespace.get(ns);
@@ -63,6 +76,13 @@ export function buildLookup(s: ResourceSnapshot): SnapshotLookup {
   for (const list of l.grantsByNamespace.values()) list.sort(byNsName);
   for (const list of l.slices.values()) list.sort(byNsName);
   return l;
+}
+
+/** `Kind ns/name not found`, or, for an object the provider received and cannot use, why. */
+export function notFound(l: SnapshotLookup, kind: string, namespace: string, name: string): string {
+  const id = objectId(kind, name, namespace);
+  const reason = l.unusable.get(id);
+  return reason === undefined ? `${id} not found` : `${id} cannot be used: ${reason}`;
 }
 
 export interface GrantRequest {

@@ -5,6 +5,7 @@ import type { HTTPRoute, HTTPRouteFilter, HTTPRouteMatch } from '../api/http-rou
 import { durationMs } from '../api/semantic-rules.js';
 import {
   headerValueProblem,
+  isHeaderName,
   pathProblem,
   preciseHostnameProblem,
   regexProblem,
@@ -46,7 +47,8 @@ function headerModifier(m: {
   return {
     set: m.set.map((h) => ({ name: h.name.toLowerCase(), value: h.value })),
     add: m.add.map((h) => ({ name: h.name.toLowerCase(), value: h.value })),
-    remove: m.remove.map((h) => h.toLowerCase()),
+    // A name that is no header name matches no request header: removing it is a no-op the fleet config omits.
+    remove: m.remove.filter(isHeaderName).map((h) => h.toLowerCase()),
   };
 }
 

@@ -102,11 +102,15 @@ test('YAML syntax errors name the line and keep later documents', () => {
   assert.match(formatResourceError(r.errors[0]!), /^broken\.yaml:[34]: YAML: /);
 });
 
-test('CEL-style rules: HTTPS needs tls, Service backends need a port, apiVersion must fit the kind', () => {
-  const https = parseYamlFile('h.yaml', GATEWAY.replace('protocol: HTTP', 'protocol: HTTPS'));
-  assert.deepEqual(https.errors.map(formatResourceError), [
-    'h.yaml:8: Gateway default/eg: spec.listeners[0].tls: required when protocol is HTTPS',
+test('CEL rules: Terminate needs certificateRefs or options, Service backends need a port, apiVersion must fit the kind', () => {
+  const https = GATEWAY.replace('protocol: HTTP', 'protocol: HTTPS');
+  const terminate = parseYamlFile('h.yaml', `${https}    tls: {mode: Terminate}\n`);
+  assert.deepEqual(terminate.errors.map(formatResourceError), [
+    'h.yaml:11: Gateway default/eg: spec.listeners[0].tls.certificateRefs: must have at least 1 item when mode is Terminate and tls.options is empty',
   ]);
+  // The CRD admits both (no CEL rule needs tls on HTTPS): the translator reports such a listener instead.
+  assert.deepEqual(parseYamlFile('h.yaml', https).errors, []);
+  assert.deepEqual(parseYamlFile('h.yaml', `${https}    tls: {options: {example.com/x: y}}\n`).errors, []);
   const route = validateObject({
     apiVersion: 'gateway.networking.k8s.io/v1',
     kind: 'HTTPRoute',
@@ -122,6 +126,26 @@ test('CEL-style rules: HTTPS needs tls, Service backends need a port, apiVersion
   assert.equal(version.ok, false);
   if (!version.ok)
     assert.match(version.errors[0]!.message, /must be one of gateway\.networking\.k8s\.io\/v1/);
+});
+
+test('shapes the Gateway API CRDs admit load: an address without a value, any name to remove', () => {
+  const gateway = parseYamlFile('a.yaml', `${GATEWAY}  addresses: [{type: IPAddress}]\n`);
+  assert.deepEqual(gateway.errors, []);
+  const route = validateObject({
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    kind: 'HTTPRoute',
+    metadata: { name: 'r' },
+    spec: {
+      rules: [
+        {
+          filters: [
+            { type: 'RequestHeaderModifier', requestHeaderModifier: { remove: ['no header name', ''] } },
+          ],
+        },
+      ],
+    },
+  });
+  assert.equal(route.ok, true, JSON.stringify(route));
 });
 
 test('enum errors list the allowed values', () => {

@@ -1,10 +1,10 @@
 // Informers for every watched kind in the configured scope (all namespaces, a list, or a label selector) and
 // the snapshot built from them, reusing each kind's array while nothing of that kind changed.
-import { formatResourceError } from '../../api/common.js';
+import { formatResourceError, type ResourceError } from '../../api/common.js';
 import type { PorticoGatewayConfig } from '../../api/controller-config.js';
-import type { ApiObject } from '../../api/kinds.js';
-import { emptySnapshot, type ResourceSnapshot } from '../../api/snapshot.js';
-import { validateObject } from '../../api/validate.js';
+import { type ApiObject, objectId } from '../../api/kinds.js';
+import { emptySnapshot, type ResourceSnapshot, type UnusableObject } from '../../api/snapshot.js';
+import { SERVED_BY_API_SERVER, validateObject } from '../../api/validate.js';
 import { selectorMatches } from '../../translate/label-selector.js';
 import type { ApiClient, JsonObject } from './api-client.js';
 import { createInformer, type Informer } from './informer.js';
@@ -21,6 +21,19 @@ const SNAPSHOT_FIELDS: Record<string, keyof ResourceSnapshot> = {
   Secret: 'secrets',
   DataPlaneProxy: 'dataPlaneProxies',
 };
+
+/** What the watch keeps of an object: the object, or why it cannot be used. */
+type Received = { object: ApiObject } | { unusable: UnusableObject };
+
+function unusableObject(kind: WatchedKind, raw: JsonObject, errors: ResourceError[]): UnusableObject {
+  const meta = (raw.metadata ?? {}) as { name?: unknown; namespace?: unknown };
+  // The errors name the object already; the reason lists only fields and messages.
+  const reason = errors.map((e) => formatResourceError({ ...e, object: undefined })).join('; ');
+  const name = String(meta.name ?? '');
+  return kind.namespaced
+    ? { kind: kind.kind, namespace: String(meta.namespace ?? ''), name, reason }
+    : { kind: kind.kind, name, reason };
+}
 
 export interface ResourceWatchOptions {
   client: ApiClient;
@@ -46,32 +59,32 @@ export function createResourceWatch(options: ResourceWatchOptions): ResourceWatc
       ? [...new Set([...(watch.namespaces ?? []), options.controllerNamespace])]
       : undefined;
   const selector = watch?.type === 'NamespaceSelector' ? watch.namespaceSelector : undefined;
-  const invalidReported = new Set<string>();
 
-  function informerFor(kind: WatchedKind, namespace?: string): Informer<ApiObject> {
-    return createInformer<ApiObject>({
+  function informerFor(kind: WatchedKind, namespace?: string): Informer<Received> {
+    return createInformer<Received>({
       client: options.client,
       path: collectionPath(kind.apiVersion, kind.resource, namespace),
       apiVersion: kind.apiVersion,
       kind: kind.kind,
       fingerprint: (raw) => fingerprint(kind, raw),
       convert(raw) {
-        // The API server already validated by its own schema: fields ours does not declare are no error here.
-        const result = validateObject(raw, undefined, { unknownFields: 'ignore' });
-        if (result.ok) return result.object;
-        const line = result.errors.map(formatResourceError).join('; ');
-        if (!invalidReported.has(line)) {
-          invalidReported.add(line);
-          options.log(`error: ignoring invalid object: ${line}`);
-        }
-        return undefined;
+        // The API server already validated by its own schema: fields ours does not declare are no error here,
+        // and the null it serves for an empty list or map reads as empty.
+        const result = validateObject(raw, undefined, SERVED_BY_API_SERVER);
+        if (result.ok) return { object: result.object };
+        // Converted once per change of the object: one line each time it changes and is still unusable.
+        const unusable = unusableObject(kind, raw, result.errors);
+        options.log(
+          `ignoring invalid object ${objectId(unusable.kind, unusable.name, unusable.namespace)}: ${unusable.reason}`,
+        );
+        return { unusable };
       },
       onChange: options.onChange,
       log: options.log,
     });
   }
 
-  const byKind = new Map<string, Informer<ApiObject>[]>();
+  const byKind = new Map<string, Informer<Received>[]>();
   for (const kind of WATCHED_KINDS) {
     const list =
       kind.namespaced && namespaceList !== undefined
@@ -85,7 +98,8 @@ export function createResourceWatch(options: ResourceWatchOptions): ResourceWatc
     const selected = new Set([options.controllerNamespace]);
     for (const informer of byKind.get('Namespace') ?? []) {
       for (const [name, item] of informer.items()) {
-        const labels = (item.value.metadata.labels ?? {}) as Record<string, string>;
+        if (!('object' in item.value)) continue;
+        const labels = (item.value.object.metadata.labels ?? {}) as Record<string, string>;
         if (selectorMatches(selector, labels)) selected.add(name);
       }
     }
@@ -93,6 +107,7 @@ export function createResourceWatch(options: ResourceWatchOptions): ResourceWatc
   }
 
   const cache = new Map<string, { key: string; objects: ApiObject[] }>();
+  /** The kind's objects in the selected namespaces; the same array while none of them changed. */
   function objectsOf(kind: WatchedKind, selected: Set<string> | undefined, selectedKey: string): ApiObject[] {
     const informers = byKind.get(kind.kind) ?? [];
     const key = `${informers.map((i) => i.version()).join(',')}|${kind.namespaced ? selectedKey : ''}`;
@@ -101,13 +116,36 @@ export function createResourceWatch(options: ResourceWatchOptions): ResourceWatc
     const objects: ApiObject[] = [];
     for (const informer of informers) {
       for (const item of informer.items().values()) {
-        const ns = item.value.metadata.namespace;
+        if (!('object' in item.value)) continue;
+        const ns = item.value.object.metadata.namespace;
         if (kind.namespaced && selected !== undefined && (ns === undefined || !selected.has(ns))) continue;
-        objects.push(item.value);
+        objects.push(item.value.object);
       }
     }
     cache.set(kind.kind, { key, objects });
     return objects;
+  }
+
+  let unusableCache: { key: string; unusable: UnusableObject[] } | undefined;
+  /** Every kind's unusable objects in the selected namespaces; the same array while they are the same. */
+  function unusableOf(selected: Set<string> | undefined, selectedKey: string): UnusableObject[] {
+    const informers = [...byKind.values()].flat();
+    const key = `${informers.map((i) => i.version()).join(',')}|${selectedKey}`;
+    if (unusableCache?.key === key) return unusableCache.unusable;
+    const unusable: UnusableObject[] = [];
+    for (const informer of informers) {
+      for (const item of informer.items().values()) {
+        if (!('unusable' in item.value)) continue;
+        const ns = item.value.unusable.namespace;
+        if (ns !== undefined && selected !== undefined && !selected.has(ns)) continue;
+        unusable.push(item.value.unusable);
+      }
+    }
+    // A change elsewhere (a route edit) keeps the array: the translator rebuilds its lookup when it changes.
+    const previous = unusableCache?.unusable;
+    const same = previous?.length === unusable.length && unusable.every((u, i) => u === previous[i]);
+    unusableCache = { key, unusable: same ? previous : unusable };
+    return unusableCache.unusable;
   }
 
   return {
@@ -126,6 +164,7 @@ export function createResourceWatch(options: ResourceWatchOptions): ResourceWatc
         const field = SNAPSHOT_FIELDS[kind.kind]!;
         (snapshot as unknown as Record<string, ApiObject[]>)[field] = objectsOf(kind, selected, selectedKey);
       }
+      snapshot.unusable = unusableOf(selected, selectedKey);
       return snapshot;
     },
     raw(kind, key) {

@@ -1,5 +1,6 @@
 // What an operator relies on, end to end: the controller's health, readiness and metrics endpoints, the proxies'
-// request metrics, an unmanaged object of an infrastructure name left alone, another controller's class ignored.
+// request metrics, an unmanaged object of an infrastructure name left alone, another controller's class ignored,
+// and a quiet log while fleets start and backends scale to zero and back.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { DEFAULT_CONTROLLER_NAME } from '../../../../src/api/controller-config.js';
@@ -12,6 +13,7 @@ import { parsePrometheus, type Sample, sampleValue } from '../../../support/prom
 import { E2E_SKIP } from '../install.js';
 import {
   condition,
+  echoBackend,
   echoNamespace,
   gateway,
   gatewayClass,
@@ -276,4 +278,60 @@ test('a Gateway of another controller’s class gets no status and no infrastruc
     );
     assert.deepEqual(asList(labelled.body.items), [], `no ${resource} labelled for the foreign Gateway`);
   }
+});
+
+/** The controller's log lines since `since` (RFC 3339), all of them. */
+function controllerLogSince(since: string): string[] {
+  const text = cluster.kubectl([
+    'logs',
+    '-n',
+    system,
+    '-l',
+    'app.kubernetes.io/component=controller',
+    '--tail=-1',
+    `--since-time=${since}`,
+  ]);
+  return text.split('\n').filter((line) => line !== '');
+}
+
+async function scale(namespace: string, deployment: string, replicas: number): Promise<void> {
+  const r = await call(
+    cluster,
+    'PATCH',
+    `/apis/apps/v1/namespaces/${namespace}/deployments/${deployment}/scale`,
+    { spec: { replicas } },
+    { contentType: 'application/merge-patch+json' },
+  );
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+}
+
+test('a fresh fleet starting and a Service scaled to zero and back log no error and no invalid object', {
+  skip: E2E_SKIP,
+}, async () => {
+  const since = new Date().toISOString();
+  // A new fleet: its Service's first EndpointSlice comes before any proxy is ready (endpoints: null).
+  await echoBackend(cluster, NS, 'scaled');
+  await gateway(cluster, NS, 'fresh', 'portico', [{ name: 'http', port: 80 }]);
+  await route(cluster, NS, 'scaled', { namespace: NS, name: 'fresh' }, 'scaled.example.com', 'scaled');
+  const address = await programmedAddress(cluster, NS, 'fresh');
+  await served(address, 80, 'scaled.example.com');
+
+  // No ready endpoint: the slice is served with no endpoints, and the proxy answers 503.
+  await scale(NS, 'scaled', 0);
+  await eventually(
+    async () => ((await get(address, 80, 'scaled.example.com')).status === 503 ? true : undefined),
+    'scaled.example.com answering 503 with no endpoints',
+    60_000,
+  );
+  await scale(NS, 'scaled', 1);
+  await served(address, 80, 'scaled.example.com');
+
+  const lines = controllerLogSince(since);
+  assert.ok(lines.length > 0, 'the controller logged since the test began');
+  assert.deepEqual(
+    lines.filter((line) => line.startsWith('error ') || /invalid object/.test(line)),
+    [],
+  );
+  const removed = await call(cluster, 'DELETE', `${GATEWAYS}/fresh`);
+  assert.equal(removed.status, 200, JSON.stringify(removed.body));
 });

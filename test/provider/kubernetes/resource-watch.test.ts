@@ -1,0 +1,259 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { defaultControllerConfig } from '../../../src/api/controller-config.js';
+import type { ApiKind } from '../../../src/api/kinds.js';
+import type { ApiClient, JsonObject, WatchEvent } from '../../../src/provider/kubernetes/api-client.js';
+import { createResourceWatch, type ResourceWatch } from '../../../src/provider/kubernetes/resource-watch.js';
+import { collectionPath, WATCHED_KINDS } from '../../../src/provider/kubernetes/watched-kinds.js';
+import { SERVED_OBJECTS } from '../../api/served-objects.js';
+
+/** An API server serving fixed lists, whose watch events the test sends. */
+function fakeApiServer(objects: JsonObject[]) {
+  const watchers = new Map<string, (event: WatchEvent) => void>();
+  const pathOf = (kind: string) => {
+    const watched = WATCHED_KINDS.find((k) => k.kind === kind);
+    if (watched === undefined) throw new Error(`not watched: ${kind}`);
+    return collectionPath(watched.apiVersion, watched.resource);
+  };
+  const client: ApiClient = {
+    async request(method, path) {
+      assert.equal(method, 'GET');
+      // A list's items carry no apiVersion and kind: the informer knows them from the collection.
+      const items = objects
+        .filter((o) => pathOf(String(o.kind)) === path)
+        .map(({ apiVersion: _a, kind: _k, ...rest }) => rest);
+      return { status: 200, body: { metadata: { resourceVersion: '100' }, items } };
+    },
+    watch(path, onEvent) {
+      watchers.set(path.split('?')[0]!, onEvent);
+      let stop = () => {};
+      const done = new Promise<void>((resolve) => {
+        stop = resolve;
+      });
+      return { done, stop };
+    },
+  };
+  return {
+    client,
+    send(type: WatchEvent['type'], object: JsonObject) {
+      const watcher = watchers.get(pathOf(String(object.kind)));
+      if (watcher === undefined) throw new Error(`no watch for ${String(object.kind)}`);
+      watcher({ type, object });
+    },
+  };
+}
+
+async function watching(objects: JsonObject[]) {
+  const server = fakeApiServer(objects);
+  const log: string[] = [];
+  let changes = 0;
+  const watch: ResourceWatch = createResourceWatch({
+    client: server.client,
+    config: defaultControllerConfig(),
+    controllerNamespace: 'portico-gateway-system',
+    onChange: () => {
+      changes++;
+    },
+    log: (line) => log.push(line),
+  });
+  await watch.start();
+  return { watch, server, log, changes: () => changes };
+}
+
+function names(watch: ResourceWatch): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const [field, list] of Object.entries(watch.snapshot())) {
+    out[field] = (list as { metadata: { name: string } }[]).map((o) => o.metadata.name);
+  }
+  return out;
+}
+
+const FLEET = 'proxy-edge-eg-1234abcd';
+const SLICE = `${FLEET}-q4m8z`;
+
+/** The EndpointSlice the controller manager makes for a Service whose pods are not ready, as served. */
+const EMPTY_SLICE: JsonObject = {
+  apiVersion: 'discovery.k8s.io/v1',
+  kind: 'EndpointSlice',
+  metadata: {
+    name: SLICE,
+    generateName: `${FLEET}-`,
+    namespace: 'portico-gateway-system',
+    uid: 'u-1',
+    resourceVersion: '101',
+    generation: 1,
+    creationTimestamp: '2026-11-23T10:00:00Z',
+    labels: {
+      'endpointslice.kubernetes.io/managed-by': 'endpointslice-controller.k8s.io',
+      'kubernetes.io/service-name': FLEET,
+    },
+    ownerReferences: [{ apiVersion: 'v1', kind: 'Service', name: FLEET, uid: 'u-0', controller: true }],
+  },
+  addressType: 'IPv4',
+  endpoints: null,
+  ports: null,
+};
+
+/** The slice once a proxy pod is ready. */
+const READY_SLICE: JsonObject = {
+  ...EMPTY_SLICE,
+  metadata: { ...(EMPTY_SLICE.metadata as JsonObject), resourceVersion: '102', generation: 2 },
+  endpoints: [
+    {
+      addresses: ['10.244.0.7'],
+      conditions: { ready: true, serving: true, terminating: false },
+      nodeName: 'node-0',
+      targetRef: { kind: 'Pod', namespace: 'portico-gateway-system', name: `${FLEET}-5d9c7-abcde`, uid: 'p' },
+    },
+  ],
+  ports: [{ name: 'http', port: 10080, protocol: 'TCP' }],
+};
+
+/** Scaled to zero: the controller manager empties the endpoints and keeps the ports. */
+const SCALED_TO_ZERO_SLICE: JsonObject = {
+  ...READY_SLICE,
+  metadata: { ...(EMPTY_SLICE.metadata as JsonObject), resourceVersion: '103', generation: 3 },
+  endpoints: null,
+};
+
+// The least the API server serves of each kind: no optional field that Go leaves out when empty.
+const MINIMAL: JsonObject[] = [
+  {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name: 'external', namespace: 'edge', uid: 'u', resourceVersion: '1' },
+    spec: { type: 'ExternalName', externalName: 'example.com', sessionAffinity: 'None' },
+    status: { loadBalancer: {} },
+  },
+  {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: 'empty', namespace: 'edge', uid: 'u', resourceVersion: '1' },
+    type: 'Opaque',
+  },
+  {
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    metadata: { name: 'bare', uid: 'u', resourceVersion: '1' },
+    spec: {},
+    status: {},
+  },
+  {
+    apiVersion: 'gateway.portico.io/v1alpha1',
+    kind: 'DataPlaneProxy',
+    metadata: { name: 'plain', namespace: 'edge', uid: 'u', resourceVersion: '1', generation: 1 },
+    spec: { mergeGateways: false },
+  },
+];
+
+test('objects as the API server serves them, with empty lists as null, are all in the snapshot; nothing is logged', async () => {
+  const served = [...Object.values(SERVED_OBJECTS), EMPTY_SLICE, ...MINIMAL];
+  const { watch, log } = await watching(served);
+  try {
+    assert.deepEqual(log, []);
+    const expected: Record<string, string[]> = {};
+    const fields: Record<ApiKind, string> = {
+      GatewayClass: 'gatewayClasses',
+      Gateway: 'gateways',
+      HTTPRoute: 'httpRoutes',
+      ReferenceGrant: 'referenceGrants',
+      Service: 'services',
+      EndpointSlice: 'endpointSlices',
+      Namespace: 'namespaces',
+      Secret: 'secrets',
+      DataPlaneProxy: 'dataPlaneProxies',
+    };
+    for (const field of Object.values(fields)) expected[field] = [];
+    for (const o of served) {
+      expected[fields[o.kind as ApiKind]]!.push(String((o.metadata as JsonObject).name));
+    }
+    const actual = names(watch);
+    for (const field of Object.keys(expected)) {
+      assert.deepEqual([...(actual[field] ?? [])].sort(), [...expected[field]!].sort(), field);
+    }
+    const slice = watch.snapshot().endpointSlices.find((s) => s.metadata.name === SLICE);
+    assert.deepEqual(slice?.endpoints, []);
+    assert.deepEqual(slice?.ports, []);
+    const secret = watch.snapshot().secrets.find((s) => s.metadata.name === 'empty');
+    assert.deepEqual(secret?.data, {});
+  } finally {
+    watch.stop();
+  }
+});
+
+test('a fleet Service starting, scaled to zero and back: its slice is read each time, and nothing is logged', async () => {
+  const { watch, server, log, changes } = await watching([EMPTY_SLICE]);
+  const endpoints = () =>
+    watch.snapshot().endpointSlices.find((s) => s.metadata.name === SLICE)?.endpoints.length;
+  try {
+    assert.equal(endpoints(), 0, 'a fresh fleet: no endpoints yet');
+    server.send('MODIFIED', READY_SLICE);
+    assert.equal(endpoints(), 1, 'a proxy ready');
+    server.send('MODIFIED', SCALED_TO_ZERO_SLICE);
+    assert.equal(endpoints(), 0, 'scaled to zero');
+    server.send('MODIFIED', {
+      ...READY_SLICE,
+      metadata: { ...(READY_SLICE.metadata as JsonObject), resourceVersion: '104' },
+    });
+    assert.equal(endpoints(), 1, 'scaled back');
+    assert.equal(changes(), 4, 'the first list and three changes');
+    assert.deepEqual(log, []);
+  } finally {
+    watch.stop();
+  }
+});
+
+/** The sample Gateway whose namespace selector has `operator`: the CRD admits any string there. */
+function gatewayWithOperator(operator: string, resourceVersion: string): JsonObject {
+  const gateway = structuredClone(SERVED_OBJECTS.Gateway) as JsonObject & {
+    metadata: JsonObject;
+    spec: {
+      listeners: { allowedRoutes: { namespaces: { selector: { matchExpressions: JsonObject[] } } } }[];
+    };
+  };
+  gateway.metadata.resourceVersion = resourceVersion;
+  gateway.spec.listeners[0]!.allowedRoutes.namespaces.selector.matchExpressions[0]!.operator = operator;
+  return gateway;
+}
+
+const OPERATOR = 'spec.listeners[0].allowedRoutes.namespaces.selector.matchExpressions[0].operator';
+
+test('an object Portico cannot use is logged once per change with its name and reason, and listed as unusable', async () => {
+  const { watch, server, log } = await watching([gatewayWithOperator('in', '1')]);
+  try {
+    const reason = `${OPERATOR}: must be one of In, NotIn, Exists, DoesNotExist`;
+    assert.deepEqual(log, [`ignoring invalid object Gateway edge/eg: ${reason}`]);
+    assert.deepEqual(watch.snapshot().gateways, []);
+    const unusable = watch.snapshot().unusable;
+    assert.deepEqual(unusable, [{ kind: 'Gateway', namespace: 'edge', name: 'eg', reason }]);
+    assert.equal(watch.snapshot().unusable, unusable, 'the same list while nothing changed');
+    server.send('ADDED', SERVED_OBJECTS.HTTPRoute!);
+    assert.equal(watch.snapshot().httpRoutes.length, 1);
+    assert.equal(watch.snapshot().unusable, unusable, 'the same list after a change of another object');
+
+    // Written again with no change that counts (our own status write): no second line.
+    server.send('MODIFIED', { ...gatewayWithOperator('in', '2'), status: { conditions: [] } });
+    assert.equal(log.length, 1);
+    // Changed and still unusable: one line for the new content.
+    server.send('MODIFIED', gatewayWithOperator('notin', '3'));
+    assert.deepEqual(log.slice(1), [
+      `ignoring invalid object Gateway edge/eg: ${OPERATOR}: must be one of In, NotIn, Exists, DoesNotExist`,
+    ]);
+    // Fixed: used, and no longer unusable.
+    server.send('MODIFIED', gatewayWithOperator('NotIn', '4'));
+    assert.deepEqual(
+      watch.snapshot().gateways.map((g) => g.metadata.name),
+      ['eg'],
+    );
+    assert.deepEqual(watch.snapshot().unusable, []);
+    // Broken again, then deleted: gone from both.
+    server.send('MODIFIED', gatewayWithOperator('in', '5'));
+    assert.equal(watch.snapshot().unusable.length, 1);
+    server.send('DELETED', gatewayWithOperator('in', '6'));
+    assert.deepEqual(watch.snapshot().unusable, []);
+    assert.deepEqual(watch.snapshot().gateways, []);
+    assert.equal(log.length, 3);
+  } finally {
+    watch.stop();
+  }
+});
