@@ -7,13 +7,13 @@ import { buildSnapshot, type ResourceSnapshot } from '../src/api/snapshot.js';
 import {
   assembleFleetConfig,
   parseResource,
-  patchFleetConfig,
   type ReceivedResource,
   resourceKey,
   type ServedResourceSet,
   updateResourceSet,
 } from '../src/discovery/resources.js';
 import type { FleetConfig, VirtualHost } from '../src/ir/fleet-config.js';
+import { patchFleetConfig } from '../src/ir/fleet-config-patch.js';
 import { validateFleetConfig } from '../src/ir/validate.js';
 import { openResourceStore } from '../src/provider/standalone/resource-store.js';
 import { reuseUnchangedLists } from '../src/provider/standalone/snapshot-reuse.js';

@@ -11,17 +11,12 @@ import {
   status,
 } from '@grpc/grpc-js';
 import { FLEET_CONFIG_SCHEMA_VERSION, type FleetConfig } from '../ir/fleet-config.js';
+import { patchFleetConfig } from '../ir/fleet-config-patch.js';
 import { traceStage } from '../trace/propagation-trace.js';
 import { type Backoff, reconnectDelayMs } from './backoff.js';
 import type { DiscoveryLog } from './log.js';
 import { type ClientMessage, type ServerMessage, streamMethod } from './protocol.js';
-import {
-  assembleFleetConfig,
-  parseResource,
-  patchFleetConfig,
-  type ReceivedResource,
-  resourceKey,
-} from './resources.js';
+import { assembleFleetConfig, parseResource, type ReceivedResource, resourceKey } from './resources.js';
 import { createTls13ChannelCredentials } from './tls.js';
 
 /** A resource refused alone: the proxy keeps its last good version (or leaves a new one out). */

@@ -4,6 +4,7 @@ import {
   FLEET_RESOURCE_TYPES,
   type FleetConfig,
   type FleetResourceType,
+  isFleetResourceType,
 } from '../ir/fleet-config.js';
 
 export interface NamedResource {
@@ -18,10 +19,6 @@ export type ResourceSet = Map<string, NamedResource>;
 
 export function resourceKey(type: string, name: string): string {
   return `${type}\u0000${name}`;
-}
-
-export function isFleetResourceType(type: string): type is FleetResourceType {
-  return (FLEET_RESOURCE_TYPES as readonly string[]).includes(type);
 }
 
 // Fleet configs are immutable once built, so a resource object the translator reuses is serialised once.
@@ -159,52 +156,6 @@ export function assembleFleetConfig(fleet: string, resources: Iterable<ReceivedR
     list.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   // Only the structure is checked here; the proxy's apply validates every field and Nacks what is wrong.
   return { schemaVersion: FLEET_CONFIG_SCHEMA_VERSION, fleet, ...lists } as unknown as FleetConfig;
-}
-
-/**
- * `previous` (as assembled before) with `changed` resources put in and `removed` ones taken out, keeping every
- * list sorted by name; lists of untouched types are the previous arrays, and untouched resources the previous
- * objects, so the proxy recompiles only what changed. `previous` is not modified.
- */
-export function patchFleetConfig(
-  previous: FleetConfig,
-  changed: readonly ReceivedResource[],
-  removed: readonly { type: string; name: string }[],
-): FleetConfig {
-  const lists = new Map<FleetResourceType, { name: string }[]>();
-  const listOf = (type: FleetResourceType): { name: string }[] => {
-    let list = lists.get(type);
-    if (list === undefined) {
-      list = (previous[type] as { name: string }[]).slice();
-      lists.set(type, list);
-    }
-    return list;
-  };
-  for (const resource of changed) {
-    const list = listOf(resource.type);
-    const at = nameIndex(list, resource.name);
-    if (list[at]?.name === resource.name) list[at] = resource.value;
-    else list.splice(at, 0, resource.value);
-  }
-  for (const key of removed) {
-    if (!isFleetResourceType(key.type)) continue;
-    const list = listOf(key.type);
-    const at = nameIndex(list, key.name);
-    if (list[at]?.name === key.name) list.splice(at, 1);
-  }
-  return { ...previous, ...Object.fromEntries(lists) } as FleetConfig;
-}
-
-/** First index whose name is not below `name` (lists sorted as assembleFleetConfig sorts them). */
-function nameIndex(list: readonly { name: string }[], name: string): number {
-  let lo = 0;
-  let hi = list.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (list[mid]!.name < name) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }
 
 /** Parses one received body; a clear error names the resource when it is not a JSON object with that name. */

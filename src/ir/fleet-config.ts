@@ -230,5 +230,9 @@ export const FLEET_RESOURCE_TYPES = [
 ] as const;
 export type FleetResourceType = (typeof FLEET_RESOURCE_TYPES)[number];
 
+export function isFleetResourceType(type: string): type is FleetResourceType {
+  return (FLEET_RESOURCE_TYPES as readonly string[]).includes(type);
+}
+
 /** Default route timeout when an HTTPRoute sets none (Gateway API leaves it to the implementation). */
 export const DEFAULT_ROUTE_TIMEOUT_MS = 15_000;

@@ -4,11 +4,11 @@ import {
   assembleFleetConfig,
   diffResources,
   parseResource,
-  patchFleetConfig,
   type ServedResourceSet,
   toResourceSet,
   updateResourceSet,
 } from '../../src/discovery/resources.js';
+import { patchFleetConfig } from '../../src/ir/fleet-config-patch.js';
 import { sampleFleet, virtualHost } from './fixtures.js';
 
 test('a fleet splits into resources and reassembles into the same config', () => {
