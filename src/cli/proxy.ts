@@ -8,8 +8,10 @@ import { PorticoError } from '../errors.js';
 import { formatHostPort, parseHostPort } from '../host-port.js';
 import { requireLoopback } from '../listen-scope.js';
 import { logToStderr } from '../log-line.js';
-import { createProxy, runStaticProxy } from '../proxy/index.js';
+import { runStaticProxy } from '../proxy/index.js';
 import { drainOnSignal } from '../proxy/signals.js';
+import { defaultWorkerCount } from '../proxy/workers/cpu-count.js';
+import { createProxyWithWorkers } from '../proxy/workers/pool.js';
 
 const HELP = `usage: portico proxy --discovery HOST:PORT --fleet KEY --node ID --ca-file FILE [options]
        portico proxy --config-file FILE [options]
@@ -31,6 +33,8 @@ const HELP = `usage: portico proxy --discovery HOST:PORT --fleet KEY --node ID -
   --drain-seconds N         keep serving after SIGTERM before closing idle connections (default 5)
   --max-drain-seconds N     longest wait for requests in flight (default 60)
   --config-file FILE        serve this fleet config (JSON or YAML) instead of asking discovery
+  --workers N               processes serving the listeners (default: the CPUs this container may use —
+                            its cgroup CPU quota, else its affinity mask); 1 serves in this process
 
 Exits 98 when its admin, metrics or ready address is in use (a supervisor then moves it elsewhere).`;
 
@@ -48,6 +52,14 @@ async function readRequired(path: string | undefined, option: string): Promise<s
   } catch (error) {
     throw new PorticoError('E_IO', `${option}: cannot read ${path}: ${(error as Error).message}`);
   }
+}
+
+function workerCount(value: string | undefined): number {
+  if (value === undefined) return defaultWorkerCount();
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > 1024)
+    throw new PorticoError('E_USAGE', `--workers: expected a whole number from 1 to 1024, got '${value}'`);
+  return n;
 }
 
 export async function run(argv: string[]): Promise<number> {
@@ -71,6 +83,7 @@ export async function run(argv: string[]): Promise<number> {
       'drain-seconds': { type: 'string', default: '5' },
       'max-drain-seconds': { type: 'string', default: '60' },
       'config-file': { type: 'string' },
+      workers: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -108,6 +121,7 @@ export async function run(argv: string[]): Promise<number> {
     readyAddress: side(values['ready-address'], '--ready-address'),
     drainMs: seconds(values['drain-seconds'], '--drain-seconds') * 1000,
     maxDrainMs: seconds(values['max-drain-seconds'], '--max-drain-seconds') * 1000,
+    workers: workerCount(values.workers),
   };
   if (values['config-file'] !== undefined) return runStaticProxy(values['config-file'], runtime);
   if (values.discovery === undefined || values.fleet === undefined || values['ca-file'] === undefined) {
@@ -132,7 +146,7 @@ export async function run(argv: string[]): Promise<number> {
 
   // A draining proxy stops claiming its fleet's config, so the controller sees it no longer serves.
   let stopDiscovery: () => Promise<void> = async () => {};
-  const proxy = createProxy({ ...runtime, log, onDraining: () => void stopDiscovery() });
+  const proxy = createProxyWithWorkers({ ...runtime, log, onDraining: () => void stopDiscovery() });
   await proxy.started;
   const client = startDiscoveryClient({
     address: formatHostPort(discovery),

@@ -16,12 +16,13 @@ export interface AdminView {
   /** The drain finished: listeners closed, requests in flight done (or cut at the maximum). */
   readonly drained: boolean;
   /** Why the proxy cannot serve although running (drained, a listener closed), or undefined when it can. */
-  notLive(): string | undefined;
+  notLive(): string | undefined | Promise<string | undefined>;
   config(): FleetConfig | undefined;
   version(): { version: string; appliedAt: string } | undefined;
-  inFlight(): number;
+  /** Asynchronous where workers are asked (a proxy with several). */
+  inFlight(): number | Promise<number>;
   startDrain(): void;
-  metrics(): string;
+  metrics(): string | Promise<string>;
 }
 
 function send(res: ServerResponse, status: number, body: string, type = 'application/json'): void {
@@ -33,7 +34,7 @@ function json(res: ServerResponse, status: number, value: unknown): void {
   send(res, status, `${JSON.stringify(value, null, 2)}\n`);
 }
 
-type Route = (req: IncomingMessage, res: ServerResponse) => void;
+type Route = (req: IncomingMessage, res: ServerResponse) => void | Promise<void>;
 
 /** Routes that change the proxy: they need the mutation guard on top of the Host check. */
 const MUTATIONS = new Set(['POST /drain']);
@@ -49,14 +50,14 @@ function adminRoutes(view: AdminView): Record<string, Route> {
       );
     },
     'GET /version': (_req, res) => json(res, 200, view.version() ?? { version: null }),
-    'POST /drain': (_req, res) => {
+    'POST /drain': async (_req, res) => {
       view.startDrain();
-      json(res, 202, { draining: true, inFlight: view.inFlight() });
+      json(res, 202, { draining: true, inFlight: await view.inFlight() });
     },
-    'GET /stats': (_req, res) =>
+    'GET /stats': async (_req, res) =>
       json(res, 200, {
         pid: process.pid,
-        inFlight: view.inFlight(),
+        inFlight: await view.inFlight(),
         ready: view.ready,
         draining: view.draining,
         drained: view.drained,
@@ -75,8 +76,14 @@ function serve(routes: Record<string, Route>, guard?: AdminRequestGuard): Server
       return;
     }
     const route = routes[key];
-    if (route !== undefined) route(req, res);
-    else send(res, 404, 'not found\n', 'text/plain');
+    if (route === undefined) {
+      send(res, 404, 'not found\n', 'text/plain');
+      return;
+    }
+    Promise.resolve(route(req, res)).catch((error: unknown) => {
+      if (!res.headersSent) send(res, 500, `${(error as Error).message}\n`, 'text/plain');
+      else res.destroy();
+    });
   });
 }
 
@@ -89,10 +96,11 @@ export async function startSideServers(
   view: AdminView,
   addresses: { admin?: string; metrics?: string; ready?: string },
 ): Promise<SideServer[]> {
-  const metrics: Route = (_req, res) => send(res, 200, view.metrics(), 'text/plain; version=0.0.4');
+  const metrics: Route = async (_req, res) =>
+    send(res, 200, await view.metrics(), 'text/plain; version=0.0.4');
   // Ready: has a config, is not draining, and every listener it bound still accepts.
-  const ready: Route = (_req, res) => {
-    const problem = view.ready ? view.notLive() : 'no config applied yet, or draining';
+  const ready: Route = async (_req, res) => {
+    const problem = view.ready ? await view.notLive() : 'no config applied yet, or draining';
     send(
       res,
       problem === undefined ? 200 : 503,
@@ -101,8 +109,8 @@ export async function startSideServers(
     );
   };
   // Live: the event loop answers (a hung proxy times out) and it can still serve; a restart is the cure otherwise.
-  const live: Route = (_req, res) => {
-    const problem = view.notLive();
+  const live: Route = async (_req, res) => {
+    const problem = await view.notLive();
     send(
       res,
       problem === undefined ? 200 : 503,

@@ -6,9 +6,8 @@ import { PorticoError } from '../errors.js';
 import type { FleetConfig } from '../ir/fleet-config.js';
 import { validateFleetConfig } from '../ir/validate.js';
 import { logToStderr } from '../log-line.js';
-import type { ProxyOptionsInput } from './options.js';
-import { createProxy } from './proxy.js';
 import { drainOnSignal } from './signals.js';
+import { createProxyWithWorkers, type WorkerProxyOptions } from './workers/pool.js';
 
 /** Reads a fleet config from a JSON or YAML file; errors name the file. */
 export async function loadFleetConfigFile(path: string): Promise<FleetConfig> {
@@ -35,10 +34,13 @@ export async function loadFleetConfigFile(path: string): Promise<FleetConfig> {
  * Serves the config in `configFile` until SIGTERM/SIGINT, then drains and resolves to exit code 0.
  * Listeners that cannot bind are logged and the rest serve, as with a config from discovery.
  */
-export async function runStaticProxy(configFile: string, options: ProxyOptionsInput = {}): Promise<number> {
+export async function runStaticProxy(
+  configFile: string,
+  options: Partial<WorkerProxyOptions> = {},
+): Promise<number> {
   const config = await loadFleetConfigFile(configFile);
   const log = options.log ?? logToStderr;
-  const proxy = createProxy({ ...options, log });
+  const proxy = createProxyWithWorkers({ workers: 1, ...options, log });
   await proxy.started;
   const outcome = await proxy.apply(config);
   if (!outcome.ok) throw new PorticoError('E_FLEET_CONFIG', `${configFile}: ${outcome.error}`);

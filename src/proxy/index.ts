@@ -8,5 +8,5 @@ export {
   type ProxyOptions,
   type ProxyOptionsInput,
 } from './options.js';
-export { type ApplyOutcome, createProxy, type Proxy } from './proxy.js';
+export { type ApplyOutcome, createProxy, type InProcessProxy, type Proxy } from './proxy.js';
 export { drainOnSignal } from './signals.js';

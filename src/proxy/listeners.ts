@@ -1,6 +1,6 @@
 // One bound socket per Listener: an HTTP or HTTPS server with the hardening limits, connection accounting,
 // malformed-input handling, and graceful removal.
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, ListenOptions } from 'node:net';
 import type { Listener } from '../ir/fleet-config.js';
 import { type ClientServer, createClientServer } from './client-server.js';
 import { handleRequest } from './handler.js';
@@ -77,7 +77,10 @@ export async function bindListener(
       server.close();
       reject(error);
     });
-    net.listen({ host: rt.options.bindAddress, port }, () => {
+    // `reusePort` is not in Node 20's types; only a proxy on a Node that has it sets it (see workers/pool.ts).
+    const listen: ListenOptions & { reusePort?: boolean } = { host: rt.options.bindAddress, port };
+    if (rt.options.reusePort) Object.assign(listen, { reusePort: true, exclusive: true });
+    net.listen(listen, () => {
       net.removeAllListeners('error');
       resolve();
     });

@@ -23,6 +23,24 @@ export interface LiveNames {
 /** The route label of requests no route matched. */
 const NO_ROUTE = '-';
 
+/** Counts as plain data: what a worker reports to the proxy's primary, which adds the workers' up. */
+export interface MetricsSnapshot {
+  routes: {
+    listener: string;
+    route: string;
+    byCode: [number, number][];
+    buckets: number[];
+    sum: number;
+    count: number;
+  }[];
+  /** `<cluster>\u0000<kind>` → count. */
+  upstreamErrors: [string, number][];
+  connections: [string, number][];
+  /** Connections accepted since start: how a proxy's workers share the load. */
+  accepted: number;
+  inFlight: number;
+}
+
 export interface ProxyMetrics {
   /**
    * A new config: series of listeners, routes and clusters not in it are dropped (at the next render) and no new
@@ -36,6 +54,8 @@ export interface ProxyMetrics {
   readonly inFlight: number;
   requestStarted(): void;
   requestFinished(): void;
+  /** Live series only (a config change prunes first). */
+  snapshot(): MetricsSnapshot;
   render(): string;
 }
 
@@ -53,6 +73,7 @@ export function createProxyMetrics(): ProxyMetrics {
   const stats = new Map<string, Map<string, RouteStats>>();
   const upstreamErrors = new Map<string, number>();
   const connections = new Map<string, number>();
+  let accepted = 0;
   let inFlight = 0;
   // Undefined until the first config: every name is live.
   let liveSource: (() => LiveNames) | undefined;
@@ -123,6 +144,7 @@ export function createProxyMetrics(): ProxyMetrics {
       bump(upstreamErrors, `${cluster}\u0000${kind}`);
     },
     connectionOpened(listener) {
+      accepted++;
       bump(connections, listener);
     },
     connectionClosed(listener) {
@@ -141,46 +163,104 @@ export function createProxyMetrics(): ProxyMetrics {
     requestFinished() {
       inFlight--;
     },
-    render() {
+    snapshot() {
       const names = live();
       if (!pruned && names !== undefined) prune(names);
-      const out: string[] = [];
-      out.push('# HELP portico_requests_total Requests answered, by listener, route and status code.');
-      out.push('# TYPE portico_requests_total counter');
-      const all = [...stats.values()].flatMap((routes) => [...routes.values()]);
-      for (const { listener, route, byCode } of all) {
-        for (const [code, n] of byCode) {
-          out.push(`portico_requests_total{${labels({ listener, route, code: String(code) })}} ${n}`);
-        }
-      }
-      out.push('# HELP portico_request_duration_seconds Time from request to response end.');
-      out.push('# TYPE portico_request_duration_seconds histogram');
-      for (const r of all) {
-        const names = labels({ listener: r.listener, route: r.route });
-        let cumulative = 0;
-        BUCKETS_SECONDS.forEach((le, i) => {
-          cumulative += r.buckets[i]!;
-          out.push(`portico_request_duration_seconds_bucket{${names},le="${le}"} ${cumulative}`);
-        });
-        out.push(`portico_request_duration_seconds_bucket{${names},le="+Inf"} ${r.count}`);
-        out.push(`portico_request_duration_seconds_sum{${names}} ${r.sum}`);
-        out.push(`portico_request_duration_seconds_count{${names}} ${r.count}`);
-      }
-      out.push('# HELP portico_upstream_errors_total Upstream failures, by cluster and kind.');
-      out.push('# TYPE portico_upstream_errors_total counter');
-      for (const [key, n] of upstreamErrors) {
-        const [cluster = '', kind = ''] = key.split('\u0000');
-        out.push(`portico_upstream_errors_total{${labels({ cluster, kind })}} ${n}`);
-      }
-      out.push('# HELP portico_active_connections Open client connections, by listener.');
-      out.push('# TYPE portico_active_connections gauge');
-      for (const [listener, n] of connections) {
-        out.push(`portico_active_connections{${labels({ listener })}} ${n}`);
-      }
-      out.push('# HELP portico_requests_in_flight Requests being answered.');
-      out.push('# TYPE portico_requests_in_flight gauge');
-      out.push(`portico_requests_in_flight ${inFlight}`);
-      return `${out.join('\n')}\n`;
+      const routes = [...stats.values()].flatMap((byRoute) =>
+        [...byRoute.values()].map((r) => ({ ...r, byCode: [...r.byCode], buckets: r.buckets.slice() })),
+      );
+      return {
+        routes,
+        upstreamErrors: [...upstreamErrors],
+        connections: [...connections],
+        accepted,
+        inFlight,
+      };
+    },
+    render() {
+      return renderMetrics(this.snapshot());
     },
   };
+}
+
+function addInto(map: Map<string, number>, entries: [string, number][]): void {
+  for (const [key, n] of entries) map.set(key, (map.get(key) ?? 0) + n);
+}
+
+/** The workers' counts as one proxy's: counters, histogram buckets and gauges added up series by series. */
+export function mergeMetrics(snapshots: readonly MetricsSnapshot[]): MetricsSnapshot {
+  const routes = new Map<string, MetricsSnapshot['routes'][number]>();
+  const upstreamErrors = new Map<string, number>();
+  const connections = new Map<string, number>();
+  let accepted = 0;
+  let inFlight = 0;
+  for (const s of snapshots) {
+    for (const r of s.routes) {
+      const key = `${r.listener}\u0000${r.route}`;
+      const into = routes.get(key);
+      if (into === undefined) {
+        routes.set(key, { ...r, byCode: r.byCode.map(([c, n]) => [c, n]), buckets: r.buckets.slice() });
+        continue;
+      }
+      const codes = new Map(into.byCode);
+      for (const [code, n] of r.byCode) codes.set(code, (codes.get(code) ?? 0) + n);
+      into.byCode = [...codes];
+      r.buckets.forEach((n, i) => {
+        into.buckets[i] = (into.buckets[i] ?? 0) + n;
+      });
+      into.sum += r.sum;
+      into.count += r.count;
+    }
+    addInto(upstreamErrors, s.upstreamErrors);
+    addInto(connections, s.connections);
+    accepted += s.accepted;
+    inFlight += s.inFlight;
+  }
+  return {
+    routes: [...routes.values()],
+    upstreamErrors: [...upstreamErrors],
+    connections: [...connections],
+    accepted,
+    inFlight,
+  };
+}
+
+/** The Prometheus text exposition of a snapshot. */
+export function renderMetrics(snapshot: MetricsSnapshot): string {
+  const out: string[] = [];
+  out.push('# HELP portico_requests_total Requests answered, by listener, route and status code.');
+  out.push('# TYPE portico_requests_total counter');
+  for (const { listener, route, byCode } of snapshot.routes) {
+    for (const [code, n] of byCode) {
+      out.push(`portico_requests_total{${labels({ listener, route, code: String(code) })}} ${n}`);
+    }
+  }
+  out.push('# HELP portico_request_duration_seconds Time from request to response end.');
+  out.push('# TYPE portico_request_duration_seconds histogram');
+  for (const r of snapshot.routes) {
+    const names = labels({ listener: r.listener, route: r.route });
+    let cumulative = 0;
+    BUCKETS_SECONDS.forEach((le, i) => {
+      cumulative += r.buckets[i]!;
+      out.push(`portico_request_duration_seconds_bucket{${names},le="${le}"} ${cumulative}`);
+    });
+    out.push(`portico_request_duration_seconds_bucket{${names},le="+Inf"} ${r.count}`);
+    out.push(`portico_request_duration_seconds_sum{${names}} ${r.sum}`);
+    out.push(`portico_request_duration_seconds_count{${names}} ${r.count}`);
+  }
+  out.push('# HELP portico_upstream_errors_total Upstream failures, by cluster and kind.');
+  out.push('# TYPE portico_upstream_errors_total counter');
+  for (const [key, n] of snapshot.upstreamErrors) {
+    const [cluster = '', kind = ''] = key.split('\u0000');
+    out.push(`portico_upstream_errors_total{${labels({ cluster, kind })}} ${n}`);
+  }
+  out.push('# HELP portico_active_connections Open client connections, by listener.');
+  out.push('# TYPE portico_active_connections gauge');
+  for (const [listener, n] of snapshot.connections) {
+    out.push(`portico_active_connections{${labels({ listener })}} ${n}`);
+  }
+  out.push('# HELP portico_requests_in_flight Requests being answered.');
+  out.push('# TYPE portico_requests_in_flight gauge');
+  out.push(`portico_requests_in_flight ${snapshot.inFlight}`);
+  return `${out.join('\n')}\n`;
 }

@@ -36,6 +36,11 @@ export interface ProxyOptions {
   portOffset: number;
   /** Maps a Gateway listener port to the port to bind (tests pass `() => 0`); overrides portOffset. */
   portMap?: (port: number) => number;
+  /**
+   * Listeners bind with SO_REUSEPORT and a handle of their own (Node ≥ 22.12), so the workers of one proxy each
+   * accept on the same port and the kernel spreads connections over them.
+   */
+  reusePort: boolean;
   /** `host:port` of the admin API (config dump, drain, stats); absent: off. */
   adminAddress?: string;
   /** `host:port` of Prometheus metrics; absent: off. */
@@ -63,6 +68,7 @@ export interface ProxyOptions {
 export const DEFAULT_PROXY_OPTIONS: ProxyOptions = {
   bindAddress: '0.0.0.0',
   portOffset: 0,
+  reusePort: false,
   limits: {
     maxHeaderSize: 16 * 1024,
     maxHeadersCount: 100,

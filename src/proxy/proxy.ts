@@ -14,6 +14,7 @@ import type { ProxyRuntime } from './runtime.js';
 import { compileSnapshot } from './snapshot.js';
 import { type CertificateTable, compileCertificates, createSecureContextCache } from './tls.js';
 import { createUpstreamPools } from './upstream-pools.js';
+import type { WorkerStats } from './workers/protocol.js';
 
 export type ApplyOutcome =
   | {
@@ -42,8 +43,14 @@ export interface Proxy {
   close(): Promise<void>;
   /** Bound sockets: listeners by their name, side servers as `admin`, `metrics`, `ready`. */
   addresses(): { listener: string; port: number; address: string }[];
+}
+
+/** A proxy serving in this process (alone, or as one worker of several). */
+export interface InProcessProxy extends Proxy {
   /** Requests being answered now. */
   inFlight(): number;
+  /** Counts and liveness as plain data (what a worker reports to its primary). */
+  stats(): WorkerStats;
 }
 
 function versionOf(config: FleetConfig): string {
@@ -65,7 +72,7 @@ function message(error: unknown): string {
   return isPorticoError(error) || error instanceof Error ? error.message : String(error);
 }
 
-export function createProxy(input: ProxyOptionsInput = {}): Proxy {
+export function createProxy(input: ProxyOptionsInput = {}): InProcessProxy {
   const options = resolveProxyOptions(input);
   const rt: ProxyRuntime = {
     options,
@@ -90,7 +97,7 @@ export function createProxy(input: ProxyOptionsInput = {}): Proxy {
   let sideServers: SideServer[] = [];
   let started: Promise<void> = Promise.resolve();
 
-  const proxy: Proxy = {
+  const proxy: InProcessProxy = {
     get ready() {
       return rt.snapshot !== undefined && !rt.draining;
     },
@@ -132,6 +139,7 @@ export function createProxy(input: ProxyOptionsInput = {}): Proxy {
       ];
     },
     inFlight: () => rt.metrics.inFlight,
+    stats: () => ({ metrics: rt.metrics.snapshot(), notLive: view.notLive() }),
   };
 
   async function applyNow(value: unknown, version: string | undefined): Promise<ApplyOutcome> {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { Agent, createServer, request, type Server } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createProxy, type Proxy as PorticoProxy } from '../../src/proxy/index.js';
+import { createProxy, type InProcessProxy as PorticoProxy } from '../../src/proxy/index.js';
 import { fleet, forward, listener, route, simpleFleet, upstream, vhost } from '../support/fleet.js';
 import { closeServer, type EchoBody, httpRequest, listen, startEcho, until } from '../support/http.js';
 

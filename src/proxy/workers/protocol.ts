@@ -1,0 +1,46 @@
+// The messages between a proxy's primary process and its workers (node:cluster IPC, structured clone).
+import type { FleetConfig } from '../../ir/fleet-config.js';
+import type { FleetConfigDelta } from '../../ir/fleet-config-patch.js';
+import type { MetricsSnapshot } from '../metrics.js';
+import type { ApplyOutcome } from '../proxy.js';
+
+/** How connections reach workers: the kernel spreads them (SO_REUSEPORT), or the primary hands them out. */
+export type AcceptBalancing = 'reuse-port' | 'round-robin';
+
+/** What a worker needs besides the config: the primary's options that can cross a process boundary. */
+export interface WorkerSettings {
+  bindAddress: string;
+  portOffset: number;
+  drainMs: number;
+  maxDrainMs: number;
+  balancing: AcceptBalancing;
+}
+
+export type ToWorker =
+  | {
+      type: 'apply';
+      id: number;
+      version: string | undefined;
+      /** A whole config (a new worker, or one whose last apply failed), else what changed since the last. */
+      full?: FleetConfig;
+      delta?: FleetConfigDelta;
+    }
+  | { type: 'stats'; id: number }
+  | { type: 'drain'; drainMs: number; maxMs: number };
+
+export interface WorkerStats {
+  metrics: MetricsSnapshot;
+  /** Why this worker cannot serve (a listener stopped listening), if it cannot. */
+  notLive: string | undefined;
+}
+
+export type FromWorker =
+  | { type: 'started' }
+  | {
+      type: 'applied';
+      id: number;
+      outcome: ApplyOutcome;
+      addresses: { listener: string; port: number; address: string }[];
+    }
+  | { type: 'stats'; id: number; stats: WorkerStats }
+  | { type: 'drained' };

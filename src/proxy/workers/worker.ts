@@ -1,0 +1,77 @@
+// A proxy worker: a process of node:cluster serving every listener of the fleet config its primary sends. It
+// has no discovery stream and no side servers of its own: the primary speaks for it.
+import cluster from 'node:cluster';
+import { isMainThread } from 'node:worker_threads';
+import type { FleetConfig } from '../../ir/fleet-config.js';
+import { patchFleetConfig } from '../../ir/fleet-config-patch.js';
+import { logToStderr } from '../../log-line.js';
+import { createProxy } from '../proxy.js';
+import type { FromWorker, ToWorker, WorkerSettings } from './protocol.js';
+
+/** The environment variable that carries WorkerSettings (JSON) from the primary. */
+export const WORKER_SETTINGS_ENV = 'PORTICO_PROXY_WORKER';
+
+function send(message: FromWorker): void {
+  process.send?.(message);
+}
+
+export function runWorker(settings: WorkerSettings): void {
+  const id = cluster.worker?.id ?? 0;
+  const proxy = createProxy({
+    bindAddress: settings.bindAddress,
+    portOffset: settings.portOffset,
+    drainMs: settings.drainMs,
+    maxDrainMs: settings.maxDrainMs,
+    reusePort: settings.balancing === 'reuse-port',
+    log: (line) => logToStderr(`worker ${id}: ${line}`),
+  });
+  let config: FleetConfig | undefined;
+
+  const apply = async (message: Extract<ToWorker, { type: 'apply' }>): Promise<void> => {
+    const next =
+      message.full ??
+      (config === undefined || message.delta === undefined
+        ? undefined
+        : patchFleetConfig(config, message.delta.changed, message.delta.removed));
+    if (next === undefined) {
+      const outcome = { ok: false as const, error: 'a delta arrived before any whole config' };
+      send({ type: 'applied', id: message.id, outcome, addresses: [] });
+      return;
+    }
+    const outcome = await proxy.apply(next, message.version);
+    if (outcome.ok) config = next;
+    const addresses = proxy.addresses();
+    send({ type: 'applied', id: message.id, outcome, addresses });
+  };
+
+  // Messages are handled in order: an apply must finish before the next delta builds on it.
+  let queue: Promise<void> = Promise.resolve();
+  process.on('message', (message: ToWorker) => {
+    queue = queue.then(async () => {
+      if (message.type === 'apply') await apply(message);
+      else if (message.type === 'stats') {
+        send({ type: 'stats', id: message.id, stats: proxy.stats() });
+      } else if (message.type === 'drain') {
+        await proxy.drain({ drainMs: message.drainMs, maxMs: message.maxMs });
+        await proxy.close();
+        send({ type: 'drained' });
+        process.disconnect();
+      }
+    });
+  });
+  // The primary decides when a worker stops: a signal to the process group (Ctrl-C) is the primary's to handle.
+  process.on('SIGINT', () => {});
+  process.on('SIGTERM', () => {});
+  // If the primary dies, nothing would feed or stop this worker: it goes too, without cutting requests short.
+  process.on('disconnect', () => {
+    void proxy
+      .drain({ drainMs: 0 })
+      .then(() => proxy.close())
+      .finally(() => process.exit(0));
+  });
+  send({ type: 'started' });
+}
+
+if (cluster.isWorker && isMainThread && process.env[WORKER_SETTINGS_ENV] !== undefined) {
+  runWorker(JSON.parse(process.env[WORKER_SETTINGS_ENV]) as WorkerSettings);
+}

@@ -1,0 +1,216 @@
+// A proxy with several worker processes is one proxy to the outside: a config is applied by every worker
+// before apply resolves, a dead worker is replaced without touching the others' connections, a drain waits for
+// every worker's requests, and the metrics add the workers up. Real worker processes (node:cluster), real
+// sockets; the accept balancing is the best the running Node has (round robin on 20, SO_REUSEPORT on 24).
+import assert from 'node:assert/strict';
+import cluster from 'node:cluster';
+import { Agent } from 'node:http';
+import { test } from 'node:test';
+import type { FleetConfig } from '../../src/ir/fleet-config.js';
+import type { Proxy as PorticoProxy } from '../../src/proxy/index.js';
+import { bestAcceptBalancing, createWorkerProxy } from '../../src/proxy/workers/pool.js';
+import { fleet, forward, listener, route, upstream, vhost } from '../support/fleet.js';
+import { closeServer, freePort, httpRequest, startEcho } from '../support/http.js';
+import { parsePrometheus, sampleValue } from '../support/prometheus.js';
+
+const WORKERS = 2;
+
+function config(port: number, echoPort: number, paths: string[]): FleetConfig {
+  const routes = paths.map((p) =>
+    route(forward(['default/a:80']), { path: { type: 'PathPrefix', value: p } }),
+  );
+  const vhosts = [vhost(port, '*', routes)];
+  return fleet([{ listener: listener(port, vhosts), vhosts }], [upstream('default/a:80', [echoPort])]);
+}
+
+async function startPool(t: { after: (fn: () => Promise<void>) => void }, workers = WORKERS) {
+  const proxy = createWorkerProxy({
+    workers,
+    bindAddress: '127.0.0.1',
+    metricsAddress: '127.0.0.1:0',
+    readyAddress: '127.0.0.1:0',
+    drainMs: 0,
+    log: () => {},
+  });
+  t.after(() => proxy.close());
+  await proxy.started;
+  return proxy;
+}
+
+function sidePort(proxy: PorticoProxy, name: string): number {
+  return proxy.addresses().find((a) => a.listener === name)!.port;
+}
+
+async function metrics(proxy: PorticoProxy) {
+  return parsePrometheus((await httpRequest(sidePort(proxy, 'metrics'), '/metrics')).body);
+}
+
+async function acceptedByWorker(proxy: PorticoProxy): Promise<number[]> {
+  const samples = await metrics(proxy);
+  return Array.from(
+    { length: WORKERS },
+    (_, i) => sampleValue(samples, 'portico_proxy_worker_connections_total', { worker: String(i) }) ?? -1,
+  );
+}
+
+/** A request on a new connection each: connections go to every worker. */
+const fresh = (port: number, path: string) => httpRequest(port, path, { timeoutMs: 10_000 });
+
+test(`apply resolves once all ${WORKERS} workers applied: every worker serves the new route at once`, async (t) => {
+  const echo = await startEcho('a');
+  t.after(() => closeServer(echo.server));
+  const port = await freePort();
+  const proxy = await startPool(t);
+  assert.equal((await proxy.apply(config(port, echo.port, ['/old']), 'v1')).ok, true);
+  assert.equal((await fresh(port, '/new')).status, 404);
+  const before = await acceptedByWorker(proxy);
+  assert.equal((await proxy.apply(config(port, echo.port, ['/old', '/new']), 'v2')).ok, true);
+  // No wait: the first request after apply resolved, on whichever worker, already routes by v2.
+  const statuses: number[] = [];
+  for (let i = 0; i < 8 * WORKERS; i++) statuses.push((await fresh(port, '/new')).status);
+  assert.deepEqual(
+    statuses,
+    statuses.map(() => 200),
+  );
+  const after = await acceptedByWorker(proxy);
+  for (const [i, n] of after.entries()) {
+    assert.ok(n > (before[i] ?? 0), `worker ${i} served some of them (${before} → ${after})`);
+  }
+});
+
+test('metrics are the sum over workers: requests counted equal requests sent; connections spread', async (t) => {
+  const echo = await startEcho('a');
+  t.after(() => closeServer(echo.server));
+  const port = await freePort();
+  const proxy = await startPool(t);
+  assert.equal((await proxy.apply(config(port, echo.port, ['/']), 'v1')).ok, true);
+  const sent = 40;
+  await Promise.all(Array.from({ length: sent }, () => fresh(port, '/')));
+  const samples = await metrics(proxy);
+  const total = samples
+    .filter((s) => s.name === 'portico_requests_total' && s.labels.code === '200')
+    .reduce((n, s) => n + s.value, 0);
+  assert.equal(total, sent);
+  const count = samples
+    .filter((s) => s.name === 'portico_request_duration_seconds_count')
+    .reduce((n, s) => n + s.value, 0);
+  assert.equal(count, sent);
+  const accepted = await acceptedByWorker(proxy);
+  assert.equal(
+    accepted.reduce((a, b) => a + b, 0),
+    sent,
+  );
+  // Round robin hands a connection to the next idle worker; the kernel's SO_REUSEPORT hash spreads them only roughly.
+  const fewest = bestAcceptBalancing() === 'round-robin' ? sent / (2 * WORKERS) : 1;
+  for (const n of accepted) assert.ok(n >= fewest, `spread ${accepted}`);
+  assert.equal(sampleValue(samples, 'portico_proxy_workers'), WORKERS);
+});
+
+test('a worker killed under traffic: only its own connections fail, the rest all succeed, it comes back', async (t) => {
+  const echo = await startEcho('a');
+  t.after(() => closeServer(echo.server));
+  const port = await freePort();
+  const proxy = await startPool(t);
+  assert.equal((await proxy.apply(config(port, echo.port, ['/']), 'v1')).ok, true);
+  // Keep-alive lanes: one connection each, requests back to back until the test stops them.
+  const lanes = Array.from({ length: 4 * WORKERS }, () => new Agent({ keepAlive: true, maxSockets: 1 }));
+  t.after(() => {
+    for (const agent of lanes) agent.destroy();
+  });
+  for (const agent of lanes) assert.equal((await httpRequest(port, '/', { agent })).status, 200);
+  const [onVictim = 0] = await acceptedByWorker(proxy);
+  assert.ok(onVictim > 0, 'the first worker holds some lanes');
+  let running = true;
+  const outcomes = lanes.map(async (agent) => {
+    let ok = 0;
+    while (running) {
+      try {
+        const reply = await httpRequest(port, '/', { agent, timeoutMs: 5_000 });
+        if (reply.status !== 200) return { ok, failed: `status ${reply.status}` };
+        ok++;
+      } catch (error) {
+        return { ok, failed: (error as Error).message };
+      }
+    }
+    return { ok, failed: undefined };
+  });
+  await new Promise((r) => setTimeout(r, 200));
+  const victim = Object.values(cluster.workers ?? {})[0];
+  assert.ok(victim !== undefined);
+  victim.process.kill('SIGKILL');
+  await new Promise((r) => setTimeout(r, 500));
+  // New connections meanwhile all succeed: the dead worker gets none.
+  for (let i = 0; i < 4 * WORKERS; i++) assert.equal((await fresh(port, '/')).status, 200);
+  running = false;
+  const results = await Promise.all(outcomes);
+  const failed = results.filter((r) => r.failed !== undefined);
+  assert.equal(failed.length, onVictim, `lanes that failed: ${JSON.stringify(results)}`);
+  for (const r of results.filter((x) => x.failed === undefined)) assert.ok(r.ok > 0);
+  // The replacement starts and receives the config: the pool is whole again.
+  for (;;) {
+    const samples = await metrics(proxy);
+    if (
+      sampleValue(samples, 'portico_proxy_workers') === WORKERS &&
+      sampleValue(samples, 'portico_proxy_worker_restarts_total') === 1
+    )
+      break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  // 16 connections: the chance that SO_REUSEPORT's hash sends them all to one worker is 2 in 65,536.
+  for (let i = 0; i < 8 * WORKERS; i++) assert.equal((await fresh(port, '/')).status, 200);
+  const accepted = await acceptedByWorker(proxy);
+  assert.ok(
+    accepted.every((n) => n > 0),
+    `the replacement accepts connections too: ${accepted}`,
+  );
+});
+
+test('drain: every worker stops accepting and finishes its requests in flight', async (t) => {
+  const echo = await startEcho('a');
+  t.after(() => closeServer(echo.server));
+  const port = await freePort();
+  const proxy = await startPool(t);
+  assert.equal((await proxy.apply(config(port, echo.port, ['/']), 'v1')).ok, true);
+  const slow = Array.from({ length: 4 * WORKERS }, () => fresh(port, '/?delay=700ms'));
+  await new Promise((r) => setTimeout(r, 200));
+  const accepted = await acceptedByWorker(proxy);
+  assert.ok(
+    accepted.every((n) => n > 0),
+    `requests in flight on every worker: ${accepted}`,
+  );
+  const readyPort = sidePort(proxy, 'ready');
+  const drained = proxy.drain({ drainMs: 0, maxMs: 10_000 });
+  assert.equal((await httpRequest(readyPort, '/ready')).status, 503);
+  const replies = await Promise.all(slow);
+  assert.deepEqual(
+    replies.map((r) => r.status),
+    replies.map(() => 200),
+  );
+  await drained;
+  await assert.rejects(httpRequest(port, '/', { timeoutMs: 2_000 }), /ECONNREFUSED/);
+  assert.deepEqual(Object.keys(cluster.workers ?? {}), []);
+});
+
+test('a worker that dies while applying makes apply fail, naming the worker (the proxy Nacks)', async (t) => {
+  const echo = await startEcho('a');
+  t.after(() => closeServer(echo.server));
+  const port = await freePort();
+  const proxy = await startPool(t);
+  assert.equal((await proxy.apply(config(port, echo.port, ['/']), 'v1')).ok, true);
+  const victim = Object.values(cluster.workers ?? {})[0]!;
+  victim.process.kill('SIGSTOP');
+  const outcome = proxy.apply(config(port, echo.port, ['/', '/next']), 'v2');
+  await new Promise((r) => setTimeout(r, 200));
+  victim.process.kill('SIGKILL');
+  const result = await outcome;
+  assert.equal(result.ok, false);
+  assert.match(result.ok ? '' : result.error, new RegExp(`^worker ${victim.id}: worker ${victim.id} exited`));
+  // The next config reaches every worker, the replacement included.
+  for (;;) {
+    const samples = await metrics(proxy);
+    if (sampleValue(samples, 'portico_proxy_workers') === WORKERS) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  assert.equal((await proxy.apply(config(port, echo.port, ['/', '/next', '/third']), 'v3')).ok, true);
+  for (let i = 0; i < 4 * WORKERS; i++) assert.equal((await fresh(port, '/third')).status, 200);
+});
