@@ -12,6 +12,8 @@ export const DataPlaneProxySchema = Type.Object({
     {
       // One shared fleet (one Service, one address) for every Gateway of the class.
       mergeGateways: Type.Boolean({ default: false }),
+      // Worker processes per proxy; absent: the CPUs its container may use.
+      workers: Type.Optional(Type.Integer({ minimum: 1, maximum: 1024 })),
     },
     { default: {} },
   ),

@@ -12,7 +12,7 @@ import { DEFAULT_CLAIMS_DIR } from '../infra/host/address-claims.js';
 import { DEFAULT_ADDRESS_POOL } from '../infra/host/address-pool.js';
 import { logToStdout } from '../log-line.js';
 import { DEFAULT_ADMIN_ADDRESS } from '../provider/standalone/admin-server.js';
-import { startStandalone } from '../provider/standalone/controller.js';
+import { DEFAULT_PROXY_WORKERS_MAX, startStandalone } from '../provider/standalone/controller.js';
 import { stopStandalone } from '../provider/standalone/stop.js';
 import { stopSignal } from '../stop-signal.js';
 
@@ -41,9 +41,22 @@ options:
   --address-claims-dir DIR     where controllers on this host claim addresses (default ${DEFAULT_CLAIMS_DIR})
   --controller-namespace NS    namespace of DataPlaneProxy parameters (default ${DEFAULT_CONTROLLER_NAMESPACE})
   --proxy-drain-seconds N      how long a stopping proxy keeps serving before it closes (default 5)
+  --proxy-workers-max N        most worker processes per proxy (default ${DEFAULT_PROXY_WORKERS_MAX}): each gets its
+                               DataPlaneProxy's spec.workers, else this machine's CPUs, up to N
   --stop-proxies-on-exit       on SIGTERM/SIGINT, drain and stop the proxies too
   --stop                       stop the controller using --state-dir and drain all its proxies, then exit
   -h, --help                   show this help`;
+
+function workersMax(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > 1024)
+    throw new PorticoError(
+      'E_USAGE',
+      `--proxy-workers-max: expected a whole number from 1 to 1024, got '${value}'`,
+    );
+  return n;
+}
 
 export async function run(argv: string[]): Promise<number> {
   const { values } = parseArgs({
@@ -57,6 +70,7 @@ export async function run(argv: string[]): Promise<number> {
       'allow-remote-admin': { type: 'boolean', default: false },
       'allow-remote-discovery': { type: 'boolean', default: false },
       'address-pool': { type: 'string', default: DEFAULT_ADDRESS_POOL },
+      'proxy-workers-max': { type: 'string' },
       'address-claims-dir': { type: 'string', default: DEFAULT_CLAIMS_DIR },
       'controller-namespace': { type: 'string', default: DEFAULT_CONTROLLER_NAMESPACE },
       'proxy-drain-seconds': { type: 'string' },
@@ -112,6 +126,7 @@ export async function run(argv: string[]): Promise<number> {
     addressClaimsDir: values['address-claims-dir'],
     controllerNamespace: values['controller-namespace'],
     proxyDrainSeconds: drain === undefined ? undefined : Number(drain),
+    proxyWorkersMax: workersMax(values['proxy-workers-max']),
     log,
   });
   const signal = await stopSignal();

@@ -10,6 +10,8 @@ export interface ClassState {
   accepted: Verdict;
   /** Its DataPlaneProxy has mergeGateways: all its Gateways share the fleet named after the class. */
   merged: boolean;
+  /** Its DataPlaneProxy's workers per proxy, when set. */
+  workers?: number;
 }
 
 function evaluate(c: GatewayClass, lookup: SnapshotLookup): ClassState {
@@ -34,11 +36,13 @@ function evaluate(c: GatewayClass, lookup: SnapshotLookup): ClassState {
   if (ref.namespace === undefined) return invalid('parametersRef.namespace is required for a DataPlaneProxy');
   const proxy = lookup.dataPlaneProxies.get(`${ref.namespace}/${ref.name}`);
   if (proxy === undefined) return invalid(notFound(lookup, 'DataPlaneProxy', ref.namespace, ref.name));
-  return {
+  const state: ClassState = {
     gatewayClass: c,
     accepted: { ok: true, reason: 'Accepted', message: 'Accepted' },
     merged: proxy.spec.mergeGateways,
   };
+  if (proxy.spec.workers !== undefined) state.workers = proxy.spec.workers;
+  return state;
 }
 
 /** Only the classes whose controllerName is ours; the rest are ignored entirely (no status). */

@@ -67,6 +67,8 @@ export interface FleetInfra {
   owner?: { gateway: string; uid?: string };
   gateways: string[];
   ports: FleetInfraPort[];
+  /** Worker processes per proxy (the class's DataPlaneProxy); absent: the proxy counts its CPUs. */
+  workers?: number;
 }
 
 export interface TranslateResult {

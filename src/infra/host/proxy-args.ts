@@ -16,6 +16,8 @@ export interface HostProxyArgsInput {
   serverName?: string;
   drainSeconds?: number;
   maxDrainSeconds?: number;
+  /** Worker processes; absent: the proxy's own default (the CPUs it may use). */
+  workers?: number;
 }
 
 /** The proxy's own ports, on the fleet's address (the proxy CLI's defaults, moved off 0.0.0.0); reserved-ports.ts
@@ -50,5 +52,6 @@ export function hostProxyArgs(input: HostProxyArgsInput): string[] {
   if (input.serverName !== undefined) args.push('--server-name', input.serverName);
   if (input.drainSeconds !== undefined) args.push('--drain-seconds', String(input.drainSeconds));
   if (input.maxDrainSeconds !== undefined) args.push('--max-drain-seconds', String(input.maxDrainSeconds));
+  if (input.workers !== undefined) args.push('--workers', String(input.workers));
   return args;
 }

@@ -195,6 +195,8 @@ export function renderFleetObjects(infra: FleetInfra, options: RenderOptions): F
       `0.0.0.0:${METRICS_PORT}`,
       '--max-drain-seconds',
       String(MAX_DRAIN_SECONDS),
+      // Absent: the proxy counts the CPUs its container may use (its CPU limit).
+      ...(infra.workers === undefined ? [] : ['--workers', String(infra.workers)]),
     ],
     env: [
       { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },

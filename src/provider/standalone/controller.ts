@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { formatResourceError, type ResourceError } from '../../api/common.js';
 import { stampConditionTimes } from '../../api/condition-times.js';
@@ -58,7 +59,11 @@ export interface StandaloneOptions {
   proxyEntryPoint?: string;
   proxyDrainSeconds?: number;
   proxyStopGraceMs?: number;
+  /** Most worker processes per proxy (default 4): a fleet gets its DataPlaneProxy's workers or the CPUs, up to this. */
+  proxyWorkersMax?: number;
 }
+
+export const DEFAULT_PROXY_WORKERS_MAX = 4;
 
 export interface StandaloneController {
   adminAddress: string;
@@ -290,6 +295,12 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
         if (result.fleets.some((f) => dataPlane.fleets[f.fleet] === undefined)) again = true;
 
         const addresses = pool.assign(result.fleets.map((f) => f.fleet));
+        const workersMax = options.proxyWorkersMax ?? DEFAULT_PROXY_WORKERS_MAX;
+        const workersOf = (fleet: string): number =>
+          Math.min(
+            result.infra.find((i) => i.fleet === fleet)?.workers ?? availableParallelism(),
+            workersMax,
+          );
         supervisor.sync(
           result.fleets.map((f) => {
             const address = addresses.get(f.fleet)!;
@@ -307,6 +318,7 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
                 keyFile: tls.fleetFiles(f.fleet).key,
                 serverName: 'portico-gateway',
                 drainSeconds: options.proxyDrainSeconds,
+                workers: workersOf(f.fleet),
               }),
             };
           }),
