@@ -293,14 +293,21 @@ export function createWorkerProxy(input: WorkerProxyOptions): PorticoProxy {
     },
   };
 
-  for (let i = 0; i < Math.max(1, input.workers); i++) fork(i);
   started = (async () => {
-    await Promise.all(slots.map((s) => s.started));
+    // Its own ports first: a proxy that cannot have them exits (98) before it forks anything.
     sideServers = await startSideServers(view, {
       admin: options.adminAddress,
       metrics: options.metricsAddress,
       ready: options.readyAddress,
     });
+    for (let i = 0; i < Math.max(1, input.workers); i++) fork(i);
+    try {
+      await Promise.all(slots.map((s) => s.started));
+    } catch (error) {
+      // Left running, the workers' IPC channels would keep this process from ever exiting.
+      await proxy.close();
+      throw error;
+    }
     options.log(`${slots.length} workers (${settings.balancing} accept balancing)`);
   })();
   started.catch(() => undefined); // reported through `started`

@@ -4,9 +4,22 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { DEFAULT_CONTROLLER_NAME } from '../../../../src/api/controller-config.js';
 import type { Cluster } from '../../../cluster/harness.js';
-import { asList, call } from '../../../cluster/kube-api.js';
+import { asList, call, eventually, type Loose } from '../../../cluster/kube-api.js';
+import { httpRequest } from '../../../support/http.js';
+import { parsePrometheus, sampleValue } from '../../../support/prometheus.js';
+import { assertNoFailedRequests, duringTraffic, proxyPod } from '../handover.js';
 import { E2E_SKIP } from '../install.js';
-import { echoNamespace, gateway, gatewayClass, programmedAddress, route, served } from '../traffic.js';
+import {
+  apply,
+  echoBackend,
+  echoNamespace,
+  gateway,
+  gatewayClass,
+  namespace,
+  programmedAddress,
+  route,
+  served,
+} from '../traffic.js';
 
 const CONTROLLER = DEFAULT_CONTROLLER_NAME;
 let cluster: Cluster;
@@ -45,4 +58,84 @@ test('infrastructure in each Gateway namespace, only the CA there, token-authent
     const secrets = await call(cluster, 'GET', `/api/v1/namespaces/${ns}/secrets`);
     assert.ok(!asList(secrets.body.items).some((s) => String(s.metadata?.name).startsWith('portico-')));
   }
+});
+
+/** Applies a LimitRange giving every container of `ns` without a CPU limit `cpu` as its limit. */
+async function cpuLimitRange(ns: string, cpu: string): Promise<void> {
+  await apply(cluster, {
+    apiVersion: 'v1',
+    kind: 'LimitRange',
+    metadata: { name: 'cpu', namespace: ns },
+    spec: { limits: [{ type: 'Container', default: { cpu }, defaultRequest: { cpu: '10m' } }] },
+  } as never);
+}
+
+/** The proxy's own metrics (port 19001 in the pod), read from the host through the pod network. */
+async function proxyMetrics(pod: Loose) {
+  const reply = await httpRequest(19001, '/metrics', {
+    address: String(pod.status?.podIP),
+    timeoutMs: 5_000,
+  });
+  return parsePrometheus(reply.body);
+}
+
+test('a fleet pod with a 2-CPU limit runs 2 workers; a rolling restart under traffic drops nothing; 1 CPU, 1 process', {
+  skip: E2E_SKIP,
+}, async (t) => {
+  const ns = 'gwns-cpu';
+  await namespace(cluster, ns);
+  await cpuLimitRange(ns, '2');
+  await echoBackend(cluster, ns, 'echo');
+  await gateway(cluster, ns, 'gw', 'portico', [{ name: 'http', port: 80 }]);
+  await route(cluster, ns, 'web', { namespace: ns, name: 'gw' }, 'cpu.example.com', 'echo');
+  const address = await programmedAddress(cluster, ns, 'gw');
+  await served(address, 80, 'cpu.example.com');
+  const pod = await proxyPod(cluster, ns, 'gw');
+  const proxy = asList(pod.spec?.containers).find((c) => c.name === 'proxy');
+  assert.equal(proxy?.resources?.limits?.cpu, '2');
+  // Both workers serve: connections through the Service reach each of them.
+  for (let i = 0; i < 16; i++) await served(address, 80, 'cpu.example.com');
+  const samples = await proxyMetrics(pod);
+  assert.equal(sampleValue(samples, 'portico_proxy_workers'), 2);
+  for (const worker of ['0', '1']) {
+    assert.ok((sampleValue(samples, 'portico_proxy_worker_connections_total', { worker }) ?? 0) > 0);
+  }
+  const ready = await httpRequest(19003, '/ready', { address: String(pod.status?.podIP), timeoutMs: 5_000 });
+  assert.equal(ready.status, 200);
+
+  // The next pods get 1 CPU: the rollout drains the 2-worker pod under traffic, and the new one is one process.
+  await cpuLimitRange(ns, '1');
+  const result = await duringTraffic([{ address, port: 80, host: 'cpu.example.com' }], async () => {
+    cluster.kubectl([
+      'rollout',
+      'restart',
+      'deployment',
+      '-n',
+      ns,
+      '-l',
+      'app.kubernetes.io/component=proxy',
+    ]);
+    // Polled, not `kubectl rollout status`: a synchronous command would pause the traffic loops meanwhile.
+    await eventually(
+      async () => {
+        const old = await call(cluster, 'GET', `/api/v1/namespaces/${ns}/pods/${pod.metadata?.name}`);
+        if (old.status !== 404) return undefined;
+        const next = await proxyPod(cluster, ns, 'gw');
+        return next.metadata?.name !== pod.metadata?.name ? next : undefined;
+      },
+      'the 2-worker pod replaced by a ready new one',
+      120_000,
+    );
+  });
+  assertNoFailedRequests(t, result);
+  const next = await proxyPod(cluster, ns, 'gw');
+  const nextProxy = asList(next.spec?.containers).find((c) => c.name === 'proxy');
+  assert.equal(nextProxy?.resources?.limits?.cpu, '1');
+  const one = await proxyMetrics(next);
+  assert.equal(
+    sampleValue(one, 'portico_proxy_workers'),
+    undefined,
+    'one worker serves in the proxy process',
+  );
+  assert.ok((sampleValue(one, 'portico_requests_total', { code: '200' }) ?? 0) > 0);
 });
