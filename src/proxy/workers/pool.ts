@@ -2,16 +2,14 @@
 // (a delta once it has one), answers for them all (one readiness, one drain, one metrics endpoint) and
 // restarts a worker that dies. To the discovery client it is one proxy: apply resolves once every worker
 // applied, and fails if any refused.
-import cluster, { type Worker } from 'node:cluster';
-import { fileURLToPath } from 'node:url';
 import type { FleetConfig } from '../../ir/fleet-config.js';
 import { fleetConfigDelta } from '../../ir/fleet-config-patch.js';
 import { type AdminView, type SideServer, sideServerAddress, startSideServers } from '../admin.js';
 import { type MetricsSnapshot, mergeMetrics, renderMetrics } from '../metrics.js';
-import { type ProxyOptionsInput, resolveProxyOptions } from '../options.js';
+import { type ProxyOptions, type ProxyOptionsInput, resolveProxyOptions } from '../options.js';
 import { type ApplyOutcome, createProxy, type Proxy as PorticoProxy } from '../proxy.js';
-import type { AcceptBalancing, FromWorker, ToWorker, WorkerSettings, WorkerStats } from './protocol.js';
-import { WORKER_SETTINGS_ENV } from './worker.js';
+import type { AcceptBalancing, FromWorker, WorkerSettings, WorkerStats } from './protocol.js';
+import { forkWorker, type WorkerSlot } from './worker-slot.js';
 
 /** A worker that does not answer a stats request within this is reported as not live. */
 const STATS_TIMEOUT_MS = 2_000;
@@ -27,295 +25,280 @@ export function bestAcceptBalancing(version = process.versions.node): AcceptBala
   return major > 22 || (major === 22 && minor >= 12) ? 'reuse-port' : 'round-robin';
 }
 
-interface Slot {
-  worker: Worker;
-  started: Promise<void>;
-  /** What this worker applied last: the next update is a delta from it (undefined: send the whole config). */
-  sent: FleetConfig | undefined;
-  addresses: { listener: string; port: number; address: string }[];
-  replies: Map<number, (message: FromWorker) => void>;
-  /** Its counts as last reported: what stays counted if it dies (counters never go back). */
-  last: MetricsSnapshot | undefined;
-  forkedAt: number;
-}
-
 export interface WorkerProxyOptions extends ProxyOptionsInput {
   workers: number;
   /** Default: the best the running Node offers (bestAcceptBalancing). */
   balancing?: AcceptBalancing;
 }
 
-/** The worker entry: the compiled .js next to this file, or the .ts source when run from source (tests, tsx). */
-function workerEntry(): string {
-  const ext = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
-  return fileURLToPath(new URL(`./worker${ext}`, import.meta.url));
+/** Everything the primary knows about its workers. */
+interface Pool {
+  options: ProxyOptions;
+  settings: WorkerSettings;
+  /** In place order: a replacement takes the place of the worker it replaces (the `worker` label of metrics). */
+  slots: WorkerSlot[];
+  nextId: number;
+  /** The config every worker applied last, for a replacement. */
+  current: { config: FleetConfig; version: string | undefined; appliedAt: string } | undefined;
+  /** Applies and catch-ups run one at a time, in order. */
+  queue: Promise<unknown>;
+  draining: boolean;
+  drained: boolean;
+  closed: boolean;
+  restarts: number;
+  /** Workers in a row that died young. */
+  crashLoop: number;
+  /** The counters of workers that died, as last reported (gauges left out: their connections are gone). */
+  retired: MetricsSnapshot;
+}
+
+/** One worker serves in this process, as a proxy always did; more are processes under this one. */
+export function createProxyWithWorkers(input: WorkerProxyOptions): PorticoProxy {
+  return input.workers <= 1 ? createProxy(input) : createWorkerProxy(input);
 }
 
 export function createWorkerProxy(input: WorkerProxyOptions): PorticoProxy {
   const options = resolveProxyOptions(input);
-  const settings: WorkerSettings = {
-    bindAddress: options.bindAddress,
-    portOffset: options.portOffset,
-    drainMs: options.drainMs,
-    maxDrainMs: options.maxDrainMs,
-    balancing: input.balancing ?? bestAcceptBalancing(),
+  const pool: Pool = {
+    options,
+    settings: {
+      bindAddress: options.bindAddress,
+      portOffset: options.portOffset,
+      drainMs: options.drainMs,
+      maxDrainMs: options.maxDrainMs,
+      balancing: input.balancing ?? bestAcceptBalancing(),
+    },
+    slots: [],
+    nextId: 1,
+    current: undefined,
+    queue: Promise.resolve(),
+    draining: false,
+    drained: false,
+    closed: false,
+    restarts: 0,
+    crashLoop: 0,
+    retired: emptyMetrics(),
   };
-  cluster.schedulingPolicy = cluster.SCHED_RR;
-  cluster.setupPrimary({ exec: workerEntry(), serialization: 'advanced' });
-  const slots: Slot[] = [];
-  let nextId = 1;
-  let current: { config: FleetConfig; version: string | undefined; appliedAt: string } | undefined;
-  let queue: Promise<unknown> = Promise.resolve();
-  let draining = false;
-  let drained = false;
-  let closed = false;
-  let restarts = 0;
-  /** Workers in a row that died young. */
-  let crashLoop = 0;
-  /** The counters of workers that died, as last reported (gauges left out: their connections are gone). */
-  let retired: MetricsSnapshot = emptyMetrics();
   let drainPromise: Promise<void> | undefined;
   let sideServers: SideServer[] = [];
   let started: Promise<void> = Promise.resolve();
 
-  const request = (slot: Slot, message: ToWorker & { id: number }, timeoutMs?: number) =>
-    new Promise<FromWorker>((resolve) => {
-      const timer =
-        timeoutMs === undefined
-          ? undefined
-          : setTimeout(() => {
-              slot.replies.delete(message.id);
-              resolve({ type: 'stats', id: message.id, stats: unanswered(slot) });
-            }, timeoutMs);
-      slot.replies.set(message.id, (reply) => {
-        if (timer !== undefined) clearTimeout(timer);
-        resolve(reply);
-      });
-      slot.worker.send(message);
-    });
-
-  const unanswered = (slot: Slot): WorkerStats => ({
-    metrics: slot.last ?? emptyMetrics(),
-    notLive: `worker ${slot.worker.id} does not answer`,
-  });
-
-  /** Starts a worker in place `index` (a replacement keeps the place of the one it replaces). */
-  function fork(index: number): Slot {
-    const worker = cluster.fork({ [WORKER_SETTINGS_ENV]: JSON.stringify(settings) });
-    const slot: Slot = {
-      worker,
-      started: Promise.resolve(),
-      sent: undefined,
-      addresses: [],
-      replies: new Map(),
-      last: undefined,
-      forkedAt: Date.now(),
-    };
-    slot.started = new Promise<void>((resolve, reject) => {
-      worker.on('message', (message: FromWorker) => {
-        if (message.type === 'started') resolve();
-        else if ('id' in message) {
-          const reply = slot.replies.get(message.id);
-          slot.replies.delete(message.id);
-          reply?.(message);
-        }
-      });
-      worker.once('exit', (code, signal) => {
-        reject(new Error(`worker ${worker.id} exited (${signal ?? code}) before it started`));
-        onExit(slot, code, signal);
-      });
-    });
-    slot.started.catch(() => undefined);
-    slots.splice(index, 0, slot);
-    return slot;
-  }
-
-  function onExit(slot: Slot, code: number | null, signal: string | null): void {
-    const index = slots.indexOf(slot);
-    if (index < 0) return;
-    const gone = `worker ${slot.worker.id} exited (${signal ?? code})`;
-    for (const reply of slot.replies.values()) {
-      reply({ type: 'applied', id: 0, outcome: { ok: false, error: gone }, addresses: [] });
-    }
-    slot.replies.clear();
-    if (slot.last !== undefined) {
-      retired = mergeMetrics([retired, { ...slot.last, connections: [], inFlight: 0 }]);
-    }
-    if (draining || closed) {
-      slots.splice(index, 1);
-      return;
-    }
-    // The other workers keep their connections; a new worker takes this one's place with the current config,
-    // at once unless workers keep dying young (then after a delay that doubles, up to 5 s).
-    slots.splice(index, 1);
-    restarts++;
-    const young = Date.now() - slot.forkedAt < YOUNG_MS;
-    crashLoop = young ? crashLoop + 1 : 0;
-    const delayMs = crashLoop === 0 ? 0 : Math.min(MAX_RESTART_DELAY_MS, 100 * 2 ** (crashLoop - 1));
-    options.log(`${gone}; starting another${delayMs > 0 ? ` in ${delayMs} ms` : ''}`);
-    const replace = (): void => {
-      if (draining || closed) return;
-      const next = fork(Math.min(index, slots.length));
-      queue = queue.then(async () => {
-        await next.started;
-        if (current !== undefined) await applyTo(next, current.config, current.version);
-      });
-      queue.catch(() => undefined);
-    };
-    if (delayMs === 0) replace();
-    else setTimeout(replace, delayMs).unref();
-  }
-
-  async function applyTo(
-    slot: Slot,
-    config: FleetConfig,
-    version: string | undefined,
-  ): Promise<ApplyOutcome> {
-    await slot.started;
-    const id = nextId++;
-    const message: ToWorker & { id: number } =
-      slot.sent === undefined
-        ? { type: 'apply', id, version, full: config }
-        : { type: 'apply', id, version, delta: fleetConfigDelta(slot.sent, config) };
-    const reply = await request(slot, message);
-    if (reply.type !== 'applied') return { ok: false, error: 'unexpected reply from a worker' };
-    slot.sent = reply.outcome.ok ? config : undefined;
-    if (reply.outcome.ok) slot.addresses = reply.addresses;
-    return reply.outcome;
-  }
-
-  async function applyNow(config: FleetConfig, version: string | undefined): Promise<ApplyOutcome> {
-    if (draining) return { ok: false, error: 'proxy is draining' };
-    const targets = [...slots];
-    const outcomes = await Promise.all(targets.map((slot) => applyTo(slot, config, version).catch(failed)));
-    const refused = outcomes.findIndex((o) => !o.ok);
-    if (refused >= 0) {
-      const o = outcomes[refused] as { ok: false; error: string };
-      return { ok: false, error: `worker ${targets[refused]?.worker.id}: ${o.error}` };
-    }
-    current = { config, version, appliedAt: new Date().toISOString() };
-    return mergeOutcomes(outcomes as Extract<ApplyOutcome, { ok: true }>[]);
-  }
-
-  async function stats(): Promise<WorkerStats[]> {
-    return Promise.all(
-      slots.map(async (slot) => {
-        const reply = await request(slot, { type: 'stats', id: nextId++ }, STATS_TIMEOUT_MS);
-        const answer = reply.type === 'stats' ? reply.stats : unanswered(slot);
-        slot.last = answer.metrics;
-        return answer;
-      }),
-    );
-  }
-
-  async function drainNow(drainMs: number, maxMs: number): Promise<void> {
-    draining = true;
-    options.onDraining?.();
-    options.log(
-      `draining ${slots.length} workers: serving ${drainMs} ms more, then up to ${maxMs} ms in flight`,
-    );
-    const exits = slots.map(
-      (slot) => new Promise<void>((resolve) => slot.worker.once('exit', () => resolve())),
-    );
-    for (const slot of slots) slot.worker.send({ type: 'drain', drainMs, maxMs } satisfies ToWorker);
-    const late = setTimeout(() => {
-      for (const slot of slots) slot.worker.process.kill('SIGKILL');
-    }, maxMs + DRAIN_GRACE_MS);
-    await Promise.all(exits);
-    clearTimeout(late);
-    drained = true;
-    options.log('drained');
-  }
-
   const proxy: PorticoProxy = {
     get ready() {
-      return current !== undefined && !draining;
+      return pool.current !== undefined && !pool.draining;
     },
     get started() {
       return started;
     },
     apply(config, version) {
-      const next = queue.then(() => applyNow(config as FleetConfig, version));
-      queue = next.catch(() => undefined);
-      return next;
+      return enqueue(pool, () => applyToAll(pool, config as FleetConfig, version));
     },
     drain(drainOptions = {}) {
-      drainPromise ??= drainNow(
+      drainPromise ??= drainWorkers(
+        pool,
         drainOptions.drainMs ?? options.drainMs,
         drainOptions.maxMs ?? options.maxDrainMs,
       );
       return drainPromise;
     },
     async close() {
-      closed = true;
-      draining = true;
-      const exits = slots.map(
+      pool.closed = true;
+      pool.draining = true;
+      const exits = pool.slots.map(
         (slot) => new Promise<void>((resolve) => slot.worker.once('exit', () => resolve())),
       );
-      for (const slot of slots) slot.worker.process.kill('SIGKILL');
+      for (const slot of pool.slots) slot.worker.process.kill('SIGKILL');
       for (const s of sideServers) s.server.close();
       sideServers = [];
       await Promise.all(exits);
     },
     addresses() {
       return [
-        ...(slots[0]?.addresses ?? []),
+        ...(pool.slots[0]?.addresses ?? []),
         ...sideServers.map((s) => ({ listener: s.name, ...sideServerAddress(s) })),
       ];
     },
   };
 
-  const view: AdminView = {
-    get ready() {
-      return proxy.ready;
-    },
-    get draining() {
-      return draining;
-    },
-    get drained() {
-      return drained;
-    },
-    async notLive() {
-      if (drained) return 'drained: its listeners are closed';
-      if (draining) return undefined;
-      return (await stats()).find((s) => s.notLive !== undefined)?.notLive;
-    },
-    config: () => current?.config,
-    version: () =>
-      current === undefined ? undefined : { version: current.version ?? '', appliedAt: current.appliedAt },
-    inFlight: async () => (await stats()).reduce((n, s) => n + s.metrics.inFlight, 0),
-    startDrain: () => void proxy.drain(),
-    metrics: async () => {
-      const each = (await stats()).map((s) => s.metrics);
-      const text = renderMetrics(mergeMetrics([retired, ...each]));
-      const serving = slots.filter((slot) => slot.sent !== undefined).length;
-      return `${text}${workerLines(each, serving, restarts)}`;
-    },
-  };
-
   started = (async () => {
     // Its own ports first: a proxy that cannot have them exits (98) before it forks anything.
-    sideServers = await startSideServers(view, {
+    sideServers = await startSideServers(poolView(pool, proxy), {
       admin: options.adminAddress,
       metrics: options.metricsAddress,
       ready: options.readyAddress,
     });
-    for (let i = 0; i < Math.max(1, input.workers); i++) fork(i);
+    for (let i = 0; i < Math.max(1, input.workers); i++) fork(pool, i);
     try {
-      await Promise.all(slots.map((s) => s.started));
+      await Promise.all(pool.slots.map((s) => s.started));
     } catch (error) {
       // Left running, the workers' IPC channels would keep this process from ever exiting.
       await proxy.close();
       throw error;
     }
-    options.log(`${slots.length} workers (${settings.balancing} accept balancing)`);
+    options.log(`${pool.slots.length} workers (${pool.settings.balancing} accept balancing)`);
   })();
   started.catch(() => undefined); // reported through `started`
   return proxy;
 }
 
-function failed(error: unknown): ApplyOutcome {
-  return { ok: false, error: (error as Error).message };
+function enqueue<T>(pool: Pool, work: () => Promise<T>): Promise<T> {
+  const next = pool.queue.then(work);
+  pool.queue = next.catch(() => undefined);
+  return next;
+}
+
+/** Starts a worker in place `index`. */
+function fork(pool: Pool, index: number): WorkerSlot {
+  const slot = forkWorker(pool.settings, (gone, code, signal) => onExit(pool, gone, code, signal));
+  pool.slots.splice(index, 0, slot);
+  return slot;
+}
+
+/**
+ * A worker exited: its counters are kept, and unless the proxy is stopping, a new worker takes its place with
+ * the current config — at once, or after a delay that doubles (up to 5 s) while workers keep dying young.
+ */
+function onExit(pool: Pool, slot: WorkerSlot, code: number | null, signal: string | null): void {
+  const index = pool.slots.indexOf(slot);
+  if (index < 0) return;
+  pool.slots.splice(index, 1);
+  if (slot.last !== undefined) {
+    pool.retired = mergeMetrics([pool.retired, { ...slot.last, connections: [], inFlight: 0 }]);
+  }
+  if (pool.draining || pool.closed) return;
+  pool.restarts++;
+  pool.crashLoop = Date.now() - slot.forkedAt < YOUNG_MS ? pool.crashLoop + 1 : 0;
+  const delayMs = pool.crashLoop === 0 ? 0 : Math.min(MAX_RESTART_DELAY_MS, 100 * 2 ** (pool.crashLoop - 1));
+  pool.options.log(
+    `worker ${slot.worker.id} exited (${signal ?? code}); starting another${delayMs > 0 ? ` in ${delayMs} ms` : ''}`,
+  );
+  const replace = (): void => {
+    if (pool.draining || pool.closed) return;
+    const next = fork(pool, Math.min(index, pool.slots.length));
+    void enqueue(pool, async () => {
+      await next.started;
+      if (pool.current !== undefined) await applyTo(pool, next, pool.current.config, pool.current.version);
+    }).catch(() => undefined);
+  };
+  if (delayMs === 0) replace();
+  else setTimeout(replace, delayMs).unref();
+}
+
+/** Sends `config` to one worker, whole or as a delta from what it applied last. */
+async function applyTo(
+  pool: Pool,
+  slot: WorkerSlot,
+  config: FleetConfig,
+  version: string | undefined,
+): Promise<ApplyOutcome> {
+  await slot.started;
+  const id = pool.nextId++;
+  const reply = await slot.request(
+    slot.sent === undefined
+      ? { type: 'apply', id, version, full: config }
+      : { type: 'apply', id, version, delta: fleetConfigDelta(slot.sent, config) },
+    (reason): FromWorker => ({ type: 'applied', id, outcome: { ok: false, error: reason }, addresses: [] }),
+  );
+  if (reply.type !== 'applied') return { ok: false, error: 'unexpected reply from a worker' };
+  slot.sent = reply.outcome.ok ? config : undefined;
+  if (reply.outcome.ok) slot.addresses = reply.addresses;
+  return reply.outcome;
+}
+
+async function applyToAll(
+  pool: Pool,
+  config: FleetConfig,
+  version: string | undefined,
+): Promise<ApplyOutcome> {
+  if (pool.draining) return { ok: false, error: 'proxy is draining' };
+  const targets = [...pool.slots];
+  const outcomes = await Promise.all(
+    targets.map((slot) =>
+      applyTo(pool, slot, config, version).catch(
+        (error: unknown): ApplyOutcome => ({ ok: false, error: (error as Error).message }),
+      ),
+    ),
+  );
+  const refused = outcomes.findIndex((o) => !o.ok);
+  if (refused >= 0) {
+    const o = outcomes[refused] as { ok: false; error: string };
+    return { ok: false, error: `worker ${targets[refused]?.worker.id}: ${o.error}` };
+  }
+  pool.current = { config, version, appliedAt: new Date().toISOString() };
+  return mergeOutcomes(outcomes as Extract<ApplyOutcome, { ok: true }>[]);
+}
+
+/** Every worker's counts and liveness, asked now; a silent worker's last counts stand, and it is not live. */
+function workerStats(pool: Pool): Promise<WorkerStats[]> {
+  return Promise.all(
+    pool.slots.map(async (slot) => {
+      const id = pool.nextId++;
+      const unanswered = (reason: string): FromWorker => ({
+        type: 'stats',
+        id,
+        stats: { metrics: slot.last ?? emptyMetrics(), notLive: reason },
+      });
+      const reply = await slot.request({ type: 'stats', id }, unanswered, STATS_TIMEOUT_MS);
+      const answer = reply.type === 'stats' ? reply.stats : { metrics: emptyMetrics(), notLive: 'bad reply' };
+      slot.last = answer.metrics;
+      return answer;
+    }),
+  );
+}
+
+async function drainWorkers(pool: Pool, drainMs: number, maxMs: number): Promise<void> {
+  pool.draining = true;
+  pool.options.onDraining?.();
+  pool.options.log(
+    `draining ${pool.slots.length} workers: serving ${drainMs} ms more, then up to ${maxMs} ms in flight`,
+  );
+  const slots = [...pool.slots];
+  const exits = slots.map(
+    (slot) => new Promise<void>((resolve) => slot.worker.once('exit', () => resolve())),
+  );
+  for (const slot of slots) {
+    // A worker whose channel is already closed is exiting anyway.
+    slot.worker.send({ type: 'drain', drainMs, maxMs }, undefined, undefined, () => {});
+  }
+  const late = setTimeout(() => {
+    for (const slot of slots) slot.worker.process.kill('SIGKILL');
+  }, maxMs + DRAIN_GRACE_MS);
+  await Promise.all(exits);
+  clearTimeout(late);
+  pool.drained = true;
+  pool.options.log('drained');
+}
+
+/** What the admin, metrics and readiness servers show: the workers as one proxy. */
+function poolView(pool: Pool, proxy: PorticoProxy): AdminView {
+  return {
+    get ready() {
+      return proxy.ready;
+    },
+    get draining() {
+      return pool.draining;
+    },
+    get drained() {
+      return pool.drained;
+    },
+    async notLive() {
+      if (pool.drained) return 'drained: its listeners are closed';
+      if (pool.draining) return undefined;
+      return (await workerStats(pool)).find((s) => s.notLive !== undefined)?.notLive;
+    },
+    config: () => pool.current?.config,
+    version: () =>
+      pool.current === undefined
+        ? undefined
+        : { version: pool.current.version ?? '', appliedAt: pool.current.appliedAt },
+    inFlight: async () => (await workerStats(pool)).reduce((n, s) => n + s.metrics.inFlight, 0),
+    startDrain: () => void proxy.drain(),
+    metrics: async () => {
+      const each = (await workerStats(pool)).map((s) => s.metrics);
+      const serving = pool.slots.filter((slot) => slot.sent !== undefined).length;
+      return `${renderMetrics(mergeMetrics([pool.retired, ...each]))}${workerLines(each, serving, pool.restarts)}`;
+    },
+  };
 }
 
 /** Every worker applied: listener errors and rejected resources once each (workers validate alike). */
@@ -348,9 +331,4 @@ function workerLines(each: MetricsSnapshot[], serving: number, restarts: number)
     ...each.map((m, i) => `portico_proxy_worker_connections_total{worker="${i}"} ${m.accepted}`),
     '',
   ].join('\n');
-}
-
-/** One worker serves in this process, as a proxy always did; more are processes under this one. */
-export function createProxyWithWorkers(input: WorkerProxyOptions): PorticoProxy {
-  return input.workers <= 1 ? createProxy(input) : createWorkerProxy(input);
 }
