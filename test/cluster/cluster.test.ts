@@ -3,6 +3,7 @@
 // enforced; and stop() leaving the host exactly as it found it.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
+import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { KUBERNETES_VERSION } from '../../toolchain/artifacts.js';
 import { binary } from '../../toolchain/manifest.js';
@@ -22,8 +23,13 @@ function kubectlPath(): string {
   return which.status === 0 ? which.stdout.trim() : binary(cluster.toolchain, 'kubectl');
 }
 
+/** kubectl's discovery cache goes to the cluster's directory, not the machine's ~/.kube. */
+function kubectlArgs(args: string[]): string[] {
+  return ['--kubeconfig', cluster.kubeconfigPath, '--cache-dir', join(cluster.dir, 'kube-cache'), ...args];
+}
+
 function kubectl(args: string[], input?: string): string {
-  const r = spawnSync(kubectlPath(), ['--kubeconfig', cluster.kubeconfigPath, ...args], {
+  const r = spawnSync(kubectlPath(), kubectlArgs(args), {
     encoding: 'utf8',
     input,
   });
@@ -36,7 +42,7 @@ function kubectl(args: string[], input?: string): string {
  * resolves with the output as soon as it matches `done`. Fails after 20 s.
  */
 function watchUntil(args: string[], ready: RegExp, act: () => void, done: RegExp): Promise<string> {
-  const child = spawn(kubectlPath(), ['--kubeconfig', cluster.kubeconfigPath, ...args]);
+  const child = spawn(kubectlPath(), kubectlArgs(args));
   let out = '';
   let acted = false;
   return new Promise<string>((resolve, reject) => {
@@ -98,7 +104,7 @@ test('kubectl: create (protobuf), apply, server-side apply, patch, get -w, delet
   // Server-side apply tracks ownership: another manager changing the same field conflicts.
   const conflict = spawnSync(
     kubectlPath(),
-    ['--kubeconfig', cluster.kubeconfigPath, 'apply', '--server-side', '--field-manager=third', '-f', '-'],
+    kubectlArgs(['apply', '--server-side', '--field-manager=third', '-f', '-']),
     { encoding: 'utf8', input: cm('z', { two: 'changed' }) },
   );
   assert.notEqual(conflict.status, 0);
@@ -124,7 +130,7 @@ test('kubectl: create (protobuf), apply, server-side apply, patch, get -w, delet
   );
   assert.match(events, /"type":\s*"ADDED"[\s\S]*"type":\s*"DELETED"/);
   // CRD schemas are enforced: the DataPlaneProxy field has a type, and CEL rules of the Gateway API CRDs apply.
-  const bad = spawnSync(kubectlPath(), ['--kubeconfig', cluster.kubeconfigPath, 'apply', '-f', '-'], {
+  const bad = spawnSync(kubectlPath(), kubectlArgs(['apply', '-f', '-']), {
     encoding: 'utf8',
     input: JSON.stringify({
       apiVersion: 'gateway.portico.io/v1alpha1',
@@ -139,7 +145,7 @@ test('kubectl: create (protobuf), apply, server-side apply, patch, get -w, delet
     { name: 'same', port: 80, protocol: 'HTTP' },
     { name: 'same', port: 81, protocol: 'HTTP' },
   ];
-  const gw = spawnSync(kubectlPath(), ['--kubeconfig', cluster.kubeconfigPath, 'apply', '-f', '-'], {
+  const gw = spawnSync(kubectlPath(), kubectlArgs(['apply', '-f', '-']), {
     encoding: 'utf8',
     input: JSON.stringify({
       apiVersion: 'gateway.networking.k8s.io/v1',

@@ -160,10 +160,15 @@ function handle(dir: string, toolchain: Manifest, stop: () => Promise<void>): Cl
     components: () => Object.keys(readState(dir).components),
     logOf: (name) => join(dir, `${name}.log`),
     kubectl(args, input) {
-      const result = spawnSync(binary(toolchain, 'kubectl'), ['--kubeconfig', kubeconfig, ...args], {
-        encoding: 'utf8',
-        input,
-      });
+      const cacheDir = join(dir, 'kube-cache');
+      const result = spawnSync(
+        binary(toolchain, 'kubectl'),
+        ['--kubeconfig', kubeconfig, '--cache-dir', cacheDir, ...args],
+        {
+          encoding: 'utf8',
+          input,
+        },
+      );
       if (result.status !== 0)
         throw new Error(`kubectl ${args.join(' ')}: ${result.stderr || result.stdout}`);
       return result.stdout;

@@ -1,7 +1,8 @@
 // What the first cluster of a series finds on the machine, so the last one to stop can put it back: the
-// machine-wide sysctls the kubelet changes, and what the first network namespace or iptables call creates
-// under /run. On a machine that never ran a cluster, /run/netns is not yet a mount point: the first
-// `ip netns add` makes it a shared bind mount of itself, and deleting the namespace leaves that mount behind.
+// machine-wide sysctls the kubelet changes, what the first network namespace creates under /run, and the
+// directories the node hides its own tmpfs behind. On a machine that never ran a cluster, /run/netns is not
+// yet a mount point: the first `ip netns add` makes it a shared bind mount of itself, and deleting the
+// namespace leaves that mount behind.
 import { spawnSync } from 'node:child_process';
 import {
   closeSync,
@@ -26,16 +27,22 @@ const KUBELET_SYSCTLS = [
 ];
 
 export const NETNS_DIR = '/run/netns';
-/** Files that tools of the node create under the host's /run on first use (iptables' lock). */
-export const RUN_FILES = ['/run/xtables.lock'];
+/**
+ * Where the node's programs write on the host's file systems whatever their configuration: the CNI plugins'
+ * result cache, the kubelet's device-plugin socket (a fixed path outside its --root-dir) and libmount's table
+ * (the kubelet mounts volumes with mount(8)). The node mounts a private tmpfs on each (node-host.ts), so what
+ * is written there dies with it; on the host only the empty directory is left, removed at the end if the
+ * series made it.
+ */
+export const NODE_PRIVATE_DIRS = ['/var/lib/cni', '/var/lib/kubelet', '/run/mount'];
 
 type DirState = 'absent' | 'directory' | 'mount point';
 
 interface HostBaseline {
   sysctls: Record<string, string>;
   netnsDir: DirState;
-  /** Those of RUN_FILES that existed. */
-  runFiles: string[];
+  /** Those of NODE_PRIVATE_DIRS that existed. */
+  privateDirs: string[];
 }
 
 /** Mount points of this process's mount namespace, in mount order (a path mounted twice is listed twice). */
@@ -58,7 +65,7 @@ export function saveHostBaseline(file: string): void {
       KUBELET_SYSCTLS.map((k) => [k, readFileSync(`/proc/sys/${k}`, 'utf8').trim()]),
     ),
     netnsDir: dirState(NETNS_DIR),
-    runFiles: RUN_FILES.filter((f) => existsSync(f)),
+    privateDirs: NODE_PRIVATE_DIRS.filter((d) => existsSync(d)),
   };
   let fd: number;
   try {
@@ -94,6 +101,13 @@ export function restoreHostBaseline(file: string): void {
   const baseline = JSON.parse(readFileSync(file, 'utf8')) as HostBaseline;
   for (const [key, value] of Object.entries(baseline.sysctls)) writeFileSync(`/proc/sys/${key}`, value);
   restoreNetnsDir(baseline.netnsDir);
-  for (const f of RUN_FILES) if (!baseline.runFiles.includes(f)) rmSync(f, { force: true });
+  for (const dir of NODE_PRIVATE_DIRS) {
+    if (baseline.privateDirs.includes(dir)) continue;
+    try {
+      rmdirSync(dir);
+    } catch {
+      // Gone already, or something else of the machine wrote into it since: not ours to remove.
+    }
+  }
   rmSync(file);
 }

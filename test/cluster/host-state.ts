@@ -3,10 +3,10 @@
 // and sysctls.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cacheDir } from '../../toolchain/manifest.js';
-import { mountPoints } from './host-baseline.js';
+import { mountPoints, NODE_PRIVATE_DIRS } from './host-baseline.js';
 import { cgroupMounts } from './node-host.js';
 
 export type HostState = Record<string, string[]>;
@@ -36,6 +36,17 @@ function clusterProcesses(): string[] {
   return out;
 }
 
+/** `dir` and everything below it, as paths. */
+function treeOf(dir: string): string[] {
+  const out = [dir];
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) out.push(...treeOf(path));
+    else out.push(path);
+  }
+  return out;
+}
+
 export function hostState(): HostState {
   const sysctls = ['vm/overcommit_memory', 'kernel/panic', 'kernel/panic_on_oops', 'vm/panic_on_oom'];
   return {
@@ -52,6 +63,8 @@ export function hostState(): HostState {
         .map((d) => `${m}/${d.name}`),
     ),
     run: readdirSync('/run').sort(),
+    // The node writes here through its private tmpfs only; ~/.kube is where kubectl would cache discovery.
+    files: [...NODE_PRIVATE_DIRS, join(homedir(), '.kube')].flatMap((d) => (existsSync(d) ? treeOf(d) : [])),
     tmp: readdirSync(tmpdir()).filter((f) => f.startsWith('portico-cluster-')),
     locks: existsSync('/run/portico-test-clusters') ? readdirSync('/run/portico-test-clusters') : [],
     sysctls: sysctls.map((k) => `${k}=${readFileSync(join('/proc/sys', k), 'utf8').trim()}`),

@@ -2,8 +2,9 @@
 // namespace (every mount the kubelet and containerd make lives and dies there), and a cgroup subtree that
 // holds every process of the cluster — components, shims and containers — so stop() can find them all.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { NODE_PRIVATE_DIRS } from './host-baseline.js';
 
 export interface NodeAddresses {
   /** Slot number: picks every name and range below, so clusters side by side never collide. */
@@ -196,9 +197,11 @@ export async function removeCgroups(a: NodeAddresses, timeoutMs = 20_000): Promi
 
 /**
  * Starts the process that holds the node's mount namespace: it joins the cluster's cgroup, enters the network
- * namespace, and unshares a mount namespace in which host mounts still appear but the node's own never leave.
+ * namespace, and unshares a mount namespace in which host mounts still appear but the node's own never leave
+ * (with a tmpfs of its own on each NODE_PRIVATE_DIRS).
  */
 export async function startHolder(a: NodeAddresses, systemCgroup: string): Promise<number> {
+  for (const dir of NODE_PRIVATE_DIRS) mkdirSync(dir, { recursive: true });
   const holder = spawn(
     'nsenter',
     [
@@ -209,8 +212,10 @@ export async function startHolder(a: NodeAddresses, systemCgroup: string): Promi
       '--propagation',
       'slave',
       '--',
-      'sleep',
-      'infinity',
+      'sh',
+      '-c',
+      // -n: no libmount table written; then the node's own tmpfs where its programs would write on the host.
+      `${NODE_PRIVATE_DIRS.map((d) => `mount -n -t tmpfs portico-node ${d}`).join(' && ')} && exec sleep infinity`,
     ],
     { stdio: 'ignore', detached: true },
   );
