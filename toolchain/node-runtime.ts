@@ -7,6 +7,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { isAlive } from '../src/infra/host/process-identity.js';
 import { NODE_VERSION } from './artifacts.js';
 import { cacheDir } from './manifest.js';
 
@@ -17,23 +18,13 @@ function runtimeRoot(): string {
   return join(cacheDir(), 'node');
 }
 
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: the process exists but belongs to someone else.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /** Removes what killed runs left half unpacked: each partial folder names the process that made it. */
 function removeAbandoned(root: string): void {
   for (const entry of readdirSync(root)) {
     const at = entry.indexOf(PARTIAL);
     if (at < 0) continue;
     const pid = Number.parseInt(entry.slice(at + PARTIAL.length), 10);
-    if (!isRunning(pid)) rmSync(join(root, entry), { recursive: true, force: true });
+    if (!isAlive(pid)) rmSync(join(root, entry), { recursive: true, force: true });
   }
 }
 

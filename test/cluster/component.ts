@@ -67,15 +67,6 @@ export function startComponent(host: ComponentHost, spec: ComponentSpec): Compon
   return component;
 }
 
-export function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** Polls `ready` until it resolves true; fails with the log tail if the component exits or time runs out. */
 export async function waitReady(
   component: Component,

@@ -14,13 +14,13 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { isAlive } from '../../src/infra/host/process-identity.js';
 import { binary, type Manifest, REPO, readManifest } from '../../toolchain/manifest.js';
 import {
   ClusterStartError,
   type Component,
   type ComponentHost,
   type ComponentSpec,
-  isRunning,
   startComponent,
   waitReady,
 } from './component.js';
@@ -187,8 +187,8 @@ function handle(dir: string, toolchain: Manifest, stop: () => Promise<void>): Cl
     },
     async restart(name) {
       const { pid, spec } = component(name);
-      if (isRunning(pid)) process.kill(pid, 'SIGKILL');
-      await eventually(async () => (isRunning(pid) ? undefined : true), `${name} to exit`, 10_000, 20);
+      if (isAlive(pid)) process.kill(pid, 'SIGKILL');
+      await eventually(async () => (isAlive(pid) ? undefined : true), `${name} to exit`, 10_000, 20);
       const next = startComponent(readState(dir).host, spec);
       const state = readState(dir);
       state.components[name] = { pid: next.pid, spec };

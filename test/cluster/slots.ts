@@ -12,6 +12,7 @@ import {
   writeSync,
 } from 'node:fs';
 import { join } from 'node:path';
+import { isAlive } from '../../src/infra/host/process-identity.js';
 
 const LOCK_DIR = '/run/portico-test-clusters';
 export const MAX_SLOTS = 32;
@@ -19,15 +20,6 @@ export const MAX_SLOTS = 32;
 export interface SlotOwner {
   pid: number;
   dir: string;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 function lockPath(slot: number): string {
@@ -53,7 +45,7 @@ export async function claimSlot(
       } catch {
         owner = undefined;
       }
-      if (owner !== undefined && alive(owner.pid)) continue;
+      if (owner !== undefined && isAlive(owner.pid)) continue;
       if (owner !== undefined) await sweep(slot, owner);
       rmSync(path, { force: true });
     }
