@@ -24,6 +24,7 @@ const PLURALS: Record<string, string> = {
   HTTPRoute: 'httproutes',
   ReferenceGrant: 'referencegrants',
   DataPlaneProxy: 'dataplaneproxies',
+  LimitRange: 'limitranges',
 };
 
 type Applied = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string } };
