@@ -143,6 +143,8 @@ export async function startStandalone(
     stateDir: string;
     discoveryAddress?: string;
     keepProxies?: boolean;
+    /** Worker processes per proxy at most (default 1: these tests are about the controller; workers.test.ts has its own). */
+    proxyWorkersMax?: number;
   },
 ): Promise<RunningStandalone> {
   defer(t, async () => {
@@ -161,6 +163,8 @@ export async function startStandalone(
     options.pool,
     '--proxy-drain-seconds',
     '0',
+    '--proxy-workers-max',
+    String(options.proxyWorkersMax ?? 1),
     ...(options.keepProxies === true ? [] : ['--stop-proxies-on-exit']),
   ]);
   let stopped: Promise<number | null> | undefined;
