@@ -9,6 +9,7 @@ import { test } from 'node:test';
 import type { FleetConfig } from '../../src/ir/fleet-config.js';
 import type { Proxy as PorticoProxy } from '../../src/proxy/index.js';
 import { bestAcceptBalancing, createWorkerProxy } from '../../src/proxy/workers/pool.js';
+import { workerExecArgv } from '../../src/proxy/workers/worker-slot.js';
 import { fleet, forward, listener, route, upstream, vhost } from '../support/fleet.js';
 import { closeServer, freePort, httpRequest, startEcho } from '../support/http.js';
 import { parsePrometheus, sampleValue } from '../support/prometheus.js';
@@ -213,4 +214,14 @@ test('a worker that dies while applying makes apply fail, naming the worker (the
   }
   assert.equal((await proxy.apply(config(port, echo.port, ['/', '/next', '/third']), 'v3')).ok, true);
   for (let i = 0; i < 4 * WORKERS; i++) assert.equal((await fresh(port, '/third')).status, 200);
+});
+
+test("workers get the primary's Node options but not a script it was given with -e or -p", () => {
+  assert.deepEqual(
+    workerExecArgv(['--import', 'tsx', '--input-type=module', '-e', 'run()', '--max-old-space-size=512']),
+    ['--import', 'tsx', '--max-old-space-size=512'],
+  );
+  assert.deepEqual(workerExecArgv(['--eval=run()', '-p', '1', '--print=2', '--enable-source-maps']), [
+    '--enable-source-maps',
+  ]);
 });

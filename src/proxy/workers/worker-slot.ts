@@ -36,6 +36,20 @@ function workerEntry(): string {
   return fileURLToPath(new URL(`./worker${ext}`, import.meta.url));
 }
 
+/**
+ * The primary's Node options for its workers, less a script given on the command line: a primary started as
+ * `node -e SCRIPT` (an embedding, a benchmark) would otherwise have every worker run SCRIPT instead.
+ */
+export function workerExecArgv(argv: readonly string[] = process.execArgv): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '-e' || arg === '--eval' || arg === '-p' || arg === '--print') i++;
+    else if (!/^--(eval|print|input-type)=/.test(arg)) out.push(arg);
+  }
+  return out;
+}
+
 /** Forks a worker with `settings`; `onExit` runs once it exits, after its pending requests got their fallback. */
 export function forkWorker(
   settings: WorkerSettings,
@@ -43,7 +57,7 @@ export function forkWorker(
 ): WorkerSlot {
   // Round robin unless the workers bind with SO_REUSEPORT (then the primary holds no listening socket).
   cluster.schedulingPolicy = cluster.SCHED_RR;
-  cluster.setupPrimary({ exec: workerEntry(), serialization: 'advanced' });
+  cluster.setupPrimary({ exec: workerEntry(), execArgv: workerExecArgv(), serialization: 'advanced' });
   const worker = cluster.fork({ [WORKER_SETTINGS_ENV]: JSON.stringify(settings) });
   const pending = new Map<
     number,
