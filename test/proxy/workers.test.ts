@@ -30,6 +30,7 @@ async function startPool(t: { after: (fn: () => Promise<void>) => void }, worker
     bindAddress: '127.0.0.1',
     metricsAddress: '127.0.0.1:0',
     readyAddress: '127.0.0.1:0',
+    adminAddress: '127.0.0.1:0',
     drainMs: 0,
     log: () => {},
   });
@@ -182,6 +183,13 @@ test('drain: every worker stops accepting and finishes its requests in flight', 
   const readyPort = sidePort(proxy, 'ready');
   const drained = proxy.drain({ drainMs: 0, maxMs: 10_000 });
   assert.equal((await httpRequest(readyPort, '/ready')).status, 503);
+  // The workers answer for their requests in flight while they drain (the pod's shutdown-manager polls this).
+  const adminPort = sidePort(proxy, 'admin');
+  const stats = await httpRequest(adminPort, '/stats', { host: `127.0.0.1:${adminPort}`, timeoutMs: 1_000 });
+  assert.deepEqual(
+    (({ inFlight, draining, drained }) => ({ inFlight, draining, drained }))(JSON.parse(stats.body)),
+    { inFlight: 4 * WORKERS, draining: true, drained: false },
+  );
   const replies = await Promise.all(slow);
   assert.deepEqual(
     replies.map((r) => r.status),

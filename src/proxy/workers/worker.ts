@@ -44,14 +44,17 @@ export function runWorker(settings: WorkerSettings): void {
     send({ type: 'applied', id: message.id, outcome, addresses });
   };
 
-  // Messages are handled in order: an apply must finish before the next delta builds on it.
+  // Applies and the drain are handled in order (an apply must finish before the next delta builds on it);
+  // stats are answered at once, also while a drain waits for requests in flight.
   let queue: Promise<void> = Promise.resolve();
   process.on('message', (message: ToWorker) => {
+    if (message.type === 'stats') {
+      send({ type: 'stats', id: message.id, stats: proxy.stats() });
+      return;
+    }
     queue = queue.then(async () => {
       if (message.type === 'apply') await apply(message);
-      else if (message.type === 'stats') {
-        send({ type: 'stats', id: message.id, stats: proxy.stats() });
-      } else if (message.type === 'drain') {
+      else if (message.type === 'drain') {
         await proxy.drain({ drainMs: message.drainMs, maxMs: message.maxMs });
         await proxy.close();
         send({ type: 'drained' });
