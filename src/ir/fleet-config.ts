@@ -86,8 +86,8 @@ export interface VirtualHost {
 export interface Route {
   /** `<route namespace>/<route name>/rule/<i>/match/<j>`: stable, for metrics and logs. */
   name: string;
-  /** Which HTTPRoute this came from, for status and metrics. */
-  routeRef: { namespace: string; name: string; rule: number };
+  /** Which route this came from, for status and metrics; `kind` absent means HTTPRoute. */
+  routeRef: { kind?: 'GRPCRoute'; namespace: string; name: string; rule: number };
   match: RouteMatch;
   /** Request filters applied in order before the action (header modifiers, URL rewrite). */
   filters: RouteFilter[];
@@ -189,13 +189,18 @@ export interface DirectResponseAction {
   status: number;
 }
 
+export type ClusterProtocol = 'http' | 'h2c';
+
 /** An upstream: one Service port. */
 export interface Cluster {
   /** `<namespace>/<service name>:<port>` */
   name: string;
   service: { namespace: string; name: string; port: number };
-  /** Upstream protocol; `http` is HTTP/1.1 over TCP. */
-  protocol: 'http';
+  /**
+   * Upstream protocol: `http` is HTTP/1.1 over TCP (WebSocket upgrades included); `h2c` is HTTP/2 with
+   * prior knowledge over TCP (Service port `appProtocol: kubernetes.io/h2c`, and every GRPCRoute backend).
+   */
+  protocol: ClusterProtocol;
 }
 
 /** The ready endpoints of one Cluster, resolved through EndpointSlices. */

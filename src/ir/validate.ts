@@ -156,7 +156,12 @@ const action = variant({
 });
 const route = object({
   name: nonEmpty,
-  routeRef: object({ namespace: str, name: str, rule: int(0, 1_000_000) }),
+  routeRef: object({
+    kind: optional(oneOf('GRPCRoute')),
+    namespace: str,
+    name: str,
+    rule: int(0, 1_000_000),
+  }),
   match: object({
     path: optional(pathMatch),
     headers: list(valueMatch),
@@ -188,7 +193,7 @@ const RESOURCE_CHECKS: Record<FleetResourceType, Check> = {
     object({
       name: nonEmpty,
       service: object({ namespace: str, name: str, port: int(1, 65535) }),
-      protocol: oneOf('http'),
+      protocol: oneOf('http', 'h2c'),
     }),
   ),
   endpoints: remembered(
