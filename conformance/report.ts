@@ -4,7 +4,16 @@ import { join } from 'node:path';
 import { parse } from 'yaml';
 import { REPO } from '../toolchain/manifest.js';
 
-export const PROFILE = 'GATEWAY-HTTP';
+/** Each profile the suite runs, and the feature whose claim in supportedFeatures puts it in the run. */
+const PROFILES = { 'GATEWAY-HTTP': 'HTTPRoute', 'GATEWAY-GRPC': 'GRPCRoute' } as const;
+
+/** The profiles a GatewayClass's supportedFeatures make Portico answer for, in a stable order. */
+export function profilesClaimed(supportedFeatures: readonly string[]): string[] {
+  const claimed = new Set(supportedFeatures);
+  return Object.entries(PROFILES)
+    .filter(([, feature]) => claimed.has(feature))
+    .map(([profile]) => profile);
+}
 export const MODES = {
   'controller-namespace': 'ControllerNamespace',
   'gateway-namespace': 'GatewayNamespace',
@@ -33,11 +42,24 @@ export function reportPath(mode: Mode): string {
   return join(REPO, 'conformance/reports', gatewayApiVersion(), `${mode}.yaml`);
 }
 
-export function profileOf(file: string): ProfileReport {
+export function profilesOf(file: string): ProfileReport[] {
   const report = parse(readFileSync(file, 'utf8')) as { profiles?: ProfileReport[] };
-  const profile = report.profiles?.find((p) => p.name === PROFILE);
-  if (profile === undefined) throw new Error(`${file}: no ${PROFILE} profile`);
-  return profile;
+  if (report.profiles === undefined || report.profiles.length === 0) throw new Error(`${file}: no profile`);
+  return report.profiles;
+}
+
+/** Why the new report is worse than the committed one, profile by profile: a profile may be added, never dropped. */
+export function reportRegressions(committed: ProfileReport[], fresh: ProfileReport[]): string[] {
+  const out: string[] = [];
+  for (const before of committed) {
+    const after = fresh.find((p) => p.name === before.name);
+    if (after === undefined) out.push(`${before.name}: no longer run`);
+    else for (const r of regressions(before, after)) out.push(`${before.name} ${r}`);
+  }
+  for (const added of fresh.filter((p) => !committed.some((c) => c.name === p.name))) {
+    for (const r of regressions({ name: added.name }, added)) out.push(`${added.name} ${r}`);
+  }
+  return out;
 }
 
 /** Why the new report is worse than the committed one (empty when it is not). */

@@ -1,4 +1,5 @@
-// `npm run conformance`: the upstream Gateway API conformance suite (GATEWAY-HTTP profile), unmodified, against
+// `npm run conformance`: the upstream Gateway API conformance suite, unmodified, with the profiles whose route kind
+// Portico claims (GATEWAY-HTTP; GATEWAY-GRPC once GRPCRoute is claimed), against
 // Portico installed with its Helm chart on the real test cluster, once per deployment mode. Features are not
 // passed to the suite: it reads them from the GatewayClass's status.supportedFeatures, as it would from any
 // implementation. A run fails when the suite fails, and when it passes less than the committed report of the
@@ -17,7 +18,7 @@ import { helm } from '../test/cluster/helm.js';
 import { asList, call, eventually } from '../test/cluster/kube-api.js';
 import { CLUSTER_ENV } from '../test/cluster/shared.js';
 import { binary, cacheDir, REPO, readManifest } from '../toolchain/manifest.js';
-import { MODES, type Mode, PROFILE, profileOf, regressions, reportPath } from './report.js';
+import { MODES, type Mode, profilesClaimed, profilesOf, reportPath, reportRegressions } from './report.js';
 
 const GATEWAY_CLASS = 'portico';
 const RELEASE = 'portico';
@@ -75,11 +76,12 @@ async function runMode(cluster: Cluster, mode: Mode, runTest: string | undefined
       spec: { controllerName: DEFAULT_CONTROLLER_NAME },
     }),
   );
-  // The suite infers the features from this list: wait until the controller published it.
-  await eventually(
+  // The suite infers the features from this list, and the profiles follow from it: wait until it is published.
+  const features = await eventually(
     async () => {
       const r = await call(cluster, 'GET', classPath);
-      return Array.isArray(r.body.status?.supportedFeatures) ? true : undefined;
+      const list: unknown = r.body.status?.supportedFeatures;
+      return Array.isArray(list) ? list.map((f: { name: string }) => f.name) : undefined;
     },
     'the GatewayClass supportedFeatures',
     60_000,
@@ -95,7 +97,7 @@ async function runMode(cluster: Cluster, mode: Mode, runTest: string | undefined
     '40m',
     `-kubeconfig=${cluster.kubeconfigPath}`,
     `-gateway-class=${GATEWAY_CLASS}`,
-    `-conformance-profiles=${PROFILE}`,
+    `-conformance-profiles=${profilesClaimed(features).join(',')}`,
     '-organization=Portico',
     '-project=portico',
     '-url=https://gateway.portico.io',
@@ -165,7 +167,8 @@ async function main(): Promise<void> {
       if (values['run-test'] !== undefined) continue;
       const committed = reportPath(mode);
       if (existsSync(committed)) {
-        for (const p of regressions(profileOf(committed), profileOf(fresh))) problems.push(`${mode}: ${p}`);
+        for (const p of reportRegressions(profilesOf(committed), profilesOf(fresh)))
+          problems.push(`${mode}: ${p}`);
       }
       if (values['update-reports']) {
         mkdirSync(join(committed, '..'), { recursive: true });

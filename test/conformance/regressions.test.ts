@@ -1,7 +1,7 @@
 // What makes a conformance run worse than the committed report: the comparison `npm run conformance` fails on.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { regressions } from '../../conformance/report.js';
+import { profilesClaimed, regressions, reportRegressions } from '../../conformance/report.js';
 
 const stats = (Passed: number, Failed = 0) => ({ Passed, Failed, Skipped: 0 });
 const committed = {
@@ -42,4 +42,22 @@ test('a failed profile, fewer core passes, or a dropped feature claim are regres
     extended: { ...committed.extended, result: 'failure', failedTests: ['HTTPRouteMethodMatching'] },
   };
   assert.deepEqual(regressions(committed, extendedFailed), ['extended: failure (HTTPRouteMethodMatching)']);
+});
+
+test('the profiles run follow the route kinds claimed', () => {
+  assert.deepEqual(profilesClaimed(['Gateway', 'HTTPRoute']), ['GATEWAY-HTTP']);
+  assert.deepEqual(profilesClaimed(['GRPCRoute', 'Gateway', 'HTTPRoute']), ['GATEWAY-HTTP', 'GATEWAY-GRPC']);
+  assert.deepEqual(profilesClaimed(['Gateway']), []);
+});
+
+test('a report may gain a profile that passes, never drop or fail one', () => {
+  const grpc = { name: 'GATEWAY-GRPC', core: { result: 'success', statistics: stats(15) } };
+  assert.deepEqual(reportRegressions([committed], [committed, grpc]), []);
+  assert.deepEqual(reportRegressions([committed, grpc], [committed]), ['GATEWAY-GRPC: no longer run']);
+  const grpcFailed = { ...grpc, core: { result: 'failure', statistics: stats(14, 1) } };
+  assert.deepEqual(reportRegressions([committed], [committed, grpcFailed]), ['GATEWAY-GRPC core: failure']);
+  assert.deepEqual(reportRegressions([committed, grpc], [committed, grpcFailed]), [
+    'GATEWAY-GRPC core: failure',
+    'GATEWAY-GRPC core passed 14 < 15 committed',
+  ]);
 });
