@@ -207,7 +207,9 @@ export function renderFleetObjects(infra: FleetInfra, options: RenderOptions): F
       { name: 'metrics', containerPort: METRICS_PORT, protocol: 'TCP' },
       { name: 'ready', containerPort: READY_PORT, protocol: 'TCP' },
     ],
-    readinessProbe: { httpGet: { path: '/ready', port: READY_PORT }, periodSeconds: 5, failureThreshold: 1 },
+    // Every second: a new pod takes traffic (and its Gateway is Programmed) within a second of being ready, not at
+    // the next 5 s tick; two misses in a row, so one slow answer on a busy node does not take it out.
+    readinessProbe: { httpGet: { path: '/ready', port: READY_PORT }, periodSeconds: 1, failureThreshold: 2 },
     // The proxy answers /live itself: a hung event loop times out, a drained proxy says so; kubelet restarts it.
     livenessProbe: {
       httpGet: { path: '/live', port: READY_PORT },

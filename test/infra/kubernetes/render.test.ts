@@ -43,6 +43,8 @@ test("mutual TLS mode: the fleet's own client certificate Secret, two non-root c
   assert.equal(pod.volumes?.length, 1);
   const proxy = pod.containers[0]!;
   assert.deepEqual(proxy.readinessProbe?.httpGet, { path: '/ready', port: 19003 });
+  // Probed every second: a new proxy takes traffic as soon as it is ready, not at the next slow tick.
+  assert.equal(proxy.readinessProbe?.periodSeconds, 1);
   // The pod is Ready when the proxy is: the shutdown-manager sidecar serves no traffic and does not gate it.
   assert.equal(pod.containers[1]!.readinessProbe, undefined);
   assert.ok(pod.containers[1]!.livenessProbe !== undefined);
