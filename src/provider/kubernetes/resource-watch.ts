@@ -14,6 +14,7 @@ const SNAPSHOT_FIELDS: Record<string, keyof ResourceSnapshot> = {
   GatewayClass: 'gatewayClasses',
   Gateway: 'gateways',
   HTTPRoute: 'httpRoutes',
+  GRPCRoute: 'grpcRoutes',
   ReferenceGrant: 'referenceGrants',
   Service: 'services',
   EndpointSlice: 'endpointSlices',

@@ -33,6 +33,13 @@ export const WATCHED_KINDS: readonly WatchedKind[] = [
     statusIsOutput: true,
   },
   {
+    kind: 'GRPCRoute',
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    resource: 'grpcroutes',
+    namespaced: true,
+    statusIsOutput: true,
+  },
+  {
     kind: 'ReferenceGrant',
     apiVersion: 'gateway.networking.k8s.io/v1beta1',
     resource: 'referencegrants',
