@@ -82,6 +82,7 @@ export function createResourceWatch(options: ResourceWatchOptions): ResourceWatc
       },
       onChange: options.onChange,
       log: options.log,
+      mayBeAbsent: kind.mayBeAbsent === true,
     });
   }
 
