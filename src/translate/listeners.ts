@@ -24,7 +24,7 @@ export interface ListenerState {
   certificatesOk: boolean;
   /** `ns/name` of the TLS Secrets, in certificateRefs order. */
   certificates: string[];
-  /** Routes attached (accepted) through this listener, in namespace/name order, no duplicates. */
+  /** Routes attached (accepted) here: HTTPRoutes, then GRPCRoutes, each in namespace/name order, no duplicates. */
   attached: RouteObject[];
 }
 

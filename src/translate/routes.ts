@@ -1,4 +1,5 @@
-// Route attachment (HTTPRoute, GRPCRoute): parentRef → listeners (sectionName, port, allowedRoutes, hostnames) and parent status.
+// Route attachment, HTTPRoute and GRPCRoute alike: parentRef → listeners (sectionName, port, allowedRoutes,
+// hostnames) and parent status.
 import type { Condition } from '../api/common.js';
 import type { Gateway } from '../api/gateway.js';
 import { GATEWAY_API_GROUP } from '../api/gateway-class.js';
