@@ -12,7 +12,7 @@ export const ParentReferenceSchema = Type.Object({
 });
 export type ParentReference = Static<typeof ParentReferenceSchema>;
 
-const HeaderNameSchema = Type.String({
+export const HeaderNameSchema = Type.String({
   minLength: 1,
   maxLength: 256,
   pattern: "^[A-Za-z0-9!#$%&'*+\\-.^_`|~]+$",
@@ -63,13 +63,18 @@ export const HTTPRouteFilterSchema = Type.Object({
 });
 export type HTTPRouteFilter = Static<typeof HTTPRouteFilterSchema>;
 
-export const BackendRefSchema = Type.Object({
+/** The fields of a weighted backend reference, shared by HTTPRoute and GRPCRoute (each adds its filters). */
+export const BACKEND_REF_FIELDS = {
   group: Type.String({ default: '' }),
   kind: Type.String({ default: 'Service' }),
   name: Type.String({ minLength: 1 }),
   namespace: Type.Optional(Type.String({ minLength: 1 })),
   port: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535 })),
   weight: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 1 }),
+};
+
+export const BackendRefSchema = Type.Object({
+  ...BACKEND_REF_FIELDS,
   filters: Type.Array(HTTPRouteFilterSchema, { maxItems: 16, default: [] }),
 });
 export type BackendRef = Static<typeof BackendRefSchema>;

@@ -12,7 +12,13 @@ import {
 } from './core.js';
 import { type DataPlaneProxy, DataPlaneProxySchema, PORTICO_GROUP } from './data-plane-proxy.js';
 import { type Gateway, GatewaySchema } from './gateway.js';
-import { GATEWAY_API_VERSIONS, type GatewayClass, GatewayClassSchema } from './gateway-class.js';
+import {
+  GATEWAY_API_GROUP,
+  GATEWAY_API_VERSIONS,
+  type GatewayClass,
+  GatewayClassSchema,
+} from './gateway-class.js';
+import { type GRPCRoute, GRPCRouteSchema } from './grpc-route.js';
 import { type HTTPRoute, HTTPRouteSchema } from './http-route.js';
 import { type ReferenceGrant, ReferenceGrantSchema } from './reference-grant.js';
 
@@ -20,6 +26,7 @@ export type ApiObject =
   | GatewayClass
   | Gateway
   | HTTPRoute
+  | GRPCRoute
   | ReferenceGrant
   | Service
   | EndpointSlice
@@ -39,6 +46,8 @@ export const KINDS: Record<ApiKind, KindInfo> = {
   GatewayClass: { apiVersions: GATEWAY_API_VERSIONS, schema: GatewayClassSchema, namespaced: false },
   Gateway: { apiVersions: GATEWAY_API_VERSIONS, schema: GatewaySchema, namespaced: true },
   HTTPRoute: { apiVersions: GATEWAY_API_VERSIONS, schema: HTTPRouteSchema, namespaced: true },
+  // Served as v1 only since Gateway API v1.2.
+  GRPCRoute: { apiVersions: [`${GATEWAY_API_GROUP}/v1`], schema: GRPCRouteSchema, namespaced: true },
   ReferenceGrant: { apiVersions: GATEWAY_API_VERSIONS, schema: ReferenceGrantSchema, namespaced: true },
   Service: { apiVersions: ['v1'], schema: ServiceSchema, namespaced: true },
   EndpointSlice: { apiVersions: ['discovery.k8s.io/v1'], schema: EndpointSliceSchema, namespaced: true },

@@ -1,12 +1,14 @@
 // Cross-field rules the Gateway API CRDs enforce with CEL: checked after the schema, same error shape.
 import type { Gateway } from './gateway.js';
-import type { HTTPRoute, HTTPRouteFilter } from './http-route.js';
+import type { GRPCMethodMatch, GRPCRoute } from './grpc-route.js';
+import type { BackendRef, HTTPRoute, HTTPRouteFilter } from './http-route.js';
 import type { ApiObject } from './kinds.js';
 import type { FieldError } from './schema-errors.js';
 
 export function semanticErrors(o: ApiObject): FieldError[] {
   if (o.kind === 'Gateway') return gatewayErrors(o);
   if (o.kind === 'HTTPRoute') return httpRouteErrors(o);
+  if (o.kind === 'GRPCRoute') return grpcRouteErrors(o);
   if (o.kind === 'Secret' && o.type === 'kubernetes.io/tls') {
     const keys = new Set([...Object.keys(o.data), ...Object.keys(o.stringData ?? {})]);
     return ['tls.crt', 'tls.key']
@@ -130,12 +132,7 @@ function httpRouteErrors(r: HTTPRoute): FieldError[] {
         message: 'must be empty when a RequestRedirect filter is used',
       });
     }
-    rule.backendRefs.forEach((b, k) => {
-      if (b.group === '' && b.kind === 'Service' && b.port === undefined) {
-        errors.push({ path: [...at, 'backendRefs', k, 'port'], message: 'required when kind is Service' });
-      }
-      errors.push(...filterErrors(b.filters, [...at, 'backendRefs', k, 'filters'], pathPrefixOnly));
-    });
+    errors.push(...backendRefErrors(rule.backendRefs, [...at, 'backendRefs'], pathPrefixOnly));
     const req = rule.timeouts?.request;
     const backend = rule.timeouts?.backendRequest;
     if (req !== undefined && backend !== undefined) {
@@ -148,6 +145,54 @@ function httpRouteErrors(r: HTTPRoute): FieldError[] {
         });
       }
     }
+  });
+  return errors;
+}
+
+function backendRefErrors(
+  refs: Pick<BackendRef, 'group' | 'kind' | 'port' | 'filters'>[],
+  at: (string | number)[],
+  pathPrefixOnly: boolean,
+): FieldError[] {
+  const errors: FieldError[] = [];
+  refs.forEach((b, k) => {
+    if (b.group === '' && b.kind === 'Service' && b.port === undefined) {
+      errors.push({ path: [...at, k, 'port'], message: 'required when kind is Service' });
+    }
+    errors.push(...filterErrors(b.filters, [...at, k, 'filters'], pathPrefixOnly));
+  });
+  return errors;
+}
+
+// The CRD's patterns for Exact service and method names (a gRPC path is `/<service>/<method>`).
+const GRPC_SERVICE = /^\.?[a-z_][a-z_0-9]*(\.[a-z_][a-z_0-9]*)*$/i;
+const GRPC_METHOD = /^[A-Za-z_][A-Za-z_0-9]*$/;
+
+function methodMatchErrors(m: GRPCMethodMatch, at: (string | number)[]): FieldError[] {
+  if (m.service === undefined && m.method === undefined) {
+    return [{ path: at, message: "one or both of 'service' or 'method' must be specified" }];
+  }
+  if (m.type !== 'Exact') return [];
+  const errors: FieldError[] = [];
+  if (m.service !== undefined && !GRPC_SERVICE.test(m.service)) {
+    errors.push({ path: [...at, 'service'], message: `must match ${GRPC_SERVICE.source}` });
+  }
+  if (m.method !== undefined && !GRPC_METHOD.test(m.method)) {
+    errors.push({ path: [...at, 'method'], message: `must match ${GRPC_METHOD.source}` });
+  }
+  return errors;
+}
+
+function grpcRouteErrors(r: GRPCRoute): FieldError[] {
+  const errors: FieldError[] = [];
+  r.spec.rules.forEach((rule, i) => {
+    const at = ['spec', 'rules', i];
+    rule.matches.forEach((m, j) => {
+      if (m.method !== undefined)
+        errors.push(...methodMatchErrors(m.method, [...at, 'matches', j, 'method']));
+    });
+    errors.push(...filterErrors(rule.filters, [...at, 'filters'], true));
+    errors.push(...backendRefErrors(rule.backendRefs, [...at, 'backendRefs'], true));
   });
   return errors;
 }

@@ -3,6 +3,7 @@ import type { EndpointSlice, Namespace, Secret, Service } from './core.js';
 import type { DataPlaneProxy } from './data-plane-proxy.js';
 import type { Gateway } from './gateway.js';
 import type { GatewayClass } from './gateway-class.js';
+import type { GRPCRoute } from './grpc-route.js';
 import type { HTTPRoute } from './http-route.js';
 import type { ApiObject } from './kinds.js';
 import type { ReferenceGrant } from './reference-grant.js';
@@ -20,6 +21,7 @@ export interface ResourceSnapshot {
   gatewayClasses: GatewayClass[];
   gateways: Gateway[];
   httpRoutes: HTTPRoute[];
+  grpcRoutes: GRPCRoute[];
   referenceGrants: ReferenceGrant[];
   services: Service[];
   endpointSlices: EndpointSlice[];
@@ -34,6 +36,7 @@ export function emptySnapshot(): ResourceSnapshot {
     gatewayClasses: [],
     gateways: [],
     httpRoutes: [],
+    grpcRoutes: [],
     referenceGrants: [],
     services: [],
     endpointSlices: [],
@@ -57,6 +60,9 @@ export function buildSnapshot(objects: ApiObject[]): ResourceSnapshot {
         break;
       case 'HTTPRoute':
         s.httpRoutes.push(o);
+        break;
+      case 'GRPCRoute':
+        s.grpcRoutes.push(o);
         break;
       case 'ReferenceGrant':
         s.referenceGrants.push(o);

@@ -8,7 +8,7 @@ import { DEFAULT_ADMIN_ADDRESS } from '../provider/standalone/admin-server.js';
 import type { ResourceObject } from '../provider/standalone/admin-state.js';
 import { ageSince, formatTable } from './output.js';
 
-const HELP = `usage: portico get gatewayclasses|gateways|httproutes [NAME] [options]
+const HELP = `usage: portico get gatewayclasses|gateways|httproutes|grpcroutes [NAME] [options]
 
 Lists the resources of the standalone controller running on this machine, with their status. Errors in its
 resource files are listed after them, on stderr (the objects of a broken file keep their last good content).
@@ -66,6 +66,12 @@ const TYPES: ResourceType[] = [
     namespaced: true,
     columns: [{ header: 'HOSTNAMES', cell: (r) => jsonCell(field(r.spec, 'hostnames')) }, AGE],
   },
+  {
+    kind: 'GRPCRoute',
+    plural: 'grpcroutes',
+    namespaced: true,
+    columns: [{ header: 'HOSTNAMES', cell: (r) => jsonCell(field(r.spec, 'hostnames')) }, AGE],
+  },
 ];
 
 const ALIASES: Record<string, string> = {
@@ -77,6 +83,8 @@ const ALIASES: Record<string, string> = {
   gtw: 'gateways',
   httproute: 'httproutes',
   httproutes: 'httproutes',
+  grpcroute: 'grpcroutes',
+  grpcroutes: 'grpcroutes',
 };
 
 export interface GetIo {

@@ -84,7 +84,10 @@ export interface VirtualHost {
 }
 
 export interface Route {
-  /** `<route namespace>/<route name>/rule/<i>/match/<j>`: stable, for metrics and logs. */
+  /**
+   * `<route namespace>/<route name>/rule/<i>/match/<j>`, with `GRPCRoute/` before it for a GRPCRoute (so the
+   * two kinds never share a name): stable, for metrics and logs.
+   */
   name: string;
   /** Which route this came from, for status and metrics; `kind` absent means HTTPRoute. */
   routeRef: { kind?: 'GRPCRoute'; namespace: string; name: string; rule: number };
@@ -193,7 +196,10 @@ export type ClusterProtocol = 'http' | 'h2c';
 
 /** An upstream: one Service port. */
 export interface Cluster {
-  /** `<namespace>/<service name>:<port>` */
+  /**
+   * `<namespace>/<service name>:<port>`; with `/<protocol>` after it when the routes using it speak another
+   * protocol than the port's appProtocol says (a GRPCRoute to a port without `kubernetes.io/h2c`).
+   */
   name: string;
   service: { namespace: string; name: string; port: number };
   /**

@@ -1,8 +1,8 @@
 // backendRefs → Clusters: Service and port lookup, ReferenceGrant, EndpointSlice ports by name, ready endpoints.
 import type { EndpointSlice, Service } from '../api/core.js';
 import { GATEWAY_API_GROUP } from '../api/gateway-class.js';
-import type { HTTPRoute } from '../api/http-route.js';
-import type { Cluster, ClusterEndpoints, Endpoint } from '../ir/fleet-config.js';
+import type { RouteObject } from '../api/route-kinds.js';
+import type { Cluster, ClusterEndpoints, ClusterProtocol, Endpoint } from '../ir/fleet-config.js';
 import type { Verdict } from './conditions.js';
 import { notFound, referenceGranted, type SnapshotLookup } from './lookup.js';
 
@@ -33,15 +33,34 @@ function sameObjects(a: readonly unknown[], b: readonly unknown[]): boolean {
   return a.length === b.length && a.every((x, i) => x === b[i]);
 }
 
+/** The Kubernetes standard appProtocol of HTTP/2 over cleartext with prior knowledge (KEP-3726). */
+export const H2C_APP_PROTOCOL = 'kubernetes.io/h2c';
+
+/** What a Service port asks for by its appProtocol: h2c, or HTTP/1.1 for anything else (`kubernetes.io/ws`…). */
+function portProtocol(appProtocol: string | undefined): ClusterProtocol {
+  return appProtocol === H2C_APP_PROTOCOL ? 'h2c' : 'http';
+}
+
+/**
+ * `<ns>/<service>:<port>` when the routes speak the port's own protocol; otherwise with `/<protocol>` after it,
+ * so a port that a GRPCRoute (always h2c) and an HTTPRoute (its appProtocol) both use gets one cluster each.
+ */
+export function clusterName(service: Service, port: number, protocol: ClusterProtocol): string {
+  const base = `${service.metadata.namespace ?? ''}/${service.metadata.name}:${port}`;
+  const own = portProtocol(service.spec.ports.find((p) => p.port === port)?.appProtocol);
+  return protocol === own ? base : `${base}/${protocol}`;
+}
+
 function resolveCluster(
   service: Service,
   port: number,
+  protocol: ClusterProtocol,
   lookup: SnapshotLookup,
   table: ClusterTable,
   previous: ClusterTable | undefined,
 ): string {
   const ns = service.metadata.namespace ?? '';
-  const name = `${ns}/${service.metadata.name}:${port}`;
+  const name = clusterName(service, port, protocol);
   if (table.has(name)) return name;
   const slices = lookup.slices.get(`${ns}/${service.metadata.name}`) ?? [];
   const before = previous?.get(name);
@@ -68,7 +87,7 @@ function resolveCluster(
   }
   endpoints.sort((a, b) => (a.address < b.address ? -1 : a.address > b.address ? 1 : a.port - b.port));
   table.set(name, {
-    cluster: { name, service: { namespace: ns, name: service.metadata.name, port }, protocol: 'http' },
+    cluster: { name, service: { namespace: ns, name: service.metadata.name, port }, protocol },
     endpoints: { name, endpoints },
     deps: [service, ...slices],
   });
@@ -78,7 +97,7 @@ function resolveCluster(
 /** Route-level memo: valid while the lookup (Services, slices, grants…) is the same object. */
 export interface BackendMemo {
   backends: WeakMap<
-    HTTPRoute,
+    RouteObject,
     { lookup: SnapshotLookup; resolved: ResolvedRoute; clusters: ResolvedCluster[] }
   >;
   /** The previous translation's clusters. */
@@ -86,7 +105,7 @@ export interface BackendMemo {
 }
 
 export function resolveRouteBackends(
-  route: HTTPRoute,
+  route: RouteObject,
   lookup: SnapshotLookup,
   table: ClusterTable,
   memo?: BackendMemo,
@@ -111,7 +130,7 @@ export function resolveRouteBackends(
 }
 
 function resolveUncached(
-  route: HTTPRoute,
+  route: RouteObject,
   lookup: SnapshotLookup,
   table: ClusterTable,
   previous: ClusterTable | undefined,
@@ -135,7 +154,7 @@ function resolveUncached(
       const id = `${ns}/${b.name}`;
       const permitted = referenceGranted(lookup, {
         fromGroup: GATEWAY_API_GROUP,
-        fromKind: 'HTTPRoute',
+        fromKind: route.kind,
         fromNamespace: routeNs,
         toGroup: '',
         toKind: 'Service',
@@ -150,10 +169,11 @@ function resolveUncached(
       const service = lookup.services.get(id);
       if (service === undefined) return fail('BackendNotFound', notFound(lookup, 'Service', ns, b.name));
       const port = b.port ?? 0;
-      if (!service.spec.ports.some((p) => p.port === port)) {
-        return fail('BackendNotFound', `Service ${id} has no port ${port}`);
-      }
-      return { weight: b.weight, cluster: resolveCluster(service, port, lookup, table, previous) };
+      const servicePort = service.spec.ports.find((p) => p.port === port);
+      if (servicePort === undefined) return fail('BackendNotFound', `Service ${id} has no port ${port}`);
+      // gRPC is HTTP/2 end to end: a GRPCRoute's backends are h2c whatever their port's appProtocol says.
+      const protocol = route.kind === 'GRPCRoute' ? 'h2c' : portProtocol(servicePort.appProtocol);
+      return { weight: b.weight, cluster: resolveCluster(service, port, protocol, lookup, table, previous) };
     }),
   );
   return { rules, refs };

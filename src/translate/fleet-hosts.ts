@@ -1,12 +1,13 @@
 // The pieces of a fleet build shared by the full build and the incremental update: a route's ranked IR
 // routes, a VirtualHost from its contributing routes, and the bookkeeping that lets an edit touch only the
 // VirtualHosts it changes.
-import type { HTTPRoute } from '../api/http-route.js';
+import type { RouteObject } from '../api/route-kinds.js';
 import type {
   Cluster,
   ClusterEndpoints,
   FleetConfig,
   Listener,
+  Route,
   RouteAction,
   VirtualHost,
 } from '../ir/fleet-config.js';
@@ -20,7 +21,7 @@ export interface HostState {
   hostname: string;
   name: string;
   owner: number;
-  contributors: Map<HTTPRoute, RouteState>;
+  contributors: Map<RouteObject, RouteState>;
   vhost?: VirtualHost;
 }
 
@@ -55,7 +56,7 @@ export interface FleetBuildState {
   /** Identity of everything but the attached routes (key, Gateways, listeners, their secrets). */
   frame: unknown[];
   /** Per ready listener (by index): its attached routes' contributions. */
-  entries: Map<HTTPRoute, RouteEntry>[];
+  entries: Map<RouteObject, RouteEntry>[];
   ports: Map<number, PortState>;
   clusterRefs: Map<string, number>;
   /** The cluster objects the config's clusters and endpoints came from, by name. */
@@ -87,17 +88,29 @@ function ruleActions(rs: RouteState): RouteAction[] {
   });
 }
 
+/**
+ * `<ns>/<name>/rule/<i>/match/<j>` for an HTTPRoute; a GRPCRoute's has `GRPCRoute/` before it, so an HTTPRoute
+ * and a GRPCRoute of the same namespace and name never share a route name (metrics label by it). Namespaces are
+ * lower case, so no HTTPRoute's name can start that way.
+ */
+export function irRouteName(route: RouteObject, rule: number, match: number): string {
+  const prefix = route.kind === 'GRPCRoute' ? 'GRPCRoute/' : '';
+  return `${prefix}${route.metadata.namespace ?? ''}/${route.metadata.name}/rule/${rule}/match/${match}`;
+}
+
 function rankedRoutes(rs: RouteState): RankedRoute[] {
   const actions = ruleActions(rs);
   const ns = rs.route.metadata.namespace ?? '';
   const name = rs.route.metadata.name;
+  const routeRef: Route['routeRef'] = { namespace: ns, name, rule: 0 };
+  if (rs.route.kind === 'GRPCRoute') routeRef.kind = 'GRPCRoute';
   const out: RankedRoute[] = [];
   for (const rule of rs.compiled.rules) {
     rule.matches.forEach((match, j) => {
-      out.push({
+      const ranked: RankedRoute = {
         route: {
-          name: `${ns}/${name}/rule/${rule.index}/match/${j}`,
-          routeRef: { namespace: ns, name, rule: rule.index },
+          name: irRouteName(rs.route, rule.index, j),
+          routeRef: { ...routeRef, rule: rule.index },
           match,
           filters: rule.filters,
           action: actions[rule.index]!,
@@ -105,15 +118,18 @@ function rankedRoutes(rs: RouteState): RankedRoute[] {
         source: rs.route,
         rule: rule.index,
         match: j,
-      });
+      };
+      const grpc = rule.grpcRanks?.[j];
+      if (grpc !== undefined) ranked.grpc = grpc;
+      out.push(ranked);
     });
   }
   return out;
 }
 
-// An unchanged HTTPRoute (same object, same resolved backends) keeps its Route objects, so an unchanged
+// An unchanged route (same object, same resolved backends) keeps its Route objects, so an unchanged
 // VirtualHost is the previous object again and discovery re-sends only what an edit changed.
-const rankedMemo = new WeakMap<HTTPRoute, { backends: RouteState['backends']; ranked: RankedRoute[] }>();
+const rankedMemo = new WeakMap<RouteObject, { backends: RouteState['backends']; ranked: RankedRoute[] }>();
 
 export function rankedRoutesOf(rs: RouteState): RankedRoute[] {
   const hit = rankedMemo.get(rs.route);

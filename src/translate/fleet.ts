@@ -1,7 +1,7 @@
 // One fleet's FleetConfig from its Gateways' ready listeners and attached routes (src/ir/fleet-config.ts).
 // The full build records how it derived each VirtualHost (fleet-hosts.ts); when only attached routes changed,
 // the next build redoes just their VirtualHosts (fleet-update.ts), with byte-identical output.
-import type { HTTPRoute } from '../api/http-route.js';
+import type { RouteObject } from '../api/route-kinds.js';
 import {
   FLEET_CONFIG_SCHEMA_VERSION,
   type FleetConfig,
@@ -35,7 +35,7 @@ export interface FleetInput {
   key: string;
   /** The fleet's Gateways, oldest first. */
   gateways: GatewayEntry[];
-  routes: Map<HTTPRoute, RouteState>;
+  routes: Map<RouteObject, RouteState>;
   clusters: ClusterTable;
   lookup: SnapshotLookup;
 }
@@ -84,7 +84,7 @@ function buildFleetUncached(
 ): FleetBuildState {
   const previousHosts = new Map(previous?.virtualHosts.map((v) => [v.name, v]));
   const indexOf = new Map(listeners.map((l, i) => [l, i]));
-  const entries = listeners.map(() => new Map<HTTPRoute, RouteEntry>());
+  const entries = listeners.map(() => new Map<RouteObject, RouteEntry>());
   const ports = new Map<number, PortState>();
   const byPort = new Map<number, ListenerState[]>();
   for (const l of listeners) {

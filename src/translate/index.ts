@@ -1,7 +1,7 @@
 // translate(snapshot, options, dataPlane?) → fleet configs, statuses, infra specs. Pure and deterministic:
 // no I/O, clock or randomness, and every input list is put in a total order before use.
 import type { Gateway } from '../api/gateway.js';
-import type { HTTPRoute } from '../api/http-route.js';
+import type { RouteObject } from '../api/route-kinds.js';
 import type { ResourceSnapshot } from '../api/snapshot.js';
 import type { FleetConfig } from '../ir/fleet-config.js';
 import type { ClusterTable } from './backends.js';
@@ -10,6 +10,7 @@ import { buildFleet } from './fleet.js';
 import { fleetInfra } from './infra.js';
 import { evaluateListener, markConflicts, ready } from './listeners.js';
 import { buildLookup, byNsName, lookupInputs, nsName } from './lookup.js';
+import { resolveKindConflicts } from './route-kind-conflicts.js';
 import { attachRoutes, type GatewayEntry } from './routes.js';
 import { sortedRoutes } from './sorted-routes.js';
 import { classStatus, gatewayStatus, routeStatus } from './status.js';
@@ -74,8 +75,11 @@ export function translate(
   for (const group of fleets.values()) markConflicts(group.flatMap((e) => e.listeners));
 
   const clusters: ClusterTable = new Map();
-  const routeStates = attachRoutes(
-    sortedRoutes(snapshot.httpRoutes, cache?.sortedRoutes),
+  const attached = attachRoutes(
+    [
+      ...sortedRoutes(snapshot.httpRoutes, cache?.sortedRoutes.HTTPRoute),
+      ...sortedRoutes(snapshot.grpcRoutes, cache?.sortedRoutes.GRPCRoute),
+    ],
     gateways,
     lookup,
     clusters,
@@ -83,8 +87,9 @@ export function translate(
     cache,
     cache?.attachments,
   );
+  const routeStates = resolveKindConflicts(gateways, attached);
   if (cache !== undefined) cache.clusters = clusters;
-  const routes = new Map<HTTPRoute, (typeof routeStates)[number]>();
+  const routes = new Map<RouteObject, (typeof routeStates)[number]>();
   for (const rs of routeStates) routes.set(rs.route, rs);
 
   const configs: FleetConfig[] = [];

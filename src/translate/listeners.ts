@@ -2,7 +2,7 @@
 import { isIP } from 'node:net';
 import type { Gateway, Listener, RouteGroupKind } from '../api/gateway.js';
 import { GATEWAY_API_GROUP } from '../api/gateway-class.js';
-import type { HTTPRoute } from '../api/http-route.js';
+import { isRouteKind, ROUTE_KINDS, type RouteKind, type RouteObject } from '../api/route-kinds.js';
 import { certificateProblem } from './certificates.js';
 import type { Verdict } from './conditions.js';
 import { notFound, nsName, referenceGranted, type SnapshotLookup } from './lookup.js';
@@ -24,15 +24,23 @@ export interface ListenerState {
   certificatesOk: boolean;
   /** `ns/name` of the TLS Secrets, in certificateRefs order. */
   certificates: string[];
-  /** Routes attached (accepted) through this listener, in namespace/name order, no duplicates. */
-  attached: HTTPRoute[];
+  /** Routes attached (accepted) here: HTTPRoutes, then GRPCRoutes, each in namespace/name order, no duplicates. */
+  attached: RouteObject[];
 }
 
 const SUPPORTED_PROTOCOLS = new Set(['HTTP', 'HTTPS']);
-const HTTP_ROUTE_KIND: RouteGroupKind = { group: GATEWAY_API_GROUP, kind: 'HTTPRoute' };
+const ROUTE_GROUP_KINDS: readonly RouteGroupKind[] = ROUTE_KINDS.map((kind) => ({
+  group: GATEWAY_API_GROUP,
+  kind,
+}));
 
 export function attachable(l: ListenerState): boolean {
   return l.accepted.ok && l.conflict === undefined && l.supportedKinds.length > 0;
+}
+
+/** Does the listener take routes of this kind (allowedRoutes.kinds, or both kinds when it names none)? */
+export function takesKind(l: ListenerState, kind: RouteKind): boolean {
+  return l.supportedKinds.some((k) => k.kind === kind);
 }
 
 /** Goes into the fleet config. */
@@ -40,13 +48,15 @@ export function ready(l: ListenerState): boolean {
   return attachable(l) && l.certificatesOk;
 }
 
+/** HTTP and HTTPS listeners take HTTPRoutes and GRPCRoutes unless allowedRoutes.kinds names fewer. */
 function routeKinds(l: Listener): { kinds: RouteGroupKind[]; invalid: string[] } {
-  if (l.allowedRoutes.kinds === undefined) return { kinds: [HTTP_ROUTE_KIND], invalid: [] };
+  if (l.allowedRoutes.kinds === undefined)
+    return { kinds: ROUTE_GROUP_KINDS.map((k) => ({ ...k })), invalid: [] };
   const kinds: RouteGroupKind[] = [];
   const invalid: string[] = [];
   for (const k of l.allowedRoutes.kinds) {
-    if (k.group === GATEWAY_API_GROUP && k.kind === 'HTTPRoute') {
-      if (kinds.length === 0) kinds.push(HTTP_ROUTE_KIND);
+    if (k.group === GATEWAY_API_GROUP && isRouteKind(k.kind)) {
+      if (!kinds.some((s) => s.kind === k.kind)) kinds.push({ group: GATEWAY_API_GROUP, kind: k.kind });
     } else invalid.push(`${k.group}/${k.kind}`);
   }
   return { kinds, invalid };
@@ -112,7 +122,7 @@ export function evaluateListener(
   lookup: SnapshotLookup,
 ): ListenerState {
   const l = g.spec.listeners[index]!;
-  const base = { gateway: g, gatewayKey: nsName(g), index, spec: l, fleet, attached: [] as HTTPRoute[] };
+  const base = { gateway: g, gatewayKey: nsName(g), index, spec: l, fleet, attached: [] as RouteObject[] };
   const okRefs: Verdict = { ok: true, reason: 'ResolvedRefs', message: 'Resolved all references' };
   if (!SUPPORTED_PROTOCOLS.has(l.protocol) || (l.protocol === 'HTTPS' && l.tls?.mode === 'Passthrough')) {
     const what = l.protocol === 'HTTPS' ? 'HTTPS with TLS mode Passthrough' : `protocol ${l.protocol}`;

@@ -1,5 +1,5 @@
-// An HTTPRoute's rules in fleet-config terms (matches, filters, redirect, timeouts): a pure function of
-// the route alone, so it is memoised on the route object.
+// An HTTPRoute's rules in fleet-config terms (matches, filters, redirect, timeouts), and the pieces GRPCRoute
+// rules share with them (header matches, filters, hostnames): pure functions of the route alone.
 import { isIP } from 'node:net';
 import type { HTTPRoute, HTTPRouteFilter, HTTPRouteMatch } from '../api/http-route.js';
 import { durationMs } from '../api/semantic-rules.js';
@@ -13,12 +13,14 @@ import {
 } from '../ir/field-rules.js';
 import {
   DEFAULT_ROUTE_TIMEOUT_MS,
+  type HeaderMatch,
   type HeaderModifier,
   type PathModifier,
   type RedirectAction,
   type RouteFilter,
   type RouteMatch,
 } from '../ir/fleet-config.js';
+import type { GrpcMatchRank } from './grpc-method-path.js';
 
 export interface CompiledRule {
   index: number;
@@ -29,6 +31,8 @@ export interface CompiledRule {
   redirect?: RedirectAction;
   timeoutMs: number;
   backendTimeoutMs?: number;
+  /** GRPCRoute rules: per match, what the GRPCRoute precedence ranks it by (instead of its path). */
+  grpcRanks?: GrpcMatchRank[];
 }
 
 export interface CompiledRoute {
@@ -36,8 +40,6 @@ export interface CompiledRoute {
   /** `field: message` for every value this implementation does not support; non-empty: not Accepted. */
   unsupported: string[];
 }
-
-const compiled = new WeakMap<HTTPRoute, CompiledRoute>();
 
 function headerModifier(m: {
   set: { name: string; value: string }[];
@@ -63,7 +65,7 @@ function pathModifier(p: {
 }
 
 /** Records `field: problem` when a value breaks a fleet config field rule (the proxy applies the same rules). */
-function check(unsupported: string[], field: string, problem: string | undefined): void {
+export function check(unsupported: string[], field: string, problem: string | undefined): void {
   if (problem !== undefined) unsupported.push(`${field}: ${problem}`);
 }
 
@@ -91,11 +93,7 @@ function compileMatch(m: HTTPRouteMatch, at: string, unsupported: string[]): Rou
     if (p.type === 'RegularExpression') check(unsupported, `${at}.path.value`, regexProblem(p.value));
     out.path = { type: p.type, value: p.value };
   }
-  m.headers.forEach((h, i) => {
-    if (h.type === 'RegularExpression')
-      check(unsupported, `${at}.headers[${i}].value`, regexProblem(h.value));
-    out.headers.push({ type: h.type, name: h.name.toLowerCase(), value: h.value });
-  });
+  out.headers = compileHeaderMatches(m.headers, at, unsupported);
   m.queryParams.forEach((q, i) => {
     if (q.type === 'RegularExpression')
       check(unsupported, `${at}.queryParams[${i}].value`, regexProblem(q.value));
@@ -105,7 +103,19 @@ function compileMatch(m: HTTPRouteMatch, at: string, unsupported: string[]): Rou
   return out;
 }
 
-function compileFilters(
+export function compileHeaderMatches(
+  headers: { type: 'Exact' | 'RegularExpression'; name: string; value: string }[],
+  at: string,
+  unsupported: string[],
+): HeaderMatch[] {
+  return headers.map((h, i) => {
+    if (h.type === 'RegularExpression')
+      check(unsupported, `${at}.headers[${i}].value`, regexProblem(h.value));
+    return { type: h.type, name: h.name.toLowerCase(), value: h.value };
+  });
+}
+
+export function compileFilters(
   filters: HTTPRouteFilter[],
   at: string,
   unsupported: string[],
@@ -157,11 +167,10 @@ function compileFilters(
   return redirect === undefined ? { filters: out } : { filters: out, redirect };
 }
 
-export function compileRoute(route: HTTPRoute): CompiledRoute {
-  const hit = compiled.get(route);
-  if (hit !== undefined) return hit;
+/** A `spec.hostnames[i]: …` problem per hostname that is an IP address. */
+export function hostnameProblems(hostnames: readonly string[]): string[] {
   const unsupported: string[] = [];
-  route.spec.hostnames.forEach((h, i) => {
+  hostnames.forEach((h, i) => {
     // The CRD's hostname pattern admits dotted numbers; the Gateway API forbids IP addresses.
     if (isIP(h) !== 0) {
       unsupported.push(
@@ -169,6 +178,11 @@ export function compileRoute(route: HTTPRoute): CompiledRoute {
       );
     }
   });
+  return unsupported;
+}
+
+export function compileHttpRoute(route: HTTPRoute): CompiledRoute {
+  const unsupported = hostnameProblems(route.spec.hostnames);
   const rules = route.spec.rules.map((rule, i): CompiledRule => {
     const at = `spec.rules[${i}]`;
     const matches = rule.matches.map((m, j) => compileMatch(m, `${at}.matches[${j}]`, unsupported));
@@ -200,7 +214,5 @@ export function compileRoute(route: HTTPRoute): CompiledRoute {
     }
     return out;
   });
-  const result = { rules, unsupported };
-  compiled.set(route, result);
-  return result;
+  return { rules, unsupported };
 }

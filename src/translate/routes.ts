@@ -1,16 +1,19 @@
-// HTTPRoute attachment: parentRef → listeners (sectionName, port, allowedRoutes, hostnames) and parent status.
+// Route attachment, HTTPRoute and GRPCRoute alike: parentRef → listeners (sectionName, port, allowedRoutes,
+// hostnames) and parent status.
 import type { Condition } from '../api/common.js';
 import type { Gateway } from '../api/gateway.js';
 import { GATEWAY_API_GROUP } from '../api/gateway-class.js';
-import type { HTTPRoute, ParentReference, RouteParentStatus } from '../api/http-route.js';
+import type { ParentReference, RouteParentStatus } from '../api/http-route.js';
+import type { RouteObject } from '../api/route-kinds.js';
 import { type BackendMemo, type ClusterTable, type ResolvedRoute, resolveRouteBackends } from './backends.js';
 import type { ClassState } from './classes.js';
+import { compileRoute } from './compile-route.js';
 import { condition, type Verdict } from './conditions.js';
 import { effectiveHostnames } from './hostnames.js';
 import { selectorMatches } from './label-selector.js';
-import { attachable, type ListenerState } from './listeners.js';
+import { attachable, type ListenerState, takesKind } from './listeners.js';
 import type { SnapshotLookup } from './lookup.js';
-import { type CompiledRoute, compileRoute } from './route-rules.js';
+import type { CompiledRoute } from './route-rules.js';
 
 export interface GatewayEntry {
   gateway: Gateway;
@@ -23,11 +26,21 @@ export interface GatewayEntry {
 }
 
 export interface RouteState {
-  route: HTTPRoute;
+  route: RouteObject;
   compiled: CompiledRoute;
   backends: ResolvedRoute;
   /** Our parents only; empty: this controller writes no status on the route. */
   parents: RouteParentStatus[];
+  /** The listeners the route attached to, per parent (index into `parents`), in attachment order. */
+  attachedTo: AttachedListener[];
+}
+
+export interface AttachedListener {
+  gatewayKey: string;
+  /** The listener's index in its Gateway. */
+  index: number;
+  /** Index into RouteState.parents. */
+  parent: number;
 }
 
 function namespaceAllowed(l: ListenerState, routeNs: string, lookup: SnapshotLookup): boolean {
@@ -40,7 +53,7 @@ function namespaceAllowed(l: ListenerState, routeNs: string, lookup: SnapshotLoo
 }
 
 function attach(
-  route: HTTPRoute,
+  route: RouteObject,
   ref: ParentReference,
   gw: GatewayEntry,
   lookup: SnapshotLookup,
@@ -65,16 +78,14 @@ function attach(
     };
   }
   const routeNs = route.metadata.namespace ?? '';
-  const allowed = candidates.filter((l) => attachable(l) && namespaceAllowed(l, routeNs, lookup));
+  const open = candidates.filter((l) => attachable(l) && namespaceAllowed(l, routeNs, lookup));
+  const allowed = open.filter((l) => takesKind(l, route.kind));
   if (allowed.length === 0) {
-    return {
-      verdict: {
-        ok: false,
-        reason: 'NotAllowedByListeners',
-        message: `no listener of Gateway ${gw.key} allows this route`,
-      },
-      listeners: [],
-    };
+    const message =
+      open.length > 0
+        ? `no listener of Gateway ${gw.key} takes ${route.kind}s (allowedRoutes.kinds)`
+        : `no listener of Gateway ${gw.key} allows this route`;
+    return { verdict: { ok: false, reason: 'NotAllowedByListeners', message }, listeners: [] };
   }
   const matching = allowed.filter(
     (l) => effectiveHostnames(l.spec.hostname, route.spec.hostnames).length > 0,
@@ -108,13 +119,11 @@ export interface AttachmentMemoEntry {
   /** Whether the route names one of our Gateways (then its backends are resolved). */
   ours: boolean;
   state: RouteState;
-  /** The listeners the route attached to, in push order: replayed into the fresh listener states. */
-  attachedTo: { gatewayKey: string; index: number }[];
 }
 
 /** Per route: its last attachment; an unchanged route with unchanged parents is not attached again. */
 export interface AttachmentMemo {
-  routes: WeakMap<HTTPRoute, AttachmentMemoEntry>;
+  routes: WeakMap<RouteObject, AttachmentMemoEntry>;
   /**
    * What every route's attachment reads besides itself (lookup, controller name, each Gateway and its listeners'
    * readiness); `token` is replaced when it changes, so an entry with the current token needs no per-route check.
@@ -144,7 +153,7 @@ function gatewaySignature(gw: GatewayEntry): string {
 
 /** Routes in namespace/name order; attaches each accepted one to its listeners (`ListenerState.attached`). */
 export function attachRoutes(
-  routes: readonly HTTPRoute[],
+  routes: readonly RouteObject[],
   gateways: Map<string, GatewayEntry>,
   lookup: SnapshotLookup,
   table: ClusterTable,
@@ -183,7 +192,7 @@ export function attachRoutes(
       // Same route object, same context: its deps are equal by construction (the backends memo keys on lookup).
       if (hit !== undefined && hit.token === token) {
         if (hit.ours && memo === undefined) resolveRouteBackends(route, lookup, table, memo);
-        for (const { gatewayKey, index } of hit.attachedTo) {
+        for (const { gatewayKey, index } of hit.state.attachedTo) {
           const l = gateways.get(gatewayKey)!.listeners[index]!;
           if (l.attached.at(-1) !== route) l.attached.push(route);
         }
@@ -207,7 +216,7 @@ export function attachRoutes(
       deps.push(ours ? resolveRouteBackends(route, lookup, table, memo) : undefined);
       if (hit !== undefined && sameDeps(hit.deps, deps)) {
         hit.token = token!;
-        for (const { gatewayKey, index } of hit.attachedTo) {
+        for (const { gatewayKey, index } of hit.state.attachedTo) {
           const l = gateways.get(gatewayKey)!.listeners[index]!;
           if (l.attached.at(-1) !== route) l.attached.push(route);
         }
@@ -215,30 +224,29 @@ export function attachRoutes(
         continue;
       }
     }
-    const attachedTo: AttachmentMemoEntry['attachedTo'] = [];
-    const state = attachRoute(route, gateways, lookup, table, controllerName, memo, attachedTo);
+    const state = attachRoute(route, gateways, lookup, table, controllerName, memo);
     out.push(state);
     if (attachments !== undefined && deps !== undefined) {
-      attachments.routes.set(route, { deps, token: token!, ours, state, attachedTo });
+      attachments.routes.set(route, { deps, token: token!, ours, state });
     }
   }
   return out;
 }
 
 function attachRoute(
-  route: HTTPRoute,
+  route: RouteObject,
   gateways: Map<string, GatewayEntry>,
   lookup: SnapshotLookup,
   table: ClusterTable,
   controllerName: string,
   memo: BackendMemo | undefined,
-  attachedTo: AttachmentMemoEntry['attachedTo'],
 ): RouteState {
   const routeNs = route.metadata.namespace ?? '';
   const generation = route.metadata.generation;
   const compiled = compileRoute(route);
   let backends: ResolvedRoute | undefined;
   const parents: RouteParentStatus[] = [];
+  const attachedTo: AttachedListener[] = [];
   const seen = new Set<string>();
   for (const ref of route.spec.parentRefs) {
     if (ref.group !== GATEWAY_API_GROUP || ref.kind !== 'Gateway') continue;
@@ -255,9 +263,8 @@ function attachRoute(
       const result = attach(route, ref, gw, lookup);
       verdict = result.verdict;
       for (const l of result.listeners) {
-        if (l.attached.at(-1) === route) continue;
-        l.attached.push(route);
-        attachedTo.push({ gatewayKey: gw.key, index: l.index });
+        attachedTo.push({ gatewayKey: gw.key, index: l.index, parent: parents.length });
+        if (l.attached.at(-1) !== route) l.attached.push(route);
       }
     }
     const conditions: Condition[] = [
@@ -271,5 +278,6 @@ function attachRoute(
     compiled,
     backends: backends ?? { rules: [], refs: { ok: true, reason: '', message: '' } },
     parents,
+    attachedTo,
   };
 }

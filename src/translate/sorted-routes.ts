@@ -1,20 +1,20 @@
-// HTTPRoutes in namespace/name order, kept from one translation to the next: an edit of a few routes
+// Routes of one kind in namespace/name order, kept from one translation to the next: an edit of a few routes
 // re-places those few instead of sorting thousands again.
-import type { HTTPRoute } from '../api/http-route.js';
+import type { RouteObject } from '../api/route-kinds.js';
 import { nsName } from './lookup.js';
 
 interface Keyed {
   key: string;
-  route: HTTPRoute;
+  route: RouteObject;
 }
 
 /** The last input list and its order; reused while inputs are immutable and keys unique. */
 export interface SortedRoutesMemo {
-  input: readonly HTTPRoute[];
+  input: readonly RouteObject[];
   /** `input` as a Set, kept for the next update's "which are new" question. */
-  inputSet: Set<HTTPRoute>;
+  inputSet: Set<RouteObject>;
   sorted: Keyed[];
-  routes: HTTPRoute[];
+  routes: RouteObject[];
   /** Two routes share namespace/name: the stable order then depends on input order, so sort afresh. */
   duplicates: boolean;
 }
@@ -22,7 +22,7 @@ export interface SortedRoutesMemo {
 // Past this many additions a full sort is about as cheap.
 const MAX_INSERTS = 64;
 
-function fullSort(items: readonly HTTPRoute[]): SortedRoutesMemo {
+function fullSort(items: readonly RouteObject[]): SortedRoutesMemo {
   const sorted = items.map((route) => ({ key: nsName(route), route }));
   sorted.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   let duplicates = false;
@@ -42,11 +42,11 @@ function upperBound(list: readonly Keyed[], key: string): number {
   return lo;
 }
 
-function update(previous: SortedRoutesMemo, items: readonly HTTPRoute[]): SortedRoutesMemo {
+function update(previous: SortedRoutesMemo, items: readonly RouteObject[]): SortedRoutesMemo {
   if (previous.input === items) return previous;
   if (previous.duplicates) return fullSort(items);
   const before = previous.inputSet;
-  const added: HTTPRoute[] = [];
+  const added: RouteObject[] = [];
   for (const route of items) if (!before.has(route)) added.push(route);
   if (added.length > MAX_INSERTS) return fullSort(items);
   const now = new Set(items);
@@ -61,8 +61,12 @@ function update(previous: SortedRoutesMemo, items: readonly HTTPRoute[]): Sorted
 }
 
 /** `items` in namespace/name order (stable), reusing and updating `memo.value` when given. */
-export function sortedRoutes(items: readonly HTTPRoute[], memo?: { value?: SortedRoutesMemo }): HTTPRoute[] {
+export function sortedRoutes<T extends RouteObject>(
+  items: readonly T[],
+  memo?: { value?: SortedRoutesMemo },
+): T[] {
   const next = memo?.value === undefined ? fullSort(items) : update(memo.value, items);
   if (memo !== undefined) memo.value = next;
-  return next.routes;
+  // The memo holds exactly the items given, so its routes are of their type.
+  return next.routes as T[];
 }

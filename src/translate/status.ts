@@ -150,7 +150,7 @@ function routeStatusUncached(rs: RouteState): ObjectStatus {
   const r = rs.route;
   return {
     apiVersion: r.apiVersion,
-    kind: 'HTTPRoute',
+    kind: r.kind,
     namespace: r.metadata.namespace ?? 'default',
     name: r.metadata.name,
     generation: r.metadata.generation,

@@ -1,5 +1,5 @@
 // The translator's inputs and outputs (besides the snapshot and the fleet config contract).
-import type { HTTPRoute } from '../api/http-route.js';
+import type { RouteKind, RouteObject } from '../api/route-kinds.js';
 import type { FleetConfig } from '../ir/fleet-config.js';
 import type { ClusterTable, ResolvedCluster, ResolvedRoute } from './backends.js';
 import type { FleetBuildState } from './fleet-hosts.js';
@@ -90,13 +90,13 @@ export interface TranslateCache {
   clusters: ClusterTable;
   /** Per route: backend resolution against one lookup. */
   backends: WeakMap<
-    HTTPRoute,
+    RouteObject,
     { lookup: SnapshotLookup; resolved: ResolvedRoute; clusters: ResolvedCluster[] }
   >;
   /** Per route: its attachment to its parents, reused while the route, parents, lookup and backends are. */
   attachments: AttachmentMemo;
-  /** HTTPRoutes in namespace/name order, updated rather than re-sorted. */
-  sortedRoutes: { value?: SortedRoutesMemo };
+  /** Per route kind, its routes in namespace/name order, updated rather than re-sorted. */
+  sortedRoutes: Record<RouteKind, { value?: SortedRoutesMemo }>;
 }
 
 export function createTranslateCache(): TranslateCache {
@@ -105,6 +105,6 @@ export function createTranslateCache(): TranslateCache {
     clusters: new Map(),
     backends: new WeakMap(),
     attachments: createAttachmentMemo(),
-    sortedRoutes: {},
+    sortedRoutes: { HTTPRoute: {}, GRPCRoute: {} },
   };
 }

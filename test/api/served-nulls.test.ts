@@ -22,6 +22,7 @@ const CRD_FILES: Partial<Record<ApiKind, string>> = {
   GatewayClass: 'charts/gateway-helm/gateway-api/gateway.networking.k8s.io_gatewayclasses.yaml',
   Gateway: 'charts/gateway-helm/gateway-api/gateway.networking.k8s.io_gateways.yaml',
   HTTPRoute: 'charts/gateway-helm/gateway-api/gateway.networking.k8s.io_httproutes.yaml',
+  GRPCRoute: 'charts/gateway-helm/gateway-api/gateway.networking.k8s.io_grpcroutes.yaml',
   ReferenceGrant: 'charts/gateway-helm/gateway-api/gateway.networking.k8s.io_referencegrants.yaml',
   DataPlaneProxy: 'charts/gateway-helm/crds/gateway.portico.io_dataplaneproxies.yaml',
 };

@@ -187,6 +187,58 @@ export const HTTP_ROUTE = {
   },
 };
 
+export const GRPC_ROUTE = {
+  apiVersion: 'gateway.networking.k8s.io/v1',
+  kind: 'GRPCRoute',
+  metadata: metadata('echo', 'edge'),
+  spec: {
+    parentRefs: [{ group: 'gateway.networking.k8s.io', kind: 'Gateway', name: 'eg', sectionName: 'http' }],
+    hostnames: ['grpc.example.com'],
+    rules: [
+      {
+        name: 'say',
+        matches: [
+          {
+            method: { type: 'Exact', service: 'echo.Echo', method: 'Say' },
+            headers: [{ type: 'Exact', name: 'x-env', value: 'prod' }],
+          },
+        ],
+        filters: [
+          {
+            type: 'RequestHeaderModifier',
+            requestHeaderModifier: { set: [{ name: 'x-a', value: '1' }], add: [], remove: ['x-c'] },
+          },
+        ],
+        backendRefs: [
+          {
+            group: '',
+            kind: 'Service',
+            name: 'echo',
+            namespace: 'edge',
+            port: 8080,
+            weight: 2,
+            filters: [
+              {
+                type: 'ResponseHeaderModifier',
+                responseHeaderModifier: { set: [{ name: 'x-d', value: '4' }] },
+              },
+            ],
+          },
+        ],
+      },
+    ],
+  },
+  status: {
+    parents: [
+      {
+        parentRef: { group: 'gateway.networking.k8s.io', kind: 'Gateway', name: 'eg' },
+        controllerName: 'gateway.portico.io/gatewayclass-controller',
+        conditions: CONDITIONS,
+      },
+    ],
+  },
+};
+
 export const REFERENCE_GRANT = {
   apiVersion: 'gateway.networking.k8s.io/v1beta1',
   kind: 'ReferenceGrant',
@@ -278,6 +330,7 @@ export const SERVED_OBJECTS: Record<string, Record<string, unknown>> = {
   GatewayClass: GATEWAY_CLASS,
   Gateway: GATEWAY,
   HTTPRoute: HTTP_ROUTE,
+  GRPCRoute: GRPC_ROUTE,
   ReferenceGrant: REFERENCE_GRANT,
   Service: SERVICE,
   EndpointSlice: ENDPOINT_SLICE,

@@ -88,6 +88,18 @@ test('httproutes show their hostnames as kubectl does', async (t) => {
   );
 });
 
+test('grpcroutes show their hostnames too, and are not listed as httproutes', async (t) => {
+  const get = await controller(t);
+  const { stdout } = await get('grpcroutes');
+  assert.equal(
+    stdout,
+    ['NAME   HOSTNAMES              AGE', 'echo   ["grpc.example.com"]   30m', ''].join('\n'),
+  );
+  const yaml = parse((await get('grpcroute', 'echo', '-o', 'yaml')).stdout);
+  assert.equal(yaml.kind, 'GRPCRoute');
+  assert.doesNotMatch((await get('httproutes')).stdout, /echo/);
+});
+
 test('-o json and -o yaml give full objects with status', async (t) => {
   const get = await controller(t);
   const json = JSON.parse((await get('gateways', '-A', '-o', 'json')).stdout);

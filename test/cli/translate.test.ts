@@ -25,6 +25,24 @@ test('translate prints input objects with their computed status', () => {
   assert.doesNotMatch(r.stdout, /someone-else/);
 });
 
+test('translate prints GRPCRoutes with their status and their h2c clusters in the fleet config', () => {
+  const r = portico('-f', join(TESTDATA, 'grpc-backends.in.yaml'), '--show', 'status,config', '-o', 'json');
+  assert.equal(r.status, 0, r.stderr);
+  const docs = JSON.parse(r.stdout) as {
+    kind?: string;
+    metadata?: { name: string };
+    status?: { parents?: { conditions: { type: string; reason: string }[] }[] };
+    clusters?: { name: string; protocol: string }[];
+  }[];
+  const route = docs.find((d) => d.kind === 'GRPCRoute' && d.metadata?.name === 'api');
+  assert.deepEqual(
+    route?.status?.parents?.[0]?.conditions.map((c) => `${c.type}=${c.reason}`),
+    ['Accepted=Accepted', 'ResolvedRefs=RefNotPermitted'],
+  );
+  const fleet = docs.find((d) => d.clusters !== undefined);
+  assert.ok(fleet?.clusters?.some((c) => c.name === 'apps/multi:8080/h2c' && c.protocol === 'h2c'));
+});
+
 test('translate --show config,infra -o json: fleet configs with private keys redacted, rendered objects', () => {
   const dir = mkdtempSync(join(tmpdir(), 'portico-translate-'));
   const input = join(dir, 'listeners.yaml');

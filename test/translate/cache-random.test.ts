@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
 import { test } from 'node:test';
 import type { Gateway } from '../../src/api/gateway.js';
+import type { GRPCRoute } from '../../src/api/grpc-route.js';
 import type { HTTPRoute } from '../../src/api/http-route.js';
 import type { ResourceSnapshot } from '../../src/api/snapshot.js';
 import { createTranslateCache, type DataPlaneState, translate } from '../../src/translate/index.js';
@@ -47,6 +48,17 @@ const edits: Edit[] = [
       metadata: { ...r.metadata, name: `${r.metadata.name}-copy-${s.httpRoutes.length}` },
     };
     return { ...s, httpRoutes: [...s.httpRoutes, copy] };
+  },
+  (s, pick) => {
+    const r = pick(s.grpcRoutes);
+    if (r === undefined) return s;
+    const hostnames = pick([[], ['grpc.example.com'], ['*.example.com'], ['api.example.com']])!;
+    const next: GRPCRoute = { ...r, spec: { ...r.spec, hostnames } };
+    return { ...s, grpcRoutes: replaceIn(s.grpcRoutes, r, next) };
+  },
+  (s, pick) => {
+    const r = pick(s.grpcRoutes);
+    return r === undefined ? s : { ...s, grpcRoutes: s.grpcRoutes.filter((x) => x !== r) };
   },
   (s, pick) => {
     const g = pick(s.gateways);

@@ -3,6 +3,7 @@ import { readdirSync } from 'node:fs';
 import { test } from 'node:test';
 import type { EndpointSlice } from '../../src/api/core.js';
 import type { HTTPRoute } from '../../src/api/http-route.js';
+import type { RouteObject } from '../../src/api/route-kinds.js';
 import type { ResourceSnapshot } from '../../src/api/snapshot.js';
 import { fleetBuildCounts } from '../../src/translate/fleet.js';
 import { createTranslateCache, translate } from '../../src/translate/index.js';
@@ -24,7 +25,10 @@ const HOSTNAMES = [
 function step(s: ResourceSnapshot, next: () => number, serial: number): ResourceSnapshot {
   const pick = <T>(items: readonly T[]): T | undefined =>
     items.length === 0 ? undefined : items[Math.floor(next() * items.length)];
-  const routes = s.httpRoutes;
+  // Either kind's routes; an edit keeps a route's kind, so each list stays of its kind.
+  const field = s.grpcRoutes.length > 0 && next() < 0.5 ? 'grpcRoutes' : 'httpRoutes';
+  const routes: readonly RouteObject[] = s[field];
+  const withRoutes = (list: RouteObject[]): ResourceSnapshot => ({ ...s, [field]: list });
   const r = pick(routes);
   const hostnames = (): string[] => {
     if (next() < 0.1) return pick([['*.example.com'], []])!;
@@ -38,31 +42,42 @@ function step(s: ResourceSnapshot, next: () => number, serial: number): Resource
     case 1: {
       // A new route, copied from an existing one (so it attaches somewhere) with exact hostnames.
       if (r === undefined) return s;
-      const added: HTTPRoute = {
+      const added = {
         ...r,
         metadata: { ...r.metadata, name: `added-${serial}` },
         spec: { ...r.spec, hostnames: hostnames() },
-      };
-      return { ...s, httpRoutes: [...routes, added] };
+      } as RouteObject;
+      return withRoutes([...routes, added]);
     }
     case 2:
-      return r === undefined ? s : { ...s, httpRoutes: routes.filter((x) => x !== r) };
+      return r === undefined ? s : withRoutes(routes.filter((x) => x !== r));
     case 3: {
       if (r === undefined) return s;
-      const edited: HTTPRoute = { ...r, spec: { ...r.spec, hostnames: hostnames() } };
-      return { ...s, httpRoutes: routes.map((x) => (x === r ? edited : x)) };
+      const edited = { ...r, spec: { ...r.spec, hostnames: hostnames() } } as RouteObject;
+      return withRoutes(routes.map((x) => (x === r ? edited : x)));
     }
     case 4: {
       if (r === undefined) return s;
       const svc = pick(s.services);
-      const rules = r.spec.rules.map((rule) => ({
-        ...rule,
-        backendRefs: (rule.backendRefs ?? []).map((b) =>
-          svc === undefined ? b : { ...b, name: svc.metadata.name, port: svc.spec.ports[0]?.port ?? 80 },
-        ),
-      }));
-      const edited: HTTPRoute = { ...r, spec: { ...r.spec, rules } };
-      return { ...s, httpRoutes: routes.map((x) => (x === r ? edited : x)) };
+      const retarget = <B extends { name: string; port?: number }>(b: B): B =>
+        svc === undefined ? b : { ...b, name: svc.metadata.name, port: svc.spec.ports[0]?.port ?? 80 };
+      const edited =
+        r.kind === 'GRPCRoute'
+          ? {
+              ...r,
+              spec: {
+                ...r.spec,
+                rules: r.spec.rules.map((rule) => ({ ...rule, backendRefs: rule.backendRefs.map(retarget) })),
+              },
+            }
+          : {
+              ...r,
+              spec: {
+                ...r.spec,
+                rules: r.spec.rules.map((rule) => ({ ...rule, backendRefs: rule.backendRefs.map(retarget) })),
+              },
+            };
+      return withRoutes(routes.map((x) => (x === r ? edited : x)));
     }
     default: {
       const slice = pick(s.endpointSlices);

@@ -21,6 +21,12 @@ export interface InformerOptions<T> {
   log(line: string): void;
   /** Wait before relisting after an error; default 1000 ms. */
   retryMs?: number;
+  /**
+   * The collection may not be served (its CRD is not installed): a 404 then reads as no objects, and the list
+   * is tried again every `absentRetryMs` (default 30 s) until it is served.
+   */
+  mayBeAbsent?: boolean;
+  absentRetryMs?: number;
 }
 
 export interface Informer<T> {
@@ -48,6 +54,7 @@ export function keyOf(raw: JsonObject): string {
 
 export function createInformer<T>(options: InformerOptions<T>): Informer<T> {
   const retryMs = options.retryMs ?? 1000;
+  const absentRetryMs = options.absentRetryMs ?? 30_000;
   let entries = new Map<string, Entry<T>>();
   let version = 0;
   let stopped = false;
@@ -73,8 +80,23 @@ export function createInformer<T>(options: InformerOptions<T>): Informer<T> {
     return true;
   }
 
-  async function list(): Promise<void> {
+  function pause(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, ms);
+    });
+  }
+
+  /** 'absent': the collection is not served (and may not be); its objects, if any were, are gone. */
+  async function list(): Promise<'listed' | 'absent'> {
     const reply = await options.client.request('GET', options.path);
+    if (reply.status === 404 && options.mayBeAbsent === true) {
+      if (entries.size > 0) {
+        entries = new Map();
+        version++;
+        options.onChange();
+      }
+      return 'absent';
+    }
     if (reply.status !== 200) throw new Error(`list ${options.path}: HTTP ${reply.status}`);
     const items = Array.isArray(reply.body.items) ? (reply.body.items as JsonObject[]) : [];
     const next = new Map<string, Entry<T>>();
@@ -90,6 +112,19 @@ export function createInformer<T>(options: InformerOptions<T>): Informer<T> {
       version++;
       options.onChange();
     }
+    return 'listed';
+  }
+
+  /** Lists until the collection is served, then returns; logs when it is absent and when it appears. */
+  async function awaitServed(): Promise<void> {
+    options.log(
+      `${options.path} is not served (is its CRD installed?); listing again every ${absentRetryMs} ms`,
+    );
+    while (!stopped) {
+      await pause(absentRetryMs);
+      if (stopped || (await list()) === 'listed') break;
+    }
+    if (!stopped) options.log(`${options.path} is served now`);
   }
 
   function onEvent(event: WatchEvent): 'relist' | undefined {
@@ -110,11 +145,12 @@ export function createInformer<T>(options: InformerOptions<T>): Informer<T> {
     return undefined;
   }
 
-  async function loop(): Promise<void> {
+  async function loop(absent: boolean): Promise<void> {
     let needList = false;
+    if (absent) await awaitServed();
     while (!stopped) {
       try {
-        if (needList) await list();
+        if (needList && (await list()) === 'absent') await awaitServed();
         needList = false;
         const path = `${options.path}?watch=1&allowWatchBookmarks=true&resourceVersion=${resourceVersion}`;
         let relist = false;
@@ -131,18 +167,17 @@ export function createInformer<T>(options: InformerOptions<T>): Informer<T> {
         if (stopped) return;
         options.log(`watch ${options.path}: ${(error as Error).message}; relisting`);
         needList = true;
-        await new Promise<void>((resolve) => {
-          timer = setTimeout(resolve, retryMs);
-        });
+        await pause(retryMs);
       }
     }
   }
 
   return {
     async start() {
+      let listed: 'listed' | 'absent';
       for (;;) {
         try {
-          await list();
+          listed = await list();
           break;
         } catch (error) {
           options.log(`list ${options.path}: ${(error as Error).message}; retrying`);
@@ -150,7 +185,7 @@ export function createInformer<T>(options: InformerOptions<T>): Informer<T> {
           if (stopped) return;
         }
       }
-      void loop();
+      void loop(listed === 'absent');
     },
     stop() {
       stopped = true;

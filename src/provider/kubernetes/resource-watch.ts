@@ -14,6 +14,7 @@ const SNAPSHOT_FIELDS: Record<string, keyof ResourceSnapshot> = {
   GatewayClass: 'gatewayClasses',
   Gateway: 'gateways',
   HTTPRoute: 'httpRoutes',
+  GRPCRoute: 'grpcRoutes',
   ReferenceGrant: 'referenceGrants',
   Service: 'services',
   EndpointSlice: 'endpointSlices',
@@ -81,6 +82,7 @@ export function createResourceWatch(options: ResourceWatchOptions): ResourceWatc
       },
       onChange: options.onChange,
       log: options.log,
+      mayBeAbsent: kind.mayBeAbsent === true,
     });
   }
 

@@ -2,6 +2,7 @@
 // with condition times kept while a condition holds, other controllers' route parents kept, and a retry
 // against the latest object on conflict.
 import { stampConditionTimes } from '../../api/condition-times.js';
+import { isRouteKind } from '../../api/route-kinds.js';
 import type { ObjectStatus } from '../../translate/index.js';
 import { type ApiClient, expectStatus, type JsonObject } from './api-client.js';
 import { objectPath, WATCHED_KINDS } from './watched-kinds.js';
@@ -40,7 +41,7 @@ export function createStatusWriter(options: StatusWriterOptions): StatusWriter {
 
   function nextStatus(s: ObjectStatus, previous: JsonObject | undefined): JsonObject {
     let status = s.status;
-    if (s.kind === 'HTTPRoute') {
+    if (isRouteKind(s.kind)) {
       // Route status is shared by every controller with a parent: keep the entries that are not ours.
       const others = ((previous?.parents ?? []) as JsonObject[]).filter(
         (p) => p.controllerName !== options.controllerName,

@@ -8,6 +8,8 @@ export interface WatchedKind {
   namespaced: boolean;
   /** Our own status writes come back as events; for these kinds status is not an input, so ignore it. */
   statusIsOutput: boolean;
+  /** A CRD a cluster may lack (older Gateway API installs): its absence is no objects, not a failed start. */
+  mayBeAbsent?: boolean;
 }
 
 export const WATCHED_KINDS: readonly WatchedKind[] = [
@@ -31,6 +33,14 @@ export const WATCHED_KINDS: readonly WatchedKind[] = [
     resource: 'httproutes',
     namespaced: true,
     statusIsOutput: true,
+  },
+  {
+    kind: 'GRPCRoute',
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    resource: 'grpcroutes',
+    namespaced: true,
+    statusIsOutput: true,
+    mayBeAbsent: true,
   },
   {
     kind: 'ReferenceGrant',

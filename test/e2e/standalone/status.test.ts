@@ -62,6 +62,18 @@ spec:
   parentRefs: [{name: no-such-gateway}]
   rules:
     - backendRefs: [{name: backend-1, port: 3000}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GRPCRoute
+metadata:
+  name: grpc-missing-backend
+  namespace: default
+spec:
+  parentRefs: [{name: eg}]
+  hostnames: [grpc.example.com]
+  rules:
+    - matches: [{method: {service: echo.Echo, method: Say}}]
+      backendRefs: [{name: nowhere, port: 3000}]
 `;
 
 test('portico get shows the statuses portico translate computes for the same files', async (t) => {
@@ -79,6 +91,7 @@ test('portico get shows the statuses portico translate computes for the same fil
     ['gatewayclasses', 'GatewayClass'],
     ['gateways', 'Gateway'],
     ['httproutes', 'HTTPRoute'],
+    ['grpcroutes', 'GRPCRoute'],
   ] as const) {
     const listed = JSON.parse(portico('get', type, '-A', '-o', 'json', '--admin-address', c.admin)) as {
       items: Listed[];
@@ -90,13 +103,17 @@ test('portico get shows the statuses portico translate computes for the same fil
       compared++;
     }
   }
-  assert.equal(compared, 2 + 4 + 6);
+  assert.equal(compared, 2 + 4 + 6 + 1);
   // The broken references show up as their conditions, through get too.
   const route = (await adminResources(c.admin, '?kind=HTTPRoute&name=missing-backend'))[0];
   const status = route?.status as
     | { parents?: { conditions?: { type: string; status: string; reason: string; message: string }[] }[] }
     | undefined;
   assert.equal(condition(status?.parents?.[0]?.conditions, 'ResolvedRefs')?.reason, 'BackendNotFound');
+  const grpc = (await adminResources(c.admin, '?kind=GRPCRoute&name=grpc-missing-backend'))[0];
+  const grpcStatus = grpc?.status as typeof status;
+  assert.equal(condition(grpcStatus?.parents?.[0]?.conditions, 'Accepted')?.status, 'True');
+  assert.equal(condition(grpcStatus?.parents?.[0]?.conditions, 'ResolvedRefs')?.reason, 'BackendNotFound');
 });
 
 async function listenerCondition(admin: string, gateway: string, listener: string) {

@@ -156,6 +156,7 @@ test('objects as the API server serves them, with empty lists as null, are all i
       GatewayClass: 'gatewayClasses',
       Gateway: 'gateways',
       HTTPRoute: 'httpRoutes',
+      GRPCRoute: 'grpcRoutes',
       ReferenceGrant: 'referenceGrants',
       Service: 'services',
       EndpointSlice: 'endpointSlices',

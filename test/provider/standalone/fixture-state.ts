@@ -58,6 +58,12 @@ export const FIXTURE_RESOURCES: ResourceObject[] = [
     metadata: { name: 'catch-all', namespace: 'default', creationTimestamp: minutesAgo(1), generation: 1 },
     spec: { parentRefs: [{ name: 'eg' }] },
   },
+  {
+    apiVersion: GROUP,
+    kind: 'GRPCRoute',
+    metadata: { name: 'echo', namespace: 'default', creationTimestamp: minutesAgo(30), generation: 1 },
+    spec: { parentRefs: [{ name: 'eg' }], hostnames: ['grpc.example.com'] },
+  },
 ];
 
 export const FIXTURE_PRIVATE_KEY = '-----BEGIN PRIVATE KEY-----\nc2VjcmV0\n-----END PRIVATE KEY-----\n';
