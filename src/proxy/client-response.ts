@@ -13,6 +13,27 @@ export interface ResponseListener {
   onResponseClose(): void;
 }
 
+/** What the request handler answers through: an HTTP/1.1 response on a connection, or an HTTP/2 stream. */
+export interface ProxyResponse {
+  statusCode: number;
+  readonly headersSent: boolean;
+  /** end() ran: every byte is with the transport. */
+  readonly writableFinished: boolean;
+  listener: ResponseListener | undefined;
+  /** The request is gRPC over HTTP/2: the proxy's own answers are gRPC statuses, not bare HTTP ones. */
+  readonly grpc: boolean;
+  /** Status and header lines (name, value, ...); `validate`: throw InvalidHeaderError for one that cannot be sent. */
+  writeHead(status: number, lines: string[], validate?: boolean): void;
+  /** A body chunk (copied); false when the transport is full (wait for onResponseDrain). */
+  write(chunk: Buffer): boolean;
+  /** Ends the response with its last body bytes (copied) and trailer lines, where the client can take them. */
+  end(chunk?: Buffer, trailers?: string[]): void;
+  /** Answers `status` with no body (or cuts a response under way) without reading the rest of the request. */
+  abort(status: number): void;
+  /** Abandons the response: the client must see it broken, not short. */
+  destroy(): void;
+}
+
 /** What the connection learns from its response. */
 export interface ResponseConnection {
   readonly socket: Socket;
@@ -52,8 +73,10 @@ function currentDateLine(): string {
 const COALESCE_BYTES = 16 * 1024;
 const LAST_CHUNK = '0\r\n\r\n';
 
-export class ClientResponse {
+export class ClientResponse implements ProxyResponse {
   statusCode = 200;
+  /** gRPC needs HTTP/2: an HTTP/1.1 request gets HTTP answers. */
+  readonly grpc = false;
   headersSent = false;
   /** end() ran: every byte is with the socket. */
   writableFinished = false;
@@ -133,8 +156,8 @@ export class ClientResponse {
     return ok;
   }
 
-  /** Ends the response, with its last body bytes if given (copied). */
-  end(chunk?: Buffer): void {
+  /** Ends the response, with its last body bytes if given (copied); trailers are not relayed over HTTP/1.1. */
+  end(chunk?: Buffer, _trailers?: string[]): void {
     if (this.closed || this.writableFinished) return;
     if (!this.headersSent) this.writeHead(this.statusCode, ['content-length', '0']);
     if (this.noBody || chunk === undefined || chunk.length === 0) {

@@ -26,8 +26,11 @@ export interface UpstreamSink {
   onUpstreamHead(status: number, rawHeaders: string[]): void;
   /** A body chunk, valid only during the call (copy to keep it); return false to stop reading until `exchange.resume()`. */
   onUpstreamData(chunk: Buffer): boolean;
-  /** The response is complete; `last`: its final body bytes when they arrived with the end (valid during the call). */
-  onUpstreamEnd(last: Buffer | undefined): void;
+  /**
+   * The response is complete; `last`: its final body bytes when they arrived with the end (valid during the
+   * call); `trailers`: trailer lines (name, value, ...) when the upstream sent some (HTTP/2 only).
+   */
+  onUpstreamEnd(last: Buffer | undefined, trailers?: string[]): void;
   onUpstreamError(error: UpstreamError): void;
 }
 
@@ -37,8 +40,16 @@ export interface UpstreamPoolOptions {
   connectTimeoutMs: number;
 }
 
+/** What a request handler holds of an exchange under way, whatever the upstream protocol. */
+export interface UpstreamCall {
+  /** Abandons the exchange: nothing more is reported. */
+  cancel(): void;
+  /** Reading resumes after the sink returned false from onUpstreamData. */
+  resume(): void;
+}
+
 /** One request toward one endpoint. */
-export class UpstreamExchange {
+export class UpstreamExchange implements UpstreamCall {
   connection: UpstreamConnection | undefined = undefined;
   done = false;
   constructor(

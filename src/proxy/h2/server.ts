@@ -1,0 +1,177 @@
+// The HTTP/2 side of one listener: a node:http2 server that never listens itself; the listener hands it the
+// sockets that chose h2 (ALPN on TLS, the connection preface on cleartext). Each stream becomes a ClientRequest
+// and an H2Response for the same handler as HTTP/1.1. Every limit is set explicitly (options.ts), stream resets
+// are bounded per session, and drain is GOAWAY with a grace for the streams in flight.
+import {
+  constants,
+  createServer,
+  type Http2Server,
+  type Http2Session,
+  type IncomingHttpHeaders,
+  type ServerHttp2Session,
+  type ServerHttp2Stream,
+} from 'node:http2';
+import type { Socket } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import type { TLSSocket } from 'node:tls';
+import { handleRequest } from '../handler.js';
+import type { Http2Limits } from '../options.js';
+import { hostWithoutPort } from '../routing.js';
+import type { ListenerContext, ProxyRuntime } from '../runtime.js';
+import { type CertificateTable, selectCertificate } from '../tls.js';
+import { isGrpcContentType } from './grpc-status.js';
+import { requestFromStream } from './request.js';
+import { ResetGuard } from './reset-guard.js';
+import { H2Response, type StreamOwner } from './response.js';
+
+const { NGHTTP2_NO_ERROR, NGHTTP2_PROTOCOL_ERROR, NGHTTP2_ENHANCE_YOUR_CALM, NGHTTP2_FLAG_END_STREAM } =
+  constants;
+
+export interface H2Listener {
+  /** Serves HTTP/2 on a socket whose first bytes (if any were read) were put back. */
+  accept(socket: Socket): void;
+  /** GOAWAY to every session: streams in flight finish, new ones go elsewhere. */
+  closeSessions(): void;
+  /** Cuts every session. */
+  destroySessions(): void;
+}
+
+/** Node's server options from our limits: nothing left to Node's defaults (unlimited streams among them). */
+function serverOptions(limits: Http2Limits): Parameters<typeof createServer>[0] {
+  return {
+    settings: {
+      maxConcurrentStreams: limits.maxConcurrentStreams,
+      maxHeaderListSize: limits.maxHeaderListSize,
+      initialWindowSize: limits.initialWindowSize,
+      enableConnectProtocol: false,
+    },
+    maxHeaderListPairs: limits.maxHeaderListPairs,
+    maxSessionMemory: limits.maxSessionMemoryMb,
+    maxSessionInvalidFrames: limits.maxSessionInvalidFrames,
+    maxSessionRejectedStreams: limits.maxSessionRejectedStreams,
+    maxSettings: limits.maxSettings,
+    maxOutstandingPings: limits.maxOutstandingPings,
+    peerMaxConcurrentStreams: limits.maxConcurrentStreams,
+  };
+}
+
+/** Streams the proxy reset itself: their close is not held against the client. */
+const resetByProxy = new WeakSet<ServerHttp2Stream>();
+const owner: StreamOwner = { resetByProxy: (stream) => resetByProxy.add(stream) };
+
+/** Per session: its reset bound, and whether it was told to go away already. */
+interface SessionState {
+  guard: ResetGuard;
+  goingAway: boolean;
+}
+
+export function createH2Listener(
+  rt: ProxyRuntime,
+  context: ListenerContext,
+  certificates: () => CertificateTable | undefined,
+): H2Listener {
+  const limits = rt.options.http2;
+  const server: Http2Server = createServer(serverOptions(limits));
+  const sessions = new Map<Http2Session, SessionState>();
+
+  server.on('session', (session: ServerHttp2Session) => {
+    const state: SessionState = {
+      guard: new ResetGuard(limits.maxStreamResetsPerWindow, limits.streamResetWindowMs),
+      goingAway: false,
+    };
+    sessions.set(session, state);
+    session.on('error', () => {});
+    session.on('close', () => sessions.delete(session));
+    session.setTimeout(limits.idleTimeoutMs, () => session.close());
+    try {
+      session.setLocalWindowSize(limits.sessionWindowSize);
+    } catch {
+      // A session already gone has no window to set.
+    }
+  });
+
+  server.on(
+    'stream',
+    (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, flags: number, raw: string[]) => {
+      const session = stream.session;
+      if (session === undefined) return;
+      const state = sessions.get(session);
+      if (state === undefined) return;
+      stream.on('error', () => {});
+      stream.on('close', () => onStreamClose(stream, session, state));
+      serveStream(stream, headers, raw, (flags & NGHTTP2_FLAG_END_STREAM) !== 0, session);
+      // Draining: this stream is answered, the client opens the next ones elsewhere (HTTP/1.1's `connection: close`).
+      if ((rt.draining || context.closing) && !state.goingAway) {
+        state.goingAway = true;
+        session.close();
+      }
+    },
+  );
+
+  function onStreamClose(stream: ServerHttp2Stream, session: Http2Session, state: SessionState): void {
+    const code = stream.rstCode ?? NGHTTP2_NO_ERROR;
+    if (code === NGHTTP2_NO_ERROR || resetByProxy.has(stream) || session.destroyed) return;
+    if (!state.guard.add(performance.now())) return;
+    rt.options.log(`listener ${context.name}: too many stream resets on one HTTP/2 connection, closing it`);
+    session.destroy(undefined, NGHTTP2_ENHANCE_YOUR_CALM);
+  }
+
+  function serveStream(
+    stream: ServerHttp2Stream,
+    headers: IncomingHttpHeaders,
+    raw: string[],
+    ended: boolean,
+    session: Http2Session,
+  ): void {
+    const socket = session.socket as Socket;
+    const request = requestFromStream(stream, raw, ended, socket);
+    if (!('method' in request)) {
+      if (request.status === 0) stream.close(NGHTTP2_PROTOCOL_ERROR);
+      else
+        stream.respond(
+          { ':status': request.status, server: 'portico', 'content-length': '0' },
+          { endStream: true },
+        );
+      return;
+    }
+    const table = certificates();
+    if (table !== undefined && misdirected(table, socket as TLSSocket, headers)) {
+      stream.respond({ ':status': 421, server: 'portico', 'content-length': '0' }, { endStream: true });
+      return;
+    }
+    const grpc = isGrpcContentType(headers['content-type']);
+    const response = new H2Response(stream, owner, grpc, request.method === 'HEAD');
+    stream.on('close', () => response.close());
+    handleRequest(rt, context, request, response);
+  }
+
+  return {
+    accept(socket) {
+      server.emit('connection', socket);
+    },
+    closeSessions() {
+      for (const [session, state] of sessions) {
+        state.goingAway = true;
+        if (!session.closed) session.close();
+      }
+    },
+    destroySessions() {
+      for (const session of sessions.keys()) session.destroy();
+      sessions.clear();
+    },
+  };
+}
+
+/**
+ * The request's authority is one the connection's certificate (chosen by SNI) was not chosen for: a client
+ * reusing a connection for another host must ask again on its own (421, RFC 9110 §15.5.20).
+ */
+function misdirected(table: CertificateTable, socket: TLSSocket, headers: IncomingHttpHeaders): boolean {
+  const authority = headers[':authority'] ?? headers.host;
+  if (authority === undefined) return false;
+  // No SNI: the client took the default certificate for whatever it asks; nothing to compare.
+  if (typeof socket.servername !== 'string' || socket.servername === '') return false;
+  const sni = socket.servername;
+  const host = hostWithoutPort(authority);
+  return selectCertificate(table, host) !== selectCertificate(table, sni);
+}
