@@ -122,15 +122,25 @@ function answer(identity: EchoIdentity, req: EchoRequest & Readable, res: EchoRe
  * Sends connections that open with the HTTP/2 preface to `h2`, the rest to the HTTP/1.1 server's own
  * connection handling, with the bytes read to tell them apart put back.
  */
-function splitByPreface(server: Server, h2: ReturnType<typeof createH2Server>): void {
+function splitByPreface(server: Server, h2: ReturnType<typeof createH2Server>, undecided: Set<Socket>): void {
   const http1 = server.listeners('connection') as ((socket: Socket) => void)[];
   server.removeAllListeners('connection');
   server.on('connection', (socket: Socket) => {
     let seen: Buffer | undefined;
+    undecided.add(socket);
+    // Gone before saying anything: nobody else would close a half-open socket.
+    const onEnd = (): void => {
+      socket.destroy();
+    };
+    socket.on('end', onEnd);
+    socket.on('close', () => undecided.delete(socket));
+    socket.on('error', () => socket.destroy());
     const onData = (chunk: Buffer): void => {
       seen = seen === undefined ? chunk : Buffer.concat([seen, chunk]);
       const match = matchPreface(seen);
       if (match === PREFACE_MORE) return;
+      undecided.delete(socket);
+      socket.off('end', onEnd);
       socket.off('data', onData);
       socket.pause();
       socket.unshift(seen);
@@ -155,12 +165,14 @@ export function createEchoServer(identity: EchoIdentity): Server {
     else answer(identity, req, res);
   });
   h2.on('sessionError', () => {});
-  splitByPreface(server, h2);
-  // Closing the HTTP/1.1 server's connections leaves HTTP/2 sessions: they go with it.
+  const undecided = new Set<Socket>();
+  splitByPreface(server, h2, undecided);
+  // Closing the HTTP/1.1 server's connections leaves HTTP/2 sessions and sockets still undecided: they go too.
   const closeAll = server.closeAllConnections.bind(server);
   server.closeAllConnections = () => {
     closeAll();
     for (const session of sessions) session.destroy();
+    for (const socket of undecided) socket.destroy();
   };
   const sessions = new Set<Http2Session>();
   h2.on('session', (session) => {

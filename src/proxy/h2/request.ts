@@ -25,6 +25,8 @@ export function requestFromStream(
   raw: string[],
   ended: boolean,
   socket: Socket,
+  /** SETTINGS_MAX_HEADER_LIST_SIZE: nghttp2 enforces it only once the client acknowledged our SETTINGS. */
+  maxHeaderListSize: number,
 ): ClientRequest | RefusedRequest {
   let method = '';
   let path = '';
@@ -33,9 +35,12 @@ export function requestFromStream(
   let cookie: string | undefined;
   let contentLength = -1;
   const lines: string[] = [];
+  let listSize = 0;
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i]!;
     const value = raw[i + 1]!;
+    listSize += name.length + value.length + 32;
+    if (listSize > maxHeaderListSize) return { status: 431, reason: 'header list too large' };
     if (!isValidFieldValue(value)) return { status: 0, reason: 'invalid character in a header value' };
     if (name.charCodeAt(0) === 58) {
       if (name === ':method') method = value;

@@ -8,7 +8,6 @@ import {
   type Http2Server,
   type Http2Session,
   type IncomingHttpHeaders,
-  type ServerHttp2Session,
   type ServerHttp2Stream,
 } from 'node:http2';
 import type { Socket } from 'node:net';
@@ -55,6 +54,12 @@ function serverOptions(limits: Http2Limits): Parameters<typeof createServer>[0] 
   };
 }
 
+function ignore(): void {}
+
+function destroySession(session: Http2Session): void {
+  session.destroy();
+}
+
 /** Streams the proxy reset itself: their close is not held against the client. */
 const resetByProxy = new WeakSet<ServerHttp2Stream>();
 const owner: StreamOwner = { resetByProxy: (stream) => resetByProxy.add(stream) };
@@ -63,6 +68,8 @@ const owner: StreamOwner = { resetByProxy: (stream) => resetByProxy.add(stream) 
 interface SessionState {
   guard: ResetGuard;
   goingAway: boolean;
+  /** Over its reset bound: being destroyed. */
+  cut: boolean;
 }
 
 export function createH2Listener(
@@ -74,13 +81,17 @@ export function createH2Listener(
   const server: Http2Server = createServer(serverOptions(limits));
   const sessions = new Map<Http2Session, SessionState>();
 
-  server.on('session', (session: ServerHttp2Session) => {
+  /** A session's state, made on first sight: streams that came with the preface are emitted before 'session'. */
+  function track(session: Http2Session): SessionState {
+    const known = sessions.get(session);
+    if (known !== undefined) return known;
     const state: SessionState = {
       guard: new ResetGuard(limits.maxStreamResetsPerWindow, limits.streamResetWindowMs),
       goingAway: false,
+      cut: false,
     };
     sessions.set(session, state);
-    session.on('error', () => {});
+    session.on('error', ignore);
     session.on('close', () => sessions.delete(session));
     session.setTimeout(limits.idleTimeoutMs, () => session.close());
     try {
@@ -88,16 +99,19 @@ export function createH2Listener(
     } catch {
       // A session already gone has no window to set.
     }
-  });
+    return state;
+  }
+
+  server.on('session', track);
 
   server.on(
     'stream',
     (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, flags: number, raw: string[]) => {
+      // First: a stream error nobody hears would end the process.
+      stream.on('error', ignore);
       const session = stream.session;
       if (session === undefined) return;
-      const state = sessions.get(session);
-      if (state === undefined) return;
-      stream.on('error', () => {});
+      const state = track(session);
       stream.on('close', () => onStreamClose(stream, session, state));
       serveStream(stream, headers, raw, (flags & NGHTTP2_FLAG_END_STREAM) !== 0, session);
       // Draining: this stream is answered, the client opens the next ones elsewhere (HTTP/1.1's `connection: close`).
@@ -110,10 +124,13 @@ export function createH2Listener(
 
   function onStreamClose(stream: ServerHttp2Stream, session: Http2Session, state: SessionState): void {
     const code = stream.rstCode ?? NGHTTP2_NO_ERROR;
-    if (code === NGHTTP2_NO_ERROR || resetByProxy.has(stream) || session.destroyed) return;
+    if (code === NGHTTP2_NO_ERROR || resetByProxy.has(stream) || state.cut) return;
     if (!state.guard.add(performance.now())) return;
+    state.cut = true;
     rt.options.log(`listener ${context.name}: too many stream resets on one HTTP/2 connection, closing it`);
-    session.destroy(undefined, NGHTTP2_ENHANCE_YOUR_CALM);
+    session.goaway(NGHTTP2_ENHANCE_YOUR_CALM);
+    // After the GOAWAY is flushed (destroying at once can drop it); no new stream is taken meanwhile.
+    setImmediate(destroySession, session);
   }
 
   function serveStream(
@@ -124,7 +141,7 @@ export function createH2Listener(
     session: Http2Session,
   ): void {
     const socket = session.socket as Socket;
-    const request = requestFromStream(stream, raw, ended, socket);
+    const request = requestFromStream(stream, raw, ended, socket, limits.maxHeaderListSize);
     if (!('method' in request)) {
       if (request.status === 0) stream.close(NGHTTP2_PROTOCOL_ERROR);
       else
