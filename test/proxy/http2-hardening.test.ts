@@ -36,6 +36,7 @@ describe('proxy HTTP/2 hardening', () => {
       bindAddress: '127.0.0.1',
       portMap: () => 0,
       log: (line) => logs.push(line),
+      limits: { requestBodyIdleTimeoutMs: 300 },
       http2: { maxStreamResetsPerWindow: RESETS_ALLOWED, streamResetWindowMs: 60_000 },
     });
     await proxy.apply(
@@ -132,6 +133,32 @@ describe('proxy HTTP/2 hardening', () => {
       assert.notEqual(nul.status, 200);
     } finally {
       session.destroy();
+    }
+    await othersServed();
+  });
+
+  it('answers 408 to an upload that stalls, and resets its stream', async () => {
+    const session = await h2Session(`http://127.0.0.1:${port}`);
+    try {
+      const reply = await new Promise<{ status: number; rstCode: number }>((resolve) => {
+        const stream = session.request({
+          ':method': 'POST',
+          ':path': '/upload',
+          ':authority': 'example.com',
+        });
+        let status = 0;
+        stream.on('response', (h) => {
+          status = Number(h[':status']);
+        });
+        stream.on('error', () => {});
+        stream.resume();
+        stream.on('close', () => resolve({ status, rstCode: stream.rstCode ?? 0 }));
+        // A first byte, then nothing.
+        stream.write('a');
+      });
+      assert.equal(reply.status, 408);
+    } finally {
+      session.close();
     }
     await othersServed();
   });

@@ -93,7 +93,14 @@ export function createH2Listener(
     sessions.set(session, state);
     session.on('error', ignore);
     session.on('close', () => sessions.delete(session));
-    session.setTimeout(limits.idleTimeoutMs, () => session.close());
+    // Idle: GOAWAY; idle again (a stream that never ends, e.g. a client that stopped reading): cut.
+    session.setTimeout(limits.idleTimeoutMs, () => {
+      if (state.goingAway) session.destroy();
+      else {
+        state.goingAway = true;
+        session.close();
+      }
+    });
     try {
       session.setLocalWindowSize(limits.sessionWindowSize);
     } catch {
@@ -159,6 +166,7 @@ export function createH2Listener(
     const grpc = isGrpcContentType(headers['content-type']);
     const response = new H2Response(stream, owner, grpc, request.method === 'HEAD');
     stream.on('close', () => response.close());
+    if (request.body !== null) watchBodyStall(stream, response, rt.options.limits.requestBodyIdleTimeoutMs);
     handleRequest(rt, context, request, response);
   }
 
@@ -177,6 +185,20 @@ export function createH2Listener(
       sessions.clear();
     },
   };
+}
+
+/**
+ * A request body that delivers nothing for `ms` while the proxy reads it is answered 408 (as over HTTP/1.1); a
+ * body paused by backpressure waits on the upstream, not the client, so it does not count.
+ */
+function watchBodyStall(stream: ServerHttp2Stream, response: H2Response, ms: number): void {
+  const onTimeout = (): void => {
+    if (stream.readableEnded || stream.destroyed) return;
+    if (stream.isPaused()) stream.setTimeout(ms, onTimeout);
+    else response.abort(408);
+  };
+  stream.setTimeout(ms, onTimeout);
+  stream.once('end', () => stream.setTimeout(0));
 }
 
 /**
