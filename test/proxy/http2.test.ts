@@ -4,7 +4,7 @@
 // calls (@grpc/grpc-js) with gRPC statuses for the proxy's own answers.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { createServer, type Server } from 'node:http';
+import { createServer, request as httpRequestRaw, type Server } from 'node:http';
 import type { ClientHttp2Session } from 'node:http2';
 import { request as httpsRequest } from 'node:https';
 import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
@@ -32,6 +32,7 @@ describe('proxy HTTP/2', () => {
   let tlsPort: number;
   let echo: Server;
   let mirror: Server;
+  let trailing: Server;
   let silent: NetServer;
   const silentSockets: Socket[] = [];
   let session: ClientHttp2Session;
@@ -56,6 +57,14 @@ describe('proxy HTTP/2', () => {
       });
     });
     const mirrorPort = await listen(mirror);
+    // Chunked answers with trailers (HTTP/1.1 backend).
+    trailing = createServer((_req, res) => {
+      res.setHeader('trailer', 'x-checksum');
+      res.write('part');
+      res.addTrailers({ 'x-checksum': 'abc' });
+      res.end();
+    });
+    const trailingPort = await listen(trailing);
     // Accepts and never answers: the route timeout is what ends a request to it.
     silent = createNetServer((socket) => silentSockets.push(socket));
     await new Promise<void>((resolve) => silent.listen({ host: '127.0.0.1', port: 0 }, resolve));
@@ -66,6 +75,7 @@ describe('proxy HTTP/2', () => {
       route(forward(['echo-h2c']), prefix('/portico.echo.v1.Echo')),
       route(forward(['echo-h2c']), prefix('/h2c')),
       route(forward(['mirror']), prefix('/mirror')),
+      route(forward(['trailing']), prefix('/trailing')),
       route(forward(['silent'], { timeoutMs: 300 }), prefix('/silent')),
       route(forward(['empty']), prefix('/empty')),
       route(forward([{ weight: 1, filters: [] }]), prefix('/invalid')),
@@ -118,6 +128,7 @@ describe('proxy HTTP/2', () => {
         upstream('echo', [e.port]),
         h2c('echo-h2c', [e.port]),
         upstream('mirror', [mirrorPort]),
+        upstream('trailing', [trailingPort]),
         upstream('silent', [silentPort]),
         upstream('empty', []),
       ],
@@ -140,6 +151,7 @@ describe('proxy HTTP/2', () => {
     for (const s of silentSockets) s.destroy();
     silent.close();
     await closeServer(mirror);
+    await closeServer(trailing);
     await closeServer(echo);
   });
 
@@ -269,6 +281,34 @@ describe('proxy HTTP/2', () => {
     // An HTTP/1.1 client of an h2c backend is served as well.
     const h1 = await httpRequest(port, '/h2c/y');
     assert.equal((JSON.parse(h1.body) as EchoBody).proto, 'HTTP/2.0');
+  });
+
+  it('relays trailers between HTTP/1.1 and HTTP/2 both ways', async () => {
+    const fromH1 = await h2Request(session, '/trailing');
+    assert.deepEqual([fromH1.status, fromH1.body, fromH1.trailers?.['x-checksum']], [200, 'part', 'abc']);
+    // An HTTP/1.1 client of an h2c (gRPC) backend gets its trailers in the last chunk.
+    const toH1 = await new Promise<{ status: number; trailers: Record<string, string | undefined> }>(
+      (resolve, reject) => {
+        const req = httpRequestRaw(
+          {
+            host: '127.0.0.1',
+            port,
+            method: 'POST',
+            path: ECHO_METHOD,
+            headers: { host: 'example.com', 'content-type': 'application/grpc', te: 'trailers' },
+            agent: false,
+          },
+          (res) => {
+            res.resume();
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, trailers: res.trailers }));
+          },
+        );
+        req.on('error', reject);
+        req.end(grpcFrame(encodeStrings(['h1'])));
+      },
+    );
+    assert.equal(toH1.status, 200);
+    assert.equal(toH1.trailers['grpc-status'], '0');
   });
 
   it('carries gRPC calls (@grpc/grpc-js) and answers gRPC statuses of its own', async () => {
