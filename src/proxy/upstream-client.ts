@@ -380,7 +380,8 @@ class UpstreamConnection {
   private addTrailer(line: string): boolean {
     const colon = line.indexOf(':');
     if (colon <= 0) return false;
-    const trailers = (this.trailers ??= []);
+    this.trailers ??= [];
+    const trailers = this.trailers;
     if (trailers.length >= 2 * MAX_TRAILERS) return false;
     trailers.push(line.slice(0, colon).trim().toLowerCase(), line.slice(colon + 1).trim());
     return true;
