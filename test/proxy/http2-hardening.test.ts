@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import type { Server } from 'node:http';
 import { type ClientHttp2Session, constants } from 'node:http2';
+import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { createProxy, type Proxy as PorticoProxy } from '../../src/proxy/index.js';
 import { forward, route, simpleFleet, upstream, vhost } from '../support/fleet.js';
@@ -15,9 +16,12 @@ import {
   frame,
   goawayCode,
   HEADERS,
+  PING,
+  PREFACE,
   RST_STREAM,
   rawH2,
   requestBlock,
+  SETTINGS,
 } from '../support/h2-frames.js';
 import { closeServer, type EchoBody, startEcho } from '../support/http.js';
 
@@ -160,6 +164,34 @@ describe('proxy HTTP/2 hardening', () => {
     } finally {
       session.close();
     }
+    await othersServed();
+  });
+
+  it('ends the connection of a client that floods PINGs without reading the acknowledgements', async () => {
+    const socket = connect({ host: '127.0.0.1', port });
+    await new Promise((resolve) => socket.once('connect', resolve));
+    // Never read: the proxy's acknowledgements back up (nghttp2 bounds that queue).
+    socket.pause();
+    let closed = false;
+    socket.on('close', () => {
+      closed = true;
+    });
+    socket.on('error', () => {});
+    socket.write(Buffer.concat([PREFACE, frame(SETTINGS, 0, 0)]));
+    const pings = Buffer.concat(Array.from({ length: 1000 }, () => frame(PING, 0, 0, Buffer.alloc(8))));
+    let sent = 0;
+    while (!closed && sent < 1_000_000) {
+      if (!socket.write(pings)) {
+        await new Promise((resolve) => {
+          socket.once('drain', resolve);
+          setTimeout(resolve, 100);
+        });
+      }
+      sent += 1000;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    assert.ok(closed, `still open after ${sent} PINGs`);
+    socket.destroy();
     await othersServed();
   });
 });

@@ -5,6 +5,7 @@ export const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1')
 export const HEADERS = 0x1;
 export const RST_STREAM = 0x3;
 export const SETTINGS = 0x4;
+export const PING = 0x6;
 export const GOAWAY = 0x7;
 export const WINDOW_UPDATE = 0x8;
 export const END_STREAM = 0x1;
