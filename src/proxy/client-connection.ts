@@ -6,6 +6,7 @@ import type { Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import { ClientRequest } from './client-request.js';
 import { ClientResponse, type ResponseConnection } from './client-response.js';
+import { matchPreface, PREFACE_MORE, PREFACE_NO } from './h2/preface.js';
 import {
   CHUNKED_REQUEST,
   type ParsedRequest,
@@ -22,6 +23,8 @@ export interface ConnectionHost {
   readonly closing: boolean;
   onRequest(request: ClientRequest, response: ClientResponse): void;
   onUpgrade(request: ClientRequest, socket: Socket, head: Buffer): void;
+  /** Cleartext listeners that take h2c: a connection opening with the HTTP/2 preface goes here. */
+  readonly onPreface?: ((socket: Socket) => void) | undefined;
   forget(connection: ClientConnection): void;
 }
 
@@ -66,6 +69,10 @@ export class ClientConnection implements RequestParserSink, ResponseConnection {
   /** The client half-closed: no more requests, close once the current one is answered. */
   private clientEnded = false;
   private upgraded = false;
+  /** The first bytes are still to be told apart from the HTTP/2 preface. */
+  private sniffing: boolean;
+  /** First bytes that agree with the preface so far, kept until there are enough to tell. */
+  private prefaceBytes: Buffer | undefined = undefined;
   private done = false;
   /** When the proxy ended its side (the host's clock); the socket is destroyed after a grace. */
   private endedAt: number | undefined = undefined;
@@ -84,6 +91,7 @@ export class ClientConnection implements RequestParserSink, ResponseConnection {
   ) {
     this.parser = new RequestParser(host.limits, this);
     this.since = host.clock;
+    this.sniffing = host.onPreface !== undefined;
     (socket as OwnedSocket)[CONNECTION] = this;
     socket.on('data', onSocketData);
     socket.on('drain', onSocketDrain);
@@ -166,8 +174,9 @@ export class ClientConnection implements RequestParserSink, ResponseConnection {
     }
   }
 
-  onData(chunk: Buffer): void {
+  onData(received: Buffer): void {
     if (this.done) return;
+    let chunk = received;
     if (
       this.readAhead !== undefined ||
       this.awaitingOutput ||
@@ -178,6 +187,11 @@ export class ClientConnection implements RequestParserSink, ResponseConnection {
       if (this.awaitingOutput || this.readAhead.length > MAX_READ_AHEAD) this.socket.pause();
       return;
     }
+    if (this.sniffing) {
+      const first = this.sniff(chunk);
+      if (first === undefined) return;
+      chunk = first;
+    }
     if (!this.started && this.request === undefined) {
       this.started = true;
       // A new connection's head is timed from the accept (a client cannot reset it by trickling a byte late);
@@ -185,6 +199,44 @@ export class ClientConnection implements RequestParserSink, ResponseConnection {
       if (this.served) this.since = this.host.clock;
     }
     this.parse(chunk, 0);
+  }
+
+  /** The bytes to parse as HTTP/1.1, or undefined when they went to HTTP/2 or more are needed to tell. */
+  private sniff(chunk: Buffer): Buffer | undefined {
+    const bytes = this.prefaceBytes === undefined ? chunk : Buffer.concat([this.prefaceBytes, chunk]);
+    const match = matchPreface(bytes);
+    if (match === PREFACE_MORE) {
+      // A copy: the socket may reuse its buffer.
+      this.prefaceBytes = Buffer.from(bytes);
+      return undefined;
+    }
+    this.sniffing = false;
+    this.prefaceBytes = undefined;
+    if (match === PREFACE_NO) return bytes;
+    this.handOff(bytes);
+    return undefined;
+  }
+
+  /** The connection speaks HTTP/2: its socket (with the bytes read so far put back) goes to the HTTP/2 server. */
+  private handOff(bytes: Buffer): void {
+    this.done = true;
+    const socket = this.socket;
+    this.detach();
+    socket.pause();
+    socket.unshift(bytes);
+    this.host.onPreface!(socket);
+  }
+
+  /** Only this connection's listeners go: others (connection metrics) stay with the socket. */
+  private detach(): void {
+    const socket = this.socket;
+    socket.off('data', onSocketData);
+    socket.off('drain', onSocketDrain);
+    socket.off('end', onSocketEnd);
+    socket.off('close', onSocketClose);
+    socket.off('error', ignore);
+    (socket as OwnedSocket)[CONNECTION] = undefined;
+    this.host.forget(this);
   }
 
   private parse(chunk: Buffer, from: number): void {
@@ -348,17 +400,10 @@ export class ClientConnection implements RequestParserSink, ResponseConnection {
     const request = this.request!;
     this.request = undefined;
     const socket = this.socket;
-    // Only this connection's listeners: others (connection metrics) stay with the socket.
-    socket.off('data', onSocketData);
-    socket.off('drain', onSocketDrain);
-    socket.off('end', onSocketEnd);
-    socket.off('close', onSocketClose);
-    socket.off('error', ignore);
+    this.detach();
     // As node:http does: bytes (and an 'end') arriving before the upgrade's handler reads stay buffered in the
     // socket; its first 'data' listener or pipe() starts the flow again.
     (socket as { readableFlowing: boolean | null }).readableFlowing = null;
-    (socket as OwnedSocket)[CONNECTION] = undefined;
-    this.host.forget(this);
     this.host.onUpgrade(request, socket, head);
   }
 

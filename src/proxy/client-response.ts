@@ -13,6 +13,27 @@ export interface ResponseListener {
   onResponseClose(): void;
 }
 
+/** What the request handler answers through: an HTTP/1.1 response on a connection, or an HTTP/2 stream. */
+export interface ProxyResponse {
+  statusCode: number;
+  readonly headersSent: boolean;
+  /** end() ran: every byte is with the transport. */
+  readonly writableFinished: boolean;
+  listener: ResponseListener | undefined;
+  /** The request is gRPC over HTTP/2: the proxy's own answers are gRPC statuses, not bare HTTP ones. */
+  readonly grpc: boolean;
+  /** Status and header lines (name, value, ...); `validate`: throw InvalidHeaderError for one that cannot be sent. */
+  writeHead(status: number, lines: string[], validate?: boolean): void;
+  /** A body chunk (copied); false when the transport is full (wait for onResponseDrain). */
+  write(chunk: Buffer): boolean;
+  /** Ends the response with its last body bytes (copied) and trailer lines, where the client can take them. */
+  end(chunk?: Buffer, trailers?: string[]): void;
+  /** Answers `status` with no body (or cuts a response under way) without reading the rest of the request. */
+  abort(status: number): void;
+  /** Abandons the response: the client must see it broken, not short. */
+  destroy(): void;
+}
+
 /** What the connection learns from its response. */
 export interface ResponseConnection {
   readonly socket: Socket;
@@ -52,8 +73,21 @@ function currentDateLine(): string {
 const COALESCE_BYTES = 16 * 1024;
 const LAST_CHUNK = '0\r\n\r\n';
 
-export class ClientResponse {
+/** The last chunk with trailer fields; any a client must not get (bad characters) are left out. */
+function lastChunkWith(trailers: string[]): string {
+  let out = '0\r\n';
+  for (let i = 0; i < trailers.length; i += 2) {
+    const name = trailers[i]!;
+    const value = trailers[i + 1]!;
+    if (isHeaderName(name) && isValidFieldValue(value)) out += `${name}: ${value}\r\n`;
+  }
+  return `${out}\r\n`;
+}
+
+export class ClientResponse implements ProxyResponse {
   statusCode = 200;
+  /** gRPC needs HTTP/2: an HTTP/1.1 request gets HTTP answers. */
+  readonly grpc = false;
   headersSent = false;
   /** end() ran: every byte is with the socket. */
   writableFinished = false;
@@ -128,19 +162,20 @@ export class ClientResponse {
       this.flushHead();
       return true;
     }
-    const ok = this.chunked ? this.sendChunk(chunk, false) : this.send(chunk, '');
+    const ok = this.chunked ? this.sendChunk(chunk) : this.send(chunk, '');
     if (!ok) this.awaitingDrain = true;
     return ok;
   }
 
-  /** Ends the response, with its last body bytes if given (copied). */
-  end(chunk?: Buffer): void {
+  /** Ends the response, with its last body bytes if given (copied); trailers go along when it is chunked. */
+  end(chunk?: Buffer, trailers?: string[]): void {
     if (this.closed || this.writableFinished) return;
     if (!this.headersSent) this.writeHead(this.statusCode, ['content-length', '0']);
+    const last = trailers === undefined || !this.chunked ? LAST_CHUNK : lastChunkWith(trailers);
     if (this.noBody || chunk === undefined || chunk.length === 0) {
-      if (this.chunked) this.send(undefined, LAST_CHUNK);
+      if (this.chunked) this.send(undefined, last);
       else this.flushHead();
-    } else if (this.chunked) this.sendChunk(chunk, true);
+    } else if (this.chunked) this.sendChunk(chunk, last);
     else this.send(chunk, '');
     this.writableFinished = true;
     this.connection.responseFinished(this);
@@ -202,10 +237,10 @@ export class ClientResponse {
     return ok;
   }
 
-  private sendChunk(chunk: Buffer, last: boolean): boolean {
+  /** A chunk; `last`: the last-chunk (with trailers) that ends the body after it. */
+  private sendChunk(chunk: Buffer, last?: string): boolean {
     const head = this.pendingHead ?? '';
-    this.pendingHead = undefined;
     this.pendingHead = `${head}${chunk.length.toString(16)}\r\n`;
-    return this.send(chunk, last ? `\r\n${LAST_CHUNK}` : '\r\n');
+    return this.send(chunk, last === undefined ? '\r\n' : `\r\n${last}`);
   }
 }

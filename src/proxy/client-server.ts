@@ -2,7 +2,12 @@
 // coarse timer per server enforcing the head, request and keep-alive timeouts of all its connections.
 import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { createServer as createTlsServer, type SecureContextOptions, type TlsOptions } from 'node:tls';
+import {
+  createServer as createTlsServer,
+  type SecureContextOptions,
+  type TLSSocket,
+  type TlsOptions,
+} from 'node:tls';
 import { ClientConnection, type ConnectionHost } from './client-connection.js';
 import type { ClientRequest } from './client-request.js';
 import type { ClientResponse } from './client-response.js';
@@ -15,6 +20,15 @@ export interface ClientServerOptions extends ProxyLimits {
   onRequest(request: ClientRequest, response: ClientResponse): void;
   onUpgrade(request: ClientRequest, socket: Socket, head: Buffer): void;
   onConnection(socket: Socket): void;
+  /** Where connections that chose HTTP/2 (ALPN `h2`, or the h2c preface) go; absent: HTTP/1.1 only. */
+  http2?: Http2Handoff;
+}
+
+/** The HTTP/2 server a listener hands sockets to, and its share of close. */
+export interface Http2Handoff {
+  accept(socket: Socket): void;
+  closeSessions(): void;
+  destroySessions(): void;
 }
 
 export interface ClientServer {
@@ -30,6 +44,7 @@ export interface ClientServer {
 }
 
 export function createClientServer(options: ClientServerOptions): ClientServer {
+  const http2 = options.http2;
   const connections = new Set<ClientConnection>();
   const host: ConnectionHost & { clock: number; closing: boolean } = {
     limits: { maxHeaderSize: options.maxHeaderSize, maxHeadersCount: options.maxHeadersCount },
@@ -37,6 +52,8 @@ export function createClientServer(options: ClientServerOptions): ClientServer {
     closing: false,
     onRequest: options.onRequest,
     onUpgrade: options.onUpgrade,
+    // TLS chooses by ALPN before any byte is read; only cleartext connections look for the preface.
+    onPreface: options.tls === undefined ? options.http2?.accept : undefined,
     forget: (connection) => connections.delete(connection),
   };
   const accept = (socket: Socket): void => {
@@ -46,13 +63,20 @@ export function createClientServer(options: ClientServerOptions): ClientServer {
       socket.destroy();
       return;
     }
+    if (http2 !== undefined && (socket as TLSSocket).alpnProtocol === 'h2') {
+      http2.accept(socket);
+      return;
+    }
     connections.add(new ClientConnection(socket, host));
   };
   const server: NetServer =
     options.tls === undefined
       ? createNetServer({ allowHalfOpen: true, noDelay: true }, accept)
       : // No half-open TLS: a client gone during the handshake would linger until the handshake timeout.
-        createTlsServer({ ...options.tls, ALPNProtocols: ['http/1.1'] }, accept);
+        createTlsServer(
+          { ...options.tls, ALPNProtocols: http2 === undefined ? ['http/1.1'] : ['h2', 'http/1.1'] },
+          accept,
+        );
   if (options.tls !== undefined) server.on('tlsClientError', (_error, socket: Socket) => socket.destroy());
   if (options.maxConnections > 0) server.maxConnections = options.maxConnections;
 
@@ -83,10 +107,12 @@ export function createClientServer(options: ClientServerOptions): ClientServer {
     closeIdleConnections() {
       host.closing = true;
       for (const c of connections) c.close();
+      http2?.closeSessions();
     },
     closeAllConnections() {
       for (const c of connections) c.socket.destroy();
       connections.clear();
+      http2?.destroySessions();
     },
     setSecureContext(context) {
       (server as ReturnType<typeof createTlsServer>).setSecureContext(context);

@@ -5,8 +5,11 @@ import type { Readable } from 'node:stream';
 import type { Endpoint } from '../ir/fleet-config.js';
 import { BodyGate } from './body-gate.js';
 import type { ClientRequest } from './client-request.js';
-import type { ClientResponse, ResponseListener } from './client-response.js';
+import type { ProxyResponse, ResponseListener } from './client-response.js';
 import { cancel, Deadline, schedule } from './deadlines.js';
+import { grpcAnswerLines } from './h2/grpc-status.js';
+import { H2UpstreamExchange } from './h2/upstream-exchange.js';
+import { h2RequestHeaders } from './h2/upstream-headers.js';
 import {
   applyHeaderModifier,
   DROP_FROM_RESPONSE,
@@ -18,12 +21,23 @@ import { type HeadOptions, requestHeadFromMap, requestHeadFromRaw, sendable } fr
 import { type ForwardPlan, resolveRequest, upstreamHeaders } from './resolve.js';
 import type { ListenerContext, ProxyRuntime } from './runtime.js';
 import { endpointKey } from './snapshot.js';
-import { type UpstreamError, UpstreamExchange, type UpstreamSink } from './upstream-client.js';
+import {
+  type UpstreamCall,
+  type UpstreamError,
+  UpstreamExchange,
+  type UpstreamSink,
+} from './upstream-client.js';
 
 /** An empty-bodied answer from the proxy itself; `close` while draining or when the listener goes away. */
-export function respondLocally(res: ClientResponse, status: number, close: boolean, location?: string): void {
+export function respondLocally(res: ProxyResponse, status: number, close: boolean, location?: string): void {
   if (res.headersSent) {
     res.destroy();
+    return;
+  }
+  if (res.grpc && location === undefined) {
+    // Trailers-only: HTTP 200 whose headers carry the gRPC status.
+    res.writeHead(200, grpcAnswerLines(status));
+    res.end();
     return;
   }
   const headers = ['server', 'portico', 'content-length', '0'];
@@ -55,7 +69,7 @@ function flatHeaders(raw: HeaderMap): string[] {
  * so that the per-request state is one object with shared methods instead of a dozen closures.
  */
 class Forwarding implements UpstreamSink {
-  private exchange: UpstreamExchange | undefined = undefined;
+  private exchange: UpstreamCall | undefined = undefined;
   private finished = false;
   private responded = false;
   private retriesLeft = 2;
@@ -77,7 +91,7 @@ class Forwarding implements UpstreamSink {
     private readonly rt: ProxyRuntime,
     private readonly plan: ForwardPlan,
     private readonly req: ClientRequest,
-    private readonly res: ClientResponse,
+    private readonly res: ProxyResponse,
     private readonly closing: boolean,
     private readonly proto: 'http' | 'https',
     /** When the request arrived (performance.now()). */
@@ -132,8 +146,17 @@ class Forwarding implements UpstreamSink {
       this.backendDeadline ??= new Deadline(this);
       schedule(this.backendDeadline, backendTimeoutMs, this.startedAt);
     }
-    const pool = rt.pools.get(endpoint);
     const plan = this.plan;
+    if (plan.cluster.protocol === 'h2c') {
+      const headers = this.headers ?? upstreamHeaders(this.req, plan, this.proto, false);
+      const session = rt.h2Pools.get(endpoint);
+      const h2Headers = h2RequestHeaders(this.method, plan.target, headers, this.req, session.authority);
+      const exchange = new H2UpstreamExchange(h2Headers, this.body, this.method === 'HEAD', this);
+      this.exchange = exchange;
+      session.send(exchange);
+      return;
+    }
+    const pool = rt.pools.get(endpoint);
     const options: HeadOptions = {
       method: this.method,
       target: plan.target,
@@ -148,8 +171,9 @@ class Forwarding implements UpstreamSink {
       this.headers === undefined
         ? requestHeadFromRaw(this.req, options)
         : requestHeadFromMap(this.headers, options);
-    this.exchange = new UpstreamExchange(head, this.body, this.chunked, this.method === 'HEAD', this);
-    pool.send(this.exchange);
+    const exchange = new UpstreamExchange(head, this.body, this.chunked, this.method === 'HEAD', this);
+    this.exchange = exchange;
+    pool.send(exchange);
   }
 
   private release(): void {
@@ -243,11 +267,11 @@ class Forwarding implements UpstreamSink {
     this.exchange?.resume();
   }
 
-  onUpstreamEnd(last: Buffer | undefined): void {
+  onUpstreamEnd(last: Buffer | undefined, trailers?: string[]): void {
     this.release();
     if (this.finished) return;
     this.finish();
-    this.res.end(last);
+    this.res.end(last, trailers);
   }
 
   onUpstreamError(error: UpstreamError): void {
@@ -281,7 +305,7 @@ class Answer implements ResponseListener {
   constructor(
     readonly rt: ProxyRuntime,
     readonly listener: string,
-    readonly res: ClientResponse,
+    readonly res: ProxyResponse,
     readonly started: number,
   ) {}
 
@@ -307,7 +331,7 @@ export function handleRequest(
   rt: ProxyRuntime,
   listener: ListenerContext,
   req: ClientRequest,
-  res: ClientResponse,
+  res: ProxyResponse,
 ): void {
   const listenerName = listener.name;
   const snapshot = rt.snapshot;

@@ -3,6 +3,7 @@
 import type { AddressInfo, ListenOptions } from 'node:net';
 import type { Listener } from '../ir/fleet-config.js';
 import { type ClientServer, createClientServer } from './client-server.js';
+import { createH2Listener } from './h2/server.js';
 import { handleRequest } from './handler.js';
 import type { ListenerContext, ProxyRuntime } from './runtime.js';
 import { type CertificateTable, selectCertificate } from './tls.js';
@@ -47,6 +48,7 @@ function createListenerServer(rt: ProxyRuntime, bound: Omit<BoundListener, 'serv
         : undefined,
     onRequest: (req, res) => handleRequest(rt, context, req, res),
     onUpgrade: (req, socket, head) => handleUpgrade(rt, context, req, socket, head),
+    http2: createH2Listener(rt, context, () => bound.certificates),
     onConnection: (socket) => {
       rt.metrics.connectionOpened(name);
       socket.on('close', () => rt.metrics.connectionClosed(name));

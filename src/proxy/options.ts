@@ -29,6 +29,42 @@ export interface ProxyLimits {
   maxConnections: number;
 }
 
+/** HTTP/2 limits, downstream and upstream (Node's own defaults allow unlimited concurrent streams). */
+export interface Http2Limits {
+  /** Streams a client may have open at once on one connection (SETTINGS_MAX_CONCURRENT_STREAMS). */
+  maxConcurrentStreams: number;
+  /** Largest header list (names, values, 32 bytes each) a client may send (SETTINGS_MAX_HEADER_LIST_SIZE). */
+  maxHeaderListSize: number;
+  /** Most header fields (pseudo-headers included) in one header block. */
+  maxHeaderListPairs: number;
+  /** Memory one session may use (MB) before new streams are refused with ENHANCE_YOUR_CALM. */
+  maxSessionMemoryMb: number;
+  /** Invalid frames tolerated per session before it is destroyed. */
+  maxSessionInvalidFrames: number;
+  /** Streams refused (over a limit) per session before it is destroyed. */
+  maxSessionRejectedStreams: number;
+  /** Per-stream flow-control window we grant (SETTINGS_INITIAL_WINDOW_SIZE): what one stalled stream may pin. */
+  initialWindowSize: number;
+  /** Connection flow-control window we grant: what all streams of one session may pin together. */
+  sessionWindowSize: number;
+  /** Entries per SETTINGS frame accepted. */
+  maxSettings: number;
+  /** Our own unacknowledged PINGs at once. */
+  maxOutstandingPings: number;
+  /**
+   * Streams a session may see reset (by the client's RST_STREAM, or by us over a client error: CVE-2023-44487,
+   * CVE-2025-8671) per window; more gets GOAWAY(ENHANCE_YOUR_CALM) and the session destroyed.
+   */
+  maxStreamResetsPerWindow: number;
+  streamResetWindowMs: number;
+  /** A session with no frame for this long is closed (GOAWAY). */
+  idleTimeoutMs: number;
+  /** Upstream h2c: sessions per endpoint at most (each takes up to the peer's concurrent streams). */
+  upstreamSessionsPerEndpoint: number;
+  /** Upstream h2c: streams per session at most, below the peer's own limit when it is higher. */
+  upstreamMaxConcurrentStreams: number;
+}
+
 export interface ProxyOptions {
   /** Address every listener binds. */
   bindAddress: string;
@@ -48,6 +84,7 @@ export interface ProxyOptions {
   /** `host:port` of the readiness endpoint; absent: off. */
   readyAddress?: string;
   limits: ProxyLimits;
+  http2: Http2Limits;
   /** Pooled upstream connections per endpoint, at most. */
   upstreamConnectionsPerEndpoint: number;
   /** Idle pooled upstream connections are closed after this (below typical backend keep-alive of 5 s). */
@@ -79,6 +116,23 @@ export const DEFAULT_PROXY_OPTIONS: ProxyOptions = {
     keepAliveTimeoutMs: 60_000,
     maxConnections: 0,
   },
+  http2: {
+    maxConcurrentStreams: 128,
+    maxHeaderListSize: 16 * 1024,
+    maxHeaderListPairs: 104,
+    maxSessionMemoryMb: 10,
+    maxSessionInvalidFrames: 100,
+    maxSessionRejectedStreams: 100,
+    initialWindowSize: 256 * 1024,
+    sessionWindowSize: 1024 * 1024,
+    maxSettings: 32,
+    maxOutstandingPings: 10,
+    maxStreamResetsPerWindow: 400,
+    streamResetWindowMs: 10_000,
+    idleTimeoutMs: 60_000,
+    upstreamSessionsPerEndpoint: 16,
+    upstreamMaxConcurrentStreams: 100,
+  },
   upstreamConnectionsPerEndpoint: 128,
   upstreamIdleTimeoutMs: 4_000,
   upstreamConnectTimeoutMs: 10_000,
@@ -88,7 +142,10 @@ export const DEFAULT_PROXY_OPTIONS: ProxyOptions = {
   log: logToStderr,
 };
 
-export type ProxyOptionsInput = Partial<Omit<ProxyOptions, 'limits'>> & { limits?: Partial<ProxyLimits> };
+export type ProxyOptionsInput = Partial<Omit<ProxyOptions, 'limits' | 'http2'>> & {
+  limits?: Partial<ProxyLimits>;
+  http2?: Partial<Http2Limits>;
+};
 
 export function resolveProxyOptions(input: ProxyOptionsInput = {}): ProxyOptions {
   const defined = Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined));
@@ -96,6 +153,7 @@ export function resolveProxyOptions(input: ProxyOptionsInput = {}): ProxyOptions
     ...DEFAULT_PROXY_OPTIONS,
     ...defined,
     limits: { ...DEFAULT_PROXY_OPTIONS.limits, ...input.limits },
+    http2: { ...DEFAULT_PROXY_OPTIONS.http2, ...input.http2 },
   };
 }
 

@@ -6,6 +6,7 @@ import type { FleetConfig, Listener, TlsSecret, VirtualHost } from '../ir/fleet-
 import { type RejectedResource, validateFleetResources } from '../ir/validate.js';
 import { traceStage } from '../trace/propagation-trace.js';
 import { type SideServer, sideServerAddress, startSideServers } from './admin.js';
+import { createH2UpstreamPools } from './h2/upstream-pools.js';
 import { type BoundListener, bindListener, closeListener, updateCertificates } from './listeners.js';
 import { createProxyMetrics, type LiveNames } from './metrics.js';
 import { bindPort, type ProxyOptionsInput, resolveProxyOptions } from './options.js';
@@ -82,6 +83,11 @@ export function createProxy(input: ProxyOptionsInput = {}): InProcessProxy {
       idleTimeoutMs: options.upstreamIdleTimeoutMs,
       connectTimeoutMs: options.upstreamConnectTimeoutMs,
     }),
+    h2Pools: createH2UpstreamPools({
+      limits: options.http2,
+      idleTimeoutMs: options.upstreamIdleTimeoutMs,
+      connectTimeoutMs: options.upstreamConnectTimeoutMs,
+    }),
     snapshot: undefined,
     draining: false,
     activeByEndpoint: new Map(),
@@ -130,6 +136,7 @@ export function createProxy(input: ProxyOptionsInput = {}): InProcessProxy {
       bound.clear();
       sideServers = [];
       await rt.pools.destroy();
+      rt.h2Pools.destroy();
       await Promise.all(closing);
     },
     addresses() {
@@ -195,7 +202,9 @@ export function createProxy(input: ProxyOptionsInput = {}): InProcessProxy {
       }
     }
     contexts.retain(config.secrets);
-    rt.pools.retain(config.endpoints.flatMap((e) => e.endpoints));
+    const endpoints = config.endpoints.flatMap((e) => e.endpoints);
+    rt.pools.retain(endpoints);
+    rt.h2Pools.retain(endpoints);
     rt.metrics.retain(() => liveNames(config));
     for (const e of listenerErrors) options.log(`listener ${e.listener}: ${e.message}`);
     for (const r of rejected)

@@ -171,8 +171,10 @@ export function parseRequestHead(text: string, limits: RequestHeadLimits): Parse
         else if (minor === 0 && hasToken(value, 'keep-alive')) connectionClose = false;
         if (hasToken(value, 'upgrade')) connectionUpgrade = true;
       }
-    } else if (nameLength === 7 && nameIs(text, pos, colon, 'upgrade')) upgradeHeader = true;
-    else if (nameLength === 6 && nameIs(text, pos, colon, 'expect')) {
+    } else if (nameLength === 7 && nameIs(text, pos, colon, 'upgrade')) {
+      // HTTP/2 is never reached by an upgrade (RFC 9113 dropped it): such a request is served as it is.
+      if (value.trim().toLowerCase() !== 'h2c') upgradeHeader = true;
+    } else if (nameLength === 6 && nameIs(text, pos, colon, 'expect')) {
       if (value.toLowerCase() !== '100-continue') return fail(417, 'unsupported expectation');
       expectContinue = minor === 1;
     }

@@ -1,5 +1,6 @@
 // The state shared by every listener of one proxy: the current snapshot, the upstream pool, counters.
 import type { Duplex } from 'node:stream';
+import type { H2UpstreamPools } from './h2/upstream-pools.js';
 import type { ProxyMetrics } from './metrics.js';
 import type { ProxyOptions } from './options.js';
 import type { Snapshot } from './snapshot.js';
@@ -10,6 +11,8 @@ export interface ProxyRuntime {
   metrics: ProxyMetrics;
   /** Keep-alive connection pools per upstream endpoint. */
   pools: UpstreamPools;
+  /** Multiplexed HTTP/2 (h2c) sessions per upstream endpoint, for clusters of protocol `h2c`. */
+  h2Pools: H2UpstreamPools;
   /** Swapped atomically by apply; a request reads it once, at its start. */
   snapshot: Snapshot | undefined;
   draining: boolean;

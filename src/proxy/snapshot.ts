@@ -1,6 +1,6 @@
 // One applied config, compiled: what a request needs, looked up by name. Immutable once built except for
 // load-balancing counters, so a request keeps the snapshot it started with across a swap.
-import type { Endpoint, FleetConfig, Listener, VirtualHost } from '../ir/fleet-config.js';
+import type { ClusterProtocol, Endpoint, FleetConfig, Listener, VirtualHost } from '../ir/fleet-config.js';
 import type { LoadBalancing } from './options.js';
 import {
   type CompiledVirtualHost,
@@ -16,6 +16,8 @@ export interface ListenerRoutes {
 
 export interface ClusterState {
   name: string;
+  /** How its endpoints are reached: HTTP/1.1, or HTTP/2 with prior knowledge. */
+  protocol: ClusterProtocol;
   endpoints: Endpoint[];
   /** Round-robin position. */
   next: number;
@@ -39,7 +41,10 @@ export function compileSnapshot(
   );
   const endpoints = new Map(config.endpoints.map((e) => [e.name, e.endpoints]));
   const clusters = new Map(
-    config.clusters.map((c) => [c.name, { name: c.name, endpoints: endpoints.get(c.name) ?? [], next: 0 }]),
+    config.clusters.map((c) => [
+      c.name,
+      { name: c.name, protocol: c.protocol, endpoints: endpoints.get(c.name) ?? [], next: 0 },
+    ]),
   );
   return { config, version, listeners, clusters };
 }

@@ -26,8 +26,11 @@ export interface UpstreamSink {
   onUpstreamHead(status: number, rawHeaders: string[]): void;
   /** A body chunk, valid only during the call (copy to keep it); return false to stop reading until `exchange.resume()`. */
   onUpstreamData(chunk: Buffer): boolean;
-  /** The response is complete; `last`: its final body bytes when they arrived with the end (valid during the call). */
-  onUpstreamEnd(last: Buffer | undefined): void;
+  /**
+   * The response is complete; `last`: its final body bytes when they arrived with the end (valid during the
+   * call); `trailers`: trailer lines (name, value, ...) when the upstream sent some (HTTP/2 only).
+   */
+  onUpstreamEnd(last: Buffer | undefined, trailers?: string[]): void;
   onUpstreamError(error: UpstreamError): void;
 }
 
@@ -37,8 +40,16 @@ export interface UpstreamPoolOptions {
   connectTimeoutMs: number;
 }
 
+/** What a request handler holds of an exchange under way, whatever the upstream protocol. */
+export interface UpstreamCall {
+  /** Abandons the exchange: nothing more is reported. */
+  cancel(): void;
+  /** Reading resumes after the sink returned false from onUpstreamData. */
+  resume(): void;
+}
+
 /** One request toward one endpoint. */
-export class UpstreamExchange {
+export class UpstreamExchange implements UpstreamCall {
   connection: UpstreamConnection | undefined = undefined;
   done = false;
   constructor(
@@ -74,6 +85,7 @@ const MAX_HEAD_BYTES = 64 * 1024;
 /** Every upstream socket reads into this; the sink gets views of it, valid only during its call. */
 const READ_BUFFER = Buffer.allocUnsafe(64 * 1024);
 const MAX_LINE_BYTES = 4096;
+const MAX_TRAILERS = 64;
 const CRLFCRLF = Buffer.from('\r\n\r\n');
 
 // Parser states.
@@ -99,6 +111,8 @@ class UpstreamConnection {
   private state = HEAD;
   private partial: Buffer | undefined = undefined;
   private line = '';
+  /** Trailer lines (name, value, ...) of the chunked response being read, when it has any. */
+  private trailers: string[] | undefined = undefined;
   private remaining = 0;
   private keepAlive = true;
   private requestSent = false;
@@ -198,6 +212,8 @@ class UpstreamConnection {
     exchange.connection = undefined;
     exchange.done = true;
     this.state = HEAD;
+    const trailers = this.trailers;
+    this.trailers = undefined;
     if (this.keepAlive && this.requestSent) {
       // The exchange may have paused reading (backpressure) and ended before resuming: an idle connection
       // must read, to notice the upstream closing it and to serve the next exchange.
@@ -207,7 +223,7 @@ class UpstreamConnection {
       this.socket.destroy();
       this.discardUnsentBody(exchange);
     }
-    exchange.sink.onUpstreamEnd(last);
+    exchange.sink.onUpstreamEnd(last, trailers);
   }
 
   private onRead(n: number): boolean {
@@ -339,6 +355,10 @@ class UpstreamConnection {
               this.complete(undefined);
               return;
             }
+            if (!this.addTrailer(line)) {
+              this.fail('malformed trailer', 'invalid_response');
+              return;
+            }
           } else {
             const size = parseChunkSize(line);
             if (size < 0) {
@@ -354,6 +374,17 @@ class UpstreamConnection {
         }
       }
     }
+  }
+
+  /** One trailer line kept for the client (HTTP/2 clients get them; gRPC's status travels there). */
+  private addTrailer(line: string): boolean {
+    const colon = line.indexOf(':');
+    if (colon <= 0) return false;
+    this.trailers ??= [];
+    const trailers = this.trailers;
+    if (trailers.length >= 2 * MAX_TRAILERS) return false;
+    trailers.push(line.slice(0, colon).trim().toLowerCase(), line.slice(colon + 1).trim());
+    return true;
   }
 
   private onEnd(): void {

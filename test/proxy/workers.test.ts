@@ -11,6 +11,7 @@ import type { Proxy as PorticoProxy } from '../../src/proxy/index.js';
 import { bestAcceptBalancing, createWorkerProxy } from '../../src/proxy/workers/pool.js';
 import { workerExecArgv } from '../../src/proxy/workers/worker-slot.js';
 import { fleet, forward, listener, route, upstream, vhost } from '../support/fleet.js';
+import { h2Request, h2Session } from '../support/h2.js';
 import { closeServer, freePort, httpRequest, startEcho } from '../support/http.js';
 import { parsePrometheus, sampleValue } from '../support/prometheus.js';
 
@@ -232,4 +233,34 @@ test("workers get the primary's Node options but not a script it was given with 
   assert.deepEqual(workerExecArgv(['--eval=run()', '-p', '1', '--print=2', '--enable-source-maps']), [
     '--enable-source-maps',
   ]);
+});
+
+test('every worker tells h2c from HTTP/1.1 on its own and serves both, with the primary HTTP/2 limits', async (t) => {
+  const echo = await startEcho('a');
+  t.after(() => closeServer(echo.server));
+  const port = await freePort();
+  const proxy = createWorkerProxy({
+    workers: WORKERS,
+    bindAddress: '127.0.0.1',
+    metricsAddress: '127.0.0.1:0',
+    drainMs: 0,
+    log: () => {},
+    http2: { maxConcurrentStreams: 7 },
+  });
+  t.after(() => proxy.close());
+  await proxy.started;
+  assert.equal((await proxy.apply(config(port, echo.port, ['/']), 'v1')).ok, true);
+  for (let i = 0; i < 4 * WORKERS; i++) {
+    const session = await h2Session(`http://127.0.0.1:${port}`);
+    try {
+      assert.equal((await h2Request(session, '/h2')).status, 200);
+      // Read after a response: the proxy's SETTINGS came first.
+      assert.equal(session.remoteSettings.maxConcurrentStreams, 7);
+    } finally {
+      session.close();
+    }
+    assert.equal((await fresh(port, '/h1')).status, 200);
+  }
+  const accepted = await acceptedByWorker(proxy);
+  for (const n of accepted) assert.ok(n > 0, `every worker took connections: ${accepted}`);
 });

@@ -63,6 +63,8 @@ export function createWorkerProxy(input: WorkerProxyOptions): PorticoProxy {
     options,
     settings: {
       bindAddress: options.bindAddress,
+      limits: options.limits,
+      http2: options.http2,
       portOffset: options.portOffset,
       drainMs: options.drainMs,
       maxDrainMs: options.maxDrainMs,

@@ -2,6 +2,7 @@
 import type { FleetConfig } from '../../ir/fleet-config.js';
 import type { FleetConfigDelta } from '../../ir/fleet-config-patch.js';
 import type { MetricsSnapshot } from '../metrics.js';
+import type { Http2Limits, ProxyLimits } from '../options.js';
 import type { ApplyOutcome } from '../proxy.js';
 
 /** How connections reach workers: the kernel spreads them (SO_REUSEPORT), or the primary hands them out. */
@@ -10,6 +11,9 @@ export type AcceptBalancing = 'reuse-port' | 'round-robin';
 /** What a worker needs besides the config: the primary's options that can cross a process boundary. */
 export interface WorkerSettings {
   bindAddress: string;
+  /** The primary's HTTP/1.1 and HTTP/2 limits, so a worker's listeners are bounded as one proxy's would be. */
+  limits: ProxyLimits;
+  http2: Http2Limits;
   portOffset: number;
   drainMs: number;
   maxDrainMs: number;

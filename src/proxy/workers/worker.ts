@@ -19,6 +19,8 @@ export function runWorker(settings: WorkerSettings): void {
   const id = cluster.worker?.id ?? 0;
   const proxy = createProxy({
     bindAddress: settings.bindAddress,
+    limits: settings.limits,
+    http2: settings.http2,
     portOffset: settings.portOffset,
     drainMs: settings.drainMs,
     maxDrainMs: settings.maxDrainMs,

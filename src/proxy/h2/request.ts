@@ -1,0 +1,79 @@
+// An HTTP/2 request stream as the ClientRequest the handler knows: pseudo-headers to method and target,
+// :authority as Host (Host only when it is absent, RFC 9113 §8.3.1), cookie fields joined into one (§8.2.3),
+// and what must never reach an HTTP/1.1 backend refused: CR, LF or NUL in a value (nghttp2 checks too), a
+// connection-specific field, a content-length that is not one number.
+
+import type { ServerHttp2Stream } from 'node:http2';
+import type { Socket } from 'node:net';
+import { ClientRequest } from '../client-request.js';
+import { isValidFieldValue, parseContentLength } from '../http-syntax.js';
+
+/** Why a stream's request cannot be forwarded; `status` is answered (0: reset the stream). */
+export interface RefusedRequest {
+  status: number;
+  reason: string;
+}
+
+const FORBIDDEN = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade']);
+
+/**
+ * The request on `stream`, or why it is refused. `raw`: the header block as received (name, value, ...);
+ * `ended`: the HEADERS frame ended the stream (no body).
+ */
+export function requestFromStream(
+  stream: ServerHttp2Stream,
+  raw: string[],
+  ended: boolean,
+  socket: Socket,
+  /** SETTINGS_MAX_HEADER_LIST_SIZE: nghttp2 enforces it only once the client acknowledged our SETTINGS. */
+  maxHeaderListSize: number,
+): ClientRequest | RefusedRequest {
+  let method = '';
+  let path = '';
+  let authority: string | undefined;
+  let host: string | undefined;
+  let cookie: string | undefined;
+  let contentLength = -1;
+  const lines: string[] = [];
+  let listSize = 0;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!;
+    const value = raw[i + 1]!;
+    listSize += name.length + value.length + 32;
+    if (listSize > maxHeaderListSize) return { status: 431, reason: 'header list too large' };
+    if (!isValidFieldValue(value)) return { status: 0, reason: 'invalid character in a header value' };
+    if (name.charCodeAt(0) === 58) {
+      if (name === ':method') method = value;
+      else if (name === ':path') path = value;
+      else if (name === ':authority') authority = value;
+      continue;
+    }
+    if (FORBIDDEN.has(name)) return { status: 0, reason: `connection-specific header ${name}` };
+    if (name === 'host') {
+      host ??= value;
+      continue;
+    }
+    if (name === 'cookie') {
+      cookie = cookie === undefined ? value : `${cookie}; ${value}`;
+      continue;
+    }
+    if (name === 'content-length') {
+      const n = parseContentLength(value);
+      if (n < 0 || (contentLength >= 0 && n !== contentLength))
+        return { status: 400, reason: 'invalid content-length' };
+      contentLength = n;
+    }
+    if (name === 'te' && value.trim().toLowerCase() !== 'trailers')
+      return { status: 0, reason: 'te other than trailers' };
+    lines.push(name, value);
+  }
+  if (method === 'CONNECT') return { status: 501, reason: 'CONNECT is not proxied' };
+  if (path === '' || (path.charCodeAt(0) !== 47 && !(path === '*' && method === 'OPTIONS')))
+    return { status: 400, reason: 'invalid :path' };
+  const hostValue = authority ?? host;
+  if (hostValue !== undefined) lines.push('host', hostValue);
+  if (cookie !== undefined) lines.push('cookie', cookie);
+  const body = ended ? null : stream;
+  const chunked = body !== null && contentLength < 0;
+  return new ClientRequest(method, path, lines, socket, body, chunked, contentLength);
+}

@@ -1,0 +1,152 @@
+// One response on an HTTP/2 stream: the head is held until the first body bytes or the end (so a response
+// without body or trailers goes out as one HEADERS frame with END_STREAM, as gRPC's trailers-only answers
+// need), hop-by-hop fields are dropped (HTTP/2 forbids them), and trailers follow the data when there are any.
+import { constants, type OutgoingHttpHeaders, type ServerHttp2Stream } from 'node:http2';
+import { InvalidHeaderError, type ProxyResponse, type ResponseListener } from '../client-response.js';
+import { isHeaderName, isValidFieldValue } from '../http-syntax.js';
+
+const { NGHTTP2_NO_ERROR, NGHTTP2_INTERNAL_ERROR } = constants;
+
+/** Connection-specific fields: Node refuses to send them over HTTP/2. */
+const CONNECTION_SPECIFIC = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'upgrade',
+  'te',
+  'http2-settings',
+]);
+
+/** Header lines as an HTTP/2 header object: lower-case names, repeats as lists. */
+export function headerObject(
+  lines: string[],
+  into: OutgoingHttpHeaders,
+  validate: boolean,
+): OutgoingHttpHeaders {
+  for (let i = 0; i < lines.length; i += 2) {
+    const name = lines[i]!.toLowerCase();
+    const value = lines[i + 1]!;
+    if (CONNECTION_SPECIFIC.has(name)) continue;
+    if (validate && (!isHeaderName(name) || !isValidFieldValue(value)))
+      throw new InvalidHeaderError(`invalid character in header ${JSON.stringify(name)}`);
+    const existing = into[name];
+    if (existing === undefined) into[name] = value;
+    else if (Array.isArray(existing)) existing.push(value);
+    else into[name] = [String(existing), value];
+  }
+  return into;
+}
+
+/** What the stream's session learns from its responses. */
+export interface StreamOwner {
+  /** The proxy reset this stream on purpose: not a client's doing. */
+  resetByProxy(stream: ServerHttp2Stream): void;
+}
+
+export class H2Response implements ProxyResponse {
+  statusCode = 200;
+  headersSent = false;
+  writableFinished = false;
+  listener: ResponseListener | undefined = undefined;
+  private pendingHead: OutgoingHttpHeaders | undefined = undefined;
+  private trailers: string[] | undefined = undefined;
+  private closed = false;
+  private readonly onDrain = (): void => this.listener?.onResponseDrain();
+
+  constructor(
+    private readonly stream: ServerHttp2Stream,
+    private readonly owner: StreamOwner,
+    readonly grpc: boolean,
+    private readonly headRequest: boolean,
+  ) {
+    stream.on('drain', this.onDrain);
+  }
+
+  writeHead(status: number, lines: string[], validate = false): void {
+    if (this.headersSent) throw new Error('response head already written');
+    this.pendingHead = headerObject(lines, { ':status': status }, validate);
+    this.statusCode = status;
+    this.headersSent = true;
+  }
+
+  write(chunk: Buffer): boolean {
+    if (this.closed || this.writableFinished || this.stream.destroyed) return true;
+    this.flushHead();
+    if (chunk.length === 0 || this.headRequest) return true;
+    // A copy: the upstream client may hand views of a buffer it reuses.
+    return this.stream.write(Buffer.from(chunk));
+  }
+
+  end(chunk?: Buffer, trailers?: string[]): void {
+    if (this.closed || this.writableFinished) return;
+    if (!this.headersSent) this.writeHead(this.statusCode, ['content-length', '0']);
+    this.writableFinished = true;
+    const stream = this.stream;
+    if (!stream.destroyed) {
+      const hasBody = chunk !== undefined && chunk.length > 0 && !this.headRequest;
+      const hasTrailers = trailers !== undefined && trailers.length > 0;
+      if (this.pendingHead !== undefined && !hasBody && !hasTrailers) {
+        // Head and end in one frame (a gRPC trailers-only answer must stay one).
+        const head = this.pendingHead;
+        this.pendingHead = undefined;
+        stream.respond(head, { endStream: true });
+      } else {
+        this.trailers = hasTrailers ? trailers : undefined;
+        this.flushHead();
+        if (hasBody) stream.end(Buffer.from(chunk));
+        else stream.end();
+      }
+    }
+    this.close();
+  }
+
+  abort(status: number): void {
+    if (this.closed || this.writableFinished) return;
+    const stream = this.stream;
+    if (!this.headersSent && !stream.destroyed) {
+      this.statusCode = status;
+      stream.respond({ ':status': status, server: 'portico', 'content-length': '0' }, { endStream: true });
+    }
+    // RST_STREAM(NO_ERROR) after the answer: the client stops sending the rest of its body (RFC 9113 §8.1).
+    this.owner.resetByProxy(stream);
+    if (!stream.destroyed) stream.close(NGHTTP2_NO_ERROR);
+    this.close();
+  }
+
+  destroy(): void {
+    this.owner.resetByProxy(this.stream);
+    if (!this.stream.destroyed) this.stream.close(NGHTTP2_INTERNAL_ERROR);
+    this.close();
+  }
+
+  /** Reports the end once (from end(), or from the session when the stream closed first). */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.stream.off('drain', this.onDrain);
+    this.listener?.onResponseClose();
+  }
+
+  private flushHead(): void {
+    const head = this.pendingHead;
+    if (head === undefined) return;
+    this.pendingHead = undefined;
+    // Trailers can only follow when asked for with the head; the body's end sends them (or an empty DATA frame).
+    this.stream.respond(head, { waitForTrailers: true });
+    this.stream.once('wantTrailers', () => this.sendTrailers());
+  }
+
+  private sendTrailers(): void {
+    const lines = this.trailers;
+    this.trailers = undefined;
+    const stream = this.stream;
+    if (stream.destroyed) return;
+    try {
+      stream.sendTrailers(lines === undefined ? {} : headerObject(lines, {}, true));
+    } catch {
+      // Trailers Node will not send (odd characters): end without them.
+      stream.sendTrailers({});
+    }
+  }
+}

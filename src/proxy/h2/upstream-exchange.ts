@@ -1,0 +1,137 @@
+// One request toward an h2c upstream, on a stream of a pooled session: the body streamed with flow control,
+// the response head, data and trailers handed to the sink, the stream reset when the client goes away.
+import {
+  type ClientHttp2Session,
+  type ClientHttp2Stream,
+  constants,
+  type IncomingHttpHeaders,
+  type IncomingHttpStatusHeader,
+  type OutgoingHttpHeaders,
+} from 'node:http2';
+import type { Readable } from 'node:stream';
+import {
+  type UpstreamCall,
+  UpstreamError,
+  type UpstreamErrorKind,
+  type UpstreamSink,
+} from '../upstream-client.js';
+
+const { NGHTTP2_CANCEL, NGHTTP2_REFUSED_STREAM, NGHTTP2_FLAG_END_STREAM } = constants;
+
+/** Header fields of an HTTP/2 block as flat lines (name, value, ...), pseudo-headers left out. */
+export function headerLines(headers: IncomingHttpHeaders): string[] {
+  const lines: string[] = [];
+  for (const name in headers) {
+    if (name.charCodeAt(0) === 58) continue; // ':'
+    const value = headers[name];
+    if (value === undefined) continue;
+    if (typeof value === 'string') lines.push(name, value);
+    else for (const v of value) lines.push(name, v);
+  }
+  return lines;
+}
+
+/** What the exchange needs from the session pool it runs on. */
+export interface StreamSlot {
+  /** The stream ended (its slot on the session is free again). */
+  streamDone(session: ClientHttp2Session): void;
+}
+
+export class H2UpstreamExchange implements UpstreamCall {
+  done = false;
+  private stream: ClientHttp2Stream | undefined = undefined;
+  private trailers: string[] | undefined = undefined;
+  private responded = false;
+
+  constructor(
+    readonly headers: OutgoingHttpHeaders,
+    readonly body: Readable | null,
+    /** A HEAD request: no response body whatever the headers say. */
+    readonly noResponseBody: boolean,
+    readonly sink: UpstreamSink,
+  ) {}
+
+  /** Opens the stream on `session` (which has room for it). */
+  start(session: ClientHttp2Session, slot: StreamSlot): void {
+    let stream: ClientHttp2Stream;
+    try {
+      stream = session.request(this.headers, { endStream: this.body === null });
+    } catch (error) {
+      // A session that went away between the pick and the request (GOAWAY, destroyed): safe to retry.
+      slot.streamDone(session);
+      this.fail(`upstream session unusable: ${(error as Error).message}`, 'reset');
+      return;
+    }
+    this.stream = stream;
+    stream.on('response', (headers, flags) => this.onResponse(headers, flags));
+    stream.on('data', (chunk: Buffer) => {
+      if (!this.done && !this.sink.onUpstreamData(chunk)) stream.pause();
+    });
+    stream.on('trailers', (trailers: IncomingHttpHeaders) => {
+      this.trailers = headerLines(trailers);
+    });
+    stream.on('end', () => this.complete());
+    stream.on('error', () => {});
+    stream.on('close', () => {
+      slot.streamDone(session);
+      if (this.done) return;
+      const code = stream.rstCode ?? 0;
+      // REFUSED_STREAM (or a GOAWAY that left the stream unprocessed) means the upstream did nothing with it.
+      const kind: UpstreamErrorKind = code === NGHTTP2_REFUSED_STREAM || !this.responded ? 'reset' : 'error';
+      this.fail(`upstream stream closed (code ${code})`, kind);
+    });
+    if (this.body !== null) this.sendBody(stream, this.body);
+  }
+
+  private sendBody(stream: ClientHttp2Stream, body: Readable): void {
+    body.on('data', (chunk: Buffer) => {
+      if (this.done) return;
+      // Backpressure: stop reading from the client while the upstream's window is full.
+      if (!stream.write(chunk)) {
+        body.pause();
+        stream.once('drain', () => body.resume());
+      }
+    });
+    body.on('end', () => {
+      if (!this.done) stream.end();
+    });
+  }
+
+  private onResponse(headers: IncomingHttpHeaders & IncomingHttpStatusHeader, flags: number): void {
+    if (this.done) return;
+    const status = headers[':status'] ?? 502;
+    // Interim responses come as 'headers' events, never here.
+    this.responded = true;
+    this.sink.onUpstreamHead(status, headerLines(headers));
+    if (!this.done && (flags & NGHTTP2_FLAG_END_STREAM) !== 0) this.complete();
+    else if (this.noResponseBody) this.complete();
+  }
+
+  private complete(): void {
+    if (this.done) return;
+    this.done = true;
+    const stream = this.stream;
+    // A body the upstream answered before reading: let it flow on to nowhere, else the client stalls.
+    if (this.body !== null && !this.body.readableEnded) this.body.resume();
+    if (stream !== undefined && !stream.closed && this.noResponseBody) stream.close(NGHTTP2_CANCEL);
+    this.sink.onUpstreamEnd(undefined, this.trailers);
+  }
+
+  private fail(message: string, kind: UpstreamErrorKind): void {
+    if (this.done) return;
+    this.done = true;
+    if (this.body !== null && !this.body.readableEnded) this.body.resume();
+    this.sink.onUpstreamError(new UpstreamError(message, kind));
+  }
+
+  cancel(): void {
+    if (this.done) return;
+    this.done = true;
+    const stream = this.stream;
+    if (stream !== undefined && !stream.closed) stream.close(NGHTTP2_CANCEL);
+  }
+
+  resume(): void {
+    this.stream?.resume();
+  }
+}

@@ -1,0 +1,384 @@
+// HTTP/2 through the proxy end to end with real clients: h2c with prior knowledge and HTTP/1.1 on one cleartext
+// port, h2 by ALPN on TLS (and 421 for an authority its certificate was not chosen for), the same routing,
+// filters, redirects and 404 as HTTP/1.1, h2 to HTTP/1.1 and h2c backends with bodies and trailers, and gRPC
+// calls (@grpc/grpc-js) with gRPC statuses for the proxy's own answers.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { createServer, request as httpRequestRaw, type Server } from 'node:http';
+import type { ClientHttp2Session } from 'node:http2';
+import { request as httpsRequest } from 'node:https';
+import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { promisify } from 'node:util';
+import * as grpc from '@grpc/grpc-js';
+import { ECHO_METHOD, encodeStrings, grpcFrame } from '../../src/echo/grpc.js';
+import { createProxy, type Proxy as PorticoProxy } from '../../src/proxy/index.js';
+import { selfSigned } from '../support/certs.js';
+import { fleet, forward, listener, route, upstream, vhost } from '../support/fleet.js';
+import { grpcClient, grpcEcho, h2Request, h2Session } from '../support/h2.js';
+import { closeServer, type EchoBody, httpRequest, listen, startEcho } from '../support/http.js';
+
+const run = promisify(execFile);
+
+function h2c(name: string, ports: number[]) {
+  const u = upstream(name, ports);
+  u.cluster.protocol = 'h2c';
+  return u;
+}
+
+describe('proxy HTTP/2', () => {
+  let proxy: PorticoProxy;
+  let port: number;
+  let tlsPort: number;
+  let echo: Server;
+  let mirror: Server;
+  let trailing: Server;
+  let silent: NetServer;
+  const silentSockets: Socket[] = [];
+  let session: ClientHttp2Session;
+  const certA = selfSigned('a.example.com', ['a.example.com']);
+  const certB = selfSigned('b.example.com', ['b.example.com']);
+
+  before(async () => {
+    const e = await startEcho('pod-a');
+    echo = e.server;
+    // Answers with the request body's length and the framing it came with (HTTP/1.1 backend).
+    mirror = createServer((req, res) => {
+      let length = 0;
+      req.on('data', (c: Buffer) => {
+        length += c.length;
+      });
+      req.on('end', () => {
+        res.setHeader(
+          'x-framing',
+          req.headers['transfer-encoding'] ?? `length ${req.headers['content-length']}`,
+        );
+        res.end(String(length));
+      });
+    });
+    const mirrorPort = await listen(mirror);
+    // Chunked answers with trailers (HTTP/1.1 backend).
+    trailing = createServer((_req, res) => {
+      res.setHeader('trailer', 'x-checksum');
+      res.write('part');
+      res.addTrailers({ 'x-checksum': 'abc' });
+      res.end();
+    });
+    const trailingPort = await listen(trailing);
+    // Accepts and never answers: the route timeout is what ends a request to it.
+    silent = createNetServer((socket) => silentSockets.push(socket));
+    await new Promise<void>((resolve) => silent.listen({ host: '127.0.0.1', port: 0 }, resolve));
+    const silentPort = (silent.address() as { port: number }).port;
+
+    const prefix = (value: string) => ({ path: { type: 'PathPrefix' as const, value } });
+    const routes = [
+      route(forward(['echo-h2c']), prefix('/portico.echo.v1.Echo')),
+      route(forward(['echo-h2c']), prefix('/h2c')),
+      route(forward(['mirror']), prefix('/mirror')),
+      route(forward(['trailing']), prefix('/trailing')),
+      route(forward(['silent'], { timeoutMs: 300 }), prefix('/silent')),
+      route(forward(['empty']), prefix('/empty')),
+      route(forward([{ weight: 1, filters: [] }]), prefix('/invalid')),
+      route(
+        { type: 'Redirect', hostname: 'other.example.com', statusCode: 302 },
+        { path: { type: 'Exact', value: '/redirect' } },
+      ),
+      route(
+        forward(['echo']),
+        {
+          ...prefix('/match'),
+          method: 'POST',
+          headers: [{ type: 'Exact', name: 'x-match', value: 'yes' }],
+          queryParams: [{ type: 'Exact', name: 'q', value: '1' }],
+        },
+        [
+          {
+            type: 'RequestHeaderModifier',
+            headers: { set: [{ name: 'x-added', value: '1' }], add: [], remove: [] },
+          },
+          {
+            type: 'ResponseHeaderModifier',
+            headers: { set: [], add: [{ name: 'x-resp', value: 'r' }], remove: [] },
+          },
+        ],
+      ),
+      route(forward(['echo'], {}), prefix('/rewrite'), [
+        { type: 'URLRewrite', path: { type: 'ReplacePrefixMatch', value: '/rewritten' } },
+      ]),
+      route(forward(['echo'])),
+    ];
+    const plain = vhost(80, 'example.com', routes);
+    const grpcOnly = vhost(80, 'grpc.example.com', [route(forward(['echo-h2c']), prefix('/other'))]);
+    const tlsA = vhost(443, 'a.example.com', [route(forward(['echo']))]);
+    const tlsB = vhost(443, 'b.example.com', [route(forward(['echo-h2c']))]);
+    const config = fleet(
+      [
+        { listener: listener(80, [plain, grpcOnly]), vhosts: [plain, grpcOnly] },
+        {
+          listener: listener(443, [tlsA, tlsB], {
+            certificates: [
+              { hostnames: ['a.example.com'], secrets: ['default/a'] },
+              { hostnames: ['b.example.com'], secrets: ['default/b'] },
+            ],
+          }),
+          vhosts: [tlsA, tlsB],
+        },
+      ],
+      [
+        upstream('echo', [e.port]),
+        h2c('echo-h2c', [e.port]),
+        upstream('mirror', [mirrorPort]),
+        upstream('trailing', [trailingPort]),
+        upstream('silent', [silentPort]),
+        upstream('empty', []),
+      ],
+      [
+        { name: 'default/a', ...certA },
+        { name: 'default/b', ...certB },
+      ],
+    );
+    proxy = createProxy({ bindAddress: '127.0.0.1', portMap: () => 0, log: () => {} });
+    const outcome = await proxy.apply(config);
+    assert.deepEqual(outcome, { ok: true, listenerErrors: [] });
+    port = proxy.addresses().find((a) => a.listener === 'port-80')!.port;
+    tlsPort = proxy.addresses().find((a) => a.listener === 'port-443')!.port;
+    session = await h2Session(`http://127.0.0.1:${port}`);
+  });
+
+  after(async () => {
+    session.close();
+    await proxy.close();
+    for (const s of silentSockets) s.destroy();
+    silent.close();
+    await closeServer(mirror);
+    await closeServer(trailing);
+    await closeServer(echo);
+  });
+
+  it('serves h2c with prior knowledge and HTTP/1.1 on the same cleartext port', async () => {
+    const h2 = await h2Request(session, '/hello');
+    assert.equal(h2.status, 200);
+    assert.equal((JSON.parse(h2.body) as EchoBody).host, 'example.com');
+    const h1 = await httpRequest(port, '/hello');
+    assert.equal(h1.status, 200);
+    assert.equal((JSON.parse(h1.body) as EchoBody).proto, 'HTTP/1.1');
+    // Upgrade: h2c on HTTP/1.1 is neither honoured nor forwarded.
+    const upgrade = await httpRequest(port, '/hello', {
+      headers: {
+        connection: 'upgrade, http2-settings',
+        upgrade: 'h2c',
+        'http2-settings': 'AAMAAABkAAQAAP__',
+      },
+    });
+    assert.equal(upgrade.status, 200);
+    const seen = (JSON.parse(upgrade.body) as EchoBody).headers;
+    assert.equal(seen.Upgrade, undefined);
+    assert.equal(seen['Http2-Settings'], undefined);
+  });
+
+  it('is reached by curl with --http2-prior-knowledge', async () => {
+    const { stdout } = await run('curl', [
+      '-sS',
+      '--http2-prior-knowledge',
+      '-o',
+      '/dev/null',
+      '-w',
+      '%{http_version} %{http_code}',
+      '-H',
+      'host: example.com',
+      `http://127.0.0.1:${port}/hello`,
+    ]);
+    assert.equal(stdout, '2 200');
+  });
+
+  it('routes, filters, redirects and answers 404 as HTTP/1.1 does', async () => {
+    const cases: { path: string; method?: string; host?: string; headers?: Record<string, string> }[] = [
+      { path: '/match?q=1', method: 'POST', headers: { 'x-match': 'yes' } },
+      { path: '/match?q=2', method: 'POST', headers: { 'x-match': 'yes' } },
+      { path: '/rewrite/x?y=1' },
+      { path: '/redirect' },
+      { path: '/anything', host: 'unserved.test' },
+      { path: '/other', host: 'grpc.example.com:80' },
+      { path: '/nothing-here', host: 'grpc.example.com' },
+      { path: '/invalid' },
+      { path: '/empty' },
+    ];
+    for (const c of cases) {
+      const host = c.host ?? 'example.com';
+      const h1 = await httpRequest(port, c.path, {
+        host,
+        method: c.method,
+        headers: c.headers,
+        body: c.method === 'POST' ? 'x' : undefined,
+      });
+      const h2 = await h2Request(session, c.path, {
+        authority: host,
+        method: c.method,
+        headers: c.headers,
+        body: c.method === 'POST' ? 'x' : undefined,
+      });
+      const label = `${c.method ?? 'GET'} ${host}${c.path}`;
+      assert.equal(h2.status, h1.status, label);
+      assert.equal(h2.headers.location, h1.headers.location, label);
+      assert.equal(h2.headers['x-resp'], h1.headers['x-resp'], label);
+      assert.equal(h2.headers.server, 'portico', label);
+      if (h1.status === 200) {
+        const b1 = JSON.parse(h1.body) as EchoBody;
+        const b2 = JSON.parse(h2.body) as EchoBody;
+        assert.equal(b2.path, b1.path, label);
+        assert.equal(b2.host, b1.host, label);
+        assert.equal(b2.method, b1.method, label);
+        assert.deepEqual(b2.headers['X-Added'], b1.headers['X-Added'], label);
+        assert.deepEqual(b2.headers['X-Forwarded-Proto'], ['http'], label);
+        assert.match(b2.headers['X-Request-Id']?.[0] ?? '', /^[0-9a-f-]{36}$/, label);
+      } else assert.equal(h2.body, h1.body, label);
+    }
+    const unserved = await h2Request(session, '/', { authority: 'unserved.test' });
+    assert.deepEqual([unserved.status, unserved.body], [404, '']);
+  });
+
+  it('streams request bodies to an HTTP/1.1 backend, chunked or with their length', async () => {
+    const big = 'z'.repeat(3 * 1024 * 1024);
+    const chunked = await h2Request(session, '/mirror', { method: 'POST', body: big });
+    assert.deepEqual(
+      [chunked.status, chunked.body, chunked.headers['x-framing']],
+      [200, String(big.length), 'chunked'],
+    );
+    const sized = await h2Request(session, '/mirror', {
+      method: 'POST',
+      body: 'hello',
+      headers: { 'content-length': '5' },
+    });
+    assert.deepEqual([sized.body, sized.headers['x-framing']], ['5', 'length 5']);
+  });
+
+  it('forwards to an h2c backend and relays its trailers', async () => {
+    const plain = await h2Request(session, '/h2c/x');
+    assert.equal(plain.status, 200);
+    assert.equal((JSON.parse(plain.body) as EchoBody).proto, 'HTTP/2.0');
+    const call = await new Promise<{ trailers: Record<string, unknown> | undefined; status: number }>(
+      (resolve, reject) => {
+        const stream = session.request({
+          ':method': 'POST',
+          ':path': ECHO_METHOD,
+          ':authority': 'example.com',
+          'content-type': 'application/grpc',
+          te: 'trailers',
+        });
+        let status = 0;
+        stream.on('response', (h) => {
+          status = Number(h[':status']);
+        });
+        stream.on('trailers', (t) => resolve({ trailers: t, status }));
+        stream.on('end', () => resolve({ trailers: undefined, status }));
+        stream.on('error', reject);
+        stream.resume();
+        stream.end(grpcFrame(encodeStrings(['raw'])));
+      },
+    );
+    assert.equal(call.status, 200);
+    assert.equal(call.trailers?.['grpc-status'], '0');
+    // An HTTP/1.1 client of an h2c backend is served as well.
+    const h1 = await httpRequest(port, '/h2c/y');
+    assert.equal((JSON.parse(h1.body) as EchoBody).proto, 'HTTP/2.0');
+  });
+
+  it('relays trailers between HTTP/1.1 and HTTP/2 both ways', async () => {
+    const fromH1 = await h2Request(session, '/trailing');
+    assert.deepEqual([fromH1.status, fromH1.body, fromH1.trailers?.['x-checksum']], [200, 'part', 'abc']);
+    // An HTTP/1.1 client of an h2c (gRPC) backend gets its trailers in the last chunk.
+    const toH1 = await new Promise<{ status: number; trailers: Record<string, string | undefined> }>(
+      (resolve, reject) => {
+        const req = httpRequestRaw(
+          {
+            host: '127.0.0.1',
+            port,
+            method: 'POST',
+            path: ECHO_METHOD,
+            headers: { host: 'example.com', 'content-type': 'application/grpc', te: 'trailers' },
+            agent: false,
+          },
+          (res) => {
+            res.resume();
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, trailers: res.trailers }));
+          },
+        );
+        req.on('error', reject);
+        req.end(grpcFrame(encodeStrings(['h1'])));
+      },
+    );
+    assert.equal(toH1.status, 200);
+    assert.equal(toH1.trailers['grpc-status'], '0');
+  });
+
+  it('carries gRPC calls (@grpc/grpc-js) and answers gRPC statuses of its own', async () => {
+    const client = grpcClient(port);
+    try {
+      const reply = await grpcEcho(client, 'hello');
+      assert.deepEqual(reply, {
+        message: 'hello',
+        pod: 'pod-a',
+        authority: 'example.com',
+        path: ECHO_METHOD,
+      });
+      const other = grpcClient(port, 'grpc.example.com');
+      await assert.rejects(grpcEcho(other, 'x'), { code: grpc.status.UNIMPLEMENTED });
+      await assert.rejects(grpcEcho(client, 'x', '/empty/M'), { code: grpc.status.UNAVAILABLE });
+      await assert.rejects(grpcEcho(client, 'x', '/invalid/M'), { code: grpc.status.UNAVAILABLE });
+      await assert.rejects(grpcEcho(client, 'x', '/silent/M'), { code: grpc.status.DEADLINE_EXCEEDED });
+      other.close();
+    } finally {
+      client.close();
+    }
+  });
+
+  it('offers h2 and http/1.1 by ALPN on HTTPS, and answers 421 for an authority its certificate was not chosen for', async () => {
+    const tls = await h2Session(`https://127.0.0.1:${tlsPort}`, {
+      servername: 'a.example.com',
+      rejectUnauthorized: false,
+    });
+    try {
+      assert.equal(tls.alpnProtocol, 'h2');
+      const ok = await h2Request(tls, '/x', { authority: 'a.example.com' });
+      assert.equal(ok.status, 200);
+      assert.deepEqual((JSON.parse(ok.body) as EchoBody).headers['X-Forwarded-Proto'], ['https']);
+      const misdirected = await h2Request(tls, '/x', { authority: 'b.example.com' });
+      assert.equal(misdirected.status, 421);
+    } finally {
+      tls.close();
+    }
+    const other = await h2Session(`https://127.0.0.1:${tlsPort}`, {
+      servername: 'b.example.com',
+      rejectUnauthorized: false,
+    });
+    try {
+      const ok = await h2Request(other, '/x', { authority: 'b.example.com:443' });
+      assert.equal(ok.status, 200);
+      assert.equal((JSON.parse(ok.body) as EchoBody).proto, 'HTTP/2.0');
+    } finally {
+      other.close();
+    }
+    const h1 = await new Promise<{ status: number; alpn: string | false | null }>((resolve, reject) => {
+      const req = httpsRequest(
+        {
+          host: '127.0.0.1',
+          port: tlsPort,
+          path: '/x',
+          servername: 'a.example.com',
+          headers: { host: 'a.example.com' },
+          rejectUnauthorized: false,
+          agent: false,
+        },
+        (res) => {
+          res.resume();
+          const alpn = (res.socket as import('node:tls').TLSSocket).alpnProtocol;
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, alpn }));
+        },
+      );
+      req.on('error', reject);
+      req.end();
+    });
+    assert.equal(h1.status, 200);
+    assert.notEqual(h1.alpn, 'h2');
+  });
+});

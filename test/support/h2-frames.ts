@@ -1,0 +1,93 @@
+// Raw HTTP/2 frames for tests that must send what a well-behaved client library will not.
+import { connect, type Socket } from 'node:net';
+
+export const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
+export const HEADERS = 0x1;
+export const RST_STREAM = 0x3;
+export const SETTINGS = 0x4;
+export const PING = 0x6;
+export const GOAWAY = 0x7;
+export const WINDOW_UPDATE = 0x8;
+export const END_STREAM = 0x1;
+export const END_HEADERS = 0x4;
+
+export function frame(
+  type: number,
+  flags: number,
+  streamId: number,
+  payload: Buffer = Buffer.alloc(0),
+): Buffer {
+  const head = Buffer.alloc(9);
+  head.writeUIntBE(payload.length, 0, 3);
+  head[3] = type;
+  head[4] = flags;
+  head.writeUInt32BE(streamId & 0x7fffffff, 5);
+  return Buffer.concat([head, payload]);
+}
+
+export const DATA = 0x0;
+
+/** An HPACK literal (without indexing) whose name is static-table entry `index` (< 143); short values only. */
+function literal(index: number, value: string): Buffer {
+  const name = index < 15 ? [index] : [0x0f, index - 15];
+  return Buffer.concat([Buffer.from([...name, value.length]), Buffer.from(value, 'latin1')]);
+}
+
+/** A request header block: :method GET (POST with a content-length), :scheme http, :path and :authority. */
+export function requestBlock(path: string, authority: string, contentLength?: number): Buffer {
+  const method = contentLength === undefined ? 0x82 : 0x83;
+  const parts = [Buffer.from([method, 0x86]), literal(4, path), literal(1, authority)];
+  if (contentLength !== undefined) parts.push(literal(28, String(contentLength)));
+  return Buffer.concat(parts);
+}
+
+export function windowUpdate(streamId: number, increment: number): Buffer {
+  const payload = Buffer.alloc(4);
+  payload.writeUInt32BE(increment);
+  return frame(WINDOW_UPDATE, 0, streamId, payload);
+}
+
+export interface ReceivedFrame {
+  type: number;
+  flags: number;
+  streamId: number;
+  payload: Buffer;
+}
+
+/** A raw connection: sends the preface and empty SETTINGS, collects every frame the server sends. */
+export function rawH2(
+  port: number,
+): Promise<{ socket: Socket; frames: ReceivedFrame[]; closed: Promise<void> }> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    const frames: ReceivedFrame[] = [];
+    let pending = Buffer.alloc(0);
+    socket.on('data', (chunk: Buffer) => {
+      pending = Buffer.concat([pending, chunk]);
+      while (pending.length >= 9) {
+        const length = pending.readUIntBE(0, 3);
+        if (pending.length < 9 + length) break;
+        frames.push({
+          type: pending[3]!,
+          flags: pending[4]!,
+          streamId: pending.readUInt32BE(5) & 0x7fffffff,
+          payload: pending.subarray(9, 9 + length),
+        });
+        pending = pending.subarray(9 + length);
+      }
+    });
+    socket.on('error', () => {});
+    const closed = new Promise<void>((done) => socket.on('close', () => done()));
+    socket.once('connect', () => {
+      socket.write(Buffer.concat([PREFACE, frame(SETTINGS, 0, 0)]));
+      resolve({ socket, frames, closed });
+    });
+    socket.once('error', reject);
+  });
+}
+
+/** The error code of the GOAWAY among `frames`, if one came. */
+export function goawayCode(frames: ReceivedFrame[]): number | undefined {
+  const goaway = frames.find((f) => f.type === GOAWAY);
+  return goaway?.payload.readUInt32BE(4);
+}
