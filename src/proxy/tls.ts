@@ -72,11 +72,27 @@ export function compileCertificates(
   return { exact, wildcards, fallback: fallback.context, fallbackSecret: fallback.secret };
 }
 
+function wildcardOf(
+  table: CertificateTable,
+  name: string,
+): CertificateTable['wildcards'][number] | undefined {
+  for (const w of table.wildcards) if (name.length > w.suffix.length && name.endsWith(w.suffix)) return w;
+  return undefined;
+}
+
 export function selectCertificate(table: CertificateTable, serverName: string): SecureContext {
   const name = serverName.toLowerCase();
-  const exact = table.exact.get(name);
-  if (exact !== undefined) return exact;
-  for (const w of table.wildcards)
-    if (name.length > w.suffix.length && name.endsWith(w.suffix)) return w.context;
-  return table.fallback;
+  return table.exact.get(name) ?? wildcardOf(table, name)?.context ?? table.fallback;
+}
+
+/**
+ * The hostname of the Gateway listener whose certificate entry serves `serverName`: itself when exact, the
+ * wildcard (`*.example.com`) that matches it, else `*`. Listeners may share one certificate, so two names
+ * belong to the same listener only when this is equal, not when their certificates are.
+ */
+export function listenerHostnameOf(table: CertificateTable, serverName: string): string {
+  const name = serverName.toLowerCase();
+  if (table.exact.has(name)) return name;
+  const wildcard = wildcardOf(table, name);
+  return wildcard === undefined ? '*' : `*${wildcard.suffix}`;
 }

@@ -17,7 +17,7 @@ import { handleRequest } from '../handler.js';
 import type { Http2Limits } from '../options.js';
 import { hostWithoutPort } from '../routing.js';
 import type { ListenerContext, ProxyRuntime } from '../runtime.js';
-import { type CertificateTable, selectCertificate } from '../tls.js';
+import { type CertificateTable, listenerHostnameOf } from '../tls.js';
 import { isGrpcContentType } from './grpc-status.js';
 import { requestFromStream } from './request.js';
 import { ResetGuard } from './reset-guard.js';
@@ -212,5 +212,5 @@ function misdirected(table: CertificateTable, socket: TLSSocket, headers: Incomi
   if (typeof socket.servername !== 'string' || socket.servername === '') return false;
   const sni = socket.servername;
   const host = hostWithoutPort(authority);
-  return selectCertificate(table, host) !== selectCertificate(table, sni);
+  return listenerHostnameOf(table, host) !== listenerHostnameOf(table, sni);
 }
