@@ -4,13 +4,16 @@
 import type { DeployType } from './types.js';
 
 const FEATURES: readonly string[] = [
+  'GRPCRoute',
   'Gateway',
   'GatewayHTTPListenerIsolation',
+  'GatewayHTTPSListenerDetectMisdirectedRequests',
   'GatewayPort8080',
   'HTTPRoute',
   'HTTPRoute303RedirectStatusCode',
   'HTTPRoute307RedirectStatusCode',
   'HTTPRoute308RedirectStatusCode',
+  'HTTPRouteBackendProtocolH2C',
   'HTTPRouteBackendProtocolWebSocket',
   'HTTPRouteBackendRequestHeaderModification',
   'HTTPRouteBackendTimeout',
