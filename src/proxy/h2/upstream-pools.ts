@@ -3,6 +3,7 @@
 // a queue). A session that receives GOAWAY takes no new stream and leaves the pool at once (its streams
 // finish); one idle for the idle timeout is closed.
 import { type ClientHttp2Session, connect } from 'node:http2';
+import { connect as connectTcp, type Socket } from 'node:net';
 import type { Endpoint } from '../../ir/fleet-config.js';
 import type { Http2Limits } from '../options.js';
 import { endpointKey } from '../snapshot.js';
@@ -16,8 +17,19 @@ export interface H2PoolOptions {
 
 interface PooledSession {
   session: ClientHttp2Session;
+  /** Ours, not the session's: Node ends a closed session's socket but waits forever for a peer that keeps it. */
+  socket: Socket;
   active: number;
   idleTimer: NodeJS.Timeout | undefined;
+  /** Out of the pool (GOAWAY, idle, closing): no new stream; its socket goes once its streams are done. */
+  left: boolean;
+}
+
+/** How long a retired session's socket may wait for the peer to close it once its streams are done. */
+const LINGER_MS = 1000;
+
+function cutSocket(socket: Socket): void {
+  socket.destroy();
 }
 
 export class H2EndpointPool implements StreamSlot {
@@ -72,7 +84,10 @@ export class H2EndpointPool implements StreamSlot {
   private open(): PooledSession | undefined {
     if (this.closed || this.sessions.length >= this.options.limits.upstreamSessionsPerEndpoint)
       return undefined;
+    const socket = connectTcp({ host: this.host, port: this.port, noDelay: true });
+    socket.on('error', () => {});
     const session = connect(`http://${this.authority}`, {
+      createConnection: () => socket,
       settings: {
         initialWindowSize: this.options.limits.initialWindowSize,
         enablePush: false,
@@ -80,7 +95,7 @@ export class H2EndpointPool implements StreamSlot {
       maxSessionMemory: this.options.limits.maxSessionMemoryMb,
       maxHeaderListPairs: this.options.limits.maxHeaderListPairs,
     });
-    const pooled: PooledSession = { session, active: 0, idleTimer: undefined };
+    const pooled: PooledSession = { session, socket, active: 0, idleTimer: undefined, left: false };
     this.sessions.push(pooled);
     this.bySession.set(session, pooled);
     const connectTimer = setTimeout(
@@ -112,7 +127,9 @@ export class H2EndpointPool implements StreamSlot {
     const i = this.sessions.indexOf(pooled);
     if (i === -1) return;
     this.sessions.splice(i, 1);
+    pooled.left = true;
     if (!pooled.session.closed && !pooled.session.destroyed) pooled.session.close();
+    if (pooled.active === 0) setTimeout(cutSocket, LINGER_MS, pooled.socket).unref();
     // A slot was freed for another session: queued streams may open one.
     this.startQueued();
   }
@@ -121,6 +138,7 @@ export class H2EndpointPool implements StreamSlot {
     const pooled = this.bySession.get(session);
     if (pooled === undefined) return;
     pooled.active--;
+    if (pooled.left && pooled.active === 0) setTimeout(cutSocket, LINGER_MS, pooled.socket).unref();
     if (this.queue.length > 0) {
       this.startQueued();
       return;
@@ -156,7 +174,10 @@ export class H2EndpointPool implements StreamSlot {
 
   destroy(): void {
     this.closed = true;
-    for (const session of this.bySession.keys()) session.destroy();
+    for (const [session, pooled] of this.bySession) {
+      session.destroy();
+      pooled.socket.destroy();
+    }
   }
 }
 
