@@ -10,6 +10,7 @@ import { createProxy, type Proxy as PorticoProxy } from '../../src/proxy/index.j
 import { forward, route, simpleFleet, upstream, vhost } from '../support/fleet.js';
 import { h2Request, h2Session } from '../support/h2.js';
 import {
+  CONTINUATION,
   DATA,
   END_HEADERS,
   END_STREAM,
@@ -192,6 +193,20 @@ describe('proxy HTTP/2 hardening', () => {
     }
     assert.ok(closed, `still open after ${sent} PINGs`);
     socket.destroy();
+    await othersServed();
+  });
+
+  it('ends the connection of a client that sends a CONTINUATION flood', async () => {
+    const { socket, frames, closed } = await rawH2(port);
+    // A header block that never ends: HEADERS without END_HEADERS, then CONTINUATION frames.
+    socket.write(frame(HEADERS, 0, 1, requestBlock('/', 'example.com')));
+    const piece = frame(CONTINUATION, 0, 1, Buffer.from([0x40, 1, 0x78, 1, 0x79]));
+    for (let i = 0; i < 10_000 && !socket.destroyed; i++) {
+      socket.write(piece);
+      if (i % 100 === 0) await new Promise((resolve) => setImmediate(resolve));
+    }
+    await closed;
+    assert.notEqual(goawayCode(frames), undefined);
     await othersServed();
   });
 });

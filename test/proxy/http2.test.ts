@@ -16,7 +16,7 @@ import { createProxy, type Proxy as PorticoProxy } from '../../src/proxy/index.j
 import { selfSigned } from '../support/certs.js';
 import { fleet, forward, listener, route, upstream, vhost } from '../support/fleet.js';
 import { grpcClient, grpcEcho, h2Request, h2Session } from '../support/h2.js';
-import { closeServer, type EchoBody, httpRequest, listen, startEcho } from '../support/http.js';
+import { closeServer, type EchoBody, freePort, httpRequest, listen, startEcho } from '../support/http.js';
 
 const run = promisify(execFile);
 
@@ -78,6 +78,7 @@ describe('proxy HTTP/2', () => {
       route(forward(['trailing']), prefix('/trailing')),
       route(forward(['silent'], { timeoutMs: 300 }), prefix('/silent')),
       route(forward(['empty']), prefix('/empty')),
+      route(forward(['refused-h2c']), prefix('/refused')),
       route(forward([{ weight: 1, filters: [] }]), prefix('/invalid')),
       route(
         { type: 'Redirect', hostname: 'other.example.com', statusCode: 302 },
@@ -131,6 +132,7 @@ describe('proxy HTTP/2', () => {
         upstream('trailing', [trailingPort]),
         upstream('silent', [silentPort]),
         upstream('empty', []),
+        h2c('refused-h2c', [await freePort()]),
       ],
       [
         { name: 'default/a', ...certA },
@@ -328,6 +330,8 @@ describe('proxy HTTP/2', () => {
       await assert.rejects(grpcEcho(client, 'x', '/empty/M'), { code: grpc.status.UNAVAILABLE });
       await assert.rejects(grpcEcho(client, 'x', '/invalid/M'), { code: grpc.status.UNAVAILABLE });
       await assert.rejects(grpcEcho(client, 'x', '/silent/M'), { code: grpc.status.DEADLINE_EXCEEDED });
+      await assert.rejects(grpcEcho(client, 'x', '/refused/M'), { code: grpc.status.UNAVAILABLE });
+      assert.equal((await h2Request(session, '/refused')).status, 502);
       other.close();
     } finally {
       client.close();
