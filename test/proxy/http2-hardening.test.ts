@@ -102,8 +102,13 @@ describe('proxy HTTP/2 hardening', () => {
     }
     await closed;
     const resets = frames.filter((f) => f.type === RST_STREAM).length;
-    assert.ok(resets >= RESETS_ALLOWED, `only ${resets} streams were reset`);
-    assert.equal(goawayCode(frames), constants.NGHTTP2_ENHANCE_YOUR_CALM);
+    // The connection goes after at most the bound. Node 20 (nghttp2 1.61) resets each stream and leaves the
+    // bound to the proxy (ENHANCE_YOUR_CALM); Node 24 ends the connection at the first such error itself.
+    // A few more may be in the bytes already read when it trips.
+    assert.ok(resets <= RESETS_ALLOWED + 10, `${resets} streams were reset before the connection went`);
+    const code = goawayCode(frames);
+    assert.notEqual(code, undefined);
+    if (resets > 1) assert.equal(code, constants.NGHTTP2_ENHANCE_YOUR_CALM);
     await othersServed();
   });
 
