@@ -17,6 +17,7 @@ import { selfSigned } from '../support/certs.js';
 import { fleet, forward, listener, route, upstream, vhost } from '../support/fleet.js';
 import { grpcClient, grpcEcho, h2Request, h2Session } from '../support/h2.js';
 import { closeServer, type EchoBody, freePort, httpRequest, listen, startEcho } from '../support/http.js';
+import { parsePrometheus, sampleValue } from '../support/prometheus.js';
 
 const run = promisify(execFile);
 
@@ -36,6 +37,7 @@ describe('proxy HTTP/2', () => {
   let silent: NetServer;
   const silentSockets: Socket[] = [];
   let session: ClientHttp2Session;
+  let grpcRoute: string;
   const certA = selfSigned('a.example.com', ['a.example.com']);
   const certB = selfSigned('b.example.com', ['b.example.com']);
 
@@ -139,7 +141,14 @@ describe('proxy HTTP/2', () => {
         { name: 'default/b', ...certB },
       ],
     );
-    proxy = createProxy({ bindAddress: '127.0.0.1', portMap: () => 0, log: () => {} });
+    proxy = createProxy({
+      bindAddress: '127.0.0.1',
+      portMap: () => 0,
+      log: () => {},
+      metricsAddress: '127.0.0.1:0',
+    });
+    await proxy.started;
+    grpcRoute = routes[0]!.name;
     const outcome = await proxy.apply(config);
     assert.deepEqual(outcome, { ok: true, listenerErrors: [] });
     port = proxy.addresses().find((a) => a.listener === 'port-80')!.port;
@@ -336,6 +345,11 @@ describe('proxy HTTP/2', () => {
     } finally {
       client.close();
     }
+    // Per-route metrics count HTTP/2 requests as HTTP/1.1 ones.
+    const metricsPort = proxy.addresses().find((a) => a.listener === 'metrics')!.port;
+    const samples = parsePrometheus((await httpRequest(metricsPort, '/metrics')).body);
+    const calls = sampleValue(samples, 'portico_requests_total', { route: grpcRoute, code: '200' });
+    assert.ok((calls ?? 0) >= 1, `portico_requests_total for ${grpcRoute}: ${calls}`);
   });
 
   it('offers h2 and http/1.1 by ALPN on HTTPS, and answers 421 for an authority its certificate was not chosen for', async () => {
