@@ -2,7 +2,7 @@
 // the server resets over the client's own errors), oversized header lists and CR/LF or NUL in header values.
 // After each, another client is still served.
 import assert from 'node:assert/strict';
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import { type ClientHttp2Session, constants } from 'node:http2';
 import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
@@ -24,7 +24,7 @@ import {
   requestBlock,
   SETTINGS,
 } from '../support/h2-frames.js';
-import { closeServer, type EchoBody, startEcho } from '../support/http.js';
+import { closeServer, type EchoBody, listen, startEcho } from '../support/http.js';
 
 const RESETS_ALLOWED = 50;
 
@@ -32,11 +32,29 @@ describe('proxy HTTP/2 hardening', () => {
   let proxy: PorticoProxy;
   let port: number;
   let echo: Server;
+  let firehose: Server;
+  let firehoseWritten = 0;
   const logs: string[] = [];
 
   before(async () => {
     const e = await startEcho('pod-a');
     echo = e.server;
+    // Writes up to 200 MB as fast as its reader takes it, counting what it got rid of.
+    firehose = createServer((_req, res) => {
+      const chunk = Buffer.alloc(64 * 1024, 1);
+      const pump = (): void => {
+        while (firehoseWritten < 200 * 1024 * 1024) {
+          firehoseWritten += chunk.length;
+          if (!res.write(chunk)) {
+            res.once('drain', pump);
+            return;
+          }
+        }
+        res.end();
+      };
+      pump();
+    });
+    const firehosePort = await listen(firehose);
     proxy = createProxy({
       bindAddress: '127.0.0.1',
       portMap: () => 0,
@@ -45,7 +63,15 @@ describe('proxy HTTP/2 hardening', () => {
       http2: { maxStreamResetsPerWindow: RESETS_ALLOWED, streamResetWindowMs: 60_000 },
     });
     await proxy.apply(
-      simpleFleet([vhost(80, 'example.com', [route(forward(['echo']))])], [upstream('echo', [e.port])]),
+      simpleFleet(
+        [
+          vhost(80, 'example.com', [
+            route(forward(['firehose']), { path: { type: 'PathPrefix', value: '/firehose' } }),
+            route(forward(['echo'])),
+          ]),
+        ],
+        [upstream('echo', [e.port]), upstream('firehose', [firehosePort])],
+      ),
     );
     port = proxy.addresses()[0]!.port;
   });
@@ -53,6 +79,7 @@ describe('proxy HTTP/2 hardening', () => {
   after(async () => {
     await proxy.close();
     await closeServer(echo);
+    await closeServer(firehose);
   });
 
   /** A fresh client is answered: the proxy still serves others. */
@@ -213,5 +240,25 @@ describe('proxy HTTP/2 hardening', () => {
     await closed;
     assert.notEqual(goawayCode(frames), undefined);
     await othersServed();
+  });
+
+  it('holds a bounded amount for a client that stops reading a large response (flow control)', async () => {
+    const session = await h2Session(`http://127.0.0.1:${port}`);
+    session.on('error', () => {});
+    try {
+      const stream = session.request({ ':path': '/firehose', ':authority': 'example.com' });
+      stream.on('error', () => {});
+      // Reads the first bytes, then nothing: no WINDOW_UPDATE goes back, the proxy must stop reading upstream.
+      await new Promise((resolve) => stream.once('data', resolve));
+      stream.pause();
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      const stalled = firehoseWritten;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      assert.ok(stalled < 32 * 1024 * 1024, `the backend got rid of ${stalled} bytes`);
+      assert.equal(firehoseWritten, stalled, 'the backend kept writing');
+      await othersServed();
+    } finally {
+      session.destroy();
+    }
   });
 });
