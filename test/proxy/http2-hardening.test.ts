@@ -200,33 +200,38 @@ describe('proxy HTTP/2 hardening', () => {
     await othersServed();
   });
 
-  it('ends the connection of a client that floods PINGs without reading the acknowledgements', async () => {
-    const socket = connect({ host: '127.0.0.1', port });
-    await new Promise((resolve) => socket.once('connect', resolve));
-    // Never read: the proxy's acknowledgements back up (nghttp2 bounds that queue).
-    socket.pause();
-    let closed = false;
-    socket.on('close', () => {
-      closed = true;
-    });
-    socket.on('error', () => {});
-    socket.write(Buffer.concat([PREFACE, frame(SETTINGS, 0, 0)]));
-    const pings = Buffer.concat(Array.from({ length: 1000 }, () => frame(PING, 0, 0, Buffer.alloc(8))));
-    let sent = 0;
-    while (!closed && sent < 1_000_000) {
-      if (!socket.write(pings)) {
-        await new Promise((resolve) => {
-          socket.once('drain', resolve);
-          setTimeout(resolve, 100);
-        });
+  for (const [name, flood] of [
+    ['PING', frame(PING, 0, 0, Buffer.alloc(8))],
+    ['SETTINGS', frame(SETTINGS, 0, 0)],
+  ] as const) {
+    it(`ends the connection of a client that floods ${name} frames without reading the acknowledgements`, async () => {
+      const socket = connect({ host: '127.0.0.1', port });
+      await new Promise((resolve) => socket.once('connect', resolve));
+      // Never read: the proxy's acknowledgements back up (nghttp2 bounds that queue).
+      socket.pause();
+      let closed = false;
+      socket.on('close', () => {
+        closed = true;
+      });
+      socket.on('error', () => {});
+      socket.write(Buffer.concat([PREFACE, frame(SETTINGS, 0, 0)]));
+      const batch = Buffer.concat(Array.from({ length: 1000 }, () => flood));
+      let sent = 0;
+      while (!closed && sent < 1_000_000) {
+        if (!socket.write(batch)) {
+          await new Promise((resolve) => {
+            socket.once('drain', resolve);
+            setTimeout(resolve, 100);
+          });
+        }
+        sent += 1000;
+        await new Promise((resolve) => setImmediate(resolve));
       }
-      sent += 1000;
-      await new Promise((resolve) => setImmediate(resolve));
-    }
-    assert.ok(closed, `still open after ${sent} PINGs`);
-    socket.destroy();
-    await othersServed();
-  });
+      assert.ok(closed, `still open after ${sent} ${name} frames`);
+      socket.destroy();
+      await othersServed();
+    });
+  }
 
   it('ends the connection of a client that sends a CONTINUATION flood', async () => {
     const { socket, frames, closed } = await rawH2(port);
