@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { createProxy, type InProcessProxy } from '../../src/proxy/proxy.js';
 import { fleet, forward, listener, route, simpleFleet, upstream, vhost } from '../support/fleet.js';
 import { h2Request, h2Session } from '../support/h2.js';
-import { closeServer, startEcho, until } from '../support/http.js';
+import { closeServer, freePort, startEcho, until } from '../support/http.js';
 
 function h2c(name: string, ports: number[]) {
   const u = upstream(name, ports);
@@ -104,11 +104,18 @@ describe('proxy HTTP/2 lifecycle', () => {
       await until(() => proxy.inFlight() === 2);
       // Another route set, then a config whose only listener is another port.
       await proxy.apply(echoFleet('/other'));
-      const later = [h2Request(session, '/other?delay=300ms'), h2Request(session, '/h2c/b?delay=300ms')];
+      const later = [
+        h2Request(session, '/other?delay=300ms'),
+        h2Request(session, '/h2c/b?delay=300ms', { method: 'POST', body: 'y' }),
+      ];
       await until(() => proxy.inFlight() === 4);
-      const moved = vhost(8080, 'example.com', [route(forward(['echo']))]);
+      // Nor when the endpoints go: both upstream pools of the echo close, gracefully.
+      const moved = vhost(8080, 'example.com', [route(forward(['elsewhere']))]);
       const outcome = await proxy.apply(
-        fleet([{ listener: listener(8080, [moved]), vhosts: [moved] }], [upstream('echo', [echoPort])]),
+        fleet(
+          [{ listener: listener(8080, [moved]), vhosts: [moved] }],
+          [upstream('elsewhere', [await freePort()])],
+        ),
       );
       assert.equal(outcome.ok, true);
       for (const reply of await Promise.all([...inFlight, ...later])) {

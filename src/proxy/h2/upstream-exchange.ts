@@ -109,6 +109,11 @@ export class H2UpstreamExchange implements UpstreamCall {
 
   private complete(): void {
     if (this.done) return;
+    // A stream that ends (Node also ends it when its session is destroyed) without a response head is a failure.
+    if (!this.responded) {
+      this.fail('upstream stream ended without a response', 'reset');
+      return;
+    }
     this.done = true;
     const stream = this.stream;
     // A body the upstream answered before reading: let it flow on to nowhere, else the client stalls.
