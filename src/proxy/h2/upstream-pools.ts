@@ -20,6 +20,8 @@ interface PooledSession {
   /** Ours, not the session's: Node ends a closed session's socket but waits forever for a peer that keeps it. */
   socket: Socket;
   active: number;
+  /** Streams it may carry at once: ours, lowered to the peer's SETTINGS_MAX_CONCURRENT_STREAMS once known. */
+  capacity: number;
   idleTimer: NodeJS.Timeout | undefined;
   /** Out of the pool (GOAWAY, idle, closing): no new stream; its socket goes once its streams are done. */
   left: boolean;
@@ -69,14 +71,9 @@ export class H2EndpointPool implements StreamSlot {
     exchange.start(pooled.session, this);
   }
 
-  private capacity(session: ClientHttp2Session): number {
-    const peer = session.remoteSettings.maxConcurrentStreams ?? Number.POSITIVE_INFINITY;
-    return Math.min(peer, this.options.limits.upstreamMaxConcurrentStreams);
-  }
-
   private withRoom(): PooledSession | undefined {
     for (const pooled of this.sessions) {
-      if (pooled.active < this.capacity(pooled.session)) return pooled;
+      if (pooled.active < pooled.capacity) return pooled;
     }
     return undefined;
   }
@@ -95,7 +92,14 @@ export class H2EndpointPool implements StreamSlot {
       maxSessionMemory: this.options.limits.maxSessionMemoryMb,
       maxHeaderListPairs: this.options.limits.maxHeaderListPairs,
     });
-    const pooled: PooledSession = { session, socket, active: 0, idleTimer: undefined, left: false };
+    const pooled: PooledSession = {
+      session,
+      socket,
+      active: 0,
+      capacity: this.options.limits.upstreamMaxConcurrentStreams,
+      idleTimer: undefined,
+      left: false,
+    };
     this.sessions.push(pooled);
     this.bySession.set(session, pooled);
     const connectTimer = setTimeout(
@@ -118,7 +122,12 @@ export class H2EndpointPool implements StreamSlot {
       this.startQueued();
     });
     // The peer's SETTINGS may allow more streams than the pool assumed while connecting.
-    session.on('remoteSettings', () => this.startQueued());
+    // Read once per SETTINGS frame: the remoteSettings getter builds its object anew on every call.
+    session.on('remoteSettings', (settings) => {
+      const peer = settings.maxConcurrentStreams ?? Number.POSITIVE_INFINITY;
+      pooled.capacity = Math.min(peer, this.options.limits.upstreamMaxConcurrentStreams);
+      this.startQueued();
+    });
     return pooled;
   }
 
