@@ -2,7 +2,7 @@
 // the server resets over the client's own errors), oversized header lists and CR/LF or NUL in header values.
 // After each, another client is still served.
 import assert from 'node:assert/strict';
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import { type ClientHttp2Session, constants } from 'node:http2';
 import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
@@ -10,6 +10,7 @@ import { createProxy, type Proxy as PorticoProxy } from '../../src/proxy/index.j
 import { forward, route, simpleFleet, upstream, vhost } from '../support/fleet.js';
 import { h2Request, h2Session } from '../support/h2.js';
 import {
+  CONTINUATION,
   DATA,
   END_HEADERS,
   END_STREAM,
@@ -23,7 +24,7 @@ import {
   requestBlock,
   SETTINGS,
 } from '../support/h2-frames.js';
-import { closeServer, type EchoBody, startEcho } from '../support/http.js';
+import { closeServer, type EchoBody, listen, startEcho } from '../support/http.js';
 
 const RESETS_ALLOWED = 50;
 
@@ -31,11 +32,29 @@ describe('proxy HTTP/2 hardening', () => {
   let proxy: PorticoProxy;
   let port: number;
   let echo: Server;
+  let firehose: Server;
+  let firehoseWritten = 0;
   const logs: string[] = [];
 
   before(async () => {
     const e = await startEcho('pod-a');
     echo = e.server;
+    // Writes up to 200 MB as fast as its reader takes it, counting what it got rid of.
+    firehose = createServer((_req, res) => {
+      const chunk = Buffer.alloc(64 * 1024, 1);
+      const pump = (): void => {
+        while (firehoseWritten < 200 * 1024 * 1024) {
+          firehoseWritten += chunk.length;
+          if (!res.write(chunk)) {
+            res.once('drain', pump);
+            return;
+          }
+        }
+        res.end();
+      };
+      pump();
+    });
+    const firehosePort = await listen(firehose);
     proxy = createProxy({
       bindAddress: '127.0.0.1',
       portMap: () => 0,
@@ -44,7 +63,15 @@ describe('proxy HTTP/2 hardening', () => {
       http2: { maxStreamResetsPerWindow: RESETS_ALLOWED, streamResetWindowMs: 60_000 },
     });
     await proxy.apply(
-      simpleFleet([vhost(80, 'example.com', [route(forward(['echo']))])], [upstream('echo', [e.port])]),
+      simpleFleet(
+        [
+          vhost(80, 'example.com', [
+            route(forward(['firehose']), { path: { type: 'PathPrefix', value: '/firehose' } }),
+            route(forward(['echo'])),
+          ]),
+        ],
+        [upstream('echo', [e.port]), upstream('firehose', [firehosePort])],
+      ),
     );
     port = proxy.addresses()[0]!.port;
   });
@@ -52,6 +79,7 @@ describe('proxy HTTP/2 hardening', () => {
   after(async () => {
     await proxy.close();
     await closeServer(echo);
+    await closeServer(firehose);
   });
 
   /** A fresh client is answered: the proxy still serves others. */
@@ -101,8 +129,13 @@ describe('proxy HTTP/2 hardening', () => {
     }
     await closed;
     const resets = frames.filter((f) => f.type === RST_STREAM).length;
-    assert.ok(resets >= RESETS_ALLOWED, `only ${resets} streams were reset`);
-    assert.equal(goawayCode(frames), constants.NGHTTP2_ENHANCE_YOUR_CALM);
+    // The connection goes after at most the bound. Node 20 (nghttp2 1.61) resets each stream and leaves the
+    // bound to the proxy (ENHANCE_YOUR_CALM); Node 24 ends the connection at the first such error itself.
+    // A few more may be in the bytes already read when it trips.
+    assert.ok(resets <= RESETS_ALLOWED + 10, `${resets} streams were reset before the connection went`);
+    const code = goawayCode(frames);
+    assert.notEqual(code, undefined);
+    if (resets > 1) assert.equal(code, constants.NGHTTP2_ENHANCE_YOUR_CALM);
     await othersServed();
   });
 
@@ -167,31 +200,70 @@ describe('proxy HTTP/2 hardening', () => {
     await othersServed();
   });
 
-  it('ends the connection of a client that floods PINGs without reading the acknowledgements', async () => {
-    const socket = connect({ host: '127.0.0.1', port });
-    await new Promise((resolve) => socket.once('connect', resolve));
-    // Never read: the proxy's acknowledgements back up (nghttp2 bounds that queue).
-    socket.pause();
-    let closed = false;
-    socket.on('close', () => {
-      closed = true;
-    });
-    socket.on('error', () => {});
-    socket.write(Buffer.concat([PREFACE, frame(SETTINGS, 0, 0)]));
-    const pings = Buffer.concat(Array.from({ length: 1000 }, () => frame(PING, 0, 0, Buffer.alloc(8))));
-    let sent = 0;
-    while (!closed && sent < 1_000_000) {
-      if (!socket.write(pings)) {
-        await new Promise((resolve) => {
-          socket.once('drain', resolve);
-          setTimeout(resolve, 100);
-        });
+  for (const [name, flood] of [
+    ['PING', frame(PING, 0, 0, Buffer.alloc(8))],
+    ['SETTINGS', frame(SETTINGS, 0, 0)],
+  ] as const) {
+    it(`ends the connection of a client that floods ${name} frames without reading the acknowledgements`, async () => {
+      const socket = connect({ host: '127.0.0.1', port });
+      await new Promise((resolve) => socket.once('connect', resolve));
+      // Never read: the proxy's acknowledgements back up (nghttp2 bounds that queue).
+      socket.pause();
+      let closed = false;
+      socket.on('close', () => {
+        closed = true;
+      });
+      socket.on('error', () => {});
+      socket.write(Buffer.concat([PREFACE, frame(SETTINGS, 0, 0)]));
+      const batch = Buffer.concat(Array.from({ length: 1000 }, () => flood));
+      let sent = 0;
+      while (!closed && sent < 1_000_000) {
+        if (!socket.write(batch)) {
+          await new Promise((resolve) => {
+            socket.once('drain', resolve);
+            setTimeout(resolve, 100);
+          });
+        }
+        sent += 1000;
+        await new Promise((resolve) => setImmediate(resolve));
       }
-      sent += 1000;
-      await new Promise((resolve) => setImmediate(resolve));
+      assert.ok(closed, `still open after ${sent} ${name} frames`);
+      socket.destroy();
+      await othersServed();
+    });
+  }
+
+  it('ends the connection of a client that sends a CONTINUATION flood', async () => {
+    const { socket, frames, closed } = await rawH2(port);
+    // A header block that never ends: HEADERS without END_HEADERS, then CONTINUATION frames.
+    socket.write(frame(HEADERS, 0, 1, requestBlock('/', 'example.com')));
+    const piece = frame(CONTINUATION, 0, 1, Buffer.from([0x40, 1, 0x78, 1, 0x79]));
+    for (let i = 0; i < 10_000 && !socket.destroyed; i++) {
+      socket.write(piece);
+      if (i % 100 === 0) await new Promise((resolve) => setImmediate(resolve));
     }
-    assert.ok(closed, `still open after ${sent} PINGs`);
-    socket.destroy();
+    await closed;
+    assert.notEqual(goawayCode(frames), undefined);
     await othersServed();
+  });
+
+  it('holds a bounded amount for a client that stops reading a large response (flow control)', async () => {
+    const session = await h2Session(`http://127.0.0.1:${port}`);
+    session.on('error', () => {});
+    try {
+      const stream = session.request({ ':path': '/firehose', ':authority': 'example.com' });
+      stream.on('error', () => {});
+      // Reads the first bytes, then nothing: no WINDOW_UPDATE goes back, the proxy must stop reading upstream.
+      await new Promise((resolve) => stream.once('data', resolve));
+      stream.pause();
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      const stalled = firehoseWritten;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      assert.ok(stalled < 32 * 1024 * 1024, `the backend got rid of ${stalled} bytes`);
+      assert.equal(firehoseWritten, stalled, 'the backend kept writing');
+      await othersServed();
+    } finally {
+      session.destroy();
+    }
   });
 });

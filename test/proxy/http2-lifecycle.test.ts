@@ -3,13 +3,18 @@
 // drops a session its backend sent GOAWAY on and opens another when the backend's stream limit is reached.
 import assert from 'node:assert/strict';
 import type { Server } from 'node:http';
-import { createServer as createH2Server, type Http2Server, type ServerHttp2Session } from 'node:http2';
+import {
+  createServer as createH2Server,
+  type Http2Server,
+  type ServerHttp2Session,
+  type ServerHttp2Stream,
+} from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { createProxy, type InProcessProxy } from '../../src/proxy/proxy.js';
 import { fleet, forward, listener, route, simpleFleet, upstream, vhost } from '../support/fleet.js';
 import { h2Request, h2Session } from '../support/h2.js';
-import { closeServer, startEcho, until } from '../support/http.js';
+import { closeServer, freePort, startEcho, until } from '../support/http.js';
 
 function h2c(name: string, ports: number[]) {
   const u = upstream(name, ports);
@@ -21,13 +26,20 @@ function h2c(name: string, ports: number[]) {
 async function h2Backend(
   options: { maxConcurrentStreams?: number },
   onStream: (session: ServerHttp2Session, n: number, answer: () => void) => void,
-): Promise<{ server: Http2Server; port: number; sessions: ServerHttp2Session[] }> {
+): Promise<{
+  server: Http2Server;
+  port: number;
+  sessions: ServerHttp2Session[];
+  streams: ServerHttp2Stream[];
+}> {
   const server = createH2Server({ settings: { maxConcurrentStreams: options.maxConcurrentStreams ?? 100 } });
   const sessions: ServerHttp2Session[] = [];
+  const streams: ServerHttp2Stream[] = [];
   let n = 0;
   server.on('session', (s) => sessions.push(s));
   server.on('stream', (stream) => {
     stream.on('error', () => {});
+    streams.push(stream);
     const i = n++;
     onStream(stream.session as ServerHttp2Session, i, () => {
       if (stream.destroyed) return;
@@ -36,7 +48,7 @@ async function h2Backend(
     });
   });
   await new Promise<void>((resolve) => server.listen({ host: '127.0.0.1', port: 0 }, resolve));
-  return { server, port: (server.address() as AddressInfo).port, sessions };
+  return { server, port: (server.address() as AddressInfo).port, sessions, streams };
 }
 
 describe('proxy HTTP/2 lifecycle', () => {
@@ -104,11 +116,18 @@ describe('proxy HTTP/2 lifecycle', () => {
       await until(() => proxy.inFlight() === 2);
       // Another route set, then a config whose only listener is another port.
       await proxy.apply(echoFleet('/other'));
-      const later = [h2Request(session, '/other?delay=300ms'), h2Request(session, '/h2c/b?delay=300ms')];
+      const later = [
+        h2Request(session, '/other?delay=300ms'),
+        h2Request(session, '/h2c/b?delay=300ms', { method: 'POST', body: 'y' }),
+      ];
       await until(() => proxy.inFlight() === 4);
-      const moved = vhost(8080, 'example.com', [route(forward(['echo']))]);
+      // Nor when the endpoints go: both upstream pools of the echo close, gracefully.
+      const moved = vhost(8080, 'example.com', [route(forward(['elsewhere']))]);
       const outcome = await proxy.apply(
-        fleet([{ listener: listener(8080, [moved]), vhosts: [moved] }], [upstream('echo', [echoPort])]),
+        fleet(
+          [{ listener: listener(8080, [moved]), vhosts: [moved] }],
+          [upstream('elsewhere', [await freePort()])],
+        ),
       );
       assert.equal(outcome.ok, true);
       for (const reply of await Promise.all([...inFlight, ...later])) {
@@ -170,6 +189,31 @@ describe('proxy HTTP/2 lifecycle', () => {
       for (const answer of waiting.splice(0)) answer();
       for (const reply of await Promise.all(replies)) assert.equal(reply.status, 200);
       assert.equal(backend.sessions.length, 3);
+      session.close();
+    } finally {
+      await proxy.close();
+      backend.server.close();
+    }
+  });
+
+  it('passes an h2c backend that dies mid-response on as a reset stream, never as a short complete one', async () => {
+    const backend = await h2Backend({}, (session, _n, _answer) => {
+      // A head and part of the body, then the backend's connection goes.
+      const stream = [...backend.streams].pop()!;
+      stream.respond({ ':status': 200 });
+      stream.write('partial');
+      setTimeout(() => session.destroy(), 50);
+    });
+    const proxy = createProxy({ bindAddress: '127.0.0.1', portMap: () => 0, log: () => {} });
+    try {
+      await proxy.apply(
+        simpleFleet([vhost(80, 'example.com', [route(forward(['be']))])], [h2c('be', [backend.port])]),
+      );
+      const port = proxy.addresses()[0]!.port;
+      const session = await h2Session(`http://127.0.0.1:${port}`);
+      const reply = await h2Request(session, '/cut');
+      assert.equal(reply.status, 200);
+      assert.notEqual(reply.rstCode, 0, `a clean end after ${JSON.stringify(reply.body)}`);
       session.close();
     } finally {
       await proxy.close();

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { createServer, request as httpRequestRaw, type Server } from 'node:http';
-import type { ClientHttp2Session } from 'node:http2';
+import { type ClientHttp2Session, constants } from 'node:http2';
 import { request as httpsRequest } from 'node:https';
 import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
@@ -16,7 +16,17 @@ import { createProxy, type Proxy as PorticoProxy } from '../../src/proxy/index.j
 import { selfSigned } from '../support/certs.js';
 import { fleet, forward, listener, route, upstream, vhost } from '../support/fleet.js';
 import { grpcClient, grpcEcho, h2Request, h2Session } from '../support/h2.js';
-import { closeServer, type EchoBody, httpRequest, listen, startEcho } from '../support/http.js';
+import { DATA, END_HEADERS, frame, HEADERS, RST_STREAM, rawH2, requestBlock } from '../support/h2-frames.js';
+import {
+  closeServer,
+  type EchoBody,
+  freePort,
+  httpRequest,
+  listen,
+  startEcho,
+  until,
+} from '../support/http.js';
+import { parsePrometheus, sampleValue } from '../support/prometheus.js';
 
 const run = promisify(execFile);
 
@@ -33,9 +43,12 @@ describe('proxy HTTP/2', () => {
   let echo: Server;
   let mirror: Server;
   let trailing: Server;
+  let recorder: Server;
+  const uploads: string[] = [];
   let silent: NetServer;
   const silentSockets: Socket[] = [];
   let session: ClientHttp2Session;
+  let grpcRoute: string;
   const certA = selfSigned('a.example.com', ['a.example.com']);
   const certB = selfSigned('b.example.com', ['b.example.com']);
 
@@ -65,6 +78,19 @@ describe('proxy HTTP/2', () => {
       res.end();
     });
     const trailingPort = await listen(trailing);
+    // Records how each upload ended: whole (its end came) or broken.
+    recorder = createServer((req, res) => {
+      let length = 0;
+      req.on('data', (c: Buffer) => {
+        length += c.length;
+      });
+      req.on('end', () => {
+        uploads.push(`complete ${length}`);
+        res.end();
+      });
+      req.on('aborted', () => uploads.push(`aborted ${length}`));
+    });
+    const recorderPort = await listen(recorder);
     // Accepts and never answers: the route timeout is what ends a request to it.
     silent = createNetServer((socket) => silentSockets.push(socket));
     await new Promise<void>((resolve) => silent.listen({ host: '127.0.0.1', port: 0 }, resolve));
@@ -76,8 +102,10 @@ describe('proxy HTTP/2', () => {
       route(forward(['echo-h2c']), prefix('/h2c')),
       route(forward(['mirror']), prefix('/mirror')),
       route(forward(['trailing']), prefix('/trailing')),
+      route(forward(['recorder']), prefix('/recorder')),
       route(forward(['silent'], { timeoutMs: 300 }), prefix('/silent')),
       route(forward(['empty']), prefix('/empty')),
+      route(forward(['refused-h2c']), prefix('/refused')),
       route(forward([{ weight: 1, filters: [] }]), prefix('/invalid')),
       route(
         { type: 'Redirect', hostname: 'other.example.com', statusCode: 302 },
@@ -129,15 +157,24 @@ describe('proxy HTTP/2', () => {
         h2c('echo-h2c', [e.port]),
         upstream('mirror', [mirrorPort]),
         upstream('trailing', [trailingPort]),
+        upstream('recorder', [recorderPort]),
         upstream('silent', [silentPort]),
         upstream('empty', []),
+        h2c('refused-h2c', [await freePort()]),
       ],
       [
         { name: 'default/a', ...certA },
         { name: 'default/b', ...certB },
       ],
     );
-    proxy = createProxy({ bindAddress: '127.0.0.1', portMap: () => 0, log: () => {} });
+    proxy = createProxy({
+      bindAddress: '127.0.0.1',
+      portMap: () => 0,
+      log: () => {},
+      metricsAddress: '127.0.0.1:0',
+    });
+    await proxy.started;
+    grpcRoute = routes[0]!.name;
     const outcome = await proxy.apply(config);
     assert.deepEqual(outcome, { ok: true, listenerErrors: [] });
     port = proxy.addresses().find((a) => a.listener === 'port-80')!.port;
@@ -152,6 +189,7 @@ describe('proxy HTTP/2', () => {
     silent.close();
     await closeServer(mirror);
     await closeServer(trailing);
+    await closeServer(recorder);
     await closeServer(echo);
   });
 
@@ -196,6 +234,8 @@ describe('proxy HTTP/2', () => {
       { path: '/match?q=1', method: 'POST', headers: { 'x-match': 'yes' } },
       { path: '/match?q=2', method: 'POST', headers: { 'x-match': 'yes' } },
       { path: '/rewrite/x?y=1' },
+      { path: '/head', method: 'HEAD' },
+      { path: '/status/204' },
       { path: '/redirect' },
       { path: '/anything', host: 'unserved.test' },
       { path: '/other', host: 'grpc.example.com:80' },
@@ -222,7 +262,7 @@ describe('proxy HTTP/2', () => {
       assert.equal(h2.headers.location, h1.headers.location, label);
       assert.equal(h2.headers['x-resp'], h1.headers['x-resp'], label);
       assert.equal(h2.headers.server, 'portico', label);
-      if (h1.status === 200) {
+      if (h1.status === 200 && c.method !== 'HEAD') {
         const b1 = JSON.parse(h1.body) as EchoBody;
         const b2 = JSON.parse(h2.body) as EchoBody;
         assert.equal(b2.path, b1.path, label);
@@ -250,6 +290,23 @@ describe('proxy HTTP/2', () => {
       headers: { 'content-length': '5' },
     });
     assert.deepEqual([sized.body, sized.headers['x-framing']], ['5', 'length 5']);
+  });
+
+  it('passes an upload the client reset on to an HTTP/1.1 backend as broken, never as a shorter whole body', async () => {
+    // Raw frames: Node's client sends END_STREAM before its RST_STREAM, which makes any upload whole.
+    const { socket } = await rawH2(port);
+    // The proxy's SETTINGS and connection window first, so 112 KB may be sent at once.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    socket.write(frame(HEADERS, END_HEADERS, 1, requestBlock('/recorder', 'example.com', 200_000)));
+    // Past the body buffer (64 KiB), so the upload is streaming to the backend when the client gives up.
+    for (let i = 0; i < 7; i++) socket.write(frame(DATA, 0, 1, Buffer.alloc(16_000, 1)));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const cancel = Buffer.alloc(4);
+    cancel.writeUInt32BE(constants.NGHTTP2_CANCEL);
+    socket.write(frame(RST_STREAM, 0, 1, cancel));
+    await until(() => uploads.length === 1);
+    assert.match(uploads[0]!, /^aborted /);
+    socket.destroy();
   });
 
   it('forwards to an h2c backend and relays its trailers', async () => {
@@ -326,10 +383,17 @@ describe('proxy HTTP/2', () => {
       await assert.rejects(grpcEcho(client, 'x', '/empty/M'), { code: grpc.status.UNAVAILABLE });
       await assert.rejects(grpcEcho(client, 'x', '/invalid/M'), { code: grpc.status.UNAVAILABLE });
       await assert.rejects(grpcEcho(client, 'x', '/silent/M'), { code: grpc.status.DEADLINE_EXCEEDED });
+      await assert.rejects(grpcEcho(client, 'x', '/refused/M'), { code: grpc.status.UNAVAILABLE });
+      assert.equal((await h2Request(session, '/refused')).status, 502);
       other.close();
     } finally {
       client.close();
     }
+    // Per-route metrics count HTTP/2 requests as HTTP/1.1 ones.
+    const metricsPort = proxy.addresses().find((a) => a.listener === 'metrics')!.port;
+    const samples = parsePrometheus((await httpRequest(metricsPort, '/metrics')).body);
+    const calls = sampleValue(samples, 'portico_requests_total', { route: grpcRoute, code: '200' });
+    assert.ok((calls ?? 0) >= 1, `portico_requests_total for ${grpcRoute}: ${calls}`);
   });
 
   it('offers h2 and http/1.1 by ALPN on HTTPS, and answers 421 for an authority its certificate was not chosen for', async () => {

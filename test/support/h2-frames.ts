@@ -8,6 +8,7 @@ export const SETTINGS = 0x4;
 export const PING = 0x6;
 export const GOAWAY = 0x7;
 export const WINDOW_UPDATE = 0x8;
+export const CONTINUATION = 0x9;
 export const END_STREAM = 0x1;
 export const END_HEADERS = 0x4;
 

@@ -7,6 +7,7 @@ import type { ServerHttp2Stream } from 'node:http2';
 import type { Socket } from 'node:net';
 import { ClientRequest } from '../client-request.js';
 import { isValidFieldValue, parseContentLength } from '../http-syntax.js';
+import { H2RequestBody } from './request-body.js';
 
 /** Why a stream's request cannot be forwarded; `status` is answered (0: reset the stream). */
 export interface RefusedRequest {
@@ -73,7 +74,7 @@ export function requestFromStream(
   const hostValue = authority ?? host;
   if (hostValue !== undefined) lines.push('host', hostValue);
   if (cookie !== undefined) lines.push('cookie', cookie);
-  const body = ended ? null : stream;
+  const body = ended ? null : new H2RequestBody(stream);
   const chunked = body !== null && contentLength < 0;
   return new ClientRequest(method, path, lines, socket, body, chunked, contentLength);
 }

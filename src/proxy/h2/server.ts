@@ -11,7 +11,6 @@ import {
   type ServerHttp2Stream,
 } from 'node:http2';
 import type { Socket } from 'node:net';
-import { performance } from 'node:perf_hooks';
 import type { TLSSocket } from 'node:tls';
 import { handleRequest } from '../handler.js';
 import type { Http2Limits } from '../options.js';
@@ -20,11 +19,10 @@ import type { ListenerContext, ProxyRuntime } from '../runtime.js';
 import { type CertificateTable, listenerHostnameOf } from '../tls.js';
 import { isGrpcContentType } from './grpc-status.js';
 import { requestFromStream } from './request.js';
-import { ResetGuard } from './reset-guard.js';
 import { H2Response, type StreamOwner } from './response.js';
+import { SessionTable } from './sessions.js';
 
-const { NGHTTP2_NO_ERROR, NGHTTP2_PROTOCOL_ERROR, NGHTTP2_ENHANCE_YOUR_CALM, NGHTTP2_FLAG_END_STREAM } =
-  constants;
+const { NGHTTP2_PROTOCOL_ERROR, NGHTTP2_FLAG_END_STREAM } = constants;
 
 export interface H2Listener {
   /** Serves HTTP/2 on a socket whose first bytes (if any were read) were put back. */
@@ -56,20 +54,13 @@ function serverOptions(limits: Http2Limits): Parameters<typeof createServer>[0] 
 
 function ignore(): void {}
 
-function destroySession(session: Http2Session): void {
-  session.destroy();
-}
-
-/** Streams the proxy reset itself: their close is not held against the client. */
-const resetByProxy = new WeakSet<ServerHttp2Stream>();
-const owner: StreamOwner = { resetByProxy: (stream) => resetByProxy.add(stream) };
-
-/** Per session: its reset bound, and whether it was told to go away already. */
-interface SessionState {
-  guard: ResetGuard;
-  goingAway: boolean;
-  /** Over its reset bound: being destroyed. */
-  cut: boolean;
+/** What serving a stream needs besides the stream. */
+interface StreamContext {
+  rt: ProxyRuntime;
+  context: ListenerContext;
+  certificates: () => CertificateTable | undefined;
+  sessions: SessionTable;
+  owner: StreamOwner;
 }
 
 export function createH2Listener(
@@ -79,38 +70,12 @@ export function createH2Listener(
 ): H2Listener {
   const limits = rt.options.http2;
   const server: Http2Server = createServer(serverOptions(limits));
-  const sessions = new Map<Http2Session, SessionState>();
-
-  /** A session's state, made on first sight: streams that came with the preface are emitted before 'session'. */
-  function track(session: Http2Session): SessionState {
-    const known = sessions.get(session);
-    if (known !== undefined) return known;
-    const state: SessionState = {
-      guard: new ResetGuard(limits.maxStreamResetsPerWindow, limits.streamResetWindowMs),
-      goingAway: false,
-      cut: false,
-    };
-    sessions.set(session, state);
-    session.on('error', ignore);
-    session.on('close', () => sessions.delete(session));
-    // Idle: GOAWAY; idle again (a stream that never ends, e.g. a client that stopped reading): cut.
-    session.setTimeout(limits.idleTimeoutMs, () => {
-      if (state.goingAway) session.destroy();
-      else {
-        state.goingAway = true;
-        session.close();
-      }
-    });
-    try {
-      session.setLocalWindowSize(limits.sessionWindowSize);
-    } catch {
-      // A session already gone has no window to set.
-    }
-    return state;
-  }
-
-  server.on('session', track);
-
+  const sessions = new SessionTable(limits, () =>
+    rt.options.log(`listener ${context.name}: too many stream resets on one HTTP/2 connection, closing it`),
+  );
+  const owner: StreamOwner = { resetByProxy: (stream) => sessions.markResetByProxy(stream) };
+  const ctx: StreamContext = { rt, context, certificates, sessions, owner };
+  server.on('session', (session: Http2Session) => sessions.track(session));
   server.on(
     'stream',
     (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, flags: number, raw: string[]) => {
@@ -118,73 +83,52 @@ export function createH2Listener(
       stream.on('error', ignore);
       const session = stream.session;
       if (session === undefined) return;
-      const state = track(session);
-      stream.on('close', () => onStreamClose(stream, session, state));
-      serveStream(stream, headers, raw, (flags & NGHTTP2_FLAG_END_STREAM) !== 0, session);
+      const state = sessions.track(session);
+      stream.on('close', () => sessions.streamClosed(stream, session, state));
+      serveStream(ctx, stream, headers, raw, (flags & NGHTTP2_FLAG_END_STREAM) !== 0, session);
       // Draining: this stream is answered, the client opens the next ones elsewhere (HTTP/1.1's `connection: close`).
-      if ((rt.draining || context.closing) && !state.goingAway) {
-        state.goingAway = true;
-        session.close();
-      }
+      if ((rt.draining || context.closing) && !state.goingAway) sessions.goAway(session, state);
     },
   );
-
-  function onStreamClose(stream: ServerHttp2Stream, session: Http2Session, state: SessionState): void {
-    const code = stream.rstCode ?? NGHTTP2_NO_ERROR;
-    if (code === NGHTTP2_NO_ERROR || resetByProxy.has(stream) || state.cut) return;
-    if (!state.guard.add(performance.now())) return;
-    state.cut = true;
-    rt.options.log(`listener ${context.name}: too many stream resets on one HTTP/2 connection, closing it`);
-    session.goaway(NGHTTP2_ENHANCE_YOUR_CALM);
-    // After the GOAWAY is flushed (destroying at once can drop it); no new stream is taken meanwhile.
-    setImmediate(destroySession, session);
-  }
-
-  function serveStream(
-    stream: ServerHttp2Stream,
-    headers: IncomingHttpHeaders,
-    raw: string[],
-    ended: boolean,
-    session: Http2Session,
-  ): void {
-    const socket = session.socket as Socket;
-    const request = requestFromStream(stream, raw, ended, socket, limits.maxHeaderListSize);
-    if (!('method' in request)) {
-      if (request.status === 0) stream.close(NGHTTP2_PROTOCOL_ERROR);
-      else
-        stream.respond(
-          { ':status': request.status, server: 'portico', 'content-length': '0' },
-          { endStream: true },
-        );
-      return;
-    }
-    const table = certificates();
-    if (table !== undefined && misdirected(table, socket as TLSSocket, headers)) {
-      stream.respond({ ':status': 421, server: 'portico', 'content-length': '0' }, { endStream: true });
-      return;
-    }
-    const grpc = isGrpcContentType(headers['content-type']);
-    const response = new H2Response(stream, owner, grpc, request.method === 'HEAD');
-    stream.on('close', () => response.close());
-    if (request.body !== null) watchBodyStall(stream, response, rt.options.limits.requestBodyIdleTimeoutMs);
-    handleRequest(rt, context, request, response);
-  }
-
   return {
-    accept(socket) {
-      server.emit('connection', socket);
-    },
-    closeSessions() {
-      for (const [session, state] of sessions) {
-        state.goingAway = true;
-        if (!session.closed) session.close();
-      }
-    },
-    destroySessions() {
-      for (const session of sessions.keys()) session.destroy();
-      sessions.clear();
-    },
+    accept: (socket) => server.emit('connection', socket),
+    closeSessions: () => sessions.goAwayAll(),
+    destroySessions: () => sessions.destroyAll(),
   };
+}
+
+/** One stream: refused, misdirected (421), or a request for the handler with an H2Response. */
+function serveStream(
+  ctx: StreamContext,
+  stream: ServerHttp2Stream,
+  headers: IncomingHttpHeaders,
+  raw: string[],
+  ended: boolean,
+  session: Http2Session,
+): void {
+  const { rt } = ctx;
+  const socket = session.socket as Socket;
+  const request = requestFromStream(stream, raw, ended, socket, rt.options.http2.maxHeaderListSize);
+  if (!('method' in request)) {
+    if (request.status === 0) stream.close(NGHTTP2_PROTOCOL_ERROR);
+    else answerLocally(stream, request.status);
+    return;
+  }
+  const table = ctx.certificates();
+  if (table !== undefined && misdirected(table, socket as TLSSocket, headers)) {
+    answerLocally(stream, 421);
+    return;
+  }
+  const grpc = isGrpcContentType(headers['content-type']);
+  const response = new H2Response(stream, ctx.owner, grpc, request.method === 'HEAD');
+  stream.on('close', () => response.close());
+  if (request.body !== null) watchBodyStall(stream, response, rt.options.limits.requestBodyIdleTimeoutMs);
+  handleRequest(rt, ctx.context, request, response);
+}
+
+/** An empty answer before the handler saw the request. */
+function answerLocally(stream: ServerHttp2Stream, status: number): void {
+  stream.respond({ ':status': status, server: 'portico', 'content-length': '0' }, { endStream: true });
 }
 
 /**

@@ -16,7 +16,7 @@ import {
   type UpstreamSink,
 } from '../upstream-client.js';
 
-const { NGHTTP2_CANCEL, NGHTTP2_REFUSED_STREAM, NGHTTP2_FLAG_END_STREAM } = constants;
+const { NGHTTP2_CANCEL, NGHTTP2_NO_ERROR, NGHTTP2_REFUSED_STREAM, NGHTTP2_FLAG_END_STREAM } = constants;
 
 /** Header fields of an HTTP/2 block as flat lines (name, value, ...), pseudo-headers left out. */
 export function headerLines(headers: IncomingHttpHeaders): string[] {
@@ -70,7 +70,12 @@ export class H2UpstreamExchange implements UpstreamCall {
     stream.on('trailers', (trailers: IncomingHttpHeaders) => {
       this.trailers = headerLines(trailers);
     });
-    stream.on('end', () => this.complete());
+    stream.on('end', () => {
+      // Node ends the readable side of a stream that was reset or lost its session too: not a complete response.
+      const code = stream.rstCode ?? NGHTTP2_NO_ERROR;
+      if (code === NGHTTP2_NO_ERROR) this.complete();
+      else this.fail(`upstream stream reset (code ${code})`, this.responded ? 'error' : 'reset');
+    });
     stream.on('error', () => {});
     stream.on('close', () => {
       slot.streamDone(session);
@@ -109,6 +114,11 @@ export class H2UpstreamExchange implements UpstreamCall {
 
   private complete(): void {
     if (this.done) return;
+    // A stream that ends (Node also ends it when its session is destroyed) without a response head is a failure.
+    if (!this.responded) {
+      this.fail('upstream stream ended without a response', 'reset');
+      return;
+    }
     this.done = true;
     const stream = this.stream;
     // A body the upstream answered before reading: let it flow on to nowhere, else the client stalls.

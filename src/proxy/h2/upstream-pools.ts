@@ -3,6 +3,7 @@
 // a queue). A session that receives GOAWAY takes no new stream and leaves the pool at once (its streams
 // finish); one idle for the idle timeout is closed.
 import { type ClientHttp2Session, connect } from 'node:http2';
+import { connect as connectTcp, type Socket } from 'node:net';
 import type { Endpoint } from '../../ir/fleet-config.js';
 import type { Http2Limits } from '../options.js';
 import { endpointKey } from '../snapshot.js';
@@ -16,8 +17,21 @@ export interface H2PoolOptions {
 
 interface PooledSession {
   session: ClientHttp2Session;
+  /** Ours, not the session's: Node ends a closed session's socket but waits forever for a peer that keeps it. */
+  socket: Socket;
   active: number;
+  /** Streams it may carry at once: ours, lowered to the peer's SETTINGS_MAX_CONCURRENT_STREAMS once known. */
+  capacity: number;
   idleTimer: NodeJS.Timeout | undefined;
+  /** Out of the pool (GOAWAY, idle, closing): no new stream; its socket goes once its streams are done. */
+  left: boolean;
+}
+
+/** How long a retired session's socket may wait for the peer to close it once its streams are done. */
+const LINGER_MS = 1000;
+
+function cutSocket(socket: Socket): void {
+  socket.destroy();
 }
 
 export class H2EndpointPool implements StreamSlot {
@@ -57,14 +71,9 @@ export class H2EndpointPool implements StreamSlot {
     exchange.start(pooled.session, this);
   }
 
-  private capacity(session: ClientHttp2Session): number {
-    const peer = session.remoteSettings.maxConcurrentStreams ?? Number.POSITIVE_INFINITY;
-    return Math.min(peer, this.options.limits.upstreamMaxConcurrentStreams);
-  }
-
   private withRoom(): PooledSession | undefined {
     for (const pooled of this.sessions) {
-      if (pooled.active < this.capacity(pooled.session)) return pooled;
+      if (pooled.active < pooled.capacity) return pooled;
     }
     return undefined;
   }
@@ -72,7 +81,10 @@ export class H2EndpointPool implements StreamSlot {
   private open(): PooledSession | undefined {
     if (this.closed || this.sessions.length >= this.options.limits.upstreamSessionsPerEndpoint)
       return undefined;
+    const socket = connectTcp({ host: this.host, port: this.port, noDelay: true });
+    socket.on('error', () => {});
     const session = connect(`http://${this.authority}`, {
+      createConnection: () => socket,
       settings: {
         initialWindowSize: this.options.limits.initialWindowSize,
         enablePush: false,
@@ -80,7 +92,14 @@ export class H2EndpointPool implements StreamSlot {
       maxSessionMemory: this.options.limits.maxSessionMemoryMb,
       maxHeaderListPairs: this.options.limits.maxHeaderListPairs,
     });
-    const pooled: PooledSession = { session, active: 0, idleTimer: undefined };
+    const pooled: PooledSession = {
+      session,
+      socket,
+      active: 0,
+      capacity: this.options.limits.upstreamMaxConcurrentStreams,
+      idleTimer: undefined,
+      left: false,
+    };
     this.sessions.push(pooled);
     this.bySession.set(session, pooled);
     const connectTimer = setTimeout(
@@ -103,7 +122,12 @@ export class H2EndpointPool implements StreamSlot {
       this.startQueued();
     });
     // The peer's SETTINGS may allow more streams than the pool assumed while connecting.
-    session.on('remoteSettings', () => this.startQueued());
+    // Read once per SETTINGS frame: the remoteSettings getter builds its object anew on every call.
+    session.on('remoteSettings', (settings) => {
+      const peer = settings.maxConcurrentStreams ?? Number.POSITIVE_INFINITY;
+      pooled.capacity = Math.min(peer, this.options.limits.upstreamMaxConcurrentStreams);
+      this.startQueued();
+    });
     return pooled;
   }
 
@@ -112,7 +136,9 @@ export class H2EndpointPool implements StreamSlot {
     const i = this.sessions.indexOf(pooled);
     if (i === -1) return;
     this.sessions.splice(i, 1);
+    pooled.left = true;
     if (!pooled.session.closed && !pooled.session.destroyed) pooled.session.close();
+    if (pooled.active === 0) setTimeout(cutSocket, LINGER_MS, pooled.socket).unref();
     // A slot was freed for another session: queued streams may open one.
     this.startQueued();
   }
@@ -121,6 +147,7 @@ export class H2EndpointPool implements StreamSlot {
     const pooled = this.bySession.get(session);
     if (pooled === undefined) return;
     pooled.active--;
+    if (pooled.left && pooled.active === 0) setTimeout(cutSocket, LINGER_MS, pooled.socket).unref();
     if (this.queue.length > 0) {
       this.startQueued();
       return;
@@ -156,7 +183,10 @@ export class H2EndpointPool implements StreamSlot {
 
   destroy(): void {
     this.closed = true;
-    for (const session of this.bySession.keys()) session.destroy();
+    for (const [session, pooled] of this.bySession) {
+      session.destroy();
+      pooled.socket.destroy();
+    }
   }
 }
 
