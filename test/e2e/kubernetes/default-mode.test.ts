@@ -1,11 +1,12 @@
 // Portico installed with the chart's defaults (Controller Namespace Mode, one replica), once for these suites:
-// one and several GatewayClasses, merged Gateways, what operators rely on, and faults of real components.
+// one and several GatewayClasses, merged Gateways, what operators rely on, faults of real components, and gRPC.
 import { after, before } from 'node:test';
 import type { Cluster } from '../../cluster/harness.js';
 import { type ClusterLease, useCluster } from '../../cluster/shared.js';
 import { cleanup, E2E_ENABLED, install, namespaceLogs } from './install.js';
 import * as controllerNamespace from './suites/controller-namespace.js';
 import * as faults from './suites/faults.js';
+import * as grpc from './suites/grpc.js';
 import * as merged from './suites/merged.js';
 import * as operations from './suites/operations.js';
 
@@ -18,7 +19,8 @@ before(async () => {
   lease = await useCluster();
   cluster = lease.cluster;
   system = (await install(cluster)).namespace;
-  for (const suite of [controllerNamespace, merged, operations, faults]) await suite.setup(cluster, system);
+  for (const suite of [controllerNamespace, merged, operations, faults, grpc])
+    await suite.setup(cluster, system);
 });
 after(async () => {
   if (!E2E_ENABLED) return;

@@ -22,6 +22,7 @@ const PLURALS: Record<string, string> = {
   GatewayClass: 'gatewayclasses',
   Gateway: 'gateways',
   HTTPRoute: 'httproutes',
+  GRPCRoute: 'grpcroutes',
   ReferenceGrant: 'referencegrants',
   DataPlaneProxy: 'dataplaneproxies',
   LimitRange: 'limitranges',
