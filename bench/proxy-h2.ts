@@ -4,7 +4,10 @@
 //   - unary gRPC calls over h2c, to an h2c backend (service to service).
 // Rounds interleave the targets and the median round is printed, with p50/p99 from h2load's per-request log,
 // CPU per request over every process of a target, and the ratio to nginx with as many workers.
-// Options: --seconds N (per round, default 4), --rounds N (default 3).
+// Each round sends a fixed number of requests (not a duration): h2load cuts the streams in flight when a duration
+// ends, and the resets those cancellations cause upstream trip the h2c backend's own reset limit (nghttp2's), which
+// then fails whichever target comes next.
+// Options: --requests N (per round, default 40000), --rounds N (default 3).
 import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -19,9 +22,9 @@ import { type LoadResult, percentile } from './load.js';
 import { children, cpuMicrosOf, freePort, has, processTree, startChild } from './processes.js';
 
 const { values: flags } = parseArgs({
-  options: { seconds: { type: 'string', default: '4' }, rounds: { type: 'string', default: '3' } },
+  options: { requests: { type: 'string', default: '40000' }, rounds: { type: 'string', default: '3' } },
 });
-const SECONDS = Number(flags.seconds);
+const REQUESTS = Number(flags.requests);
 const ROUNDS = Number(flags.rounds);
 const here = fileURLToPath(new URL('.', import.meta.url));
 
@@ -222,7 +225,7 @@ async function h2load(args: string[], logFile: string): Promise<LoadResult> {
   const out = await new Promise<string>((resolve, reject) => {
     execFile(
       'h2load',
-      ['-t', '1', '-D', String(SECONDS), '--log-file', logFile, ...args],
+      ['-t', '1', '-n', String(REQUESTS), '--log-file', logFile, ...args],
       { maxBuffer: 16 * 1024 * 1024 },
       (error, stdout) => (error === null ? resolve(stdout) : reject(error)),
     );
@@ -259,12 +262,12 @@ async function measure(scenario: Scenario, targets: Target[], dir: string, bodyF
         join(dir, 'h2load.log'),
       );
       const after = cpuMicrosOf(pids);
-      const requests = result.requestsPerSecond * SECONDS;
+      const requests = REQUESTS;
       if (before !== undefined && after !== undefined) result.cpuUsPerRequest = (after - before) / requests;
       runs.set(target.name, [...(runs.get(target.name) ?? []), result]);
     }
   }
-  console.log(`\n${scenario.name} (median of ${ROUNDS} rounds of ${SECONDS} s):`);
+  console.log(`\n${scenario.name} (median of ${ROUNDS} rounds of ${REQUESTS} requests):`);
   const medians = new Map<string, LoadResult>();
   for (const target of targets) {
     const all = runs.get(target.name)!.sort((a, b) => a.requestsPerSecond - b.requestsPerSecond);

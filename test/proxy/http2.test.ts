@@ -341,8 +341,11 @@ describe('proxy HTTP/2', () => {
   });
 
   it('relays trailers between HTTP/1.1 and HTTP/2 both ways', async () => {
-    const fromH1 = await h2Request(session, '/trailing');
+    const fromH1 = await h2Request(session, '/trailing', { headers: { te: 'trailers' } });
     assert.deepEqual([fromH1.status, fromH1.body, fromH1.trailers?.['x-checksum']], [200, 'part', 'abc']);
+    // A client that did not say it takes trailers gets the body without them.
+    const plain = await h2Request(session, '/trailing');
+    assert.deepEqual([plain.status, plain.body, plain.trailers], [200, 'part', undefined]);
     // An HTTP/1.1 client of an h2c (gRPC) backend gets its trailers in the last chunk.
     const toH1 = await new Promise<{ status: number; trailers: Record<string, string | undefined> }>(
       (resolve, reject) => {

@@ -1,11 +1,15 @@
 // One response on an HTTP/2 stream: the head is held until the first body bytes or the end (so a response
 // without body or trailers goes out as one HEADERS frame with END_STREAM, as gRPC's trailers-only answers
-// need), hop-by-hop fields are dropped (HTTP/2 forbids them), and trailers follow the data when there are any.
+// need), hop-by-hop fields are dropped (HTTP/2 forbids them), and trailers follow the data when there are any and
+// the client said it takes them (`te: trailers`, as every gRPC client does); for the others the response ends with
+// its last DATA frame, without waiting for trailers that would be dropped anyway (one frame and event fewer).
 import { constants, type OutgoingHttpHeaders, type ServerHttp2Stream } from 'node:http2';
 import { InvalidHeaderError, type ProxyResponse, type ResponseListener } from '../client-response.js';
 import { isHeaderName, isValidFieldValue } from '../http-syntax.js';
 
-const { NGHTTP2_NO_ERROR, NGHTTP2_INTERNAL_ERROR } = constants;
+const { NGHTTP2_NO_ERROR } = constants;
+/** Why a response was cut: the stream's own error listener ignores it, the client sees INTERNAL_ERROR. */
+const RESPONSE_CUT = new Error('response cut: its upstream failed mid-body');
 
 /** Connection-specific fields: Node refuses to send them over HTTP/2. */
 const CONNECTION_SPECIFIC = new Set([
@@ -59,6 +63,8 @@ export class H2Response implements ProxyResponse {
     private readonly owner: StreamOwner,
     readonly grpc: boolean,
     private readonly headRequest: boolean,
+    /** The client sent `te: trailers`. */
+    private readonly acceptsTrailers: boolean,
   ) {
     stream.on('drain', this.onDrain);
   }
@@ -85,7 +91,7 @@ export class H2Response implements ProxyResponse {
     const stream = this.stream;
     if (!stream.destroyed) {
       const hasBody = chunk !== undefined && chunk.length > 0 && !this.headRequest;
-      const hasTrailers = trailers !== undefined && trailers.length > 0;
+      const hasTrailers = this.acceptsTrailers && trailers !== undefined && trailers.length > 0;
       if (this.pendingHead !== undefined && !hasBody && !hasTrailers) {
         // Head and end in one frame (a gRPC trailers-only answer must stay one).
         const head = this.pendingHead;
@@ -116,7 +122,9 @@ export class H2Response implements ProxyResponse {
 
   destroy(): void {
     this.owner.resetByProxy(this.stream);
-    if (!this.stream.destroyed) this.stream.close(NGHTTP2_INTERNAL_ERROR);
+    // Destroyed with an error: RST_STREAM(INTERNAL_ERROR) at once. close() would first end the writable side, and a
+    // response that asked for no trailers would then reach the client as a short but complete one.
+    if (!this.stream.destroyed) this.stream.destroy(RESPONSE_CUT);
     this.close();
   }
 
@@ -132,6 +140,10 @@ export class H2Response implements ProxyResponse {
     const head = this.pendingHead;
     if (head === undefined) return;
     this.pendingHead = undefined;
+    if (!this.acceptsTrailers) {
+      this.stream.respond(head);
+      return;
+    }
     // Trailers can only follow when asked for with the head; the body's end sends them (or an empty DATA frame).
     this.stream.respond(head, { waitForTrailers: true });
     this.stream.once('wantTrailers', () => this.sendTrailers());

@@ -120,7 +120,13 @@ function serveStream(
     return;
   }
   const grpc = isGrpcContentType(headers['content-type']);
-  const response = new H2Response(stream, ctx.owner, grpc, request.method === 'HEAD');
+  const response = new H2Response(
+    stream,
+    ctx.owner,
+    grpc,
+    request.method === 'HEAD',
+    headers.te === 'trailers',
+  );
   stream.on('close', () => response.close());
   if (request.body !== null) watchBodyStall(stream, response, rt.options.limits.requestBodyIdleTimeoutMs);
   handleRequest(rt, ctx.context, request, response);
