@@ -81,8 +81,8 @@ export interface EchoCall {
 }
 
 /** A real gRPC client (h2c) for the echo service, with `authority` as :authority. */
-export function grpcClient(port: number, authority = 'example.com'): grpc.Client {
-  return new grpc.Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure(), {
+export function grpcClient(port: number, authority = 'example.com', address = '127.0.0.1'): grpc.Client {
+  return new grpc.Client(`${address}:${port}`, grpc.credentials.createInsecure(), {
     'grpc.default_authority': authority,
   });
 }

@@ -3,13 +3,12 @@
 // with appProtocol kubernetes.io/h2c, and continuous gRPC calls through a route edit and a rolling restart of the
 // fleet with no failed call.
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { test } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
-import { loadSync } from '@grpc/proto-loader';
-import { REPO } from '../../../../toolchain/manifest.js';
+import { ECHO_METHOD } from '../../../../src/echo/grpc.js';
 import type { Cluster } from '../../../cluster/harness.js';
 import { asList, call, eventually } from '../../../cluster/kube-api.js';
+import { grpcClient, grpcEcho } from '../../../support/h2.js';
 import { proxyPod } from '../handover.js';
 import { E2E_SKIP } from '../install.js';
 import { apply, echoBackend, gateway, namespace, programmedAddress } from '../traffic.js';
@@ -22,52 +21,19 @@ const GATEWAY = 'grpc';
 let cluster: Cluster;
 let system: string;
 
-interface EchoReply {
-  message: string;
-  pod: string;
-  authority: string;
-  path: string;
-}
-
-type EchoClient = grpc.Client & {
-  Echo(
-    request: { message: string },
-    options: grpc.CallOptions,
-    callback: (error: grpc.ServiceError | null, reply?: EchoReply) => void,
-  ): grpc.ClientUnaryCall;
-};
-
-const definition = grpc.loadPackageDefinition(
-  loadSync(join(REPO, 'proto/portico/echo/v1/echo.proto'), { keepCase: true }),
-) as unknown as { portico: { echo: { v1: { Echo: new (...args: unknown[]) => EchoClient } } } };
-
 /** A gRPC client to the Gateway's port 80 (h2c, prior knowledge) that sends `authority` as :authority. */
-function client(address: string, authority: string): EchoClient {
-  return new definition.portico.echo.v1.Echo(`${address}:80`, grpc.credentials.createInsecure(), {
-    'grpc.default_authority': authority,
-  });
+function client(address: string, authority: string): grpc.Client {
+  return grpcClient(80, authority, address);
 }
 
-function echo(c: EchoClient, message: string): Promise<EchoReply> {
-  return new Promise((resolve, reject) => {
-    c.Echo({ message }, { deadline: Date.now() + 5_000 }, (error, reply) =>
-      error === null && reply !== undefined ? resolve(reply) : reject(error),
-    );
-  });
-}
+const echo = (c: grpc.Client, message: string) => grpcEcho(c, message, ECHO_METHOD, 5_000);
 
-/** A unary call to any path, for a method the route does not serve; resolves with the gRPC status code. */
-function statusOf(c: EchoClient, path: string): Promise<number> {
-  return new Promise((resolve) => {
-    c.makeUnaryRequest(
-      path,
-      (b: Buffer) => b,
-      (b: Buffer) => b,
-      Buffer.alloc(0),
-      { deadline: Date.now() + 5_000 },
-      (error) => resolve(error === null ? grpc.status.OK : error.code),
-    );
-  });
+/** A unary call to a method the route does not serve; resolves with the gRPC status code. */
+function statusOf(c: grpc.Client, path: string): Promise<number> {
+  return grpcEcho(c, '', path, 5_000).then(
+    () => grpc.status.OK,
+    (error: grpc.ServiceError) => error.code,
+  );
 }
 
 /** The GRPCRoute `echo`: the Echo method of the echo service, for these hostnames. */
@@ -108,7 +74,7 @@ export async function setup(c: Cluster, sys: string): Promise<void> {
   await gateway(cluster, NS, GATEWAY, 'portico', [{ name: 'http', port: 80 }]);
 }
 
-async function served(address: string, authority = HOST): Promise<EchoClient> {
+async function served(address: string, authority = HOST): Promise<grpc.Client> {
   const c = client(address, authority);
   await eventually(
     async () => {
