@@ -8,17 +8,17 @@
 // ends, and the resets those cancellations cause upstream trip the h2c backend's own reset limit (nghttp2's), which
 // then fails whichever target comes next.
 // Options: --requests N (per round, default 40000), --rounds N (default 3).
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect as connectH2, constants } from 'node:http2';
-import { connect as connectTcp } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { generateCertificates } from '../src/discovery/certs.js';
 import { type LoadResult, percentile } from './load.js';
+import { startNginx } from './nginx.js';
 import { children, cpuMicrosOf, freePort, has, processTree, startChild } from './processes.js';
 
 const { values: flags } = parseArgs({
@@ -133,39 +133,14 @@ async function startPortico(configFile: string, workers: number): Promise<Target
   return { name, workers, tlsPort: child.port, h2cPort: base, pids: () => processTree(child.pid) };
 }
 
-function portOpen(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connectTcp({ host: '127.0.0.1', port }, () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.on('error', () => resolve(false));
-  });
-}
-
-async function startNginx(
+async function startNginxH2(
   dir: string,
   workers: number,
   backends: { h1: number; h2c: number },
   cert: { certFile: string; keyFile: string },
 ): Promise<Target> {
   const [tlsPort, h2cPort] = [await freePort(), await freePort()];
-  const home = join(dir, `nginx-h2-${workers}`);
-  mkdirSync(home, { recursive: true });
-  const temp = ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']
-    .map((d) => `${d}_temp_path ${join(home, d)};`)
-    .join('\n  ');
-  writeFileSync(
-    join(home, 'nginx.conf'),
-    `worker_processes ${workers};
-daemon off;
-pid ${home}/nginx.pid;
-error_log ${home}/error.log warn;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  ${temp}
-  # nginx ends a connection (GOAWAY) after 1,000 requests by default; Portico does not: neither should here.
+  const http = `  # nginx ends a connection (GOAWAY) after 1,000 requests by default; Portico does not: neither should here.
   keepalive_requests 1000000;
   upstream web { server 127.0.0.1:${backends.h1}; keepalive 128; keepalive_requests 1000000; }
   upstream grpc { server 127.0.0.1:${backends.h2c}; keepalive 128; keepalive_requests 1000000; }
@@ -178,18 +153,10 @@ http {
   server {
     listen 127.0.0.1:${h2cPort} http2;
     location / { grpc_pass grpc://grpc; }
-  }
-}
-`,
-  );
-  const nginxArgs = ['-p', home, '-c', join(home, 'nginx.conf'), '-e', join(home, 'error.log')];
-  const child = spawn('nginx', nginxArgs, { stdio: 'ignore' });
-  children.push(child);
-  for (let i = 0; i < 100 && !((await portOpen(tlsPort)) && (await portOpen(h2cPort))); i++) {
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  }`;
+  const { pid } = await startNginx(dir, `nginx-h2-${workers}`, workers, http, [tlsPort, h2cPort]);
   const name = `nginx (${workers} worker${workers === 1 ? '' : 's'})`;
-  return { name, workers, tlsPort, h2cPort, pids: () => processTree(child.pid) };
+  return { name, workers, tlsPort, h2cPort, pids: () => processTree(pid) };
 }
 
 /** One request through the target, checked the way its scenario's clients would check it. */
@@ -323,8 +290,8 @@ async function main(): Promise<void> {
     const targets = [await startPortico(configFile, 1), await startPortico(configFile, 2)];
     if (has('nginx')) {
       const backends = { h1: h1.port, h2c: h2c.port };
-      targets.push(await startNginx(dir, 1, backends, { certFile, keyFile }));
-      targets.push(await startNginx(dir, 2, backends, { certFile, keyFile }));
+      targets.push(await startNginxH2(dir, 1, backends, { certFile, keyFile }));
+      targets.push(await startNginxH2(dir, 2, backends, { certFile, keyFile }));
     } else console.log('nginx not installed: measuring Portico only');
     for (const scenario of SCENARIOS) {
       for (const target of targets) await check(target, scenario);

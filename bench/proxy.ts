@@ -11,8 +11,8 @@
 //   --awake on|off       keep vCPUs from halting in the latency phase (default on; see keepCpusAwake)
 //   --only throughput|latency  one phase alone
 //   --image-node on|off  also run Portico's two workers on the image's Node (default on)
-import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,6 +21,7 @@ import { bestAcceptBalancing } from '../src/proxy/workers/pool.js';
 import { nodeRuntime } from '../toolchain/node-runtime.js';
 import { cpuTimes, keepCpusAwake, parsePinMode, pin, placement, stealPercent } from './cpu-placement.js';
 import { closedLoopNode, closedLoopWrk, type LoadResult, percentile, summarize } from './load.js';
+import { startNginx } from './nginx.js';
 import { fixedRateRaw, type OpenLoopResult } from './open-loop.js';
 import { children, cpuMicrosOf, freePort, has, processTree, startChild } from './processes.js';
 
@@ -78,31 +79,14 @@ interface Target {
   metricsPort?: number;
 }
 
-async function startNginx(
+/** nginx with `workers` workers proxying to the backend over kept-alive HTTP/1.1 connections. */
+async function startNginxH1(
   backendPort: number,
   parent: string,
   workers: number,
 ): Promise<{ port: number; pid: number | undefined }> {
   const port = await freePort();
-  const dir = join(parent, `nginx-${workers}`);
-  mkdirSync(dir, { recursive: true });
-  for (const d of ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'])
-    rmSync(join(dir, d), { force: true, recursive: true });
-  writeFileSync(
-    join(dir, 'nginx.conf'),
-    `worker_processes ${workers};
-daemon off;
-pid ${dir}/nginx.pid;
-error_log ${dir}/error.log warn;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  client_body_temp_path ${dir}/client_body;
-  proxy_temp_path ${dir}/proxy;
-  fastcgi_temp_path ${dir}/fastcgi;
-  uwsgi_temp_path ${dir}/uwsgi;
-  scgi_temp_path ${dir}/scgi;
-  upstream backend { server 127.0.0.1:${backendPort}; keepalive 128; }
+  const http = `  upstream backend { server 127.0.0.1:${backendPort}; keepalive 128; }
   server {
     listen 127.0.0.1:${port};
     location / {
@@ -110,39 +94,9 @@ http {
       proxy_http_version 1.1;
       proxy_set_header Connection "";
     }
-  }
-}
-`,
-  );
-  const nginxArgs = ['-p', dir, '-c', join(dir, 'nginx.conf'), '-e', join(dir, 'error.log')];
-  const child = spawn('nginx', nginxArgs, { stdio: 'ignore' });
-  children.push(child);
-  return new Promise((resolve, reject) => {
-    child.on('exit', (code) => {
-      let log = '';
-      try {
-        log = readFileSync(join(dir, 'error.log'), 'utf8');
-      } catch {
-        // No log written.
-      }
-      reject(new Error(`nginx exited (${code}): ${log}`));
-    });
-    // nginx prints nothing when ready: poll until it answers.
-    const poll = async (): Promise<void> => {
-      for (let i = 0; i < 50; i++) {
-        try {
-          const res = await fetch(`http://127.0.0.1:${port}/`);
-          await res.arrayBuffer();
-          resolve({ port, pid: child.pid });
-          return;
-        } catch {
-          await new Promise((r) => setTimeout(r, 100));
-        }
-      }
-      reject(new Error('nginx did not start'));
-    };
-    void poll();
-  });
+  }`;
+  const { pid } = await startNginx(parent, `nginx-${workers}`, workers, http, [port]);
+  return { port, pid };
 }
 
 function fleetConfig(backendPort: number): unknown {
@@ -344,8 +298,8 @@ async function main(): Promise<void> {
       [...tsx, join(here, 'tcp-relay.ts'), String(backendPort)],
       /listening on [\d.]+:(\d+)/,
     );
-    const nginx = has('nginx') ? await startNginx(backendPort, dir, 1) : undefined;
-    const nginx2 = has('nginx') ? await startNginx(backendPort, dir, 2) : undefined;
+    const nginx = has('nginx') ? await startNginxH1(backendPort, dir, 1) : undefined;
+    const nginx2 = has('nginx') ? await startNginxH1(backendPort, dir, 2) : undefined;
     const nginxPort = nginx?.port;
     const useWrk = has('wrk');
     const closedLoop = useWrk ? closedLoopWrk : closedLoopNode;

@@ -1,11 +1,11 @@
 // GRPCRoute (gateway.networking.k8s.io/v1): gRPC service/method and header matching rules that forward to backends.
 import { type Static, Type } from '@sinclair/typebox';
-import { Enum, HOSTNAME_PATTERN, ObjectMetaSchema, Unimplemented } from './common.js';
+import { Enum, ObjectMetaSchema, Unimplemented } from './common.js';
 import {
   BACKEND_REF_FIELDS,
   HeaderModifierSchema,
   HeaderNameSchema,
-  ParentReferenceSchema,
+  ROUTE_SPEC_FIELDS,
 } from './http-route.js';
 
 export const GRPCMethodMatchSchema = Type.Object({
@@ -58,13 +58,8 @@ export const GRPCRouteSchema = Type.Object({
   kind: Type.Literal('GRPCRoute'),
   metadata: ObjectMetaSchema,
   spec: Type.Object({
-    parentRefs: Type.Array(ParentReferenceSchema, { maxItems: 32, default: [] }),
-    hostnames: Type.Array(Type.String({ minLength: 1, maxLength: 253, pattern: HOSTNAME_PATTERN }), {
-      maxItems: 16,
-      default: [],
-    }),
+    ...ROUTE_SPEC_FIELDS,
     rules: Type.Array(GRPCRouteRuleSchema, { maxItems: 16, default: [] }),
-    useDefaultGateways: Unimplemented(),
   }),
   // Written by controllers, never read by the translator: kept as is, not validated (API clients hand out Dates).
   status: Type.Optional(Type.Unknown()),

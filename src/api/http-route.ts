@@ -138,18 +138,23 @@ export const RouteParentStatusSchema = Type.Object({
 });
 export type RouteParentStatus = Static<typeof RouteParentStatusSchema>;
 
+/** What every route kind's spec has besides its rules: where it attaches and for which hostnames. */
+export const ROUTE_SPEC_FIELDS = {
+  parentRefs: Type.Array(ParentReferenceSchema, { maxItems: 32, default: [] }),
+  hostnames: Type.Array(Type.String({ minLength: 1, maxLength: 253, pattern: HOSTNAME_PATTERN }), {
+    maxItems: 16,
+    default: [],
+  }),
+  useDefaultGateways: Unimplemented(),
+};
+
 export const HTTPRouteSchema = Type.Object({
   apiVersion: Type.String(),
   kind: Type.Literal('HTTPRoute'),
   metadata: ObjectMetaSchema,
   spec: Type.Object({
-    parentRefs: Type.Array(ParentReferenceSchema, { maxItems: 32, default: [] }),
-    hostnames: Type.Array(Type.String({ minLength: 1, maxLength: 253, pattern: HOSTNAME_PATTERN }), {
-      maxItems: 16,
-      default: [],
-    }),
+    ...ROUTE_SPEC_FIELDS,
     rules: Type.Array(HTTPRouteRuleSchema, { maxItems: 16, default: [{}] }),
-    useDefaultGateways: Unimplemented(),
   }),
   // Written by controllers, never read by the translator: kept as is, not validated (API clients hand out Dates).
   status: Type.Optional(Type.Unknown()),

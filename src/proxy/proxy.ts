@@ -6,7 +6,7 @@ import type { FleetConfig, Listener, TlsSecret, VirtualHost } from '../ir/fleet-
 import { type RejectedResource, validateFleetResources } from '../ir/validate.js';
 import { traceStage } from '../trace/propagation-trace.js';
 import { type SideServer, sideServerAddress, startSideServers } from './admin.js';
-import { createH2UpstreamPools } from './h2/upstream-pools.js';
+import { H2EndpointPool } from './h2/upstream-pools.js';
 import { type BoundListener, bindListener, closeListener, updateCertificates } from './listeners.js';
 import { createProxyMetrics, type LiveNames } from './metrics.js';
 import { bindPort, type ProxyOptionsInput, resolveProxyOptions } from './options.js';
@@ -14,6 +14,7 @@ import type { CompiledVirtualHost } from './routing.js';
 import type { ProxyRuntime } from './runtime.js';
 import { compileSnapshot } from './snapshot.js';
 import { type CertificateTable, compileCertificates, createSecureContextCache } from './tls.js';
+import { EndpointPool } from './upstream-client.js';
 import { createUpstreamPools } from './upstream-pools.js';
 import type { WorkerStats } from './workers/protocol.js';
 
@@ -75,19 +76,21 @@ function message(error: unknown): string {
 
 export function createProxy(input: ProxyOptionsInput = {}): InProcessProxy {
   const options = resolveProxyOptions(input);
+  const h1Pool = {
+    maxConnections: options.upstreamConnectionsPerEndpoint,
+    idleTimeoutMs: options.upstreamIdleTimeoutMs,
+    connectTimeoutMs: options.upstreamConnectTimeoutMs,
+  };
+  const h2Pool = {
+    limits: options.http2,
+    idleTimeoutMs: options.upstreamIdleTimeoutMs,
+    connectTimeoutMs: options.upstreamConnectTimeoutMs,
+  };
   const rt: ProxyRuntime = {
     options,
     metrics: createProxyMetrics(),
-    pools: createUpstreamPools({
-      maxConnections: options.upstreamConnectionsPerEndpoint,
-      idleTimeoutMs: options.upstreamIdleTimeoutMs,
-      connectTimeoutMs: options.upstreamConnectTimeoutMs,
-    }),
-    h2Pools: createH2UpstreamPools({
-      limits: options.http2,
-      idleTimeoutMs: options.upstreamIdleTimeoutMs,
-      connectTimeoutMs: options.upstreamConnectTimeoutMs,
-    }),
+    pools: createUpstreamPools((address, port, key) => new EndpointPool(address, port, key, h1Pool)),
+    h2Pools: createUpstreamPools((address, port, key) => new H2EndpointPool(address, port, key, h2Pool)),
     snapshot: undefined,
     draining: false,
     activeByEndpoint: new Map(),
@@ -135,7 +138,7 @@ export function createProxy(input: ProxyOptionsInput = {}): InProcessProxy {
       for (const tunnel of rt.tunnels) tunnel.destroy();
       bound.clear();
       sideServers = [];
-      await rt.pools.destroy();
+      rt.pools.destroy();
       rt.h2Pools.destroy();
       await Promise.all(closing);
     },

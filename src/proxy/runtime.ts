@@ -1,18 +1,19 @@
 // The state shared by every listener of one proxy: the current snapshot, the upstream pool, counters.
 import type { Duplex } from 'node:stream';
-import type { H2UpstreamPools } from './h2/upstream-pools.js';
+import type { H2EndpointPool } from './h2/upstream-pools.js';
 import type { ProxyMetrics } from './metrics.js';
 import type { ProxyOptions } from './options.js';
 import type { Snapshot } from './snapshot.js';
+import type { EndpointPool } from './upstream-client.js';
 import type { UpstreamPools } from './upstream-pools.js';
 
 export interface ProxyRuntime {
   options: ProxyOptions;
   metrics: ProxyMetrics;
   /** Keep-alive connection pools per upstream endpoint. */
-  pools: UpstreamPools;
+  pools: UpstreamPools<EndpointPool>;
   /** Multiplexed HTTP/2 (h2c) sessions per upstream endpoint, for clusters of protocol `h2c`. */
-  h2Pools: H2UpstreamPools;
+  h2Pools: UpstreamPools<H2EndpointPool>;
   /** Swapped atomically by apply; a request reads it once, at its start. */
   snapshot: Snapshot | undefined;
   draining: boolean;

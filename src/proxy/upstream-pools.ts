@@ -1,21 +1,30 @@
-// Keep-alive connection pools, one per upstream endpoint (our own HTTP/1.1 client: it measured cheaper per
-// request than undici and node:http's Agent, see bench/upstream-client.ts), capped per endpoint and closed
-// once no cluster uses the endpoint.
+// Connection pools, one per upstream endpoint and protocol (our own HTTP/1.1 client: it measured cheaper per
+// request than undici and node:http's Agent, see bench/upstream-client.ts; h2c sessions in h2/upstream-pools.ts),
+// made on first use and closed once no cluster uses the endpoint.
 import type { Endpoint } from '../ir/fleet-config.js';
 import { endpointKey } from './snapshot.js';
-import { EndpointPool, type UpstreamPoolOptions } from './upstream-client.js';
 
-export interface UpstreamPools {
-  get(endpoint: Endpoint): EndpointPool;
-  /** Closes (gracefully: requests in flight finish) pools of endpoints not in `keep`. */
-  retain(keep: Iterable<Endpoint>): void;
-  destroy(): Promise<void>;
+/** What a registry needs of one endpoint's pool. */
+export interface EndpointPoolLike {
+  /** Takes no new request; those in flight finish. */
+  close(): void;
+  /** Cuts everything at once. */
+  destroy(): void;
 }
 
-export function createUpstreamPools(options: UpstreamPoolOptions): UpstreamPools {
-  const pools = new Map<string, EndpointPool>();
+export interface UpstreamPools<P extends EndpointPoolLike> {
+  get(endpoint: Endpoint): P;
+  /** Closes (gracefully: requests in flight finish) pools of endpoints not in `keep`. */
+  retain(keep: Iterable<Endpoint>): void;
+  destroy(): void;
+}
+
+export function createUpstreamPools<P extends EndpointPoolLike>(
+  make: (address: string, port: number, key: string) => P,
+): UpstreamPools<P> {
+  const pools = new Map<string, P>();
   // Endpoint objects live as long as their config: a lookup by identity skips building the key per request.
-  let byObject = new WeakMap<Endpoint, EndpointPool>();
+  let byObject = new WeakMap<Endpoint, P>();
   return {
     get(endpoint) {
       let pool = byObject.get(endpoint);
@@ -23,7 +32,7 @@ export function createUpstreamPools(options: UpstreamPoolOptions): UpstreamPools
       const key = endpointKey(endpoint);
       pool = pools.get(key);
       if (pool === undefined) {
-        pool = new EndpointPool(endpoint.address, endpoint.port, key, options);
+        pool = make(endpoint.address, endpoint.port, key);
         pools.set(key, pool);
       }
       byObject.set(endpoint, pool);
@@ -38,7 +47,7 @@ export function createUpstreamPools(options: UpstreamPoolOptions): UpstreamPools
       }
       byObject = new WeakMap();
     },
-    async destroy() {
+    destroy() {
       const all = [...pools.values()];
       pools.clear();
       byObject = new WeakMap();

@@ -4,9 +4,7 @@
 // finish); one idle for the idle timeout is closed.
 import { type ClientHttp2Session, connect } from 'node:http2';
 import { connect as connectTcp, type Socket } from 'node:net';
-import type { Endpoint } from '../../ir/fleet-config.js';
 import type { Http2Limits } from '../options.js';
-import { endpointKey } from '../snapshot.js';
 import type { H2UpstreamExchange, StreamSlot } from './upstream-exchange.js';
 
 export interface H2PoolOptions {
@@ -188,38 +186,4 @@ export class H2EndpointPool implements StreamSlot {
       pooled.socket.destroy();
     }
   }
-}
-
-export interface H2UpstreamPools {
-  get(endpoint: Endpoint): H2EndpointPool;
-  /** Closes (gracefully) the pools of endpoints not in `keep`. */
-  retain(keep: Iterable<Endpoint>): void;
-  destroy(): void;
-}
-
-export function createH2UpstreamPools(options: H2PoolOptions): H2UpstreamPools {
-  const pools = new Map<string, H2EndpointPool>();
-  return {
-    get(endpoint) {
-      const key = endpointKey(endpoint);
-      let pool = pools.get(key);
-      if (pool === undefined) {
-        pool = new H2EndpointPool(endpoint.address, endpoint.port, key, options);
-        pools.set(key, pool);
-      }
-      return pool;
-    },
-    retain(keep) {
-      const wanted = new Set([...keep].map(endpointKey));
-      for (const [key, pool] of pools) {
-        if (wanted.has(key)) continue;
-        pools.delete(key);
-        pool.close();
-      }
-    },
-    destroy() {
-      for (const pool of pools.values()) pool.destroy();
-      pools.clear();
-    },
-  };
 }

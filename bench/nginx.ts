@@ -1,0 +1,68 @@
+// nginx as the benchmarks' peer: a master and `workers` worker processes in a directory of their own, with the
+// `http { }` body a bench gives, ready once every port it listens on accepts connections.
+import { spawn } from 'node:child_process';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { join } from 'node:path';
+import { children } from './processes.js';
+
+function portOpen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port }, () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.on('error', () => resolve(false));
+  });
+}
+
+/** Starts nginx in `<parent>/<name>`; `http` is the body of its `http { }` block (temp paths and logs are set). */
+export async function startNginx(
+  parent: string,
+  name: string,
+  workers: number,
+  http: string,
+  ports: number[],
+): Promise<{ pid: number | undefined }> {
+  const home = join(parent, name);
+  mkdirSync(home, { recursive: true });
+  const temp = ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'];
+  for (const d of temp) rmSync(join(home, d), { force: true, recursive: true });
+  writeFileSync(
+    join(home, 'nginx.conf'),
+    `worker_processes ${workers};
+daemon off;
+pid ${home}/nginx.pid;
+error_log ${home}/error.log warn;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  ${temp.map((d) => `${d}_temp_path ${join(home, d)};`).join('\n  ')}
+${http}
+}
+`,
+  );
+  const child = spawn('nginx', ['-p', home, '-c', join(home, 'nginx.conf'), '-e', join(home, 'error.log')], {
+    stdio: 'ignore',
+  });
+  children.push(child);
+  let exited: number | null | undefined;
+  child.on('exit', (code) => {
+    exited = code;
+  });
+  for (let i = 0; i < 100; i++) {
+    if (exited !== undefined) {
+      let log = '';
+      try {
+        log = readFileSync(join(home, 'error.log'), 'utf8');
+      } catch {
+        // No log written.
+      }
+      throw new Error(`nginx exited (${exited}): ${log}`);
+    }
+    const open = await Promise.all(ports.map(portOpen));
+    if (open.every(Boolean)) return { pid: child.pid };
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`nginx did not listen on ${ports.join(', ')} within 5 s`);
+}
