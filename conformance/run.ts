@@ -39,6 +39,9 @@ function run(
 
 async function runMode(cluster: Cluster, mode: Mode, runTest: string | undefined): Promise<string> {
   const started = Date.now();
+  // Each stage's time since the mode began: where a slow mode spends it (install, suite, uninstall, cleanup).
+  const stage = (what: string) =>
+    console.log(`conformance ${mode}: ${what} at ${((Date.now() - started) / 1000).toFixed(0)} s`);
   // A namespace of that name still terminating (an earlier run, or tests that just ended) cannot be installed to.
   await eventually(
     async () => {
@@ -49,6 +52,7 @@ async function runMode(cluster: Cluster, mode: Mode, runTest: string | undefined
     180_000,
     500,
   );
+  stage('previous namespace gone');
   await helm(
     cluster,
     [
@@ -107,10 +111,13 @@ async function runMode(cluster: Cluster, mode: Mode, runTest: string | undefined
     `-report-output=${out}`,
     ...(runTest === undefined ? [] : [`-run-test=${runTest}`]),
   ];
+  stage('installed, supportedFeatures published');
   const suite = await run(binary(cluster.toolchain, 'conformance.test'), args, {
     cwd: join(REPO, 'conformance'),
   });
+  stage('suite ended');
   await helm(cluster, ['uninstall', RELEASE, '-n', NAMESPACE, '--wait'], { output: 'inherit' });
+  stage('uninstalled');
   await call(cluster, 'DELETE', classPath);
   // The namespace controller re-checks a namespace only after its pods' grace period (90 s for proxies): wait
   // for the proxies the cleanup hook removed to finish draining first, then the namespace goes at once.
@@ -123,6 +130,7 @@ async function runMode(cluster: Cluster, mode: Mode, runTest: string | undefined
     120_000,
     500,
   );
+  stage('pods terminated');
   await call(cluster, 'DELETE', `/api/v1/namespaces/${NAMESPACE}`);
   await eventually(
     async () =>
