@@ -5,6 +5,15 @@ import { clientHeaderRule, DROP, type ForwardingFacts, forwardingHeaders } from 
 
 export type HeaderMap = Record<string, string | string[]>;
 
+/** Connection-specific fields HTTP/2 forbids (RFC 9113 §8.2.2; `te` aside, allowed as `trailers`). */
+export const HTTP2_CONNECTION_SPECIFIC: ReadonlySet<string> = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'upgrade',
+]);
+
 const HOP_BY_HOP = new Set([
   'connection',
   'keep-alive',

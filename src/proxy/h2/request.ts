@@ -6,6 +6,7 @@
 import type { ServerHttp2Stream } from 'node:http2';
 import type { Socket } from 'node:net';
 import { ClientRequest } from '../client-request.js';
+import { HTTP2_CONNECTION_SPECIFIC } from '../headers.js';
 import { isValidFieldValue, parseContentLength } from '../http-syntax.js';
 import { H2RequestBody } from './request-body.js';
 
@@ -14,8 +15,6 @@ export interface RefusedRequest {
   status: number;
   reason: string;
 }
-
-const FORBIDDEN = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade']);
 
 /**
  * The request on `stream`, or why it is refused. `raw`: the header block as received (name, value, ...);
@@ -49,7 +48,8 @@ export function requestFromStream(
       else if (name === ':authority') authority = value;
       continue;
     }
-    if (FORBIDDEN.has(name)) return { status: 0, reason: `connection-specific header ${name}` };
+    if (HTTP2_CONNECTION_SPECIFIC.has(name))
+      return { status: 0, reason: `connection-specific header ${name}` };
     if (name === 'host') {
       host ??= value;
       continue;

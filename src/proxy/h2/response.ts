@@ -5,22 +5,15 @@
 // its last DATA frame, without waiting for trailers that would be dropped anyway (one frame and event fewer).
 import { constants, type OutgoingHttpHeaders, type ServerHttp2Stream } from 'node:http2';
 import { InvalidHeaderError, type ProxyResponse, type ResponseListener } from '../client-response.js';
+import { HTTP2_CONNECTION_SPECIFIC } from '../headers.js';
 import { isHeaderName, isValidFieldValue } from '../http-syntax.js';
 
 const { NGHTTP2_NO_ERROR } = constants;
 /** Why a response was cut: the stream's own error listener ignores it, the client sees INTERNAL_ERROR. */
 const RESPONSE_CUT = new Error('response cut: its upstream failed mid-body');
 
-/** Connection-specific fields: Node refuses to send them over HTTP/2. */
-const CONNECTION_SPECIFIC = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'transfer-encoding',
-  'upgrade',
-  'te',
-  'http2-settings',
-]);
+/** Fields Node refuses to send over HTTP/2: the connection-specific ones, and `te` and `http2-settings`. */
+const CONNECTION_SPECIFIC = new Set([...HTTP2_CONNECTION_SPECIFIC, 'te', 'http2-settings']);
 
 /** Header lines as an HTTP/2 header object: lower-case names, repeats as lists. */
 export function headerObject(
