@@ -2,23 +2,31 @@
 // sends slowly holds no connection of the pool while it does, so a few slow uploads cannot starve an endpoint.
 // Bodies larger than the limit stream on from there (the stall timeout still bounds a body that stops).
 import { Readable } from 'node:stream';
+import type { RequestBody } from './client-request.js';
 
 /** The buffered chunks first, then the rest of the source (if it had not ended), with backpressure. */
-class ReplayBody extends Readable {
-  constructor(
-    chunks: readonly Buffer[],
-    private readonly rest: Readable | null,
-  ) {
+class ReplayBody extends Readable implements RequestBody {
+  trailers: string[] | undefined = undefined;
+  private readonly rest: RequestBody | null;
+
+  constructor(chunks: readonly Buffer[], source: RequestBody, ended: boolean) {
     super();
     for (const chunk of chunks) this.push(chunk);
-    if (rest === null) {
+    if (ended) {
+      this.rest = null;
+      this.trailers = source.trailers;
       this.push(null);
       return;
     }
+    const rest = source;
+    this.rest = rest;
     rest.on('data', (chunk: Buffer) => {
       if (!this.push(chunk)) rest.pause();
     });
-    rest.on('end', () => this.push(null));
+    rest.on('end', () => {
+      this.trailers = rest.trailers;
+      this.push(null);
+    });
     // A client gone mid-body: whoever reads learns it from 'close' (as from the request body itself).
     rest.on('close', () => {
       if (!rest.readableEnded) this.destroy();
@@ -43,9 +51,9 @@ export class BodyGate {
   private readonly onEnd = (): void => this.release(true);
 
   constructor(
-    private readonly source: Readable,
+    private readonly source: RequestBody,
     private readonly limit: number,
-    private readonly ready: (body: Readable) => void,
+    private readonly ready: (body: RequestBody) => void,
   ) {
     source.on('data', this.onData);
     source.on('end', this.onEnd);
@@ -63,7 +71,7 @@ export class BodyGate {
     this.open = false;
     this.detach();
     if (!ended) this.source.pause();
-    this.ready(new ReplayBody(this.chunks, ended ? null : this.source));
+    this.ready(new ReplayBody(this.chunks, this.source, ended));
   }
 
   private detach(): void {

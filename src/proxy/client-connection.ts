@@ -4,7 +4,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import { Readable } from 'node:stream';
-import { ClientRequest } from './client-request.js';
+import { ClientRequest, type RequestBody } from './client-request.js';
 import { ClientResponse, type ResponseConnection } from './client-response.js';
 import { matchPreface, PREFACE_MORE, PREFACE_NO } from './h2/preface.js';
 import {
@@ -13,6 +13,7 @@ import {
   RequestParser,
   type RequestParserSink,
 } from './request-parser.js';
+import { forwardableTrailers } from './trailers.js';
 
 /** What a connection needs from its server. */
 export interface ConnectionHost {
@@ -42,7 +43,8 @@ function refusal(status: number): string {
 }
 
 /** The request body stream: reading more resumes the socket. */
-class RequestBody extends Readable {
+class ConnectionBody extends Readable implements RequestBody {
+  trailers: string[] | undefined = undefined;
   constructor(private readonly connection: ClientConnection) {
     super();
     // A client that resets mid-upload makes the body error; whoever reads it learns so from 'close'.
@@ -57,7 +59,7 @@ export class ClientConnection implements RequestParserSink, ResponseConnection {
   private readonly parser: RequestParser;
   private request: ClientRequest | undefined = undefined;
   private response: ClientResponse | undefined = undefined;
-  private body: RequestBody | undefined = undefined;
+  private body: ConnectionBody | undefined = undefined;
   /** The current request's body is still arriving. */
   private bodyOpen = false;
   /** The response ended before the body did: the rest of the body is read and dropped. */
@@ -268,7 +270,7 @@ export class ClientConnection implements RequestParserSink, ResponseConnection {
 
   onRequestHead(head: ParsedRequest): void {
     const hasBody = head.bodyLength !== 0;
-    const body = hasBody && !head.upgrade ? new RequestBody(this) : null;
+    const body = hasBody && !head.upgrade ? new ConnectionBody(this) : null;
     const request = new ClientRequest(
       head.method,
       head.target,
@@ -307,8 +309,9 @@ export class ClientConnection implements RequestParserSink, ResponseConnection {
     if (!body.push(chunk)) this.socket.pause();
   }
 
-  onRequestEnd(): void {
+  onRequestEnd(trailers?: string[]): void {
     if (this.body !== undefined) {
+      if (trailers !== undefined) this.body.trailers = forwardableTrailers(trailers);
       if (!this.discardBody) this.body.push(null);
       this.body = undefined;
     }

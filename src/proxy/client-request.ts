@@ -4,6 +4,12 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Readable } from 'node:stream';
 
+/** A request body: its bytes as a stream, then the trailer fields the client sent after them, if any. */
+export interface RequestBody extends Readable {
+  /** Trailer lines (name, value, ...) that may be relayed (trailers.ts); set before the stream ends. */
+  readonly trailers: string[] | undefined;
+}
+
 export class ClientRequest {
   private headerMap: IncomingHttpHeaders | undefined = undefined;
 
@@ -15,7 +21,7 @@ export class ClientRequest {
     readonly rawHeaders: string[],
     readonly socket: Socket,
     /** The body, or null when the request has none. */
-    readonly body: Readable | null,
+    readonly body: RequestBody | null,
     /** The body is chunked on the wire (its length is unknown). */
     readonly chunked: boolean,
     /** The body length the client's Content-Length gave (as parsed), -1 when it sent none. */

@@ -4,6 +4,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import { isHeaderName, isValidFieldValue } from './http-syntax.js';
+import { LAST_CHUNK, lastChunk } from './trailers.js';
 
 /** Who hears about the response's socket: set by the request handler. */
 export interface ResponseListener {
@@ -71,18 +72,6 @@ function currentDateLine(): string {
 
 /** Heads and bodies up to this size go out as one buffer (one write); larger ones as two writes. */
 const COALESCE_BYTES = 16 * 1024;
-const LAST_CHUNK = '0\r\n\r\n';
-
-/** The last chunk with trailer fields; any a client must not get (bad characters) are left out. */
-function lastChunkWith(trailers: string[]): string {
-  let out = '0\r\n';
-  for (let i = 0; i < trailers.length; i += 2) {
-    const name = trailers[i]!;
-    const value = trailers[i + 1]!;
-    if (isHeaderName(name) && isValidFieldValue(value)) out += `${name}: ${value}\r\n`;
-  }
-  return `${out}\r\n`;
-}
 
 export class ClientResponse implements ProxyResponse {
   statusCode = 200;
@@ -171,7 +160,7 @@ export class ClientResponse implements ProxyResponse {
   end(chunk?: Buffer, trailers?: string[]): void {
     if (this.closed || this.writableFinished) return;
     if (!this.headersSent) this.writeHead(this.statusCode, ['content-length', '0']);
-    const last = trailers === undefined || !this.chunked ? LAST_CHUNK : lastChunkWith(trailers);
+    const last = this.chunked ? lastChunk(trailers) : LAST_CHUNK;
     if (this.noBody || chunk === undefined || chunk.length === 0) {
       if (this.chunked) this.send(undefined, last);
       else this.flushHead();

@@ -1,10 +1,9 @@
 // Answers one HTTP request: local responses, redirects, and forwarding with streaming in both directions,
 // route/backend timeouts, client-abort cancellation and the DESIGN.md §6 status codes.
 import { performance } from 'node:perf_hooks';
-import type { Readable } from 'node:stream';
 import type { Endpoint } from '../ir/fleet-config.js';
 import { BodyGate } from './body-gate.js';
-import type { ClientRequest } from './client-request.js';
+import type { ClientRequest, RequestBody } from './client-request.js';
 import type { ProxyResponse, ResponseListener } from './client-response.js';
 import { cancel, Deadline, schedule } from './deadlines.js';
 import { grpcAnswerLines } from './h2/grpc-status.js';
@@ -21,6 +20,7 @@ import { type HeadOptions, requestHeadFromMap, requestHeadFromRaw, sendable } fr
 import { type ForwardPlan, resolveRequest, upstreamHeaders } from './resolve.js';
 import type { ListenerContext, ProxyRuntime } from './runtime.js';
 import { endpointKey } from './snapshot.js';
+import { forwardableTrailers } from './trailers.js';
 import {
   type UpstreamCall,
   type UpstreamError,
@@ -85,7 +85,7 @@ class Forwarding implements UpstreamSink {
   /** Holds the request body until it is in (or large): set while no upstream connection is taken yet. */
   private gate: BodyGate | undefined = undefined;
   /** The body as sent upstream (buffered first, see BodyGate); null: none. */
-  private body: Readable | null = null;
+  private body: RequestBody | null = null;
 
   constructor(
     private readonly rt: ProxyRuntime,
@@ -271,7 +271,7 @@ class Forwarding implements UpstreamSink {
     this.release();
     if (this.finished) return;
     this.finish();
-    this.res.end(last, trailers);
+    this.res.end(last, trailers === undefined ? undefined : forwardableTrailers(trailers));
   }
 
   onUpstreamError(error: UpstreamError): void {

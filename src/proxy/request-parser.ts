@@ -44,7 +44,8 @@ export interface ParsedRequest {
 export interface RequestParserSink {
   onRequestHead(request: ParsedRequest): void;
   onRequestBody(chunk: Buffer): void;
-  onRequestEnd(): void;
+  /** The request is complete; `trailers`: the trailer lines (name, value, ...) of a chunked body that had any. */
+  onRequestEnd(trailers?: string[]): void;
 }
 
 /** Why a request was refused: the status to answer (then close) and a reason for logs. */
@@ -224,6 +225,7 @@ export class RequestParser {
   private line = '';
   private remaining = 0;
   private trailerBytes = 0;
+  private trailers: string[] | undefined = undefined;
   private extensionBytes = 0;
 
   constructor(
@@ -374,15 +376,20 @@ export class RequestParser {
     } else if (this.state === TRAILERS) {
       if (text === '') {
         this.state = HEAD;
-        this.sink.onRequestEnd();
+        const trailers = this.trailers;
+        this.trailers = undefined;
+        this.sink.onRequestEnd(trailers);
         return next;
       }
-      // Trailer fields are read and dropped (never forwarded), within the head size limit.
+      // Trailer fields, within the head size limit; the connection decides which ones go on (trailers.ts).
       this.trailerBytes += line.length + 1;
       if (this.trailerBytes > this.limits.maxHeaderSize) return this.refuse(431, 'trailers too large');
       const colon = text.indexOf(':');
       if (colon <= 0 || !isToken(text, 0, colon)) return this.refuse(400, 'malformed trailer line');
-      if (!isValidFieldValue(text.slice(colon + 1).trim())) return this.refuse(400, 'invalid trailer value');
+      const value = text.slice(colon + 1).trim();
+      if (!isValidFieldValue(value)) return this.refuse(400, 'invalid trailer value');
+      this.trailers ??= [];
+      this.trailers.push(text.slice(0, colon), value);
     } else {
       const size = parseChunkSize(text);
       if (size < 0) return this.refuse(400, 'malformed chunk size');
@@ -394,6 +401,7 @@ export class RequestParser {
       if (size === 0) {
         this.state = TRAILERS;
         this.trailerBytes = 0;
+        this.trailers = undefined;
       } else {
         this.state = CHUNK_DATA;
         this.remaining = size;

@@ -4,9 +4,10 @@
 // client (undici, node:http Agent) because it does only what a proxy needs. Classes here (no hierarchy):
 // one object per connection and per exchange, their methods shared, so a request allocates little.
 import { connect, type Socket } from 'node:net';
-import type { Readable } from 'node:stream';
+import type { RequestBody } from './client-request.js';
 import { parseChunkSize } from './http-syntax.js';
 import { CHUNKED, parseResponseHead, UNTIL_CLOSE } from './response-head.js';
+import { lastChunk, MAX_TRAILERS } from './trailers.js';
 
 /** Why an exchange failed: `reset` (closed or reset before a complete response) may be retried. */
 export type UpstreamErrorKind = 'refused' | 'reset' | 'invalid_response' | 'connect_timeout' | 'error';
@@ -56,7 +57,7 @@ export class UpstreamExchange implements UpstreamCall {
     /** Request line, header lines and the blank line, latin1. */
     readonly head: string,
     /** The request body, or null; `chunked`: encode it (the head says `transfer-encoding: chunked`). */
-    readonly body: Readable | null,
+    readonly body: RequestBody | null,
     readonly chunked: boolean,
     /** A HEAD request: the response has no body whatever its headers say. */
     readonly noResponseBody: boolean,
@@ -85,7 +86,6 @@ const MAX_HEAD_BYTES = 64 * 1024;
 /** Every upstream socket reads into this; the sink gets views of it, valid only during its call. */
 const READ_BUFFER = Buffer.allocUnsafe(64 * 1024);
 const MAX_LINE_BYTES = 4096;
-const MAX_TRAILERS = 64;
 const CRLFCRLF = Buffer.from('\r\n\r\n');
 
 // Parser states.
@@ -156,7 +156,7 @@ class UpstreamConnection {
     }
   }
 
-  private sendBody(exchange: UpstreamExchange, body: Readable): void {
+  private sendBody(exchange: UpstreamExchange, body: RequestBody): void {
     const socket = this.socket;
     const chunked = exchange.chunked;
     const onDrain = (): void => {
@@ -181,7 +181,8 @@ class UpstreamConnection {
     });
     body.on('end', () => {
       if (exchange.connection !== this) return;
-      if (chunked) socket.write('0\r\n\r\n', 'latin1');
+      // Trailers only fit the chunked coding; a body of known length ends without them.
+      if (chunked) socket.write(lastChunk(body.trailers), 'latin1');
       this.requestSent = true;
     });
   }

@@ -5,7 +5,12 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { createServer, request as httpRequestRaw, type Server } from 'node:http';
-import { type ClientHttp2Session, constants } from 'node:http2';
+import {
+  type ClientHttp2Session,
+  constants,
+  createServer as createH2cServer,
+  type Http2Server,
+} from 'node:http2';
 import { request as httpsRequest } from 'node:https';
 import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
@@ -30,6 +35,13 @@ import { parsePrometheus, sampleValue } from '../support/prometheus.js';
 
 const run = promisify(execFile);
 
+/** The fields of `record` among `names`, for comparisons that ignore the rest. */
+function pick(record: Record<string, string>, names: string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of names) if (record[name] !== undefined) out[name] = record[name];
+  return out;
+}
+
 function h2c(name: string, ports: number[]) {
   const u = upstream(name, ports);
   u.cluster.protocol = 'h2c';
@@ -44,6 +56,10 @@ describe('proxy HTTP/2', () => {
   let mirror: Server;
   let trailing: Server;
   let recorder: Server;
+  let trailerReader: Server;
+  let h2cTrailerReader: Http2Server;
+  let h2cEarly: Http2Server;
+  let h2cEarlySessions = 0;
   const uploads: string[] = [];
   let silent: NetServer;
   const silentSockets: Socket[] = [];
@@ -91,6 +107,35 @@ describe('proxy HTTP/2', () => {
       req.on('aborted', () => uploads.push(`aborted ${length}`));
     });
     const recorderPort = await listen(recorder);
+    // Answer with the request body, its framing and the request trailers they received (HTTP/1.1 and h2c).
+    trailerReader = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => {
+        body += c.toString();
+      });
+      req.on('end', () => {
+        const framing = req.headers['transfer-encoding'] ?? `length ${req.headers['content-length']}`;
+        res.end(JSON.stringify({ body, framing, trailers: req.trailers }));
+      });
+    });
+    const trailerReaderPort = await listen(trailerReader);
+    h2cTrailerReader = createH2cServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => {
+        body += c.toString();
+      });
+      req.on('end', () => res.end(JSON.stringify({ body, framing: 'h2', trailers: { ...req.trailers } })));
+    });
+    await new Promise<void>((resolve) => h2cTrailerReader.listen({ host: '127.0.0.1', port: 0 }, resolve));
+    const h2cTrailerReaderPort = (h2cTrailerReader.address() as { port: number }).port;
+    // One stream per session; refuses uploads at once, without reading them.
+    h2cEarly = createH2cServer({ settings: { maxConcurrentStreams: 1 } }, (_req, res) => {
+      res.statusCode = 413;
+      res.end();
+    });
+    h2cEarly.on('session', () => h2cEarlySessions++);
+    await new Promise<void>((resolve) => h2cEarly.listen({ host: '127.0.0.1', port: 0 }, resolve));
+    const h2cEarlyPort = (h2cEarly.address() as { port: number }).port;
     // Accepts and never answers: the route timeout is what ends a request to it.
     silent = createNetServer((socket) => silentSockets.push(socket));
     await new Promise<void>((resolve) => silent.listen({ host: '127.0.0.1', port: 0 }, resolve));
@@ -103,6 +148,9 @@ describe('proxy HTTP/2', () => {
       route(forward(['mirror']), prefix('/mirror')),
       route(forward(['trailing']), prefix('/trailing')),
       route(forward(['recorder']), prefix('/recorder')),
+      route(forward(['trailer-reader']), prefix('/trailer-reader')),
+      route(forward(['h2c-trailer-reader']), prefix('/h2c-trailer-reader')),
+      route(forward(['h2c-early']), prefix('/h2c-early')),
       route(forward(['silent'], { timeoutMs: 300 }), prefix('/silent')),
       route(forward(['empty']), prefix('/empty')),
       route(forward(['refused-h2c']), prefix('/refused')),
@@ -158,6 +206,9 @@ describe('proxy HTTP/2', () => {
         upstream('mirror', [mirrorPort]),
         upstream('trailing', [trailingPort]),
         upstream('recorder', [recorderPort]),
+        upstream('trailer-reader', [trailerReaderPort]),
+        h2c('h2c-trailer-reader', [h2cTrailerReaderPort]),
+        h2c('h2c-early', [h2cEarlyPort]),
         upstream('silent', [silentPort]),
         upstream('empty', []),
         h2c('refused-h2c', [await freePort()]),
@@ -190,6 +241,9 @@ describe('proxy HTTP/2', () => {
     await closeServer(mirror);
     await closeServer(trailing);
     await closeServer(recorder);
+    await closeServer(trailerReader);
+    await new Promise((resolve) => h2cTrailerReader.close(resolve));
+    await new Promise((resolve) => h2cEarly.close(resolve));
     await closeServer(echo);
   });
 
@@ -369,6 +423,91 @@ describe('proxy HTTP/2', () => {
     );
     assert.equal(toH1.status, 200);
     assert.equal(toH1.trailers['grpc-status'], '0');
+  });
+
+  it('relays request trailers to HTTP/1.1 (chunked) and h2c backends, from h2 and HTTP/1.1 clients', async () => {
+    interface Received {
+      body: string;
+      framing: string;
+      trailers: Record<string, string>;
+    }
+    const sent = { 'x-digest': 'sha-256=abc', 'x-forwarded-for': '203.0.113.9', 'grpc-timeout': '1S' };
+    const expected = { 'x-digest': 'sha-256=abc', 'grpc-timeout': '1S' };
+    for (const path of ['/trailer-reader', '/h2c-trailer-reader']) {
+      // h2 client: trailing HEADERS frame after the body.
+      const h2 = await h2Request(session, path, { method: 'POST', body: 'payload', trailers: sent });
+      const got = JSON.parse(h2.body) as Received;
+      assert.equal(h2.status, 200, path);
+      assert.equal(got.body, 'payload', path);
+      assert.equal(got.framing, path === '/trailer-reader' ? 'chunked' : 'h2', path);
+      // The proxy's own forwarding fields never come from a client's trailers.
+      assert.deepEqual(pick(got.trailers, ['x-digest', 'grpc-timeout', 'x-forwarded-for']), expected, path);
+      // HTTP/1.1 client: trailer fields in the last chunk.
+      const h1 = await new Promise<Received>((resolve, reject) => {
+        const req = httpRequestRaw(
+          {
+            host: '127.0.0.1',
+            port,
+            method: 'POST',
+            path,
+            headers: { host: 'example.com', 'transfer-encoding': 'chunked', trailer: 'x-digest' },
+            agent: false,
+          },
+          (res) => {
+            let body = '';
+            res.setEncoding('utf8');
+            res.on('data', (c: string) => {
+              body += c;
+            });
+            res.on('end', () => resolve(JSON.parse(body) as Received));
+          },
+        );
+        req.on('error', reject);
+        req.write('pay');
+        req.addTrailers(sent);
+        req.end('load');
+      });
+      assert.equal(h1.body, 'payload', path);
+      assert.deepEqual(pick(h1.trailers, ['x-digest', 'grpc-timeout', 'x-forwarded-for']), expected, path);
+      // No trailers: the body arrives whole and nothing trails it.
+      const none = await h2Request(session, path, { method: 'POST', body: 'plain' });
+      assert.deepEqual(JSON.parse(none.body) as Received, {
+        body: 'plain',
+        framing: path === '/trailer-reader' ? 'chunked' : 'h2',
+        trailers: {},
+      });
+    }
+    // A body of known length toward an HTTP/1.1 backend has no place for trailers: it arrives whole without them.
+    const sized = await h2Request(session, '/trailer-reader', {
+      method: 'POST',
+      headers: { 'content-length': '7' },
+      body: 'payload',
+      trailers: sent,
+    });
+    assert.deepEqual(JSON.parse(sized.body) as Received, {
+      body: 'payload',
+      framing: 'length 7',
+      trailers: {},
+    });
+  });
+
+  it('frees an h2c stream the backend answered before the upload ended', async () => {
+    // The client's upload never ends; the backend's complete answer must still end the upstream stream, or
+    // its only slot on the session stays taken and every later request needs a session of its own.
+    const uploading = session.request({
+      ':method': 'POST',
+      ':path': '/h2c-early',
+      ':authority': 'example.com',
+    });
+    // More than the proxy buffers before it asks an upstream (requestBodyBufferBytes, 64 KiB).
+    uploading.write(Buffer.alloc(100 * 1024, 1));
+    const status = await new Promise<number>((resolve) => {
+      uploading.on('response', (h) => resolve(Number(h[':status'])));
+    });
+    assert.equal(status, 413);
+    for (let i = 0; i < 3; i++) assert.equal((await h2Request(session, '/h2c-early')).status, 413);
+    assert.equal(h2cEarlySessions, 1);
+    uploading.close();
   });
 
   it('carries gRPC calls (@grpc/grpc-js) and answers gRPC statuses of its own', async () => {

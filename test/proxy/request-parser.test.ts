@@ -15,6 +15,7 @@ interface Recorded {
   head: ParsedRequest;
   body: string;
   ended: boolean;
+  trailers?: string[] | undefined;
 }
 
 /** Feeds `pieces` in order, resuming after each complete request like the connection does. */
@@ -25,8 +26,9 @@ function parse(pieces: (string | Buffer)[], limits = LIMITS) {
     onRequestBody: (chunk) => {
       requests[requests.length - 1]!.body += chunk.toString('latin1');
     },
-    onRequestEnd: () => {
+    onRequestEnd: (trailers) => {
       requests[requests.length - 1]!.ended = true;
+      requests[requests.length - 1]!.trailers = trailers;
     },
   };
   const parser = new RequestParser(limits, sink);
@@ -88,13 +90,19 @@ describe('request parser', () => {
   it('reads a chunked body with extensions and trailers, split anywhere', () => {
     const text =
       'POST / HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\n\r\n' +
-      '5;name=value\r\nhello\r\nA \t;bws\r\n, chunked!\r\n0\r\nx-trailer: t\r\n\r\n';
+      '5;name=value\r\nhello\r\nA \t;bws\r\n, chunked!\r\n0\r\nx-trailer: t\r\nX-Sum:  a b \r\n\r\n';
     for (const { requests, error } of everySplit(text)) {
       assert.equal(error, undefined);
       assert.equal(requests[0]!.head.bodyLength, CHUNKED_REQUEST);
       assert.equal(requests[0]!.body, 'hello, chunked!');
       assert.equal(requests[0]!.ended, true);
+      assert.deepEqual(requests[0]!.trailers, ['x-trailer', 't', 'X-Sum', 'a b']);
     }
+    // A chunked body without trailer fields reports none.
+    const bare = parse([
+      'POST / HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n',
+    ]);
+    assert.equal(bare.requests[0]!.trailers, undefined);
   });
 
   it('stops after each complete request, so pipelined requests are read one at a time', () => {

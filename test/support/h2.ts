@@ -37,6 +37,8 @@ export function h2Request(
     method?: string;
     headers?: Record<string, string | string[]>;
     body?: string;
+    /** Sent in a HEADERS frame after the body. */
+    trailers?: Record<string, string>;
   } = {},
 ): Promise<H2Reply> {
   return new Promise((resolve, reject) => {
@@ -47,8 +49,10 @@ export function h2Request(
         ':authority': options.authority ?? 'example.com',
         ...options.headers,
       },
-      { endStream: options.body === undefined },
+      { endStream: options.body === undefined, waitForTrailers: options.trailers !== undefined },
     );
+    const sendTrailers = options.trailers;
+    if (sendTrailers !== undefined) stream.once('wantTrailers', () => stream.sendTrailers(sendTrailers));
     let status = 0;
     let headers: IncomingHttpHeaders = {};
     let trailers: IncomingHttpHeaders | undefined;

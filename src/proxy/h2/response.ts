@@ -4,36 +4,12 @@
 // the client said it takes them (`te: trailers`, as every gRPC client does); for the others the response ends with
 // its last DATA frame, without waiting for trailers that would be dropped anyway (one frame and event fewer).
 import { constants, type OutgoingHttpHeaders, type ServerHttp2Stream } from 'node:http2';
-import { InvalidHeaderError, type ProxyResponse, type ResponseListener } from '../client-response.js';
-import { HTTP2_CONNECTION_SPECIFIC } from '../headers.js';
-import { isHeaderName, isValidFieldValue } from '../http-syntax.js';
+import type { ProxyResponse, ResponseListener } from '../client-response.js';
+import { headerObject } from './header-block.js';
 
 const { NGHTTP2_NO_ERROR } = constants;
 /** Why a response was cut: the stream's own error listener ignores it, the client sees INTERNAL_ERROR. */
 const RESPONSE_CUT = new Error('response cut: its upstream failed mid-body');
-
-/** Fields Node refuses to send over HTTP/2: the connection-specific ones, and `te` and `http2-settings`. */
-const CONNECTION_SPECIFIC = new Set([...HTTP2_CONNECTION_SPECIFIC, 'te', 'http2-settings']);
-
-/** Header lines as an HTTP/2 header object: lower-case names, repeats as lists. */
-export function headerObject(
-  lines: string[],
-  into: OutgoingHttpHeaders,
-  validate: boolean,
-): OutgoingHttpHeaders {
-  for (let i = 0; i < lines.length; i += 2) {
-    const name = lines[i]!.toLowerCase();
-    const value = lines[i + 1]!;
-    if (CONNECTION_SPECIFIC.has(name)) continue;
-    if (validate && (!isHeaderName(name) || !isValidFieldValue(value)))
-      throw new InvalidHeaderError(`invalid character in header ${JSON.stringify(name)}`);
-    const existing = into[name];
-    if (existing === undefined) into[name] = value;
-    else if (Array.isArray(existing)) existing.push(value);
-    else into[name] = [String(existing), value];
-  }
-  return into;
-}
 
 /** What the stream's session learns from its responses. */
 export interface StreamOwner {

@@ -8,28 +8,16 @@ import {
   type IncomingHttpStatusHeader,
   type OutgoingHttpHeaders,
 } from 'node:http2';
-import type { Readable } from 'node:stream';
+import type { RequestBody } from '../client-request.js';
 import {
   type UpstreamCall,
   UpstreamError,
   type UpstreamErrorKind,
   type UpstreamSink,
 } from '../upstream-client.js';
+import { headerLines, headerObject } from './header-block.js';
 
 const { NGHTTP2_CANCEL, NGHTTP2_NO_ERROR, NGHTTP2_REFUSED_STREAM, NGHTTP2_FLAG_END_STREAM } = constants;
-
-/** Header fields of an HTTP/2 block as flat lines (name, value, ...), pseudo-headers left out. */
-export function headerLines(headers: IncomingHttpHeaders): string[] {
-  const lines: string[] = [];
-  for (const name in headers) {
-    if (name.charCodeAt(0) === 58) continue; // ':'
-    const value = headers[name];
-    if (value === undefined) continue;
-    if (typeof value === 'string') lines.push(name, value);
-    else for (const v of value) lines.push(name, v);
-  }
-  return lines;
-}
 
 /** What the exchange needs from the session pool it runs on. */
 export interface StreamSlot {
@@ -45,7 +33,7 @@ export class H2UpstreamExchange implements UpstreamCall {
 
   constructor(
     readonly headers: OutgoingHttpHeaders,
-    readonly body: Readable | null,
+    readonly body: RequestBody | null,
     /** A HEAD request: no response body whatever the headers say. */
     readonly noResponseBody: boolean,
     readonly sink: UpstreamSink,
@@ -55,7 +43,9 @@ export class H2UpstreamExchange implements UpstreamCall {
   start(session: ClientHttp2Session, slot: StreamSlot): void {
     let stream: ClientHttp2Stream;
     try {
-      stream = session.request(this.headers, { endStream: this.body === null });
+      // A body's end waits for its trailers (none: Node ends the stream with an empty DATA frame).
+      const body = this.body !== null;
+      stream = session.request(this.headers, { endStream: !body, waitForTrailers: body });
     } catch (error) {
       // A session that went away between the pick and the request (GOAWAY, destroyed): safe to retry.
       slot.streamDone(session);
@@ -88,7 +78,12 @@ export class H2UpstreamExchange implements UpstreamCall {
     if (this.body !== null) this.sendBody(stream, this.body);
   }
 
-  private sendBody(stream: ClientHttp2Stream, body: Readable): void {
+  private sendBody(stream: ClientHttp2Stream, body: RequestBody): void {
+    stream.once('wantTrailers', () => {
+      const trailers = body.trailers;
+      if (stream.destroyed || stream.closed) return;
+      stream.sendTrailers(trailers === undefined ? {} : headerObject(trailers, {}, false));
+    });
     body.on('data', (chunk: Buffer) => {
       if (this.done) return;
       // Backpressure: stop reading from the client while the upstream's window is full.
@@ -123,7 +118,12 @@ export class H2UpstreamExchange implements UpstreamCall {
     const stream = this.stream;
     // A body the upstream answered before reading: let it flow on to nowhere, else the client stalls.
     if (this.body !== null && !this.body.readableEnded) this.body.resume();
-    if (stream !== undefined && !stream.closed && this.noResponseBody) stream.close(NGHTTP2_CANCEL);
+    if (stream !== undefined && !stream.closed) {
+      // A HEAD answer's body is not wanted; a complete answer to an upload still being sent ends the upload
+      // (RFC 9113 §8.1), or the stream, and its slot on the session, would stay open.
+      if (this.noResponseBody) stream.close(NGHTTP2_CANCEL);
+      else if (!stream.writableEnded) stream.close(NGHTTP2_NO_ERROR);
+    }
     this.sink.onUpstreamEnd(undefined, this.trailers);
   }
 

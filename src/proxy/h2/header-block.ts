@@ -1,0 +1,41 @@
+// HTTP/2 header blocks as Node's objects and as the flat lines (name, value, ...) the rest of the proxy uses.
+import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http2';
+import { InvalidHeaderError } from '../client-response.js';
+import { HTTP2_CONNECTION_SPECIFIC } from '../headers.js';
+import { isHeaderName, isValidFieldValue } from '../http-syntax.js';
+
+/** Header fields of an HTTP/2 block as flat lines (name, value, ...), pseudo-headers left out. */
+export function headerLines(headers: IncomingHttpHeaders): string[] {
+  const lines: string[] = [];
+  for (const name in headers) {
+    if (name.charCodeAt(0) === 58) continue; // ':'
+    const value = headers[name];
+    if (value === undefined) continue;
+    if (typeof value === 'string') lines.push(name, value);
+    else for (const v of value) lines.push(name, v);
+  }
+  return lines;
+}
+
+/** Fields Node refuses to send over HTTP/2: the connection-specific ones, and `te` and `http2-settings`. */
+const CONNECTION_SPECIFIC = new Set([...HTTP2_CONNECTION_SPECIFIC, 'te', 'http2-settings']);
+
+/** Header lines as an HTTP/2 header object: lower-case names, repeats as lists. */
+export function headerObject(
+  lines: string[],
+  into: OutgoingHttpHeaders,
+  validate: boolean,
+): OutgoingHttpHeaders {
+  for (let i = 0; i < lines.length; i += 2) {
+    const name = lines[i]!.toLowerCase();
+    const value = lines[i + 1]!;
+    if (CONNECTION_SPECIFIC.has(name)) continue;
+    if (validate && (!isHeaderName(name) || !isValidFieldValue(value)))
+      throw new InvalidHeaderError(`invalid character in header ${JSON.stringify(name)}`);
+    const existing = into[name];
+    if (existing === undefined) into[name] = value;
+    else if (Array.isArray(existing)) existing.push(value);
+    else into[name] = [String(existing), value];
+  }
+  return into;
+}
