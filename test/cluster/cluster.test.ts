@@ -177,7 +177,17 @@ test('pods run from the imported images: logs, exec, DNS for cluster names only'
     "console.log('started'); process.on('SIGTERM', () => process.exit(0)); setInterval(() => {}, 1e9)",
   ]);
   kubectl(['-n', 'pods-test', 'wait', '--for=condition=Ready', 'pod/tools', '--timeout=90s']);
-  assert.match(kubectl(['-n', 'pods-test', 'logs', 'tools']), /started/);
+  // Ready means the container started, not that node has printed yet (a loaded machine takes seconds).
+  const logs = await eventually(
+    async () => {
+      const out = kubectl(['-n', 'pods-test', 'logs', 'tools']);
+      return /started/.test(out) ? out : undefined;
+    },
+    'the pod to log "started"',
+    30_000,
+    500,
+  );
+  assert.match(logs, /started/);
   const lookups = kubectl([
     '-n',
     'pods-test',
