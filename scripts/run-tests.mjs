@@ -1,17 +1,27 @@
 // Runs every test file with Node's own test runner. Node 20 takes no globs, so the files are listed here.
-// Three phases, so heavy files never compete for the 2 cores:
-//   1. everything else, two files at a time; then the data plane's files again on the Node the image ships,
-//      when that is not the Node running this;
-//   2. the cluster's own files (test/cluster), each starting and stopping a real cluster of its own;
-//   3. the Kubernetes end-to-end files, one at a time, on one real cluster started here for all of them
-//      (PORTICO_TEST_CLUSTER names it), then — in a full run — the upstream conformance suite in both
-//      deployment modes on the same cluster (`npm run conformance`), which fails on any regression from the
-//      committed reports; the cluster is stopped at the end.
+// Two sequences side by side, each keeping heavy files from competing with each other:
+//   - without a cluster: everything else, two files at a time; then the data plane's files again on the Node
+//     the image ships, when that is not the Node running this. Its output is kept and printed when it ends,
+//     so the two sequences' logs do not interleave;
+//   - with clusters: the cluster's own files (test/cluster), each starting and stopping a real cluster of its
+//     own; then the Kubernetes end-to-end files, one at a time, on one real cluster started here for all of
+//     them (PORTICO_TEST_CLUSTER names it), then — in a full run — the upstream conformance suite in both
+//     deployment modes on the same cluster (`npm run conformance`), which fails on any regression from the
+//     committed reports; the cluster is stopped at the end.
+// The cluster sequence mostly waits on pods and the API server, so the first one's CPU time fits beside it.
 // `node scripts/run-tests.mjs [substring...]` runs the matching files only (and no conformance run).
 // `--full` (what `npm test` runs) first lints, type-checks, builds and builds the toolchain, stopping at the
 // first failure. Every run ends with the time each step took, so a slow phase shows where it is.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import {
+  createWriteStream,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join, sep } from 'node:path';
 
@@ -29,11 +39,11 @@ function collect(dir, out) {
   return out;
 }
 
-function run(files, concurrency, env, node = { path: process.execPath, version: process.version }) {
-  if (files.length === 0) return 0;
-  console.log(
-    `# ${files.length} test file${files.length === 1 ? '' : 's'} on Node ${node.version} (${node.path})`,
-  );
+/** Runs `files`; resolves with the exit status. `out`: where the output goes (a stream), else inherited. */
+function run(files, concurrency, env, node = { path: process.execPath, version: process.version }, out) {
+  if (files.length === 0) return Promise.resolve(0);
+  const say = (line) => (out === undefined ? console.log(line) : out.write(`${line}\n`));
+  say(`# ${files.length} test file${files.length === 1 ? '' : 's'} on Node ${node.version} (${node.path})`);
   const args = [
     '--import',
     'tsx',
@@ -42,11 +52,15 @@ function run(files, concurrency, env, node = { path: process.execPath, version: 
     '--test-timeout=600000',
     ...files,
   ];
-  const result = spawnSync(node.path, args, {
-    stdio: 'inherit',
+  const child = spawn(node.path, args, {
+    stdio: out === undefined ? 'inherit' : ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, PORTICO_TEST: '1', ...env },
   });
-  return result.status ?? 1;
+  if (out !== undefined) {
+    child.stdout.pipe(out, { end: false });
+    child.stderr.pipe(out, { end: false });
+  }
+  return new Promise((resolve) => child.on('close', (code) => resolve(code ?? 1)));
 }
 
 // The proxy's own files and its discovery client: their sockets, HTTP parsing and TLS are the runtime's.
@@ -57,20 +71,21 @@ function dataPlaneFiles(files) {
 }
 
 /** Runs the data plane's files on the image's Node (toolchain/artifacts.ts), fetched once into the cache. */
-function runOnImageNode(dataPlane) {
+function runOnImageNode(dataPlane, out) {
   const fetched = spawnSync(process.execPath, ['--import', 'tsx', 'toolchain/node-runtime.ts'], {
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   if (fetched.status !== 0) {
     console.error("# the image's Node is not available, so the data plane is untested on it");
-    return 1;
+    return Promise.resolve(1);
   }
   const path = fetched.stdout.trim();
   const version = spawnSync(path, ['--version'], { encoding: 'utf8' }).stdout.trim();
-  if (version === process.version) return 0;
+  if (version === process.version) return Promise.resolve(0);
   // A test that starts `node` by name gets this Node too.
-  return run(dataPlane, 2, { PATH: `${dirname(path)}${delimiter}${process.env.PATH}` }, { path, version });
+  const env = { PATH: `${dirname(path)}${delimiter}${process.env.PATH}` };
+  return run(dataPlane, 2, env, { path, version }, out);
 }
 
 /** Starts `npm run cluster` in the background; resolves with its directory once it is ready. */
@@ -114,24 +129,29 @@ function timed(name, work) {
   return status;
 }
 
+/** `work` resolves with an exit status (a value that is not a number counts as 0). */
 async function timedAsync(name, work) {
   const started = Date.now();
+  let status = 1;
   try {
-    return await work();
+    const value = await work();
+    status = typeof value === 'number' ? value : 0;
+    return value;
   } finally {
-    steps.push({ name, seconds: (Date.now() - started) / 1000, status: 0 });
+    steps.push({ name, seconds: (Date.now() - started) / 1000, status });
   }
 }
 
+const runStarted = Date.now();
+
 function printTimes() {
-  const total = steps.reduce((sum, s) => sum + s.seconds, 0);
   const width = Math.max(...steps.map((s) => s.name.length), 5);
   const line = (name, seconds, note) =>
     `  ${name.padEnd(width)}  ${seconds.toFixed(0).padStart(5)} s  ${note}`;
-  console.log('\nstep times:');
+  console.log('\nstep times (the two test sequences run side by side):');
   for (const s of steps)
     console.log(line(s.name, s.seconds, s.status === 0 ? 'ok' : `FAILED (exit ${s.status})`));
-  console.log(line('total', total, ''));
+  console.log(line('wall clock', (Date.now() - runStarted) / 1000, ''));
 }
 
 function npmRun(script) {
@@ -161,37 +181,81 @@ const clusterFiles = files.filter((f) => f.startsWith(CLUSTER_FILES));
 const e2e = files.filter((f) => f.startsWith(KUBERNETES_E2E));
 
 function conformance(clusterDir) {
-  const started = Date.now();
-  const result = spawnSync(process.execPath, ['--import', 'tsx', 'conformance/run.ts'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'conformance/run.ts'], {
     stdio: 'inherit',
     env: { ...process.env, PORTICO_TEST_CLUSTER: clusterDir },
   });
-  console.log(`conformance: ${((Date.now() - started) / 1000).toFixed(0)} s, exit ${result.status}`);
-  return result.status ?? 1;
+  return new Promise((resolve) => child.on('close', (code) => resolve(code ?? 1)));
 }
 
-const results = [];
-if (plain.length > 0)
-  results.push(timed(`unit, golden and standalone tests (${plain.length} files)`, () => run(plain, 2, {})));
-const dataPlane = dataPlaneFiles(plain);
-if (dataPlane.length > 0)
-  results.push(
-    timed(`the data plane on the image's Node (${dataPlane.length} files)`, () => runOnImageNode(dataPlane)),
-  );
-if (clusterFiles.length > 0)
-  results.push(
-    timed(`the cluster's own tests (${clusterFiles.length} files)`, () => run(clusterFiles, 1, {})),
-  );
-const withConformance = filter.length === 0;
-if (e2e.length > 0 || withConformance) {
+/** Unit, golden and standalone files, then the data plane's on the image's Node; `out` as for run(). */
+async function withoutCluster(out) {
+  const results = [];
+  if (plain.length > 0)
+    results.push(
+      await timedAsync(`unit, golden and standalone tests (${plain.length} files)`, () =>
+        run(plain, 2, {}, undefined, out),
+      ),
+    );
+  const dataPlane = dataPlaneFiles(plain);
+  if (dataPlane.length > 0)
+    results.push(
+      await timedAsync(`the data plane on the image's Node (${dataPlane.length} files)`, () =>
+        runOnImageNode(dataPlane, out),
+      ),
+    );
+  return results;
+}
+
+/** The cluster's own files, then the shared cluster: Kubernetes e2e files and, in a full run, conformance. */
+async function withClusters() {
+  const results = [];
+  if (clusterFiles.length > 0)
+    results.push(
+      await timedAsync(`the cluster's own tests (${clusterFiles.length} files)`, () =>
+        run(clusterFiles, 1, {}),
+      ),
+    );
+  if (e2e.length === 0 && !withConformance) return results;
   const cluster = await timedAsync('shared cluster start', startSharedCluster);
   try {
     const env = { PORTICO_E2E_KUBERNETES: '1', PORTICO_TEST_CLUSTER: cluster.dir };
-    results.push(timed(`Kubernetes e2e (${e2e.length} files)`, () => run(e2e, 1, env)));
-    if (withConformance) results.push(timed('conformance, both modes', () => conformance(cluster.dir)));
+    results.push(await timedAsync(`Kubernetes e2e (${e2e.length} files)`, () => run(e2e, 1, env)));
+    if (withConformance)
+      results.push(await timedAsync('conformance, both modes', () => conformance(cluster.dir)));
   } finally {
     await timedAsync('shared cluster stop', cluster.stop);
   }
+  return results;
 }
+
+/** Runs the sequence without a cluster beside `clusters`, its output kept in a file and printed at its end. */
+async function besideClusters() {
+  const scratch = mkdtempSync(join(tmpdir(), 'portico-test-log-'));
+  const path = join(scratch, 'without-cluster.log');
+  const out = createWriteStream(path);
+  console.log(`# unit and data-plane tests run beside the cluster tests; their output follows when they end`);
+  const results = await withoutCluster(out);
+  await new Promise((resolve) => out.end(resolve));
+  console.log(`\n# output of the tests without a cluster (${path}):`);
+  process.stdout.write(readFileSync(path));
+  rmSync(scratch, { recursive: true, force: true });
+  return results;
+}
+
+const withConformance = filter.length === 0;
+const needsCluster = clusterFiles.length > 0 || e2e.length > 0 || withConformance;
+const results = needsCluster
+  ? (
+      await Promise.all([
+        besideClusters(),
+        // A cluster that fails to start fails the run, after the other sequence's output is printed.
+        withClusters().catch((error) => {
+          console.error(`# the cluster tests stopped: ${error instanceof Error ? error.message : error}`);
+          return [1];
+        }),
+      ])
+    ).flat()
+  : await withoutCluster(undefined);
 printTimes();
 process.exit(results.find((r) => r !== 0) ?? 0);

@@ -19,14 +19,23 @@ function lines(command: string, args: string[]): string[] {
     .filter((l) => l !== '');
 }
 
-/** Command lines of processes started from the toolchain cache or naming a cluster directory. */
+/** What a cluster runs from the toolchain cache; helm, kubectl and the image's Node are clients that other
+ * test phases running beside a cluster test use too. */
+const SERVER_DIRS = ['containerd', 'coredns', 'etcd', 'pause', 'runc'];
+const KUBERNETES_SERVERS = /\/kube-(apiserver|controller-manager|scheduler|proxy)\b|\/kubelet\b/;
+
+/** Command lines of cluster components started from the toolchain cache or naming a cluster directory. */
 function clusterProcesses(): string[] {
   const out: string[] = [];
   const cache = cacheDir();
+  const servers = SERVER_DIRS.map((d) => join(cache, d));
   for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
     try {
       const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ').trim();
-      if (cmd.includes(cache) || cmd.includes('portico-cluster-') || cmd.includes('portico-k8s-')) {
+      const fromCache =
+        servers.some((d) => cmd.includes(d)) ||
+        (cmd.includes(join(cache, 'kubernetes')) && KUBERNETES_SERVERS.test(cmd));
+      if (fromCache || cmd.includes('portico-cluster-') || cmd.includes('portico-k8s-')) {
         out.push(`${pid} ${cmd.slice(0, 200)}`);
       }
     } catch {
