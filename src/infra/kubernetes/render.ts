@@ -161,11 +161,14 @@ const DRAIN_HOOK = {
   },
 };
 
+/** Pod Security Admission `restricted`, at pod and container level alike. */
+const SECCOMP = { type: 'RuntimeDefault' };
 const CONTAINER_SECURITY = {
   allowPrivilegeEscalation: false,
   readOnlyRootFilesystem: true,
   runAsNonRoot: true,
   capabilities: { drop: ['ALL'] },
+  seccompProfile: SECCOMP,
 };
 
 export function renderFleetObjects(infra: FleetInfra, options: RenderOptions): FleetObjects {
@@ -254,7 +257,13 @@ export function renderFleetObjects(infra: FleetInfra, options: RenderOptions): F
           automountServiceAccountToken: false,
           // Room for the preStop drain (up to MAX_DRAIN_SECONDS) plus shutdown.
           terminationGracePeriodSeconds: MAX_DRAIN_SECONDS + 30,
-          securityContext: { runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532, fsGroup: 65532 },
+          securityContext: {
+            runAsNonRoot: true,
+            runAsUser: 65532,
+            runAsGroup: 65532,
+            fsGroup: 65532,
+            seccompProfile: SECCOMP,
+          },
           containers: [proxy, shutdownManager],
           volumes: creds.volumes,
           ...(options.imagePullSecrets?.length

@@ -4,9 +4,34 @@ import { join } from 'node:path';
 import { REPO } from '../../../toolchain/manifest.js';
 import type { Cluster } from '../../cluster/harness.js';
 import { helm } from '../../cluster/helm.js';
-import { asList, call } from '../../cluster/kube-api.js';
+import { apply, asList, call } from '../../cluster/kube-api.js';
 
 export const CHART = join(REPO, 'charts/gateway-helm');
+
+/**
+ * Every namespace the e2e files make enforces Pod Security Admission `restricted`: the API server refuses any
+ * Portico pod (controller, certgen and cleanup hooks, proxies in either mode) that does not meet it.
+ */
+export const RESTRICTED = { 'pod-security.kubernetes.io/enforce': 'restricted' };
+
+/** A namespace (created or updated) with `labels` besides RESTRICTED. */
+export async function restrictedNamespace(
+  cluster: Cluster,
+  name: string,
+  labels: Record<string, string> = {},
+): Promise<void> {
+  trackNamespace(name);
+  await apply(
+    cluster,
+    {
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name, labels: { ...RESTRICTED, ...labels } },
+    } as never,
+    'namespaces',
+    'e2e',
+  );
+}
 
 export interface Release {
   name: string;
@@ -54,6 +79,7 @@ export async function install(
   const name = options.release ?? 'portico';
   const namespace = options.namespace ?? 'portico-gateway-system';
   const sets = (options.set ?? []).flatMap((s) => ['--set', s]);
+  await restrictedNamespace(cluster, namespace);
   await helm(cluster, [
     'install',
     name,

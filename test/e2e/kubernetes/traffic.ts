@@ -2,7 +2,7 @@
 import type { Cluster } from '../../cluster/harness.js';
 import { asList, call, eventually, type Loose, apply as serverSideApply } from '../../cluster/kube-api.js';
 import { httpRequest, type Reply } from '../../support/http.js';
-import { trackClusterObject, trackNamespace } from './install.js';
+import { restrictedNamespace, trackClusterObject } from './install.js';
 
 export type { Reply };
 
@@ -44,14 +44,8 @@ export function porticoImage(cluster: Cluster): string {
   return name;
 }
 
-export async function namespace(
-  cluster: Cluster,
-  name: string,
-  labels: Record<string, string> = {},
-): Promise<void> {
-  trackNamespace(name);
-  await apply(cluster, { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels } } as never);
-}
+/** A namespace for a test, enforcing Pod Security Admission `restricted` (see install.ts). */
+export { restrictedNamespace as namespace };
 
 /** A Deployment of echo pods behind a Service on port 8080. */
 export async function echoBackend(cluster: Cluster, ns: string, name: string): Promise<void> {
@@ -79,6 +73,14 @@ export async function echoBackend(cluster: Cluster, ns: string, name: string): P
               ],
               ports: [{ name: 'http', containerPort: 3000 }],
               readinessProbe: { tcpSocket: { port: 3000 }, periodSeconds: 1 },
+              // The namespaces enforce Pod Security `restricted`.
+              securityContext: {
+                runAsNonRoot: true,
+                runAsUser: 65532,
+                allowPrivilegeEscalation: false,
+                capabilities: { drop: ['ALL'] },
+                seccompProfile: { type: 'RuntimeDefault' },
+              },
             },
           ],
         },
@@ -95,7 +97,7 @@ export async function echoBackend(cluster: Cluster, ns: string, name: string): P
 
 /** A namespace with an echo backend (Deployment and Service) of each name: the setup most suites start from. */
 export async function echoNamespace(cluster: Cluster, ns: string, backends = ['echo']): Promise<void> {
-  await namespace(cluster, ns);
+  await restrictedNamespace(cluster, ns);
   for (const name of backends) await echoBackend(cluster, ns, name);
 }
 

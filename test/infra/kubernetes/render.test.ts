@@ -38,6 +38,14 @@ test("mutual TLS mode: the fleet's own client certificate Secret, two non-root c
     ['proxy', 'shutdown-manager'],
   );
   assert.equal(pod.securityContext?.runAsNonRoot, true);
+  // Pod Security Admission `restricted` at pod and container level.
+  assert.deepEqual(pod.securityContext?.seccompProfile, { type: 'RuntimeDefault' });
+  for (const c of pod.containers) {
+    assert.deepEqual(c.securityContext?.seccompProfile, { type: 'RuntimeDefault' }, c.name);
+    assert.equal(c.securityContext?.allowPrivilegeEscalation, false, c.name);
+    assert.equal(c.securityContext?.readOnlyRootFilesystem, true, c.name);
+    assert.deepEqual(c.securityContext?.capabilities?.drop, ['ALL'], c.name);
+  }
   // Its own identity, and no other fleet's: the Secret is named after the fleet's infrastructure.
   assert.deepEqual(pod.volumes?.[0]?.secret?.secretName, 'proxy-team-a-eg-77bb22a9-client-cert');
   assert.equal(pod.volumes?.length, 1);
