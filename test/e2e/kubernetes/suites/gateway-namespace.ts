@@ -23,12 +23,12 @@ import {
 
 const CONTROLLER = DEFAULT_CONTROLLER_NAME;
 let cluster: Cluster;
-let _system: string;
+let system: string;
 
 /** Runs in the file's before(), once Portico is installed in `sys`. */
 export async function setup(c: Cluster, sys: string): Promise<void> {
   cluster = c;
-  _system = sys;
+  system = sys;
   for (const ns of ['gwns-x', 'gwns-y']) await echoNamespace(cluster, ns);
   await gatewayClass(cluster, 'portico', CONTROLLER);
 }
@@ -58,6 +58,127 @@ test('infrastructure in each Gateway namespace, only the CA there, token-authent
     const secrets = await call(cluster, 'GET', `/api/v1/namespaces/${ns}/secrets`);
     assert.ok(!asList(secrets.body.items).some((s) => String(s.metadata?.name).startsWith('portico-')));
   }
+});
+
+/** A token of the controller's own ServiceAccount, as a thief of the controller pod's token would hold. */
+async function controllerToken(): Promise<string> {
+  const r = await call(
+    cluster,
+    'POST',
+    `/api/v1/namespaces/${system}/serviceaccounts/portico-gateway/token`,
+    {
+      apiVersion: 'authentication.k8s.io/v1',
+      kind: 'TokenRequest',
+      spec: { expirationSeconds: 600 },
+    },
+  );
+  assert.equal(r.status, 201, JSON.stringify(r.body));
+  return String(r.body.status?.token);
+}
+
+/** A Deployment shaped like a fleet's, with whatever the caller changes. */
+function fleetLikeDeployment(ns: string, name: string, image: string): Record<string, unknown> {
+  const labels = {
+    'app.kubernetes.io/managed-by': 'portico-gateway',
+    'gateway.portico.io/controller-namespace': system,
+    app: name,
+  };
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name, namespace: ns, labels },
+    spec: {
+      selector: { matchLabels: { app: name } },
+      template: {
+        metadata: { labels },
+        spec: { serviceAccountName: name, containers: [{ name: 'proxy', image }] },
+      },
+    },
+  };
+}
+
+test("the controller's own token writes only Portico's objects: the admission policy refuses the rest", {
+  skip: E2E_SKIP,
+}, async () => {
+  // The chart installs the policy; RBAC alone lets Gateway Namespace Mode create workloads anywhere.
+  const policy = await call(
+    cluster,
+    'GET',
+    `/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies/gateway-helm-${system}-controller-writes`,
+  );
+  assert.equal(policy.status, 200);
+  const token = await controllerToken();
+  const image = String(
+    asList(
+      (await call(cluster, 'GET', `/apis/apps/v1/namespaces/${system}/deployments/portico-gateway`)).body.spec
+        ?.template?.spec?.containers,
+    )[0]?.image,
+  );
+  const refused = (r: { status: number; body: Loose }, what: string) => {
+    assert.equal(r.status, 403, `${what}: ${r.status} ${JSON.stringify(r.body)}`);
+    assert.match(String(r.body.message), /ValidatingAdmissionPolicy/, what);
+  };
+  // A fleet-shaped Deployment with the Portico image, in kube-system.
+  refused(
+    await call(
+      cluster,
+      'POST',
+      '/apis/apps/v1/namespaces/kube-system/deployments',
+      fleetLikeDeployment('kube-system', 'proxy-evil', image),
+      { token },
+    ),
+    'a Deployment in kube-system',
+  );
+  // Anywhere else: another image, or a pod running as another ServiceAccount.
+  refused(
+    await call(
+      cluster,
+      'POST',
+      '/apis/apps/v1/namespaces/gwns-x/deployments',
+      fleetLikeDeployment('gwns-x', 'proxy-miner', 'example.com/miner:1'),
+      { token },
+    ),
+    'a fleet-named Deployment with another image',
+  );
+  const otherAccount = fleetLikeDeployment('gwns-x', 'proxy-borrow', image);
+  (
+    otherAccount.spec as { template: { spec: { serviceAccountName: string } } }
+  ).template.spec.serviceAccountName = 'default';
+  refused(
+    await call(cluster, 'POST', '/apis/apps/v1/namespaces/gwns-x/deployments', otherAccount, { token }),
+    'a Deployment whose pods run as another ServiceAccount',
+  );
+  // A workload Portico did not make: not patched, not deleted.
+  refused(
+    await call(
+      cluster,
+      'PATCH',
+      '/apis/apps/v1/namespaces/gwns-x/deployments/echo',
+      { spec: { replicas: 0 } },
+      { token, contentType: 'application/merge-patch+json' },
+    ),
+    'a patch of the echo Deployment',
+  );
+  refused(
+    await call(
+      cluster,
+      'POST',
+      '/api/v1/namespaces/gwns-x/configmaps',
+      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'sneaky', namespace: 'gwns-x' } },
+      { token },
+    ),
+    'a ConfigMap not named like a fleet object',
+  );
+  // deletecollection without its labels: each object goes through the policy, the echo Deployment survives.
+  await echoNamespace(cluster, 'gwns-policy');
+  refused(
+    await call(cluster, 'DELETE', '/apis/apps/v1/namespaces/gwns-policy/deployments', undefined, { token }),
+    'a deletecollection of every Deployment',
+  );
+  const echo = await call(cluster, 'GET', '/apis/apps/v1/namespaces/gwns-policy/deployments/echo');
+  assert.equal(echo.status, 200);
+  assert.equal(echo.body.metadata?.deletionTimestamp, undefined);
+  // The fleets the controller made meanwhile were admitted (the test above serves through them).
 });
 
 /** Applies a LimitRange giving every container of `ns` without a CPU limit `cpu` as its limit. */
