@@ -101,7 +101,14 @@ function certificateRefs(
     if (!permitted)
       return fail('RefNotPermitted', `Secret ${id} is in another namespace and no ReferenceGrant allows it`);
     const secret = lookup.secrets.get(id);
-    if (secret === undefined) return fail('InvalidCertificateRef', notFound(lookup, 'Secret', ns, ref.name));
+    if (secret === undefined) {
+      const missing = notFound(lookup, 'Secret', ns, ref.name);
+      // The Kubernetes provider lists only kubernetes.io/tls Secrets: a Secret of another type reads as absent.
+      const hint = missing.endsWith(' not found')
+        ? ' (certificates are read from Secrets of type kubernetes.io/tls)'
+        : '';
+      return fail('InvalidCertificateRef', `${missing}${hint}`);
+    }
     if (secret.type !== 'kubernetes.io/tls') {
       return fail('InvalidCertificateRef', `Secret ${id} is of type ${secret.type}, not kubernetes.io/tls`);
     }

@@ -69,7 +69,8 @@ const options = {
 test('a referenced object that is missing is "not found"', () => {
   assert.deepEqual(messages(translate(snapshot([]), options).statuses), {
     dataPlaneProxy: 'DataPlaneProxy edge/params not found',
-    secret: 'certificateRefs[0]: Secret edge/cert not found',
+    secret:
+      'certificateRefs[0]: Secret edge/cert not found (certificates are read from Secrets of type kubernetes.io/tls)',
     service: 'spec.rules[0].backendRefs[0]: Service edge/api not found',
   });
 });

@@ -13,6 +13,10 @@ export interface InformerOptions<T> {
   path: string;
   apiVersion: string;
   kind: string;
+  /** Query parameters for the list and the watch (e.g. `fieldSelector=...`), already encoded. */
+  query?: string;
+  /** What is kept of each raw object, before it is stored, compared or converted. */
+  essentials?: (raw: JsonObject) => JsonObject;
   /** Raw object → the value consumers see; undefined drops the object (e.g. invalid). */
   convert(raw: JsonObject): T | undefined;
   /** The parts of an object that matter: events that leave it unchanged are ignored. */
@@ -62,7 +66,11 @@ export function createInformer<T>(options: InformerOptions<T>): Informer<T> {
   let current: { stop(): void } | undefined;
   let timer: NodeJS.Timeout | undefined;
 
-  function upsert(target: Map<string, Entry<T>>, raw: JsonObject, previous?: Entry<T>): boolean {
+  const query = options.query === undefined ? '' : `${options.query}&`;
+  const essentials = options.essentials;
+
+  function upsert(target: Map<string, Entry<T>>, received: JsonObject, previous?: Entry<T>): boolean {
+    const raw = essentials === undefined ? received : essentials(received);
     const object = { apiVersion: options.apiVersion, kind: options.kind, ...raw };
     const key = keyOf(object);
     const fingerprint = options.fingerprint(object);
@@ -88,7 +96,10 @@ export function createInformer<T>(options: InformerOptions<T>): Informer<T> {
 
   /** 'absent': the collection is not served (and may not be); its objects, if any were, are gone. */
   async function list(): Promise<'listed' | 'absent'> {
-    const reply = await options.client.request('GET', options.path);
+    const reply = await options.client.request(
+      'GET',
+      query === '' ? options.path : `${options.path}?${query.slice(0, -1)}`,
+    );
     if (reply.status === 404 && options.mayBeAbsent === true) {
       if (entries.size > 0) {
         entries = new Map();
@@ -152,7 +163,7 @@ export function createInformer<T>(options: InformerOptions<T>): Informer<T> {
       try {
         if (needList && (await list()) === 'absent') await awaitServed();
         needList = false;
-        const path = `${options.path}?watch=1&allowWatchBookmarks=true&resourceVersion=${resourceVersion}`;
+        const path = `${options.path}?${query}watch=1&allowWatchBookmarks=true&resourceVersion=${resourceVersion}`;
         let relist = false;
         const handle = options.client.watch(path, (event) => {
           if (onEvent(event) === 'relist') {

@@ -68,6 +68,10 @@ export function createResourceWatch(options: ResourceWatchOptions): ResourceWatc
       apiVersion: kind.apiVersion,
       kind: kind.kind,
       fingerprint: (raw) => fingerprint(kind, raw),
+      ...(kind.fieldSelector === undefined
+        ? {}
+        : { query: `fieldSelector=${encodeURIComponent(kind.fieldSelector)}` }),
+      ...(kind.essentials === undefined ? {} : { essentials: kind.essentials }),
       convert(raw) {
         // The API server already validated by its own schema: fields ours does not declare are no error here,
         // and the null it serves for an empty list or map reads as empty.

@@ -1,5 +1,6 @@
 // The kinds the Kubernetes provider watches, with their API paths and what counts as a real change.
 import type { JsonObject } from './api-client.js';
+import { secretEssentials, TLS_SECRET_FIELD_SELECTOR } from './secret-essentials.js';
 
 export interface WatchedKind {
   kind: string;
@@ -10,6 +11,10 @@ export interface WatchedKind {
   statusIsOutput: boolean;
   /** A CRD a cluster may lack (older Gateway API installs): its absence is no objects, not a failed start. */
   mayBeAbsent?: boolean;
+  /** Lists and watches only the objects this field selector matches. */
+  fieldSelector?: string;
+  /** What is kept of each object, before anything else sees it (the rest is neither stored nor compared). */
+  essentials?: (raw: JsonObject) => JsonObject;
 }
 
 export const WATCHED_KINDS: readonly WatchedKind[] = [
@@ -58,7 +63,15 @@ export const WATCHED_KINDS: readonly WatchedKind[] = [
     statusIsOutput: false,
   },
   { kind: 'Namespace', apiVersion: 'v1', resource: 'namespaces', namespaced: false, statusIsOutput: true },
-  { kind: 'Secret', apiVersion: 'v1', resource: 'secrets', namespaced: true, statusIsOutput: false },
+  {
+    kind: 'Secret',
+    apiVersion: 'v1',
+    resource: 'secrets',
+    namespaced: true,
+    statusIsOutput: false,
+    fieldSelector: TLS_SECRET_FIELD_SELECTOR,
+    essentials: secretEssentials,
+  },
   {
     kind: 'DataPlaneProxy',
     apiVersion: 'gateway.portico.io/v1alpha1',

@@ -9,6 +9,7 @@ import { SERVED_OBJECTS } from '../../api/served-objects.js';
 
 /** An API server serving fixed lists, whose watch events the test sends. */
 function fakeApiServer(objects: JsonObject[]) {
+  const requested: string[] = [];
   const watchers = new Map<string, (event: WatchEvent) => void>();
   const pathOf = (kind: string) => {
     const watched = WATCHED_KINDS.find((k) => k.kind === kind);
@@ -18,9 +19,13 @@ function fakeApiServer(objects: JsonObject[]) {
   const client: ApiClient = {
     async request(method, path) {
       assert.equal(method, 'GET');
+      requested.push(path);
+      const [collection, query] = path.split('?') as [string, string | undefined];
+      // The one field selector the controller sends: a Secret's type.
+      const type = new URLSearchParams(query ?? '').get('fieldSelector')?.replace(/^type=/, '');
       // A list's items carry no apiVersion and kind: the informer knows them from the collection.
       const items = objects
-        .filter((o) => pathOf(String(o.kind)) === path)
+        .filter((o) => pathOf(String(o.kind)) === collection && (type === undefined || o.type === type))
         .map(({ apiVersion: _a, kind: _k, ...rest }) => rest);
       return { status: 200, body: { metadata: { resourceVersion: '100' }, items } };
     },
@@ -35,6 +40,7 @@ function fakeApiServer(objects: JsonObject[]) {
   };
   return {
     client,
+    requested,
     send(type: WatchEvent['type'], object: JsonObject) {
       const watcher = watchers.get(pathOf(String(object.kind)));
       if (watcher === undefined) throw new Error(`no watch for ${String(object.kind)}`);
@@ -166,6 +172,8 @@ test('objects as the API server serves them, with empty lists as null, are all i
     };
     for (const field of Object.values(fields)) expected[field] = [];
     for (const o of served) {
+      // Only TLS Secrets are listed (a field selector): the API server never sends the others.
+      if (o.kind === 'Secret' && o.type !== 'kubernetes.io/tls') continue;
       expected[fields[o.kind as ApiKind]]!.push(String((o.metadata as JsonObject).name));
     }
     const actual = names(watch);
@@ -175,8 +183,10 @@ test('objects as the API server serves them, with empty lists as null, are all i
     const slice = watch.snapshot().endpointSlices.find((s) => s.metadata.name === SLICE);
     assert.deepEqual(slice?.endpoints, []);
     assert.deepEqual(slice?.ports, []);
-    const secret = watch.snapshot().secrets.find((s) => s.metadata.name === 'empty');
-    assert.deepEqual(secret?.data, {});
+    assert.equal(
+      watch.snapshot().secrets.find((s) => s.metadata.name === 'empty'),
+      undefined,
+    );
   } finally {
     watch.stop();
   }
@@ -254,6 +264,48 @@ test('an object Portico cannot use is logged once per change with its name and r
     assert.deepEqual(watch.snapshot().unusable, []);
     assert.deepEqual(watch.snapshot().gateways, []);
     assert.equal(log.length, 3);
+  } finally {
+    watch.stop();
+  }
+});
+
+test('only TLS Secrets are listed, and of each only its certificate keys: other data and annotations are neither kept nor a change', async () => {
+  const tls = {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: {
+      name: 'www-cert',
+      namespace: 'edge',
+      uid: 'u1',
+      resourceVersion: '5',
+      annotations: { 'kubectl.kubernetes.io/last-applied-configuration': '{"data":{"tls.key":"a2V5"}}' },
+      managedFields: [{ manager: 'kubectl' }],
+    },
+    type: 'kubernetes.io/tls',
+    data: { 'tls.crt': 'Y2VydA==', 'tls.key': 'a2V5', 'backup.tar': 'QUFBQQ==' },
+  };
+  const { watch, server, changes } = await watching([tls]);
+  try {
+    assert.ok(server.requested.some((p) => p.endsWith('/secrets?fieldSelector=type%3Dkubernetes.io%2Ftls')));
+    const raw = watch.raw('Secret', 'edge/www-cert');
+    assert.deepEqual(Object.keys((raw?.data ?? {}) as JsonObject).sort(), ['tls.crt', 'tls.key']);
+    assert.equal((raw?.metadata as JsonObject).annotations, undefined);
+    assert.equal((raw?.metadata as JsonObject).managedFields, undefined);
+    const before = changes();
+    // An annotation or an unread key changing is no change.
+    server.send('MODIFIED', {
+      ...tls,
+      metadata: { ...tls.metadata, resourceVersion: '6', annotations: { note: 'edited' } },
+      data: { ...tls.data, 'backup.tar': 'QkJCQg==' },
+    });
+    assert.equal(changes(), before);
+    // The certificate changing is one.
+    server.send('MODIFIED', {
+      ...tls,
+      metadata: { ...tls.metadata, resourceVersion: '7' },
+      data: { ...tls.data, 'tls.crt': 'bmV3' },
+    });
+    assert.equal(changes(), before + 1);
   } finally {
     watch.stop();
   }
