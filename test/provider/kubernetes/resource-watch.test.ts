@@ -289,8 +289,8 @@ test('only TLS Secrets are listed, and of each only its certificate keys: other 
     assert.ok(server.requested.some((p) => p.endsWith('/secrets?fieldSelector=type%3Dkubernetes.io%2Ftls')));
     const raw = watch.raw('Secret', 'edge/www-cert');
     assert.deepEqual(Object.keys((raw?.data ?? {}) as JsonObject).sort(), ['tls.crt', 'tls.key']);
-    assert.equal((raw?.metadata as JsonObject).annotations, undefined);
-    assert.equal((raw?.metadata as JsonObject).managedFields, undefined);
+    assert.equal((raw?.metadata as JsonObject | undefined)?.annotations, undefined);
+    assert.equal((raw?.metadata as JsonObject | undefined)?.managedFields, undefined);
     const before = changes();
     // An annotation or an unread key changing is no change.
     server.send('MODIFIED', {
