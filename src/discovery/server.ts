@@ -16,8 +16,10 @@ import { fleetOfSubjectAltName } from './certs.js';
 import type { DiscoveryLog } from './log.js';
 import type { Ack, ClientMessage, Hello, Nack, ServerMessage } from './protocol.js';
 import { discoveryService } from './protocol.js';
+import { ackReport, nackError } from './proxy-report.js';
 import { type ResourceDelta, type ServedResourceSet, updateResourceSet } from './resources.js';
 import { createTlsFront, type TlsFront } from './tls-front.js';
+import { createTokenBucket, type RateLimit, type TokenBucket } from './token-bucket.js';
 
 export interface Identity {
   username: string;
@@ -53,6 +55,8 @@ export interface DiscoveryServerOptions {
   handshakeTimeoutMs?: number;
   /** Connections without an authorized stream yet (handshaking, or waiting for a hello), at most. Default 128. */
   maxUnauthorizedConnections?: number;
+  /** Acks and Nacks one stream may have handled; beyond it only the latest waits. Default 16, then 4/s. */
+  reportRate?: RateLimit;
 }
 
 export interface NodeState {
@@ -76,7 +80,7 @@ export interface DiscoveryServer {
   setFleet(config: FleetConfig): void;
   removeFleet(fleet: string): void;
   nodes(): NodeState[];
-  /** Fired on connect, disconnect, Ack and Nack. */
+  /** Fired on connect, disconnect, and an Ack or Nack that changes what the node reports. */
   on(event: 'change', listener: () => void): void;
   off(event: 'change', listener: () => void): void;
 }
@@ -91,7 +95,15 @@ interface Stream {
   closed: boolean;
   /** Set after a Nack: the proxy ignores deltas until it gets the whole fleet again. */
   needsFull: boolean;
+  /** The version of the last full message sent: a Nack of something older needs no second one. */
+  fullSentVersion?: string;
   timers: NodeJS.Timeout[];
+  /** Acks and Nacks beyond this bucket's rate are coalesced: only the latest waits, in `deferred`. */
+  reports: TokenBucket;
+  deferred?: ClientMessage;
+  deferTimer?: NodeJS.Timeout;
+  /** What the node reported last, so a repeated report changes nothing. */
+  reported: string;
 }
 
 interface Fleet {
@@ -109,10 +121,12 @@ const DEFAULTS = {
   helloTimeoutMs: 10_000,
   handshakeTimeoutMs: 5_000,
   maxUnauthorizedConnections: 128,
+  reportRate: { burst: 16, perSecond: 4 },
 } as const;
 // setTimeout cannot wait longer than 2^31-1 ms; longer expiries re-arm.
 const MAX_TIMER_MS = 2_147_483_647;
 const SHUTDOWN_GRACE_MS = 2_000;
+const MAX_CLIENT_MESSAGE_BYTES = 1024 * 1024;
 
 export function createDiscoveryServer(options: DiscoveryServerOptions): DiscoveryServer {
   const log: DiscoveryLog = options.log ?? (() => {});
@@ -155,7 +169,10 @@ export function createDiscoveryServer(options: DiscoveryServerOptions): Discover
 
   function send(stream: Stream, payload: ServerMessage): void {
     if (stream.closed) return;
-    if (payload.full) stream.needsFull = false;
+    if (payload.full) {
+      stream.needsFull = false;
+      stream.fullSentVersion = payload.version;
+    }
     stream.call.write(payload);
   }
 
@@ -170,6 +187,8 @@ export function createDiscoveryServer(options: DiscoveryServerOptions): Discover
     if (stream.closed) return;
     stream.closed = true;
     for (const timer of stream.timers) clearTimeout(timer);
+    clearTimeout(stream.deferTimer);
+    delete stream.deferred;
     streams.delete(stream);
     if (stream.subscribed) {
       const fleet = fleets.get(stream.state.fleet);
@@ -282,32 +301,55 @@ export function createDiscoveryServer(options: DiscoveryServerOptions): Discover
     changed();
   }
 
-  function onAck(stream: Stream, ack: Ack): void {
-    const state = stream.state;
-    state.appliedVersion = ack.version;
-    state.appliedGateways = Object.fromEntries(
-      ack.appliedGateways.map((g) => [g.name, Number(g.generation)]),
-    );
-    state.listenerErrors = ack.listenerErrors.map((e) => ({ listener: e.listener, message: e.message }));
-    const rejected = ack.rejectedResources ?? [];
-    if (rejected.length === 0) delete state.lastError;
-    else {
-      // Applied, except these: the proxy keeps their last good version, and deltas go on as usual.
-      const list = rejected.map((r) => `${r.type} ${r.name}: ${r.error}`).join('; ');
-      state.lastError = `version ${ack.version} applied without ${rejected.length} rejected resource(s): ${list}`;
-      log('warn', `discovery: ${describe(stream)} ${state.lastError}`);
-    }
+  /** Fires `change` (and logs an error) only when what the node reports differs from its last report. */
+  function reportChanged(stream: Stream): void {
+    const { appliedVersion, appliedGateways, listenerErrors, lastError } = stream.state;
+    const reported = JSON.stringify([appliedVersion, appliedGateways, listenerErrors, lastError ?? null]);
+    if (reported === stream.reported) return;
+    stream.reported = reported;
+    if (lastError !== undefined) log('warn', `discovery: ${describe(stream)} ${lastError}`);
     changed();
   }
 
+  function onAck(stream: Stream, ack: Ack): void {
+    const state = stream.state;
+    const report = ackReport(ack);
+    state.appliedVersion = report.appliedVersion;
+    state.appliedGateways = report.appliedGateways;
+    state.listenerErrors = report.listenerErrors;
+    if (report.error === undefined) delete state.lastError;
+    else state.lastError = report.error;
+    reportChanged(stream);
+  }
+
   function onNack(stream: Stream, nack: Nack): void {
-    stream.state.lastError = `version ${nack.version} rejected: ${nack.error}`;
-    log('warn', `discovery: ${describe(stream)} rejected version ${nack.version}: ${nack.error}`);
-    // The proxy now ignores deltas; send everything when there is something newer than what it rejected.
+    stream.state.lastError = nackError(nack);
+    // The proxy now ignores deltas; send everything when there is something newer than what it rejected
+    // (once per version: a full message of the current version is already on its way otherwise).
     const fleet = fleets.get(stream.state.fleet);
-    if (fleet?.known && String(fleet.version) !== nack.version) send(stream, message(fleet, true));
-    else stream.needsFull = true;
-    changed();
+    const current = String(fleet?.version);
+    if (fleet?.known && current !== nack.version) {
+      if (stream.fullSentVersion !== current) send(stream, message(fleet, true));
+    } else stream.needsFull = true;
+    reportChanged(stream);
+  }
+
+  /** Within the stream's rate at once; beyond it the latest report waits for a token, replacing any before it. */
+  function onReport(stream: Stream, received: ClientMessage): void {
+    if (stream.closed) return;
+    if (stream.deferTimer === undefined && stream.reports.take()) {
+      if (received.kind === 'ack' && received.ack) onAck(stream, received.ack);
+      else if (received.kind === 'nack' && received.nack) onNack(stream, received.nack);
+      return;
+    }
+    stream.deferred = received;
+    if (stream.deferTimer !== undefined) return;
+    stream.deferTimer = setTimeout(() => {
+      delete stream.deferTimer;
+      const next = stream.deferred;
+      delete stream.deferred;
+      if (next !== undefined) onReport(stream, next);
+    }, stream.reports.waitMs());
   }
 
   const handle: handleBidiStreamingCall<ClientMessage, ServerMessage> = (call) => {
@@ -326,6 +368,8 @@ export function createDiscoveryServer(options: DiscoveryServerOptions): Discover
       closed: false,
       needsFull: false,
       timers: [],
+      reports: createTokenBucket(options.reportRate ?? DEFAULTS.reportRate),
+      reported: '',
     };
     stream.state.stream = stream.id;
     streams.add(stream);
@@ -352,8 +396,7 @@ export function createDiscoveryServer(options: DiscoveryServerOptions): Discover
           );
       } else if (!stream.subscribed) {
         // Ack or Nack before the hello was accepted: nothing was sent that it could answer.
-      } else if (received.kind === 'ack' && received.ack) onAck(stream, received.ack);
-      else if (received.kind === 'nack' && received.nack) onNack(stream, received.nack);
+      } else onReport(stream, received);
     });
     call.on('end', () => {
       drop(stream);
@@ -370,6 +413,8 @@ export function createDiscoveryServer(options: DiscoveryServerOptions): Discover
         'grpc.keepalive_time_ms': 30_000,
         'grpc.keepalive_timeout_ms': 10_000,
         'grpc.max_send_message_length': -1,
+        // A proxy sends a hello, Acks and Nacks: small messages; a larger one is refused before it is decoded.
+        'grpc.max_receive_message_length': MAX_CLIENT_MESSAGE_BYTES,
       });
       grpcServer.addService(discoveryService(), { Stream: handle });
       // TLS is ours (tls-front.ts: deadlines and a cap gRPC does not offer); gRPC speaks HTTP/2 on the secured socket.
