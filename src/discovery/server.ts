@@ -20,6 +20,7 @@ import { ackReport, nackError } from './proxy-report.js';
 import { type ResourceDelta, type ServedResourceSet, updateResourceSet } from './resources.js';
 import { createTlsFront, type TlsFront } from './tls-front.js';
 import { createTokenBucket, type RateLimit, type TokenBucket } from './token-bucket.js';
+import { createTokenCache, type TokenCache } from './token-cache.js';
 
 export interface Identity {
   username: string;
@@ -53,8 +54,16 @@ export interface DiscoveryServerOptions {
   helloTimeoutMs?: number;
   /** A TLS handshake must finish within this. Default 5000. */
   handshakeTimeoutMs?: number;
-  /** Connections without an authorized stream yet (handshaking, or waiting for a hello), at most. Default 128. */
+  /** Connections without an authorized stream yet (handshaking, or waiting for a hello), at most. Default 512. */
   maxUnauthorizedConnections?: number;
+  /** Of those, from one source address at most, so a few pods cannot lock out the proxies. Default 8. */
+  maxUnauthorizedPerAddress?: number;
+  /** Streams open at once on one connection (a proxy needs one). Default 8. */
+  maxStreamsPerConnection?: number;
+  /** Token mode: how long a token review stands, and how many are kept. Default 120 s, 4096. */
+  tokenReviewCache?: { ttlMs: number; maxEntries: number };
+  /** Token mode: reviews one connection may cause (cached answers are free). Default 4, then 1 a minute. */
+  reviewRate?: RateLimit;
   /** Acks and Nacks one stream may have handled; beyond it only the latest waits. Default 16, then 4/s. */
   reportRate?: RateLimit;
 }
@@ -120,7 +129,11 @@ interface Fleet {
 const DEFAULTS = {
   helloTimeoutMs: 10_000,
   handshakeTimeoutMs: 5_000,
-  maxUnauthorizedConnections: 128,
+  maxUnauthorizedConnections: 512,
+  maxUnauthorizedPerAddress: 8,
+  maxStreamsPerConnection: 8,
+  tokenReviewCache: { ttlMs: 120_000, maxEntries: 4096 },
+  reviewRate: { burst: 4, perSecond: 1 / 60 },
   reportRate: { burst: 16, perSecond: 4 },
 } as const;
 // setTimeout cannot wait longer than 2^31-1 ms; longer expiries re-arm.
@@ -141,6 +154,14 @@ export function createDiscoveryServer(options: DiscoveryServerOptions): Discover
   let versionCounter = Date.now();
   let nonceCounter = 0;
   let streamCounter = 0;
+  const auth = options.auth;
+  const tokens: TokenCache | undefined =
+    auth.mode === 'token'
+      ? createTokenCache({
+          authenticate: (token) => auth.authenticate(token),
+          ...(options.tokenReviewCache ?? DEFAULTS.tokenReviewCache),
+        })
+      : undefined;
 
   const changed = (): void => {
     events.emit('change');
@@ -210,8 +231,7 @@ export function createDiscoveryServer(options: DiscoveryServerOptions): Discover
   }
 
   async function authenticate(stream: Stream): Promise<Identity | undefined> {
-    const auth = options.auth;
-    if (auth.mode === 'mtls') {
+    if (tokens === undefined) {
       // The TLS handshake already refused peers without a certificate from our CA; this guards against
       // a transport that let one through anyway.
       const peer = stream.call.getAuthContext()?.sslPeerCertificate;
@@ -233,9 +253,15 @@ export function createDiscoveryServer(options: DiscoveryServerOptions): Discover
       fail(stream, status.UNAUTHENTICATED, "missing bearer token: send 'authorization: Bearer <token>'");
       return undefined;
     }
+    const token = match[1]!;
+    // A review the cache cannot answer costs the API server: each connection has a budget of them.
+    if (!tokens.has(token) && front?.allowReview(stream.call.getPeer()) !== true) {
+      fail(stream, status.RESOURCE_EXHAUSTED, 'too many token reviews on this connection; reconnect later');
+      return undefined;
+    }
     let identity: Identity;
     try {
-      identity = await auth.authenticate(match[1]!);
+      identity = await tokens.authenticate(token);
     } catch (error) {
       fail(stream, status.UNAUTHENTICATED, `token rejected: ${(error as Error).message}`);
       return undefined;
@@ -251,7 +277,6 @@ export function createDiscoveryServer(options: DiscoveryServerOptions): Discover
     }
     stream.state.node = hello.node;
     stream.state.fleet = hello.fleet;
-    const auth = options.auth;
     if (auth.mode === 'token') {
       let allowed: boolean;
       try {
@@ -373,10 +398,6 @@ export function createDiscoveryServer(options: DiscoveryServerOptions): Discover
     };
     stream.state.stream = stream.id;
     streams.add(stream);
-    const identity = authenticate(stream).catch((error: unknown) => {
-      fail(stream, status.INTERNAL, `authentication failed: ${(error as Error).message}`);
-      return undefined;
-    });
     let sawHello = false;
     stream.timers.push(
       setTimeout(() => {
@@ -389,7 +410,8 @@ export function createDiscoveryServer(options: DiscoveryServerOptions): Discover
         if (sawHello) return fail(stream, status.INVALID_ARGUMENT, 'hello sent twice on one stream');
         sawHello = true;
         const hello = received.hello;
-        void identity
+        // Authenticated only after a hello: a stream that sends none costs no token review.
+        void authenticate(stream)
           .then((who) => (who === undefined ? undefined : onHello(stream, hello, who)))
           .catch((error: unknown) =>
             fail(stream, status.INTERNAL, `hello failed: ${(error as Error).message}`),
@@ -413,6 +435,7 @@ export function createDiscoveryServer(options: DiscoveryServerOptions): Discover
         'grpc.keepalive_time_ms': 30_000,
         'grpc.keepalive_timeout_ms': 10_000,
         'grpc.max_send_message_length': -1,
+        'grpc.max_concurrent_streams': options.maxStreamsPerConnection ?? DEFAULTS.maxStreamsPerConnection,
         // A proxy sends a hello, Acks and Nacks: small messages; a larger one is refused before it is decoded.
         'grpc.max_receive_message_length': MAX_CLIENT_MESSAGE_BYTES,
       });
@@ -427,6 +450,8 @@ export function createDiscoveryServer(options: DiscoveryServerOptions): Discover
         // Past the stream's own hello deadline, which says more to a slow proxy than a closed connection.
         authorizeWithinMs: helloTimeoutMs + (options.handshakeTimeoutMs ?? DEFAULTS.handshakeTimeoutMs),
         maxUnauthorizedConnections: options.maxUnauthorizedConnections ?? DEFAULTS.maxUnauthorizedConnections,
+        maxUnauthorizedPerAddress: options.maxUnauthorizedPerAddress ?? DEFAULTS.maxUnauthorizedPerAddress,
+        reviewRate: options.reviewRate ?? DEFAULTS.reviewRate,
         onSecureConnection: (socket) => injector.injectConnection(socket),
         log: (message) => log('info', message),
       });
