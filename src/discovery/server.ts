@@ -56,7 +56,7 @@ export interface DiscoveryServerOptions {
   handshakeTimeoutMs?: number;
   /** Connections without an authorized stream yet (handshaking, or waiting for a hello), at most. Default 512. */
   maxUnauthorizedConnections?: number;
-  /** Of those, from one source address at most, so a few pods cannot lock out the proxies. Default 8. */
+  /** Of those, from one non-loopback source address at most, so a few pods cannot lock out the proxies. Default 8. */
   maxUnauthorizedPerAddress?: number;
   /** Streams open at once on one connection (a proxy needs one). Default 8. */
   maxStreamsPerConnection?: number;

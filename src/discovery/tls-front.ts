@@ -7,6 +7,7 @@ import { createServer, type Socket } from 'node:net';
 import { type TLSSocket, Server as TlsServer } from 'node:tls';
 import { PorticoError } from '../errors.js';
 import { formatHostPort, parseHostPort } from '../host-port.js';
+import { isLoopbackHost } from '../listen-scope.js';
 import { createTokenBucket, type RateLimit, type TokenBucket } from './token-bucket.js';
 
 export interface TlsFrontOptions {
@@ -19,7 +20,7 @@ export interface TlsFrontOptions {
   /** From accept to an authorized stream (`authorized()`), at most. */
   authorizeWithinMs: number;
   maxUnauthorizedConnections: number;
-  /** Of those, from one source address at most. */
+  /** Of those, from one source address at most (loopback excepted: standalone, every proxy is loopback). */
   maxUnauthorizedPerAddress: number;
   /** Credential checks the server may not answer from its cache, per connection. */
   reviewRate: RateLimit;
@@ -85,7 +86,10 @@ export function createTlsFront(options: TlsFrontOptions): TlsFront {
   const tcp = createServer((socket) => {
     const address = sourceAddress(socket);
     const fromAddress = pendingByAddress.get(address) ?? 0;
-    if (pending >= options.maxUnauthorizedConnections || fromAddress >= options.maxUnauthorizedPerAddress) {
+    const perAddressCap = isLoopbackHost(address)
+      ? Number.POSITIVE_INFINITY
+      : options.maxUnauthorizedPerAddress;
+    if (pending >= options.maxUnauthorizedConnections || fromAddress >= perAddressCap) {
       socket.destroy();
       return;
     }

@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { connect as http2Connect } from 'node:http2';
 import { connect as netConnect, type Socket } from 'node:net';
+import { networkInterfaces } from 'node:os';
 import { after, before, test } from 'node:test';
 import { Client, Metadata, type StatusObject } from '@grpc/grpc-js';
 import type { ClientMessage, ServerMessage } from '../../src/discovery/protocol.js';
@@ -42,11 +43,16 @@ before(async () => {
 });
 after(() => server.close());
 
-/** A TCP connection from `localAddress` that sends nothing; `closed` is whether the server closed it. */
-function silent(localAddress: string): Promise<{ socket: Socket; closed: () => boolean }> {
+// A non-loopback address of this machine: connections to it come from it, as another pod's would.
+const external = Object.values(networkInterfaces())
+  .flat()
+  .find((i) => i !== undefined && !i.internal && i.family === 'IPv4')?.address;
+
+/** A TCP connection to `host:port` that sends nothing; `closed` is whether the server closed it. */
+function silent(host: string, to: number): Promise<{ socket: Socket; closed: () => boolean }> {
   return new Promise((resolve) => {
     let closed = false;
-    const socket = netConnect({ host: '127.0.0.1', port, localAddress });
+    const socket = netConnect({ host, port: to });
     socket.on('error', () => {});
     socket.on('close', () => {
       closed = true;
@@ -55,15 +61,30 @@ function silent(localAddress: string): Promise<{ socket: Socket; closed: () => b
   });
 }
 
-test('one source holding many unauthorized connections locks out no proxy from another', async () => {
+test('one source holding many unauthorized connections locks out no proxy from another', {
+  skip: external === undefined ? 'no non-loopback IPv4 address here' : false,
+}, async (t) => {
+  const open = createDiscoveryServer({
+    address: '0.0.0.0:0',
+    tls: { caPem: certs.caCertPem, certPem: certs.serverCertPem, keyPem: certs.serverKeyPem },
+    auth: {
+      mode: 'token',
+      authenticate,
+      authorize: (identity, request) => identity.extra.fleet?.includes(request.fleet) === true,
+    },
+    helloTimeoutMs: 5_000,
+  });
+  const { port: openPort } = await open.start();
+  t.after(() => open.close());
+  open.setFleet(sampleFleet('default/eg'));
   const flood = [];
-  for (let i = 0; i < 140; i++) flood.push(await silent('127.0.0.3'));
+  for (let i = 0; i < 140; i++) flood.push(await silent(external!, openPort));
   await new Promise((resolve) => setTimeout(resolve, 200));
   const held = flood.filter((c) => !c.closed()).length;
   assert.ok(held <= 8, `${held} unauthorized connections held by one address`);
 
   const proxy = openRawStream({
-    port,
+    port: openPort,
     tls: { caPem: certs.caCertPem },
     token: 'valid.default/eg',
     fleet: 'default/eg',
@@ -72,6 +93,14 @@ test('one source holding many unauthorized connections locks out no proxy from a
   assert.equal((await proxy.next()).full, true);
   proxy.close();
   for (const c of flood) c.socket.destroy();
+});
+
+test('loopback sources (standalone: every proxy) share only the global bound', async () => {
+  const local = [];
+  for (let i = 0; i < 20; i++) local.push(await silent('127.0.0.1', port));
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  assert.equal(local.filter((c) => c.closed()).length, 0);
+  for (const c of local) c.socket.destroy();
 });
 
 test('a connection may carry only a few streams at once', async () => {

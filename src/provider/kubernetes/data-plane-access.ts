@@ -3,6 +3,7 @@
 // server's private key, which every replica reads from the same Secret. Anyone else is refused.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import { isLoopbackHost } from '../../listen-scope.js';
 import type { DataPlaneReport } from './peer-data-plane.js';
 
 const SCHEME = 'Portico-Peer';
@@ -27,16 +28,9 @@ export function isPeerCredential(header: string | undefined, keyPem: string, now
   return timingSafeEqual(Buffer.from(match[2]!, 'hex'), Buffer.from(mac(keyPem, seconds), 'hex'));
 }
 
-/** 127.0.0.0/8, ::1, and the IPv4-mapped form of the former. */
-export function isLoopback(address: string | undefined): boolean {
-  if (address === undefined) return false;
-  const v4 = address.startsWith('::ffff:') ? address.slice('::ffff:'.length) : address;
-  return address === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(v4);
-}
-
 /** Whether `req` may read /dataplane; `keyPem` is undefined until the server key is read (loopback only then). */
 export function mayReadDataPlane(req: IncomingMessage, keyPem: string | undefined): boolean {
-  if (isLoopback(req.socket.remoteAddress)) return true;
+  if (isLoopbackHost(req.socket.remoteAddress ?? '')) return true;
   return keyPem !== undefined && isPeerCredential(req.headers.authorization, keyPem);
 }
 
