@@ -47,3 +47,16 @@ test('an API error quoting an unexpected object quotes it redacted', () => {
       !error.message.includes(secret().data['tls.key']),
   );
 });
+
+test('the last-applied-configuration annotation (a whole copy of the object) is redacted on any kind', () => {
+  const annotation = 'kubectl.kubernetes.io/last-applied-configuration';
+  const applied = JSON.stringify({ ...secret(), metadata: { name: 'tls', namespace: 'default' } });
+  const objects = [
+    { ...secret(), metadata: { name: 'tls', annotations: { [annotation]: applied, team: 'a' } } },
+    { kind: 'Gateway', metadata: { name: 'eg', annotations: { [annotation]: '{"spec":{}}' } } },
+  ];
+  const out = redact(objects);
+  for (const o of out) assert.equal(o.metadata.annotations[annotation], REDACTED);
+  assert.equal(out[0]!.metadata.annotations.team, 'a', 'other annotations are shown');
+  assert.ok(!JSON.stringify(out).includes('hunter2'));
+});

@@ -25,7 +25,8 @@ options:
   --log-level LEVEL          debug, info (default), warn or error
   --discovery-service-port N port of the portico-gateway Service proxies dial (default ${DISCOVERY_PORT})
   --discovery-address H:P    config discovery, gRPC over TLS (default 0.0.0.0:18000)
-  --health-address H:P       /healthz and /readyz (default 0.0.0.0:18001)
+  --health-address H:P       /healthz and /readyz; /dataplane only for loopback and the other replicas
+                             (default 0.0.0.0:18001)
   --metrics-address H:P      Prometheus /metrics (default 0.0.0.0:19001)
   --identity NAME            name in the leader lease (default: $POD_NAME, else the host name)
   -h, --help                 show this help`;

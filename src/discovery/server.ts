@@ -16,8 +16,11 @@ import { fleetOfSubjectAltName } from './certs.js';
 import type { DiscoveryLog } from './log.js';
 import type { Ack, ClientMessage, Hello, Nack, ServerMessage } from './protocol.js';
 import { discoveryService } from './protocol.js';
+import { ackReport, nackError } from './proxy-report.js';
 import { type ResourceDelta, type ServedResourceSet, updateResourceSet } from './resources.js';
 import { createTlsFront, type TlsFront } from './tls-front.js';
+import { createTokenBucket, type RateLimit, type TokenBucket } from './token-bucket.js';
+import { createTokenCache, type TokenCache } from './token-cache.js';
 
 export interface Identity {
   username: string;
@@ -51,8 +54,18 @@ export interface DiscoveryServerOptions {
   helloTimeoutMs?: number;
   /** A TLS handshake must finish within this. Default 5000. */
   handshakeTimeoutMs?: number;
-  /** Connections without an authorized stream yet (handshaking, or waiting for a hello), at most. Default 128. */
+  /** Connections without an authorized stream yet (handshaking, or waiting for a hello), at most. Default 512. */
   maxUnauthorizedConnections?: number;
+  /** Of those, from one non-loopback source address at most, so a few pods cannot lock out the proxies. Default 8. */
+  maxUnauthorizedPerAddress?: number;
+  /** Streams open at once on one connection (a proxy needs one). Default 8. */
+  maxStreamsPerConnection?: number;
+  /** Token mode: how long a token review stands, and how many are kept. Default 120 s, 4096. */
+  tokenReviewCache?: { ttlMs: number; maxEntries: number };
+  /** Token mode: reviews one connection may cause (cached answers are free). Default 4, then 1 a minute. */
+  reviewRate?: RateLimit;
+  /** Acks and Nacks one stream may have handled; beyond it only the latest waits. Default 16, then 4/s. */
+  reportRate?: RateLimit;
 }
 
 export interface NodeState {
@@ -76,7 +89,7 @@ export interface DiscoveryServer {
   setFleet(config: FleetConfig): void;
   removeFleet(fleet: string): void;
   nodes(): NodeState[];
-  /** Fired on connect, disconnect, Ack and Nack. */
+  /** Fired on connect, disconnect, and an Ack or Nack that changes what the node reports. */
   on(event: 'change', listener: () => void): void;
   off(event: 'change', listener: () => void): void;
 }
@@ -91,7 +104,15 @@ interface Stream {
   closed: boolean;
   /** Set after a Nack: the proxy ignores deltas until it gets the whole fleet again. */
   needsFull: boolean;
+  /** The version of the last full message sent: a Nack of something older needs no second one. */
+  fullSentVersion?: string;
   timers: NodeJS.Timeout[];
+  /** Acks and Nacks beyond this bucket's rate are coalesced: only the latest waits, in `deferred`. */
+  reports: TokenBucket;
+  deferred?: ClientMessage;
+  deferTimer?: NodeJS.Timeout;
+  /** What the node reported last, so a repeated report changes nothing. */
+  reported: string;
 }
 
 interface Fleet {
@@ -108,11 +129,17 @@ interface Fleet {
 const DEFAULTS = {
   helloTimeoutMs: 10_000,
   handshakeTimeoutMs: 5_000,
-  maxUnauthorizedConnections: 128,
+  maxUnauthorizedConnections: 512,
+  maxUnauthorizedPerAddress: 8,
+  maxStreamsPerConnection: 8,
+  tokenReviewCache: { ttlMs: 120_000, maxEntries: 4096 },
+  reviewRate: { burst: 4, perSecond: 1 / 60 },
+  reportRate: { burst: 16, perSecond: 4 },
 } as const;
 // setTimeout cannot wait longer than 2^31-1 ms; longer expiries re-arm.
 const MAX_TIMER_MS = 2_147_483_647;
 const SHUTDOWN_GRACE_MS = 2_000;
+const MAX_CLIENT_MESSAGE_BYTES = 1024 * 1024;
 
 export function createDiscoveryServer(options: DiscoveryServerOptions): DiscoveryServer {
   const log: DiscoveryLog = options.log ?? (() => {});
@@ -127,6 +154,14 @@ export function createDiscoveryServer(options: DiscoveryServerOptions): Discover
   let versionCounter = Date.now();
   let nonceCounter = 0;
   let streamCounter = 0;
+  const auth = options.auth;
+  const tokens: TokenCache | undefined =
+    auth.mode === 'token'
+      ? createTokenCache({
+          authenticate: (token) => auth.authenticate(token),
+          ...(options.tokenReviewCache ?? DEFAULTS.tokenReviewCache),
+        })
+      : undefined;
 
   const changed = (): void => {
     events.emit('change');
@@ -155,7 +190,10 @@ export function createDiscoveryServer(options: DiscoveryServerOptions): Discover
 
   function send(stream: Stream, payload: ServerMessage): void {
     if (stream.closed) return;
-    if (payload.full) stream.needsFull = false;
+    if (payload.full) {
+      stream.needsFull = false;
+      stream.fullSentVersion = payload.version;
+    }
     stream.call.write(payload);
   }
 
@@ -170,6 +208,8 @@ export function createDiscoveryServer(options: DiscoveryServerOptions): Discover
     if (stream.closed) return;
     stream.closed = true;
     for (const timer of stream.timers) clearTimeout(timer);
+    clearTimeout(stream.deferTimer);
+    delete stream.deferred;
     streams.delete(stream);
     if (stream.subscribed) {
       const fleet = fleets.get(stream.state.fleet);
@@ -191,8 +231,7 @@ export function createDiscoveryServer(options: DiscoveryServerOptions): Discover
   }
 
   async function authenticate(stream: Stream): Promise<Identity | undefined> {
-    const auth = options.auth;
-    if (auth.mode === 'mtls') {
+    if (tokens === undefined) {
       // The TLS handshake already refused peers without a certificate from our CA; this guards against
       // a transport that let one through anyway.
       const peer = stream.call.getAuthContext()?.sslPeerCertificate;
@@ -214,9 +253,15 @@ export function createDiscoveryServer(options: DiscoveryServerOptions): Discover
       fail(stream, status.UNAUTHENTICATED, "missing bearer token: send 'authorization: Bearer <token>'");
       return undefined;
     }
+    const token = match[1]!;
+    // A review the cache cannot answer costs the API server: each connection has a budget of them.
+    if (!tokens.has(token) && front?.allowReview(stream.call.getPeer()) !== true) {
+      fail(stream, status.RESOURCE_EXHAUSTED, 'too many token reviews on this connection; reconnect later');
+      return undefined;
+    }
     let identity: Identity;
     try {
-      identity = await auth.authenticate(match[1]!);
+      identity = await tokens.authenticate(token);
     } catch (error) {
       fail(stream, status.UNAUTHENTICATED, `token rejected: ${(error as Error).message}`);
       return undefined;
@@ -232,7 +277,6 @@ export function createDiscoveryServer(options: DiscoveryServerOptions): Discover
     }
     stream.state.node = hello.node;
     stream.state.fleet = hello.fleet;
-    const auth = options.auth;
     if (auth.mode === 'token') {
       let allowed: boolean;
       try {
@@ -282,32 +326,55 @@ export function createDiscoveryServer(options: DiscoveryServerOptions): Discover
     changed();
   }
 
-  function onAck(stream: Stream, ack: Ack): void {
-    const state = stream.state;
-    state.appliedVersion = ack.version;
-    state.appliedGateways = Object.fromEntries(
-      ack.appliedGateways.map((g) => [g.name, Number(g.generation)]),
-    );
-    state.listenerErrors = ack.listenerErrors.map((e) => ({ listener: e.listener, message: e.message }));
-    const rejected = ack.rejectedResources ?? [];
-    if (rejected.length === 0) delete state.lastError;
-    else {
-      // Applied, except these: the proxy keeps their last good version, and deltas go on as usual.
-      const list = rejected.map((r) => `${r.type} ${r.name}: ${r.error}`).join('; ');
-      state.lastError = `version ${ack.version} applied without ${rejected.length} rejected resource(s): ${list}`;
-      log('warn', `discovery: ${describe(stream)} ${state.lastError}`);
-    }
+  /** Fires `change` (and logs an error) only when what the node reports differs from its last report. */
+  function reportChanged(stream: Stream): void {
+    const { appliedVersion, appliedGateways, listenerErrors, lastError } = stream.state;
+    const reported = JSON.stringify([appliedVersion, appliedGateways, listenerErrors, lastError ?? null]);
+    if (reported === stream.reported) return;
+    stream.reported = reported;
+    if (lastError !== undefined) log('warn', `discovery: ${describe(stream)} ${lastError}`);
     changed();
   }
 
+  function onAck(stream: Stream, ack: Ack): void {
+    const state = stream.state;
+    const report = ackReport(ack);
+    state.appliedVersion = report.appliedVersion;
+    state.appliedGateways = report.appliedGateways;
+    state.listenerErrors = report.listenerErrors;
+    if (report.error === undefined) delete state.lastError;
+    else state.lastError = report.error;
+    reportChanged(stream);
+  }
+
   function onNack(stream: Stream, nack: Nack): void {
-    stream.state.lastError = `version ${nack.version} rejected: ${nack.error}`;
-    log('warn', `discovery: ${describe(stream)} rejected version ${nack.version}: ${nack.error}`);
-    // The proxy now ignores deltas; send everything when there is something newer than what it rejected.
+    stream.state.lastError = nackError(nack);
+    // The proxy now ignores deltas; send everything when there is something newer than what it rejected
+    // (once per version: a full message of the current version is already on its way otherwise).
     const fleet = fleets.get(stream.state.fleet);
-    if (fleet?.known && String(fleet.version) !== nack.version) send(stream, message(fleet, true));
-    else stream.needsFull = true;
-    changed();
+    const current = String(fleet?.version);
+    if (fleet?.known && current !== nack.version) {
+      if (stream.fullSentVersion !== current) send(stream, message(fleet, true));
+    } else stream.needsFull = true;
+    reportChanged(stream);
+  }
+
+  /** Within the stream's rate at once; beyond it the latest report waits for a token, replacing any before it. */
+  function onReport(stream: Stream, received: ClientMessage): void {
+    if (stream.closed) return;
+    if (stream.deferTimer === undefined && stream.reports.take()) {
+      if (received.kind === 'ack' && received.ack) onAck(stream, received.ack);
+      else if (received.kind === 'nack' && received.nack) onNack(stream, received.nack);
+      return;
+    }
+    stream.deferred = received;
+    if (stream.deferTimer !== undefined) return;
+    stream.deferTimer = setTimeout(() => {
+      delete stream.deferTimer;
+      const next = stream.deferred;
+      delete stream.deferred;
+      if (next !== undefined) onReport(stream, next);
+    }, stream.reports.waitMs());
   }
 
   const handle: handleBidiStreamingCall<ClientMessage, ServerMessage> = (call) => {
@@ -326,13 +393,11 @@ export function createDiscoveryServer(options: DiscoveryServerOptions): Discover
       closed: false,
       needsFull: false,
       timers: [],
+      reports: createTokenBucket(options.reportRate ?? DEFAULTS.reportRate),
+      reported: '',
     };
     stream.state.stream = stream.id;
     streams.add(stream);
-    const identity = authenticate(stream).catch((error: unknown) => {
-      fail(stream, status.INTERNAL, `authentication failed: ${(error as Error).message}`);
-      return undefined;
-    });
     let sawHello = false;
     stream.timers.push(
       setTimeout(() => {
@@ -345,15 +410,15 @@ export function createDiscoveryServer(options: DiscoveryServerOptions): Discover
         if (sawHello) return fail(stream, status.INVALID_ARGUMENT, 'hello sent twice on one stream');
         sawHello = true;
         const hello = received.hello;
-        void identity
+        // Authenticated only after a hello: a stream that sends none costs no token review.
+        void authenticate(stream)
           .then((who) => (who === undefined ? undefined : onHello(stream, hello, who)))
           .catch((error: unknown) =>
             fail(stream, status.INTERNAL, `hello failed: ${(error as Error).message}`),
           );
       } else if (!stream.subscribed) {
         // Ack or Nack before the hello was accepted: nothing was sent that it could answer.
-      } else if (received.kind === 'ack' && received.ack) onAck(stream, received.ack);
-      else if (received.kind === 'nack' && received.nack) onNack(stream, received.nack);
+      } else onReport(stream, received);
     });
     call.on('end', () => {
       drop(stream);
@@ -370,6 +435,9 @@ export function createDiscoveryServer(options: DiscoveryServerOptions): Discover
         'grpc.keepalive_time_ms': 30_000,
         'grpc.keepalive_timeout_ms': 10_000,
         'grpc.max_send_message_length': -1,
+        'grpc.max_concurrent_streams': options.maxStreamsPerConnection ?? DEFAULTS.maxStreamsPerConnection,
+        // A proxy sends a hello, Acks and Nacks: small messages; a larger one is refused before it is decoded.
+        'grpc.max_receive_message_length': MAX_CLIENT_MESSAGE_BYTES,
       });
       grpcServer.addService(discoveryService(), { Stream: handle });
       // TLS is ours (tls-front.ts: deadlines and a cap gRPC does not offer); gRPC speaks HTTP/2 on the secured socket.
@@ -382,6 +450,8 @@ export function createDiscoveryServer(options: DiscoveryServerOptions): Discover
         // Past the stream's own hello deadline, which says more to a slow proxy than a closed connection.
         authorizeWithinMs: helloTimeoutMs + (options.handshakeTimeoutMs ?? DEFAULTS.handshakeTimeoutMs),
         maxUnauthorizedConnections: options.maxUnauthorizedConnections ?? DEFAULTS.maxUnauthorizedConnections,
+        maxUnauthorizedPerAddress: options.maxUnauthorizedPerAddress ?? DEFAULTS.maxUnauthorizedPerAddress,
+        reviewRate: options.reviewRate ?? DEFAULTS.reviewRate,
         onSecureConnection: (socket) => injector.injectConnection(socket),
         log: (message) => log('info', message),
       });

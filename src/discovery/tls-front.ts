@@ -1,11 +1,14 @@
 // The discovery port's TLS listener, in front of gRPC: TLS 1.3 only, a handshake must finish within a deadline,
 // and a connection must carry an authorized stream soon after, or it is closed. Connections not yet authorized
-// (handshaking, or secured but without an accepted hello) are capped, so a flood of idle or slow connections
-// cannot exhaust the controller; an authorized proxy's connection no longer counts.
+// (handshaking, or secured but without an accepted hello) are capped per source address and in all, so a flood
+// of idle or slow connections from a few pods can neither exhaust the controller nor lock out restarting proxies;
+// an authorized proxy's connection no longer counts. Each connection has its own budget of token reviews.
 import { createServer, type Socket } from 'node:net';
 import { type TLSSocket, Server as TlsServer } from 'node:tls';
 import { PorticoError } from '../errors.js';
 import { formatHostPort, parseHostPort } from '../host-port.js';
+import { isLoopbackHost } from '../listen-scope.js';
+import { createTokenBucket, type RateLimit, type TokenBucket } from './token-bucket.js';
 
 export interface TlsFrontOptions {
   /** `host:port`; port 0 lets the OS choose. */
@@ -17,6 +20,10 @@ export interface TlsFrontOptions {
   /** From accept to an authorized stream (`authorized()`), at most. */
   authorizeWithinMs: number;
   maxUnauthorizedConnections: number;
+  /** Of those, from one source address at most (loopback excepted: standalone, every proxy is loopback). */
+  maxUnauthorizedPerAddress: number;
+  /** Credential checks the server may not answer from its cache, per connection. */
+  reviewRate: RateLimit;
   /** Each connection once its TLS handshake is done: hand it to the HTTP/2 (gRPC) server. */
   onSecureConnection: (socket: TLSSocket) => void;
   log: (message: string) => void;
@@ -28,6 +35,8 @@ export interface TlsFront {
   authorized(peer: string): void;
   /** Connections not authorized yet. */
   unauthorized(): number;
+  /** Takes one credential check from the peer's connection's budget; false when it is spent (or unknown). */
+  allowReview(peer: string): boolean;
   close(): void;
 }
 
@@ -35,6 +44,8 @@ interface Connection {
   socket: Socket;
   timer: NodeJS.Timeout;
   authorized: boolean;
+  address: string;
+  reviews: TokenBucket;
 }
 
 const MIN_VERSION = 'TLSv1.3';
@@ -42,6 +53,14 @@ const MIN_VERSION = 'TLSv1.3';
 export function createTlsFront(options: TlsFrontOptions): TlsFront {
   const connections = new Map<string, Connection>();
   let pending = 0;
+  /** Source address → its connections not authorized yet. */
+  const pendingByAddress = new Map<string, number>();
+  const release = (connection: Connection): void => {
+    pending--;
+    const left = (pendingByAddress.get(connection.address) ?? 1) - 1;
+    if (left > 0) pendingByAddress.set(connection.address, left);
+    else pendingByAddress.delete(connection.address);
+  };
   const tls = new TlsServer({
     ca: options.tls.caPem,
     cert: options.tls.certPem,
@@ -65,15 +84,23 @@ export function createTlsFront(options: TlsFrontOptions): TlsFront {
 
   // Plain TCP first: the count and the deadline start at accept, before any TLS work is done for the peer.
   const tcp = createServer((socket) => {
-    if (pending >= options.maxUnauthorizedConnections) {
+    const address = sourceAddress(socket);
+    const fromAddress = pendingByAddress.get(address) ?? 0;
+    const perAddressCap = isLoopbackHost(address)
+      ? Number.POSITIVE_INFINITY
+      : options.maxUnauthorizedPerAddress;
+    if (pending >= options.maxUnauthorizedConnections || fromAddress >= perAddressCap) {
       socket.destroy();
       return;
     }
     const key = peerOf(socket);
     pending++;
+    pendingByAddress.set(address, fromAddress + 1);
     const connection: Connection = {
       socket,
       authorized: false,
+      address,
+      reviews: createTokenBucket(options.reviewRate),
       timer: setTimeout(() => {
         options.log(`discovery: closing ${key}: no authorized stream within ${options.authorizeWithinMs} ms`);
         socket.destroy();
@@ -82,7 +109,7 @@ export function createTlsFront(options: TlsFrontOptions): TlsFront {
     connections.set(key, connection);
     socket.once('close', () => {
       clearTimeout(connection.timer);
-      if (!connection.authorized) pending--;
+      if (!connection.authorized) release(connection);
       if (connections.get(key) === connection) connections.delete(key);
     });
     socket.on('error', () => {});
@@ -112,14 +139,23 @@ export function createTlsFront(options: TlsFrontOptions): TlsFront {
       if (connection === undefined || connection.authorized) return;
       connection.authorized = true;
       clearTimeout(connection.timer);
-      pending--;
+      release(connection);
     },
     unauthorized: () => pending,
+    allowReview(peer) {
+      return connections.get(peer)?.reviews.take() === true;
+    },
     close() {
       tcp.close();
       for (const { socket } of connections.values()) socket.destroy();
     },
   };
+}
+
+/** The peer's address, an IPv4-mapped IPv6 one as plain IPv4 (one source, one count). */
+function sourceAddress(socket: Socket): string {
+  const address = socket.remoteAddress ?? '';
+  return address.startsWith('::ffff:') ? address.slice('::ffff:'.length) : address;
 }
 
 /** `address:port` as gRPC's `getPeer()` writes it (IPv6 without brackets). */

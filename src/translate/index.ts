@@ -8,6 +8,7 @@ import type { ClusterTable } from './backends.js';
 import { evaluateClasses } from './classes.js';
 import { buildFleet } from './fleet.js';
 import { fleetInfra } from './infra.js';
+import { contestedInfraNames, type InfraClaim } from './infra-names.js';
 import { evaluateListener, markConflicts, ready } from './listeners.js';
 import { buildLookup, byNsName, lookupInputs, nsName } from './lookup.js';
 import { resolveKindConflicts } from './route-kind-conflicts.js';
@@ -92,17 +93,27 @@ export function translate(
   const routes = new Map<RouteObject, (typeof routeStates)[number]>();
   for (const rs of routeStates) routes.set(rs.route, rs);
 
-  const configs: FleetConfig[] = [];
-  const infra: FleetInfra[] = [];
+  const built: (InfraClaim & { config: FleetConfig; group: GatewayEntry[] })[] = [];
   const fleetKeys = [...fleets.keys()].sort();
   for (const key of fleetKeys) {
     const group = fleets.get(key)!.filter((e) => e.invalidParameters === undefined);
     if (group.length === 0 || !group[0]!.classState.accepted.ok) continue;
     if (!group.some((e) => e.listeners.some(ready))) continue;
     const config = buildFleet({ key, gateways: group, routes, clusters, lookup }, cache);
-    configs.push(config);
     const merged = group[0]!.classState.merged;
-    infra.push(fleetInfra(config, group, merged, options.controllerNamespace, options.deployType));
+    const spec = fleetInfra(config, group, merged, options.controllerNamespace, options.deployType);
+    // Entries are in age order, so a group's first Gateway is its oldest.
+    built.push({ infra: spec, oldest: group[0]!.gateway, config, group });
+  }
+  const contested = contestedInfraNames(built, byAge);
+  const configs: FleetConfig[] = [];
+  const infra: FleetInfra[] = [];
+  for (const b of built) {
+    const why = contested.get(b.infra.fleet);
+    if (why === undefined) {
+      configs.push(b.config);
+      infra.push(b.infra);
+    } else for (const e of b.group) e.infraConflict = why;
   }
   if (cache !== undefined) {
     const live = new Set(fleetKeys);

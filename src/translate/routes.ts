@@ -23,6 +23,8 @@ export interface GatewayEntry {
   listeners: ListenerState[];
   /** Why spec.infrastructure.parametersRef cannot be used: the Gateway is then not accepted. */
   invalidParameters?: string;
+  /** Why its fleet gets no infrastructure: another fleet holds the same infrastructure name. */
+  infraConflict?: string;
 }
 
 export interface RouteState {

@@ -113,7 +113,10 @@ export function gatewayStatus(gw: GatewayEntry, dataPlane: DataPlaneState | unde
             gen,
           )
         : condition('Accepted', true, 'Accepted', 'Accepted', gen);
-    gwProgrammed = programmedVerdict(gw, fleet);
+    gwProgrammed =
+      gw.infraConflict === undefined
+        ? programmedVerdict(gw, fleet)
+        : { ok: false, reason: 'Invalid', message: gw.infraConflict };
     programmed = condition('Programmed', gwProgrammed.ok, gwProgrammed.reason, gwProgrammed.message, gen);
   }
   const status: Record<string, unknown> = {};

@@ -17,6 +17,7 @@ import { dataPlaneState } from '../data-plane-state.js';
 import { createReconcileLoop } from '../reconcile-loop.js';
 import type { ApiClient, JsonObject } from './api-client.js';
 import { waitForCertificateAuthority, waitForServerTls } from './certificate-secrets.js';
+import { dataPlaneRoute, peerCredential } from './data-plane-access.js';
 import { createFleetClientSecrets } from './fleet-client-secrets.js';
 import { type Endpoint, serveHttp } from './http-endpoints.js';
 import { createInfraApplier, type InfraApplier } from './infra-applier.js';
@@ -98,19 +99,21 @@ export async function startKubernetesController(
 
   // Assigned once discovery exists; until then this replica has no proxies to report.
   let ownNodes: () => DataPlaneReport['nodes'] = () => [];
+  let serverKeyPem: string | undefined;
   const health = await serveHttp(options.healthAddress, '--health-address', {
     '/healthz': () => ({ status: 200, body: 'ok\n' }),
     '/readyz': () => (ready ? { status: 200, body: 'ready\n' } : { status: 503, body: 'starting\n' }),
-    [DATA_PLANE_PATH]: () => {
-      const report: DataPlaneReport = { identity: options.identity, nodes: ownNodes() };
-      return { status: 200, body: JSON.stringify(report), type: 'application/json' };
-    },
+    [DATA_PLANE_PATH]: dataPlaneRoute(
+      () => ({ identity: options.identity, nodes: ownNodes() }),
+      () => serverKeyPem,
+    ),
   });
   const metricsEndpoint: Endpoint = await serveHttp(options.metricsAddress, '--metrics-address', {
     '/metrics': () => ({ status: 200, body: formatMetrics(metrics), type: 'text/plain; version=0.0.4' }),
   });
 
   const tls = await waitForServerTls(client, controllerNamespace, log.warn);
+  serverKeyPem = tls.keyPem;
   let infraByFleet = new Map<string, FleetInfra>();
   const discovery: DiscoveryServer = createDiscoveryServer({
     address: options.discoveryAddress,
@@ -177,6 +180,7 @@ export async function startKubernetesController(
     peers: () => replicaAddresses(resources.snapshot(), controllerNamespace),
     onChange: () => loop.soon(),
     log: log.warn,
+    credential: () => peerCredential(tls.keyPem),
   });
 
   async function pass(): Promise<void> {

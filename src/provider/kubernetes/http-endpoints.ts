@@ -1,5 +1,5 @@
 // Plain HTTP endpoints of the controller: /healthz and /readyz (port 18001), /metrics (port 19001).
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { parseHostPort } from '../../host-port.js';
 
 export interface Endpoint {
@@ -10,7 +10,8 @@ export interface Endpoint {
 export async function serveHttp(
   address: string,
   source: string,
-  routes: Record<string, () => { status: number; body: string; type?: string }>,
+  /** Path → its reply; a route that must know who asks reads the request. */
+  routes: Record<string, (req: IncomingMessage) => { status: number; body: string; type?: string }>,
 ): Promise<Endpoint> {
   const { host, port } = parseHostPort(address, source);
   const server: Server = createServer((req, res) => {
@@ -20,7 +21,7 @@ export async function serveHttp(
       res.writeHead(404, { 'content-length': 0 }).end();
       return;
     }
-    const reply = route();
+    const reply = route(req);
     res.writeHead(reply.status, {
       'content-type': reply.type ?? 'text/plain; charset=utf-8',
       'content-length': Buffer.byteLength(reply.body),

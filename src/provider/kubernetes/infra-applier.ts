@@ -9,7 +9,12 @@ import {
   renderFleetObjects,
 } from '../../infra/kubernetes/render.js';
 import type { DeployType, FleetInfra } from '../../translate/index.js';
-import { COMMON_INFRA_LABELS } from '../../translate/infra.js';
+import {
+  COMMON_INFRA_LABELS,
+  OWNING_GATEWAY_NAME_LABEL,
+  OWNING_GATEWAY_NAMESPACE_LABEL,
+  OWNING_GATEWAYCLASS_LABEL,
+} from '../../translate/infra.js';
 import { type ApiClient, expectStatus, type JsonObject } from './api-client.js';
 import type { FleetClientSecrets } from './fleet-client-secrets.js';
 import { collectionPath, objectPath } from './watched-kinds.js';
@@ -60,6 +65,15 @@ interface Desired {
 }
 
 const keyOf = (kind: string, namespace: string, name: string) => `${kind} ${namespace}/${name}`;
+
+/** The fleet key an existing object's owning labels name (undefined: they name none). */
+function owningFleet(labels: Record<string, string>): string | undefined {
+  const merged = labels[OWNING_GATEWAYCLASS_LABEL];
+  if (merged !== undefined) return merged;
+  const namespace = labels[OWNING_GATEWAY_NAMESPACE_LABEL];
+  const name = labels[OWNING_GATEWAY_NAME_LABEL];
+  return namespace === undefined || name === undefined ? undefined : `${namespace}/${name}`;
+}
 
 export function createInfraApplier(options: InfraApplierOptions): InfraApplier {
   const { client, log } = options;
@@ -115,8 +129,14 @@ export function createInfraApplier(options: InfraApplierOptions): InfraApplier {
     if (reply.status === 404) return undefined;
     const body = expectStatus(reply, `get ${d.kind.kind} ${d.namespace}/${d.name}`, [200]);
     const labels = ((body.metadata as JsonObject | undefined)?.labels ?? {}) as Record<string, string>;
-    if (labels[MANAGED_BY] === 'portico-gateway') return undefined;
-    return `${d.kind.kind} ${d.namespace}/${d.name} already exists and is not managed by portico-gateway; it is left alone`;
+    const id = `${d.kind.kind} ${d.namespace}/${d.name}`;
+    if (labels[MANAGED_BY] !== 'portico-gateway') {
+      return `${id} already exists and is not managed by portico-gateway; it is left alone`;
+    }
+    // Another fleet's (another controller's, in a shared namespace) whose name collides: never take it over.
+    const owner = owningFleet(labels);
+    if (owner === undefined || d.fleet === undefined || owner === d.fleet) return undefined;
+    return `${id} already exists for fleet ${owner}, whose infrastructure name is the same; it is left alone`;
   }
 
   /** Applies the object; returns its uid. */

@@ -20,6 +20,8 @@ export interface PeerDataPlaneOptions {
   peers(): string[];
   onChange(): void;
   log(line: string): void;
+  /** The `authorization` header the peers' /dataplane asks of a replica. */
+  credential(): string;
   /** Default 1000. */
   intervalMs?: number;
   /** Default 2000. */
@@ -111,9 +113,11 @@ export function parseDataPlaneReport(text: string): DataPlaneReport {
   return { identity: value.identity, nodes };
 }
 
-function fetchReport(address: string, timeoutMs: number): Promise<DataPlaneReport> {
+function fetchReport(address: string, credential: string, timeoutMs: number): Promise<DataPlaneReport> {
   return new Promise((resolve, reject) => {
-    const req = get(`http://${address}${DATA_PLANE_PATH}`, { timeout: timeoutMs }, (res) => {
+    const target = `http://${address}${DATA_PLANE_PATH}`;
+    const headers = { authorization: credential };
+    const req = get(target, { timeout: timeoutMs, headers }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('error', reject);
@@ -152,7 +156,7 @@ export function createPeerDataPlane(options: PeerDataPlaneOptions): PeerDataPlan
     await Promise.all(
       addresses.map(async (address) => {
         try {
-          const report = await fetchReport(address, timeoutMs);
+          const report = await fetchReport(address, options.credential(), timeoutMs);
           if (failing.delete(address)) options.log(`peers: ${address} answers again`);
           if (report.identity === options.identity) return;
           next.set(address, { json: JSON.stringify(report.nodes), nodes: report.nodes });

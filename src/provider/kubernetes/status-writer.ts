@@ -3,6 +3,7 @@
 // against the latest object on conflict.
 import { stampConditionTimes } from '../../api/condition-times.js';
 import { isRouteKind } from '../../api/route-kinds.js';
+import { withinStatusLimits } from '../../api/status-limits.js';
 import type { ObjectStatus } from '../../translate/index.js';
 import { type ApiClient, expectStatus, type JsonObject } from './api-client.js';
 import { objectPath, WATCHED_KINDS } from './watched-kinds.js';
@@ -49,7 +50,8 @@ export function createStatusWriter(options: StatusWriterOptions): StatusWriter {
       const ours = (status.parents ?? []) as JsonObject[];
       status = { ...status, parents: [...others, ...ours] };
     }
-    return stampConditionTimes(previous, status, new Date()) as JsonObject;
+    // Others' parents first: when there are too many, ours are the ones cut.
+    return stampConditionTimes(previous, withinStatusLimits(status), new Date()) as JsonObject;
   }
 
   return {

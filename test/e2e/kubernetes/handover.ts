@@ -3,6 +3,8 @@
 import assert from 'node:assert/strict';
 import type { TestContext } from 'node:test';
 import type { NodeState } from '../../../src/discovery/server.js';
+import { SERVER_CERT_SECRET } from '../../../src/provider/kubernetes/certificate-secrets.js';
+import { peerCredential } from '../../../src/provider/kubernetes/data-plane-access.js';
 import { leaseName } from '../../../src/provider/kubernetes/leader-election.js';
 import { DATA_PLANE_PATH, parseDataPlaneReport } from '../../../src/provider/kubernetes/peer-data-plane.js';
 import type { Cluster } from '../../cluster/harness.js';
@@ -238,6 +240,13 @@ export async function podToken(cluster: Cluster, pod: Loose, audience: string): 
   return String(r.body.status?.token);
 }
 
+/** What a replica sends to read a peer's /dataplane (which refuses anyone else off the pod's loopback). */
+export async function replicaCredential(cluster: Cluster, namespace: string): Promise<string> {
+  const r = await call(cluster, 'GET', `/api/v1/namespaces/${namespace}/secrets/${SERVER_CERT_SECRET}`);
+  if (r.status !== 200) throw new Error(`Secret ${namespace}/${SERVER_CERT_SECRET}: ${r.status}`);
+  return peerCredential(Buffer.from(String(r.body.data?.['tls.key']), 'base64').toString('utf8'));
+}
+
 /** Each live controller replica's /dataplane report: which proxies are connected to it, and what they applied. */
 export async function replicaReports(cluster: Cluster, namespace: string): Promise<Map<string, NodeState[]>> {
   const r = await call(
@@ -246,11 +255,16 @@ export async function replicaReports(cluster: Cluster, namespace: string): Promi
     `/api/v1/namespaces/${namespace}/pods?labelSelector=${encodeURIComponent(CONTROLLER_SELECTOR)}`,
   );
   const out = new Map<string, NodeState[]>();
+  const authorization = await replicaCredential(cluster, namespace);
   for (const pod of asList(r.body.items)) {
     const ip = pod.status?.podIP;
     if (pod.metadata?.deletionTimestamp !== undefined || typeof ip !== 'string') continue;
     try {
-      const reply = await httpRequest(18001, DATA_PLANE_PATH, { address: ip, timeoutMs: 5000 });
+      const reply = await httpRequest(18001, DATA_PLANE_PATH, {
+        address: ip,
+        timeoutMs: 5000,
+        headers: { authorization },
+      });
       if (reply.status === 200) out.set(String(pod.metadata?.name), parseDataPlaneReport(reply.body).nodes);
     } catch {
       // Not listening (yet or any more): it serves no proxy.

@@ -82,6 +82,7 @@ test('the leader polls its peers: skips itself, counts what peers report, drops 
       changes++;
     },
     log: (line) => logs.push(line),
+    credential: () => 'Portico-Peer 0.0',
     intervalMs: 20,
   });
   peers.start();
@@ -126,6 +127,7 @@ test('a peer that misses a few polls keeps its last report; one that stays silen
       changes++;
     },
     log: () => {},
+    credential: () => 'Portico-Peer 0.0',
     intervalMs: 10,
     keepReportPolls: 3,
   });

@@ -4,12 +4,14 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { DEFAULT_CONTROLLER_NAME } from '../../../../src/api/controller-config.js';
+import { DATA_PLANE_PATH } from '../../../../src/provider/kubernetes/peer-data-plane.js';
 import { COMMON_INFRA_LABELS } from '../../../../src/translate/infra.js';
 import { fleetInfraName } from '../../../../src/translate/naming.js';
 import type { Cluster } from '../../../cluster/harness.js';
 import { asList, call, eventually, type Loose } from '../../../cluster/kube-api.js';
 import { httpRequest, type Reply } from '../../../support/http.js';
 import { parsePrometheus, type Sample, sampleValue } from '../../../support/prometheus.js';
+import { replicaCredential } from '../handover.js';
 import { E2E_SKIP } from '../install.js';
 import {
   condition,
@@ -87,6 +89,40 @@ test('the controller answers /healthz and /readyz on 18001 through its Service a
   const direct = await httpGet(podIP, METRICS_PORT, '/metrics');
   assert.equal(direct.status, 200);
   assert.ok(sampleValue(parsePrometheus(direct.body), 'portico_reconciles_total')! >= 1);
+});
+
+test('/dataplane answers the pod’s loopback and the replicas, and refuses everyone else; the probes still answer', {
+  skip: E2E_SKIP,
+}, async () => {
+  const [controller] = await pods('app.kubernetes.io/component=controller');
+  assert.ok(controller !== undefined, 'a running controller pod');
+  const podIP = String(controller.status?.podIP);
+  for (const address of [await clusterIP(system, 'portico-gateway'), podIP]) {
+    const refused = await httpGet(address, HEALTH_PORT, DATA_PLANE_PATH);
+    assert.equal(refused.status, 403, `${address}: ${refused.body}`);
+    assert.equal((await httpGet(address, HEALTH_PORT, '/healthz')).status, 200);
+  }
+  const authorization = await replicaCredential(cluster, system);
+  const peer = await httpRequest(HEALTH_PORT, DATA_PLANE_PATH, {
+    address: podIP,
+    timeoutMs: 5000,
+    headers: { authorization },
+  });
+  assert.equal(peer.status, 200, peer.body);
+  // From inside the pod (as kubectl port-forward is): loopback reads it without a credential.
+  const inside = cluster.kubectl([
+    'exec',
+    '-n',
+    system,
+    String(controller.metadata?.name),
+    '-c',
+    String(asList(controller.spec?.containers)[0]?.name),
+    '--',
+    'node',
+    '-e',
+    `fetch('http://127.0.0.1:${HEALTH_PORT}${DATA_PLANE_PATH}').then((r) => console.log(r.status))`,
+  ]);
+  assert.equal(inside.trim(), '200');
 });
 
 test('controller metrics count reconciles, translation time, status writes, proxies and config versions', {
