@@ -1,21 +1,16 @@
-// The Kubernetes controller: informers → the runner → discovery server (every replica), and, on the leader
-// only, infrastructure (server-side apply) and status writes. This file is wiring; the pipeline is the
-// runner's (src/runner/).
-import { performance } from 'node:perf_hooks';
 import type { PorticoGatewayConfig } from '../../api/controller-config.js';
 import { createDiscoveryServer, type DiscoveryServer } from '../../discovery/server.js';
 import type { ProxyRuntime } from '../../infra/kubernetes/render.js';
 import type { Logger } from '../../log-line.js';
-import { createRunner, type Runner, type StatusSink } from '../../runner/runner.js';
-import { restamp } from '../../runner/status-stamps.js';
-import type { FleetInfra, ObjectStatus } from '../../translate/index.js';
+import { createRunner, type Runner } from '../../runner/runner.js';
+import type { FleetInfra } from '../../translate/index.js';
 import type { ApiClient } from './api-client.js';
 import { type ServerTls, waitForCertificateAuthority, waitForServerTls } from './certificate-secrets.js';
 import { clusterSource } from './cluster-source.js';
 import { createFleetClientSecrets } from './fleet-client-secrets.js';
 import { type Endpoint, serveHttp } from './http-endpoints.js';
 import { createInfraApplier, type InfraApplier } from './infra-applier.js';
-import { type LeaderElection, leaseName, startLeaderElection } from './leader-election.js';
+import { type Leadership, startLeading } from './leadership.js';
 import { type ControllerMetrics, createMetrics, formatMetrics } from './metrics.js';
 import {
   createPeerDataPlane,
@@ -25,7 +20,8 @@ import {
   replicaAddresses,
 } from './peer-data-plane.js';
 import { createResourceWatch, type ResourceWatch } from './resource-watch.js';
-import { createStatusWriter, type StatusWriter } from './status-writer.js';
+import { apiStatusSink } from './status-sink.js';
+import { createStatusWriter } from './status-writer.js';
 import { tokenAuth } from './token-auth.js';
 
 export interface KubernetesControllerOptions {
@@ -53,13 +49,6 @@ export interface KubernetesController {
   close(): Promise<void>;
 }
 
-// Six of the discovery client's 10 s backoff caps: every proxy that is alive has reconnected by then.
-const DEFAULT_RECONNECT_GRACE_MS = 60_000;
-
-/** The key informers and infrastructure use: `namespace/name`, or `name` for cluster-scoped kinds. */
-const objectKey = (s: ObjectStatus): string =>
-  s.namespace === undefined ? s.name : `${s.namespace}/${s.name}`;
-
 /** Health, readiness and this replica's data plane report on one address; Prometheus metrics on another. */
 async function serveEndpoints(
   options: KubernetesControllerOptions,
@@ -79,23 +68,6 @@ async function serveEndpoints(
     '/metrics': () => ({ status: 200, body: formatMetrics(metrics), type: 'text/plain; version=0.0.4' }),
   });
   return { health, metrics: metricsEndpoint };
-}
-
-/** Statuses go to the status subresource, one by one while this replica still leads. */
-function apiStatusSink(resources: ResourceWatch, writer: StatusWriter, leading: () => boolean): StatusSink {
-  return {
-    shown: (s) => resources.raw(s.kind, objectKey(s)),
-    async show(statuses) {
-      for (const s of statuses) {
-        if (!leading()) return;
-        // Compared with the object as seen now: stamped against it, if it changed since the stamping.
-        const current = resources.raw(s.translated.kind, objectKey(s.translated));
-        const stampAgainst = (shown: unknown) => restamp(s, shown, new Date());
-        const status = current === s.shown ? s.stamped : stampAgainst(current?.status);
-        await writer.write(status, current, stampAgainst);
-      }
-    },
-  };
 }
 
 /** Config discovery: mutual TLS, or in Gateway Namespace Mode the tokens of each fleet's ServiceAccount. */
@@ -147,54 +119,6 @@ async function createClusterInfra(
     fleetSecrets,
     log: log.info,
   });
-}
-
-interface Leadership {
-  leader: LeaderElection;
-  stop(): Promise<void>;
-}
-
-/** Leadership: a new leader re-checks all infrastructure, polls its peers, and grants the reconnect grace. */
-function startLeading(
-  options: KubernetesControllerOptions,
-  parts: { metrics: ControllerMetrics; infra: InfraApplier; peers: PeerDataPlane; runner: Runner },
-  grace: { endsAt: number },
-): Leadership {
-  const { metrics, infra, peers, runner } = parts;
-  const reconnectGraceMs = options.reconnectGraceMs ?? DEFAULT_RECONNECT_GRACE_MS;
-  let graceTimer: NodeJS.Timeout | undefined;
-  const leader = startLeaderElection({
-    client: options.client,
-    namespace: options.controllerNamespace,
-    name: leaseName(options.config.gateway.controllerName),
-    identity: options.identity,
-    leaseDurationSeconds: options.leaseDurationSeconds,
-    retryMs: options.leaseRetryMs,
-    log: options.log.info,
-    onChange: (leading) => {
-      metrics.leader = leading;
-      if (graceTimer !== undefined) clearTimeout(graceTimer);
-      graceTimer = undefined;
-      if (leading) {
-        infra.reset();
-        peers.start();
-        grace.endsAt = performance.now() + reconnectGraceMs;
-        // One more pass when the grace ends, so a fleet with no live proxy loses Programmed then.
-        graceTimer = setTimeout(() => {
-          graceTimer = undefined;
-          runner.soon();
-        }, reconnectGraceMs);
-      } else peers.stop();
-      runner.soon();
-    },
-  });
-  return {
-    leader,
-    async stop() {
-      if (graceTimer !== undefined) clearTimeout(graceTimer);
-      await leader.stop();
-    },
-  };
 }
 
 interface ClusterParts {
