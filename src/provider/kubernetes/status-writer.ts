@@ -1,7 +1,6 @@
-// Writes translated statuses to the status subresource: only when they differ from what the object shows,
-// with condition times kept while a condition holds, other controllers' route parents kept, and a retry
-// against the latest object on conflict.
-import { stampConditionTimes } from '../../api/condition-times.js';
+// Writes stamped statuses to the status subresource: only when they differ from what the object shows,
+// with other controllers' route parents kept, and a retry against the latest object on conflict (its
+// condition times then carried over from that object by the runner's stamping).
 import { isRouteKind } from '../../api/route-kinds.js';
 import { withinStatusLimits } from '../../api/status-limits.js';
 import type { ObjectStatus } from '../../translate/index.js';
@@ -16,8 +15,15 @@ export interface StatusWriterOptions {
 }
 
 export interface StatusWriter {
-  /** `current` is the object as last seen (informer); undefined when it is not known. */
-  write(status: ObjectStatus, current: JsonObject | undefined): Promise<void>;
+  /**
+   * `status` is stamped against `current`, the object as last seen (informer; undefined when not known).
+   * `stampAgainst` stamps it again against the status of an object read afresh; absent, it is written as is.
+   */
+  write(
+    status: ObjectStatus,
+    current: JsonObject | undefined,
+    stampAgainst?: (shownStatus: JsonObject | undefined) => ObjectStatus,
+  ): Promise<void>;
 }
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -41,21 +47,19 @@ export function createStatusWriter(options: StatusWriterOptions): StatusWriter {
   const { client } = options;
 
   function nextStatus(s: ObjectStatus, previous: JsonObject | undefined): JsonObject {
-    let status = s.status;
-    if (isRouteKind(s.kind)) {
-      // Route status is shared by every controller with a parent: keep the entries that are not ours.
-      const others = ((previous?.parents ?? []) as JsonObject[]).filter(
-        (p) => p.controllerName !== options.controllerName,
-      );
-      const ours = (status.parents ?? []) as JsonObject[];
-      status = { ...status, parents: [...others, ...ours] };
-    }
-    // Others' parents first: when there are too many, ours are the ones cut.
-    return stampConditionTimes(previous, withinStatusLimits(status), new Date()) as JsonObject;
+    const status = s.status as JsonObject;
+    if (!isRouteKind(s.kind)) return withinStatusLimits(status) as JsonObject;
+    // Route status is shared by every controller with a parent: keep the entries that are not ours, first, so
+    // when there are too many, ours are the ones cut.
+    const others = ((previous?.parents ?? []) as JsonObject[]).filter(
+      (p) => p.controllerName !== options.controllerName,
+    );
+    const ours = (status.parents ?? []) as JsonObject[];
+    return withinStatusLimits({ ...status, parents: [...others, ...ours] }) as JsonObject;
   }
 
   return {
-    async write(s, current) {
+    async write(s, current, stampAgainst) {
       const kind = WATCHED_KINDS.find((k) => k.kind === s.kind);
       if (kind === undefined) return;
       const path = objectPath(kind.apiVersion, kind.resource, s.name, s.namespace);
@@ -71,7 +75,8 @@ export function createStatusWriter(options: StatusWriterOptions): StatusWriter {
         // The status describes one generation: never write it onto a newer spec (the next pass will).
         if (typeof meta.generation === 'number' && meta.generation !== s.generation) return;
         const previous = object.status as JsonObject | undefined;
-        const next = nextStatus(s, previous);
+        const stamped = object === current ? s : (stampAgainst?.(previous) ?? s);
+        const next = nextStatus(stamped, previous);
         if (canonical(previous ?? {}) === canonical(next)) return;
         const reply = await client.request('PUT', `${path}/status`, { ...object, status: next });
         if (reply.status === 200) {

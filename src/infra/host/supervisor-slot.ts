@@ -1,0 +1,303 @@
+// One fleet's process slot of the proxy supervisor: starting, watching, restarting with backoff, stopping and
+// probing its process. The supervisor (supervisor.ts) owns the slots and decides which fleets have one.
+import { statSync } from 'node:fs';
+import { join } from 'node:path';
+import { EXIT_ADDRESS_IN_USE } from '../../errors.js';
+import { fleetInfraName } from '../../translate/naming.js';
+import { probeLiveness } from './liveness-probe.js';
+import { followLog, type LogFollower } from './log-follower.js';
+import { processStartTime } from './process-identity.js';
+import { type ProxyRecord, removeProxyRecord, writeProxyRecord } from './proxy-records.js';
+import type {
+  ProxyExit,
+  ProxyHealth,
+  ProxyLogLine,
+  ProxyProcessInfo,
+  ProxyProcessState,
+  ProxySpec,
+  ProxySupervisorOptions,
+  SUPERVISOR_DEFAULTS,
+} from './supervisor.js';
+import { spawnDetached, type WatchedProcess, watchAdopted } from './watched-process.js';
+
+export interface SupervisorContext {
+  options: ProxySupervisorOptions;
+  settings: { [K in keyof typeof SUPERVISOR_DEFAULTS]: number };
+  /** The command line before a spec's args, for processes this supervisor starts. */
+  launcher: readonly string[];
+  log: (line: ProxyLogLine) => void;
+  slots: Map<string, Slot>;
+  /** Set once the supervisor let go of its processes: what happens to them is no longer its business. */
+  detached: boolean;
+}
+
+/** The delay before restart number `failures` (1-based) of a crash loop. */
+export function backoffDelay(failures: number, initialMs: number, maxMs: number): number {
+  return Math.min(maxMs, initialMs * 2 ** Math.max(0, failures - 1));
+}
+
+/** The log file of a fleet's proxy. */
+export function proxyLogFile(logDir: string, fleet: string): string {
+  return join(logDir, `${fleetInfraName(fleet)}.log`);
+}
+
+function say(ctx: SupervisorContext, fleet: string, line: string): void {
+  ctx.log({ fleet, source: 'supervisor', line });
+}
+
+export interface Slot {
+  spec: ProxySpec;
+  /** The command line before the spec's args; an adopted process started by another build differs. */
+  launcher: readonly string[];
+  /** False once the fleet left the desired set: the slot goes away when its process has exited. */
+  wanted: boolean;
+  state: ProxyProcessState;
+  process?: WatchedProcess;
+  follower?: LogFollower;
+  /** Set when we asked the process to stop: its exit is not a crash. */
+  stopRequested: boolean;
+  restarts: number;
+  /** Consecutive crashes, for the backoff. */
+  failures: number;
+  startedAt: number;
+  lastExit?: ProxyExit;
+  backoffTimer?: NodeJS.Timeout;
+  killTimer?: NodeJS.Timeout;
+  exited?: Promise<void>;
+  health: ProxyHealth;
+  healthError?: string;
+  /** Failed probes in a row of the current process. */
+  probeFailures: number;
+  /** The current process answered a probe once: it has started. */
+  answered: boolean;
+  probing: boolean;
+}
+
+/** What `list()` shows of a slot. */
+export function processInfo(slot: Slot): ProxyProcessInfo {
+  const out: ProxyProcessInfo = {
+    fleet: slot.spec.fleet,
+    address: slot.spec.address,
+    state: slot.state,
+    adopted: slot.process?.adopted === true,
+    restarts: slot.restarts,
+    health: slot.health,
+  };
+  if (slot.process !== undefined && slot.process.pid > 0) out.pid = slot.process.pid;
+  if (slot.lastExit !== undefined) out.lastExit = slot.lastExit;
+  if (slot.healthError !== undefined) out.healthError = slot.healthError;
+  return out;
+}
+
+function setState(ctx: SupervisorContext, slot: Slot, state: ProxyProcessState): void {
+  slot.state = state;
+  ctx.options.onChange?.();
+}
+
+function resetHealth(slot: Slot): void {
+  slot.health = 'unknown';
+  slot.probeFailures = 0;
+  slot.answered = false;
+  delete slot.healthError;
+}
+
+function watch(ctx: SupervisorContext, slot: Slot, watched: WatchedProcess): void {
+  slot.process = watched;
+  slot.exited = watched.exited.then(({ code, signal }) => exitedProcess(ctx, slot, watched, code, signal));
+}
+
+export function start(ctx: SupervisorContext, slot: Slot): void {
+  slot.stopRequested = false;
+  slot.startedAt = Date.now();
+  resetHealth(slot);
+  const { fleet } = slot.spec;
+  slot.launcher = ctx.launcher;
+  const argv = [...ctx.launcher, ...slot.spec.args];
+  const logFile = proxyLogFile(ctx.options.logDir, fleet);
+  const started = spawnDetached(argv, {
+    env: { ...process.env, ...ctx.options.env },
+    logFile,
+    maxLogBytes: ctx.settings.maxLogBytes,
+    onError: (message) => say(ctx, fleet, message),
+  });
+  slot.follower?.stop();
+  slot.follower = followLog(logFile, started.logOffset, (line) => ctx.log({ fleet, source: 'proxy', line }));
+  const { pid } = started.process;
+  watch(ctx, slot, started.process);
+  if (pid > 0 && ctx.options.recordsDir !== undefined) {
+    const record: ProxyRecord = {
+      fleet,
+      address: slot.spec.address,
+      pid,
+      argv,
+      args: [...slot.spec.args],
+      logFile,
+    };
+    const startTime = processStartTime(pid);
+    if (startTime !== undefined) record.startTime = startTime;
+    recordSafely(ctx, record);
+  }
+  void started.spawned.then(() => {
+    if (slot.process === started.process && slot.state === 'starting') setState(ctx, slot, 'running');
+  });
+  setState(ctx, slot, 'starting');
+}
+
+function recordSafely(ctx: SupervisorContext, record: ProxyRecord): void {
+  try {
+    writeProxyRecord(ctx.options.recordsDir!, record);
+  } catch (error) {
+    say(
+      ctx,
+      record.fleet,
+      `cannot record the proxy process (a restarted controller will not adopt it): ${String(error)}`,
+    );
+  }
+}
+
+function exitedProcess(
+  ctx: SupervisorContext,
+  slot: Slot,
+  watched: WatchedProcess,
+  code: number | null,
+  signal: string | null,
+): void {
+  if (slot.process !== watched || ctx.detached) return;
+  clearTimeout(slot.killTimer);
+  slot.process = undefined;
+  slot.lastExit = { code, signal, at: new Date().toISOString() };
+  if (ctx.options.recordsDir !== undefined) removeProxyRecord(ctx.options.recordsDir, slot.spec.fleet);
+  if (!slot.wanted) {
+    slot.follower?.stop();
+    slot.follower = undefined;
+    ctx.slots.delete(slot.spec.fleet);
+    ctx.options.onChange?.();
+    return;
+  }
+  if (slot.stopRequested) {
+    // Stopped on purpose (a new command line, or not live): start again at once.
+    slot.restarts++;
+    start(ctx, slot);
+    return;
+  }
+  if (Date.now() - slot.startedAt >= ctx.settings.stableAfterMs) slot.failures = 0;
+  slot.failures++;
+  const delay = backoffDelay(slot.failures, ctx.settings.backoffInitialMs, ctx.settings.backoffMaxMs);
+  const how = watched.adopted ? 'exit status unknown' : (signal ?? `code ${code}`);
+  say(ctx, slot.spec.fleet, `proxy exited (${how}); restarting in ${delay} ms`);
+  setState(ctx, slot, 'backoff');
+  slot.backoffTimer = setTimeout(() => {
+    slot.backoffTimer = undefined;
+    slot.restarts++;
+    start(ctx, slot);
+  }, delay);
+  if (!watched.adopted && code === EXIT_ADDRESS_IN_USE)
+    ctx.options.onAddressInUse?.(slot.spec.fleet, slot.spec.address);
+}
+
+export function stop(ctx: SupervisorContext, slot: Slot): void {
+  clearTimeout(slot.backoffTimer);
+  slot.backoffTimer = undefined;
+  const watched = slot.process;
+  if (watched === undefined) {
+    if (!slot.wanted) {
+      slot.follower?.stop();
+      ctx.slots.delete(slot.spec.fleet);
+      ctx.options.onChange?.();
+      return;
+    }
+    slot.restarts++;
+    start(ctx, slot);
+    return;
+  }
+  if (slot.stopRequested) return; // already draining
+  slot.stopRequested = true;
+  setState(ctx, slot, 'stopping');
+  watched.kill('SIGTERM');
+  slot.killTimer = setTimeout(() => watched.kill('SIGKILL'), ctx.settings.stopGraceMs);
+}
+
+function setHealth(ctx: SupervisorContext, slot: Slot, health: ProxyHealth, error: string | undefined): void {
+  const changed = slot.health !== health || slot.healthError !== error;
+  slot.health = health;
+  if (error === undefined) delete slot.healthError;
+  else slot.healthError = error;
+  if (changed) ctx.options.onChange?.();
+}
+
+export async function probe(ctx: SupervisorContext, slot: Slot): Promise<void> {
+  const target = slot.spec.liveness;
+  const watched = slot.process;
+  if (target === undefined || watched === undefined || slot.state !== 'running' || slot.probing) return;
+  slot.probing = true;
+  const problem = await probeLiveness(target, ctx.settings.probeTimeoutMs);
+  slot.probing = false;
+  // The process may have been replaced or asked to stop while the probe was out.
+  if (slot.process !== watched || slot.state !== 'running' || slot.stopRequested || ctx.detached) return;
+  if (problem === undefined) {
+    slot.answered = true;
+    slot.probeFailures = 0;
+    setHealth(ctx, slot, 'live', undefined);
+    return;
+  }
+  const starting = !slot.answered && Date.now() - slot.startedAt < ctx.settings.probeStartupGraceMs;
+  if (starting) return;
+  slot.probeFailures++;
+  setHealth(ctx, slot, 'failing', problem);
+  if (slot.probeFailures < ctx.settings.probeFailureThreshold) return;
+  say(
+    ctx,
+    slot.spec.fleet,
+    `proxy failed ${slot.probeFailures} liveness probes in a row (${problem}); restarting it`,
+  );
+  // Hung or drained: there is nothing left to drain, and a stopped process ignores SIGTERM.
+  slot.stopRequested = true;
+  setState(ctx, slot, 'stopping');
+  watched.kill('SIGKILL');
+}
+
+export function newSlot(ctx: SupervisorContext, spec: ProxySpec): Slot {
+  return {
+    spec,
+    launcher: ctx.launcher,
+    wanted: true,
+    state: 'starting',
+    stopRequested: false,
+    restarts: 0,
+    failures: 0,
+    startedAt: Date.now(),
+    health: 'unknown',
+    probeFailures: 0,
+    answered: false,
+    probing: false,
+  };
+}
+
+/** Takes over a process a previous supervisor started and recorded. */
+export function adoptRecord(ctx: SupervisorContext, record: ProxyRecord): void {
+  const slot = newSlot(ctx, { fleet: record.fleet, address: record.address, args: [...record.args] });
+  slot.launcher = record.argv.slice(0, record.argv.length - record.args.length);
+  slot.state = 'running';
+  ctx.slots.set(record.fleet, slot);
+  watch(ctx, slot, watchAdopted(record));
+  // Only what it writes from now on: earlier lines were shown by the supervisor that started it.
+  let offset = 0;
+  try {
+    offset = statSync(record.logFile).size;
+  } catch {
+    // No log file any more: it is followed from the start once the proxy writes again.
+  }
+  slot.follower = followLog(record.logFile, offset, (line) =>
+    ctx.log({ fleet: record.fleet, source: 'proxy', line }),
+  );
+  // Another build may not know the signal (its default ends the process); it is replaced on sync anyway.
+  if (sameList(slot.launcher, ctx.launcher)) slot.process?.kill('SIGHUP');
+}
+
+export function sameSpec(a: ProxySpec, b: ProxySpec): boolean {
+  return a.address === b.address && sameList(a.args, b.args);
+}
+
+export function sameList(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
+}

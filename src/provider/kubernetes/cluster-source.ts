@@ -1,0 +1,64 @@
+// The Kubernetes provider's resources for the runner: the informers' snapshot, and the data plane as the
+// proxies on ready pods report it to any replica, with each fleet's LoadBalancer addresses.
+import { performance } from 'node:perf_hooks';
+import type { ResourceSource } from '../../runner/runner.js';
+import type { FleetInfra, GatewayAddress } from '../../translate/index.js';
+import { dataPlaneState } from '../data-plane-state.js';
+import type { JsonObject } from './api-client.js';
+import type { PeerDataPlane } from './peer-data-plane.js';
+import { nodesOnReadyPods } from './ready-proxies.js';
+import { withRecordedProgrammed } from './recorded-programmed.js';
+import type { ResourceWatch } from './resource-watch.js';
+
+export interface ClusterSourceOptions {
+  resources: ResourceWatch;
+  /** This replica's proxies. */
+  ownNodes: () => ReturnType<PeerDataPlane['nodes']>;
+  peers: PeerDataPlane;
+  /** The last translation's infrastructure, by fleet. */
+  infraOf: (fleet: string) => FleetInfra | undefined;
+  /** Until this `performance.now()` time, the stored Programmed verdicts hold (proxies reconnecting). */
+  graceEndsAt: () => number;
+}
+
+function addressesOfService(service: JsonObject | undefined): GatewayAddress[] {
+  const labels = ((service?.metadata as JsonObject | undefined)?.labels ?? {}) as Record<string, string>;
+  if (labels['app.kubernetes.io/managed-by'] !== 'portico-gateway') return [];
+  const ingress = (((service?.status as JsonObject | undefined)?.loadBalancer as JsonObject | undefined)
+    ?.ingress ?? []) as { ip?: string; hostname?: string }[];
+  return ingress.flatMap((i): GatewayAddress[] =>
+    i.ip !== undefined
+      ? [{ type: 'IPAddress', value: i.ip }]
+      : i.hostname !== undefined
+        ? [{ type: 'Hostname', value: i.hostname }]
+        : [],
+  );
+}
+
+export function clusterSource(options: ClusterSourceOptions): ResourceSource {
+  const { resources } = options;
+  const fleetService = (fleet: string) => {
+    const i = options.infraOf(fleet);
+    return i === undefined ? undefined : `${i.namespace}/${i.name}`;
+  };
+  return {
+    snapshot: () => resources.snapshot(),
+    dataPlane(fleets, snapshot) {
+      // Proxies Ack to whichever replica they are connected to: count the peers' too (polled while leading),
+      // and, while they reconnect after a restart or takeover, what the stored status records as Programmed.
+      // Only proxies whose pods are ready endpoints count: the Service sends traffic to no other.
+      const nodes = nodesOnReadyPods(
+        [...options.ownNodes(), ...options.peers.nodes()],
+        fleetService,
+        snapshot.endpointSlices,
+      );
+      const live = dataPlaneState(fleets, nodes, (fleet) => {
+        const service = fleetService(fleet);
+        return service === undefined ? [] : addressesOfService(resources.raw('Service', service));
+      });
+      return performance.now() < options.graceEndsAt()
+        ? withRecordedProgrammed(live, fleets, (key) => resources.raw('Gateway', key))
+        : live;
+    },
+  };
+}

@@ -1,0 +1,30 @@
+// Infrastructure a provider could not create: the fleet's Gateways say so instead of waiting forever.
+import type { FleetInfra, ObjectStatus } from '../translate/index.js';
+
+interface Condition {
+  type?: unknown;
+}
+
+/** Each Gateway's status with `Programmed=False` (reason `Invalid`) where its fleet's infrastructure failed. */
+export function withInfraProblems(
+  statuses: readonly ObjectStatus[],
+  infra: readonly FleetInfra[],
+  problems: ReadonlyMap<string, string>,
+): readonly ObjectStatus[] {
+  if (problems.size === 0) return statuses;
+  const gatewayFleet = new Map<string, string>();
+  for (const i of infra) for (const g of i.gateways) gatewayFleet.set(g, i.fleet);
+  return statuses.map((s) => {
+    if (s.kind !== 'Gateway') return s;
+    const fleet = gatewayFleet.get(s.namespace === undefined ? s.name : `${s.namespace}/${s.name}`);
+    const problem = fleet === undefined ? undefined : problems.get(fleet);
+    return problem === undefined ? s : withProblem(s, problem);
+  });
+}
+
+function withProblem(s: ObjectStatus, problem: string): ObjectStatus {
+  const conditions = ((s.status.conditions ?? []) as Condition[]).map((c) =>
+    c.type === 'Programmed' ? { ...c, status: 'False', reason: 'Invalid', message: problem } : c,
+  );
+  return { ...s, status: { ...s.status, conditions } };
+}

@@ -1,0 +1,19 @@
+// What the runner counts; a provider shows it (Kubernetes: its Prometheus endpoint) or ignores it.
+export interface RunnerMetrics {
+  reconciles: number;
+  reconcileErrors: number;
+  translateSecondsSum: number;
+  connectedProxies: number;
+  /** fleet → config version currently served. */
+  configVersions: Map<string, number>;
+}
+
+export function createRunnerMetrics(): RunnerMetrics {
+  return {
+    reconciles: 0,
+    reconcileErrors: 0,
+    translateSecondsSum: 0,
+    connectedProxies: 0,
+    configVersions: new Map(),
+  };
+}

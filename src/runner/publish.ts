@@ -1,0 +1,44 @@
+// Hands fleet configs to config discovery: only the fleets whose config changed, and the removal of the
+// fleets no longer translated. The translator keeps an unchanged fleet's config object, so identity decides.
+import type { FleetConfig } from '../ir/fleet-config.js';
+import type { RunnerMetrics } from './metrics.js';
+
+/** Where fleet configs go (the discovery server, or a provider's wrapper around it). */
+export interface FleetPublisher {
+  setFleet(config: FleetConfig): void;
+  removeFleet(fleet: string): void;
+  /** The proxies connected now. */
+  nodes(): readonly unknown[];
+}
+
+export interface PublishedFleets {
+  /** Sends what changed since the last call. */
+  publish(fleets: readonly FleetConfig[]): void;
+  /** The fleets as last published. */
+  current(): readonly FleetConfig[];
+}
+
+export function createPublishedFleets(publisher: FleetPublisher, metrics: RunnerMetrics): PublishedFleets {
+  const served = new Map<string, FleetConfig>();
+  let fleets: readonly FleetConfig[] = [];
+  return {
+    publish(next) {
+      const gone = new Set(served.keys());
+      for (const fleet of next) {
+        gone.delete(fleet.fleet);
+        if (served.get(fleet.fleet) === fleet) continue;
+        publisher.setFleet(fleet);
+        served.set(fleet.fleet, fleet);
+        metrics.configVersions.set(fleet.fleet, (metrics.configVersions.get(fleet.fleet) ?? 0) + 1);
+      }
+      for (const fleet of gone) {
+        publisher.removeFleet(fleet);
+        served.delete(fleet);
+        metrics.configVersions.delete(fleet);
+      }
+      fleets = next;
+      metrics.connectedProxies = publisher.nodes().length;
+    },
+    current: () => fleets,
+  };
+}
