@@ -2,7 +2,8 @@
 // size and count limits, content-length and chunked bodies. Strict: whatever could be read two ways
 // (smuggling) is refused with the status to answer, never guessed at.
 import { ChunkedDecoder } from './chunked-decoder.js';
-import { hasToken, isToken, isValidFieldValue, nameIs, parseContentLength } from './http-syntax.js';
+import { headerLine, readHeaderLine } from './header-line.js';
+import { hasToken, isToken, nameIs, parseContentLength } from './http-syntax.js';
 
 /** The body is chunked. */
 export const CHUNKED_REQUEST = -2;
@@ -49,7 +50,6 @@ export interface RequestParseError {
 }
 
 const SP = 32;
-const HTAB = 9;
 const CR = 13;
 const LF = 10;
 const CRLFCRLF = Buffer.from('\r\n\r\n');
@@ -65,6 +65,9 @@ const STOPPED = 3;
 const HOST_VALUE = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9\-._~!$&'()*+,;=%]*)(?::[0-9]*)?$/;
 /** An absolute-form target: scheme, authority, then the path and query (RFC 9112 §3.2.2). */
 const ABSOLUTE_FORM = /^https?:\/\/([^/?#@]*)([/?][^#]*)?$/i;
+
+/** Reused for every header line of every head: parsing a head is synchronous. */
+const LINE = headerLine();
 
 function fail(status: number, reason: string): RequestParseError {
   return { status, reason };
@@ -121,19 +124,10 @@ export function parseRequestHead(text: string, limits: RequestHeadLimits): Parse
   let count = 0;
   let pos = firstEnd === -1 ? text.length : firstEnd + 2;
   while (pos < text.length) {
-    let end = text.indexOf('\r\n', pos);
-    if (end === -1) end = text.length;
     if (++count > limits.maxHeadersCount) return fail(431, 'too many header lines');
-    const colon = text.indexOf(':', pos);
-    if (colon === -1 || colon > end) return fail(400, 'malformed header line');
-    // A name must be a token: this also refuses obs-fold continuation lines and whitespace before the colon.
-    if (!isToken(text, pos, colon)) return fail(400, 'malformed header name');
-    let vFrom = colon + 1;
-    let vTo = end;
-    while (vFrom < vTo && (text.charCodeAt(vFrom) === SP || text.charCodeAt(vFrom) === HTAB)) vFrom++;
-    while (vTo > vFrom && (text.charCodeAt(vTo - 1) === SP || text.charCodeAt(vTo - 1) === HTAB)) vTo--;
-    const value = text.slice(vFrom, vTo);
-    if (!isValidFieldValue(value)) return fail(400, 'invalid header value');
+    const malformed = readHeaderLine(text, pos, LINE);
+    if (malformed !== undefined) return fail(400, malformed);
+    const { colon, value } = LINE;
     const nameLength = colon - pos;
     // Only names of these lengths can be special: most lines skip the comparisons.
     if (nameLength === 4 && nameIs(text, pos, colon, 'host')) {
@@ -143,7 +137,7 @@ export function parseRequestHead(text: string, limits: RequestHeadLimits): Parse
       // The absolute-form's authority takes the Host's place (RFC 9112 §3.2.2).
       if (authority !== undefined) {
         rawHeaders.push(text.slice(pos, colon), authority);
-        pos = end + 2;
+        pos = LINE.next;
         continue;
       }
     } else if (nameLength === 14 && nameIs(text, pos, colon, 'content-length')) {
@@ -168,7 +162,7 @@ export function parseRequestHead(text: string, limits: RequestHeadLimits): Parse
       expectContinue = minor === 1;
     }
     rawHeaders.push(text.slice(pos, colon), value);
-    pos = end + 2;
+    pos = LINE.next;
   }
   if (minor === 1 && !host) return fail(400, 'missing Host header');
   if (method === 'CONNECT') return fail(405, 'CONNECT is not supported');
