@@ -2,18 +2,13 @@
 // bodies from clients and response bodies from upstreams get the same bounds and the same refusals. It copies
 // no body bytes: each read() stops after one run of data, which the caller takes as a view of its own buffer.
 import { isToken, isValidFieldValue } from './http-syntax.js';
+import type { Refusal } from './refusal.js';
 
 export interface ChunkedLimits {
   /** Bytes of trailer lines (with their line ends) in one message; more is refused with 431. */
   maxTrailerBytes: number;
   /** Trailer fields in one message; more is refused with 431. */
   maxTrailerFields: number;
-}
-
-/** Why a chunked body was refused: the status a server answers (400, or 431 for trailers) and a reason. */
-export interface ChunkedError {
-  status: number;
-  reason: string;
 }
 
 const SP = 32;
@@ -64,8 +59,8 @@ function parseChunkSize(line: string): number {
 
 /** One body at a time; start() before each. */
 export class ChunkedDecoder {
-  /** Why the body was refused; undefined while all is well. */
-  error: ChunkedError | undefined = undefined;
+  /** Why the body was refused (400, or 431 for trailers); undefined while all is well. */
+  error: Refusal | undefined = undefined;
   /** Data bytes that end where the last read() stopped (0: it found none). */
   dataBytes = 0;
   /** Trailer lines (name, value, ...) of the body, once it ended; undefined when it had none. */

@@ -1,9 +1,11 @@
 // Incremental HTTP/1.x request parser for the client side (RFC 9112): request line and header lines with
 // size and count limits, content-length and chunked bodies. Strict: whatever could be read two ways
 // (smuggling) is refused with the status to answer, never guessed at.
+import { bodyPiece } from './body-piece.js';
 import { ChunkedDecoder } from './chunked-decoder.js';
 import { headerLine, readHeaderLine } from './header-line.js';
 import { hasToken, isToken, nameIs, parseContentLength } from './http-syntax.js';
+import type { Refusal } from './refusal.js';
 
 /** The body is chunked. */
 export const CHUNKED_REQUEST = -2;
@@ -43,12 +45,6 @@ export interface RequestParserSink {
   onRequestEnd(trailers?: string[]): void;
 }
 
-/** Why a request was refused: the status to answer (then close) and a reason for logs. */
-export interface RequestParseError {
-  status: number;
-  reason: string;
-}
-
 const SP = 32;
 const CR = 13;
 const LF = 10;
@@ -69,7 +65,7 @@ const ABSOLUTE_FORM = /^https?:\/\/([^/?#@]*)([/?][^#]*)?$/i;
 /** Reused for every header line of every head: parsing a head is synchronous. */
 const LINE = headerLine();
 
-function fail(status: number, reason: string): RequestParseError {
+function fail(status: number, reason: string): Refusal {
   return { status, reason };
 }
 
@@ -77,7 +73,7 @@ function fail(status: number, reason: string): RequestParseError {
  * Parses one request head (`text`: latin1, from the request line up to but excluding the blank line).
  * Returns the request or why it is refused.
  */
-export function parseRequestHead(text: string, limits: RequestHeadLimits): ParsedRequest | RequestParseError {
+export function parseRequestHead(text: string, limits: RequestHeadLimits): ParsedRequest | Refusal {
   const firstEnd = text.indexOf('\r\n');
   const lineEnd = firstEnd === -1 ? text.length : firstEnd;
   const sp1 = text.indexOf(' ', 0);
@@ -201,7 +197,7 @@ export function parseRequestHead(text: string, limits: RequestHeadLimits): Parse
 /** One connection's parser: fed the bytes as they come, it reports each request to the sink. */
 export class RequestParser {
   /** Why parsing stopped on bad input; undefined while all is well. */
-  error: RequestParseError | undefined = undefined;
+  error: Refusal | undefined = undefined;
   private state = HEAD;
   private partial: Buffer | undefined = undefined;
   private remaining = 0;
@@ -239,10 +235,9 @@ export class RequestParser {
           break;
         }
         case BODY: {
-          const n = Math.min(this.remaining, length - offset);
-          const piece = offset === 0 && n === length ? chunk : chunk.subarray(offset, offset + n);
-          offset += n;
-          this.remaining -= n;
+          const piece = bodyPiece(chunk, offset, this.remaining);
+          offset += piece.length;
+          this.remaining -= piece.length;
           this.sink.onRequestBody(piece);
           if (this.remaining === 0) {
             this.state = HEAD;

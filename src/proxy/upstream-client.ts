@@ -4,6 +4,7 @@
 // client (undici, node:http Agent) because it does only what a proxy needs. Classes here (no hierarchy):
 // one object per connection and per exchange, their methods shared, so a request allocates little.
 import { connect, type Socket } from 'node:net';
+import { bodyPiece } from './body-piece.js';
 import { ChunkedDecoder, type ChunkedLimits } from './chunked-decoder.js';
 import type { RequestBody } from './client-request.js';
 import { CHUNKED, parseResponseHead, UNTIL_CLOSE } from './response-head.js';
@@ -296,10 +297,9 @@ class UpstreamConnection {
           break;
         }
         case BODY: {
-          const n = Math.min(this.remaining, length - offset);
-          const piece = offset === 0 && n === length ? chunk : chunk.subarray(offset, offset + n);
-          offset += n;
-          this.remaining -= n;
+          const piece = bodyPiece(chunk, offset, this.remaining);
+          offset += piece.length;
+          this.remaining -= piece.length;
           if (this.remaining === 0) {
             if (offset < length) this.keepAlive = false;
             this.complete(piece);

@@ -2,7 +2,8 @@
 // is the same with the client side's limits and with the upstream side's.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ChunkedDecoder, type ChunkedError, type ChunkedLimits } from '../../src/proxy/chunked-decoder.js';
+import { ChunkedDecoder, type ChunkedLimits } from '../../src/proxy/chunked-decoder.js';
+import type { Refusal } from '../../src/proxy/refusal.js';
 import {
   MALFORMED_CHUNKED,
   TOO_MANY_TRAILERS,
@@ -19,7 +20,7 @@ interface Decoded {
   data: string;
   ended: boolean;
   trailers: string[] | undefined;
-  error: ChunkedError | undefined;
+  error: Refusal | undefined;
   /** What follows the body, left unread. */
   rest: string;
 }
