@@ -5,6 +5,8 @@ import { clientHeaderRule, DROP, type ForwardingFacts, forwardingHeaders } from 
 
 export type HeaderMap = Record<string, string | string[]>;
 
+// The one place the names of connection-level fields are written: every other list derives from these.
+
 /** Connection-specific fields HTTP/2 forbids (RFC 9113 §8.2.2; `te` aside, allowed as `trailers`). */
 export const HTTP2_CONNECTION_SPECIFIC: ReadonlySet<string> = new Set([
   'connection',
@@ -14,16 +16,20 @@ export const HTTP2_CONNECTION_SPECIFIC: ReadonlySet<string> = new Set([
   'upgrade',
 ]);
 
-const HOP_BY_HOP = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-connection',
+/** Fields that describe one connection (RFC 9110 §7.6.1) or the proxy hop: never forwarded either way. */
+export const HOP_BY_HOP: ReadonlySet<string> = new Set([
+  ...HTTP2_CONNECTION_SPECIFIC,
   'proxy-authenticate',
   'proxy-authorization',
   'te',
   'trailer',
-  'transfer-encoding',
-  'upgrade',
+  'http2-settings',
+]);
+
+/** Fields Node refuses to send over HTTP/2: the connection-specific ones, and `te` and `http2-settings`. */
+export const NOT_SENT_OVER_HTTP2: ReadonlySet<string> = new Set([
+  ...HTTP2_CONNECTION_SPECIFIC,
+  'te',
   'http2-settings',
 ]);
 

@@ -3,7 +3,7 @@
 import type { Socket } from 'node:net';
 import type { ClientRequest } from './client-request.js';
 import { clientHeaderRule, FORWARDED_FOR, forwardingHeaders, PASS, REQUEST_ID } from './forwarded-headers.js';
-import { clientIp, connectionListed, type HeaderMap, isInternalAddress } from './headers.js';
+import { clientIp, connectionListed, type HeaderMap, HOP_BY_HOP, isInternalAddress } from './headers.js';
 import { isHeaderName, isValidFieldValue } from './http-syntax.js';
 import { nextRequestId } from './request-id.js';
 
@@ -32,22 +32,12 @@ export function clientFacts(socket: Socket): ClientFacts {
 }
 
 // What the one-pass builder does with a (lower-case) request header name besides the forwarding headers'
-// rules (forwarded-headers.ts); absent: pass it on.
-const HOP_BY_HOP = 1;
+// rules (forwarded-headers.ts); absent: pass it on. Hop-by-hop ones (headers.ts) are dropped.
+const DROPPED = 1;
 const HOST = 2;
 const CONTENT_LENGTH = 3;
 const SPECIAL = new Map<string, number>([
-  // Hop-by-hop.
-  ['connection', HOP_BY_HOP],
-  ['keep-alive', HOP_BY_HOP],
-  ['proxy-connection', HOP_BY_HOP],
-  ['proxy-authenticate', HOP_BY_HOP],
-  ['proxy-authorization', HOP_BY_HOP],
-  ['te', HOP_BY_HOP],
-  ['trailer', HOP_BY_HOP],
-  ['transfer-encoding', HOP_BY_HOP],
-  ['upgrade', HOP_BY_HOP],
-  ['http2-settings', HOP_BY_HOP],
+  ...Array.from(HOP_BY_HOP, (name): [string, number] => [name, DROPPED]),
   ['host', HOST],
   ['content-length', CONTENT_LENGTH],
 ]);

@@ -1,14 +1,11 @@
 // Incremental HTTP/1.x request parser for the client side (RFC 9112): request line and header lines with
 // size and count limits, content-length and chunked bodies. Strict: whatever could be read two ways
 // (smuggling) is refused with the status to answer, never guessed at.
-import {
-  hasToken,
-  isToken,
-  isValidFieldValue,
-  nameIs,
-  parseChunkSize,
-  parseContentLength,
-} from './http-syntax.js';
+import { bodyPiece } from './body-piece.js';
+import { ChunkedDecoder } from './chunked-decoder.js';
+import { headerLine, readHeaderLine } from './header-line.js';
+import { hasToken, isToken, nameIs, parseContentLength } from './http-syntax.js';
+import type { Refusal } from './refusal.js';
 
 /** The body is chunked. */
 export const CHUNKED_REQUEST = -2;
@@ -48,37 +45,27 @@ export interface RequestParserSink {
   onRequestEnd(trailers?: string[]): void;
 }
 
-/** Why a request was refused: the status to answer (then close) and a reason for logs. */
-export interface RequestParseError {
-  status: number;
-  reason: string;
-}
-
 const SP = 32;
-const HTAB = 9;
 const CR = 13;
 const LF = 10;
-const MAX_CHUNK_LINE = 4096;
-/** Chunk-extension bytes allowed per message (they are dropped, but reading them costs CPU). */
-const MAX_CHUNK_EXTENSIONS = 16 * 1024;
 const CRLFCRLF = Buffer.from('\r\n\r\n');
 
 // Parser states.
 const HEAD = 0;
 const BODY = 1;
-const CHUNK_SIZE = 2;
-const CHUNK_DATA = 3;
-const CHUNK_END = 4;
-const TRAILERS = 5;
+const CHUNKED = 2;
 /** After an error or an upgrade head: nothing more is parsed. */
-const STOPPED = 6;
+const STOPPED = 3;
 
 /** uri-host (reg-name or IP literal) with an optional port (RFC 9110 §7.2), or empty. */
 const HOST_VALUE = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9\-._~!$&'()*+,;=%]*)(?::[0-9]*)?$/;
 /** An absolute-form target: scheme, authority, then the path and query (RFC 9112 §3.2.2). */
 const ABSOLUTE_FORM = /^https?:\/\/([^/?#@]*)([/?][^#]*)?$/i;
 
-function fail(status: number, reason: string): RequestParseError {
+/** Reused for every header line of every head: parsing a head is synchronous. */
+const LINE = headerLine();
+
+function fail(status: number, reason: string): Refusal {
   return { status, reason };
 }
 
@@ -86,7 +73,7 @@ function fail(status: number, reason: string): RequestParseError {
  * Parses one request head (`text`: latin1, from the request line up to but excluding the blank line).
  * Returns the request or why it is refused.
  */
-export function parseRequestHead(text: string, limits: RequestHeadLimits): ParsedRequest | RequestParseError {
+export function parseRequestHead(text: string, limits: RequestHeadLimits): ParsedRequest | Refusal {
   const firstEnd = text.indexOf('\r\n');
   const lineEnd = firstEnd === -1 ? text.length : firstEnd;
   const sp1 = text.indexOf(' ', 0);
@@ -133,19 +120,10 @@ export function parseRequestHead(text: string, limits: RequestHeadLimits): Parse
   let count = 0;
   let pos = firstEnd === -1 ? text.length : firstEnd + 2;
   while (pos < text.length) {
-    let end = text.indexOf('\r\n', pos);
-    if (end === -1) end = text.length;
     if (++count > limits.maxHeadersCount) return fail(431, 'too many header lines');
-    const colon = text.indexOf(':', pos);
-    if (colon === -1 || colon > end) return fail(400, 'malformed header line');
-    // A name must be a token: this also refuses obs-fold continuation lines and whitespace before the colon.
-    if (!isToken(text, pos, colon)) return fail(400, 'malformed header name');
-    let vFrom = colon + 1;
-    let vTo = end;
-    while (vFrom < vTo && (text.charCodeAt(vFrom) === SP || text.charCodeAt(vFrom) === HTAB)) vFrom++;
-    while (vTo > vFrom && (text.charCodeAt(vTo - 1) === SP || text.charCodeAt(vTo - 1) === HTAB)) vTo--;
-    const value = text.slice(vFrom, vTo);
-    if (!isValidFieldValue(value)) return fail(400, 'invalid header value');
+    const malformed = readHeaderLine(text, pos, LINE);
+    if (malformed !== undefined) return fail(400, malformed);
+    const { colon, value } = LINE;
     const nameLength = colon - pos;
     // Only names of these lengths can be special: most lines skip the comparisons.
     if (nameLength === 4 && nameIs(text, pos, colon, 'host')) {
@@ -155,7 +133,7 @@ export function parseRequestHead(text: string, limits: RequestHeadLimits): Parse
       // The absolute-form's authority takes the Host's place (RFC 9112 §3.2.2).
       if (authority !== undefined) {
         rawHeaders.push(text.slice(pos, colon), authority);
-        pos = end + 2;
+        pos = LINE.next;
         continue;
       }
     } else if (nameLength === 14 && nameIs(text, pos, colon, 'content-length')) {
@@ -180,7 +158,7 @@ export function parseRequestHead(text: string, limits: RequestHeadLimits): Parse
       expectContinue = minor === 1;
     }
     rawHeaders.push(text.slice(pos, colon), value);
-    pos = end + 2;
+    pos = LINE.next;
   }
   if (minor === 1 && !host) return fail(400, 'missing Host header');
   if (method === 'CONNECT') return fail(405, 'CONNECT is not supported');
@@ -219,14 +197,12 @@ export function parseRequestHead(text: string, limits: RequestHeadLimits): Parse
 /** One connection's parser: fed the bytes as they come, it reports each request to the sink. */
 export class RequestParser {
   /** Why parsing stopped on bad input; undefined while all is well. */
-  error: RequestParseError | undefined = undefined;
+  error: Refusal | undefined = undefined;
   private state = HEAD;
   private partial: Buffer | undefined = undefined;
-  private line = '';
   private remaining = 0;
-  private trailerBytes = 0;
-  private trailers: string[] | undefined = undefined;
-  private extensionBytes = 0;
+  /** Made at the first chunked body: most connections never see one. */
+  private chunked: ChunkedDecoder | undefined = undefined;
 
   constructor(
     private readonly limits: RequestHeadLimits,
@@ -259,10 +235,9 @@ export class RequestParser {
           break;
         }
         case BODY: {
-          const n = Math.min(this.remaining, length - offset);
-          const piece = offset === 0 && n === length ? chunk : chunk.subarray(offset, offset + n);
-          offset += n;
-          this.remaining -= n;
+          const piece = bodyPiece(chunk, offset, this.remaining);
+          offset += piece.length;
+          this.remaining -= piece.length;
           this.sink.onRequestBody(piece);
           if (this.remaining === 0) {
             this.state = HEAD;
@@ -271,22 +246,21 @@ export class RequestParser {
           }
           break;
         }
-        case CHUNK_DATA: {
-          const n = Math.min(this.remaining, length - offset);
-          const piece = chunk.subarray(offset, offset + n);
-          offset += n;
-          this.remaining -= n;
-          if (this.remaining === 0) this.state = CHUNK_END;
-          this.sink.onRequestBody(piece);
+        case CHUNKED: {
+          const decoder = this.chunked!;
+          const next = decoder.read(chunk, offset);
+          if (next < 0) return this.refuse(decoder.error!.status, decoder.error!.reason);
+          offset = next;
+          if (decoder.dataBytes > 0) this.sink.onRequestBody(chunk.subarray(next - decoder.dataBytes, next));
+          else if (decoder.ended) {
+            this.state = HEAD;
+            this.sink.onRequestEnd(decoder.trailers);
+            return next;
+          }
           break;
         }
-        case STOPPED:
+        default:
           return offset;
-        default: {
-          const next = this.readLine(chunk, offset);
-          if (next < 0 || this.state === HEAD) return next;
-          offset = next;
-        }
       }
     }
     return offset;
@@ -345,68 +319,19 @@ export class RequestParser {
     if ('status' in head) return this.refuse(head.status, head.reason);
     if (head.upgrade) this.state = STOPPED;
     else if (head.bodyLength === CHUNKED_REQUEST) {
-      this.state = CHUNK_SIZE;
-      this.extensionBytes = 0;
+      this.state = CHUNKED;
+      // Trailers are bounded by the head's size limit; past MAX_TRAILERS they are dropped, not refused (trailers.ts).
+      this.chunked ??= new ChunkedDecoder({
+        maxTrailerBytes: this.limits.maxHeaderSize,
+        maxTrailerFields: Number.POSITIVE_INFINITY,
+      });
+      this.chunked.start();
     } else if (head.bodyLength > 0) {
       this.state = BODY;
       this.remaining = head.bodyLength;
     }
     this.sink.onRequestHead(head);
     if (this.state === HEAD) this.sink.onRequestEnd();
-    return next;
-  }
-
-  /** Chunk-size lines, the CRLF after chunk data, and trailer lines. */
-  private readLine(chunk: Buffer, offset: number): number {
-    const nl = chunk.indexOf(LF, offset);
-    if (nl === -1) {
-      this.line += chunk.toString('latin1', offset);
-      if (this.line.length > MAX_CHUNK_LINE) return this.refuse(400, 'chunk line too long');
-      return chunk.length;
-    }
-    const line = this.line + chunk.toString('latin1', offset, nl);
-    this.line = '';
-    if (line.length > MAX_CHUNK_LINE) return this.refuse(400, 'chunk line too long');
-    if (line.charCodeAt(line.length - 1) !== CR) return this.refuse(400, 'bare LF in chunked body');
-    const text = line.slice(0, -1);
-    const next = nl + 1;
-    if (this.state === CHUNK_END) {
-      if (text !== '') return this.refuse(400, 'malformed chunk end');
-      this.state = CHUNK_SIZE;
-    } else if (this.state === TRAILERS) {
-      if (text === '') {
-        this.state = HEAD;
-        const trailers = this.trailers;
-        this.trailers = undefined;
-        this.sink.onRequestEnd(trailers);
-        return next;
-      }
-      // Trailer fields, within the head size limit; the connection decides which ones go on (trailers.ts).
-      this.trailerBytes += line.length + 1;
-      if (this.trailerBytes > this.limits.maxHeaderSize) return this.refuse(431, 'trailers too large');
-      const colon = text.indexOf(':');
-      if (colon <= 0 || !isToken(text, 0, colon)) return this.refuse(400, 'malformed trailer line');
-      const value = text.slice(colon + 1).trim();
-      if (!isValidFieldValue(value)) return this.refuse(400, 'invalid trailer value');
-      this.trailers ??= [];
-      this.trailers.push(text.slice(0, colon), value);
-    } else {
-      const size = parseChunkSize(text);
-      if (size < 0) return this.refuse(400, 'malformed chunk size');
-      const semicolon = text.indexOf(';');
-      if (semicolon !== -1) {
-        this.extensionBytes += text.length - semicolon;
-        if (this.extensionBytes > MAX_CHUNK_EXTENSIONS) return this.refuse(400, 'too many chunk extensions');
-      }
-      if (size === 0) {
-        this.state = TRAILERS;
-        this.trailerBytes = 0;
-        this.trailers = undefined;
-      } else {
-        this.state = CHUNK_DATA;
-        this.remaining = size;
-      }
-    }
     return next;
   }
 }

@@ -1,6 +1,7 @@
 // Parses an upstream HTTP/1.x response head (status line and header lines) and decides how its body is
 // framed (RFC 9112 §6.3). Strict: anything a browser-facing server must not relay is an error (→ 502).
-import { hasToken, isToken, isValidFieldValue, nameIs, parseContentLength } from './http-syntax.js';
+import { headerLine, readHeaderLine } from './header-line.js';
+import { hasToken, nameIs, parseContentLength } from './http-syntax.js';
 
 /** The body runs until the upstream closes the connection. */
 export const UNTIL_CLOSE = -1;
@@ -18,7 +19,8 @@ export interface ResponseHead {
 }
 
 const SP = 32;
-const HTAB = 9;
+/** Reused for every header line of every head: parsing a head is synchronous. */
+const LINE = headerLine();
 
 /**
  * `text`: the head in latin1, up to but excluding the blank line. `noBody`: the request was HEAD.
@@ -46,18 +48,9 @@ export function parseResponseHead(text: string, noBody: boolean): ResponseHead |
   let close = minor === 48;
   let pos = firstEnd === -1 ? text.length : firstEnd + 2;
   while (pos < text.length) {
-    let end = text.indexOf('\r\n', pos);
-    if (end === -1) end = text.length;
-    const colon = text.indexOf(':', pos);
-    if (colon === -1 || colon > end) return 'malformed header line';
-    // A name must be a token (this also refuses obs-fold continuation lines, which start with whitespace).
-    if (!isToken(text, pos, colon)) return 'malformed header name';
-    let vFrom = colon + 1;
-    let vTo = end;
-    while (vFrom < vTo && (text.charCodeAt(vFrom) === SP || text.charCodeAt(vFrom) === HTAB)) vFrom++;
-    while (vTo > vFrom && (text.charCodeAt(vTo - 1) === SP || text.charCodeAt(vTo - 1) === HTAB)) vTo--;
-    const value = text.slice(vFrom, vTo);
-    if (!isValidFieldValue(value)) return 'invalid header value';
+    const malformed = readHeaderLine(text, pos, LINE);
+    if (malformed !== undefined) return malformed;
+    const { colon, value } = LINE;
     if (nameIs(text, pos, colon, 'content-length')) {
       const n = parseContentLength(value);
       if (n < 0 || (contentLength !== -1 && n !== contentLength)) return 'invalid content-length';
@@ -74,7 +67,7 @@ export function parseResponseHead(text: string, noBody: boolean): ResponseHead |
       else if (minor === 48 && hasToken(value, 'keep-alive')) close = false;
     }
     rawHeaders.push(text.slice(pos, colon), value);
-    pos = end + 2;
+    pos = LINE.next;
   }
 
   let bodyLength: number;

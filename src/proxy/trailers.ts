@@ -1,28 +1,23 @@
 // Trailer fields relayed between client and upstream, both ways: which ones may travel after a body, and how
 // the chunked coding's last chunk carries them. RFC 9110 §6.5.1 lets a recipient drop any trailer; these are
 // dropped because they only mean something before the content (framing, routing, authentication, content
-// format), are connection-specific (HTTP/2 forbids them), or are the proxy's own forwarding fields, which a
+// format), are hop-by-hop (headers.ts; HTTP/2 forbids most), or are the proxy's own forwarding fields, which a
 // backend that merges trailers into the header section would otherwise take from the client.
 import { clientHeaderRule, DROP } from './forwarded-headers.js';
-import { HTTP2_CONNECTION_SPECIFIC } from './headers.js';
+import { HOP_BY_HOP } from './headers.js';
 import { isHeaderName, isValidFieldValue } from './http-syntax.js';
 
 /** At most this many trailer fields go along; more is not a real client or backend. */
 export const MAX_TRAILERS = 64;
 
 const NOT_FORWARDED: ReadonlySet<string> = new Set([
-  ...HTTP2_CONNECTION_SPECIFIC,
-  'te',
-  'trailer',
-  'http2-settings',
+  ...HOP_BY_HOP,
   'content-length',
   'content-encoding',
   'content-type',
   'content-range',
   'host',
   'authorization',
-  'proxy-authorization',
-  'proxy-authenticate',
   'www-authenticate',
   'cookie',
   'set-cookie',

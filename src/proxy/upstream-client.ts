@@ -4,8 +4,9 @@
 // client (undici, node:http Agent) because it does only what a proxy needs. Classes here (no hierarchy):
 // one object per connection and per exchange, their methods shared, so a request allocates little.
 import { connect, type Socket } from 'node:net';
+import { bodyPiece } from './body-piece.js';
+import { ChunkedDecoder, type ChunkedLimits } from './chunked-decoder.js';
 import type { RequestBody } from './client-request.js';
-import { parseChunkSize } from './http-syntax.js';
 import { CHUNKED, parseResponseHead, UNTIL_CLOSE } from './response-head.js';
 import { lastChunk, MAX_TRAILERS } from './trailers.js';
 
@@ -85,17 +86,15 @@ export class UpstreamExchange implements UpstreamCall {
 const MAX_HEAD_BYTES = 64 * 1024;
 /** Every upstream socket reads into this; the sink gets views of it, valid only during its call. */
 const READ_BUFFER = Buffer.allocUnsafe(64 * 1024);
-const MAX_LINE_BYTES = 4096;
+/** An upstream's trailers get the bounds a client's get, with its head's size limit. */
+const CHUNKED_LIMITS: ChunkedLimits = { maxTrailerBytes: MAX_HEAD_BYTES, maxTrailerFields: MAX_TRAILERS };
 const CRLFCRLF = Buffer.from('\r\n\r\n');
 
 // Parser states.
 const HEAD = 0;
 const BODY = 1;
 const BODY_UNTIL_CLOSE = 2;
-const CHUNK_SIZE = 3;
-const CHUNK_DATA = 4;
-const CHUNK_END = 5;
-const TRAILERS = 6;
+const CHUNKED_BODY = 3;
 
 function errorKind(code: string | undefined): UpstreamErrorKind {
   if (code === 'ECONNREFUSED') return 'refused';
@@ -110,9 +109,8 @@ class UpstreamConnection {
   idleTick = 0;
   private state = HEAD;
   private partial: Buffer | undefined = undefined;
-  private line = '';
-  /** Trailer lines (name, value, ...) of the chunked response being read, when it has any. */
-  private trailers: string[] | undefined = undefined;
+  /** Made at the first chunked response. */
+  private chunked: ChunkedDecoder | undefined = undefined;
   private remaining = 0;
   private keepAlive = true;
   private requestSent = false;
@@ -207,14 +205,12 @@ class UpstreamConnection {
     if (exchange.body !== null && !this.requestSent) exchange.body.resume();
   }
 
-  private complete(last: Buffer | undefined): void {
+  private complete(last: Buffer | undefined, trailers?: string[]): void {
     const exchange = this.exchange!;
     this.exchange = undefined;
     exchange.connection = undefined;
     exchange.done = true;
     this.state = HEAD;
-    const trailers = this.trailers;
-    this.trailers = undefined;
     if (this.keepAlive && this.requestSent) {
       // The exchange may have paused reading (backpressure) and ended before resuming: an idle connection
       // must read, to notice the upstream closing it and to serve the next exchange.
@@ -289,8 +285,11 @@ class UpstreamConnection {
             this.complete(undefined);
             return;
           }
-          if (head.bodyLength === CHUNKED) this.state = CHUNK_SIZE;
-          else if (head.bodyLength === UNTIL_CLOSE) this.state = BODY_UNTIL_CLOSE;
+          if (head.bodyLength === CHUNKED) {
+            this.state = CHUNKED_BODY;
+            this.chunked ??= new ChunkedDecoder(CHUNKED_LIMITS);
+            this.chunked.start();
+          } else if (head.bodyLength === UNTIL_CLOSE) this.state = BODY_UNTIL_CLOSE;
           else {
             this.state = BODY;
             this.remaining = head.bodyLength;
@@ -298,10 +297,9 @@ class UpstreamConnection {
           break;
         }
         case BODY: {
-          const n = Math.min(this.remaining, length - offset);
-          const piece = offset === 0 && n === length ? chunk : chunk.subarray(offset, offset + n);
-          offset += n;
-          this.remaining -= n;
+          const piece = bodyPiece(chunk, offset, this.remaining);
+          offset += piece.length;
+          this.remaining -= piece.length;
           if (this.remaining === 0) {
             if (offset < length) this.keepAlive = false;
             this.complete(piece);
@@ -316,76 +314,25 @@ class UpstreamConnection {
           if (!sink.onUpstreamData(piece)) this.socket.pause();
           break;
         }
-        case CHUNK_DATA: {
-          const n = Math.min(this.remaining, length - offset);
-          const piece = chunk.subarray(offset, offset + n);
-          offset += n;
-          this.remaining -= n;
-          if (this.remaining === 0) this.state = CHUNK_END;
-          if (!sink.onUpstreamData(piece)) this.socket.pause();
+        case CHUNKED_BODY: {
+          const decoder = this.chunked!;
+          const next = decoder.read(chunk, offset);
+          if (next < 0) {
+            this.fail(`invalid upstream chunked body: ${decoder.error!.reason}`, 'invalid_response');
+            return;
+          }
+          offset = next;
+          if (decoder.dataBytes > 0) {
+            if (!sink.onUpstreamData(chunk.subarray(next - decoder.dataBytes, next))) this.socket.pause();
+          } else if (decoder.ended) {
+            if (offset < length) this.keepAlive = false;
+            this.complete(undefined, decoder.trailers);
+            return;
+          }
           break;
-        }
-        default: {
-          // CHUNK_SIZE, CHUNK_END, TRAILERS: line-oriented.
-          const nl = chunk.indexOf(10, offset);
-          if (nl === -1) {
-            this.line += chunk.toString('latin1', offset);
-            if (this.line.length > MAX_LINE_BYTES) {
-              this.fail('chunk line too long', 'invalid_response');
-              return;
-            }
-            return;
-          }
-          let line = this.line + chunk.toString('latin1', offset, nl);
-          this.line = '';
-          offset = nl + 1;
-          if (line.charCodeAt(line.length - 1) !== 13) {
-            this.fail('bare LF in chunked body', 'invalid_response');
-            return;
-          }
-          line = line.slice(0, -1);
-          if (this.state === CHUNK_END) {
-            if (line !== '') {
-              this.fail('malformed chunk end', 'invalid_response');
-              return;
-            }
-            this.state = CHUNK_SIZE;
-          } else if (this.state === TRAILERS) {
-            if (line === '') {
-              if (offset < length) this.keepAlive = false;
-              this.complete(undefined);
-              return;
-            }
-            if (!this.addTrailer(line)) {
-              this.fail('malformed trailer', 'invalid_response');
-              return;
-            }
-          } else {
-            const size = parseChunkSize(line);
-            if (size < 0) {
-              this.fail('malformed chunk size', 'invalid_response');
-              return;
-            }
-            if (size === 0) this.state = TRAILERS;
-            else {
-              this.state = CHUNK_DATA;
-              this.remaining = size;
-            }
-          }
         }
       }
     }
-  }
-
-  /** One trailer line kept for the client (HTTP/2 clients get them; gRPC's status travels there). */
-  private addTrailer(line: string): boolean {
-    const colon = line.indexOf(':');
-    if (colon <= 0) return false;
-    this.trailers ??= [];
-    const trailers = this.trailers;
-    if (trailers.length >= 2 * MAX_TRAILERS) return false;
-    trailers.push(line.slice(0, colon).trim().toLowerCase(), line.slice(colon + 1).trim());
-    return true;
   }
 
   private onEnd(): void {

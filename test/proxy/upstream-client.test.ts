@@ -8,6 +8,7 @@ import {
   UpstreamExchange,
   type UpstreamSink,
 } from '../../src/proxy/upstream-client.js';
+import { MALFORMED_CHUNKED, TOO_MANY_TRAILERS } from '../support/malformed-chunked.js';
 
 interface Outcome {
   status: number;
@@ -64,6 +65,11 @@ const SCRIPTS: Record<string, string[]> = {
   '/chunkspace': ['HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n3 \r\nabc\r\n0\r\n\r\n'],
   '/short': ['HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\nabc', ''],
 };
+// The chunked bodies a client is refused, now from an upstream.
+const MALFORMED_BODIES = [...MALFORMED_CHUNKED.map((c) => c.body), TOO_MANY_TRAILERS];
+MALFORMED_BODIES.forEach((body, i) => {
+  SCRIPTS[`/malformed/${i}`] = [`HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n${body}`];
+});
 
 describe('upstream HTTP/1.1 client', () => {
   let server: Server;
@@ -196,6 +202,19 @@ describe('upstream HTTP/1.1 client', () => {
     const short = await exchange(pool, '/short');
     assert.equal(short.status, 200);
     assert.equal(short.error?.kind, 'reset');
+  });
+
+  // Before the one decoder, the upstream side read most of these as well-formed responses.
+  it('refuses every chunked body a client is refused (extension bytes, line length, trailers) as invalid_response', {
+    timeout: 10_000,
+  }, async () => {
+    const accepted: string[] = [];
+    for (let i = 0; i < MALFORMED_BODIES.length; i++) {
+      const reply = await exchange(pool, `/malformed/${i}`);
+      assert.equal(reply.status, 200);
+      if (reply.error?.kind !== 'invalid_response') accepted.push(MALFORMED_BODIES[i]!.slice(0, 30));
+    }
+    assert.deepEqual(accepted, []);
   });
 });
 

@@ -1,7 +1,7 @@
 // HTTP/2 header blocks as Node's objects and as the flat lines (name, value, ...) the rest of the proxy uses.
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http2';
 import { InvalidHeaderError } from '../client-response.js';
-import { HTTP2_CONNECTION_SPECIFIC } from '../headers.js';
+import { NOT_SENT_OVER_HTTP2 } from '../headers.js';
 import { isHeaderName, isValidFieldValue } from '../http-syntax.js';
 
 /** Header fields of an HTTP/2 block as flat lines (name, value, ...), pseudo-headers left out. */
@@ -17,9 +17,6 @@ export function headerLines(headers: IncomingHttpHeaders): string[] {
   return lines;
 }
 
-/** Fields Node refuses to send over HTTP/2: the connection-specific ones, and `te` and `http2-settings`. */
-const CONNECTION_SPECIFIC = new Set([...HTTP2_CONNECTION_SPECIFIC, 'te', 'http2-settings']);
-
 /** Header lines as an HTTP/2 header object: lower-case names, repeats as lists. */
 export function headerObject(
   lines: string[],
@@ -29,7 +26,7 @@ export function headerObject(
   for (let i = 0; i < lines.length; i += 2) {
     const name = lines[i]!.toLowerCase();
     const value = lines[i + 1]!;
-    if (CONNECTION_SPECIFIC.has(name)) continue;
+    if (NOT_SENT_OVER_HTTP2.has(name)) continue;
     if (validate && (!isHeaderName(name) || !isValidFieldValue(value)))
       throw new InvalidHeaderError(`invalid character in header ${JSON.stringify(name)}`);
     const existing = into[name];

@@ -8,17 +8,12 @@ import type { Socket } from 'node:net';
 import { ClientRequest } from '../client-request.js';
 import { HTTP2_CONNECTION_SPECIFIC } from '../headers.js';
 import { isValidFieldValue, parseContentLength } from '../http-syntax.js';
+import type { Refusal } from '../refusal.js';
 import { H2RequestBody } from './request-body.js';
 
-/** Why a stream's request cannot be forwarded; `status` is answered (0: reset the stream). */
-export interface RefusedRequest {
-  status: number;
-  reason: string;
-}
-
 /**
- * The request on `stream`, or why it is refused. `raw`: the header block as received (name, value, ...);
- * `ended`: the HEADERS frame ended the stream (no body).
+ * The request on `stream`, or why it is refused (status 0: reset the stream). `raw`: the header block as
+ * received (name, value, ...); `ended`: the HEADERS frame ended the stream (no body).
  */
 export function requestFromStream(
   stream: ServerHttp2Stream,
@@ -27,7 +22,7 @@ export function requestFromStream(
   socket: Socket,
   /** SETTINGS_MAX_HEADER_LIST_SIZE: nghttp2 enforces it only once the client acknowledged our SETTINGS. */
   maxHeaderListSize: number,
-): ClientRequest | RefusedRequest {
+): ClientRequest | Refusal {
   let method = '';
   let path = '';
   let authority: string | undefined;
