@@ -58,6 +58,8 @@ export interface DiscoveryServerOptions {
   maxUnauthorizedConnections?: number;
   /** Of those, from one non-loopback source address at most, so a few pods cannot lock out the proxies. Default 8. */
   maxUnauthorizedPerAddress?: number;
+  /** Hold loopback sources to the per-address cap too. Default false: standalone, every proxy is loopback. */
+  capLoopbackSources?: boolean;
   /** Streams open at once on one connection (a proxy needs one). Default 8. */
   maxStreamsPerConnection?: number;
   /** Token mode: how long a token review stands, and how many are kept. Default 120 s, 4096. */
@@ -451,6 +453,7 @@ export function createDiscoveryServer(options: DiscoveryServerOptions): Discover
         authorizeWithinMs: helloTimeoutMs + (options.handshakeTimeoutMs ?? DEFAULTS.handshakeTimeoutMs),
         maxUnauthorizedConnections: options.maxUnauthorizedConnections ?? DEFAULTS.maxUnauthorizedConnections,
         maxUnauthorizedPerAddress: options.maxUnauthorizedPerAddress ?? DEFAULTS.maxUnauthorizedPerAddress,
+        capLoopbackSources: options.capLoopbackSources ?? false,
         reviewRate: options.reviewRate ?? DEFAULTS.reviewRate,
         onSecureConnection: (socket) => injector.injectConnection(socket),
         log: (message) => log('info', message),

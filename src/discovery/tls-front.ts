@@ -20,8 +20,9 @@ export interface TlsFrontOptions {
   /** From accept to an authorized stream (`authorized()`), at most. */
   authorizeWithinMs: number;
   maxUnauthorizedConnections: number;
-  /** Of those, from one source address at most (loopback excepted: standalone, every proxy is loopback). */
+  /** Of those, from one source address at most (loopback excepted unless `capLoopbackSources`). */
   maxUnauthorizedPerAddress: number;
+  capLoopbackSources: boolean;
   /** Credential checks the server may not answer from its cache, per connection. */
   reviewRate: RateLimit;
   /** Each connection once its TLS handshake is done: hand it to the HTTP/2 (gRPC) server. */
@@ -86,9 +87,10 @@ export function createTlsFront(options: TlsFrontOptions): TlsFront {
   const tcp = createServer((socket) => {
     const address = sourceAddress(socket);
     const fromAddress = pendingByAddress.get(address) ?? 0;
-    const perAddressCap = isLoopbackHost(address)
-      ? Number.POSITIVE_INFINITY
-      : options.maxUnauthorizedPerAddress;
+    const perAddressCap =
+      isLoopbackHost(address) && !options.capLoopbackSources
+        ? Number.POSITIVE_INFINITY
+        : options.maxUnauthorizedPerAddress;
     if (pending >= options.maxUnauthorizedConnections || fromAddress >= perAddressCap) {
       socket.destroy();
       return;
