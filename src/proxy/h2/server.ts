@@ -125,7 +125,8 @@ function serveStream(
     ctx.owner,
     grpc,
     request.method === 'HEAD',
-    headers.te === 'trailers',
+    // requestFromStream refused every `te` but `trailers` (in any case), so any `te` left asks for trailers.
+    headers.te !== undefined,
   );
   stream.on('close', () => response.close());
   if (request.body !== null) watchBodyStall(stream, response, rt.options.limits.requestBodyIdleTimeoutMs);
