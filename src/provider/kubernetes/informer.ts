@@ -66,7 +66,8 @@ export function createInformer<T>(options: InformerOptions<T>): Informer<T> {
   let current: { stop(): void } | undefined;
   let timer: NodeJS.Timeout | undefined;
 
-  const query = options.query === undefined ? '' : `${options.query}&`;
+  const listPath = options.query === undefined ? options.path : `${options.path}?${options.query}`;
+  const watchQuery = options.query === undefined ? '' : `${options.query}&`;
   const essentials = options.essentials;
 
   function upsert(target: Map<string, Entry<T>>, received: JsonObject, previous?: Entry<T>): boolean {
@@ -96,10 +97,7 @@ export function createInformer<T>(options: InformerOptions<T>): Informer<T> {
 
   /** 'absent': the collection is not served (and may not be); its objects, if any were, are gone. */
   async function list(): Promise<'listed' | 'absent'> {
-    const reply = await options.client.request(
-      'GET',
-      query === '' ? options.path : `${options.path}?${query.slice(0, -1)}`,
-    );
+    const reply = await options.client.request('GET', listPath);
     if (reply.status === 404 && options.mayBeAbsent === true) {
       if (entries.size > 0) {
         entries = new Map();
@@ -163,7 +161,7 @@ export function createInformer<T>(options: InformerOptions<T>): Informer<T> {
       try {
         if (needList && (await list()) === 'absent') await awaitServed();
         needList = false;
-        const path = `${options.path}?${query}watch=1&allowWatchBookmarks=true&resourceVersion=${resourceVersion}`;
+        const path = `${options.path}?${watchQuery}watch=1&allowWatchBookmarks=true&resourceVersion=${resourceVersion}`;
         let relist = false;
         const handle = options.client.watch(path, (event) => {
           if (onEvent(event) === 'relist') {
