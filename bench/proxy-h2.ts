@@ -16,7 +16,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { generateCertificates } from '../src/discovery/certs.js';
+import { generateCertificates } from '../src/certificates/certs.js';
 import { type LoadResult, percentile } from './load.js';
 import { startNginx } from './nginx.js';
 import { children, cpuMicrosOf, freePort, has, processTree, startChild } from './processes.js';

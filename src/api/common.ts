@@ -1,6 +1,6 @@
 // Schemas shared by every kind: object metadata, references, conditions, and the error shape of the API layer.
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
-import { escapeLogLine } from '../log-line.js';
+import { escapeLogLine } from '../platform/log-line.js';
 
 /** RFC 1123 hostname, optionally with a leading `*.` wildcard label, as the Gateway API accepts it. */
 export const HOSTNAME_PATTERN = '^(\\*\\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$';

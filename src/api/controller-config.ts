@@ -2,7 +2,7 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { isNode, LineCounter } from 'yaml';
-import { PorticoError } from '../errors.js';
+import { PorticoError } from '../platform/errors.js';
 import { Enum, formatResourceError, LabelSelectorSchema, type ResourceError } from './common.js';
 import { PORTICO_GROUP } from './data-plane-proxy.js';
 import { type FieldError, formatFieldPath, toFieldErrors } from './schema-errors.js';

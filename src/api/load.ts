@@ -2,7 +2,7 @@
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type Document, isNode, LineCounter } from 'yaml';
-import { NotRegularFileError, notRegularFile, readRegularFile } from '../read-regular-file.js';
+import { NotRegularFileError, notRegularFile, readRegularFile } from '../platform/read-regular-file.js';
 import type { ResourceError } from './common.js';
 import { type ApiObject, describeObject } from './kinds.js';
 import { validateObject } from './validate.js';

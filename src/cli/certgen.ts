@@ -7,9 +7,9 @@ import {
   CERTIFICATE_FILES,
   ensureFleetCertificate,
   writeCertificateFiles,
-} from '../discovery/certificate-files.js';
-import { DEFAULT_CONTROLLER_NAMESPACE } from '../discovery/certs.js';
-import { PorticoError } from '../errors.js';
+} from '../certificates/certificate-files.js';
+import { DEFAULT_CONTROLLER_NAMESPACE } from '../certificates/certs.js';
+import { PorticoError } from '../platform/errors.js';
 
 const HELP = `usage: portico certgen --local DIR [--namespace NS] [--extra-san NAME]... [--force] [--fleet KEY]...
        portico certgen --kubernetes [--namespace NS] [--kubeconfig PATH] [--rotate]

@@ -2,7 +2,8 @@
 // leader Lease — deleted when it is uninstalled (the Helm chart's pre-delete hook runs it).
 import { parseArgs } from 'node:util';
 import { DEFAULT_CONTROLLER_NAME, DEFAULT_CONTROLLER_NAMESPACE } from '../api/controller-config.js';
-import { logToStdout } from '../log-line.js';
+import { CONTROLLER_SERVICE } from '../ir/well-known.js';
+import { logToStdout } from '../platform/log-line.js';
 
 const HELP = `usage: portico cleanup [--namespace NS] [--controller-name NAME] [--fleet-namespaces own|all|A,B]
                        [--kubeconfig PATH]
@@ -51,7 +52,7 @@ export async function run(argv: string[]): Promise<number> {
     client,
     namespace,
     controllerName: values['controller-name'],
-    controllerDeployment: 'portico-gateway',
+    controllerDeployment: CONTROLLER_SERVICE,
     fleetNamespaces,
     log: logToStdout,
   });

@@ -3,12 +3,15 @@ import { readFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 import { DEFAULT_CONTROLLER_NAMESPACE, parseControllerConfig } from '../api/controller-config.js';
-import { PorticoError } from '../errors.js';
-import { DISCOVERY_PORT } from '../infra/kubernetes/render.js';
-import { createLogger, isLogLevel, LOG_LEVELS } from '../log-line.js';
+import { CONTROLLER_SERVICE, PORTS } from '../ir/well-known.js';
+import { PorticoError } from '../platform/errors.js';
+import { createLogger, isLogLevel, LOG_LEVELS } from '../platform/log-line.js';
+import { stopSignal } from '../platform/stop-signal.js';
 import { createApiClient } from '../provider/kubernetes/api-client.js';
 import { startKubernetesController } from '../provider/kubernetes/controller.js';
-import { stopSignal } from '../stop-signal.js';
+
+// In a pod the controller's ports face the pod network; the NetworkPolicy and Service decide who reaches them.
+const ANY = '0.0.0.0';
 
 const HELP = `usage: portico controller --config FILE [options]
 
@@ -23,11 +26,11 @@ options:
   --proxy-image-pull-policy P  Always, IfNotPresent (default) or Never
   --proxy-image-pull-secrets A,B  image pull Secrets the proxy pods get (in their namespace)
   --log-level LEVEL          debug, info (default), warn or error
-  --discovery-service-port N port of the portico-gateway Service proxies dial (default ${DISCOVERY_PORT})
-  --discovery-address H:P    config discovery, gRPC over TLS (default 0.0.0.0:18000)
+  --discovery-service-port N port of the ${CONTROLLER_SERVICE} Service proxies dial (default ${PORTS.discovery})
+  --discovery-address H:P    config discovery, gRPC over TLS (default ${ANY}:${PORTS.discovery})
   --health-address H:P       /healthz and /readyz; /dataplane only for loopback and the other replicas
-                             (default 0.0.0.0:18001)
-  --metrics-address H:P      Prometheus /metrics (default 0.0.0.0:19001)
+                             (default ${ANY}:${PORTS.controllerHttp})
+  --metrics-address H:P      Prometheus /metrics (default ${ANY}:${PORTS.metrics})
   --identity NAME            name in the leader lease (default: $POD_NAME, else the host name)
   -h, --help                 show this help`;
 
@@ -41,11 +44,11 @@ export async function run(argv: string[]): Promise<number> {
       'proxy-image': { type: 'string' },
       'proxy-image-pull-policy': { type: 'string', default: 'IfNotPresent' },
       'proxy-image-pull-secrets': { type: 'string', default: '' },
-      'discovery-service-port': { type: 'string', default: String(DISCOVERY_PORT) },
+      'discovery-service-port': { type: 'string', default: String(PORTS.discovery) },
       'log-level': { type: 'string', default: 'info' },
-      'discovery-address': { type: 'string', default: '0.0.0.0:18000' },
-      'health-address': { type: 'string', default: '0.0.0.0:18001' },
-      'metrics-address': { type: 'string', default: '0.0.0.0:19001' },
+      'discovery-address': { type: 'string', default: `${ANY}:${PORTS.discovery}` },
+      'health-address': { type: 'string', default: `${ANY}:${PORTS.controllerHttp}` },
+      'metrics-address': { type: 'string', default: `${ANY}:${PORTS.metrics}` },
       identity: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },

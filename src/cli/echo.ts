@@ -2,7 +2,7 @@
 
 import { parseArgs } from 'node:util';
 import { createEchoServer, identityFromEnv } from '../echo/server.js';
-import { PorticoError } from '../errors.js';
+import { PorticoError } from '../platform/errors.js';
 import { serveUntilSignal } from './serve-until-signal.js';
 
 const HELP = `usage: portico echo [--port N] [--host ADDR]

@@ -2,8 +2,8 @@
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
 import { formatResourceError, type ResourceError } from '../api/common.js';
-import { PorticoError } from '../errors.js';
-import { parseHostPort } from '../host-port.js';
+import { PorticoError } from '../platform/errors.js';
+import { parseHostPort } from '../platform/host-port.js';
 import { DEFAULT_ADMIN_ADDRESS } from '../provider/standalone/admin-server.js';
 import type { ResourceObject } from '../provider/standalone/admin-state.js';
 import { ageSince, formatTable } from './output.js';

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // `portico <subcommand> ...`: one executable for the controller, the proxy and the tools around them.
-import { exitCodeOf, isPorticoError } from '../errors.js';
+import { exitCodeOf, isPorticoError } from '../platform/errors.js';
 import type { Command } from './command.js';
 import { quietBrokenOutput } from './quiet-broken-output.js';
 

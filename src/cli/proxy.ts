@@ -4,14 +4,17 @@ import { readFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 import { startDiscoveryClient } from '../discovery/client.js';
-import { PorticoError } from '../errors.js';
-import { formatHostPort, parseHostPort } from '../host-port.js';
-import { requireLoopback } from '../listen-scope.js';
-import { logToStderr } from '../log-line.js';
+import { PORTS } from '../ir/well-known.js';
+import { PorticoError } from '../platform/errors.js';
+import { formatHostPort, parseHostPort } from '../platform/host-port.js';
+import { requireLoopback } from '../platform/listen-scope.js';
+import { logToStderr } from '../platform/log-line.js';
 import { runStaticProxy } from '../proxy/index.js';
 import { drainOnSignal } from '../proxy/signals.js';
 import { defaultWorkerCount } from '../proxy/workers/cpu-count.js';
 import { createProxyWithWorkers } from '../proxy/workers/pool.js';
+
+const LOOPBACK = '127.0.0.1';
 
 const HELP = `usage: portico proxy --discovery HOST:PORT --fleet KEY --node ID --ca-file FILE [options]
        portico proxy --config-file FILE [options]
@@ -26,10 +29,10 @@ const HELP = `usage: portico proxy --discovery HOST:PORT --fleet KEY --node ID -
   --server-name NAME        TLS server name to verify (default: the discovery host)
   --bind-address ADDR       address listeners bind (default 0.0.0.0)
   --port-offset N           listener ports below 1024 bind at port+N (default 0)
-  --admin-address ADDR      admin API (default 127.0.0.1:19000; "off" disables); loopback only unless
+  --admin-address ADDR      admin API (default ${LOOPBACK}:${PORTS.proxyAdmin}; "off" disables); loopback only unless
                             --allow-remote-admin (it can drain the proxy and has no authentication)
-  --metrics-address ADDR    Prometheus metrics (default 127.0.0.1:19001; "off" disables)
-  --ready-address ADDR      GET /ready and /live (default 127.0.0.1:19003; "off" disables)
+  --metrics-address ADDR    Prometheus metrics (default ${LOOPBACK}:${PORTS.metrics}; "off" disables)
+  --ready-address ADDR      GET /ready and /live (default ${LOOPBACK}:${PORTS.proxyReady}; "off" disables)
   --drain-seconds N         keep serving after SIGTERM before closing idle connections (default 5)
   --max-drain-seconds N     longest wait for requests in flight (default 60)
   --config-file FILE        serve this fleet config (JSON or YAML) instead of asking discovery
@@ -76,10 +79,10 @@ export async function run(argv: string[]): Promise<number> {
       'server-name': { type: 'string' },
       'bind-address': { type: 'string', default: '0.0.0.0' },
       'port-offset': { type: 'string', default: '0' },
-      'admin-address': { type: 'string', default: '127.0.0.1:19000' },
+      'admin-address': { type: 'string', default: `${LOOPBACK}:${PORTS.proxyAdmin}` },
       'allow-remote-admin': { type: 'boolean', default: false },
-      'metrics-address': { type: 'string', default: '127.0.0.1:19001' },
-      'ready-address': { type: 'string', default: '127.0.0.1:19003' },
+      'metrics-address': { type: 'string', default: `${LOOPBACK}:${PORTS.metrics}` },
+      'ready-address': { type: 'string', default: `${LOOPBACK}:${PORTS.proxyReady}` },
       'drain-seconds': { type: 'string', default: '5' },
       'max-drain-seconds': { type: 'string', default: '60' },
       'config-file': { type: 'string' },

@@ -1,8 +1,8 @@
 // Small HTTP servers run by a subcommand (echo, shutdown-manager) listen until SIGTERM or SIGINT, then close.
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { PorticoError } from '../errors.js';
-import { stopSignal } from '../stop-signal.js';
+import { PorticoError } from '../platform/errors.js';
+import { stopSignal } from '../platform/stop-signal.js';
 
 /** Listens (a bind failure is an error naming `what`), calls `onListening`, and resolves after a signal. */
 export async function serveUntilSignal(

@@ -1,13 +1,17 @@
 // `portico shutdown-manager`: the sidecar that keeps a proxy pod's shutdown graceful (see proxy-cli.md).
 import { createServer } from 'node:http';
 import { parseArgs } from 'node:util';
-import { PorticoError } from '../errors.js';
-import { parseHostPort } from '../host-port.js';
+import { PORTS } from '../ir/well-known.js';
+import { PorticoError } from '../platform/errors.js';
+import { parseHostPort } from '../platform/host-port.js';
 import { drainProxy } from '../shutdown/drain-client.js';
 import { serveUntilSignal } from './serve-until-signal.js';
 
-const HELP = `usage: portico shutdown-manager [--listen 0.0.0.0:19002] [--proxy-admin 127.0.0.1:19000]
-       portico shutdown-manager drain [--proxy-admin 127.0.0.1:19000] [--timeout-seconds 60]
+const LISTEN = `0.0.0.0:${PORTS.shutdownManager}`;
+const PROXY_ADMIN = `127.0.0.1:${PORTS.proxyAdmin}`;
+
+const HELP = `usage: portico shutdown-manager [--listen ${LISTEN}] [--proxy-admin ${PROXY_ADMIN}]
+       portico shutdown-manager drain [--proxy-admin ${PROXY_ADMIN}] [--timeout-seconds 60]
 
 Without a subcommand: serves GET /healthz until SIGTERM.
 drain: asks the proxy to drain (POST /drain on its admin address) and returns once it reports no
@@ -31,8 +35,8 @@ export async function run(argv: string[]): Promise<number> {
     args: argv,
     allowPositionals: true,
     options: {
-      listen: { type: 'string', default: '0.0.0.0:19002' },
-      'proxy-admin': { type: 'string', default: '127.0.0.1:19000' },
+      listen: { type: 'string', default: LISTEN },
+      'proxy-admin': { type: 'string', default: PROXY_ADMIN },
       'timeout-seconds': { type: 'string', default: '60' },
       help: { type: 'boolean', short: 'h' },
     },

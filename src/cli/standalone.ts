@@ -7,16 +7,17 @@ import {
   defaultControllerConfig,
   parseControllerConfig,
 } from '../api/controller-config.js';
-import { PorticoError } from '../errors.js';
 import { DEFAULT_CLAIMS_DIR } from '../infra/host/address-claims.js';
 import { DEFAULT_ADDRESS_POOL } from '../infra/host/address-pool.js';
-import { logToStdout } from '../log-line.js';
+import { PORTS } from '../ir/well-known.js';
+import { PorticoError } from '../platform/errors.js';
+import { logToStdout } from '../platform/log-line.js';
+import { stopSignal } from '../platform/stop-signal.js';
 import { DEFAULT_ADMIN_ADDRESS } from '../provider/standalone/admin-server.js';
 import { DEFAULT_PROXY_WORKERS_MAX, startStandalone } from '../provider/standalone/controller.js';
 import { stopStandalone } from '../provider/standalone/stop.js';
-import { stopSignal } from '../stop-signal.js';
 
-export const DEFAULT_DISCOVERY_ADDRESS = '127.0.0.1:18000';
+export const DEFAULT_DISCOVERY_ADDRESS = `127.0.0.1:${PORTS.discovery}`;
 export const DEFAULT_STATE_DIR = '.portico';
 
 const HELP = `usage: portico standalone -f PATH... [options]

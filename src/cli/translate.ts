@@ -11,10 +11,10 @@ import {
 } from '../api/controller-config.js';
 import { loadPaths } from '../api/load.js';
 import { buildSnapshot } from '../api/snapshot.js';
-import { PorticoError } from '../errors.js';
 import { renderFleetObjects } from '../infra/kubernetes/render.js';
-import { logToStderr } from '../log-line.js';
-import { redact } from '../redact.js';
+import { PorticoError } from '../platform/errors.js';
+import { logToStderr } from '../platform/log-line.js';
+import { redact } from '../platform/redact.js';
 import { translate } from '../translate/index.js';
 
 const HELP = `usage: portico translate -f PATH... [options]

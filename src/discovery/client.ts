@@ -12,6 +12,7 @@ import {
 } from '@grpc/grpc-js';
 import { FLEET_CONFIG_SCHEMA_VERSION, type FleetConfig } from '../ir/fleet-config.js';
 import { patchFleetConfig } from '../ir/fleet-config-patch.js';
+import { DISCOVERY_SERVER_NAME } from '../ir/well-known.js';
 import { traceStage } from '../trace/propagation-trace.js';
 import { type Backoff, reconnectDelayMs } from './backoff.js';
 import type { DiscoveryLog } from './log.js';
@@ -73,7 +74,6 @@ const DEFAULT_BACKOFF = { initialMs: 500, maxMs: 10_000 } as const;
 // Longer than the server's 5 s TLS handshake bound, shorter than anything a restart should wait for.
 const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 // The server certificate's primary name: a harmless SNI when the target is an IP address.
-const SNI_FOR_IP_TARGETS = 'portico-gateway';
 
 type Stream = ClientDuplexStream<ClientMessage, ServerMessage>;
 
@@ -370,7 +370,7 @@ function serverIdentity(
       : { channelOptions: { 'grpc.ssl_target_name_override': name, 'grpc.default_authority': name } };
   }
   return {
-    channelOptions: { 'grpc.ssl_target_name_override': SNI_FOR_IP_TARGETS },
+    channelOptions: { 'grpc.ssl_target_name_override': DISCOVERY_SERVER_NAME },
     verify: { checkServerIdentity: (_sni, cert) => checkServerIdentity(name, cert) },
   };
 }

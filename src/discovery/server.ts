@@ -9,10 +9,10 @@ import {
   type ServerDuplexStream,
   status,
 } from '@grpc/grpc-js';
-import { PorticoError } from '../errors.js';
+import { fleetOfSubjectAltName } from '../certificates/certs.js';
 import { FLEET_CONFIG_SCHEMA_VERSION, FLEET_RESOURCE_TYPES, type FleetConfig } from '../ir/fleet-config.js';
+import { PorticoError } from '../platform/errors.js';
 import { traceStage } from '../trace/propagation-trace.js';
-import { fleetOfSubjectAltName } from './certs.js';
 import type { DiscoveryLog } from './log.js';
 import type { Ack, ClientMessage, Hello, Nack, ServerMessage } from './protocol.js';
 import { discoveryService } from './protocol.js';

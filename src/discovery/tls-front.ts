@@ -5,9 +5,9 @@
 // an authorized proxy's connection no longer counts. Each connection has its own budget of token reviews.
 import { createServer, type Socket } from 'node:net';
 import { type TLSSocket, Server as TlsServer } from 'node:tls';
-import { PorticoError } from '../errors.js';
-import { formatHostPort, parseHostPort } from '../host-port.js';
-import { isLoopbackHost } from '../listen-scope.js';
+import { PorticoError } from '../platform/errors.js';
+import { formatHostPort, parseHostPort } from '../platform/host-port.js';
+import { isLoopbackHost } from '../platform/listen-scope.js';
 import { createTokenBucket, type RateLimit, type TokenBucket } from './token-bucket.js';
 
 export interface TlsFrontOptions {

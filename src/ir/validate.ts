@@ -1,6 +1,6 @@
 // Structural validation of a FleetConfig received from outside (discovery, a file): a proxy must reject a bad
 // config with an error naming the field, and keep serving the previous one.
-import { PorticoError } from '../errors.js';
+import { PorticoError } from '../platform/errors.js';
 import {
   headerNameProblem,
   headerValueProblem,

@@ -4,11 +4,11 @@
 
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type AdminRequestGuard, refuseAdminRequest } from '../admin-request-guard.js';
-import { PorticoError } from '../errors.js';
-import { parseHostPort } from '../host-port.js';
 import type { FleetConfig } from '../ir/fleet-config.js';
-import { redact } from '../redact.js';
+import { type AdminRequestGuard, refuseAdminRequest } from '../platform/admin-request-guard.js';
+import { PorticoError } from '../platform/errors.js';
+import { parseHostPort } from '../platform/host-port.js';
+import { redact } from '../platform/redact.js';
 
 export interface AdminView {
   readonly ready: boolean;

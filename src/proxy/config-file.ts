@@ -2,10 +2,10 @@
 // and local experiments. SIGTERM drains gracefully, as in a cluster.
 import { readFile } from 'node:fs/promises';
 import { parse } from 'yaml';
-import { PorticoError } from '../errors.js';
 import type { FleetConfig } from '../ir/fleet-config.js';
 import { validateFleetConfig } from '../ir/validate.js';
-import { logToStderr } from '../log-line.js';
+import { PorticoError } from '../platform/errors.js';
+import { logToStderr } from '../platform/log-line.js';
 import { drainOnSignal } from './signals.js';
 import { createProxyWithWorkers, type WorkerProxyOptions } from './workers/pool.js';
 

@@ -1,6 +1,6 @@
 // The proxy runtime's public API, for `portico proxy` (discovery wiring) and tests.
 
-export { redact } from '../redact.js';
+export { redact } from '../platform/redact.js';
 export { loadFleetConfigFile, runStaticProxy } from './config-file.js';
 export {
   DEFAULT_PROXY_OPTIONS,

@@ -1,5 +1,5 @@
 // Every knob of the proxy runtime with its default, in one place.
-import { logToStderr } from '../log-line.js';
+import { logToStderr } from '../platform/log-line.js';
 
 export type LoadBalancing = 'round-robin' | 'least-request';
 

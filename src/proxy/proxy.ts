@@ -1,9 +1,9 @@
 // The proxy runtime: applies fleet configs (validate, compile, bind, swap), drains, and reports.
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { isPorticoError } from '../errors.js';
 import type { FleetConfig, Listener, TlsSecret, VirtualHost } from '../ir/fleet-config.js';
 import { type RejectedResource, validateFleetResources } from '../ir/validate.js';
+import { isPorticoError } from '../platform/errors.js';
 import { traceStage } from '../trace/propagation-trace.js';
 import { type SideServer, sideServerAddress, startSideServers } from './admin.js';
 import { H2EndpointPool } from './h2/upstream-pools.js';

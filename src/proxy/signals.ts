@@ -1,5 +1,5 @@
 // How a proxy process ends: SIGTERM (or SIGINT) starts the graceful drain, then every socket is closed.
-import { stopSignal } from '../stop-signal.js';
+import { stopSignal } from '../platform/stop-signal.js';
 import type { Proxy as PorticoProxy } from './proxy.js';
 
 /** Resolves once a termination signal arrived and the proxy drained and closed; exit 0 afterwards. */

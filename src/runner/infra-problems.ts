@@ -1,5 +1,7 @@
 // Infrastructure a provider could not create: the fleet's Gateways say so instead of waiting forever.
-import type { FleetInfra, ObjectStatus } from '../translate/index.js';
+
+import type { FleetInfra } from '../ir/fleet-infra.js';
+import type { ObjectStatus } from '../translate/index.js';
 
 interface Condition {
   type?: unknown;

@@ -1,6 +1,6 @@
 // Asks a proxy's admin API to drain and waits until it reports done: the preStop hook of both containers.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ADMIN_MUTATION_HEADER } from '../admin-request-guard.js';
+import { ADMIN_MUTATION_HEADER } from '../platform/admin-request-guard.js';
 
 export interface DrainResult {
   /**

@@ -1,7 +1,7 @@
 // The Gateway API conformance features Portico implements and passes (conformance/reports/). Each accepted
 // GatewayClass lists them in status.supportedFeatures, sorted as the API requires, so the upstream suite can
 // infer what to test; a name here is a claim the conformance run in CI holds Portico to.
-import type { DeployType } from './types.js';
+import type { DeployType } from '../ir/fleet-infra.js';
 
 const FEATURES: readonly string[] = [
   'GRPCRoute',

@@ -4,6 +4,7 @@ import type { Gateway } from '../api/gateway.js';
 import type { RouteObject } from '../api/route-kinds.js';
 import type { ResourceSnapshot } from '../api/snapshot.js';
 import type { FleetConfig } from '../ir/fleet-config.js';
+import type { FleetInfra } from '../ir/fleet-infra.js';
 import type { ClusterTable } from './backends.js';
 import { evaluateClasses } from './classes.js';
 import { buildFleet } from './fleet.js';
@@ -15,9 +16,9 @@ import { resolveKindConflicts } from './route-kind-conflicts.js';
 import { attachRoutes, type GatewayEntry } from './routes.js';
 import { sortedRoutes } from './sorted-routes.js';
 import { classStatus, gatewayStatus, routeStatus } from './status.js';
-import type { DataPlaneState, FleetInfra, ObjectStatus, TranslateOptions, TranslateResult } from './types.js';
+import type { DataPlaneState, ObjectStatus, TranslateOptions, TranslateResult } from './types.js';
 
-export { fleetInfraName } from './naming.js';
+export { fleetInfraName } from '../ir/fleet-infra.js';
 export * from './types.js';
 
 /** Oldest first (creation time, then namespace/name); objects without a creation time count as newest. */

@@ -2,7 +2,7 @@
 // share one on purpose. They must never share a Deployment and a client certificate: the fleet with the oldest
 // Gateway keeps the name, and each other claimant is left without infrastructure and told which fleet has it.
 import type { Gateway } from '../api/gateway.js';
-import type { FleetInfra } from './types.js';
+import type { FleetInfra } from '../ir/fleet-infra.js';
 
 export interface InfraClaim {
   infra: FleetInfra;

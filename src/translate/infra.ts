@@ -1,24 +1,17 @@
 // Infrastructure specs per fleet: names, labels and ports of the Kubernetes objects (DESIGN.md §1, §3).
 import type { FleetConfig } from '../ir/fleet-config.js';
-import { fleetInfraName } from './naming.js';
+import {
+  COMMON_INFRA_LABELS,
+  containerPort,
+  type DeployType,
+  type FleetInfra,
+  fleetInfraName,
+  GATEWAY_NAME_LABEL,
+  OWNING_GATEWAY_NAME_LABEL,
+  OWNING_GATEWAY_NAMESPACE_LABEL,
+  OWNING_GATEWAYCLASS_LABEL,
+} from '../ir/fleet-infra.js';
 import type { GatewayEntry } from './routes.js';
-import type { DeployType, FleetInfra } from './types.js';
-
-export const COMMON_INFRA_LABELS: Readonly<Record<string, string>> = {
-  'app.kubernetes.io/name': 'portico-proxy',
-  'app.kubernetes.io/component': 'proxy',
-  'app.kubernetes.io/managed-by': 'portico-gateway',
-};
-export const OWNING_GATEWAY_NAMESPACE_LABEL = 'gateway.portico.io/owning-gateway-namespace';
-export const OWNING_GATEWAY_NAME_LABEL = 'gateway.portico.io/owning-gateway-name';
-export const OWNING_GATEWAYCLASS_LABEL = 'gateway.portico.io/owning-gatewayclass';
-/** The Gateway API's own label for infrastructure made for one Gateway. */
-export const GATEWAY_NAME_LABEL = 'gateway.networking.k8s.io/gateway-name';
-
-/** Ports below 1024 bind at port + 10000 inside the pod, so the proxy needs no privilege. */
-export function containerPort(port: number): number {
-  return port < 1024 ? port + 10000 : port;
-}
 
 export function fleetInfra(
   config: FleetConfig,

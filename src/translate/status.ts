@@ -1,12 +1,13 @@
 // Status objects for what this controller owns: its GatewayClasses, their Gateways, and route parents.
 import type { Condition } from '../api/common.js';
 import type { ListenerStatus } from '../api/gateway.js';
+import type { DeployType } from '../ir/fleet-infra.js';
 import type { ClassState } from './classes.js';
 import { condition } from './conditions.js';
 import { supportedFeatures } from './features.js';
 import { type ListenerState, ready } from './listeners.js';
 import type { GatewayEntry, RouteState } from './routes.js';
-import type { DataPlaneState, DeployType, ObjectStatus } from './types.js';
+import type { DataPlaneState, ObjectStatus } from './types.js';
 
 export function classStatus(c: ClassState, deployType: DeployType): ObjectStatus {
   const g = c.gatewayClass;

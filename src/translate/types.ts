@@ -1,13 +1,12 @@
 // The translator's inputs and outputs (besides the snapshot and the fleet config contract).
 import type { RouteKind, RouteObject } from '../api/route-kinds.js';
 import type { FleetConfig } from '../ir/fleet-config.js';
+import type { DeployType, FleetInfra } from '../ir/fleet-infra.js';
 import type { ClusterTable, ResolvedCluster, ResolvedRoute } from './backends.js';
 import type { FleetBuildState } from './fleet-hosts.js';
 import type { SnapshotLookup } from './lookup.js';
 import { type AttachmentMemo, createAttachmentMemo } from './routes.js';
 import type { SortedRoutesMemo } from './sorted-routes.js';
-
-export type DeployType = 'ControllerNamespace' | 'GatewayNamespace';
 
 export interface TranslateOptions {
   controllerName: string;
@@ -43,32 +42,6 @@ export interface ObjectStatus {
   name: string;
   generation: number;
   status: Record<string, unknown>;
-}
-
-export interface FleetInfraPort {
-  name: string;
-  port: number;
-  protocol: 'TCP';
-  /** Where the proxy binds inside the pod: ports below 1024 move up by 10000 (no root needed). */
-  containerPort: number;
-}
-
-export interface FleetInfra {
-  fleet: string;
-  name: string;
-  namespace: string;
-  labels: Record<string, string>;
-  /**
-   * Metadata the Gateway's spec.infrastructure asks for, with the standard gateway-name label: on every object
-   * and pod, never in selectors (users may change it). Empty for merged fleets, which serve many Gateways.
-   */
-  propagated: { labels: Record<string, string>; annotations: Record<string, string> };
-  /** Gateway Namespace Mode: the Gateway that owns the objects (deleted with it). */
-  owner?: { gateway: string; uid?: string };
-  gateways: string[];
-  ports: FleetInfraPort[];
-  /** Worker processes per proxy (the class's DataPlaneProxy); absent: the proxy counts its CPUs. */
-  workers?: number;
 }
 
 export interface TranslateResult {

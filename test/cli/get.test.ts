@@ -4,7 +4,7 @@ import { createServer } from 'node:net';
 import { test } from 'node:test';
 import { parse } from 'yaml';
 import { runGet } from '../../src/cli/get.js';
-import { isPorticoError } from '../../src/errors.js';
+import { isPorticoError } from '../../src/platform/errors.js';
 import { startAdminServer } from '../../src/provider/standalone/admin-server.js';
 import { FIXTURE_NOW, fixtureState } from '../provider/standalone/fixture-state.js';
 import { PORTICO_MAIN } from '../support/portico.js';

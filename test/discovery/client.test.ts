@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { type AddressInfo, createServer, type Socket } from 'node:net';
 import { test } from 'node:test';
-import { generateCertificates, issueFleetCertificate } from '../../src/discovery/certs.js';
+import { generateCertificates, issueFleetCertificate } from '../../src/certificates/certs.js';
 import { type ApplyOutcome, type DiscoveryClient, startDiscoveryClient } from '../../src/discovery/client.js';
 import { createDiscoveryServer, type DiscoveryServer } from '../../src/discovery/server.js';
 import type { FleetConfig } from '../../src/ir/fleet-config.js';

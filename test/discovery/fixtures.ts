@@ -5,7 +5,7 @@ import {
   generateCertificates,
   type IssuedCertificate,
   issueFleetCertificate,
-} from '../../src/discovery/certs.js';
+} from '../../src/certificates/certs.js';
 import type { ClientMessage, ServerMessage } from '../../src/discovery/protocol.js';
 import { streamMethod } from '../../src/discovery/protocol.js';
 import { createTls13ChannelCredentials } from '../../src/discovery/tls.js';

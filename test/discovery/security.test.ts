@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { connect as netConnect } from 'node:net';
 import { after, before, test } from 'node:test';
 import { connect } from 'node:tls';
-import { generateCertificates, issueFleetCertificate } from '../../src/discovery/certs.js';
+import { generateCertificates, issueFleetCertificate } from '../../src/certificates/certs.js';
 import { startDiscoveryClient } from '../../src/discovery/client.js';
 import { createDiscoveryServer, type DiscoveryServer, type Identity } from '../../src/discovery/server.js';
 import { fleetTls, openRawStream, sampleFleet, testCertificates, waitFor } from './fixtures.js';

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { PorticoError } from '../../src/errors.js';
 import type { FleetConfig } from '../../src/ir/fleet-config.js';
 import { validateFleetConfig } from '../../src/ir/validate.js';
+import { PorticoError } from '../../src/platform/errors.js';
 import { forward, route, simpleFleet, upstream, vhost } from '../support/fleet.js';
 
 function base(): FleetConfig {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { PorticoError } from '../../src/errors.js';
 import { validateFleetConfig } from '../../src/ir/validate.js';
+import { PorticoError } from '../../src/platform/errors.js';
 import { forward, listener, route, simpleFleet, upstream, vhost } from '../support/fleet.js';
 
 function valid() {

@@ -4,7 +4,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { parseYamlFile } from '../../src/api/load.js';
 import { buildSnapshot } from '../../src/api/snapshot.js';
-import { fleetInfraName, type TranslateOptions, translate } from '../../src/translate/index.js';
+import { fleetInfraName } from '../../src/ir/fleet-infra.js';
+import { type TranslateOptions, translate } from '../../src/translate/index.js';
 
 const options: TranslateOptions = {
   controllerName: 'gateway.portico.io/gatewayclass-controller',

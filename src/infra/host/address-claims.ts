@@ -6,7 +6,7 @@
 import { chmodSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PorticoError } from '../../errors.js';
+import { PorticoError } from '../../platform/errors.js';
 
 /** Shared by every user's controllers: sticky like /tmp, so no one removes another's claim. */
 export const DEFAULT_CLAIMS_DIR = join(tmpdir(), 'portico-address-claims');

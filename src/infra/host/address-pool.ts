@@ -7,8 +7,8 @@
 
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { PorticoError } from '../../errors.js';
-import { writeFileAtomic } from '../../write-file-atomic.js';
+import { PorticoError } from '../../platform/errors.js';
+import { writeFileAtomic } from '../../platform/write-file-atomic.js';
 import type { AddressClaims } from './address-claims.js';
 
 /** The default pool on Linux, where all of 127.0.0.0/8 is routed to the loopback interface. */

@@ -2,7 +2,7 @@
 // (stopped, or an event loop that never turns) still has its sockets accepted by the kernel, so only an answer
 // counts, never a connect.
 import { request } from 'node:http';
-import { formatHostPort } from '../../host-port.js';
+import { formatHostPort } from '../../platform/host-port.js';
 
 export interface ProbeTarget {
   host: string;

@@ -1,5 +1,6 @@
 // The `portico proxy` command line for a fleet run on this host. Every proxy gets its own loopback address,
 // and its admin, metrics and readiness ports bind that address too, so several proxies never collide.
+import { PORTS } from '../../ir/well-known.js';
 
 export interface HostProxyArgsInput {
   fleet: string;
@@ -22,7 +23,7 @@ export interface HostProxyArgsInput {
 
 /** The proxy's own ports, on the fleet's address (the proxy CLI's defaults, moved off 0.0.0.0); reserved-ports.ts
  * keeps Gateway listeners off them. */
-export const HOST_PROXY_PORTS = { admin: 19000, metrics: 19001, ready: 19003 };
+export const HOST_PROXY_PORTS = { admin: PORTS.proxyAdmin, metrics: PORTS.metrics, ready: PORTS.proxyReady };
 
 export function hostProxyArgs(input: HostProxyArgsInput): string[] {
   const on = (port: number) => `${input.address}:${port}`;

@@ -3,7 +3,7 @@
 // (after a crash, or a planned restart) finds its proxies there and adopts them instead of starting new ones.
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fleetInfraName } from '../../translate/naming.js';
+import { fleetInfraName } from '../../ir/fleet-infra.js';
 
 export const PROXY_RECORDS_DIR = 'proxies';
 

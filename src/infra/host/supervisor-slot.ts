@@ -2,8 +2,8 @@
 // probing its process. The supervisor (supervisor.ts) owns the slots and decides which fleets have one.
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
-import { EXIT_ADDRESS_IN_USE } from '../../errors.js';
-import { fleetInfraName } from '../../translate/naming.js';
+import { fleetInfraName } from '../../ir/fleet-infra.js';
+import { EXIT_ADDRESS_IN_USE } from '../../platform/errors.js';
 import { probeLiveness } from './liveness-probe.js';
 import { followLog, type LogFollower } from './log-follower.js';
 import { processStartTime } from './process-identity.js';

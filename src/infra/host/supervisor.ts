@@ -8,8 +8,8 @@
 // supervisor `adopt()`s the records whose process is still the one that was started.
 import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { PorticoError } from '../../errors.js';
-import { logToStderr } from '../../log-line.js';
+import { PorticoError } from '../../platform/errors.js';
+import { logToStderr } from '../../platform/log-line.js';
 import type { ProbeTarget } from './liveness-probe.js';
 import type { ProxyRecord } from './proxy-records.js';
 import {

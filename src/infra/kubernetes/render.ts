@@ -9,14 +9,15 @@ import type {
   V1Volume,
   V1VolumeMount,
 } from '@kubernetes/client-node';
-import type { DeployType, FleetInfra } from '../../translate/types.js';
+import type { DeployType, FleetInfra } from '../../ir/fleet-infra.js';
+import { CA_CONFIGMAP, CONTROLLER_SERVICE, PORTS, PRIVILEGED_PORT_OFFSET } from '../../ir/well-known.js';
 
 /** How the controller runs its proxies: the image (its own, by default) and where discovery is reached. */
 export interface ProxyRuntime {
   image: string;
   imagePullPolicy?: 'Always' | 'IfNotPresent' | 'Never';
   imagePullSecrets?: string[];
-  /** Port of the controller's Service for config discovery (default DISCOVERY_PORT). */
+  /** Port of the controller's Service for config discovery (default PORTS.discovery). */
   discoveryPort?: number;
 }
 
@@ -27,18 +28,11 @@ export interface RenderOptions extends ProxyRuntime {
   replicas?: number;
 }
 
-export const CONTROLLER_SERVICE = 'portico-gateway';
-export const DISCOVERY_PORT = 18000;
 /** The Secret holding a fleet's own discovery client certificate (Controller Namespace Mode). */
 export function fleetClientSecretName(infraName: string): string {
   return `${infraName}-client-cert`;
 }
-export const CA_CONFIGMAP = 'portico-ca';
-export const PORT_OFFSET = 10000;
-const READY_PORT = 19003;
-const METRICS_PORT = 19001;
-const SHUTDOWN_MANAGER_PORT = 19002;
-const PROXY_ADMIN = '127.0.0.1:19000';
+const PROXY_ADMIN = `127.0.0.1:${PORTS.proxyAdmin}`;
 const MAX_DRAIN_SECONDS = 60;
 const CERT_DIR = '/etc/portico/certs';
 const TOKEN_DIR = '/var/run/secrets/portico';
@@ -182,7 +176,7 @@ export function renderFleetObjects(infra: FleetInfra, options: RenderOptions): F
     args: [
       'proxy',
       '--discovery',
-      `${discoveryHost}:${options.discoveryPort ?? DISCOVERY_PORT}`,
+      `${discoveryHost}:${options.discoveryPort ?? PORTS.discovery}`,
       '--fleet',
       infra.fleet,
       '--node',
@@ -191,11 +185,11 @@ export function renderFleetObjects(infra: FleetInfra, options: RenderOptions): F
       '--server-name',
       discoveryHost,
       '--port-offset',
-      String(PORT_OFFSET),
+      String(PRIVILEGED_PORT_OFFSET),
       '--ready-address',
-      `0.0.0.0:${READY_PORT}`,
+      `0.0.0.0:${PORTS.proxyReady}`,
       '--metrics-address',
-      `0.0.0.0:${METRICS_PORT}`,
+      `0.0.0.0:${PORTS.metrics}`,
       '--max-drain-seconds',
       String(MAX_DRAIN_SECONDS),
       // Absent: the proxy counts the CPUs its container may use (its CPU limit).
@@ -207,15 +201,19 @@ export function renderFleetObjects(infra: FleetInfra, options: RenderOptions): F
     ],
     ports: [
       ...infra.ports.map((p) => ({ name: p.name, containerPort: p.containerPort, protocol: 'TCP' })),
-      { name: 'metrics', containerPort: METRICS_PORT, protocol: 'TCP' },
-      { name: 'ready', containerPort: READY_PORT, protocol: 'TCP' },
+      { name: 'metrics', containerPort: PORTS.metrics, protocol: 'TCP' },
+      { name: 'ready', containerPort: PORTS.proxyReady, protocol: 'TCP' },
     ],
     // Every second: a new pod takes traffic (and its Gateway is Programmed) within a second of being ready, not at
     // the next 5 s tick; two misses in a row, so one slow answer on a busy node does not take it out.
-    readinessProbe: { httpGet: { path: '/ready', port: READY_PORT }, periodSeconds: 1, failureThreshold: 2 },
+    readinessProbe: {
+      httpGet: { path: '/ready', port: PORTS.proxyReady },
+      periodSeconds: 1,
+      failureThreshold: 2,
+    },
     // The proxy answers /live itself: a hung event loop times out, a drained proxy says so; kubelet restarts it.
     livenessProbe: {
-      httpGet: { path: '/live', port: READY_PORT },
+      httpGet: { path: '/live', port: PORTS.proxyReady },
       periodSeconds: 10,
       timeoutSeconds: 2,
       failureThreshold: 3,
@@ -229,11 +227,11 @@ export function renderFleetObjects(infra: FleetInfra, options: RenderOptions): F
     name: 'shutdown-manager',
     image: options.image,
     imagePullPolicy: pullPolicy,
-    args: ['shutdown-manager', '--listen', `0.0.0.0:${SHUTDOWN_MANAGER_PORT}`, '--proxy-admin', PROXY_ADMIN],
-    ports: [{ name: 'shutdown', containerPort: SHUTDOWN_MANAGER_PORT, protocol: 'TCP' }],
+    args: ['shutdown-manager', '--listen', `0.0.0.0:${PORTS.shutdownManager}`, '--proxy-admin', PROXY_ADMIN],
+    ports: [{ name: 'shutdown', containerPort: PORTS.shutdownManager, protocol: 'TCP' }],
     // No readiness probe: the pod's readiness (and with it Programmed) is the proxy's; this sidecar serves no
     // traffic, and its next probe tick (up to 10 s after start) would only delay a new proxy's first request.
-    livenessProbe: { httpGet: { path: '/healthz', port: SHUTDOWN_MANAGER_PORT }, periodSeconds: 10 },
+    livenessProbe: { httpGet: { path: '/healthz', port: PORTS.shutdownManager }, periodSeconds: 10 },
     lifecycle: DRAIN_HOOK,
     resources: { requests: { cpu: '10m', memory: '32Mi' } },
     securityContext: CONTAINER_SECURITY,

@@ -3,8 +3,8 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest, type RequestOptions } from 'node:https';
 import { KubeConfig } from '@kubernetes/client-node';
-import { PorticoError } from '../../errors.js';
-import { redact } from '../../redact.js';
+import { PorticoError } from '../../platform/errors.js';
+import { redact } from '../../platform/redact.js';
 
 export type JsonObject = Record<string, unknown>;
 

@@ -2,8 +2,9 @@
 // `portico certgen --kubernetes` (idempotent: only what is absent) and read by the controller, which also signs
 // each fleet's own client certificate with the CA (fleet-client-secrets.ts). No client identity is shared.
 
-import { generateCertificates } from '../../discovery/certs.js';
-import { PorticoError } from '../../errors.js';
+import { generateCertificates } from '../../certificates/certs.js';
+import { CONTROLLER_SERVICE, MANAGED_BY, MANAGED_BY_LABEL } from '../../ir/well-known.js';
+import { PorticoError } from '../../platform/errors.js';
 import { type ApiClient, expectStatus, type JsonObject } from './api-client.js';
 
 export const CA_SECRET = 'portico-gateway-ca';
@@ -25,8 +26,8 @@ function secret(namespace: string, name: string, type: string, data: Record<stri
       name,
       namespace,
       labels: {
-        'app.kubernetes.io/name': 'portico-gateway',
-        'app.kubernetes.io/managed-by': 'portico-gateway',
+        'app.kubernetes.io/name': CONTROLLER_SERVICE,
+        [MANAGED_BY_LABEL]: MANAGED_BY,
       },
     },
     data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, b64(v)])),

@@ -2,6 +2,7 @@
 // controller-namespace label on every object it creates), its discovery certificate Secrets, and its leader
 // Lease. Proxies drain as their pods terminate; Gateways and routes, the users' objects, stay.
 import { CONTROLLER_NAMESPACE_LABEL } from '../../infra/kubernetes/render.js';
+import { MANAGED_BY, MANAGED_BY_LABEL } from '../../ir/well-known.js';
 import { type ApiClient, expectStatus, type JsonObject } from './api-client.js';
 import { leaseName } from './leader-election.js';
 import { collectionPath, objectPath } from './watched-kinds.js';
@@ -99,13 +100,7 @@ export async function removeControllerObjects(options: CleanupOptions): Promise<
   }
   // Certificates: certgen's CA and server Secrets and every fleet's client certificate.
   const secrets = { kind: 'Secret', apiVersion: 'v1', resource: 'secrets' };
-  deleted += await deleteListed(
-    client,
-    secrets,
-    namespace,
-    'app.kubernetes.io/managed-by=portico-gateway',
-    log,
-  );
+  deleted += await deleteListed(client, secrets, namespace, `${MANAGED_BY_LABEL}=${MANAGED_BY}`, log);
   const lease = objectPath('coordination.k8s.io/v1', 'leases', leaseName(options.controllerName), namespace);
   const reply = await client.request('DELETE', lease);
   expectStatus(reply, `delete Lease ${namespace}/${leaseName(options.controllerName)}`, [200, 202, 404]);

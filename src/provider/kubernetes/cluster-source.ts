@@ -1,8 +1,10 @@
 // The Kubernetes provider's resources for the runner: the informers' snapshot, and the data plane as the
 // proxies on ready pods report it to any replica, with each fleet's LoadBalancer addresses.
 import { performance } from 'node:perf_hooks';
+import type { FleetInfra } from '../../ir/fleet-infra.js';
+import { MANAGED_BY, MANAGED_BY_LABEL } from '../../ir/well-known.js';
 import type { ResourceSource } from '../../runner/runner.js';
-import type { FleetInfra, GatewayAddress } from '../../translate/index.js';
+import type { GatewayAddress } from '../../translate/index.js';
 import { dataPlaneState } from '../data-plane-state.js';
 import type { JsonObject } from './api-client.js';
 import type { PeerDataPlane } from './peer-data-plane.js';
@@ -23,7 +25,7 @@ export interface ClusterSourceOptions {
 
 function addressesOfService(service: JsonObject | undefined): GatewayAddress[] {
   const labels = ((service?.metadata as JsonObject | undefined)?.labels ?? {}) as Record<string, string>;
-  if (labels['app.kubernetes.io/managed-by'] !== 'portico-gateway') return [];
+  if (labels[MANAGED_BY_LABEL] !== MANAGED_BY) return [];
   const ingress = (((service?.status as JsonObject | undefined)?.loadBalancer as JsonObject | undefined)
     ?.ingress ?? []) as { ip?: string; hostname?: string }[];
   return ingress.flatMap((i): GatewayAddress[] =>

@@ -1,9 +1,9 @@
 import type { PorticoGatewayConfig } from '../../api/controller-config.js';
 import { createDiscoveryServer, type DiscoveryServer } from '../../discovery/server.js';
 import type { ProxyRuntime } from '../../infra/kubernetes/render.js';
-import type { Logger } from '../../log-line.js';
+import type { FleetInfra } from '../../ir/fleet-infra.js';
+import type { Logger } from '../../platform/log-line.js';
 import { createRunner, type Runner } from '../../runner/runner.js';
-import type { FleetInfra } from '../../translate/index.js';
 import type { ApiClient } from './api-client.js';
 import { type ServerTls, waitForCertificateAuthority, waitForServerTls } from './certificate-secrets.js';
 import { clusterSource } from './cluster-source.js';

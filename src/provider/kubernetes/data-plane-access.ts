@@ -3,7 +3,7 @@
 // server's private key, which every replica reads from the same Secret. Anyone else is refused.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { isLoopbackHost } from '../../listen-scope.js';
+import { isLoopbackHost } from '../../platform/listen-scope.js';
 import type { DataPlaneReport } from './peer-data-plane.js';
 
 const SCHEME = 'Portico-Peer';

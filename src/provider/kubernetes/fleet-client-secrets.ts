@@ -3,13 +3,13 @@
 // server gives it that fleet's config and nothing else. The Secret is owned by the fleet's ServiceAccount: it
 // goes when the fleet's infrastructure goes (also deleted explicitly when the controller sees the fleet go).
 import { createPrivateKey, X509Certificate } from 'node:crypto';
-import { fleetOfSubjectAltName, issueFleetCertificate } from '../../discovery/certs.js';
+import { fleetOfSubjectAltName, issueFleetCertificate } from '../../certificates/certs.js';
 import { fleetClientSecretName } from '../../infra/kubernetes/render.js';
-import type { FleetInfra } from '../../translate/index.js';
+import type { FleetInfra } from '../../ir/fleet-infra.js';
+import { MANAGED_BY, MANAGED_BY_LABEL } from '../../ir/well-known.js';
 import { type ApiClient, expectStatus, type JsonObject } from './api-client.js';
 import type { CertificateAuthority } from './certificate-secrets.js';
 
-const MANAGED_BY = 'app.kubernetes.io/managed-by';
 /** A certificate this close to its end (or older than its CA) is issued again. */
 const RENEW_BEFORE_MS = 30 * 86_400_000;
 
@@ -110,7 +110,7 @@ export function createFleetClientSecrets(options: FleetClientSecretsOptions): Fl
       const existing = expectStatus(reply, `get Secret ${key}`, [200]);
       const metadata = (existing.metadata ?? {}) as JsonObject;
       const labels = (metadata.labels ?? {}) as Record<string, string>;
-      if (labels[MANAGED_BY] !== 'portico-gateway') {
+      if (labels[MANAGED_BY_LABEL] !== MANAGED_BY) {
         return `Secret ${key} already exists and is not managed by portico-gateway; it is left alone`;
       }
       const owners = (metadata.ownerReferences ?? []) as { uid?: string }[];
@@ -150,7 +150,7 @@ export function createFleetClientSecrets(options: FleetClientSecretsOptions): Fl
         string,
         string
       >;
-      if (labels[MANAGED_BY] !== 'portico-gateway') return;
+      if (labels[MANAGED_BY_LABEL] !== MANAGED_BY) return;
       const reply = await client.request('DELETE', secretPath(namespace, name));
       expectStatus(reply, `delete Secret ${namespace}/${name}`, [200, 202, 404]);
       if (reply.status !== 404) log(`deleted Secret ${namespace}/${name}`);

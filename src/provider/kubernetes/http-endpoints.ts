@@ -1,6 +1,6 @@
 // Plain HTTP endpoints of the controller: /healthz and /readyz (port 18001), /metrics (port 19001).
 import { createServer, type IncomingMessage, type Server } from 'node:http';
-import { parseHostPort } from '../../host-port.js';
+import { parseHostPort } from '../../platform/host-port.js';
 
 export interface Endpoint {
   address: string;

@@ -3,24 +3,21 @@
 // an object of the same name that Portico does not manage (the fleet's Gateways report it instead).
 
 import {
-  CA_CONFIGMAP,
   CONTROLLER_NAMESPACE_LABEL,
   type ProxyRuntime,
   renderFleetObjects,
 } from '../../infra/kubernetes/render.js';
-import type { DeployType, FleetInfra } from '../../translate/index.js';
+import type { DeployType, FleetInfra } from '../../ir/fleet-infra.js';
 import {
   COMMON_INFRA_LABELS,
   OWNING_GATEWAY_NAME_LABEL,
   OWNING_GATEWAY_NAMESPACE_LABEL,
   OWNING_GATEWAYCLASS_LABEL,
-} from '../../translate/infra.js';
+} from '../../ir/fleet-infra.js';
+import { CA_CONFIGMAP, FIELD_MANAGER, MANAGED_BY, MANAGED_BY_LABEL } from '../../ir/well-known.js';
 import { type ApiClient, expectStatus, type JsonObject } from './api-client.js';
 import type { FleetClientSecrets } from './fleet-client-secrets.js';
 import { collectionPath, objectPath } from './watched-kinds.js';
-
-export const FIELD_MANAGER = 'portico-gateway';
-const MANAGED_BY = 'app.kubernetes.io/managed-by';
 
 interface KindPath {
   kind: string;
@@ -130,7 +127,7 @@ export function createInfraApplier(options: InfraApplierOptions): InfraApplier {
     const body = expectStatus(reply, `get ${d.kind.kind} ${d.namespace}/${d.name}`, [200]);
     const labels = ((body.metadata as JsonObject | undefined)?.labels ?? {}) as Record<string, string>;
     const id = `${d.kind.kind} ${d.namespace}/${d.name}`;
-    if (labels[MANAGED_BY] !== 'portico-gateway') {
+    if (labels[MANAGED_BY_LABEL] !== MANAGED_BY) {
       return `${id} already exists and is not managed by portico-gateway; it is left alone`;
     }
     // Another fleet's (another controller's, in a shared namespace) whose name collides: never take it over.
@@ -164,7 +161,9 @@ export function createInfraApplier(options: InfraApplierOptions): InfraApplier {
 
   // After a restart the applied map is empty: objects left by fleets that vanished meanwhile are found by label.
   async function sweepControllerNamespace(wanted: Set<string>): Promise<void> {
-    const selector = encodeURIComponent(`${MANAGED_BY}=portico-gateway,app.kubernetes.io/name=portico-proxy`);
+    const selector = encodeURIComponent(
+      `${MANAGED_BY_LABEL}=${MANAGED_BY},app.kubernetes.io/name=portico-proxy`,
+    );
     for (const kind of INFRA_KINDS) {
       const path = `${collectionPath(kind.apiVersion, kind.resource, options.controllerNamespace)}?labelSelector=${selector}`;
       const body = expectStatus(await client.request('GET', path), `list ${kind.resource}`, [200]);

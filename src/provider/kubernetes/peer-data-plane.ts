@@ -4,7 +4,7 @@
 import { get } from 'node:http';
 import type { ResourceSnapshot } from '../../api/snapshot.js';
 import type { NodeState } from '../../discovery/server.js';
-import { CONTROLLER_SERVICE } from '../../infra/kubernetes/render.js';
+import { CONTROLLER_SERVICE, PORTS } from '../../ir/well-known.js';
 
 export const DATA_PLANE_PATH = '/dataplane';
 
@@ -45,7 +45,6 @@ export interface PeerDataPlane {
 
 const DEFAULTS = { intervalMs: 1000, timeoutMs: 2000, keepReportPolls: 3 } as const;
 const HTTP_PORT_NAME = 'http';
-const DEFAULT_HTTP_PORT = 18001;
 
 /** `ip:port` of the HTTP endpoint of every ready replica behind the controller Service. */
 export function replicaAddresses(
@@ -61,7 +60,7 @@ export function replicaAddresses(
     ) {
       continue;
     }
-    const port = slice.ports.find((p) => p.name === HTTP_PORT_NAME)?.port ?? DEFAULT_HTTP_PORT;
+    const port = slice.ports.find((p) => p.name === HTTP_PORT_NAME)?.port ?? PORTS.controllerHttp;
     for (const endpoint of slice.endpoints) {
       if (endpoint.conditions.ready === false) continue;
       for (const ip of endpoint.addresses) out.push(ip.includes(':') ? `[${ip}]:${port}` : `${ip}:${port}`);

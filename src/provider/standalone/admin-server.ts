@@ -4,14 +4,15 @@
 
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type AdminRequestGuard, refuseAdminRequest } from '../../admin-request-guard.js';
-import { PorticoError } from '../../errors.js';
-import { formatHostPort, parseHostPort } from '../../host-port.js';
-import { requireLoopback } from '../../listen-scope.js';
-import { redact } from '../../redact.js';
+import { PORTS } from '../../ir/well-known.js';
+import { type AdminRequestGuard, refuseAdminRequest } from '../../platform/admin-request-guard.js';
+import { PorticoError } from '../../platform/errors.js';
+import { formatHostPort, parseHostPort } from '../../platform/host-port.js';
+import { requireLoopback } from '../../platform/listen-scope.js';
+import { redact } from '../../platform/redact.js';
 import type { AdminState, ResourceObject } from './admin-state.js';
 
-export const DEFAULT_ADMIN_ADDRESS = '127.0.0.1:18001';
+export const DEFAULT_ADMIN_ADDRESS = `127.0.0.1:${PORTS.controllerHttp}`;
 
 export interface AdminServerOptions {
   /** `HOST:PORT`; port 0 picks a free one (tests). */

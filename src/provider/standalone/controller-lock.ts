@@ -3,13 +3,13 @@
 // leaves a lock the next controller recognises as stale.
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { PorticoError } from '../../errors.js';
 import {
   commandLine,
   type ExpectedProcess,
   matchesProcess,
   processStartTime,
 } from '../../infra/host/process-identity.js';
+import { PorticoError } from '../../platform/errors.js';
 
 export const CONTROLLER_LOCK_FILE = 'controller.json';
 

@@ -3,8 +3,8 @@
 import type { PorticoGatewayConfig } from '../../api/controller-config.js';
 import { buildSnapshot, type ResourceSnapshot } from '../../api/snapshot.js';
 import { createDiscoveryServer, type DiscoveryServer } from '../../discovery/server.js';
-import { formatHostPort, parseHostPort } from '../../host-port.js';
-import { requireLoopback } from '../../listen-scope.js';
+import { formatHostPort, parseHostPort } from '../../platform/host-port.js';
+import { requireLoopback } from '../../platform/listen-scope.js';
 import { createRunner, type ResourceSource, type Runner } from '../../runner/runner.js';
 import { traceStage } from '../../trace/propagation-trace.js';
 import type { DataPlaneState } from '../../translate/index.js';

@@ -7,7 +7,7 @@ import {
   CERTIFICATE_FILES,
   ensureFleetCertificate,
   writeCertificateFiles,
-} from '../../discovery/certificate-files.js';
+} from '../../certificates/certificate-files.js';
 
 export interface StandaloneDiscoveryTls {
   caFile: string;

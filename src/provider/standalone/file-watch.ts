@@ -6,9 +6,13 @@
 import { type FSWatcher, type Stats, statSync, watch } from 'node:fs';
 import { readdir, realpath, stat } from 'node:fs/promises';
 import { basename, dirname, extname, join, resolve, sep } from 'node:path';
-import { PorticoError } from '../../errors.js';
-import { logToStderr } from '../../log-line.js';
-import { NotRegularFileError, notRegularFile, readRegularFileSync } from '../../read-regular-file.js';
+import { PorticoError } from '../../platform/errors.js';
+import { logToStderr } from '../../platform/log-line.js';
+import {
+  NotRegularFileError,
+  notRegularFile,
+  readRegularFileSync,
+} from '../../platform/read-regular-file.js';
 import { traceStage } from '../../trace/propagation-trace.js';
 
 export interface FileBatch {

@@ -17,7 +17,8 @@ import {
   type ProxySupervisor,
 } from '../../infra/host/supervisor.js';
 import type { FleetConfig } from '../../ir/fleet-config.js';
-import type { FleetInfra } from '../../translate/index.js';
+import type { FleetInfra } from '../../ir/fleet-infra.js';
+import { DISCOVERY_SERVER_NAME, PORTS } from '../../ir/well-known.js';
 import type { StandaloneDiscoveryTls } from './discovery-tls.js';
 import { adoptableProxies } from './proxy-adoption.js';
 import { runsOnAddress } from './state-dir-activity.js';
@@ -128,7 +129,7 @@ export function proxySpecs(
     return {
       fleet,
       address,
-      liveness: { host: address, port: HOST_PROXY_PORTS.ready, path: '/live' },
+      liveness: { host: address, port: PORTS.proxyReady, path: '/live' },
       args: hostProxyArgs({
         fleet,
         node: `${fleet}@${address}`,
@@ -137,7 +138,7 @@ export function proxySpecs(
         caFile: options.tls.caFile,
         certFile: files.cert,
         keyFile: files.key,
-        serverName: 'portico-gateway',
+        serverName: DISCOVERY_SERVER_NAME,
         drainSeconds: options.proxyDrainSeconds,
         workers: workersOf(fleet),
       }),

@@ -3,8 +3,8 @@
 // that pid on the recorded address). Anything else is a stale record.
 import { request } from 'node:http';
 import { matchesProcess } from '../../infra/host/process-identity.js';
-import { HOST_PROXY_PORTS } from '../../infra/host/proxy-args.js';
 import { type ProxyRecord, readProxyRecords, removeProxyRecord } from '../../infra/host/proxy-records.js';
+import { PORTS } from '../../ir/well-known.js';
 
 /** Undefined when the record's process is the proxy it names, else why it is not. */
 export async function whyNotAdoptable(record: ProxyRecord): Promise<string | undefined> {
@@ -18,7 +18,7 @@ export async function whyNotAdoptable(record: ProxyRecord): Promise<string | und
 }
 
 function adminPid(address: string): Promise<number | undefined> {
-  const port = HOST_PROXY_PORTS.admin;
+  const port = PORTS.proxyAdmin;
   return new Promise((resolve) => {
     const req = request(
       { host: address, port, path: '/stats', agent: false, headers: { host: `${address}:${port}` } },

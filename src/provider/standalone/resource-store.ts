@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import type { ResourceError } from '../../api/common.js';
 import { type ApiObject, describeObject } from '../../api/kinds.js';
 import { parseYamlFile } from '../../api/load.js';
-import { writeFileAtomic } from '../../write-file-atomic.js';
+import { writeFileAtomic } from '../../platform/write-file-atomic.js';
 import type { FileBatch } from './file-watch.js';
 
 export interface ApplyResult {

@@ -4,7 +4,7 @@ import cluster from 'node:cluster';
 import { isMainThread } from 'node:worker_threads';
 import type { FleetConfig } from '../../ir/fleet-config.js';
 import { patchFleetConfig } from '../../ir/fleet-config-patch.js';
-import { logToStderr } from '../../log-line.js';
+import { logToStderr } from '../../platform/log-line.js';
 import { createProxy } from '../proxy.js';
 import type { FromWorker, ToWorker, WorkerSettings } from './protocol.js';
 

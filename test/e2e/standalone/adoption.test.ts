@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { fleetInfraName } from '../../../src/translate/naming.js';
+import { fleetInfraName } from '../../../src/ir/fleet-infra.js';
 import { startPortico } from '../../support/child.js';
 import { freePort, httpRequest } from '../../support/http.js';
 import {

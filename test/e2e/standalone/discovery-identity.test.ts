@@ -5,8 +5,8 @@ import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { parseHostPort } from '../../../src/host-port.js';
-import { fleetInfraName } from '../../../src/translate/naming.js';
+import { fleetInfraName } from '../../../src/ir/fleet-infra.js';
+import { parseHostPort } from '../../../src/platform/host-port.js';
 import { openRawStream } from '../../discovery/fixtures.js';
 import { exampleCopy, programmedAddress, startStandalone } from './harness.js';
 

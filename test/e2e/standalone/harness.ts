@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { createEchoServer } from '../../../src/echo/server.js';
-import { parseHostPort } from '../../../src/host-port.js';
+import { parseHostPort } from '../../../src/platform/host-port.js';
 import { stopStandalone } from '../../../src/provider/standalone/stop.js';
 import { type Child, startPortico, waitForOutput } from '../../support/child.js';
 import { closeServer, type EchoBody, httpRequest, listen, type Reply } from '../../support/http.js';

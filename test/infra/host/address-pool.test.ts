@@ -3,9 +3,9 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { isPorticoError } from '../../../src/errors.js';
 import { openAddressClaims } from '../../../src/infra/host/address-claims.js';
 import { openAddressPool, parseCidr, usableAddresses } from '../../../src/infra/host/address-pool.js';
+import { isPorticoError } from '../../../src/platform/errors.js';
 
 async function tempDir(t: { after: (fn: () => Promise<void>) => void }): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'portico-pool-'));

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { renderFleetObjects } from '../../../src/infra/kubernetes/render.js';
-import type { FleetInfra } from '../../../src/translate/types.js';
+import type { FleetInfra } from '../../../src/ir/fleet-infra.js';
 
 const INFRA: FleetInfra = {
   fleet: 'team-a/eg',

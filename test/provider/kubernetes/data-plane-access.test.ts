@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { networkInterfaces } from 'node:os';
 import { after, before, test } from 'node:test';
-import { generateCertificates } from '../../../src/discovery/certs.js';
+import { generateCertificates } from '../../../src/certificates/certs.js';
 import { dataPlaneRoute, peerCredential } from '../../../src/provider/kubernetes/data-plane-access.js';
 import { type Endpoint, serveHttp } from '../../../src/provider/kubernetes/http-endpoints.js';
 import { createPeerDataPlane, DATA_PLANE_PATH } from '../../../src/provider/kubernetes/peer-data-plane.js';

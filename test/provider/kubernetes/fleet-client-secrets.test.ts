@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { test } from 'node:test';
-import { fleetOfSubjectAltName, generateCertificates } from '../../../src/discovery/certs.js';
+import { fleetOfSubjectAltName, generateCertificates } from '../../../src/certificates/certs.js';
+import type { FleetInfra } from '../../../src/ir/fleet-infra.js';
 import type { ApiClient, JsonObject } from '../../../src/provider/kubernetes/api-client.js';
 import { createFleetClientSecrets } from '../../../src/provider/kubernetes/fleet-client-secrets.js';
-import type { FleetInfra } from '../../../src/translate/types.js';
 
 const ca = generateCertificates({ namespace: 'sys' });
 const authority = { caCertPem: ca.caCertPem, caKeyPem: ca.caKeyPem };

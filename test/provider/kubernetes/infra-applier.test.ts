@@ -2,10 +2,10 @@
 // collision with another controller's fleet in a shared namespace): the fleet reports it and applies nothing.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import type { FleetInfra } from '../../../src/ir/fleet-infra.js';
+import { COMMON_INFRA_LABELS } from '../../../src/ir/fleet-infra.js';
 import type { ApiClient, JsonObject } from '../../../src/provider/kubernetes/api-client.js';
 import { createInfraApplier } from '../../../src/provider/kubernetes/infra-applier.js';
-import type { FleetInfra } from '../../../src/translate/index.js';
-import { COMMON_INFRA_LABELS } from '../../../src/translate/infra.js';
 
 const infra: FleetInfra = {
   fleet: 'tenant-a/newer',

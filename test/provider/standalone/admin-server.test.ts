@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { test } from 'node:test';
-import { isPorticoError } from '../../../src/errors.js';
-import { parseHostPort } from '../../../src/host-port.js';
+import { isPorticoError } from '../../../src/platform/errors.js';
+import { parseHostPort } from '../../../src/platform/host-port.js';
 import { startAdminServer } from '../../../src/provider/standalone/admin-server.js';
 import type { AdminState } from '../../../src/provider/standalone/admin-state.js';
 import { FIXTURE_PRIVATE_KEY, FIXTURE_SECRET, fixtureState } from './fixture-state.js';

@@ -4,7 +4,7 @@ import { mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import type { PorticoError } from '../../../src/errors.js';
+import type { PorticoError } from '../../../src/platform/errors.js';
 import {
   type FileBatch,
   type FileWatchOptions,

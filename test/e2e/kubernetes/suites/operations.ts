@@ -4,9 +4,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { DEFAULT_CONTROLLER_NAME } from '../../../../src/api/controller-config.js';
+import { COMMON_INFRA_LABELS, fleetInfraName } from '../../../../src/ir/fleet-infra.js';
 import { DATA_PLANE_PATH } from '../../../../src/provider/kubernetes/peer-data-plane.js';
-import { COMMON_INFRA_LABELS } from '../../../../src/translate/infra.js';
-import { fleetInfraName } from '../../../../src/translate/naming.js';
 import type { Cluster } from '../../../cluster/harness.js';
 import { asList, call, eventually, type Loose } from '../../../cluster/kube-api.js';
 import { httpRequest, type Reply } from '../../../support/http.js';

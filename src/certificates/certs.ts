@@ -12,7 +12,8 @@ import {
   sign,
 } from 'node:crypto';
 import { DEFAULT_CONTROLLER_NAMESPACE } from '../api/controller-config.js';
-import { fleetInfraName } from '../translate/naming.js';
+import { fleetInfraName } from '../ir/fleet-infra.js';
+import { DISCOVERY_SERVER_NAME } from '../ir/well-known.js';
 import {
   bitStringBytes,
   boolean,
@@ -32,7 +33,6 @@ import {
 } from './der.js';
 
 export { DEFAULT_CONTROLLER_NAMESPACE };
-export const SERVER_NAME = 'portico-gateway';
 /** A fleet client certificate names its fleet as this URI (subject alternative name), percent-encoded. */
 export const FLEET_URI_PREFIX = 'urn:portico:fleet:';
 
@@ -79,10 +79,10 @@ const BACKDATE_MS = 3_600_000;
 /** The server certificate's names: the in-cluster Service names, loopback, and any extras. */
 export function serverSans(namespace: string, extraSans: string[] = []): string[] {
   const names = [
-    SERVER_NAME,
-    `${SERVER_NAME}.${namespace}`,
-    `${SERVER_NAME}.${namespace}.svc`,
-    `${SERVER_NAME}.${namespace}.svc.cluster.local`,
+    DISCOVERY_SERVER_NAME,
+    `${DISCOVERY_SERVER_NAME}.${namespace}`,
+    `${DISCOVERY_SERVER_NAME}.${namespace}.svc`,
+    `${DISCOVERY_SERVER_NAME}.${namespace}.svc.cluster.local`,
     'localhost',
     '127.0.0.1',
     ...extraSans,
@@ -112,7 +112,7 @@ export function generateCertificates(options: GenerateCertificatesOptions = {}):
 
   const server = newKeyPair();
   const serverCert = issue({
-    subject: distinguishedName(SERVER_NAME),
+    subject: distinguishedName(DISCOVERY_SERVER_NAME),
     issuer: caName,
     subjectKey: server.publicKey,
     issuerKey: ca.privateKey,

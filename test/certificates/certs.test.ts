@@ -5,7 +5,7 @@ import {
   fleetOfSubjectAltName,
   generateCertificates,
   issueFleetCertificate,
-} from '../../src/discovery/certs.js';
+} from '../../src/certificates/certs.js';
 
 test('generateCertificates: default namespace, extra DNS and IP names, validity from the issue time', () => {
   const now = new Date('2030-01-15T12:00:00Z');

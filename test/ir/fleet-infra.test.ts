@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { fleetInfraName } from '../../src/translate/naming.js';
+import { fleetInfraName } from '../../src/ir/fleet-infra.js';
 
 test('fleetInfraName: the two examples of DESIGN.md §1', () => {
   assert.equal(fleetInfraName('default/eg'), 'proxy-default-eg-e41e7b31');

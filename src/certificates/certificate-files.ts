@@ -3,8 +3,8 @@
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { PorticoError } from '../errors.js';
-import { fleetInfraName } from '../translate/naming.js';
+import { fleetInfraName } from '../ir/fleet-infra.js';
+import { PorticoError } from '../platform/errors.js';
 import { fleetOfSubjectAltName, generateCertificates, issueFleetCertificate } from './certs.js';
 
 export const CERTIFICATE_FILES = {

@@ -5,11 +5,11 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { issueFleetCertificate, serverSans } from '../../src/discovery/certs.js';
+import { issueFleetCertificate, serverSans } from '../../src/certificates/certs.js';
 import { startDiscoveryClient } from '../../src/discovery/client.js';
 import { createDiscoveryServer } from '../../src/discovery/server.js';
+import { sampleFleet, waitFor } from '../discovery/fixtures.js';
 import { PORTICO_MAIN } from '../support/portico.js';
-import { sampleFleet, waitFor } from './fixtures.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'portico-certgen-'));
 after(() => rmSync(dir, { recursive: true, force: true }));

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { expectStatus } from '../src/provider/kubernetes/api-client.js';
-import { REDACTED, redact } from '../src/redact.js';
+import { REDACTED, redact } from '../../src/platform/redact.js';
+import { expectStatus } from '../../src/provider/kubernetes/api-client.js';
 
 const KEY = '-----BEGIN PRIVATE KEY-----\nc2VjcmV0\n-----END PRIVATE KEY-----\n';
 const secret = () => ({

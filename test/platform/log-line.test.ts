@@ -1,7 +1,7 @@
 // The leveled logger: lines below its level are dropped, the rest carry their level and stay one line.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { createLogger } from '../src/log-line.js';
+import { createLogger } from '../../src/platform/log-line.js';
 
 test('a logger drops lines below its level and prefixes the others', () => {
   const lines: string[] = [];

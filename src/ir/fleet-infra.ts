@@ -1,0 +1,57 @@
+// The contract between the translator and whoever makes a fleet's infrastructure (the Kubernetes infra applier,
+// the host supervisor, certificate issuers): what a fleet needs, what its objects are called and labelled.
+import { createHash } from 'node:crypto';
+import { MANAGED_BY, MANAGED_BY_LABEL, PRIVILEGED_PORT_OFFSET } from './well-known.js';
+
+export type DeployType = 'ControllerNamespace' | 'GatewayNamespace';
+
+export const COMMON_INFRA_LABELS: Readonly<Record<string, string>> = {
+  'app.kubernetes.io/name': 'portico-proxy',
+  'app.kubernetes.io/component': 'proxy',
+  [MANAGED_BY_LABEL]: MANAGED_BY,
+};
+export const OWNING_GATEWAY_NAMESPACE_LABEL = 'gateway.portico.io/owning-gateway-namespace';
+export const OWNING_GATEWAY_NAME_LABEL = 'gateway.portico.io/owning-gateway-name';
+export const OWNING_GATEWAYCLASS_LABEL = 'gateway.portico.io/owning-gatewayclass';
+/** The Gateway API's own label for infrastructure made for one Gateway. */
+export const GATEWAY_NAME_LABEL = 'gateway.networking.k8s.io/gateway-name';
+
+/** Ports below 1024 bind at port + 10000 inside the pod, so the proxy needs no privilege. */
+export function containerPort(port: number): number {
+  return port < 1024 ? port + PRIVILEGED_PORT_OFFSET : port;
+}
+
+export interface FleetInfraPort {
+  name: string;
+  port: number;
+  protocol: 'TCP';
+  /** Where the proxy binds inside the pod: ports below 1024 move up by 10000 (no root needed). */
+  containerPort: number;
+}
+
+export interface FleetInfra {
+  fleet: string;
+  name: string;
+  namespace: string;
+  labels: Record<string, string>;
+  /**
+   * Metadata the Gateway's spec.infrastructure asks for, with the standard gateway-name label: on every object
+   * and pod, never in selectors (users may change it). Empty for merged fleets, which serve many Gateways.
+   */
+  propagated: { labels: Record<string, string>; annotations: Record<string, string> };
+  /** Gateway Namespace Mode: the Gateway that owns the objects (deleted with it). */
+  owner?: { gateway: string; uid?: string };
+  gateways: string[];
+  ports: FleetInfraPort[];
+  /** Worker processes per proxy (the class's DataPlaneProxy); absent: the proxy counts its CPUs. */
+  workers?: number;
+}
+
+// Names of a fleet's objects (DESIGN.md §1): readable, unique by hash, within 63 characters.
+/** `default/eg` → `proxy-default-eg-e41e7b31`; `merged-eg` → `proxy-merged-eg-668ac7ae`. */
+export function fleetInfraName(key: string): string {
+  const hash = createHash('sha256').update(key).digest('hex').slice(0, 8);
+  let body = key.replaceAll('/', '-').slice(0, 48);
+  if (body.endsWith('-')) body = body.slice(0, -1);
+  return `proxy-${body}-${hash}`;
+}
