@@ -1,0 +1,95 @@
+// The layering of docs/architecture.md, checked: every relative import in src/ goes to its own folder or to one
+// the table lets it use, so a folder never reaches up (the translator never imports discovery, and so on).
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+const SRC = fileURLToPath(new URL('../src', import.meta.url));
+
+const BELOW_PROVIDER = [
+  'platform',
+  'trace',
+  'api',
+  'ir',
+  'translate',
+  'certificates',
+  'discovery',
+  'infra/host',
+  'infra/kubernetes',
+  'runner',
+];
+
+/** Folder → the folders it may import besides itself (docs/architecture.md, "Folders and what each may import"). */
+const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
+  platform: [],
+  trace: [],
+  api: ['platform'],
+  ir: ['platform'],
+  translate: ['api', 'ir', 'platform'],
+  certificates: ['api', 'ir', 'platform'],
+  discovery: ['api', 'certificates', 'ir', 'platform', 'trace'],
+  proxy: ['ir', 'platform', 'trace'],
+  'infra/host': ['ir', 'platform'],
+  'infra/kubernetes': ['ir', 'platform'],
+  shutdown: ['platform'],
+  runner: ['api', 'ir', 'translate', 'platform', 'trace'],
+  echo: ['proxy', 'platform'],
+  provider: BELOW_PROVIDER,
+  'provider/kubernetes': ['provider', ...BELOW_PROVIDER],
+  'provider/standalone': ['provider', ...BELOW_PROVIDER],
+  cli: [...BELOW_PROVIDER, 'provider', 'provider/kubernetes', 'provider/standalone', 'proxy', 'echo', 'shutdown'],
+};
+
+/** The folder a source file belongs to in the table: `src/proxy/h2/x.ts` → `proxy`, `src/infra/host/x.ts` → `infra/host`. */
+function layerOf(file: string): string {
+  const parts = relative(SRC, file).split(sep);
+  if (parts.length === 1) return '(src root)';
+  if ((parts[0] === 'infra' || parts[0] === 'provider') && parts.length > 2) return `${parts[0]}/${parts[1]}`;
+  return parts[0] ?? '';
+}
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return sourceFiles(path);
+    return entry.name.endsWith('.ts') ? [path] : [];
+  });
+}
+
+const IMPORT = /(?:^|\n)\s*(?:import|export)[^'"]*?from\s*'(\.{1,2}\/[^']+)'|import\(\s*'(\.{1,2}\/[^']+)'\s*\)/g;
+
+function imports(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  return [...text.matchAll(IMPORT)].map((m) => resolve(dirname(file), m[1] ?? m[2] ?? ''));
+}
+
+test('the layer table covers every folder of src/, and no file sits at its root', () => {
+  const layers = new Set(sourceFiles(SRC).map(layerOf));
+  assert.deepEqual([...layers].filter((layer) => !(layer in MAY_IMPORT)).sort(), []);
+});
+
+test('every import in src/ stays in its folder or goes to one the layer table allows', () => {
+  const violations: string[] = [];
+  for (const file of sourceFiles(SRC)) {
+    const from = layerOf(file);
+    const allowed = MAY_IMPORT[from] ?? [];
+    for (const target of imports(file)) {
+      const to = layerOf(target);
+      if (to !== from && !allowed.includes(to)) violations.push(`${relative(SRC, file)} (${from}) imports ${to}`);
+    }
+  }
+  assert.deepEqual(violations, []);
+});
+
+test('the import scanner sees static, re-export and dynamic imports (so the check above can fail)', () => {
+  const file = join(SRC, 'cli', 'main.ts');
+  const found = imports(file).map(layerOf);
+  assert.ok(found.length > 0, 'cli/main.ts imports something');
+  assert.equal(layerOf(join(SRC, 'proxy', 'h2', 'server.ts')), 'proxy');
+  assert.equal(layerOf(join(SRC, 'infra', 'host', 'supervisor.ts')), 'infra/host');
+  const sample = "import { a } from '../translate/index.js';\nexport { b } from './x.js';\nawait import('../proxy/y.js');";
+  const targets = [...sample.matchAll(IMPORT)].map((m) => m[1] ?? m[2]);
+  assert.deepEqual(targets, ['../translate/index.js', './x.js', '../proxy/y.js']);
+});
