@@ -1,4 +1,4 @@
-// The controller configuration file (`kind: PorticoGateway`, DESIGN.md §4): schema, defaults, validation.
+// The controller configuration file (`kind: PorticoGateway`): schema, defaults, validation.
 import { type Static, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { isNode, LineCounter } from 'yaml';

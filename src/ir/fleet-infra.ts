@@ -47,7 +47,7 @@ export interface FleetInfra {
   workers?: number;
 }
 
-// Names of a fleet's objects (DESIGN.md §1): readable, unique by hash, within 63 characters.
+// Names of a fleet's objects (docs/architecture.md, Names): readable, unique by hash, within 63 characters.
 /** `default/eg` → `proxy-default-eg-e41e7b31`; `merged-eg` → `proxy-merged-eg-668ac7ae`. */
 export function fleetInfraName(key: string): string {
   const hash = createHash('sha256').update(key).digest('hex').slice(0, 8);

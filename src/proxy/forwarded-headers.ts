@@ -1,4 +1,4 @@
-// Which forwarding headers a client may send, and the ones the proxy adds (DESIGN.md §1), decided in one place
+// Which forwarding headers a client may send, and the ones the proxy adds (docs/architecture.md, What the proxy answers), decided in one place
 // for every way a request goes upstream: plain, with request filters, and upgraded (WebSocket). The proxy is the
 // edge: what a client claims about earlier hops or about Portico itself is not passed on as if vouched for.
 //

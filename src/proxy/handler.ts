@@ -1,5 +1,5 @@
 // Answers one HTTP request: local responses, redirects, and forwarding with streaming in both directions,
-// route/backend timeouts, client-abort cancellation and the DESIGN.md §6 status codes.
+// route/backend timeouts, client-abort cancellation and the status codes of docs/architecture.md (What the proxy answers).
 import { performance } from 'node:perf_hooks';
 import type { Endpoint } from '../ir/fleet-config.js';
 import { BodyGate } from './body-gate.js';

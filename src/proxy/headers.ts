@@ -145,7 +145,7 @@ export function clientIp(address: string | undefined): string {
   return address.startsWith('::ffff:') ? address.slice(7) : address;
 }
 
-/** Sets the headers Portico sends toward backends (DESIGN.md §1) by the rules of forwarded-headers.ts. */
+/** Sets the headers Portico sends toward backends (docs/architecture.md) by the rules of forwarded-headers.ts. */
 export function addForwardingHeaders(
   headers: HeaderMap,
   facts: ForwardingFacts,

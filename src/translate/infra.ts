@@ -1,4 +1,4 @@
-// Infrastructure specs per fleet: names, labels and ports of the Kubernetes objects (DESIGN.md §1, §3).
+// Infrastructure specs per fleet: names, labels and ports of the Kubernetes objects (docs/architecture.md, Names).
 import type { FleetConfig } from '../ir/fleet-config.js';
 import {
   COMMON_INFRA_LABELS,
