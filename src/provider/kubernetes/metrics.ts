@@ -24,9 +24,22 @@ export function createMetrics(): ControllerMetrics {
   };
 }
 
+/** What the process itself uses, as Prometheus' process collector names it: operators size the controller by it. */
+export interface ProcessSample {
+  residentBytes: number;
+  heapUsedBytes: number;
+  cpuSeconds: number;
+}
+
+export function processSample(): ProcessSample {
+  const memory = process.memoryUsage();
+  const cpu = process.cpuUsage();
+  return { residentBytes: memory.rss, heapUsedBytes: memory.heapUsed, cpuSeconds: (cpu.user + cpu.system) / 1e6 };
+}
+
 const label = (v: string) => v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
 
-export function formatMetrics(m: ControllerMetrics): string {
+export function formatMetrics(m: ControllerMetrics, own: ProcessSample = processSample()): string {
   const lines: string[] = [];
   const metric = (name: string, type: string, help: string, samples: [string, number][]) => {
     lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
@@ -55,5 +68,10 @@ export function formatMetrics(m: ControllerMetrics): string {
     [...m.configVersions].map(([fleet, v]) => [`{fleet="${label(fleet)}"}`, v]),
   );
   metric('portico_leader', 'gauge', '1 while this replica holds the leader lease.', [['', m.leader ? 1 : 0]]);
+  metric('process_resident_memory_bytes', 'gauge', 'Resident memory of the controller process.', [
+    ['', own.residentBytes],
+  ]);
+  metric('nodejs_heap_size_used_bytes', 'gauge', 'V8 heap in use.', [['', own.heapUsedBytes]]);
+  metric('process_cpu_seconds_total', 'counter', 'User and system CPU time of the process.', [['', own.cpuSeconds]]);
   return `${lines.join('\n')}\n`;
 }
