@@ -39,7 +39,15 @@ const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
   provider: BELOW_PROVIDER,
   'provider/kubernetes': ['provider', ...BELOW_PROVIDER],
   'provider/standalone': ['provider', ...BELOW_PROVIDER],
-  cli: [...BELOW_PROVIDER, 'provider', 'provider/kubernetes', 'provider/standalone', 'proxy', 'echo', 'shutdown'],
+  cli: [
+    ...BELOW_PROVIDER,
+    'provider',
+    'provider/kubernetes',
+    'provider/standalone',
+    'proxy',
+    'echo',
+    'shutdown',
+  ],
 };
 
 /** The folder a source file belongs to in the table: `src/proxy/h2/x.ts` → `proxy`, `src/infra/host/x.ts` → `infra/host`. */
@@ -58,7 +66,8 @@ function sourceFiles(dir: string): string[] {
   });
 }
 
-const IMPORT = /(?:^|\n)\s*(?:import|export)[^'"]*?from\s*'(\.{1,2}\/[^']+)'|import\(\s*'(\.{1,2}\/[^']+)'\s*\)/g;
+const IMPORT =
+  /(?:^|\n)\s*(?:import|export)[^'"]*?from\s*'(\.{1,2}\/[^']+)'|import\(\s*'(\.{1,2}\/[^']+)'\s*\)/g;
 
 function imports(file: string): string[] {
   const text = readFileSync(file, 'utf8');
@@ -77,7 +86,8 @@ test('every import in src/ stays in its folder or goes to one the layer table al
     const allowed = MAY_IMPORT[from] ?? [];
     for (const target of imports(file)) {
       const to = layerOf(target);
-      if (to !== from && !allowed.includes(to)) violations.push(`${relative(SRC, file)} (${from}) imports ${to}`);
+      if (to !== from && !allowed.includes(to))
+        violations.push(`${relative(SRC, file)} (${from}) imports ${to}`);
     }
   }
   assert.deepEqual(violations, []);
@@ -89,7 +99,8 @@ test('the import scanner sees static, re-export and dynamic imports (so the chec
   assert.ok(found.length > 0, 'cli/main.ts imports something');
   assert.equal(layerOf(join(SRC, 'proxy', 'h2', 'server.ts')), 'proxy');
   assert.equal(layerOf(join(SRC, 'infra', 'host', 'supervisor.ts')), 'infra/host');
-  const sample = "import { a } from '../translate/index.js';\nexport { b } from './x.js';\nawait import('../proxy/y.js');";
+  const sample =
+    "import { a } from '../translate/index.js';\nexport { b } from './x.js';\nawait import('../proxy/y.js');";
   const targets = [...sample.matchAll(IMPORT)].map((m) => m[1] ?? m[2]);
   assert.deepEqual(targets, ['../translate/index.js', './x.js', '../proxy/y.js']);
 });

@@ -14,6 +14,21 @@ export const DataPlaneProxySchema = Type.Object({
       mergeGateways: Type.Boolean({ default: false }),
       // Worker processes per proxy; absent: the CPUs its container may use.
       workers: Type.Optional(Type.Integer({ minimum: 1, maximum: 1024 })),
+      telemetry: Type.Optional(
+        Type.Object({
+          // One line per request on the proxy's stdout; absent: on, JSON, every field, every request.
+          accessLog: Type.Optional(
+            Type.Object({
+              disabled: Type.Boolean({ default: false }),
+              format: Type.Union([Type.Literal('JSON'), Type.Literal('Text')], { default: 'JSON' }),
+              // Field names are checked by the translator against the proxy's list (src/ir/access-log.ts).
+              fields: Type.Optional(Type.Array(Type.String(), { minItems: 1, maxItems: 32 })),
+              // Percent of requests logged.
+              sampling: Type.Integer({ minimum: 0, maximum: 100, default: 100 }),
+            }),
+          ),
+        }),
+      ),
     },
     { default: {} },
   ),

@@ -1,4 +1,5 @@
 // `portico proxy`: one data-plane process — a discovery client feeding the proxy runtime.
+
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
@@ -13,6 +14,7 @@ import { runStaticProxy } from '../proxy/index.js';
 import { drainOnSignal } from '../proxy/signals.js';
 import { defaultWorkerCount } from '../proxy/workers/cpu-count.js';
 import { createProxyWithWorkers } from '../proxy/workers/pool.js';
+import { ACCESS_LOG_FLAGS_HELP, accessLogOption } from './access-log-option.js';
 
 const LOOPBACK = '127.0.0.1';
 
@@ -38,6 +40,7 @@ const HELP = `usage: portico proxy --discovery HOST:PORT --fleet KEY --node ID -
   --config-file FILE        serve this fleet config (JSON or YAML) instead of asking discovery
   --workers N               processes serving the listeners (default: the CPUs this container may use —
                             its cgroup CPU quota, else its affinity mask); 1 serves in this process
+${ACCESS_LOG_FLAGS_HELP}
 
 Exits 98 when its admin, metrics or ready address is in use (a supervisor then moves it elsewhere).`;
 
@@ -87,6 +90,9 @@ export async function run(argv: string[]): Promise<number> {
       'max-drain-seconds': { type: 'string', default: '60' },
       'config-file': { type: 'string' },
       workers: { type: 'string' },
+      'access-log': { type: 'string', default: 'json' },
+      'access-log-fields': { type: 'string' },
+      'access-log-sampling': { type: 'string', default: '100' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -125,6 +131,11 @@ export async function run(argv: string[]): Promise<number> {
     drainMs: seconds(values['drain-seconds'], '--drain-seconds') * 1000,
     maxDrainMs: seconds(values['max-drain-seconds'], '--max-drain-seconds') * 1000,
     workers: workerCount(values.workers),
+    accessLog: accessLogOption(
+      values['access-log'],
+      values['access-log-fields'],
+      values['access-log-sampling'],
+    ),
   };
   if (values['config-file'] !== undefined) return runStaticProxy(values['config-file'], runtime);
   if (values.discovery === undefined || values.fleet === undefined || values['ca-file'] === undefined) {

@@ -1,6 +1,7 @@
 // The contract between the translator and whoever makes a fleet's infrastructure (the Kubernetes infra applier,
 // the host supervisor, certificate issuers): what a fleet needs, what its objects are called and labelled.
 import { createHash } from 'node:crypto';
+import type { FleetAccessLog } from './access-log.js';
 import { MANAGED_BY, MANAGED_BY_LABEL, PRIVILEGED_PORT_OFFSET } from './well-known.js';
 
 export type DeployType = 'ControllerNamespace' | 'GatewayNamespace';
@@ -45,6 +46,8 @@ export interface FleetInfra {
   ports: FleetInfraPort[];
   /** Worker processes per proxy (the class's DataPlaneProxy); absent: the proxy counts its CPUs. */
   workers?: number;
+  /** The access log the class's DataPlaneProxy sets; absent: the proxy's default. */
+  accessLog?: FleetAccessLog;
 }
 
 // Names of a fleet's objects (docs/architecture.md, Names): readable, unique by hash, within 63 characters.

@@ -7,9 +7,17 @@ import type { RequestBody } from './client-request.js';
 /** The buffered chunks first, then the rest of the source (if it had not ended), with backpressure. */
 class ReplayBody extends Readable implements RequestBody {
   trailers: string[] | undefined = undefined;
+  /** What the client sent: the source's count (a replay sends those bytes again, it receives none). */
+  get received(): number {
+    return this.source.received;
+  }
   private readonly rest: RequestBody | null;
 
-  constructor(chunks: readonly Buffer[], source: RequestBody, ended: boolean) {
+  constructor(
+    chunks: readonly Buffer[],
+    private readonly source: RequestBody,
+    ended: boolean,
+  ) {
     super();
     for (const chunk of chunks) this.push(chunk);
     if (ended) {

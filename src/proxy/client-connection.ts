@@ -45,6 +45,7 @@ function refusal(status: number): string {
 /** The request body stream: reading more resumes the socket. */
 class ConnectionBody extends Readable implements RequestBody {
   trailers: string[] | undefined = undefined;
+  received = 0;
   constructor(private readonly connection: ClientConnection) {
     super();
     // A client that resets mid-upload makes the body error; whoever reads it learns so from 'close'.
@@ -306,6 +307,7 @@ export class ClientConnection implements RequestParserSink, ResponseConnection {
     this.bodyAt = this.host.clock;
     const body = this.body;
     if (body === undefined || this.discardBody) return;
+    body.received += chunk.length;
     if (!body.push(chunk)) this.socket.pause();
   }
 

@@ -8,6 +8,8 @@ import type { Readable } from 'node:stream';
 export interface RequestBody extends Readable {
   /** Trailer lines (name, value, ...) that may be relayed (trailers.ts); set before the stream ends. */
   readonly trailers: string[] | undefined;
+  /** Body bytes received from the client so far. */
+  readonly received: number;
 }
 
 export class ClientRequest {

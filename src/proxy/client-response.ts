@@ -29,6 +29,10 @@ export interface ProxyResponse {
   write(chunk: Buffer): boolean;
   /** Ends the response with its last body bytes (copied) and trailer lines, where the client can take them. */
   end(chunk?: Buffer, trailers?: string[]): void;
+  /** Body bytes handed to the transport so far (framing and headers not counted). */
+  readonly bodyBytesSent: number;
+  /** `HTTP/1.0`, `HTTP/1.1` or `HTTP/2`, as the access log shows it. */
+  readonly protocol: string;
   /** Answers `status` with no body (or cuts a response under way) without reading the rest of the request. */
   abort(status: number): void;
   /** Abandons the response: the client must see it broken, not short. */
@@ -82,6 +86,7 @@ export class ClientResponse implements ProxyResponse {
   writableFinished = false;
   /** The connection closes once this response is written. */
   closeAfter: boolean;
+  bodyBytesSent = 0;
   listener: ResponseListener | undefined = undefined;
   /** write() returned false; the next 'drain' of the socket is reported to the listener. */
   awaitingDrain = false;
@@ -151,6 +156,7 @@ export class ClientResponse implements ProxyResponse {
       this.flushHead();
       return true;
     }
+    this.bodyBytesSent += chunk.length;
     const ok = this.chunked ? this.sendChunk(chunk) : this.send(chunk, '');
     if (!ok) this.awaitingDrain = true;
     return ok;
@@ -164,8 +170,11 @@ export class ClientResponse implements ProxyResponse {
     if (this.noBody || chunk === undefined || chunk.length === 0) {
       if (this.chunked) this.send(undefined, last);
       else this.flushHead();
-    } else if (this.chunked) this.sendChunk(chunk, last);
-    else this.send(chunk, '');
+    } else {
+      this.bodyBytesSent += chunk.length;
+      if (this.chunked) this.sendChunk(chunk, last);
+      else this.send(chunk, '');
+    }
     this.writableFinished = true;
     this.connection.responseFinished(this);
     this.close();
@@ -179,6 +188,10 @@ export class ClientResponse implements ProxyResponse {
     if (this.closed || this.writableFinished) return;
     this.connection.abortRequest(status);
     this.close();
+  }
+
+  get protocol(): string {
+    return this.http10 ? 'HTTP/1.0' : 'HTTP/1.1';
   }
 
   /** Abandons the response: the connection is cut (a client must not take a short body for a whole one). */

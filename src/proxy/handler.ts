@@ -2,6 +2,7 @@
 // route/backend timeouts, client-abort cancellation and the status codes of docs/architecture.md (What the proxy answers).
 import { performance } from 'node:perf_hooks';
 import type { Endpoint } from '../ir/fleet-config.js';
+import type { AccessLogEntry, ResponseFlag } from './access-log.js';
 import { BodyGate } from './body-gate.js';
 import type { ClientRequest, RequestBody } from './client-request.js';
 import type { ProxyResponse, ResponseListener } from './client-response.js';
@@ -24,6 +25,7 @@ import { forwardableTrailers } from './trailers.js';
 import {
   type UpstreamCall,
   type UpstreamError,
+  type UpstreamErrorKind,
   UpstreamExchange,
   type UpstreamSink,
 } from './upstream-client.js';
@@ -94,8 +96,8 @@ class Forwarding implements UpstreamSink {
     private readonly res: ProxyResponse,
     private readonly closing: boolean,
     private readonly proto: 'http' | 'https',
-    /** When the request arrived (performance.now()). */
-    now: number,
+    /** The request's record: when it arrived, and what the access log says about it. */
+    private readonly answer: Answer,
   ) {
     this.method = req.method;
     this.bodyless = req.body === null;
@@ -104,7 +106,7 @@ class Forwarding implements UpstreamSink {
     // 0 is the Gateway API's "no timeout".
     if (plan.action.timeoutMs > 0) {
       this.routeDeadline = new Deadline(this);
-      schedule(this.routeDeadline, plan.action.timeoutMs, now);
+      schedule(this.routeDeadline, plan.action.timeoutMs, answer.started);
     }
   }
 
@@ -116,6 +118,7 @@ class Forwarding implements UpstreamSink {
     if (plan.configuredRequest && !sendable(plan.target, headers, plan.hostRewrite)) {
       // Invalid header values (from a filter) are refused before anything is sent.
       this.finish();
+      this.answer.flag = 'invalid_request';
       this.rt.metrics.upstreamError(this.plan.cluster.name, 'invalid_request');
       this.rt.options.log('upstream request refused: a configured header or path holds invalid characters');
       respondLocally(this.res, 502, this.closing);
@@ -141,6 +144,7 @@ class Forwarding implements UpstreamSink {
       rt.activeByEndpoint.set(key, (rt.activeByEndpoint.get(key) ?? 0) + 1);
     }
     this.startedAt = performance.now();
+    this.answer.endpoint = endpoint;
     const backendTimeoutMs = this.plan.action.backendTimeoutMs;
     if (backendTimeoutMs !== undefined && backendTimeoutMs > 0) {
       this.backendDeadline ??= new Deadline(this);
@@ -151,6 +155,7 @@ class Forwarding implements UpstreamSink {
       const headers = this.headers ?? upstreamHeaders(this.req, plan, this.proto, false);
       const session = rt.h2Pools.get(endpoint);
       const h2Headers = h2RequestHeaders(this.method, plan.target, headers, this.req, session.authority);
+      if (this.answer.logged) this.answer.requestId = headers['x-request-id'] as string | undefined;
       const exchange = new H2UpstreamExchange(h2Headers, this.body, this.method === 'HEAD', this);
       this.exchange = exchange;
       session.send(exchange);
@@ -171,6 +176,7 @@ class Forwarding implements UpstreamSink {
       this.headers === undefined
         ? requestHeadFromRaw(this.req, options)
         : requestHeadFromMap(this.headers, options);
+    if (this.answer.logged) this.answer.requestId = requestIdOf(head);
     const exchange = new UpstreamExchange(head, this.body, this.chunked, this.method === 'HEAD', this);
     this.exchange = exchange;
     pool.send(exchange);
@@ -198,9 +204,11 @@ class Forwarding implements UpstreamSink {
     if (this.gate !== undefined) {
       // The request itself did not arrive in time (no upstream was asked yet): the client's timeout, 408.
       this.gate.cancel();
+      this.answer.flag = 'request_timeout';
       this.res.abort(408);
       return;
     }
+    this.answer.flag = 'upstream_timeout';
     this.rt.metrics.upstreamError(this.plan.cluster.name, 'timeout');
     this.cancel();
     respondLocally(this.res, 504, this.closing);
@@ -213,7 +221,10 @@ class Forwarding implements UpstreamSink {
 
   clientClosed(): void {
     this.gate?.cancel();
-    if (!this.res.writableFinished) this.cancel();
+    if (!this.res.writableFinished) {
+      this.answer.flag ??= 'client_disconnect';
+      this.cancel();
+    }
     this.finish();
   }
 
@@ -230,6 +241,7 @@ class Forwarding implements UpstreamSink {
       // A header Node will not send (bad characters from a filter): fail this request only.
       this.rt.options.log(`upstream response refused: ${(error as Error).message}`);
       this.rt.metrics.upstreamError(this.plan.cluster.name, 'invalid_response');
+      this.answer.flag = 'invalid_upstream_response';
       this.finish();
       this.cancel();
       respondLocally(this.res, 502, this.closing);
@@ -237,7 +249,9 @@ class Forwarding implements UpstreamSink {
   }
 
   private writeResponseHead(status: number, raw: string[]): void {
-    const serviceTime = String(Math.round(performance.now() - this.startedAt));
+    const serviceMs = Math.round(performance.now() - this.startedAt);
+    this.answer.upstreamServiceTimeMs = serviceMs;
+    const serviceTime = String(serviceMs);
     const close = this.closing || this.rt.draining;
     const modifiers = this.plan.responseModifiers;
     if (modifiers.length === 0) {
@@ -280,6 +294,7 @@ class Forwarding implements UpstreamSink {
     // The upstream died mid-body: the client must see a broken response, not a short one.
     if (this.responded) {
       this.finish();
+      this.answer.flag = 'upstream_reset';
       this.res.destroy();
       return;
     }
@@ -293,21 +308,31 @@ class Forwarding implements UpstreamSink {
       }
     }
     this.finish();
+    this.answer.flag = UPSTREAM_FLAG[error.kind];
     this.rt.metrics.upstreamError(this.plan.cluster.name, error.kind);
     respondLocally(this.res, 502, this.closing);
   }
 }
 
-/** Per request: hears the response's drain and close (metrics, cancelling the upstream exchange). */
+/** Per request: hears the response's drain and close (metrics, the access log, cancelling the upstream exchange). */
 class Answer implements ResponseListener {
   routeName = '-';
   forwarding: Forwarding | undefined = undefined;
+  /** This request goes to the access log (which is on, and sampled it). */
+  readonly logged: boolean;
+  flag: ResponseFlag | undefined = undefined;
+  endpoint: Endpoint | undefined = undefined;
+  upstreamServiceTimeMs: number | undefined = undefined;
+  requestId: string | undefined = undefined;
   constructor(
     readonly rt: ProxyRuntime,
     readonly listener: string,
+    readonly req: ClientRequest,
     readonly res: ProxyResponse,
     readonly started: number,
-  ) {}
+  ) {
+    this.logged = rt.accessLog?.sampled() === true;
+  }
 
   onResponseDrain(): void {
     this.forwarding?.resume();
@@ -317,14 +342,51 @@ class Answer implements ResponseListener {
     // The client went away (or we gave up): cancel the upstream request.
     this.forwarding?.clientClosed();
     const metrics = this.rt.metrics;
+    const seconds = (performance.now() - this.started) / 1000;
     metrics.requestFinished();
-    metrics.request(
-      this.listener,
-      this.routeName,
-      this.res.statusCode,
-      (performance.now() - this.started) / 1000,
-    );
+    metrics.request(this.listener, this.routeName, this.res.statusCode, seconds);
+    if (this.logged) this.rt.accessLog?.record(this.entry(seconds * 1000));
   }
+
+  private entry(durationMs: number): AccessLogEntry {
+    const { req, res, endpoint } = this;
+    return {
+      startMs: Date.now() - durationMs,
+      method: req.method,
+      authority: req.headers.host,
+      path: req.url,
+      protocol: res.protocol,
+      status: res.headersSent ? res.statusCode : 0,
+      flag: this.flag,
+      bytesReceived: req.body?.received ?? 0,
+      bytesSent: res.bodyBytesSent,
+      durationMs,
+      upstreamHost: endpoint === undefined ? undefined : endpointKey(endpoint),
+      upstreamServiceTimeMs: this.upstreamServiceTimeMs,
+      routeName: this.routeName,
+      listener: this.listener,
+      requestId: this.requestId,
+      clientAddress: req.socket.remoteAddress,
+    };
+  }
+}
+
+const UPSTREAM_FLAG: Record<UpstreamErrorKind, ResponseFlag> = {
+  refused: 'upstream_connect_failure',
+  connect_timeout: 'upstream_connect_failure',
+  error: 'upstream_connect_failure',
+  reset: 'upstream_reset',
+  invalid_response: 'invalid_upstream_response',
+};
+
+const REQUEST_ID_LINE = '\r\nx-request-id: ';
+
+/** The x-request-id the proxy wrote into an upstream head (the only one: a client's never passes as is). */
+function requestIdOf(head: string): string | undefined {
+  const at = head.indexOf(REQUEST_ID_LINE);
+  if (at < 0) return undefined;
+  const start = at + REQUEST_ID_LINE.length;
+  return head.slice(start, head.indexOf('\r\n', start));
 }
 
 export function handleRequest(
@@ -336,16 +398,18 @@ export function handleRequest(
   const listenerName = listener.name;
   const snapshot = rt.snapshot;
   rt.metrics.requestStarted();
-  const answer = new Answer(rt, listenerName, res, performance.now());
+  const answer = new Answer(rt, listenerName, req, res, performance.now());
   res.listener = answer;
   // While draining, every response asks the client to go elsewhere for its next request.
   const close = rt.draining || listener.closing;
   const plan = resolveRequest(rt, snapshot, listenerName, listener.proto, req);
   answer.routeName = plan.routeName;
-  if (plan.kind === 'local') respondLocally(res, plan.status, close);
-  else if (plan.kind === 'redirect') respondLocally(res, plan.status, close, plan.location);
+  if (plan.kind === 'local') {
+    answer.flag = plan.flag;
+    respondLocally(res, plan.status, close);
+  } else if (plan.kind === 'redirect') respondLocally(res, plan.status, close, plan.location);
   else {
-    const forwarding = new Forwarding(rt, plan, req, res, close, listener.proto, answer.started);
+    const forwarding = new Forwarding(rt, plan, req, res, close, listener.proto, answer);
     answer.forwarding = forwarding;
     forwarding.start();
   }

@@ -1,5 +1,6 @@
 // Every knob of the proxy runtime with its default, in one place.
 import { logToStderr } from '../platform/log-line.js';
+import type { AccessLogOptions } from './access-log.js';
 
 export type LoadBalancing = 'round-robin' | 'least-request';
 
@@ -98,6 +99,8 @@ export interface ProxyOptions {
   maxDrainMs: number;
   /** One line per event; never receives secrets. */
   log: (line: string) => void;
+  /** One line per finished request (`portico proxy` turns it on by default); absent: off. */
+  accessLog?: AccessLogOptions;
   /** Called once when a drain starts (signal or admin API), e.g. to stop claiming to serve. */
   onDraining?: () => void;
 }

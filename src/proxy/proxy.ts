@@ -5,6 +5,7 @@ import type { FleetConfig, Listener, TlsSecret, VirtualHost } from '../ir/fleet-
 import { type RejectedResource, validateFleetResources } from '../ir/validate.js';
 import { isPorticoError } from '../platform/errors.js';
 import { traceStage } from '../trace/propagation-trace.js';
+import { AccessLog } from './access-log.js';
 import { type SideServer, sideServerAddress, startSideServers } from './admin.js';
 import { H2EndpointPool } from './h2/upstream-pools.js';
 import { type BoundListener, bindListener, closeListener, updateCertificates } from './listeners.js';
@@ -95,6 +96,7 @@ export function createProxy(input: ProxyOptionsInput = {}): InProcessProxy {
     draining: false,
     activeByEndpoint: new Map(),
     tunnels: new Set(),
+    accessLog: options.accessLog === undefined ? undefined : new AccessLog(options.accessLog),
   };
   const bound = new Map<string, BoundListener>();
   const contexts = createSecureContextCache();
@@ -141,6 +143,8 @@ export function createProxy(input: ProxyOptionsInput = {}): InProcessProxy {
       rt.pools.destroy();
       rt.h2Pools.destroy();
       await Promise.all(closing);
+      // The last requests' lines are out before close() resolves (a process exits next).
+      rt.accessLog?.flush();
     },
     addresses() {
       return [

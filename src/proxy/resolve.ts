@@ -1,6 +1,7 @@
 // Decides what to do with a request (local answer, redirect, or forward to an endpoint with which headers),
 // shared by plain requests and WebSocket upgrades.
 import type { Endpoint, ForwardAction, HeaderModifier } from '../ir/fleet-config.js';
+import type { ResponseFlag } from './access-log.js';
 import type { ClientRequest } from './client-request.js';
 import { addForwardingHeaders, applyHeaderModifier, endToEndHeaders, type HeaderMap } from './headers.js';
 import { clientFacts } from './request-head.js';
@@ -29,8 +30,10 @@ export interface ForwardPlan {
   nextEndpoint: () => Endpoint | undefined;
 }
 
+const NO_ROUTE: Plan = { kind: 'local', routeName: '-', status: 404, flag: 'no_route' };
+
 export type Plan =
-  | { kind: 'local'; routeName: string; status: number }
+  | { kind: 'local'; routeName: string; status: number; flag?: ResponseFlag }
   | { kind: 'redirect'; routeName: string; status: number; location: string }
   | ForwardPlan;
 
@@ -57,14 +60,14 @@ export function resolveRequest(
   req: ClientRequest,
 ): Plan {
   const routes = snapshot?.listeners.get(listenerName);
-  if (snapshot === undefined || routes === undefined) return { kind: 'local', routeName: '-', status: 404 };
+  if (snapshot === undefined || routes === undefined) return NO_ROUTE;
   const host = hostWithoutPort(firstHost(req.rawHeaders));
   const vhost = lookupHost(routes.hosts, host);
-  if (vhost === undefined) return { kind: 'local', routeName: '-', status: 404 };
+  if (vhost === undefined) return NO_ROUTE;
   const { path, search } = splitTarget(req.url);
   const method = req.method;
   const compiled = findRoute(vhost, { method, path, query: search.slice(1), message: req });
-  if (compiled === undefined) return { kind: 'local', routeName: '-', status: 404 };
+  if (compiled === undefined) return NO_ROUTE;
   const route = compiled.route;
   const action = route.action;
   if (action.type === 'DirectResponse')
@@ -78,12 +81,13 @@ export function resolveRequest(
     return { kind: 'redirect', routeName: route.name, status: action.statusCode, location };
   }
   const backend = pickBackend(compiled);
-  if (backend?.cluster === undefined) return { kind: 'local', routeName: route.name, status: 500 };
+  if (backend?.cluster === undefined)
+    return { kind: 'local', routeName: route.name, status: 500, flag: 'no_backend' };
   const cluster = snapshot.clusters.get(backend.cluster);
   const mode = rt.options.loadBalancing;
   const endpoint = cluster && pickEndpoint(cluster, mode, rt.activeByEndpoint);
   if (cluster === undefined || endpoint === undefined)
-    return { kind: 'local', routeName: route.name, status: 503 };
+    return { kind: 'local', routeName: route.name, status: 503, flag: 'no_healthy_upstream' };
 
   let upstreamPath = path;
   let hostRewrite: string | undefined;

@@ -1,5 +1,6 @@
 // The state shared by every listener of one proxy: the current snapshot, the upstream pool, counters.
 import type { Duplex } from 'node:stream';
+import type { AccessLog } from './access-log.js';
 import type { H2EndpointPool } from './h2/upstream-pools.js';
 import type { ProxyMetrics } from './metrics.js';
 import type { ProxyOptions } from './options.js';
@@ -21,6 +22,8 @@ export interface ProxyRuntime {
   activeByEndpoint: Map<string, number>;
   /** Upgraded client connections: the HTTP server no longer tracks them, so close() must. */
   tunnels: Set<Duplex>;
+  /** One line per finished request; undefined: off. */
+  accessLog: AccessLog | undefined;
 }
 
 /** What a request needs to know about the socket it arrived on. */

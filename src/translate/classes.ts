@@ -1,7 +1,8 @@
 // GatewayClasses this controller owns: accepted unless their parametersRef is broken; merge mode from it.
-import { PORTICO_GROUP } from '../api/data-plane-proxy.js';
+import { type DataPlaneProxy, PORTICO_GROUP } from '../api/data-plane-proxy.js';
 import type { GatewayClass } from '../api/gateway-class.js';
 import type { ResourceSnapshot } from '../api/snapshot.js';
+import { ACCESS_LOG_FIELDS, type FleetAccessLog, isAccessLogField } from '../ir/access-log.js';
 import type { Verdict } from './conditions.js';
 import { notFound, type SnapshotLookup } from './lookup.js';
 
@@ -12,6 +13,8 @@ export interface ClassState {
   merged: boolean;
   /** Its DataPlaneProxy's workers per proxy, when set. */
   workers?: number;
+  /** Its DataPlaneProxy's access log, when set. */
+  accessLog?: FleetAccessLog;
 }
 
 function evaluate(c: GatewayClass, lookup: SnapshotLookup): ClassState {
@@ -42,7 +45,27 @@ function evaluate(c: GatewayClass, lookup: SnapshotLookup): ClassState {
     merged: proxy.spec.mergeGateways,
   };
   if (proxy.spec.workers !== undefined) state.workers = proxy.spec.workers;
+  const accessLog = proxy.spec.telemetry?.accessLog;
+  if (accessLog !== undefined) {
+    const unknown = accessLog.fields?.findIndex((f) => !isAccessLogField(f)) ?? -1;
+    if (unknown >= 0)
+      return invalid(
+        `DataPlaneProxy ${ref.namespace}/${ref.name}: spec.telemetry.accessLog.fields[${unknown}]: unknown field ` +
+          `'${accessLog.fields?.[unknown]}' (known: ${ACCESS_LOG_FIELDS.join(', ')})`,
+      );
+    state.accessLog = fleetAccessLog(accessLog);
+  }
   return state;
+}
+
+function fleetAccessLog(
+  spec: NonNullable<NonNullable<DataPlaneProxy['spec']['telemetry']>['accessLog']>,
+): FleetAccessLog {
+  if (spec.disabled) return { format: 'off' };
+  const log: FleetAccessLog = { format: spec.format === 'Text' ? 'text' : 'json' };
+  if (spec.fields !== undefined) log.fields = spec.fields.filter(isAccessLogField);
+  if (spec.sampling !== 100) log.sampling = spec.sampling;
+  return log;
 }
 
 /** Only the classes whose controllerName is ours; the rest are ignored entirely (no status). */

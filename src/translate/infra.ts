@@ -53,6 +53,7 @@ export function fleetInfra(
       .sort((a, b) => a.port - b.port),
   };
   if (first.classState.workers !== undefined) infra.workers = first.classState.workers;
+  if (first.classState.accessLog !== undefined) infra.accessLog = first.classState.accessLog;
   if (inGatewayNamespace) {
     const owner: { gateway: string; uid?: string } = { gateway: first.key };
     if (first.gateway.metadata.uid !== undefined) owner.uid = first.gateway.metadata.uid;

@@ -1,5 +1,6 @@
 // The `portico proxy` command line for a fleet run on this host. Every proxy gets its own loopback address,
 // and its admin, metrics and readiness ports bind that address too, so several proxies never collide.
+import { accessLogArgs, type FleetAccessLog } from '../../ir/access-log.js';
 import { PORTS } from '../../ir/well-known.js';
 
 export interface HostProxyArgsInput {
@@ -19,6 +20,8 @@ export interface HostProxyArgsInput {
   maxDrainSeconds?: number;
   /** Worker processes; absent: the proxy's own default (the CPUs it may use). */
   workers?: number;
+  /** The fleet's access log; absent: the proxy's default. */
+  accessLog?: FleetAccessLog | undefined;
 }
 
 /** The proxy's own ports, on the fleet's address (the proxy CLI's defaults, moved off 0.0.0.0); reserved-ports.ts
@@ -54,5 +57,6 @@ export function hostProxyArgs(input: HostProxyArgsInput): string[] {
   if (input.drainSeconds !== undefined) args.push('--drain-seconds', String(input.drainSeconds));
   if (input.maxDrainSeconds !== undefined) args.push('--max-drain-seconds', String(input.maxDrainSeconds));
   if (input.workers !== undefined) args.push('--workers', String(input.workers));
+  args.push(...accessLogArgs(input.accessLog));
   return args;
 }

@@ -41,6 +41,11 @@ export function proxyLogFile(logDir: string, fleet: string): string {
   return join(logDir, `${fleetInfraName(fleet)}.log`);
 }
 
+/** Where a host proxy's stdout goes: its access log, one line per request, kept apart from its own log. */
+export function proxyAccessLogFile(logDir: string, fleet: string): string {
+  return join(logDir, `${fleetInfraName(fleet)}.access.log`);
+}
+
 function say(ctx: SupervisorContext, fleet: string, line: string): void {
   ctx.log({ fleet, source: 'supervisor', line });
 }
@@ -117,6 +122,7 @@ export function start(ctx: SupervisorContext, slot: Slot): void {
   const started = spawnDetached(argv, {
     env: { ...process.env, ...ctx.options.env },
     logFile,
+    stdoutFile: proxyAccessLogFile(ctx.options.logDir, fleet),
     maxLogBytes: ctx.settings.maxLogBytes,
     onError: (message) => say(ctx, fleet, message),
   });

@@ -17,14 +17,16 @@ import {
   newSlot,
   probe,
   processInfo,
+  proxyAccessLogFile,
   type SupervisorContext,
   sameList,
   sameSpec,
   start,
   stop,
 } from './supervisor-slot.js';
+import { trimLog } from './watched-process.js';
 
-export { backoffDelay, proxyLogFile } from './supervisor-slot.js';
+export { backoffDelay, proxyAccessLogFile, proxyLogFile } from './supervisor-slot.js';
 
 export interface ProxySpec {
   fleet: string;
@@ -202,7 +204,11 @@ export function createProxySupervisor(options: ProxySupervisorOptions): ProxySup
   mkdirSync(options.logDir, { recursive: true, mode: 0o700 });
 
   const probeTimer = setInterval(() => {
-    for (const slot of slots.values()) void probe(ctx, slot);
+    for (const slot of slots.values()) {
+      void probe(ctx, slot);
+      // A busy proxy's access log grows between restarts; its own log is only trimmed when it starts.
+      trimLog(proxyAccessLogFile(options.logDir, slot.spec.fleet), settings.maxLogBytes);
+    }
   }, settings.probeIntervalMs);
   probeTimer.unref();
 

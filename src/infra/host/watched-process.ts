@@ -2,7 +2,7 @@
 // appended to a log file instead of a pipe that would break when the supervisor dies), or one it adopted from
 // an earlier supervisor (not its child: no exit event, so its pid is polled, with the start time guarding reuse).
 import { spawn } from 'node:child_process';
-import { closeSync, fstatSync, openSync, renameSync, statSync } from 'node:fs';
+import { closeSync, copyFileSync, fstatSync, openSync, renameSync, statSync, truncateSync } from 'node:fs';
 import { isAlive, processStartTime } from './process-identity.js';
 
 export interface ProcessExit {
@@ -33,32 +33,33 @@ export interface SpawnedProcess {
 }
 
 /**
- * Starts `argv` detached, its stdout and stderr appended to `logFile` (moved to `<file>.1` first when larger
- * than `maxLogBytes`). `onError` hears why it could not start.
+ * Starts `argv` detached, its stderr appended to `logFile` and its stdout to `stdoutFile` (or `logFile` too),
+ * each moved to `<file>.1` first when larger than `maxLogBytes`. `onError` hears why it could not start.
  */
 export function spawnDetached(
   argv: readonly string[],
   options: {
     env: NodeJS.ProcessEnv;
     logFile: string;
+    stdoutFile?: string;
     maxLogBytes: number;
     onError: (message: string) => void;
   },
 ): SpawnedProcess {
-  try {
-    if (statSync(options.logFile).size > options.maxLogBytes)
-      renameSync(options.logFile, `${options.logFile}.1`);
-  } catch {
-    // No log yet.
-  }
-  const fd = openSync(options.logFile, 'a', 0o600);
+  const fd = openLog(options.logFile, options.maxLogBytes);
+  const outFd = options.stdoutFile === undefined ? fd : openLog(options.stdoutFile, options.maxLogBytes);
   const logOffset = fstatSync(fd).size;
   let child: ReturnType<typeof spawn>;
   try {
     // Its own session: a Ctrl-C or hang-up of the supervisor's terminal never reaches it.
-    child = spawn(argv[0]!, argv.slice(1), { detached: true, stdio: ['ignore', fd, fd], env: options.env });
+    child = spawn(argv[0]!, argv.slice(1), {
+      detached: true,
+      stdio: ['ignore', outFd, fd],
+      env: options.env,
+    });
   } finally {
     closeSync(fd);
+    if (outFd !== fd) closeSync(outFd);
   }
   child.unref();
   const exited = new Promise<ProcessExit>((resolve) => {
@@ -81,6 +82,30 @@ export function spawnDetached(
     spawned,
     logOffset,
   };
+}
+
+function openLog(file: string, maxBytes: number): number {
+  try {
+    if (statSync(file).size > maxBytes) renameSync(file, `${file}.1`);
+  } catch {
+    // No log yet.
+  }
+  return openSync(file, 'a', 0o600);
+}
+
+/**
+ * Keeps a log a running process appends to within `maxBytes`: its content moves to `<file>.1` and the file is
+ * emptied in place, so the writer's descriptor (opened for appending) goes on at the new end. Lines written
+ * between the copy and the truncation are lost, a bounded cost for never growing without end.
+ */
+export function trimLog(file: string, maxBytes: number): void {
+  try {
+    if (statSync(file).size <= maxBytes) return;
+    copyFileSync(file, `${file}.1`);
+    truncateSync(file, 0);
+  } catch {
+    // Gone or unreadable: nothing to trim.
+  }
 }
 
 /** Watches a process another supervisor started; `startTime` (from /proc) tells it from a later one with its pid. */

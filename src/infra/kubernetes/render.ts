@@ -9,6 +9,7 @@ import type {
   V1Volume,
   V1VolumeMount,
 } from '@kubernetes/client-node';
+import { accessLogArgs } from '../../ir/access-log.js';
 import type { DeployType, FleetInfra } from '../../ir/fleet-infra.js';
 import { CA_CONFIGMAP, CONTROLLER_SERVICE, PORTS, PRIVILEGED_PORT_OFFSET } from '../../ir/well-known.js';
 
@@ -194,6 +195,7 @@ export function renderFleetObjects(infra: FleetInfra, options: RenderOptions): F
       String(MAX_DRAIN_SECONDS),
       // Absent: the proxy counts the CPUs its container may use (its CPU limit).
       ...(infra.workers === undefined ? [] : ['--workers', String(infra.workers)]),
+      ...accessLogArgs(infra.accessLog),
     ],
     env: [
       { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },

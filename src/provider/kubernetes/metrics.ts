@@ -34,7 +34,11 @@ export interface ProcessSample {
 export function processSample(): ProcessSample {
   const memory = process.memoryUsage();
   const cpu = process.cpuUsage();
-  return { residentBytes: memory.rss, heapUsedBytes: memory.heapUsed, cpuSeconds: (cpu.user + cpu.system) / 1e6 };
+  return {
+    residentBytes: memory.rss,
+    heapUsedBytes: memory.heapUsed,
+    cpuSeconds: (cpu.user + cpu.system) / 1e6,
+  };
 }
 
 const label = (v: string) => v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
@@ -72,6 +76,8 @@ export function formatMetrics(m: ControllerMetrics, own: ProcessSample = process
     ['', own.residentBytes],
   ]);
   metric('nodejs_heap_size_used_bytes', 'gauge', 'V8 heap in use.', [['', own.heapUsedBytes]]);
-  metric('process_cpu_seconds_total', 'counter', 'User and system CPU time of the process.', [['', own.cpuSeconds]]);
+  metric('process_cpu_seconds_total', 'counter', 'User and system CPU time of the process.', [
+    ['', own.cpuSeconds],
+  ]);
   return `${lines.join('\n')}\n`;
 }

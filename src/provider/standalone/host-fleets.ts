@@ -121,8 +121,9 @@ export function proxySpecs(
   options: ProxySpecOptions,
 ): ProxySpec[] {
   const workersMax = options.proxyWorkersMax ?? DEFAULT_PROXY_WORKERS_MAX;
+  const infraOf = (fleet: string): FleetInfra | undefined => infra.find((i) => i.fleet === fleet);
   const workersOf = (fleet: string): number =>
-    Math.min(infra.find((i) => i.fleet === fleet)?.workers ?? availableParallelism(), workersMax);
+    Math.min(infraOf(fleet)?.workers ?? availableParallelism(), workersMax);
   return fleets.map(({ fleet }) => {
     const address = addresses.get(fleet)!;
     const files = options.tls.fleetFiles(fleet);
@@ -141,6 +142,7 @@ export function proxySpecs(
         serverName: DISCOVERY_SERVER_NAME,
         drainSeconds: options.proxyDrainSeconds,
         workers: workersOf(fleet),
+        accessLog: infraOf(fleet)?.accessLog,
       }),
     };
   });

@@ -14,12 +14,14 @@ function ignore(): void {}
 
 export class H2RequestBody extends Readable implements RequestBody {
   trailers: string[] | undefined = undefined;
+  received = 0;
 
   constructor(private readonly stream: ServerHttp2Stream) {
     super();
     // Whoever reads learns of a broken upload from 'close' (as with an HTTP/1.1 body).
     this.on('error', ignore);
     stream.on('data', (chunk: Buffer) => {
+      this.received += chunk.length;
       if (!this.push(chunk)) stream.pause();
     });
     stream.once('trailers', (headers: IncomingHttpHeaders) => {

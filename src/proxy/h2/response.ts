@@ -21,6 +21,8 @@ export class H2Response implements ProxyResponse {
   statusCode = 200;
   headersSent = false;
   writableFinished = false;
+  bodyBytesSent = 0;
+  readonly protocol = 'HTTP/2';
   listener: ResponseListener | undefined = undefined;
   private pendingHead: OutgoingHttpHeaders | undefined = undefined;
   private trailers: string[] | undefined = undefined;
@@ -49,6 +51,7 @@ export class H2Response implements ProxyResponse {
     if (this.closed || this.writableFinished || this.stream.destroyed) return true;
     this.flushHead();
     if (chunk.length === 0 || this.headRequest) return true;
+    this.bodyBytesSent += chunk.length;
     // A copy: the upstream client may hand views of a buffer it reuses.
     return this.stream.write(Buffer.from(chunk));
   }
@@ -69,8 +72,10 @@ export class H2Response implements ProxyResponse {
       } else {
         this.trailers = hasTrailers ? trailers : undefined;
         this.flushHead();
-        if (hasBody) stream.end(Buffer.from(chunk));
-        else stream.end();
+        if (hasBody) {
+          this.bodyBytesSent += chunk.length;
+          stream.end(Buffer.from(chunk));
+        } else stream.end();
       }
     }
     this.close();

@@ -69,6 +69,16 @@ export function createWorkerProxy(input: WorkerProxyOptions): PorticoProxy {
       drainMs: options.drainMs,
       maxDrainMs: options.maxDrainMs,
       balancing: input.balancing ?? bestAcceptBalancing(),
+      // The settings cross to the workers as JSON: a writer given in-process stays behind (workers use stdout).
+      ...(options.accessLog === undefined
+        ? {}
+        : {
+            accessLog: {
+              format: options.accessLog.format,
+              fields: options.accessLog.fields,
+              sampling: options.accessLog.sampling,
+            },
+          }),
     },
     slots: [],
     nextId: 1,

@@ -1,6 +1,8 @@
 // The messages between a proxy's primary process and its workers (node:cluster IPC, structured clone).
+
 import type { FleetConfig } from '../../ir/fleet-config.js';
 import type { FleetConfigDelta } from '../../ir/fleet-config-patch.js';
+import type { AccessLogOptions } from '../access-log.js';
 import type { MetricsSnapshot } from '../metrics.js';
 import type { Http2Limits, ProxyLimits } from '../options.js';
 import type { ApplyOutcome } from '../proxy.js';
@@ -18,6 +20,8 @@ export interface WorkerSettings {
   drainMs: number;
   maxDrainMs: number;
   balancing: AcceptBalancing;
+  /** Each worker writes its own requests' lines; absent: off. */
+  accessLog?: Omit<AccessLogOptions, 'write'>;
 }
 
 export type ToWorker =

@@ -25,6 +25,7 @@ export function runWorker(settings: WorkerSettings): void {
     drainMs: settings.drainMs,
     maxDrainMs: settings.maxDrainMs,
     reusePort: settings.balancing === 'reuse-port',
+    accessLog: settings.accessLog,
     log: (line) => logToStderr(`worker ${id}: ${line}`),
   });
   let config: FleetConfig | undefined;

@@ -27,10 +27,12 @@ const server = createServer((request, response) => {
     setImmediate(() => process.exit(3));
     return;
   }
+  // As `portico proxy` does: its own log on stderr, one access log line per request on stdout.
+  console.log(`access ${request.url}`);
   response.end(JSON.stringify({ fleet, pid: process.pid, args }));
 });
 server.listen(Number(option('--port') ?? 0), '127.0.0.1', () => {
-  console.log(`listening on ${server.address().port} as ${process.pid}`);
+  console.error(`listening on ${server.address().port} as ${process.pid}`);
   console.error(`fleet ${fleet} warming up`);
 });
 
@@ -38,14 +40,14 @@ const crashAfter = option('--crash-after-ms');
 if (crashAfter !== undefined) setTimeout(() => process.exit(7), Number(crashAfter));
 
 // As `portico proxy` does: reconnect to discovery at once (here: just say so).
-process.on('SIGHUP', () => console.log('SIGHUP: reconnecting'));
+process.on('SIGHUP', () => console.error('SIGHUP: reconnecting'));
 
 process.on('SIGTERM', () => {
   if (args.includes('--ignore-sigterm')) {
-    console.log('ignoring SIGTERM');
+    console.error('ignoring SIGTERM');
     return;
   }
-  console.log('draining');
+  console.error('draining');
   server.close();
   setTimeout(() => process.exit(0), 50);
 });

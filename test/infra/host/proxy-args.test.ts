@@ -27,3 +27,24 @@ test("a host proxy binds its listeners and its own ports on the fleet's address,
   assert.ok(!args.includes('--max-drain-seconds'));
   assert.ok(!args.includes('--token-file'));
 });
+
+test("a fleet's access log settings become the proxy's flags; none means the proxy's default", () => {
+  const base = {
+    fleet: 'default/eg',
+    node: 'n',
+    address: '127.0.1.7',
+    discoveryAddress: '127.0.0.1:18000',
+    caFile: 'ca',
+    certFile: 'crt',
+    keyFile: 'key',
+  };
+  const tail = (args: string[]) => args.slice(args.indexOf('--access-log'));
+  assert.ok(!hostProxyArgs(base).includes('--access-log'));
+  assert.deepEqual(tail(hostProxyArgs({ ...base, accessLog: { format: 'off' } })), ['--access-log', 'off']);
+  assert.deepEqual(
+    tail(
+      hostProxyArgs({ ...base, accessLog: { format: 'text', fields: ['method', 'status'], sampling: 5 } }),
+    ),
+    ['--access-log', 'text', '--access-log-fields', 'method,status', '--access-log-sampling', '5'],
+  );
+});

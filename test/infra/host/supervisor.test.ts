@@ -1,5 +1,14 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
+import {
+  closeSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -12,8 +21,10 @@ import {
   formatProxyLogLine,
   type ProxyLogLine,
   type ProxySupervisorOptions,
+  proxyAccessLogFile,
   proxyLogFile,
 } from '../../../src/infra/host/supervisor.js';
+import { trimLog } from '../../../src/infra/host/watched-process.js';
 import { freePort } from '../../support/http.js';
 
 const FAKE_PROXY = fileURLToPath(new URL('./fake-proxy.mjs', import.meta.url));
@@ -270,9 +281,28 @@ test('proxies run in their own session and write to their log file, never to a p
   }, 'both lines in the log');
   assert.match(log, new RegExp(`listening on \\d+ as ${pid}\\n`));
   assert.match(log, /fleet default\/eg warming up/);
-  for (const fd of [1, 2]) {
-    const target = readlinkSync(`/proc/${pid}/fd/${fd}`);
-    assert.equal(target, proxyLogFile(logDir, 'default/eg'), `fd ${fd}`);
+  // stderr is the proxy's own log; stdout its access log, in a file of its own.
+  assert.equal(readlinkSync(`/proc/${pid}/fd/2`), proxyLogFile(logDir, 'default/eg'));
+  assert.equal(readlinkSync(`/proc/${pid}/fd/1`), proxyAccessLogFile(logDir, 'default/eg'));
+});
+
+test("a proxy's access log is trimmed while it runs: the lines move to .1 and the writer goes on at the start", () => {
+  const dir = mkdtempSync(join(tmpdir(), 'portico-trim-'));
+  const file = join(dir, 'access.log');
+  const fd = openSync(file, 'a');
+  try {
+    writeSync(fd, 'x'.repeat(100));
+    trimLog(file, 200);
+    assert.equal(statSync(file).size, 100, 'under the bound: left alone');
+    writeSync(fd, 'y'.repeat(150));
+    trimLog(file, 200);
+    assert.equal(readFileSync(`${file}.1`, 'utf8'), `${'x'.repeat(100)}${'y'.repeat(150)}`);
+    assert.equal(statSync(file).size, 0);
+    writeSync(fd, 'next line\n');
+    assert.equal(readFileSync(file, 'utf8'), 'next line\n', 'the appending writer continues at the new end');
+  } finally {
+    closeSync(fd);
+    rmSync(dir, { recursive: true, force: true });
   }
 });
 

@@ -149,3 +149,17 @@ test("the Gateway's infrastructure labels and annotations are on every object an
   assert.deepEqual(objects.deployment.spec!.selector.matchLabels, INFRA.labels);
   assert.deepEqual(objects.service.spec!.selector, INFRA.labels);
 });
+
+test("the class's access log settings reach the proxy container's arguments", () => {
+  const { deployment } = renderFleetObjects(
+    { ...INFRA, accessLog: { format: 'json', fields: ['status', 'duration_ms'] } },
+    { image: 'portico:dev', controllerNamespace: 'portico-gateway-system', deployType: 'GatewayNamespace' },
+  );
+  const args = deployment.spec!.template.spec!.containers[0]!.args!;
+  assert.deepEqual(args.slice(args.indexOf('--access-log')), [
+    '--access-log',
+    'json',
+    '--access-log-fields',
+    'status,duration_ms',
+  ]);
+});

@@ -1,0 +1,300 @@
+// The access log with real requests through a real proxy: the documented fields for a forwarded request, the
+// flags of the proxy's own answers, text and JSON lines, sampling, and whole lines in writes a pipe keeps whole.
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import { connect } from 'node:http2';
+import { after, before, describe, it } from 'node:test';
+import {
+  AccessLog,
+  type AccessLogEntry,
+  type AccessLogOptions,
+  accessLogFields,
+  jsonLine,
+  textLine,
+} from '../../src/proxy/access-log.js';
+import { createProxy, type Proxy as PorticoProxy } from '../../src/proxy/index.js';
+import { forward, route, simpleFleet, upstream, vhost } from '../support/fleet.js';
+import { closeServer, httpRequest, listen, until } from '../support/http.js';
+
+const ALL = accessLogFields(
+  [
+    'start_time',
+    'method',
+    'authority',
+    'path',
+    'protocol',
+    'status',
+    'response_flags',
+    'bytes_received',
+    'bytes_sent',
+    'duration_ms',
+    'upstream_host',
+    'upstream_service_time_ms',
+    'route_name',
+    'listener',
+    'request_id',
+    'client_address',
+  ],
+  'test',
+);
+
+interface LoggingProxy {
+  proxy: PorticoProxy;
+  port: number;
+  lines: string[];
+  writes: string[];
+}
+
+async function loggingProxy(
+  backend: number,
+  closedPort: number,
+  accessLog: Omit<AccessLogOptions, 'write'>,
+): Promise<LoggingProxy> {
+  const writes: string[] = [];
+  const lines: string[] = [];
+  const write = (text: string) => {
+    writes.push(text);
+    lines.push(...text.split('\n').filter((l) => l !== ''));
+  };
+  const config = simpleFleet(
+    [
+      vhost(80, 'example.com', [
+        route(forward(['default/closed:80']), { path: { type: 'PathPrefix', value: '/closed' } }),
+        route(forward(['default/slow:80'], { timeoutMs: 200 }), {
+          path: { type: 'PathPrefix', value: '/slow' },
+        }),
+        route(forward(['default/echo:80'])),
+      ]),
+    ],
+    [
+      upstream('default/echo:80', [backend]),
+      upstream('default/slow:80', [backend]),
+      upstream('default/closed:80', [closedPort]),
+    ],
+  );
+  const proxy = createProxy({
+    bindAddress: '127.0.0.1',
+    portMap: () => 0,
+    log: () => {},
+    accessLog: { ...accessLog, write },
+  });
+  assert.deepEqual(await proxy.apply(config), { ok: true, listenerErrors: [] });
+  const port = proxy.addresses().find((a) => a.listener === 'port-80')!.port;
+  return { proxy, port, lines, writes };
+}
+
+async function unusedPort(): Promise<number> {
+  const server = createServer();
+  const port = await listen(server);
+  await closeServer(server);
+  return port;
+}
+
+describe('the access log of a running proxy', () => {
+  let backend: Server;
+  let backendPort: number;
+  let closedPort: number;
+  let json: LoggingProxy;
+
+  before(async () => {
+    backend = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        if (req.url?.startsWith('/slow')) return; // never answers: the route's timeout fires
+        res.end(`got ${Buffer.concat(chunks).length} bytes`);
+      });
+    });
+    backendPort = await listen(backend);
+    closedPort = await unusedPort();
+    json = await loggingProxy(backendPort, closedPort, { format: 'json', fields: ALL, sampling: 1 });
+  });
+
+  after(async () => {
+    await json.proxy.close();
+    await closeServer(backend);
+  });
+
+  it('logs a forwarded HTTP/1.1 request with every documented field', async () => {
+    const reply = await httpRequest(json.port, '/hello?x=1', {
+      method: 'POST',
+      body: 'abcdefghij',
+      headers: { 'x-request-id': 'trace-me-1' },
+    });
+    assert.equal(reply.status, 200);
+    await until(() => json.lines.some((l) => l.includes('trace-me-1')));
+    const entry = JSON.parse(json.lines.find((l) => l.includes('trace-me-1'))!);
+    assert.equal(entry.method, 'POST');
+    assert.equal(entry.authority, 'example.com');
+    assert.equal(entry.path, '/hello?x=1');
+    assert.equal(entry.protocol, 'HTTP/1.1');
+    assert.equal(entry.status, 200);
+    assert.equal(entry.response_flags, undefined);
+    assert.equal(entry.bytes_received, 10);
+    assert.equal(entry.bytes_sent, Buffer.byteLength(reply.body));
+    assert.equal(entry.upstream_host, `127.0.0.1:${backendPort}`);
+    assert.equal(typeof entry.upstream_service_time_ms, 'number');
+    assert.ok(entry.duration_ms >= entry.upstream_service_time_ms - 1);
+    assert.match(entry.route_name, /^default\/r\d+\/rule\/0\/match\/0$/);
+    assert.equal(entry.listener, 'port-80');
+    assert.equal(entry.request_id, 'trace-me-1');
+    assert.match(entry.client_address, /127\.0\.0\.1$/);
+    assert.ok(Math.abs(Date.parse(entry.start_time) - Date.now()) < 60_000);
+  });
+
+  it('logs the id the proxy made for a request that came without one: the id the backend saw', async () => {
+    const seen: string[] = [];
+    const idEcho = createServer((req, res) => {
+      seen.push(String(req.headers['x-request-id']));
+      res.end();
+    });
+    const port = await listen(idEcho);
+    const own = await loggingProxy(port, closedPort, { format: 'json', fields: ['request_id'], sampling: 1 });
+    try {
+      assert.equal((await httpRequest(own.port, '/')).status, 200);
+      await until(() => own.lines.length === 1);
+      assert.deepEqual(JSON.parse(own.lines[0]!), { request_id: seen[0] });
+      assert.match(seen[0]!, /^[0-9a-f-]{36}$/);
+    } finally {
+      await own.proxy.close();
+      await closeServer(idEcho);
+    }
+  });
+
+  it('names why the proxy answered itself: no route, connect failure, upstream timeout', async () => {
+    const before = json.lines.length;
+    assert.equal((await httpRequest(json.port, '/', { host: 'unknown.example' })).status, 404);
+    assert.equal((await httpRequest(json.port, '/closed')).status, 502);
+    assert.equal((await httpRequest(json.port, '/slow')).status, 504);
+    await until(() => json.lines.length >= before + 3);
+    const entries = json.lines.slice(before).map((l) => JSON.parse(l));
+    assert.deepEqual(
+      entries.map((e) => [e.status, e.response_flags]),
+      [
+        [404, 'no_route'],
+        [502, 'upstream_connect_failure'],
+        [504, 'upstream_timeout'],
+      ],
+    );
+    assert.equal(entries[0].upstream_host, undefined);
+    assert.equal(entries[0].route_name, undefined);
+    assert.equal(entries[1].upstream_host, `127.0.0.1:${closedPort}`);
+  });
+
+  it('logs HTTP/2 requests as HTTP/2 with their authority', async () => {
+    const h2 = await loggingProxy(backendPort, closedPort, {
+      format: 'json',
+      fields: ['protocol', 'authority', 'status', 'bytes_sent'],
+      sampling: 1,
+    });
+    const session = connect(`http://127.0.0.1:${h2.port}`);
+    try {
+      const body = await new Promise<string>((resolve, reject) => {
+        const stream = session.request({ ':path': '/', ':authority': 'example.com' });
+        let text = '';
+        stream.setEncoding('utf8');
+        stream.on('data', (c: string) => {
+          text += c;
+        });
+        stream.on('end', () => resolve(text));
+        stream.on('error', reject);
+        stream.end();
+      });
+      await until(() => h2.lines.length === 1);
+      assert.deepEqual(JSON.parse(h2.lines[0]!), {
+        protocol: 'HTTP/2',
+        authority: 'example.com',
+        status: 200,
+        bytes_sent: Buffer.byteLength(body),
+      });
+    } finally {
+      session.close();
+      await h2.proxy.close();
+    }
+  });
+
+  it('writes text lines of the chosen fields, and none at sampling 0', async () => {
+    const text = await loggingProxy(backendPort, closedPort, {
+      format: 'text',
+      fields: ['method', 'path', 'status', 'response_flags'],
+      sampling: 1,
+    });
+    const silent = await loggingProxy(backendPort, closedPort, { format: 'json', fields: ALL, sampling: 0 });
+    try {
+      await httpRequest(text.port, '/a%20b');
+      await httpRequest(silent.port, '/');
+      await until(() => text.lines.length === 1);
+      assert.equal(text.lines[0], 'method=GET path=/a%20b status=200 response_flags=-');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      assert.deepEqual(silent.lines, []);
+    } finally {
+      await text.proxy.close();
+      await silent.proxy.close();
+    }
+  });
+});
+
+const sample: AccessLogEntry = {
+  startMs: Date.UTC(2026, 10, 25, 12, 0, 0),
+  method: 'GET',
+  authority: 'a.example',
+  path: '/with space"quote',
+  protocol: 'HTTP/1.1',
+  status: 200,
+  flag: undefined,
+  bytesReceived: 0,
+  bytesSent: 5,
+  durationMs: 1.23456,
+  upstreamHost: undefined,
+  upstreamServiceTimeMs: undefined,
+  routeName: '-',
+  listener: 'port-80',
+  requestId: 'id',
+  clientAddress: '127.0.0.1',
+};
+
+describe('access log lines', () => {
+  it('JSON leaves absent values out; text shows them as - and quotes what a reader could misparse', () => {
+    assert.deepEqual(JSON.parse(jsonLine(sample, ['start_time', 'path', 'duration_ms', 'upstream_host'])), {
+      start_time: '2026-11-25T12:00:00.000Z',
+      path: '/with space"quote',
+      duration_ms: 1.235,
+    });
+    assert.equal(
+      textLine(sample, ['method', 'path', 'upstream_host', 'route_name']),
+      'method=GET path="/with space\\"quote" upstream_host=- route_name=-',
+    );
+  });
+
+  it('an unknown field is an error that names it', () => {
+    assert.throws(
+      () => accessLogFields(['status', 'nope'], '--access-log-fields'),
+      /--access-log-fields: unknown access log field 'nope'/,
+    );
+  });
+
+  it('gathers a turn of lines into writes of whole lines, each at most 4096 bytes', async () => {
+    const writes: string[] = [];
+    const log = new AccessLog({
+      format: 'json',
+      fields: ['path'],
+      sampling: 1,
+      write: (t) => writes.push(t),
+    });
+    const path = `/${'p'.repeat(100)}`;
+    for (let i = 0; i < 200; i++) log.record({ ...sample, path: `${path}${i}` });
+    assert.equal(writes.length, 0, 'nothing is written inside the turn');
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.ok(writes.length > 1);
+    for (const w of writes) {
+      assert.ok(Buffer.byteLength(w) <= 4096, `a write of ${Buffer.byteLength(w)} bytes`);
+      assert.ok(w.endsWith('\n'));
+    }
+    const lines = writes
+      .join('')
+      .split('\n')
+      .filter((l) => l !== '');
+    assert.equal(lines.length, 200);
+    assert.equal(JSON.parse(lines[199]!).path, `${path}199`);
+  });
+});
