@@ -56,7 +56,9 @@ function send(url: URL, opts: RequestOptions, payload: string | undefined): Prom
   return new Promise((resolve, reject) => {
     const req = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, opts, resolve);
     req.on('error', reject);
-    req.on('timeout', () => req.destroy(new Error(`request to ${url.pathname} timed out`)));
+    req.on('timeout', () =>
+      req.destroy(new PorticoError('E_KUBERNETES', `request to ${url.pathname} timed out`)),
+    );
     req.end(payload);
   });
 }
@@ -96,8 +98,9 @@ async function readWatchEvents(res: IncomingMessage, onEvent: (event: WatchEvent
 export async function createApiClient(kubeconfig?: string): Promise<ApiClient> {
   const { kc, namespace } = await loadKubeConfig(kubeconfig);
   const cluster = kc.getCurrentCluster();
-  if (cluster === null)
+  if (cluster === null) {
     throw new PorticoError('E_CONFIG', `${kubeconfig ?? 'kubeconfig'}: no current cluster`);
+  }
   const server = new URL(cluster.server);
 
   async function options(method: string, path: string, headers: Record<string, string>) {
@@ -131,7 +134,10 @@ export async function createApiClient(kubeconfig?: string): Promise<ApiClient> {
           return;
         }
         if (res.statusCode !== 200) {
-          throw new Error(`watch ${url.pathname}: HTTP ${res.statusCode}: ${await readText(res)}`);
+          throw new PorticoError(
+            'E_KUBERNETES',
+            `watch ${url.pathname}: HTTP ${res.statusCode}: ${await readText(res)}`,
+          );
         }
         await readWatchEvents(res, onEvent);
       })();

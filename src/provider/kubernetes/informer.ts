@@ -1,5 +1,7 @@
 // List + watch of one collection: resumes a dropped watch from its last resourceVersion, relists on 410 Gone,
 // and keeps each item's converted value (and its identity) while the object has not really changed.
+
+import { PorticoError } from '../../platform/errors.js';
 import type { ApiClient, JsonObject, WatchEvent } from './api-client.js';
 import { createInformerStore, type InformerItem, metadataOf } from './informer-store.js';
 
@@ -104,7 +106,9 @@ export function createInformer<T>(options: InformerOptions<T>): Informer<T> {
       store.clear();
       return 'absent';
     }
-    if (reply.status !== 200) throw new Error(`list ${options.path}: HTTP ${reply.status}`);
+    if (reply.status !== 200) {
+      throw new PorticoError('E_KUBERNETES', `list ${options.path}: HTTP ${reply.status}`);
+    }
     store.replace(Array.isArray(reply.body.items) ? (reply.body.items as JsonObject[]) : []);
     resourceVersion = String(metadataOf(reply.body).resourceVersion ?? '');
     return 'listed';

@@ -1,5 +1,7 @@
 // Leader election on a coordination.k8s.io Lease: acquire when free or expired, renew while held, release on
 // stop so a successor takes over at once. Only the leader writes status and infrastructure.
+
+import { PorticoError } from '../../platform/errors.js';
 import type { ApiClient, JsonObject } from './api-client.js';
 
 export interface LeaderElectionOptions {
@@ -114,7 +116,7 @@ async function tryToHold(
     });
     return created.status === 201 || created.status === 200;
   }
-  if (current.status !== 200) throw new Error(`get lease: HTTP ${current.status}`);
+  if (current.status !== 200) throw new PorticoError('E_KUBERNETES', `get lease: HTTP ${current.status}`);
   const lease = current.body;
   const s = (lease.spec ?? {}) as LeaseSpec;
   const { ours, expired } = holding(s, identity, duration);
