@@ -1,6 +1,5 @@
-// List + watch of one collection: resumes a dropped watch from its last resourceVersion, relists on 410 Gone,
-// and keeps each item's converted value (and its identity) while the object has not really changed.
-
+// List + watch of one collection: resumes a dropped watch from its last resourceVersion, relists on 410 Gone.
+// What it keeps of the objects (converted values, kept while an object has not really changed): informer-store.ts.
 import { PorticoError } from '../../platform/errors.js';
 import type { ApiClient, JsonObject, WatchEvent } from './api-client.js';
 import { createInformerStore, type InformerItem, metadataOf } from './informer-store.js';
