@@ -3,6 +3,7 @@
 import { parseArgs } from 'node:util';
 import { createEchoServer, identityFromEnv } from '../echo/server.js';
 import { PorticoError } from '../platform/errors.js';
+import { logToStdout } from '../platform/log-line.js';
 import { serveUntilSignal } from './serve-until-signal.js';
 
 const HELP = `usage: portico echo [--port N] [--host ADDR]
@@ -33,7 +34,7 @@ export async function run(argv: string[]): Promise<number> {
     throw new PorticoError('E_USAGE', `--port: '${rawPort}' is not a port`);
   const server = createEchoServer(identityFromEnv(process.env));
   await serveUntilSignal(server, { host: values.host ?? '0.0.0.0', port }, 'echo', (address) =>
-    console.log(`echo listening on ${address.address}:${address.port}`),
+    logToStdout(`echo listening on ${address.address}:${address.port}`),
   );
   return 0;
 }

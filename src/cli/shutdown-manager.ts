@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util';
 import { PORTS } from '../ir/well-known.js';
 import { PorticoError } from '../platform/errors.js';
 import { parseHostPort } from '../platform/host-port.js';
+import { logToStderr } from '../platform/log-line.js';
 import { drainProxy } from '../shutdown/drain-client.js';
 import { serveUntilSignal } from './serve-until-signal.js';
 
@@ -25,7 +26,7 @@ async function serve(listen: string): Promise<number> {
     res.end(ok ? 'ok\n' : 'not found\n');
   });
   await serveUntilSignal(server, { host, port }, `--listen ${listen}`, () =>
-    console.error(`shutdown-manager listening on ${listen}`),
+    logToStderr(`shutdown-manager listening on ${listen}`),
   );
   return 0;
 }
@@ -60,6 +61,6 @@ export async function run(argv: string[]): Promise<number> {
   parseHostPort(values['proxy-admin'], '--proxy-admin');
   const result = await drainProxy(values['proxy-admin'], seconds * 1000);
   const why = result.error === undefined ? '' : `: ${result.error}`;
-  console.error(`shutdown-manager drain: ${result.outcome}${why} (requests in flight: ${result.inFlight})`);
+  logToStderr(`shutdown-manager drain: ${result.outcome}${why} (requests in flight: ${result.inFlight})`);
   return 0;
 }

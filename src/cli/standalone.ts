@@ -89,7 +89,7 @@ export async function run(argv: string[]): Promise<number> {
     await stopStandalone({
       stateDir: resolve(values['state-dir']),
       claimsDir: values['address-claims-dir'],
-      log: (line) => console.log(line),
+      log: logToStdout,
     });
     return 0;
   }

@@ -116,48 +116,12 @@ export async function openAddressPool(options: AddressPoolOptions = {}): Promise
   const assignments = new Map<string, Assignment>();
   const avoided = new Set<string>();
   const claims = options.claims;
-  let dirty = false;
-
-  if (file !== undefined) {
-    const stored = await readStateFile(file, options.onWarning);
-    const taken = new Set<string>();
-    for (const [fleet, entry] of Object.entries(stored?.fleets ?? {})) {
-      // Entries outside a changed block, or duplicated by hand editing, are dropped rather than trusted.
-      if (!usableSet.has(entry.address) || taken.has(entry.address)) {
-        dirty = true;
-        continue;
-      }
-      taken.add(entry.address);
-      assignments.set(fleet, entry);
-    }
-  }
-
-  function holderOf(address: string): string | undefined {
-    for (const [fleet, entry] of assignments) if (entry.address === address) return fleet;
-    return undefined;
-  }
+  // Entries the state file had but that do not fit (any more) are dropped: the file is then rewritten.
+  let dirty = file !== undefined && (await loadAssignments(file, usableSet, assignments, options.onWarning));
 
   /** Free for `fleet`: not avoided, and claimed host-wide for it (no other controller's live claim). */
   function usableFor(address: string, fleet: string): boolean {
     return !avoided.has(address) && (claims?.claim(address, fleet) ?? true);
-  }
-
-  function pickFree(fleet: string): string {
-    const recorded = new Set([...assignments.values()].map((e) => e.address));
-    const fresh = usable.find((a) => !recorded.has(a) && usableFor(a, fleet));
-    if (fresh !== undefined) return fresh;
-    const released = [...assignments].filter(([, e]) => e.releasedAt !== undefined);
-    released.sort(([, a], [, b]) => ((a.releasedAt ?? '') < (b.releasedAt ?? '') ? -1 : 1));
-    const oldest = released.find(([, e]) => usableFor(e.address, fleet));
-    if (oldest === undefined) {
-      throw new PorticoError(
-        'E_CONFIG',
-        `${source}: ${cidrText} is exhausted: all ${usable.length} addresses are in use by fleets ` +
-          `(of this controller, or claimed by others on this host)`,
-      );
-    }
-    assignments.delete(oldest[0]);
-    return oldest[1].address;
   }
 
   function acquire(fleet: string): string {
@@ -174,8 +138,10 @@ export async function openAddressPool(options: AddressPoolOptions = {}): Promise
       assignments.delete(fleet);
       dirty = true;
     }
-    const address = pickFree(fleet);
-    const previous = holderOf(address);
+    const address =
+      takeFreeAddress(assignments, usable, (a) => usableFor(a, fleet)) ??
+      exhausted(source, cidrText, usable.length);
+    const previous = holderOf(assignments, address);
     if (previous !== undefined) assignments.delete(previous);
     assignments.set(fleet, { address });
     dirty = true;
@@ -204,7 +170,7 @@ export async function openAddressPool(options: AddressPoolOptions = {}): Promise
     avoid(address) {
       avoided.add(address);
       claims?.release(address);
-      const holder = holderOf(address);
+      const holder = holderOf(assignments, address);
       if (holder !== undefined) {
         assignments.delete(holder);
         dirty = true;
@@ -213,14 +179,7 @@ export async function openAddressPool(options: AddressPoolOptions = {}): Promise
     },
     hold(fleet, address) {
       if (!usableSet.has(address) || !usableFor(address, fleet)) return;
-      const holder = holderOf(address);
-      if (holder !== undefined && holder !== fleet && assignments.get(holder)?.releasedAt === undefined)
-        return;
-      if (holder !== undefined && holder !== fleet) assignments.delete(holder);
-      const current = assignments.get(fleet);
-      if (current?.address === address && current.releasedAt === undefined) return;
-      assignments.set(fleet, { address });
-      dirty = true;
+      if (adopt(assignments, fleet, address)) dirty = true;
     },
     get(fleet) {
       const entry = assignments.get(fleet);
@@ -228,14 +187,92 @@ export async function openAddressPool(options: AddressPoolOptions = {}): Promise
     },
     async save() {
       if (file === undefined || !dirty) return;
-      const state: StateFile = {
-        cidr: cidrText,
-        fleets: Object.fromEntries([...assignments].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
-      };
-      await writeFileAtomic(file, `${JSON.stringify(state, null, 2)}\n`);
+      await writeFileAtomic(file, stateFileText(cidrText, assignments));
       dirty = false;
     },
   };
+}
+
+function holderOf(assignments: ReadonlyMap<string, Assignment>, address: string): string | undefined {
+  for (const [fleet, entry] of assignments) if (entry.address === address) return fleet;
+  return undefined;
+}
+
+/**
+ * Records `address` as the fleet's, taking it from a fleet that released it, never from one that holds it; true
+ * when the record changed.
+ */
+function adopt(assignments: Map<string, Assignment>, fleet: string, address: string): boolean {
+  const holder = holderOf(assignments, address);
+  if (holder !== undefined && holder !== fleet && assignments.get(holder)?.releasedAt === undefined)
+    return false;
+  if (holder !== undefined && holder !== fleet) assignments.delete(holder);
+  const current = assignments.get(fleet);
+  if (current?.address === address && current.releasedAt === undefined) return false;
+  assignments.set(fleet, { address });
+  return true;
+}
+
+/**
+ * Fills `assignments` from the state file with the entries that still fit the block; true when some did not (an
+ * address outside a changed block, or one duplicated by hand editing): those are dropped rather than trusted.
+ */
+async function loadAssignments(
+  file: string,
+  usable: ReadonlySet<string>,
+  assignments: Map<string, Assignment>,
+  onWarning: ((message: string) => void) | undefined,
+): Promise<boolean> {
+  const stored = await readStateFile(file, onWarning);
+  const taken = new Set<string>();
+  let dropped = false;
+  for (const [fleet, entry] of Object.entries(stored?.fleets ?? {})) {
+    if (!usable.has(entry.address) || taken.has(entry.address)) {
+      dropped = true;
+      continue;
+    }
+    taken.add(entry.address);
+    assignments.set(fleet, entry);
+  }
+  return dropped;
+}
+
+/**
+ * An address for a fleet that holds none: a never-recorded one first, else the one released longest ago (whose
+ * record is then dropped); undefined when every address is held or not `usable`.
+ */
+function takeFreeAddress(
+  assignments: Map<string, Assignment>,
+  addresses: readonly string[],
+  usable: (address: string) => boolean,
+): string | undefined {
+  const recorded = new Set([...assignments.values()].map((e) => e.address));
+  const fresh = addresses.find((a) => !recorded.has(a) && usable(a));
+  if (fresh !== undefined) return fresh;
+  const released = [...assignments].filter(([, e]) => e.releasedAt !== undefined);
+  released.sort(([, a], [, b]) => ((a.releasedAt ?? '') < (b.releasedAt ?? '') ? -1 : 1));
+  const oldest = released.find(([, e]) => usable(e.address));
+  if (oldest === undefined) return undefined;
+  assignments.delete(oldest[0]);
+  return oldest[1].address;
+}
+
+/** The error when no address of the block is left for a fleet. */
+function exhausted(source: string, cidr: string, size: number): never {
+  throw new PorticoError(
+    'E_CONFIG',
+    `${source}: ${cidr} is exhausted: all ${size} addresses are in use by fleets ` +
+      `(of this controller, or claimed by others on this host)`,
+  );
+}
+
+/** The state file's text: assignments sorted by fleet, so it diffs well. */
+function stateFileText(cidr: string, assignments: ReadonlyMap<string, Assignment>): string {
+  const state: StateFile = {
+    cidr,
+    fleets: Object.fromEntries([...assignments].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
+  };
+  return `${JSON.stringify(state, null, 2)}\n`;
 }
 
 async function readStateFile(

@@ -79,18 +79,18 @@ function metadata(infra: FleetInfra, options: RenderOptions) {
   };
 }
 
+/** How a fleet's proxy authenticates to discovery: what its pod mounts, and the proxy's arguments for it. */
+interface Credentials {
+  volumes: V1Volume[];
+  mounts: V1VolumeMount[];
+  args: string[];
+}
+
 /**
  * Token mode (Gateway Namespace Mode): only the CA and a short-lived, audience-bound token. Mutual TLS mode:
  * the fleet's own client certificate Secret, which no other fleet's pods mount.
  */
-function credentials(
-  infra: FleetInfra,
-  options: RenderOptions,
-): {
-  volumes: V1Volume[];
-  mounts: V1VolumeMount[];
-  args: string[];
-} {
+function credentials(infra: FleetInfra, options: RenderOptions): Credentials {
   if (options.deployType === 'GatewayNamespace') {
     return {
       volumes: [
@@ -166,14 +166,12 @@ const CONTAINER_SECURITY = {
   seccompProfile: SECCOMP,
 };
 
-export function renderFleetObjects(infra: FleetInfra, options: RenderOptions): FleetObjects {
-  const creds = credentials(infra, options);
+function proxyContainer(infra: FleetInfra, options: RenderOptions, creds: Credentials): V1Container {
   const discoveryHost = `${CONTROLLER_SERVICE}.${options.controllerNamespace}.svc`;
-  const pullPolicy = options.imagePullPolicy ?? 'IfNotPresent';
-  const proxy: V1Container = {
+  return {
     name: 'proxy',
     image: options.image,
-    imagePullPolicy: pullPolicy,
+    imagePullPolicy: options.imagePullPolicy ?? 'IfNotPresent',
     args: [
       'proxy',
       '--discovery',
@@ -225,10 +223,13 @@ export function renderFleetObjects(infra: FleetInfra, options: RenderOptions): F
     securityContext: CONTAINER_SECURITY,
     volumeMounts: creds.mounts,
   };
-  const shutdownManager: V1Container = {
+}
+
+function shutdownManagerContainer(options: RenderOptions): V1Container {
+  return {
     name: 'shutdown-manager',
     image: options.image,
-    imagePullPolicy: pullPolicy,
+    imagePullPolicy: options.imagePullPolicy ?? 'IfNotPresent',
     args: ['shutdown-manager', '--listen', `0.0.0.0:${PORTS.shutdownManager}`, '--proxy-admin', PROXY_ADMIN],
     ports: [{ name: 'shutdown', containerPort: PORTS.shutdownManager, protocol: 'TCP' }],
     // No readiness probe: the pod's readiness (and with it Programmed) is the proxy's; this sidecar serves no
@@ -238,7 +239,11 @@ export function renderFleetObjects(infra: FleetInfra, options: RenderOptions): F
     resources: { requests: { cpu: '10m', memory: '32Mi' } },
     securityContext: CONTAINER_SECURITY,
   };
-  const deployment: V1Deployment = {
+}
+
+function fleetDeployment(infra: FleetInfra, options: RenderOptions): V1Deployment {
+  const creds = credentials(infra, options);
+  return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
     metadata: metadata(infra, options),
@@ -264,7 +269,7 @@ export function renderFleetObjects(infra: FleetInfra, options: RenderOptions): F
             fsGroup: 65532,
             seccompProfile: SECCOMP,
           },
-          containers: [proxy, shutdownManager],
+          containers: [proxyContainer(infra, options, creds), shutdownManagerContainer(options)],
           volumes: creds.volumes,
           ...(options.imagePullSecrets?.length
             ? { imagePullSecrets: options.imagePullSecrets.map((name) => ({ name })) }
@@ -273,7 +278,11 @@ export function renderFleetObjects(infra: FleetInfra, options: RenderOptions): F
       },
     },
   };
-  const service: V1Service = {
+}
+
+/** A LoadBalancer Service with one port per listener port, to the proxy's container ports. */
+function fleetService(infra: FleetInfra, options: RenderOptions): V1Service {
+  return {
     apiVersion: 'v1',
     kind: 'Service',
     metadata: metadata(infra, options),
@@ -288,10 +297,17 @@ export function renderFleetObjects(infra: FleetInfra, options: RenderOptions): F
       })),
     },
   };
+}
+
+export function renderFleetObjects(infra: FleetInfra, options: RenderOptions): FleetObjects {
   const serviceAccount: V1ServiceAccount = {
     apiVersion: 'v1',
     kind: 'ServiceAccount',
     metadata: metadata(infra, options),
   };
-  return { serviceAccount, deployment, service };
+  return {
+    serviceAccount,
+    deployment: fleetDeployment(infra, options),
+    service: fleetService(infra, options),
+  };
 }

@@ -33,26 +33,74 @@ export interface ApiClient {
 
 const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
 
-/** A client from `kubeconfig`, or the in-cluster service account when it is undefined. */
-export async function createApiClient(kubeconfig?: string): Promise<ApiClient> {
+/** The kubeconfig file, or the in-cluster service account (and the pod's namespace) when it is undefined. */
+async function loadKubeConfig(kubeconfig?: string): Promise<{ kc: KubeConfig; namespace?: string }> {
   const kc = new KubeConfig();
-  let namespace: string | undefined;
   try {
-    if (kubeconfig !== undefined) kc.loadFromFile(kubeconfig);
-    else {
-      kc.loadFromCluster();
-      const { readFileSync } = await import('node:fs');
-      namespace = readFileSync(`${SERVICE_ACCOUNT_DIR}/namespace`, 'utf8').trim();
+    if (kubeconfig !== undefined) {
+      kc.loadFromFile(kubeconfig);
+      return { kc };
     }
+    kc.loadFromCluster();
+    const { readFileSync } = await import('node:fs');
+    return { kc, namespace: readFileSync(`${SERVICE_ACCOUNT_DIR}/namespace`, 'utf8').trim() };
   } catch (error) {
     const source = kubeconfig ?? 'the in-cluster service account';
     throw new PorticoError('E_CONFIG', `cannot load ${source}: ${(error as Error).message}`, {
       cause: error,
     });
   }
+}
+
+function send(url: URL, opts: RequestOptions, payload: string | undefined): Promise<IncomingMessage> {
+  return new Promise((resolve, reject) => {
+    const req = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, opts, resolve);
+    req.on('error', reject);
+    req.on('timeout', () =>
+      req.destroy(new PorticoError('E_KUBERNETES', `request to ${url.pathname} timed out`)),
+    );
+    req.end(payload);
+  });
+}
+
+async function readText(res: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of res) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** A reply body as an object; a body that is not a JSON object reads as its text in `message`. */
+function replyBody(text: string): JsonObject {
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === 'object' && value !== null ? (value as JsonObject) : {};
+  } catch {
+    return { message: text };
+  }
+}
+
+/** Hands each line of a watch stream to `onEvent` as it arrives, until the stream ends. */
+async function readWatchEvents(res: IncomingMessage, onEvent: (event: WatchEvent) => void): Promise<void> {
+  let buffer = '';
+  for await (const chunk of res) {
+    buffer += (chunk as Buffer).toString('utf8');
+    let newline = buffer.indexOf('\n');
+    while (newline >= 0) {
+      const line = buffer.slice(0, newline).trim();
+      buffer = buffer.slice(newline + 1);
+      if (line !== '') onEvent(JSON.parse(line) as WatchEvent);
+      newline = buffer.indexOf('\n');
+    }
+  }
+}
+
+/** A client from `kubeconfig`, or the in-cluster service account when it is undefined. */
+export async function createApiClient(kubeconfig?: string): Promise<ApiClient> {
+  const { kc, namespace } = await loadKubeConfig(kubeconfig);
   const cluster = kc.getCurrentCluster();
-  if (cluster === null)
+  if (cluster === null) {
     throw new PorticoError('E_CONFIG', `${kubeconfig ?? 'kubeconfig'}: no current cluster`);
+  }
   const server = new URL(cluster.server);
 
   async function options(method: string, path: string, headers: Record<string, string>) {
@@ -60,15 +108,6 @@ export async function createApiClient(kubeconfig?: string): Promise<ApiClient> {
     await kc.applyToHTTPSOptions(opts);
     const url = new URL(path, server);
     return { url, opts };
-  }
-
-  function send(url: URL, opts: RequestOptions, payload: string | undefined): Promise<IncomingMessage> {
-    return new Promise((resolve, reject) => {
-      const req = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, opts, resolve);
-      req.on('error', reject);
-      req.on('timeout', () => req.destroy(new Error(`request to ${url.pathname} timed out`)));
-      req.end(payload);
-    });
   }
 
   return {
@@ -81,17 +120,7 @@ export async function createApiClient(kubeconfig?: string): Promise<ApiClient> {
           : { 'content-type': contentType, 'content-length': String(Buffer.byteLength(payload)) };
       const { url, opts } = await options(method, path, headers);
       const res = await send(url, { ...opts, timeout: 30_000 }, payload);
-      const chunks: Buffer[] = [];
-      for await (const chunk of res) chunks.push(chunk as Buffer);
-      const text = Buffer.concat(chunks).toString('utf8');
-      let parsed: JsonObject = {};
-      try {
-        const value: unknown = JSON.parse(text);
-        if (typeof value === 'object' && value !== null) parsed = value as JsonObject;
-      } catch {
-        parsed = { message: text };
-      }
-      return { status: res.statusCode ?? 0, body: parsed };
+      return { status: res.statusCode ?? 0, body: replyBody(await readText(res)) };
     },
     watch(path, onEvent) {
       let stopped = false;
@@ -105,23 +134,12 @@ export async function createApiClient(kubeconfig?: string): Promise<ApiClient> {
           return;
         }
         if (res.statusCode !== 200) {
-          const chunks: Buffer[] = [];
-          for await (const chunk of res) chunks.push(chunk as Buffer);
-          throw new Error(
-            `watch ${url.pathname}: HTTP ${res.statusCode}: ${Buffer.concat(chunks).toString()}`,
+          throw new PorticoError(
+            'E_KUBERNETES',
+            `watch ${url.pathname}: HTTP ${res.statusCode}: ${await readText(res)}`,
           );
         }
-        let buffer = '';
-        for await (const chunk of res) {
-          buffer += (chunk as Buffer).toString('utf8');
-          let newline = buffer.indexOf('\n');
-          while (newline >= 0) {
-            const line = buffer.slice(0, newline).trim();
-            buffer = buffer.slice(newline + 1);
-            if (line !== '') onEvent(JSON.parse(line) as WatchEvent);
-            newline = buffer.indexOf('\n');
-          }
-        }
+        await readWatchEvents(res, onEvent);
       })();
       return {
         done: done.catch((error: unknown) => {

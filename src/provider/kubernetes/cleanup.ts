@@ -3,6 +3,7 @@
 // Lease. Proxies drain as their pods terminate; Gateways and routes, the users' objects, stay.
 import { CONTROLLER_NAMESPACE_LABEL } from '../../infra/kubernetes/render.js';
 import { MANAGED_BY, MANAGED_BY_LABEL } from '../../ir/well-known.js';
+import { PorticoError } from '../../platform/errors.js';
 import { type ApiClient, expectStatus, type JsonObject } from './api-client.js';
 import { leaseName } from './leader-election.js';
 import { collectionPath, objectPath } from './watched-kinds.js';
@@ -78,7 +79,9 @@ async function stopController(options: CleanupOptions, timeoutMs = 90_000): Prom
       [200],
     );
     if (((pods.items ?? []) as unknown[]).length === 0) return;
-    if (Date.now() > deadline) throw new Error(`the controller's pods in ${namespace} did not stop`);
+    if (Date.now() > deadline) {
+      throw new PorticoError('E_KUBERNETES', `the controller's pods in ${namespace} did not stop`);
+    }
     await new Promise((r) => setTimeout(r, 500));
   }
 }

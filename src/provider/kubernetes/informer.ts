@@ -1,11 +1,10 @@
-// List + watch of one collection: resumes a dropped watch from its last resourceVersion, relists on 410 Gone,
-// and keeps each item's converted value (and its identity) while the object has not really changed.
+// List + watch of one collection: resumes a dropped watch from its last resourceVersion, relists on 410 Gone.
+// What it keeps of the objects (converted values, kept while an object has not really changed): informer-store.ts.
+import { PorticoError } from '../../platform/errors.js';
 import type { ApiClient, JsonObject, WatchEvent } from './api-client.js';
+import { createInformerStore, type InformerItem, metadataOf } from './informer-store.js';
 
-export interface InformerItem<T> {
-  raw: JsonObject;
-  value: T;
-}
+export type { InformerItem } from './informer-store.js';
 
 export interface InformerOptions<T> {
   client: ApiClient;
@@ -42,25 +41,49 @@ export interface Informer<T> {
   version(): number;
 }
 
-interface Entry<T> extends InformerItem<T> {
-  fingerprint: string;
+/** Watches `path` until the stream ends; true when an ERROR event (410 Gone, say) calls for a new list. */
+async function watchUntilEnd(
+  client: ApiClient,
+  path: string,
+  onEvent: (event: WatchEvent) => void,
+  started: (handle: { stop(): void }) => void,
+): Promise<boolean> {
+  let relist = false;
+  const handle = client.watch(path, (event) => {
+    if (event.type === 'ERROR') {
+      relist = true;
+      handle.stop();
+      return;
+    }
+    onEvent(event);
+  });
+  started(handle);
+  await handle.done;
+  return relist;
 }
 
-function metadataOf(raw: JsonObject): { namespace?: string; name?: string; resourceVersion?: string } {
-  const m = raw.metadata;
-  return typeof m === 'object' && m !== null ? (m as { namespace?: string; name?: string }) : {};
-}
-
-export function keyOf(raw: JsonObject): string {
-  const m = metadataOf(raw);
-  return m.namespace === undefined ? (m.name ?? '') : `${m.namespace}/${m.name ?? ''}`;
+/** Calls `attempt` until it answers, every `retryMs` after a failure; undefined when stopped meanwhile. */
+async function retryUntilAnswered<R>(
+  attempt: () => Promise<R>,
+  retryMs: number,
+  stopped: () => boolean,
+  failed: (error: Error) => void,
+): Promise<R | undefined> {
+  for (;;) {
+    try {
+      return await attempt();
+    } catch (error) {
+      failed(error as Error);
+      await new Promise((resolve) => setTimeout(resolve, retryMs));
+      if (stopped()) return undefined;
+    }
+  }
 }
 
 export function createInformer<T>(options: InformerOptions<T>): Informer<T> {
   const retryMs = options.retryMs ?? 1000;
   const absentRetryMs = options.absentRetryMs ?? 30_000;
-  let entries = new Map<string, Entry<T>>();
-  let version = 0;
+  const store = createInformerStore(options);
   let stopped = false;
   let resourceVersion = '';
   let current: { stop(): void } | undefined;
@@ -68,26 +91,6 @@ export function createInformer<T>(options: InformerOptions<T>): Informer<T> {
 
   const listPath = options.query === undefined ? options.path : `${options.path}?${options.query}`;
   const watchQuery = options.query === undefined ? '' : `${options.query}&`;
-  const essentials = options.essentials;
-
-  function upsert(target: Map<string, Entry<T>>, received: JsonObject, previous?: Entry<T>): boolean {
-    const raw = essentials === undefined ? received : essentials(received);
-    const object = { apiVersion: options.apiVersion, kind: options.kind, ...raw };
-    const key = keyOf(object);
-    const fingerprint = options.fingerprint(object);
-    if (previous !== undefined && previous.fingerprint === fingerprint) {
-      // Same content: keep the value (identity) but remember the newest raw object (resourceVersion, status).
-      target.set(key, { ...previous, raw: object });
-      return false;
-    }
-    const value = options.convert(object);
-    if (value === undefined) {
-      target.delete(key);
-      return previous !== undefined;
-    }
-    target.set(key, { raw: object, value, fingerprint });
-    return true;
-  }
 
   function pause(ms: number): Promise<void> {
     return new Promise<void>((resolve) => {
@@ -99,28 +102,14 @@ export function createInformer<T>(options: InformerOptions<T>): Informer<T> {
   async function list(): Promise<'listed' | 'absent'> {
     const reply = await options.client.request('GET', listPath);
     if (reply.status === 404 && options.mayBeAbsent === true) {
-      if (entries.size > 0) {
-        entries = new Map();
-        version++;
-        options.onChange();
-      }
+      store.clear();
       return 'absent';
     }
-    if (reply.status !== 200) throw new Error(`list ${options.path}: HTTP ${reply.status}`);
-    const items = Array.isArray(reply.body.items) ? (reply.body.items as JsonObject[]) : [];
-    const next = new Map<string, Entry<T>>();
-    let changed = false;
-    for (const raw of items) {
-      const key = keyOf(raw);
-      if (upsert(next, raw, entries.get(key))) changed = true;
+    if (reply.status !== 200) {
+      throw new PorticoError('E_KUBERNETES', `list ${options.path}: HTTP ${reply.status}`);
     }
-    for (const key of entries.keys()) if (!next.has(key)) changed = true;
-    entries = next;
+    store.replace(Array.isArray(reply.body.items) ? (reply.body.items as JsonObject[]) : []);
     resourceVersion = String(metadataOf(reply.body).resourceVersion ?? '');
-    if (changed) {
-      version++;
-      options.onChange();
-    }
     return 'listed';
   }
 
@@ -136,22 +125,10 @@ export function createInformer<T>(options: InformerOptions<T>): Informer<T> {
     if (!stopped) options.log(`${options.path} is served now`);
   }
 
-  function onEvent(event: WatchEvent): 'relist' | undefined {
+  function onEvent(event: WatchEvent): void {
     const meta = metadataOf(event.object);
-    if (event.type === 'ERROR') {
-      return 'relist';
-    }
     if (meta.resourceVersion !== undefined) resourceVersion = meta.resourceVersion;
-    if (event.type === 'BOOKMARK') return undefined;
-    const key = keyOf(event.object);
-    let changed: boolean;
-    if (event.type === 'DELETED') changed = entries.delete(key);
-    else changed = upsert(entries, event.object, entries.get(key));
-    if (changed) {
-      version++;
-      options.onChange();
-    }
-    return undefined;
+    if (event.type !== 'BOOKMARK' && event.type !== 'ERROR') store.apply(event.type, event.object);
   }
 
   async function loop(absent: boolean): Promise<void> {
@@ -160,18 +137,10 @@ export function createInformer<T>(options: InformerOptions<T>): Informer<T> {
     while (!stopped) {
       try {
         if (needList && (await list()) === 'absent') await awaitServed();
-        needList = false;
         const path = `${options.path}?${watchQuery}watch=1&allowWatchBookmarks=true&resourceVersion=${resourceVersion}`;
-        let relist = false;
-        const handle = options.client.watch(path, (event) => {
-          if (onEvent(event) === 'relist') {
-            relist = true;
-            handle.stop();
-          }
+        needList = await watchUntilEnd(options.client, path, onEvent, (handle) => {
+          current = handle;
         });
-        current = handle;
-        await handle.done;
-        if (relist) needList = true;
       } catch (error) {
         if (stopped) return;
         options.log(`watch ${options.path}: ${(error as Error).message}; relisting`);
@@ -183,25 +152,16 @@ export function createInformer<T>(options: InformerOptions<T>): Informer<T> {
 
   return {
     async start() {
-      let listed: 'listed' | 'absent';
-      for (;;) {
-        try {
-          listed = await list();
-          break;
-        } catch (error) {
-          options.log(`list ${options.path}: ${(error as Error).message}; retrying`);
-          await new Promise((resolve) => setTimeout(resolve, retryMs));
-          if (stopped) return;
-        }
-      }
-      void loop(listed === 'absent');
+      const failed = (error: Error) => options.log(`list ${options.path}: ${error.message}; retrying`);
+      const listed = await retryUntilAnswered(list, retryMs, () => stopped, failed);
+      if (listed !== undefined) void loop(listed === 'absent');
     },
     stop() {
       stopped = true;
       current?.stop();
       if (timer !== undefined) clearTimeout(timer);
     },
-    items: () => entries,
-    version: () => version,
+    items: store.items,
+    version: store.version,
   };
 }

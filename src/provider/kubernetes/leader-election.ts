@@ -1,5 +1,7 @@
 // Leader election on a coordination.k8s.io Lease: acquire when free or expired, renew while held, release on
 // stop so a successor takes over at once. Only the leader writes status and infrastructure.
+
+import { PorticoError } from '../../platform/errors.js';
 import type { ApiClient, JsonObject } from './api-client.js';
 
 export interface LeaderElectionOptions {
@@ -35,10 +37,109 @@ function microTime(ms: number): string {
   return new Date(ms).toISOString().replace('Z', '000Z');
 }
 
+interface LeaseSpec {
+  holderIdentity?: string;
+  renewTime?: string;
+  leaseDurationSeconds?: number;
+  acquireTime?: string;
+  leaseTransitions?: number;
+}
+
+/** The spec `identity` writes when it takes or renews the lease: renewed now, acquired now unless given. */
+function heldSpec(
+  identity: string,
+  durationSeconds: number,
+  acquireTime: string | undefined,
+  transitions: number,
+): JsonObject {
+  const now = microTime(Date.now());
+  return {
+    holderIdentity: identity,
+    leaseDurationSeconds: durationSeconds,
+    acquireTime: acquireTime ?? now,
+    renewTime: now,
+    leaseTransitions: transitions,
+  };
+}
+
+/** Whether `identity` holds the lease already, and whether its holder (if any) let it expire. */
+function holding(
+  spec: LeaseSpec,
+  identity: string,
+  durationSeconds: number,
+): { ours: boolean; expired: boolean } {
+  const renewed = spec.renewTime === undefined ? 0 : Date.parse(spec.renewTime);
+  const expired =
+    spec.holderIdentity === undefined ||
+    spec.holderIdentity === '' ||
+    renewed + (spec.leaseDurationSeconds ?? durationSeconds) * 1000 < Date.now();
+  return { ours: spec.holderIdentity === identity, expired };
+}
+
+/**
+ * Empties the holder, so another replica acquires without waiting for expiry. Checked against the stored Lease,
+ * not against what this replica believes: a write that was in flight at stop may have taken it meanwhile.
+ */
+async function releaseLease(client: ApiClient, leasePath: string, identity: string): Promise<void> {
+  const current = await client.request('GET', leasePath).catch(() => undefined);
+  const lease = current?.body;
+  const spec = (lease?.spec ?? {}) as JsonObject;
+  if (lease === undefined || spec.holderIdentity !== identity) return;
+  await client
+    .request('PUT', leasePath, { ...lease, spec: { ...spec, holderIdentity: '' } })
+    .catch(() => undefined);
+}
+
+function leasesPath(namespace: string): string {
+  return `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases`;
+}
+
+/**
+ * One try to take the lease (free or expired) or renew it (ours): whether it is held afterwards; undefined when
+ * `stopped()` came while the Lease was read, then nothing was written.
+ */
+async function tryToHold(
+  options: LeaderElectionOptions,
+  duration: number,
+  stopped: () => boolean,
+): Promise<boolean | undefined> {
+  const { client, identity } = options;
+  const leasePath = `${leasesPath(options.namespace)}/${options.name}`;
+  const current = await client.request('GET', leasePath);
+  if (stopped()) return undefined;
+  if (current.status === 404) {
+    const created = await client.request('POST', leasesPath(options.namespace), {
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: { name: options.name, namespace: options.namespace },
+      spec: heldSpec(identity, duration, undefined, 0),
+    });
+    return created.status === 201 || created.status === 200;
+  }
+  if (current.status !== 200) throw new PorticoError('E_KUBERNETES', `get lease: HTTP ${current.status}`);
+  const lease = current.body;
+  const s = (lease.spec ?? {}) as LeaseSpec;
+  const { ours, expired } = holding(s, identity, duration);
+  if (!ours && !expired) return false;
+  const transitions = (s.leaseTransitions ?? 0) + (ours ? 0 : 1);
+  const updated = await client.request('PUT', leasePath, {
+    ...lease,
+    spec: heldSpec(identity, duration, ours ? s.acquireTime : undefined, transitions),
+  });
+  return updated.status === 200;
+}
+
+/** Waits for `promise`, but no longer than `ms`. */
+async function settledWithin(promise: Promise<unknown>, ms: number): Promise<void> {
+  let bound: NodeJS.Timeout | undefined;
+  await Promise.race([promise, new Promise((r) => (bound = setTimeout(r, ms)))]);
+  clearTimeout(bound);
+}
+
 export function startLeaderElection(options: LeaderElectionOptions): LeaderElection {
   const duration = options.leaseDurationSeconds ?? 15;
   const retryMs = options.retryMs ?? 2000;
-  const path = `/apis/coordination.k8s.io/v1/namespaces/${options.namespace}/leases`;
+  const leasePath = `${leasesPath(options.namespace)}/${options.name}`;
   let leading = false;
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
@@ -59,55 +160,9 @@ export function startLeaderElection(options: LeaderElectionOptions): LeaderElect
     else setLeading(held);
   }
 
-  function spec(acquireTime: string | undefined, transitions: number): JsonObject {
-    const now = microTime(Date.now());
-    return {
-      holderIdentity: options.identity,
-      leaseDurationSeconds: duration,
-      acquireTime: acquireTime ?? now,
-      renewTime: now,
-      leaseTransitions: transitions,
-    };
-  }
-
   async function attempt(): Promise<void> {
-    const current = await options.client.request('GET', `${path}/${options.name}`);
-    if (stopped) return;
-    if (current.status === 404) {
-      const created = await options.client.request('POST', path, {
-        apiVersion: 'coordination.k8s.io/v1',
-        kind: 'Lease',
-        metadata: { name: options.name, namespace: options.namespace },
-        spec: spec(undefined, 0),
-      });
-      settle(created.status === 201 || created.status === 200);
-      return;
-    }
-    if (current.status !== 200) throw new Error(`get lease: HTTP ${current.status}`);
-    const lease = current.body;
-    const s = (lease.spec ?? {}) as {
-      holderIdentity?: string;
-      renewTime?: string;
-      leaseDurationSeconds?: number;
-      acquireTime?: string;
-      leaseTransitions?: number;
-    };
-    const ours = s.holderIdentity === options.identity;
-    const renewed = s.renewTime === undefined ? 0 : Date.parse(s.renewTime);
-    const expired =
-      s.holderIdentity === undefined ||
-      s.holderIdentity === '' ||
-      renewed + (s.leaseDurationSeconds ?? duration) * 1000 < Date.now();
-    if (!ours && !expired) {
-      setLeading(false);
-      return;
-    }
-    const transitions = (s.leaseTransitions ?? 0) + (ours ? 0 : 1);
-    const updated = await options.client.request('PUT', `${path}/${options.name}`, {
-      ...lease,
-      spec: spec(ours ? s.acquireTime : undefined, transitions),
-    });
-    settle(updated.status === 200);
+    const held = await tryToHold(options, duration, () => stopped);
+    if (held !== undefined) settle(held);
   }
 
   async function tick(): Promise<void> {
@@ -133,20 +188,10 @@ export function startLeaderElection(options: LeaderElectionOptions): LeaderElect
       const wasLeading = leading;
       if (timer !== undefined) clearTimeout(timer);
       // Bounded: an API server that does not answer must not hold up shutdown for the whole grace period.
-      let bound: NodeJS.Timeout | undefined;
-      await Promise.race([inflight, new Promise((r) => (bound = setTimeout(r, STOP_WAIT_MS)))]);
-      clearTimeout(bound);
+      await settledWithin(inflight, STOP_WAIT_MS);
       if (!wasLeading && !leading && !tookAfterStop) return;
       setLeading(false);
-      // Release: an empty holder lets another replica acquire without waiting for expiry. Checked against the
-      // stored Lease, not `leading`: a write that was in flight when stop() came may have taken it meanwhile.
-      const current = await options.client.request('GET', `${path}/${options.name}`).catch(() => undefined);
-      const lease = current?.body;
-      const spec = (lease?.spec ?? {}) as JsonObject;
-      if (lease === undefined || spec.holderIdentity !== options.identity) return;
-      await options.client
-        .request('PUT', `${path}/${options.name}`, { ...lease, spec: { ...spec, holderIdentity: '' } })
-        .catch(() => undefined);
+      await releaseLease(options.client, leasePath, options.identity);
     },
   };
 }

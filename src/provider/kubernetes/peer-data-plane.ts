@@ -5,6 +5,7 @@ import { get } from 'node:http';
 import type { ResourceSnapshot } from '../../api/snapshot.js';
 import type { NodeState } from '../../discovery/server.js';
 import { CONTROLLER_SERVICE, PORTS } from '../../ir/well-known.js';
+import { PorticoError } from '../../platform/errors.js';
 
 export const DATA_PLANE_PATH = '/dataplane';
 
@@ -101,12 +102,14 @@ function parseNode(value: unknown): NodeState | undefined {
 export function parseDataPlaneReport(text: string): DataPlaneReport {
   const value: unknown = JSON.parse(text);
   if (!isRecord(value) || typeof value.identity !== 'string' || !Array.isArray(value.nodes)) {
-    throw new Error('not a data plane report: expected {identity, nodes[]}');
+    throw new PorticoError('E_PEER_REPORT', 'not a data plane report: expected {identity, nodes[]}');
   }
   const nodes: NodeState[] = [];
   for (const [i, raw] of value.nodes.entries()) {
     const node = parseNode(raw);
-    if (node === undefined) throw new Error(`nodes[${i}]: expected {node, fleet, appliedGateways}`);
+    if (node === undefined) {
+      throw new PorticoError('E_PEER_REPORT', `nodes[${i}]: expected {node, fleet, appliedGateways}`);
+    }
     nodes.push(node);
   }
   return { identity: value.identity, nodes };
@@ -122,7 +125,7 @@ function fetchReport(address: string, credential: string, timeoutMs: number): Pr
       res.on('error', reject);
       res.on('end', () => {
         if (res.statusCode !== 200) {
-          reject(new Error(`HTTP ${res.statusCode}`));
+          reject(new PorticoError('E_PEER_REPORT', `HTTP ${res.statusCode}`));
           return;
         }
         try {
@@ -132,7 +135,9 @@ function fetchReport(address: string, credential: string, timeoutMs: number): Pr
         }
       });
     });
-    req.on('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
+    req.on('timeout', () =>
+      req.destroy(new PorticoError('E_PEER_REPORT', `no answer within ${timeoutMs} ms`)),
+    );
     req.on('error', reject);
   });
 }

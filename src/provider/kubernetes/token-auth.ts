@@ -1,6 +1,7 @@
 // Gateway Namespace Mode discovery auth: TokenReview authenticates a proxy's projected token (audience,
 // group system:serviceaccounts); authorization binds it to exactly its own fleet and its own pod.
 import type { DiscoveryAuth, Identity } from '../../discovery/server.js';
+import { PorticoError } from '../../platform/errors.js';
 import type { ApiClient, JsonObject } from './api-client.js';
 
 export const POD_NAME_EXTRA = 'authentication.kubernetes.io/pod-name';
@@ -39,7 +40,7 @@ export function tokenAuth(options: TokenAuthOptions): DiscoveryAuth {
         spec: { token, audiences: [audience] },
       });
       if (reply.status !== 201 && reply.status !== 200) {
-        throw new Error(`token review failed: HTTP ${reply.status}`);
+        throw new PorticoError('E_KUBERNETES', `token review failed: HTTP ${reply.status}`);
       }
       const status = (reply.body.status ?? {}) as JsonObject;
       const user = (status.user ?? {}) as {
@@ -48,10 +49,12 @@ export function tokenAuth(options: TokenAuthOptions): DiscoveryAuth {
         extra?: Record<string, string[]>;
       };
       const audiences = (status.audiences ?? []) as string[];
-      if (status.authenticated !== true) throw new Error('token not authenticated');
-      if (!audiences.includes(audience)) throw new Error(`token audience is not ${audience}`);
+      if (status.authenticated !== true) throw new PorticoError('E_AUTH', 'token not authenticated');
+      if (!audiences.includes(audience)) {
+        throw new PorticoError('E_AUTH', `token audience is not ${audience}`);
+      }
       if (!(user.groups ?? []).includes('system:serviceaccounts')) {
-        throw new Error('token is not a service account token');
+        throw new PorticoError('E_AUTH', 'token is not a service account token');
       }
       const identity: Identity = {
         username: user.username ?? '',
