@@ -47,7 +47,11 @@ options:
                                DataPlaneProxy's spec.workers, else this machine's CPUs, up to N
   --stop-proxies-on-exit       on SIGTERM/SIGINT, drain and stop the proxies too
   --stop                       stop the controller using --state-dir and drain all its proxies, then exit
-  -h, --help                   show this help`;
+  -h, --help                   show this help
+
+diagnostics:
+  --trace-events FILE          append a timestamped line to FILE as each edit passes a stage (file event, read,
+                               translated, sent; in the proxies: received, applied, swapped)`;
 
 function workersMax(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
@@ -75,6 +79,7 @@ const OPTIONS = {
   'proxy-drain-seconds': { type: 'string' },
   'stop-proxies-on-exit': { type: 'boolean', default: false },
   stop: { type: 'boolean', default: false },
+  'trace-events': { type: 'string' },
   help: { type: 'boolean', short: 'h', default: false },
 } satisfies ParseArgsConfig['options'];
 
@@ -138,6 +143,8 @@ export async function run(argv: string[]): Promise<number> {
     controllerNamespace: values['controller-namespace'],
     proxyDrainSeconds: drain === undefined ? undefined : Number(drain),
     proxyWorkersMax: workersMax(values['proxy-workers-max']),
+    // Absolute: the proxies append to it too, from their own working directory.
+    traceEvents: values['trace-events'] === undefined ? undefined : resolve(values['trace-events']),
     log,
   });
   const signal = await stopSignal();

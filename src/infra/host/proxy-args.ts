@@ -19,6 +19,8 @@ export interface HostProxyArgsInput {
   maxDrainSeconds?: number;
   /** Worker processes; absent: the proxy's own default (the CPUs it may use). */
   workers?: number;
+  /** The file the proxy appends its stage timestamps to (diagnostics). */
+  traceEvents?: string;
 }
 
 /** The proxy's own ports, on the fleet's address (the proxy CLI's defaults, moved off 0.0.0.0); reserved-ports.ts
@@ -54,5 +56,6 @@ export function hostProxyArgs(input: HostProxyArgsInput): string[] {
   if (input.drainSeconds !== undefined) args.push('--drain-seconds', String(input.drainSeconds));
   if (input.maxDrainSeconds !== undefined) args.push('--max-drain-seconds', String(input.maxDrainSeconds));
   if (input.workers !== undefined) args.push('--workers', String(input.workers));
+  if (input.traceEvents !== undefined) args.push('--trace-events', input.traceEvents);
   return args;
 }

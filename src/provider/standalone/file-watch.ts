@@ -8,7 +8,7 @@ import { readdir, realpath, stat } from 'node:fs/promises';
 import { basename, dirname, extname, join, sep } from 'node:path';
 import { PorticoError } from '../../platform/errors.js';
 import { logToStderr } from '../../platform/log-line.js';
-import { traceStage } from '../../trace/propagation-trace.js';
+import type { StageTrace } from '../../trace/propagation-trace.js';
 import { type DirectoryWatchers, directoryWatchers } from './directory-watchers.js';
 import { type GatherWindow, gatherWindow, type SerialQueue, serialQueue } from './event-batching.js';
 import { type KnownFiles, knownFiles } from './known-files.js';
@@ -36,6 +36,8 @@ export interface FileWatchOptions {
   /** A file must stay gone (or empty) this long before it is reported removed (or emptied), so editors'
    * rename-and-replace and in-place truncate-then-write are no removal. */
   removalDelayMs?: number;
+  /** Told when an event arrives, its batch is gathered and its files are read (diagnostics). */
+  trace?: StageTrace;
 }
 
 export interface FileWatcher {
@@ -59,7 +61,7 @@ interface Watch {
   settings: typeof DEFAULTS;
   onBatch: FileWatchOptions['onBatch'];
   onError: (error: PorticoError) => void;
-  trace: typeof traceStage;
+  trace: StageTrace;
   roots: WatchRoots;
   known: KnownFiles;
   watchers: DirectoryWatchers;
@@ -80,7 +82,7 @@ export async function watchFiles(options: FileWatchOptions): Promise<FileWatcher
     settings,
     onBatch: options.onBatch,
     onError,
-    trace: traceStage,
+    trace: options.trace ?? (() => {}),
     roots: await resolveWatchRoots(options.paths),
     known: knownFiles(onError),
     watchers: directoryWatchers((dir, filename) => onEvent(w, dir, filename)),

@@ -18,6 +18,8 @@ export interface WorkerSettings {
   drainMs: number;
   maxDrainMs: number;
   balancing: AcceptBalancing;
+  /** The file a worker appends its stage timestamps to (diagnostics: `--trace-events`). */
+  traceEvents?: string;
 }
 
 export type ToWorker =
