@@ -1,4 +1,4 @@
-// Reads a PORTICO_TRACE_PROPAGATION file written during bench/propagation.ts and prints, per stage of one
+// Reads the --trace-events file written during bench/propagation.ts and prints, per stage of one
 // edit (file write → first 200), the wall time since the previous stage and, within one process, its CPU time.
 // The proxy's Ack (after the swap) runs alongside the first 200, so it is not a stage here.
 import { readFile } from 'node:fs/promises';

@@ -3,16 +3,18 @@
 // routes are rewritten continuously and traffic on unchanged routes counts every non-2xx (target: zero).
 // Peer in the same run: a request on an existing route (the floor any propagation figure includes).
 // Run: npm run bench:propagation [-- --routes 1000 --churn-routes 200 --churn-interval-ms 20]
+// `--trace-events FILE` also prints where the time of an idle edit goes, stage by stage: this process, the
+// controller and its proxies all append to FILE (the controller is given the same flag and passes it on).
 import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { Agent, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createEchoServer } from '../src/echo/server.js';
-import { traceStage, tracingPropagation } from '../src/trace/propagation-trace.js';
+import { appendStageTrace, type StageTrace } from '../src/trace/propagation-trace.js';
 import { baseYaml, routeYaml } from './propagation-fixtures.js';
 import { stageBreakdown } from './propagation-stages.js';
 
@@ -22,8 +24,11 @@ const { values } = parseArgs({
     'churn-routes': { type: 'string', default: '200' },
     'churn-interval-ms': { type: 'string', default: '20' },
     pool: { type: 'string', default: '127.0.199.0/24' },
+    'trace-events': { type: 'string' },
   },
 });
+const TRACE_FILE = values['trace-events'] === undefined ? undefined : resolve(values['trace-events']);
+const traceStage: StageTrace = TRACE_FILE === undefined ? () => {} : appendStageTrace(TRACE_FILE);
 const ROUTES = Number(values.routes);
 const CHURN_ROUTES = Number(values['churn-routes']);
 const CHURN_INTERVAL_MS = Number(values['churn-interval-ms']);
@@ -57,6 +62,7 @@ const controller = spawn(
     '--proxy-drain-seconds',
     '0',
     '--stop-proxies-on-exit',
+    ...(TRACE_FILE === undefined ? [] : ['--trace-events', TRACE_FILE]),
   ],
   { stdio: ['ignore', 'pipe', 'inherit'] },
 );
@@ -124,7 +130,7 @@ async function addRoutes(prefix: string, count: number): Promise<number[]> {
 const pollsBefore = polls;
 const added = await addRoutes('route', ROUTES);
 const idlePolls = polls - pollsBefore;
-if (tracingPropagation) traceStage('bench-idle-done');
+traceStage('bench-idle-done');
 
 // Churn: steady routes rewritten back to back; traffic on the unchanged added routes counts non-2xx.
 let churning = true;
@@ -180,7 +186,7 @@ console.log(summary('request on an existing route (floor)', floorMs));
 console.log(summary('route added, idle', added));
 console.log(summary('route added, while routes change', addedUnderChurn));
 console.log(`polls per added route (idle): ${(idlePolls / Math.max(1, ROUTES)).toFixed(1)}`);
-if (tracingPropagation) console.log(await stageBreakdown(process.env.PORTICO_TRACE_PROPAGATION!));
+if (TRACE_FILE !== undefined) console.log(await stageBreakdown(TRACE_FILE));
 const failures = [...trafficFailures].map(([k, n]) => `${k}×${n}`).join(', ') || 'none';
 console.log(
   `while changing: ${churnWrites} route rewrites, ${trafficOk} requests on unchanged routes, non-2xx: ${failures}`,

@@ -1,19 +1,13 @@
 // `npm start`: the standalone quickstart. Starts the two echo backends named in examples/quickstart, then the
 // standalone controller on those files, and prints the requests to try once the Gateway is programmed.
+// Arguments after `--` go to `portico standalone`, e.g. to run it beside another controller:
+//   npm start -- --admin-address 127.0.0.1:0 --discovery-address 127.0.0.1:0 --state-dir /tmp/qs
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const main = `${root}dist/cli/main.js`;
-// Overrides let tests run it beside another controller; the defaults are the documented ones.
-const env = process.env;
-const controllerArgs = [
-  ['--admin-address', env.PORTICO_ADMIN_ADDRESS],
-  ['--discovery-address', env.PORTICO_DISCOVERY_ADDRESS],
-  ['--address-pool', env.PORTICO_ADDRESS_POOL],
-  ['--state-dir', env.PORTICO_STATE_DIR],
-  ['--proxy-drain-seconds', env.PORTICO_PROXY_DRAIN_SECONDS],
-].flatMap(([option, value]) => (value === undefined ? [] : [option, value]));
+const controllerArgs = process.argv.slice(2);
 const children = [];
 
 function start(args, env, stdio) {

@@ -14,6 +14,7 @@ import { runStaticProxy } from '../proxy/index.js';
 import { drainOnSignal } from '../proxy/signals.js';
 import { defaultWorkerCount } from '../proxy/workers/cpu-count.js';
 import { createProxyWithWorkers } from '../proxy/workers/pool.js';
+import { appendStageTrace, type StageTrace } from '../trace/propagation-trace.js';
 import { ACCESS_LOG_FLAGS_HELP, accessLogOption } from './access-log-option.js';
 
 const LOOPBACK = '127.0.0.1';
@@ -42,6 +43,9 @@ const HELP = `usage: portico proxy --discovery HOST:PORT --fleet KEY --node ID -
                             its cgroup CPU quota, else its affinity mask); 1 serves in this process
 ${ACCESS_LOG_FLAGS_HELP}
 
+diagnostics:
+  --trace-events FILE       append a timestamped line to FILE as each config arrives, is applied and swapped in
+
 Exits 98 when its admin, metrics or ready address is in use (a supervisor then moves it elsewhere).`;
 
 function seconds(value: string, option: string): number {
@@ -58,6 +62,11 @@ async function readRequired(path: string | undefined, option: string): Promise<s
   } catch (error) {
     throw new PorticoError('E_IO', `${option}: cannot read ${path}: ${(error as Error).message}`);
   }
+}
+
+/** The in-process hook, and the file for worker processes (a hook cannot cross into them). */
+function traceEvents(file: string | undefined): { trace?: StageTrace; traceEvents?: string } {
+  return file === undefined ? {} : { trace: appendStageTrace(file), traceEvents: file };
 }
 
 function workerCount(value: string | undefined): number {
@@ -93,6 +102,7 @@ export async function run(argv: string[]): Promise<number> {
       'access-log': { type: 'string', default: 'json' },
       'access-log-fields': { type: 'string' },
       'access-log-sampling': { type: 'string', default: '100' },
+      'trace-events': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -136,6 +146,7 @@ export async function run(argv: string[]): Promise<number> {
       values['access-log-fields'],
       values['access-log-sampling'],
     ),
+    ...traceEvents(values['trace-events']),
   };
   if (values['config-file'] !== undefined) return runStaticProxy(values['config-file'], runtime);
   if (values.discovery === undefined || values.fleet === undefined || values['ca-file'] === undefined) {
@@ -176,6 +187,7 @@ export async function run(argv: string[]): Promise<number> {
     // Projected tokens rotate on disk: read the file anew for every connection.
     token: tokenFile === undefined ? undefined : async () => (await readFile(tokenFile, 'utf8')).trim(),
     apply: (config, version) => proxy.apply(config, version),
+    trace: runtime.trace,
     log: (level, message) => {
       if (level !== 'debug') log(`discovery ${level}: ${message}`);
     },

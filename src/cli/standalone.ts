@@ -1,10 +1,11 @@
 // `portico standalone`: the controller on one machine, from YAML files, with proxies as local processes.
 import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
+import { type ParseArgsConfig, parseArgs } from 'node:util';
 import {
   DEFAULT_CONTROLLER_NAMESPACE,
   defaultControllerConfig,
+  type PorticoGatewayConfig,
   parseControllerConfig,
 } from '../api/controller-config.js';
 import { DEFAULT_CLAIMS_DIR } from '../infra/host/address-claims.js';
@@ -46,7 +47,11 @@ options:
                                DataPlaneProxy's spec.workers, else this machine's CPUs, up to N
   --stop-proxies-on-exit       on SIGTERM/SIGINT, drain and stop the proxies too
   --stop                       stop the controller using --state-dir and drain all its proxies, then exit
-  -h, --help                   show this help`;
+  -h, --help                   show this help
+
+diagnostics:
+  --trace-events FILE          append a timestamped line to FILE as each edit passes a stage (file event, read,
+                               translated, sent; in the proxies: received, applied, swapped)`;
 
 function workersMax(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
@@ -59,40 +64,31 @@ function workersMax(value: string | undefined): number | undefined {
   return n;
 }
 
-export async function run(argv: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      file: { type: 'string', short: 'f', multiple: true, default: [] },
-      config: { type: 'string' },
-      'state-dir': { type: 'string', default: DEFAULT_STATE_DIR },
-      'admin-address': { type: 'string', default: DEFAULT_ADMIN_ADDRESS },
-      'discovery-address': { type: 'string', default: DEFAULT_DISCOVERY_ADDRESS },
-      'allow-remote-admin': { type: 'boolean', default: false },
-      'allow-remote-discovery': { type: 'boolean', default: false },
-      'address-pool': { type: 'string', default: DEFAULT_ADDRESS_POOL },
-      'proxy-workers-max': { type: 'string' },
-      'address-claims-dir': { type: 'string', default: DEFAULT_CLAIMS_DIR },
-      'controller-namespace': { type: 'string', default: DEFAULT_CONTROLLER_NAMESPACE },
-      'proxy-drain-seconds': { type: 'string' },
-      'stop-proxies-on-exit': { type: 'boolean', default: false },
-      stop: { type: 'boolean', default: false },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-    strict: true,
-  });
-  if (values.help) {
-    console.log(HELP);
-    return 0;
-  }
-  if (values.stop) {
-    await stopStandalone({
-      stateDir: resolve(values['state-dir']),
-      claimsDir: values['address-claims-dir'],
-      log: logToStdout,
-    });
-    return 0;
-  }
+const OPTIONS = {
+  file: { type: 'string', short: 'f', multiple: true, default: [] as string[] },
+  config: { type: 'string' },
+  'state-dir': { type: 'string', default: DEFAULT_STATE_DIR },
+  'admin-address': { type: 'string', default: DEFAULT_ADMIN_ADDRESS },
+  'discovery-address': { type: 'string', default: DEFAULT_DISCOVERY_ADDRESS },
+  'allow-remote-admin': { type: 'boolean', default: false },
+  'allow-remote-discovery': { type: 'boolean', default: false },
+  'address-pool': { type: 'string', default: DEFAULT_ADDRESS_POOL },
+  'proxy-workers-max': { type: 'string' },
+  'address-claims-dir': { type: 'string', default: DEFAULT_CLAIMS_DIR },
+  'controller-namespace': { type: 'string', default: DEFAULT_CONTROLLER_NAMESPACE },
+  'proxy-drain-seconds': { type: 'string' },
+  'stop-proxies-on-exit': { type: 'boolean', default: false },
+  stop: { type: 'boolean', default: false },
+  'trace-events': { type: 'string' },
+  help: { type: 'boolean', short: 'h', default: false },
+} satisfies ParseArgsConfig['options'];
+
+type StandaloneArgs = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; strict: true }>>['values'];
+
+/** The configuration (default, or --config's) and every resource path, from -f and the configuration. */
+async function configAndPaths(
+  values: StandaloneArgs,
+): Promise<{ config: PorticoGatewayConfig; paths: string[] }> {
   let config = defaultControllerConfig();
   const paths = values.file.map((p) => resolve(p));
   if (values.config !== undefined) {
@@ -113,12 +109,31 @@ export async function run(argv: string[]): Promise<number> {
       `standalone: no resources: give -f PATH or provider.standalone.paths\n\n${HELP}`,
     );
   }
+  return { config, paths };
+}
+
+export async function run(argv: string[]): Promise<number> {
+  const { values } = parseArgs({ args: argv, options: OPTIONS, strict: true });
+  if (values.help) {
+    console.log(HELP);
+    return 0;
+  }
+  const stateDir = resolve(values['state-dir']);
+  if (values.stop) {
+    await stopStandalone({
+      stateDir,
+      claimsDir: values['address-claims-dir'],
+      log: logToStdout,
+    });
+    return 0;
+  }
+  const { config, paths } = await configAndPaths(values);
   const drain = values['proxy-drain-seconds'];
   const log = logToStdout;
   const controller = await startStandalone({
     config,
     paths,
-    stateDir: resolve(values['state-dir']),
+    stateDir,
     adminAddress: values['admin-address'],
     discoveryAddress: values['discovery-address'],
     allowRemoteAdmin: values['allow-remote-admin'],
@@ -128,6 +143,8 @@ export async function run(argv: string[]): Promise<number> {
     controllerNamespace: values['controller-namespace'],
     proxyDrainSeconds: drain === undefined ? undefined : Number(drain),
     proxyWorkersMax: workersMax(values['proxy-workers-max']),
+    // Absolute: the proxies append to it too, from their own working directory.
+    traceEvents: values['trace-events'] === undefined ? undefined : resolve(values['trace-events']),
     log,
   });
   const signal = await stopSignal();
@@ -136,7 +153,7 @@ export async function run(argv: string[]): Promise<number> {
     stopProxies
       ? `${signal}: draining proxies and stopping`
       : `${signal}: stopping; the proxies keep serving their last config ` +
-          `(to stop them: portico standalone --stop --state-dir ${resolve(values['state-dir'])})`,
+          `(to stop them: portico standalone --stop --state-dir ${stateDir})`,
   );
   await controller.close({ stopProxies });
   log('stopped');

@@ -13,7 +13,7 @@ import {
 import { FLEET_CONFIG_SCHEMA_VERSION, type FleetConfig } from '../ir/fleet-config.js';
 import { patchFleetConfig } from '../ir/fleet-config-patch.js';
 import { DISCOVERY_SERVER_NAME } from '../ir/well-known.js';
-import { traceStage } from '../trace/propagation-trace.js';
+import type { StageTrace } from '../trace/propagation-trace.js';
 import { type Backoff, reconnectDelayMs } from './backoff.js';
 import type { DiscoveryLog } from './log.js';
 import { type ClientMessage, type ServerMessage, streamMethod } from './protocol.js';
@@ -51,6 +51,8 @@ export interface DiscoveryClientOptions {
   /** How long one connection attempt may take before it is abandoned. Default 10 s. */
   connectTimeoutMs?: number;
   log?: DiscoveryLog;
+  /** Told when a config arrives, is assembled and is applied (diagnostics: `--trace-events`). */
+  trace?: StageTrace;
 }
 
 export interface DiscoveryClientStatus {
@@ -79,6 +81,7 @@ type Stream = ClientDuplexStream<ClientMessage, ServerMessage>;
 
 export function startDiscoveryClient(options: DiscoveryClientOptions): DiscoveryClient {
   const log: DiscoveryLog = options.log ?? (() => {});
+  const trace: StageTrace = options.trace ?? (() => {});
   const backoff = options.backoff ?? DEFAULT_BACKOFF;
   const connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
   const method = streamMethod();
@@ -177,7 +180,7 @@ export function startDiscoveryClient(options: DiscoveryClientOptions): Discovery
     let received = false;
     call.on('data', (message: ServerMessage) => {
       if (call !== current) return;
-      traceStage('proxy-received', message.version);
+      trace('proxy-received', message.version);
       if (!received) {
         received = true;
         connected = true;
@@ -272,7 +275,7 @@ export function startDiscoveryClient(options: DiscoveryClientOptions): Discovery
       message.full || appliedConfig === undefined || !uniqueKeys(message)
         ? assembleFleetConfig(options.fleet, candidate.values())
         : patchFleetConfig(appliedConfig, received, message.removed);
-    traceStage('proxy-assembled', message.version);
+    trace('proxy-assembled', message.version);
 
     let outcome: ApplyOutcome;
     if (message.full && appliedVersion !== undefined && sameResources(candidate, applied)) {
@@ -289,7 +292,7 @@ export function startDiscoveryClient(options: DiscoveryClientOptions): Discovery
       reject(outcome.error);
       return;
     }
-    traceStage('proxy-applied', message.version);
+    trace('proxy-applied', message.version);
     const rejected = [...unparsed, ...(outcome.rejected ?? [])];
     applied = candidate;
     appliedConfig = config;

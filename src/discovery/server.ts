@@ -12,7 +12,7 @@ import {
 import { fleetOfSubjectAltName } from '../certificates/certs.js';
 import { FLEET_CONFIG_SCHEMA_VERSION, FLEET_RESOURCE_TYPES, type FleetConfig } from '../ir/fleet-config.js';
 import { PorticoError } from '../platform/errors.js';
-import { traceStage } from '../trace/propagation-trace.js';
+import type { StageTrace } from '../trace/propagation-trace.js';
 import type { DiscoveryLog } from './log.js';
 import type { Ack, ClientMessage, Hello, Nack, ServerMessage } from './protocol.js';
 import { discoveryService } from './protocol.js';
@@ -68,6 +68,8 @@ export interface DiscoveryServerOptions {
   reviewRate?: RateLimit;
   /** Acks and Nacks one stream may have handled; beyond it only the latest waits. Default 16, then 4/s. */
   reportRate?: RateLimit;
+  /** Told when a fleet's new config is diffed (diagnostics: `--trace-events`). */
+  trace?: StageTrace;
 }
 
 export interface NodeState {
@@ -508,7 +510,7 @@ export function createDiscoveryServer(options: DiscoveryServerOptions): Discover
         'debug',
         `discovery: fleet ${config.fleet} version ${fleet.version}: ${delta.changed.length} changed, ${delta.removed.length} removed`,
       );
-      traceStage('discovery-diffed', String(fleet.version));
+      options.trace?.('discovery-diffed', String(fleet.version));
       let deltaMessage: ServerMessage | undefined;
       for (const stream of fleet.streams) {
         if (!wasKnown || stream.needsFull) send(stream, message(fleet, true));

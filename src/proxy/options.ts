@@ -1,5 +1,6 @@
 // Every knob of the proxy runtime with its default, in one place.
 import { logToStderr } from '../platform/log-line.js';
+import type { StageTrace } from '../trace/propagation-trace.js';
 import type { AccessLogOptions } from './access-log.js';
 
 export type LoadBalancing = 'round-robin' | 'least-request';
@@ -103,6 +104,8 @@ export interface ProxyOptions {
   accessLog?: AccessLogOptions;
   /** Called once when a drain starts (signal or admin API), e.g. to stop claiming to serve. */
   onDraining?: () => void;
+  /** Told when a config is validated, compiled and swapped in (diagnostics: `--trace-events`). */
+  trace?: StageTrace;
 }
 
 export const DEFAULT_PROXY_OPTIONS: ProxyOptions = {

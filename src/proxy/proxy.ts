@@ -4,7 +4,6 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { FleetConfig, Listener, TlsSecret, VirtualHost } from '../ir/fleet-config.js';
 import { type RejectedResource, validateFleetResources } from '../ir/validate.js';
 import { isPorticoError } from '../platform/errors.js';
-import { traceStage } from '../trace/propagation-trace.js';
 import { AccessLog } from './access-log.js';
 import { type SideServer, sideServerAddress, startSideServers } from './admin.js';
 import { H2EndpointPool } from './h2/upstream-pools.js';
@@ -163,9 +162,9 @@ export function createProxy(input: ProxyOptionsInput = {}): InProcessProxy {
     let snapshot: ReturnType<typeof compileSnapshot>;
     try {
       ({ config, rejected } = validateFleetResources(value, rt.snapshot?.config));
-      traceStage('proxy-validated', version);
+      options.trace?.('proxy-validated', version);
       snapshot = compileSnapshot(config, version ?? versionOf(config), compiledVirtualHosts);
-      traceStage('proxy-compiled', version);
+      options.trace?.('proxy-compiled', version);
     } catch (error) {
       return { ok: false, error: message(error) };
     }
@@ -184,7 +183,7 @@ export function createProxy(input: ProxyOptionsInput = {}): InProcessProxy {
     }
     // Swap first: from here every new request, on any socket, routes by the new config.
     rt.snapshot = snapshot;
-    traceStage('proxy-swapped', version);
+    options.trace?.('proxy-swapped', version);
     appliedAt = new Date().toISOString();
     for (const [name, b] of bound) {
       const next = usable.find((l) => l.name === name);

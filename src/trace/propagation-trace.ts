@@ -1,21 +1,29 @@
-// Opt-in timestamps along one config edit (file event → proxy swap), for finding where propagation time goes.
-// PORTICO_TRACE_PROPAGATION=<file>: every process (controller, proxies) appends `<epoch ms> <pid> <cpu µs>
-// <stage> <detail>` lines to that file; unset, each call is one comparison.
+// Timestamps along one config edit (file event → proxy swap), for finding where propagation time goes: an
+// operator's diagnostics, on only when a command is given `--trace-events FILE`, which it turns into this hook.
 import { openSync, writeSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
+import { PorticoError } from '../platform/errors.js';
 
-const target = process.env.PORTICO_TRACE_PROPAGATION;
-let fd: number | undefined;
+/** Called when a config edit reaches `stage`; `detail` names what (a file, a version). */
+export type StageTrace = (stage: string, detail?: string) => void;
 
-/** Whether stage timestamps are being written (so callers can skip building details). */
-export const tracingPropagation = target !== undefined && target !== '';
-
-/** Records that `stage` was reached now; `detail` names what (a file, a version). */
-export function traceStage(stage: string, detail = ''): void {
-  if (!tracingPropagation) return;
-  fd ??= openSync(target!, 'a');
-  const cpu = process.cpuUsage();
-  const now = (performance.timeOrigin + performance.now()).toFixed(3);
-  // One write per line with O_APPEND: lines of several processes never interleave.
-  writeSync(fd, `${now} ${process.pid} ${cpu.user + cpu.system} ${stage} ${detail}\n`);
+/**
+ * A StageTrace appending `<epoch ms> <pid> <cpu µs> <stage> <detail>` lines to `file`, which several processes
+ * (the controller, its proxies and their workers) may share. `option` names the file's source in an error.
+ */
+export function appendStageTrace(file: string, option = '--trace-events'): StageTrace {
+  let fd: number;
+  try {
+    fd = openSync(file, 'a');
+  } catch (error) {
+    throw new PorticoError('E_IO', `${option}: cannot open ${file}: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+  return (stage, detail = '') => {
+    const cpu = process.cpuUsage();
+    const now = (performance.timeOrigin + performance.now()).toFixed(3);
+    // One write per line with O_APPEND: lines of several processes never interleave.
+    writeSync(fd, `${now} ${process.pid} ${cpu.user + cpu.system} ${stage} ${detail}\n`);
+  };
 }

@@ -22,6 +22,8 @@ export interface HostProxyArgsInput {
   workers?: number;
   /** The fleet's access log; absent: the proxy's default. */
   accessLog?: FleetAccessLog | undefined;
+  /** The file the proxy appends its stage timestamps to (diagnostics). */
+  traceEvents?: string;
 }
 
 /** The proxy's own ports, on the fleet's address (the proxy CLI's defaults, moved off 0.0.0.0); reserved-ports.ts
@@ -58,5 +60,6 @@ export function hostProxyArgs(input: HostProxyArgsInput): string[] {
   if (input.maxDrainSeconds !== undefined) args.push('--max-drain-seconds', String(input.maxDrainSeconds));
   if (input.workers !== undefined) args.push('--workers', String(input.workers));
   args.push(...accessLogArgs(input.accessLog));
+  if (input.traceEvents !== undefined) args.push('--trace-events', input.traceEvents);
   return args;
 }

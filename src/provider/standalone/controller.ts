@@ -6,7 +6,7 @@ import { createDiscoveryServer, type DiscoveryServer } from '../../discovery/ser
 import { formatHostPort, parseHostPort } from '../../platform/host-port.js';
 import { requireLoopback } from '../../platform/listen-scope.js';
 import { createRunner, type ResourceSource, type Runner } from '../../runner/runner.js';
-import { traceStage } from '../../trace/propagation-trace.js';
+import { appendStageTrace, type StageTrace } from '../../trace/propagation-trace.js';
 import type { DataPlaneState } from '../../translate/index.js';
 import { dataPlaneState } from '../data-plane-state.js';
 import { type AdminServer, startAdminServer } from './admin-server.js';
@@ -47,6 +47,8 @@ export interface StandaloneOptions {
   proxyStopGraceMs?: number;
   /** Most worker processes per proxy (default 4): a fleet gets its DataPlaneProxy's workers or the CPUs, up to this. */
   proxyWorkersMax?: number;
+  /** Diagnostics: the controller and the proxies it starts append stage timestamps of every edit to this file. */
+  traceEvents?: string;
 }
 
 export interface StandaloneController {
@@ -117,6 +119,7 @@ interface StandaloneParts {
   discovery: DiscoveryServer;
   discoveryAddress: string;
   tls: StandaloneDiscoveryTls;
+  trace: StageTrace | undefined;
 }
 
 /** The runner fed by the files, publishing to discovery, running host proxies, announcing Gateways. */
@@ -150,7 +153,7 @@ function createStandaloneRunner(options: StandaloneOptions, parts: StandalonePar
       log(
         `error: reconcile failed, the last good state keeps serving: ${(error as Error).stack ?? String(error)}`,
       ),
-    trace: traceStage,
+    trace: parts.trace,
   });
   return runner;
 }
@@ -159,12 +162,14 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
   const { log, config } = options;
   const controllerName = config.gateway.controllerName;
   requireLocalAddresses(options);
+  const trace = options.traceEvents === undefined ? undefined : appendStageTrace(options.traceEvents);
   const lock = acquireControllerLock(options.stateDir);
   const tls = await standaloneDiscoveryTls(options.stateDir, options.controllerNamespace);
   const discovery: DiscoveryServer = createDiscoveryServer({
     address: options.discoveryAddress,
     tls: tls.server,
     auth: { mode: 'mtls' },
+    trace,
     log: (level, message) => {
       if (level === 'warn' || level === 'error') log(`discovery ${level}: ${message}`);
     },
@@ -180,15 +185,16 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
   const dataPlaneChanged = (): void => runner?.settle();
   const host = await openHostFleets({ ...options, onChange: dataPlaneChanged });
   const store = await openResourceStore({ stateDir: options.stateDir });
-  const started = createStandaloneRunner(options, { store, host, discovery, discoveryAddress, tls });
+  const started = createStandaloneRunner(options, { store, host, discovery, discoveryAddress, tls, trace });
   runner = started;
   discovery.on('change', dataPlaneChanged);
 
-  const batches = fileBatches(store, started, options.paths, log);
+  const batches = fileBatches(store, started, options.paths, log, trace);
   const watcher = await watchFiles({
     paths: options.paths,
     onBatch: (batch) => batches.apply(batch),
     onError: (error) => log(`error: ${error.message}`),
+    trace,
   });
   const admin: AdminServer = await startAdminServer({
     address: options.adminAddress,

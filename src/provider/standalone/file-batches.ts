@@ -2,7 +2,7 @@
 // object metadata (uid, creation time, generation) is saved at most once a second, off that path.
 import { formatResourceError } from '../../api/common.js';
 import type { Runner } from '../../runner/runner.js';
-import { traceStage } from '../../trace/propagation-trace.js';
+import type { StageTrace } from '../../trace/propagation-trace.js';
 import type { FileBatch } from './file-watch.js';
 import type { ResourceStore } from './resource-store.js';
 
@@ -19,6 +19,7 @@ export function fileBatches(
   runner: Runner,
   paths: readonly string[],
   log: (line: string) => void,
+  trace: StageTrace = () => {},
 ): FileBatches {
   let firstBatch = true;
   let saveTimer: NodeJS.Timeout | undefined;
@@ -46,7 +47,7 @@ export function fileBatches(
   return {
     async apply(batch) {
       const result = store.apply(batch);
-      traceStage('parsed');
+      trace('parsed');
       for (const e of result.errors) log(`error: ${formatResourceError(e)}`);
       report(batch, result.changed);
       if (result.changed || !runner.ready()) await runner.now();

@@ -111,6 +111,8 @@ export interface ProxySpecOptions {
   proxyDrainSeconds?: number;
   /** Most worker processes per proxy: a fleet gets its DataPlaneProxy's workers or the CPUs, up to this. */
   proxyWorkersMax?: number;
+  /** The file the proxies append their stage timestamps to (diagnostics). */
+  traceEvents?: string;
 }
 
 /** The process each fleet runs as, on the address the pool gave it. */
@@ -143,6 +145,7 @@ export function proxySpecs(
         drainSeconds: options.proxyDrainSeconds,
         workers: workersOf(fleet),
         accessLog: infraOf(fleet)?.accessLog,
+        traceEvents: options.traceEvents,
       }),
     };
   });

@@ -29,6 +29,8 @@ export interface WorkerProxyOptions extends ProxyOptionsInput {
   workers: number;
   /** Default: the best the running Node offers (bestAcceptBalancing). */
   balancing?: AcceptBalancing;
+  /** Workers append stage timestamps to this file: the `trace` hook cannot cross into their processes. */
+  traceEvents?: string;
 }
 
 /** Everything the primary knows about its workers. */
@@ -79,6 +81,7 @@ export function createWorkerProxy(input: WorkerProxyOptions): PorticoProxy {
               sampling: options.accessLog.sampling,
             },
           }),
+      traceEvents: input.traceEvents,
     },
     slots: [],
     nextId: 1,

@@ -22,6 +22,8 @@ export interface WorkerSettings {
   balancing: AcceptBalancing;
   /** Each worker writes its own requests' lines; absent: off. */
   accessLog?: Omit<AccessLogOptions, 'write'>;
+  /** The file a worker appends its stage timestamps to (diagnostics: `--trace-events`). */
+  traceEvents?: string;
 }
 
 export type ToWorker =

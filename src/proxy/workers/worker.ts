@@ -5,6 +5,7 @@ import { isMainThread } from 'node:worker_threads';
 import type { FleetConfig } from '../../ir/fleet-config.js';
 import { patchFleetConfig } from '../../ir/fleet-config-patch.js';
 import { logToStderr } from '../../platform/log-line.js';
+import { appendStageTrace } from '../../trace/propagation-trace.js';
 import { createProxy } from '../proxy.js';
 import type { FromWorker, ToWorker, WorkerSettings } from './protocol.js';
 
@@ -27,6 +28,7 @@ export function runWorker(settings: WorkerSettings): void {
     reusePort: settings.balancing === 'reuse-port',
     accessLog: settings.accessLog,
     log: (line) => logToStderr(`worker ${id}: ${line}`),
+    trace: settings.traceEvents === undefined ? undefined : appendStageTrace(settings.traceEvents),
   });
   let config: FleetConfig | undefined;
 

@@ -9,15 +9,15 @@ import { defer, echoBody, eventually, send, tempDir } from './harness.js';
 
 test('the quickstart starts, prints working curl commands, and stops cleanly on SIGINT', async (t) => {
   const dir = await tempDir(t, 'quickstart');
-  const script = spawn(process.execPath, [join(REPO_ROOT, 'scripts/quickstart.mjs')], {
-    env: {
-      ...process.env,
-      PORTICO_ADMIN_ADDRESS: '127.0.0.1:0',
-      PORTICO_DISCOVERY_ADDRESS: '127.0.0.1:0',
-      PORTICO_ADDRESS_POOL: '127.0.31.0/24',
-      PORTICO_STATE_DIR: join(dir, 'state'),
-      PORTICO_PROXY_DRAIN_SECONDS: '0',
-    },
+  // As `npm start -- OPTIONS` runs it: the options go on to `portico standalone`.
+  const options = [
+    ['--admin-address', '127.0.0.1:0'],
+    ['--discovery-address', '127.0.0.1:0'],
+    ['--address-pool', '127.0.31.0/24'],
+    ['--state-dir', join(dir, 'state')],
+    ['--proxy-drain-seconds', '0'],
+  ].flat();
+  const script = spawn(process.execPath, [join(REPO_ROOT, 'scripts/quickstart.mjs'), ...options], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
