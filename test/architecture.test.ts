@@ -24,7 +24,7 @@ const BELOW_PROVIDER = [
 /** Folder → the folders it may import besides itself (docs/architecture.md, "Folders and what each may import"). */
 const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
   platform: [],
-  trace: [],
+  trace: ['platform'],
   api: ['platform'],
   ir: ['platform'],
   translate: ['api', 'ir', 'platform'],
