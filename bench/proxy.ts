@@ -60,11 +60,18 @@ const WARMUP_SECONDS = 2;
 const here = fileURLToPath(new URL('.', import.meta.url));
 /** Portico from the build, on a fixed port (workers bind it too) with its metrics on another. */
 const STATIC_PROXY = `
-const [configFile, entry, workers, port] = process.argv.slice(1);
+const [configFile, entry, workers, port, accessLogFile] = process.argv.slice(1);
 const { runStaticProxy } = await import(entry);
+const { openSync, writeSync } = await import('node:fs');
+// The access log as \`portico proxy\` writes it by default (JSON, every field), into a file instead of a pipe.
+const fd = accessLogFile === undefined ? undefined : openSync(accessLogFile, 'a');
+const fields = ['start_time', 'method', 'authority', 'path', 'protocol', 'status', 'response_flags', 'bytes_received',
+  'bytes_sent', 'duration_ms', 'upstream_host', 'upstream_service_time_ms', 'route_name', 'listener', 'request_id',
+  'client_address'];
 process.exitCode = await runStaticProxy(configFile, {
   bindAddress: '127.0.0.1', portOffset: Number(port) - 80, drainMs: 0, workers: Number(workers),
   metricsAddress: '127.0.0.1:0',
+  ...(fd === undefined ? {} : { accessLog: { format: 'json', fields, sampling: 1, write: (t) => writeSync(fd, t) } }),
 });
 `;
 /** What is measured: a name, its port, and the process whose CPU time it costs (when known). */
@@ -222,6 +229,7 @@ const load = (): string =>
     .join(' ');
 
 const PORTICO_1 = 'portico (1 worker)';
+const PORTICO_1_LOGGED = 'portico (1 worker, access log on)';
 const NGINX_1 = 'nginx (1 worker)';
 const NGINX_2 = 'nginx (2 workers)';
 
@@ -268,12 +276,27 @@ async function main(): Promise<void> {
     const backendPort = backend.port;
     writeFileSync(configFile, JSON.stringify(fleetConfig(backendPort)));
     // Portico runs from the build (dist/), as in production: no TypeScript loader in the measured process.
-    const startPortico = async (name: string, node: string, workers: number): Promise<Target> => {
+    const startPortico = async (
+      name: string,
+      node: string,
+      workers: number,
+      accessLogFile?: string,
+    ): Promise<Target> => {
       const entry = join(here, '../dist/proxy/index.js');
       const port = await freePort();
+      const logArg = accessLogFile === undefined ? [] : [accessLogFile];
       const child = await startChild(
         node,
-        ['--input-type=module', '-e', STATIC_PROXY, configFile, entry, String(workers), String(port)],
+        [
+          '--input-type=module',
+          '-e',
+          STATIC_PROXY,
+          configFile,
+          entry,
+          String(workers),
+          String(port),
+          ...logArg,
+        ],
         /listening: port-80 on [\d.]+:(\d+)/,
       );
       await until(() => /listening: metrics on [\d.]+:\d+/.test(child.output()));
@@ -282,6 +305,7 @@ async function main(): Promise<void> {
     };
     const here20 = `${process.version}, ${bestAcceptBalancing()}`;
     const portico = await startPortico(PORTICO_1, process.execPath, 1);
+    const porticoLogged = await startPortico(PORTICO_1_LOGGED, process.execPath, 1, join(dir, 'access.log'));
     const portico2 = await startPortico(`portico (2 workers, ${here20})`, process.execPath, 2);
     const imageNode = flags['image-node'] === 'on' ? imageNodePath() : undefined;
     const portico2Image =
@@ -312,6 +336,7 @@ async function main(): Promise<void> {
     const targets: Target[] = [
       { name: 'backend direct', role: 'backend', port: backendPort, pids: () => processTree(backend.pid) },
       portico,
+      porticoLogged,
       portico2,
       ...(portico2Image === undefined ? [] : [portico2Image]),
       { name: 'tcp relay (floor)', role: 'proxy', port: relay.port, pids: () => processTree(relay.pid) },
@@ -358,6 +383,9 @@ async function throughputPhase(
   };
   console.log('ratios (median of per-round ratios: both ran back to back in every round):');
   versus(PORTICO_1, NGINX_1, '>= 60 %; 66-76 % before workers');
+  console.log(
+    `${PORTICO_1_LOGGED} / ${PORTICO_1}: throughput ${fmt(pairedMedian(throughput, PORTICO_1_LOGGED, PORTICO_1, rps), 1)} % (target >= 90 %: the access log costs at most 10 %)`,
+  );
   const twoWorkers = targets.filter((t) => t.name.startsWith('portico (2 workers'));
   if (!throughput.medians.has(NGINX_2)) return;
   for (const { name } of twoWorkers) {

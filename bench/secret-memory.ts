@@ -103,7 +103,9 @@ try {
   await settle();
   const after = await controllerSample(cluster);
   const peer = await wholeSecretCacheBytes(cluster);
-  console.log(`${SECRETS} Opaque Secrets of ${KIB} KiB created in ${seconds.toFixed(1)} s (${CONCURRENCY} in flight)`);
+  console.log(
+    `${SECRETS} Opaque Secrets of ${KIB} KiB created in ${seconds.toFixed(1)} s (${CONCURRENCY} in flight)`,
+  );
   console.log('| | resident | heap | translations while creating |');
   console.log('|---|---|---|---|');
   console.log(`| controller, before | ${mib(before.residentBytes)} | ${mib(before.heapBytes)} | |`);
