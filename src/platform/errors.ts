@@ -24,7 +24,9 @@ export type PorticoErrorCode =
   /** A certificate or key that cannot be read or used. */
   | 'E_CERTIFICATE'
   /** Another controller replica's data-plane report cannot be fetched or read. */
-  | 'E_PEER_REPORT';
+  | 'E_PEER_REPORT'
+  /** A proxy's worker process could not start or died before it served. */
+  | 'E_WORKER';
 
 /** The exit status of a process that cannot bind an address it must own (EADDRINUSE's number on Linux). */
 export const EXIT_ADDRESS_IN_USE = 98;

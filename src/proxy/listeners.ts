@@ -2,6 +2,7 @@
 // malformed-input handling, and graceful removal.
 import type { AddressInfo, ListenOptions } from 'node:net';
 import type { Listener } from '../ir/fleet-config.js';
+import { PorticoError } from '../platform/errors.js';
 import { type ClientServer, createClientServer } from './client-server.js';
 import { createH2Listener } from './h2/server.js';
 import { handleRequest } from './handler.js';
@@ -41,7 +42,7 @@ function createListenerServer(rt: ProxyRuntime, bound: Omit<BoundListener, 'serv
             key: bound.certificates?.fallbackSecret.privateKeyPem,
             SNICallback: (serverName, done) => {
               const table = bound.certificates;
-              if (table === undefined) done(new Error('no certificates'));
+              if (table === undefined) done(new PorticoError('E_CERTIFICATE', 'no certificates'));
               else done(null, selectCertificate(table, serverName));
             },
           }

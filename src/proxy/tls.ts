@@ -2,6 +2,7 @@
 // reused across config swaps, so an unrelated change does not re-parse every key.
 import { createSecureContext, type SecureContext } from 'node:tls';
 import type { ListenerTls, TlsSecret } from '../ir/fleet-config.js';
+import { PorticoError } from '../platform/errors.js';
 
 export interface CertificateTable {
   exact: Map<string, SecureContext>;
@@ -32,7 +33,7 @@ export function createSecureContextCache(): SecureContextCache {
         context = createSecureContext({ cert: secret.certificatePem, key: secret.privateKeyPem });
       } catch (error) {
         // The message never includes the key material, only what was wrong with it.
-        throw new Error(`secret '${secret.name}': ${(error as Error).message}`);
+        throw new PorticoError('E_CERTIFICATE', `secret '${secret.name}': ${(error as Error).message}`);
       }
       cache.set(secret.name, { cert: secret.certificatePem, key: secret.privateKeyPem, context });
       return context;
@@ -67,7 +68,7 @@ export function compileCertificates(
     }
   }
   const fallback = any ?? first;
-  if (fallback === undefined) throw new Error('no usable certificate');
+  if (fallback === undefined) throw new PorticoError('E_CERTIFICATE', 'no usable certificate');
   wildcards.sort((a, b) => b.suffix.length - a.suffix.length);
   return { exact, wildcards, fallback: fallback.context, fallbackSecret: fallback.secret };
 }

@@ -3,6 +3,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import { fileURLToPath } from 'node:url';
 import type { FleetConfig } from '../../ir/fleet-config.js';
+import { PorticoError } from '../../platform/errors.js';
 import type { MetricsSnapshot } from '../metrics.js';
 import type { FromWorker, ToWorker, WorkerSettings } from './protocol.js';
 import { WORKER_SETTINGS_ENV } from './worker.js';
@@ -107,7 +108,7 @@ export function forkWorker(
     });
     worker.once('exit', (code, signal) => {
       gone = `worker ${worker.id} exited (${signal ?? code})`;
-      reject(new Error(`${gone} before it started`));
+      reject(new PorticoError('E_WORKER', `${gone} before it started`));
       for (const [id, waiting] of pending) answer(id, waiting.fallback(gone));
       onExit(slot, code, signal);
     });
