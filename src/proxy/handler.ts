@@ -205,6 +205,7 @@ class Forwarding implements UpstreamSink {
       // The request itself did not arrive in time (no upstream was asked yet): the client's timeout, 408.
       this.gate.cancel();
       this.answer.flag = 'request_timeout';
+      this.answer.abortStatus = 408;
       this.res.abort(408);
       return;
     }
@@ -324,6 +325,8 @@ class Answer implements ResponseListener {
   endpoint: Endpoint | undefined = undefined;
   upstreamServiceTimeMs: number | undefined = undefined;
   requestId: string | undefined = undefined;
+  /** The status of an answer sent by aborting the exchange (the response object never wrote a head). */
+  abortStatus: number | undefined = undefined;
   constructor(
     readonly rt: ProxyRuntime,
     readonly listener: string,
@@ -356,7 +359,7 @@ class Answer implements ResponseListener {
       authority: req.headers.host,
       path: req.url,
       protocol: res.protocol,
-      status: res.headersSent ? res.statusCode : 0,
+      status: res.headersSent ? res.statusCode : (this.abortStatus ?? 0),
       flag: this.flag,
       bytesReceived: req.body?.received ?? 0,
       bytesSent: res.bodyBytesSent,

@@ -2,7 +2,8 @@
 // flags of the proxy's own answers, text and JSON lines, sampling, and whole lines in writes a pipe keeps whole.
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
-import { connect } from 'node:http2';
+import { connect as connectH2 } from 'node:http2';
+import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import {
   AccessLog,
@@ -181,13 +182,40 @@ describe('the access log of a running proxy', () => {
     assert.equal(entries[1].upstream_host, `127.0.0.1:${closedPort}`);
   });
 
+  it('logs a request whose body stalled past its route timeout as 408 request_timeout', async () => {
+    const before = json.lines.length;
+    const status = await new Promise<number>((resolve, reject) => {
+      const socket = connect(json.port, '127.0.0.1', () => {
+        socket.write('POST /slow HTTP/1.1\r\nhost: example.com\r\ncontent-length: 100\r\n\r\n0123456789');
+      });
+      let reply = '';
+      socket.setEncoding('latin1');
+      socket.on('data', (c: string) => {
+        reply += c;
+        const line = /^HTTP\/1\.1 (\d{3})/.exec(reply);
+        if (line) {
+          resolve(Number(line[1]));
+          socket.destroy();
+        }
+      });
+      socket.on('error', reject);
+    });
+    assert.equal(status, 408);
+    await until(() => json.lines.length > before);
+    const entry = JSON.parse(json.lines[before]!);
+    assert.deepEqual(
+      [entry.status, entry.response_flags, entry.bytes_received],
+      [408, 'request_timeout', 10],
+    );
+  });
+
   it('logs HTTP/2 requests as HTTP/2 with their authority', async () => {
     const h2 = await loggingProxy(backendPort, closedPort, {
       format: 'json',
       fields: ['protocol', 'authority', 'status', 'bytes_sent'],
       sampling: 1,
     });
-    const session = connect(`http://127.0.0.1:${h2.port}`);
+    const session = connectH2(`http://127.0.0.1:${h2.port}`);
     try {
       const body = await new Promise<string>((resolve, reject) => {
         const stream = session.request({ ':path': '/', ':authority': 'example.com' });
