@@ -33,10 +33,11 @@ interface KindPath {
   resource: string;
 }
 
+// The Service before the Deployment: a fleet whose Service is refused (a quota) starts no pods it cannot use.
 const INFRA_KINDS: readonly KindPath[] = [
   { kind: 'ServiceAccount', apiVersion: 'v1', resource: 'serviceaccounts' },
-  { kind: 'Deployment', apiVersion: 'apps/v1', resource: 'deployments' },
   { kind: 'Service', apiVersion: 'v1', resource: 'services' },
+  { kind: 'Deployment', apiVersion: 'apps/v1', resource: 'deployments' },
 ];
 const CONFIGMAP: KindPath = { kind: 'ConfigMap', apiVersion: 'v1', resource: 'configmaps' };
 
@@ -155,7 +156,7 @@ export function createInfraApplier(options: InfraApplierOptions): InfraApplier {
         controllerNamespace: options.controllerNamespace,
         deployType: options.deployType,
       });
-      const bodies = [objects.serviceAccount, objects.deployment, objects.service];
+      const bodies = [objects.serviceAccount, objects.service, objects.deployment];
       const own = INFRA_KINDS.map((kind, i): Desired => {
         const body = bodies[i] as unknown as JsonObject;
         const d = { kind, namespace: fleet.namespace, name: fleet.name, body, json: JSON.stringify(body) };

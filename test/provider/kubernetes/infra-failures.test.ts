@@ -146,6 +146,7 @@ test('a Service refused by a quota is its Gateway’s problem, with the API serv
     problems.get('tenant-a/gw')?.message ?? '',
     /^apply Service tenant-a\/proxy-tenant-a-gw-0000abcd: HTTP 403: .*exceeded quota: no-services/,
   );
+  assert.ok(!server.objects.has(deploymentOf(a)), 'no pods for a fleet whose Service is refused');
   for (const f of [b, c]) assert.ok(server.objects.has(serviceOf(f)) && server.objects.has(deploymentOf(f)));
   assert.equal(wakes(), 1, 'the problem woke one pass');
   applier.stop();
@@ -221,15 +222,15 @@ test('an API server that does not answer one fleet’s write holds that fleet on
   const timers = manualTimers();
   const fleets = ['a', 'b', 'c', 'd', 'e', 'f'].map((t) => fleetOf(`tenant-${t}`, 'gw'));
   const hung = fleets[0]!;
-  server.refuse = (method, path) => (method === 'PATCH' && path === deploymentOf(hung) ? 'hang' : undefined);
+  server.refuse = (method, path) => (method === 'PATCH' && path === serviceOf(hung) ? 'hang' : undefined);
   const { applier } = applierFor(server, timers);
   await applier.sync(fleets);
   // Every other fleet completes while the first one's request never returns.
-  for (let i = 0; i < 50 && !fleets.slice(1).every((f) => server.objects.has(serviceOf(f))); i++) {
+  for (let i = 0; i < 50 && !fleets.slice(1).every((f) => server.objects.has(deploymentOf(f))); i++) {
     await new Promise((resolve) => setImmediate(resolve));
   }
-  for (const f of fleets.slice(1)) assert.ok(server.objects.has(serviceOf(f)), f.fleet);
-  assert.ok(!server.objects.has(serviceOf(hung)));
+  for (const f of fleets.slice(1)) assert.ok(server.objects.has(deploymentOf(f)), f.fleet);
+  assert.ok(!server.objects.has(deploymentOf(hung)));
   applier.stop();
 });
 
