@@ -30,10 +30,10 @@ import {
   gateway,
   gatewayClass,
   gatewayStatus,
+  get,
   porticoImage,
   programmedAddress,
   route,
-  served,
 } from '../traffic.js';
 
 const A = 'tf-a';
@@ -66,6 +66,15 @@ export async function setup(c: Cluster, sys: string): Promise<void> {
   await served(addressA, 80, `${A}.example.com`);
   await served(addressB, 80, `${B}.example.com`);
   rogue = await podWithFleetAccount();
+}
+
+/** Waits until the Host answers 200 through the address; longer than traffic.ts's served(), for a loaded node. */
+function served(address: string, port: number, host: string): Promise<true> {
+  return eventually(
+    async () => ((await get(address, port, host)).status === 200 ? true : undefined),
+    `${host} through ${address}:${port}`,
+    WAIT_MS,
+  );
 }
 
 /** A new route of B's, served through B's Gateway: B's changes still reach its proxies. */
