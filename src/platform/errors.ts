@@ -26,7 +26,9 @@ export type PorticoErrorCode =
   /** Another controller replica's data-plane report cannot be fetched or read. */
   | 'E_PEER_REPORT'
   /** A proxy's worker process could not start or died before it served. */
-  | 'E_WORKER';
+  | 'E_WORKER'
+  /** An object Portico would make exists and belongs to someone else: left alone and reported. */
+  | 'E_CONFLICT';
 
 /** The exit status of a process that cannot bind an address it must own (EADDRINUSE's number on Linux). */
 export const EXIT_ADDRESS_IN_USE = 98;

@@ -3,15 +3,21 @@
 import type { FleetInfra } from '../ir/fleet-infra.js';
 import type { ObjectStatus } from '../translate/index.js';
 
+/** Why a fleet's infrastructure is not there: a condition reason and a message a person can act on. */
+export interface InfraProblem {
+  reason: string;
+  message: string;
+}
+
 interface Condition {
   type?: unknown;
 }
 
-/** Each Gateway's status with `Programmed=False` (reason `Invalid`) where its fleet's infrastructure failed. */
+/** Each Gateway's status with `Programmed=False` (the problem's reason and message) where its fleet's infrastructure failed. */
 export function withInfraProblems(
   statuses: readonly ObjectStatus[],
   infra: readonly FleetInfra[],
-  problems: ReadonlyMap<string, string>,
+  problems: ReadonlyMap<string, InfraProblem>,
 ): readonly ObjectStatus[] {
   if (problems.size === 0) return statuses;
   const gatewayFleet = new Map<string, string>();
@@ -24,9 +30,9 @@ export function withInfraProblems(
   });
 }
 
-function withProblem(s: ObjectStatus, problem: string): ObjectStatus {
+function withProblem(s: ObjectStatus, problem: InfraProblem): ObjectStatus {
   const conditions = ((s.status.conditions ?? []) as Condition[]).map((c) =>
-    c.type === 'Programmed' ? { ...c, status: 'False', reason: 'Invalid', message: problem } : c,
+    c.type === 'Programmed' ? { ...c, status: 'False', reason: problem.reason, message: problem.message } : c,
   );
   return { ...s, status: { ...s.status, conditions } };
 }

@@ -11,7 +11,7 @@ import {
   type TranslateResult,
   translate,
 } from '../translate/index.js';
-import { withInfraProblems } from './infra-problems.js';
+import { type InfraProblem, withInfraProblems } from './infra-problems.js';
 import { createRunnerMetrics, type RunnerMetrics } from './metrics.js';
 import { createPublishedFleets, type FleetPublisher } from './publish.js';
 import { createSchedule, type Schedule, type ScheduleTimings } from './schedule.js';
@@ -33,7 +33,7 @@ export interface ResourceSource {
 
 export interface InfraOutcome {
   /** fleet → why its infrastructure could not be created: its Gateways are not Programmed, and say why. */
-  problems?: ReadonlyMap<string, string>;
+  problems?: ReadonlyMap<string, InfraProblem>;
   /** The provider learnt a data plane fact this translation did not know (an address assigned): run again. */
   learnt?: boolean;
 }
@@ -79,7 +79,7 @@ export interface Runner extends Schedule {
 }
 
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
-const NO_PROBLEMS: ReadonlyMap<string, string> = new Map();
+const NO_PROBLEMS: ReadonlyMap<string, InfraProblem> = new Map();
 
 export function createRunner(options: RunnerOptions): Runner {
   const { source, infra, statuses: sink } = options;

@@ -7,6 +7,7 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { parse, parseAllDocuments } from 'yaml';
+import { COMMON_INFRA_LABELS } from '../../src/ir/fleet-infra.js';
 import { binary, REPO, readManifest } from '../../toolchain/manifest.js';
 
 const CHART = join(REPO, 'charts/gateway-helm');
@@ -103,6 +104,78 @@ test('Gateway Namespace Mode grants exactly the infra-manager rules of the speci
   );
   // Without Gateway Namespace Mode there is no such role.
   assert.doesNotMatch(template('portico-gateway-system', []), /cluster-infra-manager/);
+});
+
+interface PolicyRule {
+  ports: { port: string | number; protocol: string }[];
+  from?: Record<string, unknown>[];
+  to?: Record<string, unknown>[];
+}
+
+function networkPolicy(sets: string[]): {
+  podSelector: unknown;
+  ingress: PolicyRule[];
+  egress: PolicyRule[];
+} {
+  const docs = parseAllDocuments(template('portico-gateway-system', sets))
+    .map((d) => d.toJS() as { kind: string; spec: unknown } | null)
+    .filter((d) => d !== null);
+  const policy = docs.find((d) => d.kind === 'NetworkPolicy');
+  assert.ok(policy, 'a NetworkPolicy is rendered');
+  return policy.spec as { podSelector: unknown; ingress: PolicyRule[]; egress: PolicyRule[] };
+}
+
+const ruleFor = (rules: PolicyRule[], port: string | number) =>
+  rules.filter((r) => r.ports.some((p) => p.port === port));
+
+test('the controller’s NetworkPolicy: discovery only from proxy pods, health and metrics from where the values say', () => {
+  const spec = networkPolicy([]);
+  assert.deepEqual(spec.podSelector, {
+    matchLabels: {
+      'app.kubernetes.io/name': 'portico-gateway',
+      'app.kubernetes.io/instance': 'portico',
+      'app.kubernetes.io/component': 'controller',
+    },
+  });
+  // The labels every proxy pod gets from the renderer, in any namespace (Gateway Namespace Mode).
+  const proxyLabels = {
+    'app.kubernetes.io/name': COMMON_INFRA_LABELS['app.kubernetes.io/name'],
+    'app.kubernetes.io/managed-by': COMMON_INFRA_LABELS['app.kubernetes.io/managed-by'],
+  };
+  assert.deepEqual(ruleFor(spec.ingress, 'discovery'), [
+    {
+      ports: [{ port: 'discovery', protocol: 'TCP' }],
+      from: [{ namespaceSelector: {}, podSelector: { matchLabels: proxyLabels } }],
+    },
+  ]);
+  assert.deepEqual(ruleFor(spec.ingress, 'http'), [{ ports: [{ port: 'http', protocol: 'TCP' }] }]);
+  assert.deepEqual(ruleFor(spec.ingress, 'metrics')[0]?.from, [{ podSelector: {} }]);
+  assert.equal(spec.ingress.length, 3, 'no other port is open');
+  assert.deepEqual(
+    spec.egress.map((r) => r.ports.map((p) => `${p.port}/${p.protocol}`)),
+    [['443/TCP', '6443/TCP'], ['53/UDP', '53/TCP'], ['http/TCP']],
+  );
+
+  const narrowed = networkPolicy([
+    'networkPolicy.healthFrom[0].namespaceSelector.matchLabels.probes=yes',
+    'networkPolicy.metricsFrom[0].namespaceSelector.matchLabels.kubernetes\\.io/metadata\\.name=monitoring',
+    'networkPolicy.apiServer.to[0].ipBlock.cidr=10.0.0.1/32',
+  ]);
+  const health = ruleFor(narrowed.ingress, 'http')[0]?.from ?? [];
+  assert.equal(health.length, 2, 'the other replicas, and the peers the values name');
+  assert.deepEqual(health[1], { namespaceSelector: { matchLabels: { probes: 'yes' } } });
+  assert.deepEqual(ruleFor(narrowed.ingress, 'metrics')[0]?.from, [
+    { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } },
+  ]);
+  assert.deepEqual(ruleFor(narrowed.egress, 6443)[0]?.to, [{ ipBlock: { cidr: '10.0.0.1/32' } }]);
+
+  assert.doesNotMatch(
+    template('portico-gateway-system', ['networkPolicy.enabled=false']),
+    /kind: NetworkPolicy/,
+  );
+  const wrong = helm(['template', 'portico', CHART, '--set', 'networkPolicy.metricsFrom[0].pods=x']);
+  assert.notEqual(wrong.status, 0);
+  assert.match(wrong.stderr, /pods/);
 });
 
 test('a wrong value fails with the key named', () => {

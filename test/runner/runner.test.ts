@@ -181,7 +181,9 @@ test('a failing infrastructure sink is retried with backoff until it succeeds; s
 
 test('infrastructure that could not be created makes its Gateways not Programmed, with the reason', async () => {
   const h = harness();
-  h.infraOutcome = async () => ({ problems: new Map([['default/solo', 'name taken by another owner']]) });
+  h.infraOutcome = async () => ({
+    problems: new Map([['default/solo', { reason: 'Forbidden', message: 'exceeded quota: no-services' }]]),
+  });
   const runner = createRunner(h.options);
   await runner.now();
   const programmed = (name: string) =>
@@ -189,9 +191,9 @@ test('infrastructure that could not be created makes its Gateways not Programmed
   const solo = programmed('default/solo');
   assert.deepEqual(
     [solo?.status, solo?.reason, solo?.message],
-    ['False', 'Invalid', 'name taken by another owner'],
+    ['False', 'Forbidden', 'exceeded quota: no-services'],
   );
-  assert.notEqual(programmed('team-a/first')?.reason, 'Invalid');
+  assert.notEqual(programmed('team-a/first')?.reason, 'Forbidden');
   runner.stop();
 });
 

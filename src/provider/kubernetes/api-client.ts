@@ -154,11 +154,29 @@ export async function createApiClient(kubeconfig?: string): Promise<ApiClient> {
   };
 }
 
-/** Throws a PorticoError naming the request unless the reply has one of the `ok` statuses. */
+/** A request the API server answered with an error: its HTTP status and its Status object's reason. */
+export class KubernetesApiError extends PorticoError {
+  readonly status: number;
+  /** The Status object's `reason` (`Forbidden`, `Invalid`, …), when it sent one. */
+  readonly reason: string | undefined;
+
+  constructor(status: number, reason: string | undefined, message: string) {
+    super('E_KUBERNETES', message);
+    this.name = 'KubernetesApiError';
+    this.status = status;
+    this.reason = reason;
+  }
+}
+
+/** Throws a KubernetesApiError naming the request unless the reply has one of the `ok` statuses. */
 export function expectStatus(reply: ApiReply, what: string, ok: number[] = [200, 201]): JsonObject {
   if (ok.includes(reply.status)) return reply.body;
   // An unexpected reply can be a whole object (a Secret, say): an error message only ever quotes it redacted.
   const message =
     typeof reply.body.message === 'string' ? reply.body.message : JSON.stringify(redact(reply.body));
-  throw new PorticoError('E_KUBERNETES', `${what}: HTTP ${reply.status}: ${message}`);
+  const reason =
+    reply.body.kind === 'Status' && typeof reply.body.reason === 'string' && reply.body.reason !== ''
+      ? reply.body.reason
+      : undefined;
+  throw new KubernetesApiError(reply.status, reason, `${what}: HTTP ${reply.status}: ${message}`);
 }

@@ -21,7 +21,7 @@ import {
   replicaAddresses,
 } from './peer-data-plane.js';
 import { createResourceWatch, type ResourceWatch } from './resource-watch.js';
-import { apiStatusSink } from './status-sink.js';
+import { type ApiStatusSink, apiStatusSink } from './status-sink.js';
 import { createStatusWriter } from './status-writer.js';
 import { tokenAuth } from './token-auth.js';
 
@@ -95,10 +95,15 @@ function createControllerDiscovery(
   });
 }
 
-/** The infrastructure applier; in Controller Namespace Mode it has each fleet's client certificate signed. */
+/**
+ * The infrastructure applier; in Controller Namespace Mode it has each fleet's client certificate signed.
+ * It writes only while `leading`, and a fleet whose problem changed wakes a pass (`wake`).
+ */
 async function createClusterInfra(
   options: KubernetesControllerOptions,
   caPem: string,
+  leading: () => boolean,
+  wake: () => void,
 ): Promise<InfraApplier> {
   const { client, controllerNamespace, log } = options;
   const deployType = options.config.provider.kubernetes.deploy.type;
@@ -117,12 +122,15 @@ async function createClusterInfra(
     deployType,
     caPem,
     fleetSecrets,
+    active: leading,
+    onProblemsChanged: wake,
     log: log.info,
   });
 }
 
 interface ClusterParts {
   resources: ResourceWatch;
+  statusSink: ApiStatusSink;
   discovery: DiscoveryServer;
   infra: InfraApplier;
   peers: PeerDataPlane;
@@ -136,15 +144,7 @@ interface ClusterParts {
 
 function createClusterRunner(options: KubernetesControllerOptions, parts: ClusterParts): Runner {
   const { config, log, controllerNamespace } = options;
-  const { resources, discovery, infra, metrics, infraIndex } = parts;
-  const statusWriter = createStatusWriter({
-    client: options.client,
-    controllerName: config.gateway.controllerName,
-    log: log.warn,
-    onWrite: () => {
-      metrics.statusWrites++;
-    },
-  });
+  const { resources, discovery, infra, infraIndex } = parts;
   return createRunner({
     translate: {
       controllerName: config.gateway.controllerName,
@@ -160,9 +160,9 @@ function createClusterRunner(options: KubernetesControllerOptions, parts: Cluste
     }),
     discovery,
     infra: { apply: async (result) => ({ problems: await infra.sync(result.infra) }) },
-    statuses: apiStatusSink(resources, statusWriter, parts.leading),
+    statuses: parts.statusSink,
     applies: parts.leading,
-    metrics,
+    metrics: parts.metrics,
     onError: (error) => log.error(`reconcile failed, retrying: ${(error as Error).message}`),
     onTranslated: (result, pass) => {
       log.debug(
@@ -206,8 +206,21 @@ export async function startKubernetesController(
     onChange: wake,
     log: log.warn,
   });
-  const infra = await createClusterInfra(options, tls.caPem);
   let leadership: Leadership | undefined;
+  const leading = (): boolean => !closed && leadership?.leader.isLeader() === true;
+  const infra = await createClusterInfra(options, tls.caPem, leading, wake);
+  const statusSink = apiStatusSink(
+    resources,
+    createStatusWriter({
+      client,
+      controllerName: config.gateway.controllerName,
+      onWrite: () => {
+        metrics.statusWrites++;
+      },
+    }),
+    leading,
+    { log: log.warn },
+  );
   // Until this passes after taking the lease, the stored Programmed verdicts hold; afterwards only live Acks count.
   const grace = { endsAt: 0 };
   const peers = createPeerDataPlane({
@@ -217,9 +230,9 @@ export async function startKubernetesController(
     log: log.warn,
     credential: () => peerCredential(tls.keyPem),
   });
-  const leading = (): boolean => !closed && leadership?.leader.isLeader() === true;
   const started = createClusterRunner(options, {
     resources,
+    statusSink,
     discovery: served,
     infra,
     peers,
@@ -243,6 +256,8 @@ export async function startKubernetesController(
     async close() {
       closed = true;
       started.stop();
+      infra.stop();
+      statusSink.stop();
       served.off('change', started.soon);
       await leadership?.stop();
       peers.stop();

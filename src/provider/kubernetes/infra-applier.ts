@@ -15,8 +15,13 @@ import {
   OWNING_GATEWAYCLASS_LABEL,
 } from '../../ir/fleet-infra.js';
 import { CA_CONFIGMAP, FIELD_MANAGER, MANAGED_BY, MANAGED_BY_LABEL } from '../../ir/well-known.js';
+import { PorticoError } from '../../platform/errors.js';
+import { type BackoffTimings, OBJECT_BACKOFF } from '../../runner/backoff.js';
+import type { InfraProblem } from '../../runner/infra-problems.js';
+import { createObjectWork } from '../../runner/object-work.js';
 import { type ApiClient, expectStatus, type JsonObject } from './api-client.js';
 import type { FleetClientSecrets } from './fleet-client-secrets.js';
+import { infraProblemOf } from './infra-problem.js';
 import { collectionPath, objectPath } from './watched-kinds.js';
 
 interface KindPath {
@@ -25,10 +30,11 @@ interface KindPath {
   resource: string;
 }
 
+// The Service before the Deployment: a fleet whose Service is refused (a quota) starts no pods it cannot use.
 const INFRA_KINDS: readonly KindPath[] = [
   { kind: 'ServiceAccount', apiVersion: 'v1', resource: 'serviceaccounts' },
-  { kind: 'Deployment', apiVersion: 'apps/v1', resource: 'deployments' },
   { kind: 'Service', apiVersion: 'v1', resource: 'services' },
+  { kind: 'Deployment', apiVersion: 'apps/v1', resource: 'deployments' },
 ];
 const CONFIGMAP: KindPath = { kind: 'ConfigMap', apiVersion: 'v1', resource: 'configmaps' };
 
@@ -41,14 +47,30 @@ export interface InfraApplierOptions {
   caPem: string;
   /** Controller Namespace Mode: each fleet's client certificate Secret, owned by its ServiceAccount. */
   fleetSecrets?: FleetClientSecrets;
+  /** Whether this replica may write now (while it leads); work found otherwise is dropped. */
+  active?: () => boolean;
+  /** A fleet's problem appeared, changed or went: run a pass so its Gateways say so. */
+  onProblemsChanged?: () => void;
+  /** Per-fleet retries (default 2 s doubling to 5 min) and how many fleets are applied at once (default 4). */
+  backoff?: BackoffTimings;
+  concurrency?: number;
+  /** The retry clock and timer (tests drive them by hand). */
+  now?: () => number;
+  setTimer?: (ms: number, fire: () => void) => () => void;
   log(line: string): void;
 }
 
 export interface InfraApplier {
-  /** Applies the fleets' objects; returns fleet → why its infrastructure could not be created. */
-  sync(infra: readonly FleetInfra[]): Promise<Map<string, string>>;
+  /**
+   * Starts applying the fleets' objects (each fleet on its own: one's failure waits its own backoff, the others
+   * go on) and deleting what no fleet wants; returns fleet → why its infrastructure is not there, as known now.
+   */
+  sync(infra: readonly FleetInfra[]): Promise<Map<string, InfraProblem>>;
+  /** Resolves once no fleet's work runs or waits to start (tests; retries waiting for their time excepted). */
+  idle(): Promise<void>;
   /** Forget what was applied (a new leader re-checks everything). */
   reset(): void;
+  stop(): void;
 }
 
 interface Desired {
@@ -59,6 +81,13 @@ interface Desired {
   infra?: FleetInfra;
   body: JsonObject;
   json: string;
+}
+
+/** One fleet's objects in the order they are applied (the CA ConfigMap of its namespace first, if any). */
+interface FleetObjects {
+  fleet: string;
+  infra: FleetInfra;
+  objects: Desired[];
 }
 
 const keyOf = (kind: string, namespace: string, name: string) => `${kind} ${namespace}/${name}`;
@@ -72,52 +101,68 @@ function owningFleet(labels: Record<string, string>): string | undefined {
   return namespace === undefined || name === undefined ? undefined : `${namespace}/${name}`;
 }
 
+const INFRA_CONCURRENCY = 4;
+const SWEEP = '#sweep';
+
 export function createInfraApplier(options: InfraApplierOptions): InfraApplier {
   const { client, log } = options;
   /** key → JSON of the body last applied successfully. */
   let applied = new Map<string, string>();
   /** ServiceAccount key → uid, the owner of the fleet's client certificate Secret. */
   let accountUids = new Map<string, string>();
+  /** fleet → why its infrastructure is not there (its last attempt failed). */
+  let problems = new Map<string, InfraProblem>();
+  /** Every object key the last sync wanted (the sweep reads it when it runs). */
+  let wanted = new Set<string>();
   let swept = false;
+  const work = createObjectWork({
+    concurrency: options.concurrency ?? INFRA_CONCURRENCY,
+    backoff: options.backoff ?? OBJECT_BACKOFF,
+    allowed: options.active,
+    now: options.now,
+    setTimer: options.setTimer,
+    onError: (key, error, retryInMs) =>
+      log(`${key}: ${(error as Error).message}; retrying in ${Math.round(retryInMs / 1000)} s`),
+  });
 
-  function desiredObjects(infra: readonly FleetInfra[]): Desired[] {
-    const out: Desired[] = [];
-    const caNamespaces = new Set<string>();
-    for (const fleet of infra) {
+  function setProblem(fleet: string, problem: InfraProblem | undefined): void {
+    const before = problems.get(fleet);
+    if (problem === undefined) problems.delete(fleet);
+    else problems.set(fleet, problem);
+    if (JSON.stringify(before) !== JSON.stringify(problem)) options.onProblemsChanged?.();
+  }
+
+  function caConfigMap(namespace: string): Desired {
+    const body: JsonObject = {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: {
+        name: CA_CONFIGMAP,
+        namespace,
+        labels: { ...COMMON_INFRA_LABELS, [CONTROLLER_NAMESPACE_LABEL]: options.controllerNamespace },
+      },
+      data: { 'ca.crt': options.caPem },
+    };
+    return { kind: CONFIGMAP, namespace, name: CA_CONFIGMAP, body, json: JSON.stringify(body) };
+  }
+
+  function desiredFleets(infra: readonly FleetInfra[]): FleetObjects[] {
+    return infra.map((fleet) => {
       const objects = renderFleetObjects(fleet, {
         ...options.proxy,
         controllerNamespace: options.controllerNamespace,
         deployType: options.deployType,
       });
-      const bodies = [objects.serviceAccount, objects.deployment, objects.service];
-      INFRA_KINDS.forEach((kind, i) => {
+      const bodies = [objects.serviceAccount, objects.service, objects.deployment];
+      const own = INFRA_KINDS.map((kind, i): Desired => {
         const body = bodies[i] as unknown as JsonObject;
-        out.push({
-          kind,
-          namespace: fleet.namespace,
-          name: fleet.name,
-          fleet: fleet.fleet,
-          infra: fleet,
-          body,
-          json: JSON.stringify(body),
-        });
+        const d = { kind, namespace: fleet.namespace, name: fleet.name, body, json: JSON.stringify(body) };
+        return { ...d, fleet: fleet.fleet, infra: fleet };
       });
-      if (options.deployType === 'GatewayNamespace') caNamespaces.add(fleet.namespace);
-    }
-    for (const namespace of [...caNamespaces].sort()) {
-      const body: JsonObject = {
-        apiVersion: 'v1',
-        kind: 'ConfigMap',
-        metadata: {
-          name: CA_CONFIGMAP,
-          namespace,
-          labels: { ...COMMON_INFRA_LABELS, [CONTROLLER_NAMESPACE_LABEL]: options.controllerNamespace },
-        },
-        data: { 'ca.crt': options.caPem },
-      };
-      out.push({ kind: CONFIGMAP, namespace, name: CA_CONFIGMAP, body, json: JSON.stringify(body) });
-    }
-    return out;
+      // Its pods mount the CA ConfigMap: it is part of the fleet's work, before the Deployment.
+      const ca = options.deployType === 'GatewayNamespace' ? [caConfigMap(fleet.namespace)] : [];
+      return { fleet: fleet.fleet, infra: fleet, objects: [...ca, ...own] };
+    });
   }
 
   async function foreignOwner(d: Desired): Promise<string | undefined> {
@@ -159,8 +204,63 @@ export function createInfraApplier(options: InfraApplierOptions): InfraApplier {
     if (reply.status !== 404) log(`deleted ${kind.kind} ${namespace}/${name}`);
   }
 
+  /** Makes one object exist as desired (unless it already was); a refusal is thrown, naming the object. */
+  async function ensureObject(d: Desired): Promise<void> {
+    const key = keyOf(d.kind.kind, d.namespace, d.name);
+    if (applied.get(key) !== d.json) {
+      const foreign = await foreignOwner(d);
+      if (foreign !== undefined) {
+        applied.delete(key);
+        throw new PorticoError('E_CONFLICT', foreign);
+      }
+      const uid = await apply(d);
+      if (uid !== undefined) accountUids.set(key, uid);
+      applied.set(key, d.json);
+      log(`applied ${key}`);
+    }
+    // The fleet's client identity exists before its Deployment (applied next) mounts it.
+    if (d.kind.kind !== 'ServiceAccount' || d.infra === undefined || options.fleetSecrets === undefined)
+      return;
+    const account = accountUids.get(key);
+    const problem =
+      account === undefined
+        ? `ServiceAccount ${d.namespace}/${d.name} has no uid to own its client certificate Secret`
+        : await options.fleetSecrets.ensure(d.infra, { name: d.name, uid: account });
+    if (problem !== undefined) throw new PorticoError('E_CONFLICT', problem);
+  }
+
+  async function applyFleet(fleet: FleetObjects): Promise<void> {
+    let current = fleet.objects[0];
+    try {
+      for (const d of fleet.objects) {
+        current = d;
+        await ensureObject(d);
+      }
+    } catch (error) {
+      const id =
+        current === undefined ? fleet.fleet : `${current.kind.kind} ${current.namespace}/${current.name}`;
+      setProblem(fleet.fleet, infraProblemOf(error, id));
+      throw error;
+    }
+    setProblem(fleet.fleet, undefined);
+  }
+
+  /** Deletes the objects of a fleet no longer wanted (the CA ConfigMap may serve others: it stays). */
+  async function removeFleet(keys: readonly string[]): Promise<void> {
+    for (const key of keys) {
+      const [kindName, nsName] = key.split(' ') as [string, string];
+      const [namespace, name] = nsName.split('/') as [string, string];
+      const kind = [...INFRA_KINDS, CONFIGMAP].find((k) => k.kind === kindName)!;
+      if (kind !== CONFIGMAP) await remove(kind, namespace, name);
+      // The Secret would also go with its owner, the ServiceAccount; deleting it now leaves no key behind.
+      if (kind.kind === 'ServiceAccount') await options.fleetSecrets?.remove(namespace, name);
+      accountUids.delete(key);
+      applied.delete(key);
+    }
+  }
+
   // After a restart the applied map is empty: objects left by fleets that vanished meanwhile are found by label.
-  async function sweepControllerNamespace(wanted: Set<string>): Promise<void> {
+  async function sweepControllerNamespace(): Promise<void> {
     const selector = encodeURIComponent(
       `${MANAGED_BY_LABEL}=${MANAGED_BY},app.kubernetes.io/name=portico-proxy`,
     );
@@ -174,61 +274,46 @@ export function createInfraApplier(options: InfraApplierOptions): InfraApplier {
         }
       }
     }
+    swept = true;
   }
 
   return {
     reset() {
+      work.reset();
       applied = new Map();
       accountUids = new Map();
+      problems = new Map();
       options.fleetSecrets?.reset();
       swept = false;
     },
     async sync(infra) {
-      const problems = new Map<string, string>();
-      const desired = desiredObjects(infra);
-      const wanted = new Set(desired.map((d) => keyOf(d.kind.kind, d.namespace, d.name)));
-      for (const d of desired) {
-        const key = keyOf(d.kind.kind, d.namespace, d.name);
-        if (d.fleet !== undefined && problems.has(d.fleet)) continue;
-        if (applied.get(key) !== d.json) {
-          const foreign = await foreignOwner(d);
-          if (foreign !== undefined) {
-            if (d.fleet !== undefined) problems.set(d.fleet, foreign);
-            applied.delete(key);
-            continue;
-          }
-          const uid = await apply(d);
-          if (uid !== undefined) accountUids.set(key, uid);
-          applied.set(key, d.json);
-          log(`applied ${key}`);
-        }
-        // The fleet's client identity exists before its Deployment (applied next) mounts it.
-        const account = accountUids.get(key);
-        if (d.kind.kind === 'ServiceAccount' && d.infra !== undefined && options.fleetSecrets !== undefined) {
-          const problem =
-            account === undefined
-              ? `ServiceAccount ${d.namespace}/${d.name} has no uid to own its client certificate Secret`
-              : await options.fleetSecrets.ensure(d.infra, { name: d.name, uid: account });
-          if (problem !== undefined && d.fleet !== undefined) problems.set(d.fleet, problem);
-        }
+      const fleets = desiredFleets(infra);
+      wanted = new Set(fleets.flatMap((f) => f.objects.map((d) => keyOf(d.kind.kind, d.namespace, d.name))));
+      // Work is keyed by the objects' namespace and name, so a fleet's deletion and its return never overlap.
+      const keep = new Set<string>([SWEEP]);
+      for (const fleet of fleets) {
+        const key = `${fleet.infra.namespace}/${fleet.infra.name}`;
+        keep.add(key);
+        work.submit(key, fleet.objects.map((d) => d.json).join('\n'), () => applyFleet(fleet));
       }
-      for (const key of [...applied.keys()]) {
+      const unwanted = new Map<string, string[]>();
+      for (const key of applied.keys()) {
         if (wanted.has(key)) continue;
-        const [kindName, nsName] = key.split(' ') as [string, string];
-        const [namespace, name] = nsName.split('/') as [string, string];
-        const kind = [...INFRA_KINDS, CONFIGMAP].find((k) => k.kind === kindName)!;
-        // The CA ConfigMap may be shared by Gateways Portico no longer serves there; it is harmless to keep.
-        if (kind !== CONFIGMAP) await remove(kind, namespace, name);
-        // The Secret would also go with its owner, the ServiceAccount; deleting it now leaves no key behind.
-        if (kind.kind === 'ServiceAccount') await options.fleetSecrets?.remove(namespace, name);
-        accountUids.delete(key);
-        applied.delete(key);
+        const nsName = key.slice(key.indexOf(' ') + 1);
+        unwanted.set(nsName, [...(unwanted.get(nsName) ?? []), key]);
       }
-      if (!swept) {
-        await sweepControllerNamespace(wanted);
-        swept = true;
+      for (const [nsName, keys] of unwanted) {
+        if (keep.has(nsName)) continue;
+        keep.add(nsName);
+        work.submit(nsName, 'absent', () => removeFleet(keys));
       }
-      return problems;
+      work.retain(keep);
+      const live = new Set(fleets.map((f) => f.fleet));
+      for (const fleet of [...problems.keys()]) if (!live.has(fleet)) problems.delete(fleet);
+      if (!swept) work.submit(SWEEP, 'sweep', sweepControllerNamespace);
+      return new Map(problems);
     },
+    idle: () => work.idle(),
+    stop: () => work.stop(),
   };
 }

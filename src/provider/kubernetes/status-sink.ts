@@ -1,32 +1,75 @@
-// The runner's status sink on Kubernetes: the status subresource, written one object at a time while this
-// replica leads; condition times carry over from the object as the informer shows it.
+// The runner's status sink on Kubernetes: the status subresource, written while this replica leads; condition
+// times carry over from the object as the informer shows it. Each object's write is its own: a few at once, one
+// that fails (a 422, a 403, a timeout) waits its own backoff, and no write holds the pass or the others.
+import { type BackoffTimings, OBJECT_BACKOFF } from '../../runner/backoff.js';
+import { createObjectWork } from '../../runner/object-work.js';
 import type { StatusSink } from '../../runner/runner.js';
-import { restamp } from '../../runner/status-stamps.js';
+import { restamp, type StampedStatus } from '../../runner/status-stamps.js';
 import type { ObjectStatus } from '../../translate/index.js';
 import type { ResourceWatch } from './resource-watch.js';
-import type { StatusWriter } from './status-writer.js';
+import { canonical, type StatusWriter } from './status-writer.js';
 
 /** The key informers and infrastructure use: `namespace/name`, or `name` for cluster-scoped kinds. */
 const objectKey = (s: ObjectStatus): string =>
   s.namespace === undefined ? s.name : `${s.namespace}/${s.name}`;
 
-/** Statuses go to the status subresource, one by one while this replica still leads. */
+export interface ApiStatusSinkOptions {
+  /** Per-object retries (default 2 s doubling to 5 min) and writes at once (default 8). */
+  backoff?: BackoffTimings;
+  concurrency?: number;
+  now?: () => number;
+  setTimer?: (ms: number, fire: () => void) => () => void;
+  log?: (line: string) => void;
+}
+
+export interface ApiStatusSink extends StatusSink {
+  /** Resolves once no write runs or waits to start (retries waiting for their time excepted). */
+  idle(): Promise<void>;
+  stop(): void;
+}
+
+const STATUS_CONCURRENCY = 8;
+
+/** Statuses go to the status subresource, each on its own, while this replica still leads. */
 export function apiStatusSink(
-  resources: ResourceWatch,
+  resources: Pick<ResourceWatch, 'raw'>,
   writer: StatusWriter,
   leading: () => boolean,
-): StatusSink {
+  options: ApiStatusSinkOptions = {},
+): ApiStatusSink {
+  const work = createObjectWork({
+    concurrency: options.concurrency ?? STATUS_CONCURRENCY,
+    backoff: options.backoff ?? OBJECT_BACKOFF,
+    allowed: leading,
+    now: options.now,
+    setTimer: options.setTimer,
+    onError: (key, error, retryInMs) =>
+      options.log?.(
+        `status of ${key}: ${(error as Error).message}; retrying in ${Math.round(retryInMs / 1000)} s`,
+      ),
+  });
+
+  async function write(s: StampedStatus): Promise<void> {
+    if (!leading()) return;
+    // Compared with the object as seen now: stamped against it, if it changed since the stamping.
+    const current = resources.raw(s.translated.kind, objectKey(s.translated));
+    const stampAgainst = (shown: unknown) => restamp(s, shown, new Date());
+    const status = current === s.shown ? s.stamped : stampAgainst(current?.status);
+    await writer.write(status, current, stampAgainst);
+  }
+
   return {
     shown: (s) => resources.raw(s.kind, objectKey(s)),
-    async show(statuses) {
+    show(statuses) {
+      const keys = new Set<string>();
       for (const s of statuses) {
-        if (!leading()) return;
-        // Compared with the object as seen now: stamped against it, if it changed since the stamping.
-        const current = resources.raw(s.translated.kind, objectKey(s.translated));
-        const stampAgainst = (shown: unknown) => restamp(s, shown, new Date());
-        const status = current === s.shown ? s.stamped : stampAgainst(current?.status);
-        await writer.write(status, current, stampAgainst);
+        const key = `${s.translated.kind} ${objectKey(s.translated)}`;
+        keys.add(key);
+        work.submit(key, `${s.stamped.generation} ${canonical(s.stamped.status)}`, () => write(s));
       }
+      work.retain(keys);
     },
+    idle: () => work.idle(),
+    stop: () => work.stop(),
   };
 }

@@ -1,8 +1,10 @@
 // Writes stamped statuses to the status subresource: only when they differ from what the object shows,
 // with other controllers' route parents kept, and a retry against the latest object on conflict (its
-// condition times then carried over from that object by the runner's stamping).
+// condition times then carried over from that object by the runner's stamping). Any other refusal is thrown:
+// it is the object's own problem, retried on its own backoff by the sink.
 import { isRouteKind } from '../../api/route-kinds.js';
 import { withinStatusLimits } from '../../api/status-limits.js';
+import { PorticoError } from '../../platform/errors.js';
 import type { ObjectStatus } from '../../translate/index.js';
 import { type ApiClient, expectStatus, type JsonObject } from './api-client.js';
 import { objectPath, WATCHED_KINDS } from './watched-kinds.js';
@@ -10,7 +12,6 @@ import { objectPath, WATCHED_KINDS } from './watched-kinds.js';
 export interface StatusWriterOptions {
   client: ApiClient;
   controllerName: string;
-  log(line: string): void;
   onWrite(): void;
 }
 
@@ -87,7 +88,10 @@ export function createStatusWriter(options: StatusWriterOptions): StatusWriter {
         if (reply.status !== 409) expectStatus(reply, `write status of ${id}`, [200]);
         object = undefined; // conflict: someone wrote first; compare against the latest object
       }
-      options.log(`status of ${id}: still conflicting after ${MAX_ATTEMPTS} attempts; will retry`);
+      throw new PorticoError(
+        'E_KUBERNETES',
+        `write status of ${id}: still conflicting after ${MAX_ATTEMPTS} attempts`,
+      );
     },
   };
 }

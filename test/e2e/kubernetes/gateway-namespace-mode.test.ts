@@ -1,11 +1,13 @@
 // Portico in Gateway Namespace Mode with two controller replicas, once for these suites: infrastructure and
-// token authentication in each Gateway's namespace, then availability (handover, restart) under traffic.
+// token authentication in each Gateway's namespace, availability (handover, restart) under traffic, and two
+// tenants' isolation while one misbehaves (fleets in each Gateway's namespace, so a namespace quota bites).
 import { after, before } from 'node:test';
 import type { Cluster } from '../../cluster/harness.js';
 import { type ClusterLease, useCluster } from '../../cluster/shared.js';
 import { cleanup, E2E_ENABLED, install, namespaceLogs } from './install.js';
 import * as availability from './suites/availability.js';
 import * as gatewayNamespace from './suites/gateway-namespace.js';
+import * as tenantFaults from './suites/tenant-faults.js';
 
 let lease: ClusterLease;
 let cluster: Cluster;
@@ -18,7 +20,8 @@ before(async () => {
     namespace: 'portico-gwns',
     set: ['config.deployType=GatewayNamespace', 'controller.replicas=2'],
   });
-  for (const suite of [gatewayNamespace, availability]) await suite.setup(cluster, release.namespace);
+  for (const suite of [gatewayNamespace, availability, tenantFaults])
+    await suite.setup(cluster, release.namespace);
 });
 after(async () => {
   if (!E2E_ENABLED) return;

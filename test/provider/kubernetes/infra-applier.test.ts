@@ -58,20 +58,28 @@ test('an object of the same name owned by another fleet is left alone and report
     'gateway.portico.io/owning-gateway-namespace': 'tenant-a',
     'gateway.portico.io/owning-gateway-name': 'older',
   });
-  const problems = await applier(client).sync([infra]);
+  const applying = applier(client);
+  await applying.sync([infra]);
+  await applying.idle();
+  const problems = await applying.sync([infra]);
+  assert.equal(problems.get('tenant-a/newer')?.reason, 'Invalid');
   assert.match(
-    problems.get('tenant-a/newer') ?? '',
+    problems.get('tenant-a/newer')?.message ?? '',
     /^ServiceAccount tenant-a\/proxy-tenant-a-shared-a3cb2abb already exists for fleet tenant-a\/older/,
   );
   assert.deepEqual(
     writes.filter((w) => w.includes(infra.name)),
     [],
   );
+  applying.stop();
 });
 
 test('the fleet’s own objects are applied as before', async () => {
   const { client, writes } = fakeClient(infra.labels);
-  const problems = await applier(client).sync([infra]);
-  assert.deepEqual([...problems], []);
+  const applying = applier(client);
+  await applying.sync([infra]);
+  await applying.idle();
+  assert.deepEqual([...(await applying.sync([infra]))], []);
   assert.equal(writes.filter((w) => w.startsWith('PATCH') && w.includes(infra.name)).length, 3);
+  applying.stop();
 });

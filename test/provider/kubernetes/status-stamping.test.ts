@@ -51,7 +51,7 @@ function fakeClient(latest: JsonObject, conflictOnce: boolean) {
 
 function write(shown: JsonObject, client: ApiClient): Promise<void> {
   const [stamped] = createStatusStamper().stamp([translated], () => shown, new Date());
-  const writer = createStatusWriter({ client, controllerName: OURS, log: () => {}, onWrite: () => {} });
+  const writer = createStatusWriter({ client, controllerName: OURS, onWrite: () => {} });
   return writer.write(stamped!.stamped, shown, (status) => restamp(stamped!, status, new Date()));
 }
 

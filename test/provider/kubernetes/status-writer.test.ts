@@ -43,7 +43,7 @@ for (const [kind, resource] of [
       metadata: { name: 'r', namespace: 'apps', generation: 1, resourceVersion: '7' },
       status: { parents: [other] },
     });
-    const writer = createStatusWriter({ client, controllerName: OURS, log: () => {}, onWrite: () => {} });
+    const writer = createStatusWriter({ client, controllerName: OURS, onWrite: () => {} });
     const ours = { parentRef: { name: 'eg' }, controllerName: OURS, conditions: [accepted] };
     await writer.write(
       {
@@ -72,7 +72,7 @@ test('a status over the API limits is cut, not refused: condition messages, reas
     kind: 'Gateway',
     metadata: { name: 'eg', namespace: 'apps', generation: 1, resourceVersion: '7' },
   });
-  const writer = createStatusWriter({ client, controllerName: OURS, log: () => {}, onWrite: () => {} });
+  const writer = createStatusWriter({ client, controllerName: OURS, onWrite: () => {} });
   const long = (n: number) => `${'😀'.repeat(n / 2)}`;
   const programmed = { ...accepted, type: 'Programmed', status: 'False', reason: 'R'.repeat(2000) };
   await writer.write(
@@ -125,7 +125,7 @@ test('route parents beyond 32 are cut from ours, never from other controllers', 
     metadata: { name: 'r', namespace: 'apps', generation: 1, resourceVersion: '7' },
     status: { parents: others },
   });
-  const writer = createStatusWriter({ client, controllerName: OURS, log: () => {}, onWrite: () => {} });
+  const writer = createStatusWriter({ client, controllerName: OURS, onWrite: () => {} });
   await writer.write(
     {
       apiVersion: 'gateway.networking.k8s.io/v1',

@@ -1,0 +1,163 @@
+// Work on many objects (apply one fleet's infrastructure, write one status) where each object's failure is its
+// own: a few run at once, one that fails waits its own backoff while the others go on, the latest wish for an
+// object replaces an older one that has not started, and a wish that changed is tried at once.
+import { afterFailure, type Backoff, type BackoffTimings, mayTry } from './backoff.js';
+
+export interface ObjectWorkOptions {
+  /** Objects worked on at once: a hung request holds one of these, never the rest. */
+  concurrency: number;
+  backoff: BackoffTimings;
+  /** Whether work may start now (Kubernetes: while leading); work found not allowed is dropped, not failed. */
+  allowed?: () => boolean;
+  /** The object's work failed; it runs again in `retryInMs` unless something else is wanted of it first. */
+  onError(key: string, error: unknown, retryInMs: number): void;
+  /** The clock and the timer of the retries (tests drive them by hand). */
+  now?: () => number;
+  setTimer?: (ms: number, fire: () => void) => () => void;
+}
+
+export interface ObjectWork {
+  /**
+   * `run` is what `fingerprint` wants of the object `key`. It starts soon, unless the object is failing with the
+   * same fingerprint (it waits for its retry) or is running (then it runs once more after, if the wish changed).
+   */
+  submit(key: string, fingerprint: string, run: () => Promise<void>): void;
+  /** Forgets every other object: its queued work, backoff and retry (work already running finishes). */
+  retain(keys: ReadonlySet<string>): void;
+  /** Whether the object's last attempt failed (and it waits for a retry). */
+  failing(key: string): boolean;
+  /** Resolves once nothing runs or waits to start (retries that wait for their time excepted). */
+  idle(): Promise<void>;
+  /** Forgets every object (a new leader checks everything afresh). */
+  reset(): void;
+  stop(): void;
+}
+
+interface Entry {
+  fingerprint: string;
+  run: () => Promise<void>;
+  backoff?: Backoff;
+  cancelRetry?: () => void;
+  running: boolean;
+  queued: boolean;
+  /** Submitted with another fingerprint while running: run again after. */
+  again: boolean;
+}
+
+const defaultTimer = (ms: number, fire: () => void): (() => void) => {
+  const timer = setTimeout(fire, ms);
+  return () => clearTimeout(timer);
+};
+
+export function createObjectWork(options: ObjectWorkOptions): ObjectWork {
+  const now = options.now ?? Date.now;
+  const setTimer = options.setTimer ?? defaultTimer;
+  const allowed = options.allowed ?? (() => true);
+  let entries = new Map<string, Entry>();
+  const queue: string[] = [];
+  let active = 0;
+  let stopped = false;
+  let idleWaiters: (() => void)[] = [];
+
+  function enqueue(key: string, entry: Entry): void {
+    if (entry.queued || entry.running || stopped) return;
+    entry.queued = true;
+    queue.push(key);
+    pump();
+  }
+
+  function forget(entry: Entry): void {
+    entry.cancelRetry?.();
+    entry.queued = false;
+  }
+
+  function pump(): void {
+    while (active < options.concurrency && queue.length > 0) {
+      const key = queue.shift()!;
+      const entry = entries.get(key);
+      if (entry === undefined || !entry.queued) continue;
+      entry.queued = false;
+      if (!allowed()) continue;
+      void start(key, entry);
+    }
+    if (active === 0 && queue.length === 0) for (const wake of idleWaiters.splice(0)) wake();
+  }
+
+  async function start(key: string, entry: Entry): Promise<void> {
+    active++;
+    entry.running = true;
+    const fingerprint = entry.fingerprint;
+    try {
+      await entry.run();
+      if (entry.fingerprint === fingerprint) delete entry.backoff;
+    } catch (error) {
+      failed(key, entry, fingerprint, error);
+    } finally {
+      entry.running = false;
+      active--;
+      if (entry.again && entries.get(key) === entry) {
+        entry.again = false;
+        enqueue(key, entry);
+      }
+      pump();
+    }
+  }
+
+  function failed(key: string, entry: Entry, fingerprint: string, error: unknown): void {
+    if (entries.get(key) !== entry || stopped) return;
+    entry.backoff = afterFailure(entry.backoff, fingerprint, now(), options.backoff);
+    const wait = entry.backoff.retryAt - now();
+    options.onError(key, error, wait);
+    // A newer wish runs at once (after this attempt); the failed one waits.
+    if (entry.fingerprint !== fingerprint) return;
+    entry.cancelRetry?.();
+    entry.cancelRetry = setTimer(wait, () => {
+      entry.cancelRetry = undefined;
+      if (entries.get(key) === entry) enqueue(key, entry);
+    });
+  }
+
+  return {
+    submit(key, fingerprint, run) {
+      if (stopped) return;
+      let entry = entries.get(key);
+      if (entry === undefined) {
+        entry = { fingerprint, run, running: false, queued: false, again: false };
+        entries.set(key, entry);
+      }
+      const changed = entry.fingerprint !== fingerprint;
+      entry.fingerprint = fingerprint;
+      entry.run = run;
+      if (changed) entry.cancelRetry?.();
+      if (entry.running) {
+        if (changed) entry.again = true;
+        return;
+      }
+      if (mayTry(entry.backoff, fingerprint, now())) enqueue(key, entry);
+    },
+    retain(keys) {
+      for (const [key, entry] of entries) {
+        if (keys.has(key)) continue;
+        forget(entry);
+        entries.delete(key);
+      }
+    },
+    failing: (key) => entries.get(key)?.backoff !== undefined,
+    idle() {
+      if (active === 0 && queue.length === 0) return Promise.resolve();
+      return new Promise((resolve) => idleWaiters.push(resolve));
+    },
+    reset() {
+      for (const entry of entries.values()) forget(entry);
+      entries = new Map();
+      queue.length = 0;
+    },
+    stop() {
+      stopped = true;
+      for (const entry of entries.values()) forget(entry);
+      queue.length = 0;
+      for (const wake of idleWaiters.splice(0)) wake();
+      idleWaiters = [];
+    },
+  };
+}
