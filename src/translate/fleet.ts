@@ -51,26 +51,45 @@ function frameDeps(input: FleetInput, listeners: ListenerState[]): unknown[] {
   return deps;
 }
 
-/** How many fleet builds took the incremental path and how many the full one (observed by tests and benches). */
-export const fleetBuildCounts = { incremental: 0, full: 0 };
+/** What the incremental path came to: a config, a change it does not handle, or a throw (a bug) and why. */
+type IncrementalOutcome =
+  | { kind: 'built'; config: FleetConfig }
+  | { kind: 'needs-full-build' }
+  | { kind: 'failed'; reason: string };
+
+function buildIncrementally(
+  state: FleetBuildState,
+  input: FleetInput,
+  listeners: ListenerState[],
+): IncrementalOutcome {
+  try {
+    const config = updateFleet(state, input, listeners);
+    return config === undefined ? { kind: 'needs-full-build' } : { kind: 'built', config };
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    return { kind: 'failed', reason: `fleet ${input.key}: ${reason}` };
+  }
+}
 
 export function buildFleet(input: FleetInput, cache?: TranslateCache): FleetConfig {
   const listeners = input.gateways.flatMap((g) => g.listeners.filter(ready));
   if (cache === undefined) return buildFleetUncached(input, listeners, undefined).config;
+  const counts = cache.fleetBuilds;
   const frame = frameDeps(input, listeners);
   const before = cache.fleets.get(input.key);
   if (before !== undefined && sameItems(before.frame, frame)) {
-    try {
-      const config = updateFleet(before, input, listeners);
-      if (config !== undefined) {
-        fleetBuildCounts.incremental++;
-        return config;
-      }
-    } catch {
-      // A bug in the incremental path must not cost correctness: the full build below is the reference.
+    const outcome = buildIncrementally(before, input, listeners);
+    if (outcome.kind === 'built') {
+      counts.incremental++;
+      return outcome.config;
+    }
+    // A bug in the incremental path must not cost correctness: the full build below is the reference.
+    if (outcome.kind === 'failed') {
+      counts.incrementalFailures++;
+      counts.lastIncrementalFailure = outcome.reason;
     }
   }
-  fleetBuildCounts.full++;
+  counts.full++;
   const state = buildFleetUncached(input, listeners, before?.config);
   state.frame = frame;
   cache.fleets.set(input.key, state);

@@ -70,6 +70,18 @@ export interface TranslateCache {
   attachments: AttachmentMemo;
   /** Per route kind, its routes in namespace/name order, updated rather than re-sorted. */
   sortedRoutes: Record<RouteKind, { value?: SortedRoutesMemo }>;
+  /** How the fleet builds through this cache went (read by tests, benchmarks and whoever reports on them). */
+  fleetBuilds: FleetBuildCounts;
+}
+
+/** Fleet builds by path; an incremental build that threw is counted, its reason kept, and the full build used. */
+export interface FleetBuildCounts {
+  incremental: number;
+  full: number;
+  /** Incremental builds that threw (a bug): the full build answered instead. */
+  incrementalFailures: number;
+  /** The last such failure: the fleet and the error's message. */
+  lastIncrementalFailure?: string;
 }
 
 export function createTranslateCache(): TranslateCache {
@@ -79,5 +91,6 @@ export function createTranslateCache(): TranslateCache {
     backends: new WeakMap(),
     attachments: createAttachmentMemo(),
     sortedRoutes: { HTTPRoute: {}, GRPCRoute: {} },
+    fleetBuilds: { incremental: 0, full: 0, incrementalFailures: 0 },
   };
 }
