@@ -12,7 +12,8 @@ import type {
   VirtualHost,
 } from '../ir/fleet-config.js';
 import type { ClusterTable, ResolvedCluster, ResolvedRoute } from './backends.js';
-import { compareSpecificity } from './hostnames.js';
+import { compareSpecificity, listenerServes } from './hostnames.js';
+import type { ListenerState } from './listeners.js';
 import { comparePrecedence, type RankedRoute } from './precedence.js';
 import type { RouteState } from './routes.js';
 
@@ -181,6 +182,22 @@ export function byName<T extends { name: string }>(a: T, b: T): number {
 
 export function bySpecificity(a: HostState, b: HostState): number {
   return compareSpecificity(a.hostname, b.hostname);
+}
+
+/** The owner of a VirtualHost for `h`: the most specific of a port's listeners (`indexes`, in order) serving it. */
+export function hostOwner(
+  indexes: readonly number[],
+  listeners: ListenerState[],
+  h: string,
+): number | undefined {
+  let best: number | undefined;
+  for (const li of indexes) {
+    const l = listeners[li]!;
+    if (!listenerServes(l.spec.hostname, h)) continue;
+    if (best === undefined || compareSpecificity(l.spec.hostname, listeners[best]!.spec.hostname) < 0)
+      best = li;
+  }
+  return best;
 }
 
 /** Clusters and endpoints of the used cluster names, sorted by name. */

@@ -10,13 +10,14 @@ import {
   type FleetBuildState,
   fleetClusters,
   type HostState,
+  hostOwner,
   hostVirtualHost,
   insertionIndex,
   type PortState,
   type RouteEntry,
   sameItems,
 } from './fleet-hosts.js';
-import { compareSpecificity, covers, effectiveHostnames, isWildcard, listenerServes } from './hostnames.js';
+import { covers, effectiveHostnames, isWildcard } from './hostnames.js';
 import type { ListenerState } from './listeners.js';
 import type { RouteState } from './routes.js';
 
@@ -118,7 +119,7 @@ export function updateFleet(
       port.hostRefs.set(h, (port.hostRefs.get(h) ?? 0) + 1);
       let host = port.hosts.get(h);
       if (host === undefined) {
-        const owner = ownerOf(port, listeners, h);
+        const owner = hostOwner(port.listeners, listeners, h);
         if (owner === undefined) continue;
         host = { hostname: h, name: `port-${port.port}/${h}`, owner, contributors: new Map() };
         port.hosts.set(h, host);
@@ -206,16 +207,4 @@ export function updateFleet(
     endpoints,
   };
   return state.config;
-}
-
-/** The most specific listener on the port serving `h` (index into the fleet's ready listeners). */
-function ownerOf(port: PortState, listeners: ListenerState[], h: string): number | undefined {
-  let best: number | undefined;
-  for (const li of port.listeners) {
-    const l = listeners[li]!;
-    if (!listenerServes(l.spec.hostname, h)) continue;
-    if (best === undefined || compareSpecificity(l.spec.hostname, listeners[best]!.spec.hostname) < 0)
-      best = li;
-  }
-  return best;
 }
