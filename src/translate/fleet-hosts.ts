@@ -16,6 +16,7 @@ import { compareSpecificity, listenerServes } from './hostnames.js';
 import type { ListenerState } from './listeners.js';
 import { comparePrecedence, type RankedRoute } from './precedence.js';
 import type { RouteState } from './routes.js';
+import type { TranslateMemos } from './types.js';
 
 /** One VirtualHost being built: its owner (index into the fleet's ready listeners) and the routes it serves. */
 export interface HostState {
@@ -130,9 +131,7 @@ function rankedRoutes(rs: RouteState): RankedRoute[] {
 
 // An unchanged route (same object, same resolved backends) keeps its Route objects, so an unchanged
 // VirtualHost is the previous object again and discovery re-sends only what an edit changed.
-const rankedMemo = new WeakMap<RouteObject, { backends: RouteState['backends']; ranked: RankedRoute[] }>();
-
-export function rankedRoutesOf(rs: RouteState): RankedRoute[] {
+export function rankedRoutesOf(rs: RouteState, rankedMemo: TranslateMemos['rankedRoutes']): RankedRoute[] {
   const hit = rankedMemo.get(rs.route);
   if (hit !== undefined && hit.backends === rs.backends) return hit.ranked;
   const ranked = rankedRoutes(rs);
@@ -147,9 +146,13 @@ export function sameItems(a: readonly unknown[], b: readonly unknown[]): boolean
 }
 
 /** The host's VirtualHost from its contributors; `before` again when its routes are the same objects. */
-export function hostVirtualHost(host: HostState, before: VirtualHost | undefined): VirtualHost {
+export function hostVirtualHost(
+  host: HostState,
+  before: VirtualHost | undefined,
+  rankedMemo: TranslateMemos['rankedRoutes'],
+): VirtualHost {
   const ranked: RankedRoute[] = [];
-  for (const rs of host.contributors.values()) ranked.push(...rankedRoutesOf(rs));
+  for (const rs of host.contributors.values()) ranked.push(...rankedRoutesOf(rs, rankedMemo));
   ranked.sort(comparePrecedence);
   const routes = ranked.map((r) => r.route);
   return before !== undefined && before.hostname === host.hostname && sameItems(before.routes, routes)

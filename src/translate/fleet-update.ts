@@ -20,6 +20,7 @@ import {
 import { covers, effectiveHostnames, isWildcard } from './hostnames.js';
 import type { ListenerState } from './listeners.js';
 import type { RouteState } from './routes.js';
+import type { TranslateMemos } from './types.js';
 
 interface Added {
   listener: number;
@@ -65,7 +66,11 @@ export function updateFleet(
   for (const a of added) addEntry(update, a);
 
   const previous = state.config;
-  const { virtualHosts, changedPorts } = rebuildTouchedHosts(update, previous.virtualHosts);
+  const { virtualHosts, changedPorts } = rebuildTouchedHosts(
+    update,
+    previous.virtualHosts,
+    input.memos.rankedRoutes,
+  );
   const fleetListeners =
     changedPorts.size === 0 ? previous.listeners : updatedListeners(previous.listeners, changedPorts);
 
@@ -223,6 +228,7 @@ function newHost(update: Update, port: PortState, h: string): HostState | undefi
 function rebuildTouchedHosts(
   update: Update,
   previous: VirtualHost[],
+  rankedMemo: TranslateMemos['rankedRoutes'],
 ): { virtualHosts: VirtualHost[] | undefined; changedPorts: Set<PortState> } {
   const changedPorts = new Set<PortState>();
   if (update.touched.size === 0) return { virtualHosts: undefined, changedPorts };
@@ -245,7 +251,7 @@ function rebuildTouchedHosts(
       continue;
     }
     const before = host.vhost;
-    host.vhost = hostVirtualHost(host, before);
+    host.vhost = hostVirtualHost(host, before, rankedMemo);
     if (before === undefined) {
       virtualHosts.splice(insertionIndex(virtualHosts, host.vhost, byName), 0, host.vhost);
       port.names.splice(insertionIndex(port.names, host, bySpecificity), 0, host);

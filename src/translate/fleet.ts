@@ -30,7 +30,7 @@ import { type ListenerState, ready } from './listeners.js';
 import type { SnapshotLookup } from './lookup.js';
 import type { GatewayEntry, RouteState } from './routes.js';
 import { tlsSecretPems } from './secrets.js';
-import type { TranslateCache } from './types.js';
+import type { TranslateCache, TranslateMemos } from './types.js';
 
 export interface FleetInput {
   key: string;
@@ -39,6 +39,7 @@ export interface FleetInput {
   routes: Map<RouteObject, RouteState>;
   clusters: ClusterTable;
   lookup: SnapshotLookup;
+  memos: TranslateMemos;
 }
 
 /** Identity of everything a fleet config is derived from except its attached routes. */
@@ -180,7 +181,7 @@ function buildPort(build: FullBuild, port: number, indexes: number[]): PortState
   const served = portHosts(build, port, indexes);
   const wildcards = attachEntries(build, indexes, served);
   for (const host of served.hosts.values()) {
-    host.vhost = hostVirtualHost(host, build.previousHosts.get(host.name));
+    host.vhost = hostVirtualHost(host, build.previousHosts.get(host.name), build.input.memos.rankedRoutes);
   }
   const names = [...served.hosts.values()].sort(bySpecificity);
   const onPort = indexes.map((i) => build.listeners[i]!);

@@ -20,9 +20,11 @@ import type {
   DataPlaneState,
   ObjectStatus,
   TranslateCache,
+  TranslateMemos,
   TranslateOptions,
   TranslateResult,
 } from './types.js';
+import { createTranslateMemos } from './types.js';
 
 export { fleetInfraName } from '../ir/fleet-infra.js';
 export * from './types.js';
@@ -54,10 +56,11 @@ export function translate(
   dataPlane?: DataPlaneState,
 ): TranslateResult {
   const cache = options.cache;
+  const memos = cache?.memos ?? createTranslateMemos();
   const lookup = cachedLookup(snapshot, cache);
   const classes = evaluateClasses(snapshot, lookup, options.controllerName);
   const ours = snapshot.gateways.filter((g) => classes.has(g.spec.gatewayClassName)).sort(byAge);
-  const { gateways, fleets } = gatewayEntries(ours, classes, lookup);
+  const { gateways, fleets } = gatewayEntries(ours, classes, lookup, memos);
 
   const clusters: ClusterTable = new Map();
   const attached = attachRoutes(
@@ -69,6 +72,7 @@ export function translate(
     lookup,
     clusters,
     options.controllerName,
+    memos.compiledRoutes,
     cache,
     cache?.attachments,
   );
@@ -77,14 +81,14 @@ export function translate(
   const routes = new Map<RouteObject, RouteState>();
   for (const rs of routeStates) routes.set(rs.route, rs);
 
-  const built = buildFleets(fleets, { routes, clusters, lookup }, options);
+  const built = buildFleets(fleets, { routes, clusters, lookup, memos }, options);
   const { configs, infra } = uncontested(built);
 
   const statuses: ObjectStatus[] = [];
   for (const c of classes.values()) statuses.push(classStatus(c, options.deployType));
   for (const g of sortedByNsName(ours)) statuses.push(gatewayStatus(gateways.get(nsName(g))!, dataPlane));
   for (const rs of routeStates) {
-    const s = routeStatus(rs);
+    const s = routeStatus(rs, memos.routeStatuses);
     if (s !== undefined) statuses.push(s);
   }
   return { fleets: configs, statuses, infra };
@@ -106,13 +110,16 @@ function gatewayEntries(
   ours: Gateway[],
   classes: Map<string, ClassState>,
   lookup: SnapshotLookup,
+  memos: TranslateMemos,
 ): { gateways: Map<string, GatewayEntry>; fleets: Map<string, GatewayEntry[]> } {
   const gateways = new Map<string, GatewayEntry>();
   const fleets = new Map<string, GatewayEntry[]>();
   for (const g of ours) {
     const classState = classes.get(g.spec.gatewayClassName)!;
     const fleet = classState.merged ? classState.gatewayClass.metadata.name : nsName(g);
-    const listeners = g.spec.listeners.map((_, i) => evaluateListener(g, i, fleet, lookup));
+    const listeners = g.spec.listeners.map((_, i) =>
+      evaluateListener(g, i, fleet, lookup, memos.certificateProblems),
+    );
     const entry: GatewayEntry = { gateway: g, key: nsName(g), classState, fleet, listeners };
     const params = g.spec.infrastructure?.parametersRef;
     if (params !== undefined) {
@@ -136,7 +143,7 @@ type BuiltFleet = InfraClaim & { config: FleetConfig; group: GatewayEntry[] };
  */
 function buildFleets(
   fleets: Map<string, GatewayEntry[]>,
-  resolved: Pick<FleetInput, 'routes' | 'clusters' | 'lookup'>,
+  resolved: Omit<FleetInput, 'key' | 'gateways'>,
   options: TranslateOptions,
 ): BuiltFleet[] {
   const built: BuiltFleet[] = [];

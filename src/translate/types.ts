@@ -1,11 +1,14 @@
 // The translator's inputs and outputs (besides the snapshot and the fleet config contract).
+import type { Secret } from '../api/core.js';
 import type { RouteKind, RouteObject } from '../api/route-kinds.js';
 import type { FleetConfig } from '../ir/fleet-config.js';
 import type { DeployType, FleetInfra } from '../ir/fleet-infra.js';
 import type { ClusterTable, ResolvedCluster, ResolvedRoute } from './backends.js';
 import type { FleetBuildState } from './fleet-hosts.js';
 import type { SnapshotLookup } from './lookup.js';
-import { type AttachmentMemo, createAttachmentMemo } from './routes.js';
+import type { RankedRoute } from './precedence.js';
+import type { CompiledRoute } from './route-rules.js';
+import { type AttachmentMemo, createAttachmentMemo, type RouteState } from './routes.js';
 import type { SortedRoutesMemo } from './sorted-routes.js';
 
 export interface TranslateOptions {
@@ -72,6 +75,31 @@ export interface TranslateCache {
   sortedRoutes: Record<RouteKind, { value?: SortedRoutesMemo }>;
   /** How the fleet builds through this cache went (read by tests, benchmarks and whoever reports on them). */
   fleetBuilds: FleetBuildCounts;
+  memos: TranslateMemos;
+}
+
+/**
+ * Pure results memoised on input object identity, held weakly (they go with the objects). A translation
+ * without a cache gets its own, so nothing outlives a call in module state.
+ */
+export interface TranslateMemos {
+  /** Per route: its rules in fleet-config terms (a function of the route alone). */
+  compiledRoutes: WeakMap<RouteObject, CompiledRoute>;
+  /** Per route: its ranked IR routes, while its resolved backends are the same object. */
+  rankedRoutes: WeakMap<RouteObject, { backends: ResolvedRoute; ranked: RankedRoute[] }>;
+  /** Per route state: its status, so an unchanged status is the same object. */
+  routeStatuses: WeakMap<RouteState, ObjectStatus>;
+  /** Per TLS Secret: why its certificate and key cannot serve, or undefined when they can. */
+  certificateProblems: WeakMap<Secret, string | undefined>;
+}
+
+export function createTranslateMemos(): TranslateMemos {
+  return {
+    compiledRoutes: new WeakMap(),
+    rankedRoutes: new WeakMap(),
+    routeStatuses: new WeakMap(),
+    certificateProblems: new WeakMap(),
+  };
 }
 
 /** Fleet builds by path; an incremental build that threw is counted, its reason kept, and the full build used. */
@@ -92,5 +120,6 @@ export function createTranslateCache(): TranslateCache {
     attachments: createAttachmentMemo(),
     sortedRoutes: { HTTPRoute: {}, GRPCRoute: {} },
     fleetBuilds: { incremental: 0, full: 0, incrementalFailures: 0 },
+    memos: createTranslateMemos(),
   };
 }
