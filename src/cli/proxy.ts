@@ -1,10 +1,9 @@
 // `portico proxy`: one data-plane process — a discovery client feeding the proxy runtime.
-
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
-import { startDiscoveryClient } from '../discovery/client.js';
+import { type DiscoveryClientOptions, startDiscoveryClient } from '../discovery/client.js';
 import { PORTS } from '../ir/well-known.js';
 import { PorticoError } from '../platform/errors.js';
 import { formatHostPort, parseHostPort } from '../platform/host-port.js';
@@ -13,7 +12,7 @@ import { logToStderr } from '../platform/log-line.js';
 import { runStaticProxy } from '../proxy/index.js';
 import { drainOnSignal } from '../proxy/signals.js';
 import { defaultWorkerCount } from '../proxy/workers/cpu-count.js';
-import { createProxyWithWorkers } from '../proxy/workers/pool.js';
+import { createProxyWithWorkers, type WorkerProxyOptions } from '../proxy/workers/pool.js';
 import { appendStageTrace, type StageTrace } from '../trace/propagation-trace.js';
 import { ACCESS_LOG_FLAGS_HELP, accessLogOption } from './access-log-option.js';
 
@@ -64,11 +63,6 @@ async function readRequired(path: string | undefined, option: string): Promise<s
   }
 }
 
-/** The in-process hook, and the file for worker processes (a hook cannot cross into them). */
-function traceEvents(file: string | undefined): { trace?: StageTrace; traceEvents?: string } {
-  return file === undefined ? {} : { trace: appendStageTrace(file), traceEvents: file };
-}
-
 function workerCount(value: string | undefined): number {
   if (value === undefined) return defaultWorkerCount();
   const n = Number(value);
@@ -77,39 +71,47 @@ function workerCount(value: string | undefined): number {
   return n;
 }
 
-export async function run(argv: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      discovery: { type: 'string' },
-      fleet: { type: 'string' },
-      node: { type: 'string' },
-      'ca-file': { type: 'string' },
-      'cert-file': { type: 'string' },
-      'key-file': { type: 'string' },
-      'token-file': { type: 'string' },
-      'server-name': { type: 'string' },
-      'bind-address': { type: 'string', default: '0.0.0.0' },
-      'port-offset': { type: 'string', default: '0' },
-      'admin-address': { type: 'string', default: `${LOOPBACK}:${PORTS.proxyAdmin}` },
-      'allow-remote-admin': { type: 'boolean', default: false },
-      'metrics-address': { type: 'string', default: `${LOOPBACK}:${PORTS.metrics}` },
-      'ready-address': { type: 'string', default: `${LOOPBACK}:${PORTS.proxyReady}` },
-      'drain-seconds': { type: 'string', default: '5' },
-      'max-drain-seconds': { type: 'string', default: '60' },
-      'config-file': { type: 'string' },
-      workers: { type: 'string' },
-      'access-log': { type: 'string', default: 'json' },
-      'access-log-fields': { type: 'string' },
-      'access-log-sampling': { type: 'string', default: '100' },
-      'trace-events': { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
-  if (values.help) {
-    console.log(HELP);
-    return 0;
-  }
+const OPTIONS = {
+  discovery: { type: 'string' },
+  fleet: { type: 'string' },
+  node: { type: 'string' },
+  'ca-file': { type: 'string' },
+  'cert-file': { type: 'string' },
+  'key-file': { type: 'string' },
+  'token-file': { type: 'string' },
+  'server-name': { type: 'string' },
+  'bind-address': { type: 'string', default: '0.0.0.0' },
+  'port-offset': { type: 'string', default: '0' },
+  'admin-address': { type: 'string', default: `${LOOPBACK}:${PORTS.proxyAdmin}` },
+  'allow-remote-admin': { type: 'boolean', default: false },
+  'metrics-address': { type: 'string', default: `${LOOPBACK}:${PORTS.metrics}` },
+  'ready-address': { type: 'string', default: `${LOOPBACK}:${PORTS.proxyReady}` },
+  'drain-seconds': { type: 'string', default: '5' },
+  'max-drain-seconds': { type: 'string', default: '60' },
+  'config-file': { type: 'string' },
+  workers: { type: 'string' },
+  'access-log': { type: 'string', default: 'json' },
+  'access-log-fields': { type: 'string' },
+  'access-log-sampling': { type: 'string', default: '100' },
+  'trace-events': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+type ProxyArgs = ReturnType<typeof parseProxyArgs>;
+
+function parseProxyArgs(argv: string[]) {
+  return parseArgs({ args: argv, options: OPTIONS }).values;
+}
+
+/** A side server's address, or undefined for "off"; parsed here only to fail early with the option's name. */
+function sideAddress(value: string, option: string): string | undefined {
+  if (value === 'off') return undefined;
+  parseHostPort(value, option);
+  return value;
+}
+
+/** The proxy runtime's options, whatever feeds it its config. */
+function runtimeOptions(values: ProxyArgs): WorkerProxyOptions {
   const portOffset = Number(values['port-offset']);
   if (!Number.isInteger(portOffset) || portOffset < 0 || portOffset > 64511) {
     throw new PorticoError(
@@ -117,12 +119,6 @@ export async function run(argv: string[]): Promise<number> {
       `--port-offset: expected a whole number, got '${values['port-offset']}'`,
     );
   }
-  // Parsed here only to fail early with the option's name; the runtime takes the text.
-  const side = (value: string, option: string): string | undefined => {
-    if (value === 'off') return undefined;
-    parseHostPort(value, option);
-    return value;
-  };
   if (values['admin-address'] !== 'off') {
     requireLoopback(
       parseHostPort(values['admin-address'], '--admin-address'),
@@ -132,12 +128,12 @@ export async function run(argv: string[]): Promise<number> {
       values['allow-remote-admin'],
     );
   }
-  const runtime = {
+  return {
     bindAddress: values['bind-address'],
     portOffset,
-    adminAddress: side(values['admin-address'], '--admin-address'),
-    metricsAddress: side(values['metrics-address'], '--metrics-address'),
-    readyAddress: side(values['ready-address'], '--ready-address'),
+    adminAddress: sideAddress(values['admin-address'], '--admin-address'),
+    metricsAddress: sideAddress(values['metrics-address'], '--metrics-address'),
+    readyAddress: sideAddress(values['ready-address'], '--ready-address'),
     drainMs: seconds(values['drain-seconds'], '--drain-seconds') * 1000,
     maxDrainMs: seconds(values['max-drain-seconds'], '--max-drain-seconds') * 1000,
     workers: workerCount(values.workers),
@@ -148,25 +144,60 @@ export async function run(argv: string[]): Promise<number> {
     ),
     ...traceEvents(values['trace-events']),
   };
-  if (values['config-file'] !== undefined) return runStaticProxy(values['config-file'], runtime);
-  if (values.discovery === undefined || values.fleet === undefined || values['ca-file'] === undefined) {
+}
+
+/** The in-process hook, and the file for worker processes (a hook cannot cross into them). */
+function traceEvents(file: string | undefined): { trace?: StageTrace; traceEvents?: string } {
+  return file === undefined ? {} : { trace: appendStageTrace(file), traceEvents: file };
+}
+
+/** How to reach and prove itself to the discovery server: the options checked, the CA and credentials read. */
+async function discoverySettings(values: ProxyArgs): Promise<Omit<DiscoveryClientOptions, 'apply' | 'log'>> {
+  const caFile = values['ca-file'];
+  if (values.discovery === undefined || values.fleet === undefined || caFile === undefined) {
     throw new PorticoError('E_USAGE', `--discovery, --fleet and --ca-file are required\n\n${HELP}`);
   }
-  if ((values['cert-file'] === undefined) !== (values['key-file'] === undefined)) {
+  const certFile = values['cert-file'];
+  const keyFile = values['key-file'];
+  if ((certFile === undefined) !== (keyFile === undefined)) {
     throw new PorticoError('E_USAGE', '--cert-file and --key-file go together');
   }
-  if (values['cert-file'] === undefined && values['token-file'] === undefined) {
+  if (certFile === undefined && values['token-file'] === undefined) {
     throw new PorticoError(
       'E_USAGE',
       'one of --cert-file/--key-file (mutual TLS) or --token-file (token) is required',
     );
   }
   const discovery = parseHostPort(values.discovery, '--discovery');
-  const caPem = (await readRequired(values['ca-file'], '--ca-file'))!;
-  const certPem = await readRequired(values['cert-file'], '--cert-file');
-  const keyPem = await readRequired(values['key-file'], '--key-file');
+  const caPem = (await readRequired(caFile, '--ca-file'))!;
+  const certPem = await readRequired(certFile, '--cert-file');
+  const keyPem = await readRequired(keyFile, '--key-file');
   const tokenFile = values['token-file'];
-  const node = values.node ?? hostname();
+  return {
+    address: formatHostPort(discovery),
+    fleet: values.fleet,
+    node: values.node ?? hostname(),
+    tls: { caPem, certPem, keyPem, serverName: values['server-name'] },
+    // Certificates rotate on disk too (a Secret's new content, or certgen --rotate): each new channel reads them.
+    reloadTls: () => ({
+      caPem: readFileSync(caFile, 'utf8'),
+      ...(certFile === undefined ? {} : { certPem: readFileSync(certFile, 'utf8') }),
+      ...(keyFile === undefined ? {} : { keyPem: readFileSync(keyFile, 'utf8') }),
+    }),
+    // Projected tokens rotate on disk: read the file anew for every connection.
+    token: tokenFile === undefined ? undefined : async () => (await readFile(tokenFile, 'utf8')).trim(),
+  };
+}
+
+export async function run(argv: string[]): Promise<number> {
+  const values = parseProxyArgs(argv);
+  if (values.help) {
+    console.log(HELP);
+    return 0;
+  }
+  const runtime = runtimeOptions(values);
+  if (values['config-file'] !== undefined) return runStaticProxy(values['config-file'], runtime);
+  const settings = await discoverySettings(values);
   const log = logToStderr;
 
   // A draining proxy stops claiming its fleet's config, so the controller sees it no longer serves.
@@ -174,18 +205,7 @@ export async function run(argv: string[]): Promise<number> {
   const proxy = createProxyWithWorkers({ ...runtime, log, onDraining: () => void stopDiscovery() });
   await proxy.started;
   const client = startDiscoveryClient({
-    address: formatHostPort(discovery),
-    fleet: values.fleet,
-    node,
-    tls: { caPem, certPem, keyPem, serverName: values['server-name'] },
-    // Certificates rotate on disk too (a Secret's new content, or certgen --rotate): each new channel reads them.
-    reloadTls: () => ({
-      caPem: readFileSync(values['ca-file']!, 'utf8'),
-      ...(values['cert-file'] === undefined ? {} : { certPem: readFileSync(values['cert-file'], 'utf8') }),
-      ...(values['key-file'] === undefined ? {} : { keyPem: readFileSync(values['key-file'], 'utf8') }),
-    }),
-    // Projected tokens rotate on disk: read the file anew for every connection.
-    token: tokenFile === undefined ? undefined : async () => (await readFile(tokenFile, 'utf8')).trim(),
+    ...settings,
     apply: (config, version) => proxy.apply(config, version),
     trace: runtime.trace,
     log: (level, message) => {
@@ -199,7 +219,7 @@ export async function run(argv: string[]): Promise<number> {
     stopping ??= client.stop();
     return stopping;
   };
-  log(`proxy ${node} of fleet ${values.fleet}: discovery ${values.discovery}`);
+  log(`proxy ${settings.node} of fleet ${settings.fleet}: discovery ${values.discovery}`);
 
   await drainOnSignal(proxy, () => log('draining'));
   await stopDiscovery();

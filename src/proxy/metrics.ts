@@ -70,117 +70,134 @@ function labels(pairs: Record<string, string>): string {
 }
 
 export function createProxyMetrics(): ProxyMetrics {
-  const stats = new Map<string, Map<string, RouteStats>>();
-  const upstreamErrors = new Map<string, number>();
-  const connections = new Map<string, number>();
-  let accepted = 0;
-  let inFlight = 0;
-  // Undefined until the first config: every name is live.
-  let liveSource: (() => LiveNames) | undefined;
-  let liveNames: LiveNames | undefined;
-  let pruned = true;
-  const live = (): LiveNames | undefined => {
-    if (liveSource !== undefined) liveNames ??= liveSource();
-    return liveNames;
-  };
-  const isLive = (listener: string, route: string): boolean => {
-    const names = live();
+  return new ProxyMetricsTable();
+}
+
+function bump(map: Map<string, number>, key: string, by = 1): void {
+  map.set(key, (map.get(key) ?? 0) + by);
+}
+
+/** One process's series: a request allocates only when it starts a new one. */
+class ProxyMetricsTable implements ProxyMetrics {
+  private readonly stats = new Map<string, Map<string, RouteStats>>();
+  private readonly upstreamErrors = new Map<string, number>();
+  private readonly connections = new Map<string, number>();
+  private accepted = 0;
+  private requestsInFlight = 0;
+  /** Undefined until the first config: every name is live. */
+  private liveSource: (() => LiveNames) | undefined = undefined;
+  private liveNames: LiveNames | undefined = undefined;
+  private pruned = true;
+
+  retain(names: () => LiveNames): void {
+    this.liveSource = names;
+    this.liveNames = undefined;
+    this.pruned = false;
+  }
+
+  request(listener: string, route: string, code: number, seconds: number): void {
+    let routes = this.stats.get(listener);
+    if (routes === undefined) {
+      // A request that finishes after its listener went away starts no series again.
+      if (!this.isLive(listener, route)) return;
+      routes = new Map();
+      this.stats.set(listener, routes);
+    }
+    let r = routes.get(route);
+    if (r === undefined) {
+      if (!this.isLive(listener, route)) return;
+      const buckets = new Array<number>(BUCKETS_SECONDS.length + 1).fill(0);
+      r = { listener, route, byCode: new Map(), buckets, sum: 0, count: 0 };
+      routes.set(route, r);
+    }
+    r.byCode.set(code, (r.byCode.get(code) ?? 0) + 1);
+    let i = 0;
+    while (i < BUCKETS_SECONDS.length && seconds > BUCKETS_SECONDS[i]!) i++;
+    r.buckets[i]!++;
+    r.sum += seconds;
+    r.count++;
+  }
+
+  upstreamError(cluster: string, kind: string): void {
+    if (this.live()?.clusters.has(cluster) === false) return;
+    bump(this.upstreamErrors, `${cluster}\u0000${kind}`);
+  }
+
+  connectionOpened(listener: string): void {
+    this.accepted++;
+    bump(this.connections, listener);
+  }
+
+  connectionClosed(listener: string): void {
+    bump(this.connections, listener, -1);
+    // The last connection of a removed listener: its gauge goes.
+    if (this.connections.get(listener) === 0 && this.live()?.listeners.has(listener) === false) {
+      this.connections.delete(listener);
+    }
+  }
+
+  get inFlight(): number {
+    return this.requestsInFlight;
+  }
+
+  requestStarted(): void {
+    this.requestsInFlight++;
+  }
+
+  requestFinished(): void {
+    this.requestsInFlight--;
+  }
+
+  snapshot(): MetricsSnapshot {
+    const names = this.live();
+    if (!this.pruned && names !== undefined) this.prune(names);
+    const routes = [...this.stats.values()].flatMap((byRoute) =>
+      [...byRoute.values()].map((r) => ({ ...r, byCode: [...r.byCode], buckets: r.buckets.slice() })),
+    );
+    return {
+      routes,
+      upstreamErrors: [...this.upstreamErrors],
+      connections: [...this.connections],
+      accepted: this.accepted,
+      inFlight: this.requestsInFlight,
+    };
+  }
+
+  render(): string {
+    return renderMetrics(this.snapshot());
+  }
+
+  /** The applied config's names, asked for once per config (undefined before the first). */
+  private live(): LiveNames | undefined {
+    if (this.liveSource !== undefined) this.liveNames ??= this.liveSource();
+    return this.liveNames;
+  }
+
+  private isLive(listener: string, route: string): boolean {
+    const names = this.live();
     return (
       names === undefined ||
       (names.listeners.has(listener) && (route === NO_ROUTE || names.routes.has(route)))
     );
-  };
-  const prune = (names: LiveNames): void => {
-    pruned = true;
-    for (const [listener, routes] of stats) {
+  }
+
+  /** Drops the series of names the config no longer has (an open connection's gauge stays until it closes). */
+  private prune(names: LiveNames): void {
+    this.pruned = true;
+    for (const [listener, routes] of this.stats) {
       if (!names.listeners.has(listener)) {
-        stats.delete(listener);
+        this.stats.delete(listener);
         continue;
       }
-      for (const route of routes.keys()) if (!isLive(listener, route)) routes.delete(route);
+      for (const route of routes.keys()) if (!this.isLive(listener, route)) routes.delete(route);
     }
-    for (const key of upstreamErrors.keys()) {
-      if (!names.clusters.has(key.slice(0, key.indexOf('\u0000')))) upstreamErrors.delete(key);
+    for (const key of this.upstreamErrors.keys()) {
+      if (!names.clusters.has(key.slice(0, key.indexOf('\u0000')))) this.upstreamErrors.delete(key);
     }
-    for (const [listener, n] of connections) {
-      if (n <= 0 && !names.listeners.has(listener)) connections.delete(listener);
+    for (const [listener, n] of this.connections) {
+      if (n <= 0 && !names.listeners.has(listener)) this.connections.delete(listener);
     }
-  };
-
-  const bump = (map: Map<string, number>, key: string, by = 1): void => {
-    map.set(key, (map.get(key) ?? 0) + by);
-  };
-
-  return {
-    retain(names) {
-      liveSource = names;
-      liveNames = undefined;
-      pruned = false;
-    },
-    request(listener, route, code, seconds) {
-      let routes = stats.get(listener);
-      if (routes === undefined) {
-        // A request that finishes after its listener went away starts no series again.
-        if (!isLive(listener, route)) return;
-        routes = new Map();
-        stats.set(listener, routes);
-      }
-      let r = routes.get(route);
-      if (r === undefined) {
-        if (!isLive(listener, route)) return;
-        const buckets = new Array<number>(BUCKETS_SECONDS.length + 1).fill(0);
-        r = { listener, route, byCode: new Map(), buckets, sum: 0, count: 0 };
-        routes.set(route, r);
-      }
-      r.byCode.set(code, (r.byCode.get(code) ?? 0) + 1);
-      let i = 0;
-      while (i < BUCKETS_SECONDS.length && seconds > BUCKETS_SECONDS[i]!) i++;
-      r.buckets[i]!++;
-      r.sum += seconds;
-      r.count++;
-    },
-    upstreamError(cluster, kind) {
-      if (live()?.clusters.has(cluster) === false) return;
-      bump(upstreamErrors, `${cluster}\u0000${kind}`);
-    },
-    connectionOpened(listener) {
-      accepted++;
-      bump(connections, listener);
-    },
-    connectionClosed(listener) {
-      bump(connections, listener, -1);
-      // The last connection of a removed listener: its gauge goes.
-      if (connections.get(listener) === 0 && live()?.listeners.has(listener) === false) {
-        connections.delete(listener);
-      }
-    },
-    get inFlight() {
-      return inFlight;
-    },
-    requestStarted() {
-      inFlight++;
-    },
-    requestFinished() {
-      inFlight--;
-    },
-    snapshot() {
-      const names = live();
-      if (!pruned && names !== undefined) prune(names);
-      const routes = [...stats.values()].flatMap((byRoute) =>
-        [...byRoute.values()].map((r) => ({ ...r, byCode: [...r.byCode], buckets: r.buckets.slice() })),
-      );
-      return {
-        routes,
-        upstreamErrors: [...upstreamErrors],
-        connections: [...connections],
-        accepted,
-        inFlight,
-      };
-    },
-    render() {
-      return renderMetrics(this.snapshot());
-    },
-  };
+  }
 }
 
 function addInto(map: Map<string, number>, entries: [string, number][]): void {

@@ -5,15 +5,20 @@ import type { FleetConfig, Listener, TlsSecret, VirtualHost } from '../ir/fleet-
 import { type RejectedResource, validateFleetResources } from '../ir/validate.js';
 import { isPorticoError } from '../platform/errors.js';
 import { AccessLog } from './access-log.js';
-import { type SideServer, sideServerAddress, startSideServers } from './admin.js';
+import { type AdminView, type SideServer, sideServerAddress, startSideServers } from './admin.js';
 import { H2EndpointPool } from './h2/upstream-pools.js';
 import { type BoundListener, bindListener, closeListener, updateCertificates } from './listeners.js';
 import { createProxyMetrics, type LiveNames } from './metrics.js';
-import { bindPort, type ProxyOptionsInput, resolveProxyOptions } from './options.js';
+import { bindPort, type ProxyOptions, type ProxyOptionsInput, resolveProxyOptions } from './options.js';
 import type { CompiledVirtualHost } from './routing.js';
 import type { ProxyRuntime } from './runtime.js';
 import { compileSnapshot } from './snapshot.js';
-import { type CertificateTable, compileCertificates, createSecureContextCache } from './tls.js';
+import {
+  type CertificateTable,
+  compileCertificates,
+  createSecureContextCache,
+  type SecureContextCache,
+} from './tls.js';
 import { EndpointPool } from './upstream-client.js';
 import { createUpstreamPools } from './upstream-pools.js';
 import type { WorkerStats } from './workers/protocol.js';
@@ -74,37 +79,35 @@ function message(error: unknown): string {
   return isPorticoError(error) || error instanceof Error ? error.message : String(error);
 }
 
+/** Everything one in-process proxy holds between calls. */
+interface ProxyState {
+  rt: ProxyRuntime;
+  options: ProxyOptions;
+  /** Listening sockets by listener name. */
+  bound: Map<string, BoundListener>;
+  contexts: SecureContextCache;
+  /** An applied VirtualHost object passed again is not compiled again. */
+  compiledVirtualHosts: WeakMap<VirtualHost, CompiledVirtualHost>;
+  appliedAt: string;
+  drained: boolean;
+  sideServers: SideServer[];
+}
+
 export function createProxy(input: ProxyOptionsInput = {}): InProcessProxy {
   const options = resolveProxyOptions(input);
-  const h1Pool = {
-    maxConnections: options.upstreamConnectionsPerEndpoint,
-    idleTimeoutMs: options.upstreamIdleTimeoutMs,
-    connectTimeoutMs: options.upstreamConnectTimeoutMs,
-  };
-  const h2Pool = {
-    limits: options.http2,
-    idleTimeoutMs: options.upstreamIdleTimeoutMs,
-    connectTimeoutMs: options.upstreamConnectTimeoutMs,
-  };
-  const rt: ProxyRuntime = {
+  const state: ProxyState = {
+    rt: createRuntime(options),
     options,
-    metrics: createProxyMetrics(),
-    pools: createUpstreamPools((address, port, key) => new EndpointPool(address, port, key, h1Pool)),
-    h2Pools: createUpstreamPools((address, port, key) => new H2EndpointPool(address, port, key, h2Pool)),
-    snapshot: undefined,
-    draining: false,
-    activeByEndpoint: new Map(),
-    tunnels: new Set(),
-    accessLog: options.accessLog === undefined ? undefined : new AccessLog(options.accessLog),
+    bound: new Map(),
+    contexts: createSecureContextCache(),
+    compiledVirtualHosts: new WeakMap(),
+    appliedAt: '',
+    drained: false,
+    sideServers: [],
   };
-  const bound = new Map<string, BoundListener>();
-  const contexts = createSecureContextCache();
-  const compiledVirtualHosts = new WeakMap<VirtualHost, CompiledVirtualHost>();
-  let appliedAt = '';
+  const rt = state.rt;
   let applying: Promise<unknown> = Promise.resolve();
   let drainPromise: Promise<void> | undefined;
-  let drained = false;
-  let sideServers: SideServer[] = [];
   let started: Promise<void> = Promise.resolve();
 
   const proxy: InProcessProxy = {
@@ -116,130 +119,224 @@ export function createProxy(input: ProxyOptionsInput = {}): InProcessProxy {
     },
     apply(config, version) {
       // One apply at a time: binding is asynchronous and must not interleave.
-      const next = applying.then(() => applyNow(config, version));
+      const next = applying.then(() => applyNow(state, config, version));
       applying = next.catch(() => undefined);
       return next;
     },
     drain(drainOptions = {}) {
       drainPromise ??= drainNow(
+        state,
         drainOptions.drainMs ?? options.drainMs,
         drainOptions.maxMs ?? options.maxDrainMs,
       );
       return drainPromise;
     },
-    async close() {
-      rt.draining = true;
-      const closing = [...bound.values(), ...sideServers].map(
-        (b) =>
-          new Promise<void>((resolve) => {
-            b.server.close(() => resolve());
-            b.server.closeAllConnections();
-          }),
-      );
-      for (const tunnel of rt.tunnels) tunnel.destroy();
-      bound.clear();
-      sideServers = [];
-      rt.pools.destroy();
-      rt.h2Pools.destroy();
-      await Promise.all(closing);
-      // The last requests' lines are out before close() resolves (a process exits next).
-      rt.accessLog?.flush();
-    },
+    close: () => closeNow(state),
     addresses() {
       return [
-        ...[...bound.values()].map((b) => ({ listener: b.context.name, port: b.port, address: b.address })),
-        ...sideServers.map((s) => ({ listener: s.name, ...sideServerAddress(s) })),
+        ...[...state.bound.values()].map((b) => ({
+          listener: b.context.name,
+          port: b.port,
+          address: b.address,
+        })),
+        ...state.sideServers.map((s) => ({ listener: s.name, ...sideServerAddress(s) })),
       ];
     },
     inFlight: () => rt.metrics.inFlight,
-    stats: () => ({ metrics: rt.metrics.snapshot(), notLive: view.notLive() }),
+    stats: () => ({ metrics: rt.metrics.snapshot(), notLive: notLive(state) }),
   };
+  started = startSideServers(adminView(state, proxy), {
+    admin: options.adminAddress,
+    metrics: options.metricsAddress,
+    ready: options.readyAddress,
+  }).then((servers) => {
+    state.sideServers = servers;
+  });
+  started.catch(() => undefined); // reported through `started`
+  return proxy;
+}
 
-  async function applyNow(value: unknown, version: string | undefined): Promise<ApplyOutcome> {
-    if (rt.draining) return { ok: false, error: 'proxy is draining' };
-    let config: FleetConfig;
-    let rejected: RejectedResource[];
-    let snapshot: ReturnType<typeof compileSnapshot>;
+/** What every listener of the proxy shares: options, counters, upstream pools, the current snapshot. */
+function createRuntime(options: ProxyOptions): ProxyRuntime {
+  const h1Pool = {
+    maxConnections: options.upstreamConnectionsPerEndpoint,
+    idleTimeoutMs: options.upstreamIdleTimeoutMs,
+    connectTimeoutMs: options.upstreamConnectTimeoutMs,
+  };
+  const h2Pool = {
+    limits: options.http2,
+    idleTimeoutMs: options.upstreamIdleTimeoutMs,
+    connectTimeoutMs: options.upstreamConnectTimeoutMs,
+  };
+  return {
+    options,
+    metrics: createProxyMetrics(),
+    pools: createUpstreamPools((address, port, key) => new EndpointPool(address, port, key, h1Pool)),
+    h2Pools: createUpstreamPools((address, port, key) => new H2EndpointPool(address, port, key, h2Pool)),
+    snapshot: undefined,
+    draining: false,
+    activeByEndpoint: new Map(),
+    tunnels: new Set(),
+    accessLog: options.accessLog === undefined ? undefined : new AccessLog(options.accessLog),
+  };
+}
+
+async function applyNow(
+  state: ProxyState,
+  value: unknown,
+  version: string | undefined,
+): Promise<ApplyOutcome> {
+  const { rt, options } = state;
+  if (rt.draining) return { ok: false, error: 'proxy is draining' };
+  let config: FleetConfig;
+  let rejected: RejectedResource[];
+  let snapshot: ReturnType<typeof compileSnapshot>;
+  try {
+    ({ config, rejected } = validateFleetResources(value, rt.snapshot?.config));
+    options.trace?.('proxy-validated', version);
+    snapshot = compileSnapshot(config, version ?? versionOf(config), state.compiledVirtualHosts);
+    options.trace?.('proxy-compiled', version);
+  } catch (error) {
+    return { ok: false, error: message(error) };
+  }
+  const listenerErrors: ListenerError[] = [];
+  const certificates = listenerCertificates(config, state.contexts, listenerErrors);
+  state.appliedAt = new Date().toISOString();
+  // Swap first: from here every new request, on any socket, routes by the new config.
+  rt.snapshot = snapshot;
+  options.trace?.('proxy-swapped', version);
+  await rebindListeners(state, config, certificates, listenerErrors);
+  state.contexts.retain(config.secrets);
+  const endpoints = config.endpoints.flatMap((e) => e.endpoints);
+  rt.pools.retain(endpoints);
+  rt.h2Pools.retain(endpoints);
+  rt.metrics.retain(() => liveNames(config));
+  for (const e of listenerErrors) options.log(`listener ${e.listener}: ${e.message}`);
+  for (const r of rejected)
+    options.log(`config: ${r.type} ${r.name} rejected, its last good version kept: ${r.error}`);
+  return rejected.length === 0 ? { ok: true, listenerErrors } : { ok: true, listenerErrors, rejected };
+}
+
+type ListenerError = { listener: string; message: string };
+
+/**
+ * The listeners that can serve, each with its certificates (HTTPS only, else undefined); a listener whose
+ * certificates do not compile is left out and its error recorded.
+ */
+function listenerCertificates(
+  config: FleetConfig,
+  contexts: SecureContextCache,
+  listenerErrors: ListenerError[],
+): Map<Listener, CertificateTable | undefined> {
+  const secrets = new Map<string, TlsSecret>(config.secrets.map((s) => [s.name, s]));
+  const usable = new Map<Listener, CertificateTable | undefined>();
+  for (const listener of config.listeners) {
     try {
-      ({ config, rejected } = validateFleetResources(value, rt.snapshot?.config));
-      options.trace?.('proxy-validated', version);
-      snapshot = compileSnapshot(config, version ?? versionOf(config), compiledVirtualHosts);
-      options.trace?.('proxy-compiled', version);
+      usable.set(
+        listener,
+        listener.tls === undefined ? undefined : compileCertificates(listener.tls, secrets, contexts),
+      );
     } catch (error) {
-      return { ok: false, error: message(error) };
+      listenerErrors.push({ listener: listener.name, message: message(error) });
     }
-    const listenerErrors: { listener: string; message: string }[] = [];
-    const secrets = new Map<string, TlsSecret>(config.secrets.map((s) => [s.name, s]));
-    const certificates = new Map<string, CertificateTable>();
-    const usable: Listener[] = [];
-    for (const listener of config.listeners) {
-      try {
-        if (listener.tls !== undefined)
-          certificates.set(listener.name, compileCertificates(listener.tls, secrets, contexts));
-        usable.push(listener);
-      } catch (error) {
-        listenerErrors.push({ listener: listener.name, message: message(error) });
-      }
-    }
-    // Swap first: from here every new request, on any socket, routes by the new config.
-    rt.snapshot = snapshot;
-    options.trace?.('proxy-swapped', version);
-    appliedAt = new Date().toISOString();
-    for (const [name, b] of bound) {
-      const next = usable.find((l) => l.name === name);
-      if (next === undefined && config.listeners.some((l) => l.name === name)) continue; // bad TLS: keep old
-      if (next === undefined || next.protocol !== b.protocol) {
-        bound.delete(name);
-        void closeListener(b, options.maxDrainMs);
-      }
-    }
-    if (bound.size > 0) await sleep(0); // let closed listening sockets release their ports
-    for (const listener of usable) {
-      const existing = bound.get(listener.name);
-      const table = certificates.get(listener.name);
-      if (existing !== undefined) {
-        if (table !== undefined) updateCertificates(existing, table);
-        continue;
-      }
-      try {
-        bound.set(listener.name, await bindListener(rt, listener, bindPort(options, listener.port), table));
-      } catch (error) {
-        listenerErrors.push({ listener: listener.name, message: message(error) });
-      }
-    }
-    contexts.retain(config.secrets);
-    const endpoints = config.endpoints.flatMap((e) => e.endpoints);
-    rt.pools.retain(endpoints);
-    rt.h2Pools.retain(endpoints);
-    rt.metrics.retain(() => liveNames(config));
-    for (const e of listenerErrors) options.log(`listener ${e.listener}: ${e.message}`);
-    for (const r of rejected)
-      options.log(`config: ${r.type} ${r.name} rejected, its last good version kept: ${r.error}`);
-    return rejected.length === 0 ? { ok: true, listenerErrors } : { ok: true, listenerErrors, rejected };
   }
+  return usable;
+}
 
-  async function drainNow(drainMs: number, maxMs: number): Promise<void> {
-    rt.draining = true;
-    options.onDraining?.();
-    const deadline = Date.now() + maxMs;
-    options.log(
-      `draining: serving ${drainMs} ms more, then waiting up to ${maxMs} ms for requests in flight`,
-    );
-    await sleep(Math.min(drainMs, maxMs));
-    const closing = [...bound.values()].map((b) => closeListener(b, Math.max(0, deadline - Date.now())));
-    // Upgraded (WebSocket) connections are not the HTTP server's to cut, so the deadline bounds the wait too.
-    const cutoff = new AbortController();
-    const late = sleep(Math.max(0, deadline - Date.now()) + 100, undefined, { signal: cutoff.signal }).catch(
-      () => {},
-    );
-    await Promise.race([Promise.all(closing), late]);
-    cutoff.abort();
-    for (const tunnel of rt.tunnels) tunnel.destroy();
-    drained = true;
-    options.log('drained');
+/**
+ * Closes listeners the config dropped or changed the protocol of (one whose TLS failed keeps its old socket),
+ * gives kept ones their new certificates, and binds new ones, recording bind failures.
+ */
+async function rebindListeners(
+  state: ProxyState,
+  config: FleetConfig,
+  usable: Map<Listener, CertificateTable | undefined>,
+  listenerErrors: ListenerError[],
+): Promise<void> {
+  const { bound, options } = state;
+  const byName = new Map<string, Listener>();
+  for (const listener of usable.keys()) byName.set(listener.name, listener);
+  for (const [name, b] of bound) {
+    const next = byName.get(name);
+    if (next === undefined && config.listeners.some((l) => l.name === name)) continue; // bad TLS: keep old
+    if (next === undefined || next.protocol !== b.protocol) {
+      bound.delete(name);
+      void closeListener(b, options.maxDrainMs);
+    }
   }
+  if (bound.size > 0) await sleep(0); // let closed listening sockets release their ports
+  for (const [listener, table] of usable) {
+    const existing = bound.get(listener.name);
+    if (existing !== undefined) {
+      if (table !== undefined) updateCertificates(existing, table);
+      continue;
+    }
+    try {
+      bound.set(
+        listener.name,
+        await bindListener(state.rt, listener, bindPort(options, listener.port), table),
+      );
+    } catch (error) {
+      listenerErrors.push({ listener: listener.name, message: message(error) });
+    }
+  }
+}
 
-  const view = {
+async function drainNow(state: ProxyState, drainMs: number, maxMs: number): Promise<void> {
+  const { rt, options } = state;
+  rt.draining = true;
+  options.onDraining?.();
+  const deadline = Date.now() + maxMs;
+  options.log(`draining: serving ${drainMs} ms more, then waiting up to ${maxMs} ms for requests in flight`);
+  await sleep(Math.min(drainMs, maxMs));
+  const closing = [...state.bound.values()].map((b) => closeListener(b, Math.max(0, deadline - Date.now())));
+  // Upgraded (WebSocket) connections are not the HTTP server's to cut, so the deadline bounds the wait too.
+  const cutoff = new AbortController();
+  const late = sleep(Math.max(0, deadline - Date.now()) + 100, undefined, { signal: cutoff.signal }).catch(
+    () => {},
+  );
+  await Promise.race([Promise.all(closing), late]);
+  cutoff.abort();
+  for (const tunnel of rt.tunnels) tunnel.destroy();
+  state.drained = true;
+  options.log('drained');
+}
+
+/** Immediate: every socket closed, every pool emptied. */
+async function closeNow(state: ProxyState): Promise<void> {
+  const { rt } = state;
+  rt.draining = true;
+  const closing = [...state.bound.values(), ...state.sideServers].map(
+    (b) =>
+      new Promise<void>((resolve) => {
+        b.server.close(() => resolve());
+        b.server.closeAllConnections();
+      }),
+  );
+  for (const tunnel of rt.tunnels) tunnel.destroy();
+  state.bound.clear();
+  state.sideServers = [];
+  rt.pools.destroy();
+  rt.h2Pools.destroy();
+  await Promise.all(closing);
+  // The last requests' lines are out before close() resolves (a process exits next).
+  rt.accessLog?.flush();
+}
+
+function notLive(state: ProxyState): string | undefined {
+  if (state.drained) return 'drained: its listeners are closed';
+  // A stop in progress closes listeners on purpose; only once it is done is the process useless.
+  if (state.rt.draining) return undefined;
+  for (const b of state.bound.values()) {
+    if (!b.server.server.listening) return `listener ${b.context.name} stopped listening`;
+  }
+  return undefined;
+}
+
+/** What the admin, metrics and readiness servers show of this proxy. */
+function adminView(state: ProxyState, proxy: InProcessProxy): AdminView {
+  const { rt } = state;
+  return {
     get ready() {
       return proxy.ready;
     },
@@ -247,30 +344,14 @@ export function createProxy(input: ProxyOptionsInput = {}): InProcessProxy {
       return rt.draining;
     },
     get drained() {
-      return drained;
+      return state.drained;
     },
-    notLive() {
-      if (drained) return 'drained: its listeners are closed';
-      // A stop in progress closes listeners on purpose; only once it is done is the process useless.
-      if (rt.draining) return undefined;
-      for (const b of bound.values()) {
-        if (!b.server.server.listening) return `listener ${b.context.name} stopped listening`;
-      }
-      return undefined;
-    },
+    notLive: () => notLive(state),
     config: () => rt.snapshot?.config,
-    version: () => (rt.snapshot === undefined ? undefined : { version: rt.snapshot.version, appliedAt }),
+    version: () =>
+      rt.snapshot === undefined ? undefined : { version: rt.snapshot.version, appliedAt: state.appliedAt },
     inFlight: () => rt.metrics.inFlight,
     startDrain: () => void proxy.drain(),
     metrics: () => rt.metrics.render(),
   };
-  started = startSideServers(view, {
-    admin: options.adminAddress,
-    metrics: options.metricsAddress,
-    ready: options.readyAddress,
-  }).then((servers) => {
-    sideServers = servers;
-  });
-  started.catch(() => undefined); // reported through `started`
-  return proxy;
 }

@@ -241,59 +241,8 @@ class UpstreamConnection {
     while (offset < length && this.exchange === exchange) {
       switch (this.state) {
         case HEAD: {
-          let buffer = chunk;
-          let from = offset;
-          if (this.partial !== undefined) {
-            buffer = Buffer.concat([this.partial, chunk.subarray(offset)]);
-            from = 0;
-          }
-          const end = buffer.indexOf(CRLFCRLF, Math.max(from, 0));
-          if (end === -1) {
-            if (buffer.length - from > MAX_HEAD_BYTES) {
-              this.fail('response head too large', 'invalid_response');
-              return;
-            }
-            // A copy: `chunk` is the shared read buffer, overwritten by the next read.
-            this.partial = buffer === chunk ? Buffer.from(chunk.subarray(offset)) : buffer;
-            return;
-          }
-          // Continue after the head, in whichever buffer holds it.
-          const consumed = end + 4 - from;
-          const head = parseResponseHead(buffer.toString('latin1', from, end), exchange.noResponseBody);
-          if (this.partial !== undefined) {
-            // `consumed` counts partial bytes too; map back onto `chunk`.
-            offset = offset + consumed - this.partial.length;
-            this.partial = undefined;
-          } else offset += consumed;
-          if (typeof head === 'string') {
-            this.fail(`invalid upstream response: ${head}`, 'invalid_response');
-            return;
-          }
-          if (head.status < 200) {
-            // 101 was never asked for (upgrades take another path); other 1xx are interim.
-            if (head.status === 101) {
-              this.fail('unexpected 101 response', 'invalid_response');
-              return;
-            }
-            continue;
-          }
-          if (!head.keepAlive) this.keepAlive = false;
-          sink.onUpstreamHead(head.status, head.rawHeaders);
-          if (this.exchange !== exchange) return;
-          if (head.bodyLength === 0) {
-            if (offset < length) this.keepAlive = false;
-            this.complete(undefined);
-            return;
-          }
-          if (head.bodyLength === CHUNKED) {
-            this.state = CHUNKED_BODY;
-            this.chunked ??= new ChunkedDecoder(CHUNKED_LIMITS);
-            this.chunked.start();
-          } else if (head.bodyLength === UNTIL_CLOSE) this.state = BODY_UNTIL_CLOSE;
-          else {
-            this.state = BODY;
-            this.remaining = head.bodyLength;
-          }
+          offset = this.readHead(exchange, chunk, offset);
+          if (offset < 0) return;
           break;
         }
         case BODY: {
@@ -333,6 +282,68 @@ class UpstreamConnection {
         }
       }
     }
+  }
+
+  /**
+   * Reads a response head from `chunk` at `offset` (after bytes kept from earlier reads), reports it and sets
+   * the body's state. Returns where the body starts in `chunk`, or -1 when this read is done with: the head is
+   * incomplete (kept for the next read), invalid (failed), or ended the exchange.
+   */
+  private readHead(exchange: UpstreamExchange, chunk: Buffer, offset: number): number {
+    let buffer = chunk;
+    let from = offset;
+    if (this.partial !== undefined) {
+      buffer = Buffer.concat([this.partial, chunk.subarray(offset)]);
+      from = 0;
+    }
+    const end = buffer.indexOf(CRLFCRLF, Math.max(from, 0));
+    if (end === -1) {
+      if (buffer.length - from > MAX_HEAD_BYTES) {
+        this.fail('response head too large', 'invalid_response');
+        return -1;
+      }
+      // A copy: `chunk` is the shared read buffer, overwritten by the next read.
+      this.partial = buffer === chunk ? Buffer.from(chunk.subarray(offset)) : buffer;
+      return -1;
+    }
+    // Continue after the head, in whichever buffer holds it.
+    const consumed = end + 4 - from;
+    const head = parseResponseHead(buffer.toString('latin1', from, end), exchange.noResponseBody);
+    if (this.partial !== undefined) {
+      // `consumed` counts partial bytes too; map back onto `chunk`.
+      offset = offset + consumed - this.partial.length;
+      this.partial = undefined;
+    } else offset += consumed;
+    if (typeof head === 'string') {
+      this.fail(`invalid upstream response: ${head}`, 'invalid_response');
+      return -1;
+    }
+    if (head.status < 200) {
+      // 101 was never asked for (upgrades take another path); other 1xx are interim.
+      if (head.status === 101) {
+        this.fail('unexpected 101 response', 'invalid_response');
+        return -1;
+      }
+      return offset;
+    }
+    if (!head.keepAlive) this.keepAlive = false;
+    exchange.sink.onUpstreamHead(head.status, head.rawHeaders);
+    if (this.exchange !== exchange) return -1;
+    if (head.bodyLength === 0) {
+      if (offset < chunk.length) this.keepAlive = false;
+      this.complete(undefined);
+      return -1;
+    }
+    if (head.bodyLength === CHUNKED) {
+      this.state = CHUNKED_BODY;
+      this.chunked ??= new ChunkedDecoder(CHUNKED_LIMITS);
+      this.chunked.start();
+    } else if (head.bodyLength === UNTIL_CLOSE) this.state = BODY_UNTIL_CLOSE;
+    else {
+      this.state = BODY;
+      this.remaining = head.bodyLength;
+    }
+    return offset;
   }
 
   private onEnd(): void {

@@ -1,9 +1,8 @@
 // Whether a TLS Secret can serve: its certificate parses, its key parses, and the key is the certificate's. Parsing
-// is pure computation (no I/O, no clock), so the translator stays deterministic; memoised per Secret object.
+// is pure computation (no I/O, no clock), so the translator stays deterministic; memoised per Secret object
+// in the caller's memo.
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import type { Secret } from '../api/core.js';
-
-const verdicts = new WeakMap<Secret, string | undefined>();
 
 function problem(pems: { certificatePem: string; privateKeyPem: string }): string | undefined {
   let certificate: X509Certificate;
@@ -27,6 +26,7 @@ function problem(pems: { certificatePem: string; privateKeyPem: string }): strin
 export function certificateProblem(
   secret: Secret,
   pems: { certificatePem: string; privateKeyPem: string },
+  verdicts: WeakMap<Secret, string | undefined>,
 ): string | undefined {
   if (verdicts.has(secret)) return verdicts.get(secret);
   const verdict = problem(pems);

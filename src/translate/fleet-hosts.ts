@@ -12,9 +12,11 @@ import type {
   VirtualHost,
 } from '../ir/fleet-config.js';
 import type { ClusterTable, ResolvedCluster, ResolvedRoute } from './backends.js';
-import { compareSpecificity } from './hostnames.js';
+import { compareSpecificity, listenerServes } from './hostnames.js';
+import type { ListenerState } from './listeners.js';
 import { comparePrecedence, type RankedRoute } from './precedence.js';
 import type { RouteState } from './routes.js';
+import type { TranslateMemos } from './types.js';
 
 /** One VirtualHost being built: its owner (index into the fleet's ready listeners) and the routes it serves. */
 export interface HostState {
@@ -129,9 +131,7 @@ function rankedRoutes(rs: RouteState): RankedRoute[] {
 
 // An unchanged route (same object, same resolved backends) keeps its Route objects, so an unchanged
 // VirtualHost is the previous object again and discovery re-sends only what an edit changed.
-const rankedMemo = new WeakMap<RouteObject, { backends: RouteState['backends']; ranked: RankedRoute[] }>();
-
-export function rankedRoutesOf(rs: RouteState): RankedRoute[] {
+export function rankedRoutesOf(rs: RouteState, rankedMemo: TranslateMemos['rankedRoutes']): RankedRoute[] {
   const hit = rankedMemo.get(rs.route);
   if (hit !== undefined && hit.backends === rs.backends) return hit.ranked;
   const ranked = rankedRoutes(rs);
@@ -146,9 +146,13 @@ export function sameItems(a: readonly unknown[], b: readonly unknown[]): boolean
 }
 
 /** The host's VirtualHost from its contributors; `before` again when its routes are the same objects. */
-export function hostVirtualHost(host: HostState, before: VirtualHost | undefined): VirtualHost {
+export function hostVirtualHost(
+  host: HostState,
+  before: VirtualHost | undefined,
+  rankedMemo: TranslateMemos['rankedRoutes'],
+): VirtualHost {
   const ranked: RankedRoute[] = [];
-  for (const rs of host.contributors.values()) ranked.push(...rankedRoutesOf(rs));
+  for (const rs of host.contributors.values()) ranked.push(...rankedRoutesOf(rs, rankedMemo));
   ranked.sort(comparePrecedence);
   const routes = ranked.map((r) => r.route);
   return before !== undefined && before.hostname === host.hostname && sameItems(before.routes, routes)
@@ -181,6 +185,22 @@ export function byName<T extends { name: string }>(a: T, b: T): number {
 
 export function bySpecificity(a: HostState, b: HostState): number {
   return compareSpecificity(a.hostname, b.hostname);
+}
+
+/** The owner of a VirtualHost for `h`: the most specific of a port's listeners (`indexes`, in order) serving it. */
+export function hostOwner(
+  indexes: readonly number[],
+  listeners: ListenerState[],
+  h: string,
+): number | undefined {
+  let best: number | undefined;
+  for (const li of indexes) {
+    const l = listeners[li]!;
+    if (!listenerServes(l.spec.hostname, h)) continue;
+    if (best === undefined || compareSpecificity(l.spec.hostname, listeners[best]!.spec.hostname) < 0)
+      best = li;
+  }
+  return best;
 }
 
 /** Clusters and endpoints of the used cluster names, sorted by name. */

@@ -10,20 +10,37 @@ import {
   type FleetBuildState,
   fleetClusters,
   type HostState,
+  hostOwner,
   hostVirtualHost,
   insertionIndex,
   type PortState,
   type RouteEntry,
   sameItems,
 } from './fleet-hosts.js';
-import { compareSpecificity, covers, effectiveHostnames, isWildcard, listenerServes } from './hostnames.js';
+import { covers, effectiveHostnames, isWildcard } from './hostnames.js';
 import type { ListenerState } from './listeners.js';
 import type { RouteState } from './routes.js';
+import type { TranslateMemos } from './types.js';
 
 interface Added {
   listener: number;
   rs: RouteState;
   hostnames: string[];
+}
+
+interface Removed {
+  listener: number;
+  entry: RouteEntry;
+}
+
+/** An update under way: the state it edits in place and what the edit touched. */
+interface Update {
+  state: FleetBuildState;
+  listeners: ListenerState[];
+  /** VirtualHosts whose routes changed, with their port. */
+  touched: Map<HostState, PortState>;
+  /** A cluster name gained its first reference or lost its last. */
+  clustersChanged: boolean;
 }
 
 const exactOnly = (hostnames: readonly string[]): boolean =>
@@ -39,7 +56,61 @@ export function updateFleet(
   listeners: ListenerState[],
 ): FleetConfig | undefined {
   if (state.entries.length !== listeners.length) return undefined;
-  const removed: { listener: number; entry: RouteEntry }[] = [];
+  const changes = routeChanges(state, input, listeners);
+  if (changes === undefined) return undefined;
+  const { removed, added } = changes;
+  if (removed.length === 0 && added.length === 0 && sameClusterObjects(state, input)) return state.config;
+
+  const update: Update = { state, listeners, touched: new Map(), clustersChanged: false };
+  for (const { listener, entry } of removed) undoEntry(update, listener, entry);
+  for (const a of added) addEntry(update, a);
+
+  const previous = state.config;
+  const { virtualHosts, changedPorts } = rebuildTouchedHosts(
+    update,
+    previous.virtualHosts,
+    input.memos.rankedRoutes,
+  );
+  const fleetListeners =
+    changedPorts.size === 0 ? previous.listeners : updatedListeners(previous.listeners, changedPorts);
+
+  let { clusters, endpoints } = previous;
+  if (update.clustersChanged || !sameClusterObjects(state, input)) {
+    const next = fleetClusters([...state.clusterRefs.keys()], input.clusters);
+    if (!sameItems(next.clusters, clusters)) clusters = next.clusters;
+    if (!sameItems(next.endpoints, endpoints)) endpoints = next.endpoints;
+    state.clusterObjects = next.objects;
+  }
+
+  const nextHosts = virtualHosts !== undefined && !sameItems(virtualHosts, previous.virtualHosts);
+  if (
+    !nextHosts &&
+    fleetListeners === previous.listeners &&
+    clusters === previous.clusters &&
+    endpoints === previous.endpoints
+  ) {
+    return previous;
+  }
+  state.config = {
+    ...previous,
+    listeners: fleetListeners,
+    virtualHosts: nextHosts ? virtualHosts! : previous.virtualHosts,
+    clusters,
+    endpoints,
+  };
+  return state.config;
+}
+
+/**
+ * The entries to undo and the routes to add, per listener; undefined when a changed route has a wildcard
+ * (or no) hostname, which touches many VirtualHosts: the full build does those.
+ */
+function routeChanges(
+  state: FleetBuildState,
+  input: FleetInput,
+  listeners: ListenerState[],
+): { removed: Removed[]; added: Added[] } | undefined {
+  const removed: Removed[] = [];
   const added: Added[] = [];
   for (const [li, l] of listeners.entries()) {
     const before = state.entries[li]!;
@@ -68,82 +139,101 @@ export function updateFleet(
     }
   }
   for (const { entry } of removed) if (!exactOnly(entry.hostnames)) return undefined;
+  return { removed, added };
+}
 
-  const sameClusters = (): boolean => {
-    for (const [name, object] of state.clusterObjects) if (input.clusters.get(name) !== object) return false;
-    return true;
-  };
-  if (removed.length === 0 && added.length === 0 && sameClusters()) return state.config;
+/** The cluster objects the config was built from are still the table's. */
+function sameClusterObjects(state: FleetBuildState, input: FleetInput): boolean {
+  for (const [name, object] of state.clusterObjects) if (input.clusters.get(name) !== object) return false;
+  return true;
+}
 
-  const touched = new Map<HostState, PortState>();
-  const portOf = (li: number): PortState => state.ports.get(listeners[li]!.spec.port)!;
-  let clustersChanged = false;
-  const countClusters = (entry: RouteEntry, delta: number, force = false): void => {
-    if (entry.targets.length === 0 && !force) return;
-    for (const c of entry.clusters) {
-      const n = (state.clusterRefs.get(c) ?? 0) + delta;
-      if (n === 0) state.clusterRefs.delete(c);
-      else state.clusterRefs.set(c, n);
-      if (n === 0 || n === delta) clustersChanged = true;
-    }
-  };
+function portOf(update: Update, li: number): PortState {
+  return update.state.ports.get(update.listeners[li]!.spec.port)!;
+}
 
-  for (const { listener: li, entry } of removed) {
-    const port = portOf(li);
-    for (const host of entry.targets) {
-      host.contributors.delete(entry.rs.route);
-      touched.set(host, port);
-    }
-    for (const h of entry.hostnames) {
-      const n = (port.hostRefs.get(h) ?? 0) - 1;
-      if (n <= 0) port.hostRefs.delete(h);
-      else port.hostRefs.set(h, n);
-      const host = port.hosts.get(h);
-      if (host !== undefined) touched.set(host, port);
-    }
-    countClusters(entry, -1);
-    state.entries[li]!.delete(entry.rs.route);
+/** An entry's clusters gain or lose a reference (only an entry with targets holds them, unless `force`). */
+function countClusters(update: Update, entry: RouteEntry, delta: number, force = false): void {
+  if (entry.targets.length === 0 && !force) return;
+  const refs = update.state.clusterRefs;
+  for (const c of entry.clusters) {
+    const n = (refs.get(c) ?? 0) + delta;
+    if (n === 0) refs.delete(c);
+    else refs.set(c, n);
+    if (n === 0 || n === delta) update.clustersChanged = true;
   }
+}
 
-  for (const { listener: li, rs, hostnames } of added) {
-    const port = portOf(li);
-    const entry: RouteEntry = {
-      listener: li,
-      rs,
-      hostnames,
-      targets: [],
-      clusters: clustersOf(rs.backends),
-    };
-    for (const h of hostnames) {
-      port.hostRefs.set(h, (port.hostRefs.get(h) ?? 0) + 1);
-      let host = port.hosts.get(h);
-      if (host === undefined) {
-        const owner = ownerOf(port, listeners, h);
-        if (owner === undefined) continue;
-        host = { hostname: h, name: `port-${port.port}/${h}`, owner, contributors: new Map() };
-        port.hosts.set(h, host);
-        // Unchanged routes of the owner whose wildcard hostname covers the new VirtualHost serve it too.
-        for (const w of port.wildcards) {
-          if (w.listener !== owner || !w.hostnames.some((e) => e === '*' || covers(e, h))) continue;
-          host.contributors.set(w.rs.route, w.rs);
-          if (w.targets.length === 0) countClusters(w, 1, true);
-          w.targets.push(host);
-        }
-      }
-      touched.set(host, port);
-      if (host.owner !== li || host.contributors.has(rs.route)) continue;
-      host.contributors.set(rs.route, rs);
-      entry.targets.push(host);
-    }
-    countClusters(entry, 1);
-    state.entries[li]!.set(rs.route, entry);
+/** Takes a route's contribution through one listener away from its VirtualHosts and hostname counts. */
+function undoEntry(update: Update, li: number, entry: RouteEntry): void {
+  const port = portOf(update, li);
+  for (const host of entry.targets) {
+    host.contributors.delete(entry.rs.route);
+    update.touched.set(host, port);
   }
+  for (const h of entry.hostnames) {
+    const n = (port.hostRefs.get(h) ?? 0) - 1;
+    if (n <= 0) port.hostRefs.delete(h);
+    else port.hostRefs.set(h, n);
+    const host = port.hosts.get(h);
+    if (host !== undefined) update.touched.set(host, port);
+  }
+  countClusters(update, entry, -1);
+  update.state.entries[li]!.delete(entry.rs.route);
+}
 
-  const previous = state.config;
-  let virtualHosts: VirtualHost[] | undefined;
-  const changedListeners = new Set<PortState>();
-  for (const [host, port] of touched) {
-    virtualHosts ??= previous.virtualHosts.slice();
+/** Adds a route through one listener to the VirtualHosts of its exact hostnames, making those that are new. */
+function addEntry(update: Update, { listener: li, rs, hostnames }: Added): void {
+  const port = portOf(update, li);
+  const entry: RouteEntry = {
+    listener: li,
+    rs,
+    hostnames,
+    targets: [],
+    clusters: clustersOf(rs.backends),
+  };
+  for (const h of hostnames) {
+    port.hostRefs.set(h, (port.hostRefs.get(h) ?? 0) + 1);
+    const host = port.hosts.get(h) ?? newHost(update, port, h);
+    if (host === undefined) continue;
+    update.touched.set(host, port);
+    if (host.owner !== li || host.contributors.has(rs.route)) continue;
+    host.contributors.set(rs.route, rs);
+    entry.targets.push(host);
+  }
+  countClusters(update, entry, 1);
+  update.state.entries[li]!.set(rs.route, entry);
+}
+
+/** A VirtualHost for a hostname the port did not serve, or undefined when none of its listeners serves it. */
+function newHost(update: Update, port: PortState, h: string): HostState | undefined {
+  const owner = hostOwner(port.listeners, update.listeners, h);
+  if (owner === undefined) return undefined;
+  const host: HostState = { hostname: h, name: `port-${port.port}/${h}`, owner, contributors: new Map() };
+  port.hosts.set(h, host);
+  // Unchanged routes of the owner whose wildcard hostname covers the new VirtualHost serve it too.
+  for (const w of port.wildcards) {
+    if (w.listener !== owner || !w.hostnames.some((e) => e === '*' || covers(e, h))) continue;
+    host.contributors.set(w.rs.route, w.rs);
+    if (w.targets.length === 0) countClusters(update, w, 1, true);
+    w.targets.push(host);
+  }
+  return host;
+}
+
+/**
+ * The touched VirtualHosts rebuilt, gone ones removed and new ones inserted in name order: the config's
+ * VirtualHost list (undefined when nothing was touched) and the ports whose host list changed.
+ */
+function rebuildTouchedHosts(
+  update: Update,
+  previous: VirtualHost[],
+  rankedMemo: TranslateMemos['rankedRoutes'],
+): { virtualHosts: VirtualHost[] | undefined; changedPorts: Set<PortState> } {
+  const changedPorts = new Set<PortState>();
+  if (update.touched.size === 0) return { virtualHosts: undefined, changedPorts };
+  const virtualHosts = previous.slice();
+  for (const [host, port] of update.touched) {
     const gone = !port.hostRefs.has(host.hostname) && !port.listenerHostnames.has(host.hostname);
     if (gone) {
       port.hosts.delete(host.hostname);
@@ -151,71 +241,35 @@ export function updateFleet(
         const i = w.targets.indexOf(host);
         if (i === -1) continue;
         w.targets.splice(i, 1);
-        if (w.targets.length === 0) countClusters(w, -1, true);
+        if (w.targets.length === 0) countClusters(update, w, -1, true);
       }
       if (host.vhost !== undefined) {
         virtualHosts.splice(insertionIndex(virtualHosts, host.vhost, byName), 1);
         port.names.splice(insertionIndex(port.names, host, bySpecificity), 1);
-        changedListeners.add(port);
+        changedPorts.add(port);
       }
       continue;
     }
     const before = host.vhost;
-    host.vhost = hostVirtualHost(host, before);
+    host.vhost = hostVirtualHost(host, before, rankedMemo);
     if (before === undefined) {
       virtualHosts.splice(insertionIndex(virtualHosts, host.vhost, byName), 0, host.vhost);
       port.names.splice(insertionIndex(port.names, host, bySpecificity), 0, host);
-      changedListeners.add(port);
+      changedPorts.add(port);
     } else if (host.vhost !== before) {
       virtualHosts[insertionIndex(virtualHosts, host.vhost, byName)] = host.vhost;
     }
   }
-
-  let fleetListeners = previous.listeners;
-  if (changedListeners.size > 0) {
-    fleetListeners = previous.listeners.slice();
-    for (const port of changedListeners) {
-      const listener: Listener = { ...port.listener, virtualHosts: port.names.map((n) => n.name) };
-      fleetListeners[insertionIndex(fleetListeners, listener, byName)] = listener;
-      port.listener = listener;
-    }
-  }
-
-  let { clusters, endpoints } = previous;
-  if (clustersChanged || !sameClusters()) {
-    const next = fleetClusters([...state.clusterRefs.keys()], input.clusters);
-    if (!sameItems(next.clusters, clusters)) clusters = next.clusters;
-    if (!sameItems(next.endpoints, endpoints)) endpoints = next.endpoints;
-    state.clusterObjects = next.objects;
-  }
-
-  const nextHosts = virtualHosts !== undefined && !sameItems(virtualHosts, previous.virtualHosts);
-  if (
-    !nextHosts &&
-    fleetListeners === previous.listeners &&
-    clusters === previous.clusters &&
-    endpoints === previous.endpoints
-  ) {
-    return previous;
-  }
-  state.config = {
-    ...previous,
-    listeners: fleetListeners,
-    virtualHosts: nextHosts ? virtualHosts! : previous.virtualHosts,
-    clusters,
-    endpoints,
-  };
-  return state.config;
+  return { virtualHosts, changedPorts };
 }
 
-/** The most specific listener on the port serving `h` (index into the fleet's ready listeners). */
-function ownerOf(port: PortState, listeners: ListenerState[], h: string): number | undefined {
-  let best: number | undefined;
-  for (const li of port.listeners) {
-    const l = listeners[li]!;
-    if (!listenerServes(l.spec.hostname, h)) continue;
-    if (best === undefined || compareSpecificity(l.spec.hostname, listeners[best]!.spec.hostname) < 0)
-      best = li;
+/** The fleet's Listeners with those of the changed ports listing their VirtualHosts anew. */
+function updatedListeners(previous: Listener[], changedPorts: Set<PortState>): Listener[] {
+  const fleetListeners = previous.slice();
+  for (const port of changedPorts) {
+    const listener: Listener = { ...port.listener, virtualHosts: port.names.map((n) => n.name) };
+    fleetListeners[insertionIndex(fleetListeners, listener, byName)] = listener;
+    port.listener = listener;
   }
-  return best;
+  return fleetListeners;
 }

@@ -18,18 +18,19 @@ import {
   type FleetBuildState,
   fleetClusters,
   type HostState,
+  hostOwner,
   hostVirtualHost,
   type PortState,
   type RouteEntry,
   sameItems,
 } from './fleet-hosts.js';
 import { updateFleet } from './fleet-update.js';
-import { compareSpecificity, covers, effectiveHostnames, isWildcard, listenerServes } from './hostnames.js';
+import { compareSpecificity, covers, effectiveHostnames, isWildcard } from './hostnames.js';
 import { type ListenerState, ready } from './listeners.js';
 import type { SnapshotLookup } from './lookup.js';
 import type { GatewayEntry, RouteState } from './routes.js';
 import { tlsSecretPems } from './secrets.js';
-import type { TranslateCache } from './types.js';
+import type { TranslateCache, TranslateMemos } from './types.js';
 
 export interface FleetInput {
   key: string;
@@ -38,6 +39,7 @@ export interface FleetInput {
   routes: Map<RouteObject, RouteState>;
   clusters: ClusterTable;
   lookup: SnapshotLookup;
+  memos: TranslateMemos;
 }
 
 /** Identity of everything a fleet config is derived from except its attached routes. */
@@ -51,30 +53,76 @@ function frameDeps(input: FleetInput, listeners: ListenerState[]): unknown[] {
   return deps;
 }
 
-/** How many fleet builds took the incremental path and how many the full one (observed by tests and benches). */
-export const fleetBuildCounts = { incremental: 0, full: 0 };
+/** What the incremental path came to: a config, a change it does not handle, or a throw (a bug) and why. */
+type IncrementalOutcome =
+  | { kind: 'built'; config: FleetConfig }
+  | { kind: 'needs-full-build' }
+  | { kind: 'failed'; reason: string };
+
+function buildIncrementally(
+  state: FleetBuildState,
+  input: FleetInput,
+  listeners: ListenerState[],
+): IncrementalOutcome {
+  try {
+    const config = updateFleet(state, input, listeners);
+    return config === undefined ? { kind: 'needs-full-build' } : { kind: 'built', config };
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    return { kind: 'failed', reason: `fleet ${input.key}: ${reason}` };
+  }
+}
 
 export function buildFleet(input: FleetInput, cache?: TranslateCache): FleetConfig {
   const listeners = input.gateways.flatMap((g) => g.listeners.filter(ready));
   if (cache === undefined) return buildFleetUncached(input, listeners, undefined).config;
+  const counts = cache.fleetBuilds;
   const frame = frameDeps(input, listeners);
   const before = cache.fleets.get(input.key);
   if (before !== undefined && sameItems(before.frame, frame)) {
-    try {
-      const config = updateFleet(before, input, listeners);
-      if (config !== undefined) {
-        fleetBuildCounts.incremental++;
-        return config;
-      }
-    } catch {
-      // A bug in the incremental path must not cost correctness: the full build below is the reference.
+    const outcome = buildIncrementally(before, input, listeners);
+    if (outcome.kind === 'built') {
+      counts.incremental++;
+      return outcome.config;
+    }
+    // A bug in the incremental path must not cost correctness: the full build below is the reference.
+    if (outcome.kind === 'failed') {
+      counts.incrementalFailures++;
+      counts.lastIncrementalFailure = outcome.reason;
     }
   }
-  fleetBuildCounts.full++;
+  counts.full++;
   const state = buildFleetUncached(input, listeners, before?.config);
   state.frame = frame;
   cache.fleets.set(input.key, state);
   return state.config;
+}
+
+/** The full build's working state, shared by its steps. */
+interface FullBuild {
+  input: FleetInput;
+  /** The fleet's ready listeners: entries and hosts name a listener by its index here. */
+  listeners: ListenerState[];
+  /** Per ready listener (by index): its attached routes' contributions. */
+  entries: Map<RouteObject, RouteEntry>[];
+  clusterRefs: Map<string, number>;
+  usedSecrets: Set<string>;
+  /** The previous config's VirtualHosts by name: an unchanged one is reused as the same object. */
+  previousHosts: Map<string, VirtualHost>;
+}
+
+/** A route attached through one listener, with its effective hostnames there. */
+interface EffectiveRoute {
+  route: RouteState;
+  hostnames: string[];
+}
+
+/** What a port serves: a VirtualHost per hostname and, per listener on it (in order), its effective routes. */
+interface PortHosts {
+  hosts: Map<string, HostState>;
+  hostRefs: Map<string, number>;
+  listenerHostnames: Set<string>;
+  effective: EffectiveRoute[][];
 }
 
 function buildFleetUncached(
@@ -82,155 +130,25 @@ function buildFleetUncached(
   listeners: ListenerState[],
   previous: FleetConfig | undefined,
 ): FleetBuildState {
-  const previousHosts = new Map(previous?.virtualHosts.map((v) => [v.name, v]));
-  const indexOf = new Map(listeners.map((l, i) => [l, i]));
-  const entries = listeners.map(() => new Map<RouteObject, RouteEntry>());
+  const build: FullBuild = {
+    input,
+    listeners,
+    entries: listeners.map(() => new Map<RouteObject, RouteEntry>()),
+    clusterRefs: new Map(),
+    usedSecrets: new Set(),
+    previousHosts: new Map(previous?.virtualHosts.map((v) => [v.name, v])),
+  };
   const ports = new Map<number, PortState>();
-  const byPort = new Map<number, ListenerState[]>();
-  for (const l of listeners) {
-    const list = byPort.get(l.spec.port);
-    if (list === undefined) byPort.set(l.spec.port, [l]);
-    else list.push(l);
-  }
   const fleetListeners: Listener[] = [];
   const virtualHosts: VirtualHost[] = [];
-  const clusterRefs = new Map<string, number>();
-  const usedSecrets = new Set<string>();
-  for (const [port, onPort] of byPort) {
-    // For each vhost hostname: the listener that receives its requests (the most specific one serving it).
-    const ownerOf = (h: string): ListenerState | undefined => {
-      let best: ListenerState | undefined;
-      for (const l of onPort) {
-        if (!listenerServes(l.spec.hostname, h)) continue;
-        if (best === undefined || compareSpecificity(l.spec.hostname, best.spec.hostname) < 0) best = l;
-      }
-      return best;
-    };
-    // Every listener hostname gets its VirtualHost, even empty, so its requests never fall to a wider one.
-    const hosts = new Map<string, HostState>();
-    const hostRefs = new Map<string, number>();
-    const wildcards: RouteEntry[] = [];
-    const listenerHostnames = new Set<string>();
-    const effective = new Map<ListenerState, { route: RouteState; hostnames: string[] }[]>();
-    const addHost = (h: string) => {
-      if (hosts.has(h)) return;
-      const owner = ownerOf(h);
-      if (owner !== undefined) {
-        hosts.set(h, {
-          hostname: h,
-          name: `port-${port}/${h}`,
-          owner: indexOf.get(owner)!,
-          contributors: new Map(),
-        });
-      }
-    };
-    for (const l of onPort) {
-      const own = l.spec.hostname ?? '*';
-      listenerHostnames.add(own);
-      addHost(own);
-      const list: { route: RouteState; hostnames: string[] }[] = [];
-      for (const route of l.attached) {
-        const rs = input.routes.get(route);
-        if (rs === undefined) continue;
-        const hostnames = effectiveHostnames(l.spec.hostname, route.spec.hostnames);
-        for (const h of hostnames) {
-          addHost(h);
-          hostRefs.set(h, (hostRefs.get(h) ?? 0) + 1);
-        }
-        list.push({ route: rs, hostnames });
-      }
-      effective.set(l, list);
-    }
-    // A route serves every VirtualHost of its listener that one of its hostnames covers: requests for
-    // foo.example.com pick that VirtualHost only, so routes for *.example.com must be there too.
-    const allHosts = [...hosts.values()];
-    for (const l of onPort) {
-      const li = indexOf.get(l)!;
-      for (const { route: rs, hostnames } of effective.get(l) ?? []) {
-        const entry: RouteEntry = {
-          listener: li,
-          rs,
-          hostnames,
-          targets: [],
-          clusters: clustersOf(rs.backends),
-        };
-        for (const e of hostnames) {
-          const exact = e === '*' || isWildcard(e) ? undefined : hosts.get(e);
-          const targets =
-            exact !== undefined
-              ? exact.owner === li
-                ? [exact]
-                : []
-              : e === '*' || isWildcard(e)
-                ? allHosts.filter(
-                    (v) => v.owner === li && (e === '*' || e === v.hostname || covers(e, v.hostname)),
-                  )
-                : [];
-          for (const host of targets) {
-            if (host.contributors.has(rs.route)) continue;
-            host.contributors.set(rs.route, rs);
-            entry.targets.push(host);
-          }
-        }
-        if (entry.targets.length > 0) {
-          for (const c of entry.clusters) clusterRefs.set(c, (clusterRefs.get(c) ?? 0) + 1);
-        }
-        entries[li]!.set(rs.route, entry);
-        if (hostnames.some((h) => h === '*' || isWildcard(h))) wildcards.push(entry);
-      }
-    }
-    for (const host of hosts.values()) {
-      host.vhost = hostVirtualHost(host, previousHosts.get(host.name));
-      virtualHosts.push(host.vhost);
-    }
-    const names = [...hosts.values()].sort(bySpecificity);
-    const first = onPort[0]!;
-    const listener: Listener = {
-      name: `port-${port}`,
-      port,
-      protocol: first.spec.protocol === 'HTTPS' ? 'HTTPS' : 'HTTP',
-      gatewayListeners: onPort
-        .map((l) => ({ gateway: l.gatewayKey, listener: l.spec.name }))
-        .sort((a, b) =>
-          a.gateway !== b.gateway
-            ? a.gateway < b.gateway
-              ? -1
-              : 1
-            : a.listener < b.listener
-              ? -1
-              : a.listener > b.listener
-                ? 1
-                : 0,
-        ),
-      virtualHosts: names.map((n) => n.name),
-    };
-    if (listener.protocol === 'HTTPS') {
-      const certificates: TlsCertificateChoice[] = onPort
-        .slice()
-        .sort((a, b) => compareSpecificity(a.spec.hostname, b.spec.hostname))
-        .map((l) => ({ hostnames: [l.spec.hostname ?? '*'], secrets: l.certificates }));
-      for (const c of certificates) for (const s of c.secrets) usedSecrets.add(s);
-      listener.tls = { certificates };
-    }
-    fleetListeners.push(listener);
-    ports.set(port, {
-      port,
-      listeners: onPort.map((l) => indexOf.get(l)!),
-      listenerHostnames,
-      hosts,
-      hostRefs,
-      wildcards,
-      names,
-      listener,
-    });
+  for (const [port, indexes] of listenersByPort(listeners)) {
+    const state = buildPort(build, port, indexes);
+    for (const host of state.hosts.values()) virtualHosts.push(host.vhost!);
+    fleetListeners.push(state.listener);
+    ports.set(port, state);
   }
+  const { clusterRefs } = build;
   const { clusters, endpoints, objects } = fleetClusters(clusterRefs.keys(), input.clusters);
-  const secrets: TlsSecret[] = [];
-  for (const id of usedSecrets) {
-    const s = input.lookup.secrets.get(id);
-    const pems = s === undefined ? undefined : tlsSecretPems(s);
-    if (pems !== undefined) secrets.push({ name: id, ...pems });
-  }
   const gateways = input.gateways
     .filter((g) => g.listeners.some(ready))
     .map((g) => ({ name: g.key, generation: g.gateway.metadata.generation }));
@@ -242,7 +160,163 @@ function buildFleetUncached(
     virtualHosts: virtualHosts.sort(byName),
     clusters,
     endpoints,
-    secrets: secrets.sort(byName),
+    secrets: fleetSecrets(build.usedSecrets, input.lookup).sort(byName),
   };
-  return { frame: [], entries, ports, clusterRefs, clusterObjects: objects, config };
+  return { frame: [], entries: build.entries, ports, clusterRefs, clusterObjects: objects, config };
+}
+
+/** Indexes of the ready listeners by port, in listener order. */
+function listenersByPort(listeners: ListenerState[]): Map<number, number[]> {
+  const byPort = new Map<number, number[]>();
+  listeners.forEach((l, i) => {
+    const list = byPort.get(l.spec.port);
+    if (list === undefined) byPort.set(l.spec.port, [i]);
+    else list.push(i);
+  });
+  return byPort;
+}
+
+/** One port's VirtualHosts, route entries and Listener: recorded in `build`, returned as its PortState. */
+function buildPort(build: FullBuild, port: number, indexes: number[]): PortState {
+  const served = portHosts(build, port, indexes);
+  const wildcards = attachEntries(build, indexes, served);
+  for (const host of served.hosts.values()) {
+    host.vhost = hostVirtualHost(host, build.previousHosts.get(host.name), build.input.memos.rankedRoutes);
+  }
+  const names = [...served.hosts.values()].sort(bySpecificity);
+  const onPort = indexes.map((i) => build.listeners[i]!);
+  const listener = portListener(port, onPort, names, build.usedSecrets);
+  const { hosts, hostRefs, listenerHostnames } = served;
+  return { port, listeners: indexes, listenerHostnames, hosts, hostRefs, wildcards, names, listener };
+}
+
+/**
+ * Every listener hostname gets its VirtualHost, even empty, so its requests never fall to a wider one; so does
+ * every effective hostname of an attached route, owned by the most specific listener serving it.
+ */
+function portHosts(build: FullBuild, port: number, indexes: number[]): PortHosts {
+  const hosts = new Map<string, HostState>();
+  const hostRefs = new Map<string, number>();
+  const listenerHostnames = new Set<string>();
+  const effective: EffectiveRoute[][] = [];
+  const addHost = (h: string): void => {
+    if (hosts.has(h)) return;
+    const owner = hostOwner(indexes, build.listeners, h);
+    if (owner !== undefined) {
+      hosts.set(h, { hostname: h, name: `port-${port}/${h}`, owner, contributors: new Map() });
+    }
+  };
+  for (const li of indexes) {
+    const l = build.listeners[li]!;
+    const own = l.spec.hostname ?? '*';
+    listenerHostnames.add(own);
+    addHost(own);
+    const list: EffectiveRoute[] = [];
+    for (const route of l.attached) {
+      const rs = build.input.routes.get(route);
+      if (rs === undefined) continue;
+      const hostnames = effectiveHostnames(l.spec.hostname, route.spec.hostnames);
+      for (const h of hostnames) {
+        addHost(h);
+        hostRefs.set(h, (hostRefs.get(h) ?? 0) + 1);
+      }
+      list.push({ route: rs, hostnames });
+    }
+    effective.push(list);
+  }
+  return { hosts, hostRefs, listenerHostnames, effective };
+}
+
+/**
+ * A route serves every VirtualHost of its listener that one of its hostnames covers: requests for
+ * foo.example.com pick that VirtualHost only, so routes for *.example.com must be there too. Records each
+ * (listener, route) entry and counts its clusters; returns the entries with a wildcard hostname.
+ */
+function attachEntries(build: FullBuild, indexes: number[], served: PortHosts): RouteEntry[] {
+  const allHosts = [...served.hosts.values()];
+  const wildcards: RouteEntry[] = [];
+  indexes.forEach((li, k) => {
+    for (const { route: rs, hostnames } of served.effective[k]!) {
+      const entry: RouteEntry = {
+        listener: li,
+        rs,
+        hostnames,
+        targets: [],
+        clusters: clustersOf(rs.backends),
+      };
+      for (const e of hostnames) {
+        for (const host of hostTargets(e, li, served.hosts, allHosts)) {
+          if (host.contributors.has(rs.route)) continue;
+          host.contributors.set(rs.route, rs);
+          entry.targets.push(host);
+        }
+      }
+      if (entry.targets.length > 0) {
+        for (const c of entry.clusters) build.clusterRefs.set(c, (build.clusterRefs.get(c) ?? 0) + 1);
+      }
+      build.entries[li]!.set(rs.route, entry);
+      if (hostnames.some((h) => h === '*' || isWildcard(h))) wildcards.push(entry);
+    }
+  });
+  return wildcards;
+}
+
+/** The VirtualHosts of listener `li` an effective hostname reaches: its exact one, or all a wildcard covers. */
+function hostTargets(
+  e: string,
+  li: number,
+  hosts: Map<string, HostState>,
+  allHosts: HostState[],
+): HostState[] {
+  if (e === '*' || isWildcard(e)) {
+    return allHosts.filter((v) => v.owner === li && (e === '*' || e === v.hostname || covers(e, v.hostname)));
+  }
+  const exact = hosts.get(e);
+  return exact !== undefined && exact.owner === li ? [exact] : [];
+}
+
+/** The fleet Listener of one port: its Gateway listeners, VirtualHosts most specific first, certificates. */
+function portListener(
+  port: number,
+  onPort: ListenerState[],
+  names: HostState[],
+  usedSecrets: Set<string>,
+): Listener {
+  const listener: Listener = {
+    name: `port-${port}`,
+    port,
+    protocol: onPort[0]!.spec.protocol === 'HTTPS' ? 'HTTPS' : 'HTTP',
+    gatewayListeners: onPort
+      .map((l) => ({ gateway: l.gatewayKey, listener: l.spec.name }))
+      .sort(byGatewayListener),
+    virtualHosts: names.map((n) => n.name),
+  };
+  if (listener.protocol === 'HTTPS') {
+    const certificates: TlsCertificateChoice[] = onPort
+      .slice()
+      .sort((a, b) => compareSpecificity(a.spec.hostname, b.spec.hostname))
+      .map((l) => ({ hostnames: [l.spec.hostname ?? '*'], secrets: l.certificates }));
+    for (const c of certificates) for (const s of c.secrets) usedSecrets.add(s);
+    listener.tls = { certificates };
+  }
+  return listener;
+}
+
+function byGatewayListener(
+  a: { gateway: string; listener: string },
+  b: { gateway: string; listener: string },
+): number {
+  if (a.gateway !== b.gateway) return a.gateway < b.gateway ? -1 : 1;
+  return a.listener < b.listener ? -1 : a.listener > b.listener ? 1 : 0;
+}
+
+/** The PEMs of the Secrets the listeners use (a Secret that holds none is left out). */
+function fleetSecrets(used: Set<string>, lookup: SnapshotLookup): TlsSecret[] {
+  const secrets: TlsSecret[] = [];
+  for (const id of used) {
+    const s = lookup.secrets.get(id);
+    const pems = s === undefined ? undefined : tlsSecretPems(s);
+    if (pems !== undefined) secrets.push({ name: id, ...pems });
+  }
+  return secrets;
 }

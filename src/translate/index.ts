@@ -6,17 +6,25 @@ import type { ResourceSnapshot } from '../api/snapshot.js';
 import type { FleetConfig } from '../ir/fleet-config.js';
 import type { FleetInfra } from '../ir/fleet-infra.js';
 import type { ClusterTable } from './backends.js';
-import { evaluateClasses } from './classes.js';
-import { buildFleet } from './fleet.js';
+import { type ClassState, evaluateClasses } from './classes.js';
+import { buildFleet, type FleetInput } from './fleet.js';
 import { fleetInfra } from './infra.js';
 import { contestedInfraNames, type InfraClaim } from './infra-names.js';
 import { evaluateListener, markConflicts, ready } from './listeners.js';
-import { buildLookup, byNsName, lookupInputs, nsName } from './lookup.js';
+import { buildLookup, byNsName, lookupInputs, nsName, type SnapshotLookup } from './lookup.js';
 import { resolveKindConflicts } from './route-kind-conflicts.js';
-import { attachRoutes, type GatewayEntry } from './routes.js';
+import { attachRoutes, type GatewayEntry, type RouteState } from './routes.js';
 import { sortedRoutes } from './sorted-routes.js';
 import { classStatus, gatewayStatus, routeStatus } from './status.js';
-import type { DataPlaneState, ObjectStatus, TranslateOptions, TranslateResult } from './types.js';
+import type {
+  DataPlaneState,
+  ObjectStatus,
+  TranslateCache,
+  TranslateMemos,
+  TranslateOptions,
+  TranslateResult,
+} from './types.js';
+import { createTranslateMemos } from './types.js';
 
 export { fleetInfraName } from '../ir/fleet-infra.js';
 export * from './types.js';
@@ -48,21 +56,70 @@ export function translate(
   dataPlane?: DataPlaneState,
 ): TranslateResult {
   const cache = options.cache;
+  const memos = cache?.memos ?? createTranslateMemos();
+  const lookup = cachedLookup(snapshot, cache);
+  const classes = evaluateClasses(snapshot, lookup, options.controllerName);
+  const ours = snapshot.gateways.filter((g) => classes.has(g.spec.gatewayClassName)).sort(byAge);
+  const { gateways, fleets } = gatewayEntries(ours, classes, lookup, memos);
+
+  const clusters: ClusterTable = new Map();
+  const attached = attachRoutes(
+    [
+      ...sortedRoutes(snapshot.httpRoutes, cache?.sortedRoutes.HTTPRoute),
+      ...sortedRoutes(snapshot.grpcRoutes, cache?.sortedRoutes.GRPCRoute),
+    ],
+    gateways,
+    lookup,
+    clusters,
+    options.controllerName,
+    memos.compiledRoutes,
+    cache,
+    cache?.attachments,
+  );
+  const routeStates = resolveKindConflicts(gateways, attached);
+  if (cache !== undefined) cache.clusters = clusters;
+  const routes = new Map<RouteObject, RouteState>();
+  for (const rs of routeStates) routes.set(rs.route, rs);
+
+  const built = buildFleets(fleets, { routes, clusters, lookup, memos }, options);
+  const { configs, infra } = uncontested(built);
+
+  const statuses: ObjectStatus[] = [];
+  for (const c of classes.values()) statuses.push(classStatus(c, options.deployType));
+  for (const g of sortedByNsName(ours)) statuses.push(gatewayStatus(gateways.get(nsName(g))!, dataPlane));
+  for (const rs of routeStates) {
+    const s = routeStatus(rs, memos.routeStatuses);
+    if (s !== undefined) statuses.push(s);
+  }
+  return { fleets: configs, statuses, infra };
+}
+
+/** The cache's lookup while the snapshot lists it was built from are the same objects, else a new one. */
+function cachedLookup(snapshot: ResourceSnapshot, cache: TranslateCache | undefined): SnapshotLookup {
   const inputs = lookupInputs(snapshot);
   const lookup =
     cache?.lookup !== undefined && inputs.every((x, i) => x === cache.lookup?.inputs[i])
       ? cache.lookup.value
       : buildLookup(snapshot);
   if (cache !== undefined) cache.lookup = { inputs, value: lookup };
-  const classes = evaluateClasses(snapshot, lookup, options.controllerName);
+  return lookup;
+}
 
+/** Our Gateways with their listeners evaluated, by `ns/name` and grouped by fleet (oldest first in each). */
+function gatewayEntries(
+  ours: Gateway[],
+  classes: Map<string, ClassState>,
+  lookup: SnapshotLookup,
+  memos: TranslateMemos,
+): { gateways: Map<string, GatewayEntry>; fleets: Map<string, GatewayEntry[]> } {
   const gateways = new Map<string, GatewayEntry>();
   const fleets = new Map<string, GatewayEntry[]>();
-  const ours = snapshot.gateways.filter((g) => classes.has(g.spec.gatewayClassName)).sort(byAge);
   for (const g of ours) {
     const classState = classes.get(g.spec.gatewayClassName)!;
     const fleet = classState.merged ? classState.gatewayClass.metadata.name : nsName(g);
-    const listeners = g.spec.listeners.map((_, i) => evaluateListener(g, i, fleet, lookup));
+    const listeners = g.spec.listeners.map((_, i) =>
+      evaluateListener(g, i, fleet, lookup, memos.certificateProblems),
+    );
     const entry: GatewayEntry = { gateway: g, key: nsName(g), classState, fleet, listeners };
     const params = g.spec.infrastructure?.parametersRef;
     if (params !== undefined) {
@@ -75,37 +132,42 @@ export function translate(
     else group.push(entry);
   }
   for (const group of fleets.values()) markConflicts(group.flatMap((e) => e.listeners));
+  return { gateways, fleets };
+}
 
-  const clusters: ClusterTable = new Map();
-  const attached = attachRoutes(
-    [
-      ...sortedRoutes(snapshot.httpRoutes, cache?.sortedRoutes.HTTPRoute),
-      ...sortedRoutes(snapshot.grpcRoutes, cache?.sortedRoutes.GRPCRoute),
-    ],
-    gateways,
-    lookup,
-    clusters,
-    options.controllerName,
-    cache,
-    cache?.attachments,
-  );
-  const routeStates = resolveKindConflicts(gateways, attached);
-  if (cache !== undefined) cache.clusters = clusters;
-  const routes = new Map<RouteObject, (typeof routeStates)[number]>();
-  for (const rs of routeStates) routes.set(rs.route, rs);
+type BuiltFleet = InfraClaim & { config: FleetConfig; group: GatewayEntry[] };
 
-  const built: (InfraClaim & { config: FleetConfig; group: GatewayEntry[] })[] = [];
+/**
+ * The config and infrastructure of every fleet that has an accepted class and a ready listener, in fleet key
+ * order; the cache forgets fleets that are gone.
+ */
+function buildFleets(
+  fleets: Map<string, GatewayEntry[]>,
+  resolved: Omit<FleetInput, 'key' | 'gateways'>,
+  options: TranslateOptions,
+): BuiltFleet[] {
+  const built: BuiltFleet[] = [];
   const fleetKeys = [...fleets.keys()].sort();
   for (const key of fleetKeys) {
     const group = fleets.get(key)!.filter((e) => e.invalidParameters === undefined);
     if (group.length === 0 || !group[0]!.classState.accepted.ok) continue;
     if (!group.some((e) => e.listeners.some(ready))) continue;
-    const config = buildFleet({ key, gateways: group, routes, clusters, lookup }, cache);
+    const config = buildFleet({ key, gateways: group, ...resolved }, options.cache);
     const merged = group[0]!.classState.merged;
     const spec = fleetInfra(config, group, merged, options.controllerNamespace, options.deployType);
     // Entries are in age order, so a group's first Gateway is its oldest.
     built.push({ infra: spec, oldest: group[0]!.gateway, config, group });
   }
+  const cache = options.cache;
+  if (cache !== undefined) {
+    const live = new Set(fleetKeys);
+    for (const k of [...cache.fleets.keys()]) if (!live.has(k)) cache.fleets.delete(k);
+  }
+  return built;
+}
+
+/** The fleets whose infrastructure names no older fleet claims; the others' Gateways are told why. */
+function uncontested(built: BuiltFleet[]): { configs: FleetConfig[]; infra: FleetInfra[] } {
   const contested = contestedInfraNames(built, byAge);
   const configs: FleetConfig[] = [];
   const infra: FleetInfra[] = [];
@@ -116,17 +178,5 @@ export function translate(
       infra.push(b.infra);
     } else for (const e of b.group) e.infraConflict = why;
   }
-  if (cache !== undefined) {
-    const live = new Set(fleetKeys);
-    for (const k of [...cache.fleets.keys()]) if (!live.has(k)) cache.fleets.delete(k);
-  }
-
-  const statuses: ObjectStatus[] = [];
-  for (const c of classes.values()) statuses.push(classStatus(c, options.deployType));
-  for (const g of sortedByNsName(ours)) statuses.push(gatewayStatus(gateways.get(nsName(g))!, dataPlane));
-  for (const rs of routeStates) {
-    const s = routeStatus(rs);
-    if (s !== undefined) statuses.push(s);
-  }
-  return { fleets: configs, statuses, infra };
+  return { configs, infra };
 }

@@ -1,5 +1,6 @@
 // Gateway listeners: protocol support, route kinds, TLS certificate references, and port conflicts per fleet.
 import { isIP } from 'node:net';
+import type { Secret } from '../api/core.js';
 import type { Gateway, Listener, RouteGroupKind } from '../api/gateway.js';
 import { GATEWAY_API_GROUP } from '../api/gateway-class.js';
 import { isRouteKind, ROUTE_KINDS, type RouteKind, type RouteObject } from '../api/route-kinds.js';
@@ -66,6 +67,7 @@ function certificateRefs(
   g: Gateway,
   l: Listener,
   lookup: SnapshotLookup,
+  verdicts: WeakMap<Secret, string | undefined>,
 ): { ok: boolean; verdict?: Verdict; secrets: string[] } {
   const secrets: string[] = [];
   const gwNs = g.metadata.namespace ?? '';
@@ -115,7 +117,7 @@ function certificateRefs(
     const pems = tlsSecretPems(secret);
     if (pems === undefined)
       return fail('InvalidCertificateRef', `Secret ${id} does not hold a PEM certificate and key`);
-    const unusable = certificateProblem(secret, pems);
+    const unusable = certificateProblem(secret, pems, verdicts);
     if (unusable !== undefined) return fail('InvalidCertificateRef', `Secret ${id}: ${unusable}`);
     secrets.push(id);
   }
@@ -127,6 +129,7 @@ export function evaluateListener(
   index: number,
   fleet: string,
   lookup: SnapshotLookup,
+  verdicts: WeakMap<Secret, string | undefined>,
 ): ListenerState {
   const l = g.spec.listeners[index]!;
   const base = { gateway: g, gatewayKey: nsName(g), index, spec: l, fleet, attached: [] as RouteObject[] };
@@ -161,7 +164,7 @@ export function evaluateListener(
     };
   }
   const { kinds, invalid } = routeKinds(l);
-  const certs = certificateRefs(g, l, lookup);
+  const certs = certificateRefs(g, l, lookup, verdicts);
   let resolvedRefs = okRefs;
   if (invalid.length > 0) {
     resolvedRefs = {

@@ -160,6 +160,7 @@ export function attachRoutes(
   lookup: SnapshotLookup,
   table: ClusterTable,
   controllerName: string,
+  compiledRoutes: WeakMap<RouteObject, CompiledRoute>,
   memo?: BackendMemo,
   attachments?: AttachmentMemo,
 ): RouteState[] {
@@ -226,7 +227,7 @@ export function attachRoutes(
         continue;
       }
     }
-    const state = attachRoute(route, gateways, lookup, table, controllerName, memo);
+    const state = attachRoute(route, gateways, lookup, table, controllerName, compiledRoutes, memo);
     out.push(state);
     if (attachments !== undefined && deps !== undefined) {
       attachments.routes.set(route, { deps, token: token!, ours, state });
@@ -241,11 +242,12 @@ function attachRoute(
   lookup: SnapshotLookup,
   table: ClusterTable,
   controllerName: string,
+  compiledRoutes: WeakMap<RouteObject, CompiledRoute>,
   memo: BackendMemo | undefined,
 ): RouteState {
   const routeNs = route.metadata.namespace ?? '';
   const generation = route.metadata.generation;
-  const compiled = compileRoute(route);
+  const compiled = compileRoute(route, compiledRoutes);
   let backends: ResolvedRoute | undefined;
   const parents: RouteParentStatus[] = [];
   const attachedTo: AttachedListener[] = [];

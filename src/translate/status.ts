@@ -138,9 +138,10 @@ export function gatewayStatus(gw: GatewayEntry, dataPlane: DataPlaneState | unde
 
 // A reused RouteState (unchanged route and parents) keeps its status object, so the provider can tell
 // unchanged statuses by identity instead of comparing their text.
-const routeStatusMemo = new WeakMap<RouteState, ObjectStatus>();
-
-export function routeStatus(rs: RouteState): ObjectStatus | undefined {
+export function routeStatus(
+  rs: RouteState,
+  routeStatusMemo: WeakMap<RouteState, ObjectStatus>,
+): ObjectStatus | undefined {
   if (rs.parents.length === 0) return undefined;
   let status = routeStatusMemo.get(rs);
   if (status === undefined) {

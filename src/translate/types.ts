@@ -1,11 +1,14 @@
 // The translator's inputs and outputs (besides the snapshot and the fleet config contract).
+import type { Secret } from '../api/core.js';
 import type { RouteKind, RouteObject } from '../api/route-kinds.js';
 import type { FleetConfig } from '../ir/fleet-config.js';
 import type { DeployType, FleetInfra } from '../ir/fleet-infra.js';
 import type { ClusterTable, ResolvedCluster, ResolvedRoute } from './backends.js';
 import type { FleetBuildState } from './fleet-hosts.js';
 import type { SnapshotLookup } from './lookup.js';
-import { type AttachmentMemo, createAttachmentMemo } from './routes.js';
+import type { RankedRoute } from './precedence.js';
+import type { CompiledRoute } from './route-rules.js';
+import { type AttachmentMemo, createAttachmentMemo, type RouteState } from './routes.js';
 import type { SortedRoutesMemo } from './sorted-routes.js';
 
 export interface TranslateOptions {
@@ -70,6 +73,43 @@ export interface TranslateCache {
   attachments: AttachmentMemo;
   /** Per route kind, its routes in namespace/name order, updated rather than re-sorted. */
   sortedRoutes: Record<RouteKind, { value?: SortedRoutesMemo }>;
+  /** How the fleet builds through this cache went (read by tests, benchmarks and whoever reports on them). */
+  fleetBuilds: FleetBuildCounts;
+  memos: TranslateMemos;
+}
+
+/**
+ * Pure results memoised on input object identity, held weakly (they go with the objects). A translation
+ * without a cache gets its own, so nothing outlives a call in module state.
+ */
+export interface TranslateMemos {
+  /** Per route: its rules in fleet-config terms (a function of the route alone). */
+  compiledRoutes: WeakMap<RouteObject, CompiledRoute>;
+  /** Per route: its ranked IR routes, while its resolved backends are the same object. */
+  rankedRoutes: WeakMap<RouteObject, { backends: ResolvedRoute; ranked: RankedRoute[] }>;
+  /** Per route state: its status, so an unchanged status is the same object. */
+  routeStatuses: WeakMap<RouteState, ObjectStatus>;
+  /** Per TLS Secret: why its certificate and key cannot serve, or undefined when they can. */
+  certificateProblems: WeakMap<Secret, string | undefined>;
+}
+
+export function createTranslateMemos(): TranslateMemos {
+  return {
+    compiledRoutes: new WeakMap(),
+    rankedRoutes: new WeakMap(),
+    routeStatuses: new WeakMap(),
+    certificateProblems: new WeakMap(),
+  };
+}
+
+/** Fleet builds by path; an incremental build that threw is counted, its reason kept, and the full build used. */
+export interface FleetBuildCounts {
+  incremental: number;
+  full: number;
+  /** Incremental builds that threw (a bug): the full build answered instead. */
+  incrementalFailures: number;
+  /** The last such failure: the fleet and the error's message. */
+  lastIncrementalFailure?: string;
 }
 
 export function createTranslateCache(): TranslateCache {
@@ -79,5 +119,7 @@ export function createTranslateCache(): TranslateCache {
     backends: new WeakMap(),
     attachments: createAttachmentMemo(),
     sortedRoutes: { HTTPRoute: {}, GRPCRoute: {} },
+    fleetBuilds: { incremental: 0, full: 0, incrementalFailures: 0 },
+    memos: createTranslateMemos(),
   };
 }

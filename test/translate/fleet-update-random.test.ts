@@ -5,7 +5,6 @@ import type { EndpointSlice } from '../../src/api/core.js';
 import type { HTTPRoute } from '../../src/api/http-route.js';
 import type { RouteObject } from '../../src/api/route-kinds.js';
 import type { ResourceSnapshot } from '../../src/api/snapshot.js';
-import { fleetBuildCounts } from '../../src/translate/fleet.js';
 import { createTranslateCache, translate } from '../../src/translate/index.js';
 import { loadTestdata, options, random, testdata } from './random-edits.js';
 
@@ -107,7 +106,6 @@ for (const file of readdirSync(testdata).filter((f) => f.endsWith('.in.yaml'))) 
 }
 
 test('incremental fleet build: a route with a new exact hostname takes the incremental path', () => {
-  const before = { ...fleetBuildCounts };
   const cache = createTranslateCache();
   const s = loadTestdata('basic.in.yaml');
   translate(s, { ...options, cache });
@@ -119,7 +117,29 @@ test('incremental fleet build: a route with a new exact hostname takes the incre
   };
   const after = { ...s, httpRoutes: [...s.httpRoutes, added] };
   const cached = translate(after, { ...options, cache });
-  assert.equal(fleetBuildCounts.incremental - before.incremental, 1);
+  assert.equal(cache.fleetBuilds.incremental, 1);
   assert.equal(JSON.stringify(cached.fleets), JSON.stringify(translate(after, options).fleets));
   assert.ok(cached.fleets[0]!.virtualHosts.some((v) => v.hostname === 'new.example.com'));
+});
+
+test('incremental fleet build: a throw in the incremental path is counted with its reason and the full build answers', () => {
+  const cache = createTranslateCache();
+  const s = loadTestdata('basic.in.yaml');
+  const first = translate(s, { ...options, cache });
+  // Corrupt the recorded build, as a bug in the incremental path would: its next update throws.
+  const key = first.fleets[0]!.fleet;
+  cache.fleets.get(key)!.ports.clear();
+  const r = s.httpRoutes[0]!;
+  const added: HTTPRoute = {
+    ...r,
+    metadata: { ...r.metadata, name: 'added' },
+    spec: { ...r.spec, hostnames: ['new.example.com'] },
+  };
+  const after = { ...s, httpRoutes: [...s.httpRoutes, added] };
+  const cached = translate(after, { ...options, cache });
+  assert.equal(JSON.stringify(cached.fleets), JSON.stringify(translate(after, options).fleets));
+  assert.equal(cache.fleetBuilds.incremental, 0);
+  assert.equal(cache.fleetBuilds.full, 2);
+  assert.equal(cache.fleetBuilds.incrementalFailures, 1);
+  assert.match(cache.fleetBuilds.lastIncrementalFailure ?? '', new RegExp(`^fleet ${key}: `));
 });

@@ -52,6 +52,8 @@ interface Pool {
   crashLoop: number;
   /** The counters of workers that died, as last reported (gauges left out: their connections are gone). */
   retired: MetricsSnapshot;
+  /** The primary's admin, metrics and readiness servers. */
+  sideServers: SideServer[];
 }
 
 /** One worker serves in this process, as a proxy always did; more are processes under this one. */
@@ -61,42 +63,8 @@ export function createProxyWithWorkers(input: WorkerProxyOptions): PorticoProxy 
 
 export function createWorkerProxy(input: WorkerProxyOptions): PorticoProxy {
   const options = resolveProxyOptions(input);
-  const pool: Pool = {
-    options,
-    settings: {
-      bindAddress: options.bindAddress,
-      limits: options.limits,
-      http2: options.http2,
-      portOffset: options.portOffset,
-      drainMs: options.drainMs,
-      maxDrainMs: options.maxDrainMs,
-      balancing: input.balancing ?? bestAcceptBalancing(),
-      // The settings cross to the workers as JSON: a writer given in-process stays behind (workers use stdout).
-      ...(options.accessLog === undefined
-        ? {}
-        : {
-            accessLog: {
-              format: options.accessLog.format,
-              fields: options.accessLog.fields,
-              sampling: options.accessLog.sampling,
-            },
-          }),
-      traceEvents: input.traceEvents,
-    },
-    slots: [],
-    nextId: 1,
-    current: undefined,
-    queue: Promise.resolve(),
-    draining: false,
-    drained: false,
-    closed: false,
-    restarts: 0,
-    crashLoop: 0,
-    retired: emptyMetrics(),
-  };
+  const pool = createPool(options, input.balancing ?? bestAcceptBalancing(), input.traceEvents);
   let drainPromise: Promise<void> | undefined;
-  let sideServers: SideServer[] = [];
-  let started: Promise<void> = Promise.resolve();
 
   const proxy: PorticoProxy = {
     get ready() {
@@ -116,44 +84,85 @@ export function createWorkerProxy(input: WorkerProxyOptions): PorticoProxy {
       );
       return drainPromise;
     },
-    async close() {
-      pool.closed = true;
-      pool.draining = true;
-      const exits = pool.slots.map(
-        (slot) => new Promise<void>((resolve) => slot.worker.once('exit', () => resolve())),
-      );
-      for (const slot of pool.slots) slot.worker.process.kill('SIGKILL');
-      for (const s of sideServers) s.server.close();
-      sideServers = [];
-      await Promise.all(exits);
-    },
+    close: () => closeWorkers(pool),
     addresses() {
       return [
         ...(pool.slots[0]?.addresses ?? []),
-        ...sideServers.map((s) => ({ listener: s.name, ...sideServerAddress(s) })),
+        ...pool.sideServers.map((s) => ({ listener: s.name, ...sideServerAddress(s) })),
       ];
     },
   };
-
-  started = (async () => {
-    // Its own ports first: a proxy that cannot have them exits (98) before it forks anything.
-    sideServers = await startSideServers(poolView(pool, proxy), {
-      admin: options.adminAddress,
-      metrics: options.metricsAddress,
-      ready: options.readyAddress,
-    });
-    for (let i = 0; i < Math.max(1, input.workers); i++) fork(pool, i);
-    try {
-      await Promise.all(pool.slots.map((s) => s.started));
-    } catch (error) {
-      // Left running, the workers' IPC channels would keep this process from ever exiting.
-      await proxy.close();
-      throw error;
-    }
-    options.log(`${pool.slots.length} workers (${pool.settings.balancing} accept balancing)`);
-  })();
+  const started = startWorkers(pool, proxy, input.workers);
   started.catch(() => undefined); // reported through `started`
   return proxy;
+}
+
+function createPool(
+  options: ProxyOptions,
+  balancing: AcceptBalancing,
+  traceEvents: string | undefined,
+): Pool {
+  const log = options.accessLog;
+  return {
+    options,
+    settings: {
+      bindAddress: options.bindAddress,
+      limits: options.limits,
+      http2: options.http2,
+      portOffset: options.portOffset,
+      drainMs: options.drainMs,
+      maxDrainMs: options.maxDrainMs,
+      balancing,
+      // The settings cross to the workers as JSON: a writer given in-process stays behind (workers use stdout).
+      ...(log === undefined
+        ? {}
+        : { accessLog: { format: log.format, fields: log.fields, sampling: log.sampling } }),
+      ...(traceEvents === undefined ? {} : { traceEvents }),
+    },
+    slots: [],
+    nextId: 1,
+    current: undefined,
+    queue: Promise.resolve(),
+    draining: false,
+    drained: false,
+    closed: false,
+    restarts: 0,
+    crashLoop: 0,
+    retired: emptyMetrics(),
+    sideServers: [],
+  };
+}
+
+/** The primary's own ports first (a proxy that cannot have them exits 98 before it forks), then the workers. */
+async function startWorkers(pool: Pool, proxy: PorticoProxy, workers: number): Promise<void> {
+  const { options } = pool;
+  pool.sideServers = await startSideServers(poolView(pool, proxy), {
+    admin: options.adminAddress,
+    metrics: options.metricsAddress,
+    ready: options.readyAddress,
+  });
+  for (let i = 0; i < Math.max(1, workers); i++) fork(pool, i);
+  try {
+    await Promise.all(pool.slots.map((s) => s.started));
+  } catch (error) {
+    // Left running, the workers' IPC channels would keep this process from ever exiting.
+    await proxy.close();
+    throw error;
+  }
+  options.log(`${pool.slots.length} workers (${pool.settings.balancing} accept balancing)`);
+}
+
+/** Immediate: every worker killed, the primary's ports closed. */
+async function closeWorkers(pool: Pool): Promise<void> {
+  pool.closed = true;
+  pool.draining = true;
+  const exits = pool.slots.map(
+    (slot) => new Promise<void>((resolve) => slot.worker.once('exit', () => resolve())),
+  );
+  for (const slot of pool.slots) slot.worker.process.kill('SIGKILL');
+  for (const s of pool.sideServers) s.server.close();
+  pool.sideServers = [];
+  await Promise.all(exits);
 }
 
 function enqueue<T>(pool: Pool, work: () => Promise<T>): Promise<T> {
