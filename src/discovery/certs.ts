@@ -10,8 +10,13 @@ import {
   type KeyObject,
   randomBytes,
   sign,
+  X509Certificate,
 } from 'node:crypto';
 import { DEFAULT_CONTROLLER_NAMESPACE } from '../api/controller-config.js';
+import {
+  DEFAULT_FLEET_CERTIFICATE_LIFETIME,
+  type Validity,
+} from '../certificates/fleet-certificate-lifetime.js';
 import { fleetInfraName } from '../translate/naming.js';
 import {
   bitStringBytes,
@@ -139,13 +144,14 @@ export interface IssuedCertificate {
 
 /**
  * The client identity of one fleet, signed by an existing CA: its fleet key as a URI name (what the discovery
- * server authorizes), its infrastructure name as the common name (what a person reads).
+ * server authorizes), its infrastructure name as the common name (what a person reads). It lives
+ * `lifetimeMs` (default 7 days: the controller renews it, see fleet-certificate-lifetime.ts).
  */
 export function issueFleetCertificate(
   caCertPem: string,
   caKeyPem: string,
   fleet: string,
-  options: { validityDays?: number; now?: Date } = {},
+  options: { lifetimeMs?: number; now?: Date } = {},
 ): IssuedCertificate {
   const caPublicKey = createPublicKey(caCertPem);
   const caPrivateKey = createPrivateKey(caKeyPem);
@@ -158,7 +164,7 @@ export function issueFleetCertificate(
     issuerKey: caPrivateKey,
     issuerPublicKey: caPublicKey,
     notBefore: new Date(now - BACKDATE_MS),
-    notAfter: new Date(now + (options.validityDays ?? 730) * DAY_MS),
+    notAfter: new Date(now + (options.lifetimeMs ?? DEFAULT_FLEET_CERTIFICATE_LIFETIME.lifetimeMs)),
     isCa: false,
     extKeyUsage: OID.clientAuth,
     uris: [fleetUri(fleet)],
@@ -185,6 +191,25 @@ export function fleetOfSubjectAltName(subjectAltName: string | undefined): strin
   } catch {
     return undefined;
   }
+}
+
+/** What the discovery server and the renewal read of a fleet certificate. */
+export interface FleetCertificateFacts {
+  /** The fleet its URI name names; undefined when it names none (or several). */
+  fleet: string | undefined;
+  /** SHA-256 of the DER, as Node writes `fingerprint256` (`AB:CD:…`): what a presented certificate is matched by. */
+  fingerprint: string;
+  validity: Validity;
+}
+
+/** Reads a PEM certificate's fleet, fingerprint and validity; throws when it is no certificate. */
+export function fleetCertificateFacts(certPem: string): FleetCertificateFacts {
+  const cert = new X509Certificate(certPem);
+  return {
+    fleet: fleetOfSubjectAltName(cert.subjectAltName),
+    fingerprint: cert.fingerprint256,
+    validity: { notBefore: Date.parse(cert.validFrom), notAfter: Date.parse(cert.validTo) },
+  };
 }
 
 interface IssueRequest {

@@ -1,6 +1,7 @@
-// The discovery client's channels: TLS 1.3 to the server with the CA and client certificate read anew for each
-// new channel (rotated certificate files are picked up), and reconnect and keepalive timings that notice a
-// restarted or silently dead controller quickly.
+// The discovery client's channels: TLS 1.3 to the server with the CA and client certificate as they are on disk
+// now (rotated certificate files are picked up), and reconnect and keepalive timings that notice a restarted or
+// silently dead controller quickly.
+import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { Client } from '@grpc/grpc-js';
 import type { Backoff } from './backoff.js';
 import type { DiscoveryLog } from './log.js';
@@ -22,30 +23,53 @@ export interface ChannelOptions {
   log: DiscoveryLog;
 }
 
-/** A function that opens a new channel, with the certificates as they are now. */
-export function channelFactory(options: ChannelOptions): () => Client {
+export interface ChannelSource {
+  /** The certificates as they are now: read again, or the last good ones when a read fails or is half-done. */
+  currentTls(): ClientTls;
+  open(tls: ClientTls): Client;
+}
+
+export function channelSource(options: ChannelOptions): ChannelSource {
   const identity = serverIdentity(options.address, options.tls.serverName);
-  const currentTls = (): ClientTls => {
-    if (options.reloadTls === undefined) return options.tls;
-    try {
-      return { ...options.tls, ...options.reloadTls() };
-    } catch (error) {
-      options.log(
-        'warn',
-        `discovery: cannot read the certificates again, using those read at start: ${(error as Error).message}`,
-      );
-      return options.tls;
-    }
+  let lastGood: ClientTls = options.tls;
+  return {
+    currentTls() {
+      if (options.reloadTls === undefined) return lastGood;
+      try {
+        const read = { ...options.tls, ...options.reloadTls() };
+        checkPair(read);
+        lastGood = read;
+      } catch (error) {
+        options.log(
+          'warn',
+          `discovery: cannot read the certificates again, using the last ones read: ${(error as Error).message}`,
+        );
+      }
+      return lastGood;
+    },
+    open: (tls) =>
+      new Client(options.address, createTls13ChannelCredentials(tls, identity.verify), {
+        ...identity.channelOptions,
+        // The channel's own reconnect backoff must not outlast ours, or a restarted server is noticed late.
+        'grpc.initial_reconnect_backoff_ms': options.backoff.initialMs,
+        'grpc.max_reconnect_backoff_ms': options.backoff.maxMs,
+        'grpc.max_receive_message_length': -1,
+        // Notice a silently dead controller connection, so reconnecting starts.
+        'grpc.keepalive_time_ms': 30_000,
+        'grpc.keepalive_timeout_ms': 10_000,
+      }),
   };
-  return () =>
-    new Client(options.address, createTls13ChannelCredentials(currentTls(), identity.verify), {
-      ...identity.channelOptions,
-      // The channel's own reconnect backoff must not outlast ours, or a restarted server is noticed late.
-      'grpc.initial_reconnect_backoff_ms': options.backoff.initialMs,
-      'grpc.max_reconnect_backoff_ms': options.backoff.maxMs,
-      'grpc.max_receive_message_length': -1,
-      // Notice a silently dead controller connection, so reconnecting starts.
-      'grpc.keepalive_time_ms': 30_000,
-      'grpc.keepalive_timeout_ms': 10_000,
-    });
+}
+
+export function sameTls(a: ClientTls, b: ClientTls): boolean {
+  return a.caPem === b.caPem && a.certPem === b.certPem && a.keyPem === b.keyPem;
+}
+
+/** A certificate and key read while their files are being replaced may not belong together: not usable yet. */
+function checkPair(tls: ClientTls): void {
+  if (tls.certPem === undefined || tls.keyPem === undefined) return;
+  const cert = new X509Certificate(tls.certPem);
+  if (!cert.checkPrivateKey(createPrivateKey(tls.keyPem))) {
+    throw new Error('the client certificate and key do not match (the files are being replaced?)');
+  }
 }

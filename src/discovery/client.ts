@@ -6,7 +6,7 @@ import type { FleetConfig } from '../ir/fleet-config.js';
 import { traceStage } from '../trace/propagation-trace.js';
 import { type Backoff, reconnectDelayMs } from './backoff.js';
 import { channelReady } from './channel-ready.js';
-import { channelFactory } from './client-channel.js';
+import { type ChannelSource, type ClientTls, channelSource, sameTls } from './client-channel.js';
 import { type AppliedState, type ApplyOutcome, applyUpdate, NOTHING_APPLIED } from './client-update.js';
 import type { DiscoveryLog } from './log.js';
 import { type ClientMessage, type ServerMessage, streamMethod } from './protocol.js';
@@ -23,10 +23,13 @@ export interface DiscoveryClientOptions {
   /** Token mode: called on every (re)connect, so a rotated token file is picked up. */
   token?: () => Promise<string>;
   /**
-   * The CA and client certificate anew for each new channel, so rotated certificate files are picked up;
-   * `tls` (the PEMs read at start) is used when absent or when it throws.
+   * The CA and client certificate as the files hold them now: read for each new channel and every
+   * `tlsRefreshMs`, so renewed certificates are picked up (an open stream moves to a connection with the new
+   * ones); when it throws, the last certificates read are kept (`tls` at first).
    */
   reloadTls?: () => { caPem: string; certPem?: string; keyPem?: string };
+  /** How often `reloadTls` is checked for new certificates while connected. Default 10 s. */
+  tlsRefreshMs?: number;
   /** Applies a whole config; resolve `{ ok: false }` (or throw) to reject it. Never called concurrently. */
   apply: (config: FleetConfig, version: string) => Promise<ApplyOutcome>;
   backoff?: Backoff;
@@ -55,6 +58,8 @@ export interface DiscoveryClient {
 const DEFAULT_BACKOFF = { initialMs: 500, maxMs: 10_000 } as const;
 // Longer than the server's 5 s TLS handshake bound, shorter than anything a restart should wait for.
 const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
+// Far inside the server's grace for a renewed certificate (minutes), and three small reads each time.
+const DEFAULT_TLS_REFRESH_MS = 10_000;
 
 type Stream = ClientDuplexStream<ClientMessage, ServerMessage>;
 
@@ -63,9 +68,14 @@ interface Session {
   options: DiscoveryClientOptions;
   log: DiscoveryLog;
   backoff: Backoff;
-  newChannel: () => Client;
+  channels: ChannelSource;
   method: ReturnType<typeof streamMethod>;
   client: Client;
+  /** The certificates `client` was opened with. */
+  clientTls: ClientTls;
+  /** Channels replaced while their stream still served: closed once the stream has moved. */
+  retired: Client[];
+  tlsTimer?: NodeJS.Timeout;
   applied: AppliedState;
   lastError?: string;
   connected: boolean;
@@ -83,14 +93,17 @@ interface Session {
 export function startDiscoveryClient(options: DiscoveryClientOptions): DiscoveryClient {
   const log: DiscoveryLog = options.log ?? (() => {});
   const backoff = options.backoff ?? DEFAULT_BACKOFF;
-  const newChannel = channelFactory({ ...options, backoff, log });
+  const channels = channelSource({ ...options, backoff, log });
+  const clientTls = channels.currentTls();
   const s: Session = {
     options,
     log,
     backoff,
-    newChannel,
+    channels,
     method: streamMethod(),
-    client: newChannel(),
+    client: channels.open(clientTls),
+    clientTls,
+    retired: [],
     applied: NOTHING_APPLIED,
     connected: false,
     stopped: false,
@@ -100,16 +113,22 @@ export function startDiscoveryClient(options: DiscoveryClientOptions): Discovery
     queue: Promise.resolve(),
   };
   void connect(s);
+  if (options.reloadTls !== undefined) {
+    s.tlsTimer = setInterval(() => followCertificateFiles(s), options.tlsRefreshMs ?? DEFAULT_TLS_REFRESH_MS);
+    s.tlsTimer.unref();
+  }
   return {
     async stop() {
       s.stopped = true;
       if (s.retryTimer !== undefined) clearTimeout(s.retryTimer);
+      clearInterval(s.tlsTimer);
       const call = s.current;
       s.current = undefined;
       s.connected = false;
       call?.cancel();
       await s.queue;
       s.client.close();
+      for (const retired of s.retired.splice(0)) retired.close();
     },
     reconnectNow() {
       // A stream already open (on a ready channel) is awaiting its first update: let it finish.
@@ -145,6 +164,9 @@ async function connect(s: Session): Promise<void> {
     s.log('warn', `discovery: ${s.lastError}`);
     return scheduleReconnect(s);
   }
+  // Every attempt uses the certificates the files hold now (a refused one may have been renewed meanwhile).
+  const tls = s.channels.currentTls();
+  if (!sameTls(tls, s.clientTls)) renewChannel(s, tls);
   // A connection attempt can hang: give it a bound, then start over on a new channel rather than wait on it.
   const channel = s.client;
   const unreachable = await channelReady(channel, s.options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS);
@@ -175,6 +197,7 @@ function openStream(s: Session, metadata: Metadata): void {
   const previous = s.current;
   s.current = undefined;
   previous?.cancel();
+  for (const retired of s.retired.splice(0)) retired.close();
   const { method } = s;
   const call: Stream = s.client.makeBidiStreamRequest(
     method.path,
@@ -223,9 +246,31 @@ function onClosed(s: Session, call: Stream, outcome: StatusObject): void {
   scheduleReconnect(s);
 }
 
-function renewChannel(s: Session): void {
+function renewChannel(s: Session, tls: ClientTls = s.channels.currentTls()): void {
   s.client.close();
-  s.client = s.newChannel();
+  s.client = s.channels.open(tls);
+  s.clientTls = tls;
+}
+
+/**
+ * New certificate files (a renewal): an open stream moves to a connection made with them — the new one is
+ * connected before the old stream is cancelled, and the proxy serves its applied config throughout; without a
+ * stream the next attempt uses them.
+ */
+function followCertificateFiles(s: Session): void {
+  if (s.stopped) return;
+  const tls = s.channels.currentTls();
+  if (sameTls(tls, s.clientTls)) return;
+  if (s.current === undefined) {
+    renewChannel(s, tls);
+    return;
+  }
+  s.log('info', 'discovery: the certificate files changed: reconnecting with the new certificate');
+  s.retired.push(s.client);
+  s.client = s.channels.open(tls);
+  s.clientTls = tls;
+  if (s.retryTimer !== undefined) clearTimeout(s.retryTimer);
+  void connect(s);
 }
 
 function scheduleReconnect(s: Session): void {

@@ -1,6 +1,7 @@
 // The discovery server's public shapes: who a peer is, how it is authenticated, the options, and what the
 // server reports about each connected proxy.
 import type { FleetConfig } from '../ir/fleet-config.js';
+import type { CertificatePins } from './certificate-pins.js';
 import type { DiscoveryLog } from './log.js';
 import type { RateLimit } from './token-bucket.js';
 
@@ -10,14 +11,18 @@ export interface Identity {
   extra: Record<string, string[]>;
   /** When the credential stops being valid (ms since the epoch); the stream is closed then. */
   expiresAt?: number;
+  /** Mutual TLS: the SHA-256 fingerprint of the client certificate presented (`AB:CD:…`). */
+  certificateFingerprint?: string;
 }
 
 /**
- * `mtls`: the client certificate (from the CA) names one fleet, and receives only that fleet's config.
+ * `mtls`: the client certificate (from the CA) names one fleet, and receives only that fleet's config; with
+ * `certificates`, only while it is the certificate the table holds for that fleet (the Secret's, see
+ * certificate-pins.ts).
  * `token`: a bearer token, authenticated and then authorized by the caller's functions.
  */
 export type DiscoveryAuth =
-  | { mode: 'mtls' }
+  | { mode: 'mtls'; certificates?: CertificatePins }
   | {
       mode: 'token';
       /** Resolves the bearer token to an identity; rejects when it is not valid (the message is shown to the peer). */

@@ -5,6 +5,7 @@
 import { EventEmitter } from 'node:events';
 import { status } from '@grpc/grpc-js';
 import { PorticoError } from '../errors.js';
+import { enforceCertificatePins } from './certificate-enforcement.js';
 import { checkFleetShape } from './fleet-shape.js';
 import { createFleetSubscriptions } from './fleet-subscriptions.js';
 import { type GrpcListener, listenGrpc } from './grpc-listener.js';
@@ -36,11 +37,15 @@ export function createDiscoveryServer(options: DiscoveryServerOptions): Discover
     reportRate: options.reportRate ?? SERVER_DEFAULTS.reportRate,
     onDropped(stream) {
       subscriptions.unsubscribe(stream);
+      certificates?.forget(stream);
       log('info', `discovery: ${describeStream(stream)} disconnected`);
       changed();
     },
   });
+  const pins = options.auth.mode === 'mtls' ? options.auth.certificates : undefined;
+  const certificates = pins === undefined ? undefined : enforceCertificatePins(pins, streams);
   const handle = createStreamHandler({
+    ...(certificates === undefined ? {} : { certificates }),
     streams,
     subscriptions,
     auth: createStreamAuth(options.auth, {
@@ -72,6 +77,7 @@ export function createDiscoveryServer(options: DiscoveryServerOptions): Discover
       for (const stream of streams.all()) {
         streams.fail(stream, status.UNAVAILABLE, 'discovery server shutting down');
       }
+      certificates?.stop();
       const closing = listener;
       listener = undefined;
       starting = false;

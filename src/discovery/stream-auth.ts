@@ -2,6 +2,8 @@
 // certificate's own fleet, nothing else. Token mode: the bearer token's identity (reviews cached, and each
 // connection's uncached reviews rate-limited), then the caller's authorization.
 import { status } from '@grpc/grpc-js';
+import { certificateNotCurrent } from './certificate-enforcement.js';
+import type { CertificatePins } from './certificate-pins.js';
 import { fleetOfSubjectAltName } from './certs.js';
 import type { Hello } from './protocol.js';
 import type { Call } from './server-streams.js';
@@ -35,7 +37,11 @@ const refuse = (code: status, details: string): { ok: false; refusal: Refusal } 
 
 export function createStreamAuth(auth: DiscoveryAuth, options: StreamAuthOptions): StreamAuth {
   if (auth.mode === 'mtls') {
-    return { authenticate: async (call) => certificateIdentity(call), authorize: authorizeCertificate };
+    const pins = auth.certificates;
+    return {
+      authenticate: async (call) => certificateIdentity(call),
+      authorize: (identity, hello) => authorizeCertificate(identity, hello, pins),
+    };
   }
   const tokens = createTokenCache({
     authenticate: (token) => auth.authenticate(token),
@@ -74,14 +80,30 @@ function certificateIdentity(call: Call): Verdict<Identity> {
       username: Array.isArray(commonName) ? commonName.join(',') : (commonName ?? ''),
       groups: [],
       extra: fleet === undefined ? {} : { fleet: [fleet] },
+      certificateFingerprint: peer.fingerprint256,
     },
   };
 }
 
-/** Authorized like a token: the certificate's own fleet, nothing else (DESIGN §5). */
-async function authorizeCertificate(identity: Identity, hello: Hello): Promise<Refusal | undefined> {
+/**
+ * Authorized like a token: the certificate's own fleet, nothing else (DESIGN §5); with a table, only the
+ * certificate the fleet's Secret holds now (or the one it renewed, within the grace).
+ */
+async function authorizeCertificate(
+  identity: Identity,
+  hello: Hello,
+  pins: CertificatePins | undefined,
+): Promise<Refusal | undefined> {
   const own = identity.extra.fleet?.[0];
-  if (own === hello.fleet) return undefined;
+  if (own === hello.fleet) {
+    if (pins === undefined) return undefined;
+    // Before the provider has read the fleets' Secrets nothing can be judged: the stream waits.
+    await pins.ready();
+    const fingerprint = identity.certificateFingerprint ?? '';
+    return pins.acceptedUntil(own, fingerprint, Date.now()) === undefined
+      ? certificateNotCurrent(own)
+      : undefined;
+  }
   return {
     code: status.PERMISSION_DENIED,
     details:

@@ -2,6 +2,7 @@
 // hello, so a stream that sends none costs no token review), authorization, one stream per node, and the
 // subscription to the fleet; afterwards the proxy's Acks and Nacks.
 import { type handleBidiStreamingCall, status } from '@grpc/grpc-js';
+import type { CertificateEnforcement } from './certificate-enforcement.js';
 import type { FleetSubscriptions } from './fleet-subscriptions.js';
 import type { DiscoveryLog } from './log.js';
 import type { ClientMessage, Hello, ServerMessage } from './protocol.js';
@@ -19,6 +20,8 @@ export interface StreamHandling {
   log: DiscoveryLog;
   /** The stream's connection carries an authorized stream now (the TLS front stops counting it). */
   authorized(peer: string): void;
+  /** Mutual TLS with a certificate table: streams are closed when their certificate stops being accepted. */
+  certificates?: CertificateEnforcement;
   changed(): void;
 }
 
@@ -85,6 +88,9 @@ async function onHello(stream: Stream, hello: Hello, identity: Identity, handlin
   }
   handling.authorized(stream.call.getPeer());
   const known = subscriptions.subscribe(stream);
+  if (identity.certificateFingerprint !== undefined) {
+    handling.certificates?.watch(stream, identity.certificateFingerprint);
+  }
   handling.log(
     'info',
     `discovery: ${describeStream(stream)} connected${known ? '' : ' (fleet not known yet)'}`,
