@@ -3,6 +3,12 @@ import { readFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 import { DEFAULT_CONTROLLER_NAMESPACE, parseControllerConfig } from '../api/controller-config.js';
+import {
+  DEFAULT_FLEET_CERTIFICATE_LIFETIME,
+  type FleetCertificateLifetime,
+  MIN_FLEET_CERTIFICATE_LIFETIME_MS,
+  parseLifetime,
+} from '../certificates/fleet-certificate-lifetime.js';
 import { PorticoError } from '../errors.js';
 import { DISCOVERY_PORT } from '../infra/kubernetes/render.js';
 import { createLogger, isLogLevel, LOG_LEVELS } from '../log-line.js';
@@ -29,7 +35,20 @@ options:
                              (default 0.0.0.0:18001)
   --metrics-address H:P      Prometheus /metrics (default 0.0.0.0:19001)
   --identity NAME            name in the leader lease (default: $POD_NAME, else the host name)
+  --fleet-certificate-lifetime D  life of each fleet's discovery client certificate, e.g. 7d, 36h (default
+                             7d; at least 1h); renewed two thirds in, the one it replaced accepted 5 more minutes
   -h, --help                 show this help`;
+
+function fleetCertificateLifetime(text: string): FleetCertificateLifetime {
+  const lifetimeMs = parseLifetime(text);
+  if (lifetimeMs === undefined || lifetimeMs < MIN_FLEET_CERTIFICATE_LIFETIME_MS) {
+    throw new PorticoError(
+      'E_USAGE',
+      `--fleet-certificate-lifetime: '${text}' is not a duration of at least 1h (e.g. 7d, 36h)`,
+    );
+  }
+  return { ...DEFAULT_FLEET_CERTIFICATE_LIFETIME, lifetimeMs };
+}
 
 export async function run(argv: string[]): Promise<number> {
   const { values } = parseArgs({
@@ -47,6 +66,7 @@ export async function run(argv: string[]): Promise<number> {
       'health-address': { type: 'string', default: '0.0.0.0:18001' },
       'metrics-address': { type: 'string', default: '0.0.0.0:19001' },
       identity: { type: 'string' },
+      'fleet-certificate-lifetime': { type: 'string', default: '7d' },
       help: { type: 'boolean', short: 'h', default: false },
     },
     strict: true,
@@ -101,6 +121,7 @@ export async function run(argv: string[]): Promise<number> {
     discoveryAddress: values['discovery-address'],
     healthAddress: values['health-address'],
     metricsAddress: values['metrics-address'],
+    fleetCertificates: fleetCertificateLifetime(values['fleet-certificate-lifetime']),
     log,
   });
   log.info(`${await stopSignal()}: releasing leadership and stopping`);

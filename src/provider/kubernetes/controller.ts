@@ -1,13 +1,16 @@
 import type { PorticoGatewayConfig } from '../../api/controller-config.js';
+import type { FleetCertificateLifetime } from '../../certificates/fleet-certificate-lifetime.js';
+import { type CertificatePins, createCertificatePins } from '../../discovery/certificate-pins.js';
 import { createDiscoveryServer, type DiscoveryServer } from '../../discovery/server.js';
 import type { ProxyRuntime } from '../../infra/kubernetes/render.js';
 import type { Logger } from '../../log-line.js';
-import { createRunner, type Runner } from '../../runner/runner.js';
+import { createRunner, type ResourceSource, type Runner } from '../../runner/runner.js';
 import type { FleetInfra } from '../../translate/index.js';
 import type { ApiClient } from './api-client.js';
 import { type ServerTls, waitForCertificateAuthority, waitForServerTls } from './certificate-secrets.js';
 import { clusterSource } from './cluster-source.js';
 import { dataPlaneRoute, peerCredential } from './data-plane-access.js';
+import { followFleetSecrets, observedFingerprint } from './fleet-certificate-pins.js';
 import { createFleetClientSecrets } from './fleet-client-secrets.js';
 import { type Endpoint, serveHttp } from './http-endpoints.js';
 import { createInfraApplier, type InfraApplier } from './infra-applier.js';
@@ -41,6 +44,8 @@ export interface KubernetesControllerOptions {
   leaseRetryMs?: number;
   /** How long after taking the lease a stored Programmed=True stands in for proxies still reconnecting. */
   reconnectGraceMs?: number;
+  /** Controller Namespace Mode: the fleets' client certificate lifetime and renewal grace (7 days, 5 min). */
+  fleetCertificates?: FleetCertificateLifetime;
 }
 
 export interface KubernetesController {
@@ -75,6 +80,7 @@ function createControllerDiscovery(
   options: KubernetesControllerOptions,
   tls: ServerTls,
   infraOf: (fleet: string) => FleetInfra | undefined,
+  certificates: CertificatePins | undefined,
 ): DiscoveryServer {
   const { client, controllerNamespace, log } = options;
   return createDiscoveryServer({
@@ -90,15 +96,20 @@ function createControllerDiscovery(
               return infra === undefined ? undefined : { namespace: infra.namespace, name: infra.name };
             },
           })
-        : { mode: 'mtls' },
+        : { mode: 'mtls', ...(certificates === undefined ? {} : { certificates }) },
     log: (level, message) => log[level](`discovery: ${message}`),
   });
 }
 
-/** The infrastructure applier; in Controller Namespace Mode it has each fleet's client certificate signed. */
+/**
+ * The infrastructure applier; in Controller Namespace Mode it has each fleet's client certificate signed, and
+ * renewed when due (`wake` runs the pass that does it).
+ */
 async function createClusterInfra(
   options: KubernetesControllerOptions,
   caPem: string,
+  resources: ResourceWatch,
+  wake: () => void,
 ): Promise<InfraApplier> {
   const { client, controllerNamespace, log } = options;
   const deployType = options.config.provider.kubernetes.deploy.type;
@@ -108,6 +119,9 @@ async function createClusterInfra(
           client,
           ca: await waitForCertificateAuthority(client, controllerNamespace, log.warn),
           log: log.info,
+          ...(options.fleetCertificates === undefined ? {} : { lifetime: options.fleetCertificates }),
+          onRenewalDue: wake,
+          observed: (namespace, name) => observedFingerprint(resources.raw('Secret', `${namespace}/${name}`)),
         })
       : undefined;
   return createInfraApplier({
@@ -132,6 +146,8 @@ interface ClusterParts {
   grace: { endsAt: number };
   /** The last translation's infrastructure by fleet, for discovery's token check and the data plane. */
   infraIndex: { byFleet: Map<string, FleetInfra> };
+  /** Controller Namespace Mode: the certificate each fleet's Secret holds, for discovery. */
+  certificates: CertificatePins | undefined;
 }
 
 function createClusterRunner(options: KubernetesControllerOptions, parts: ClusterParts): Runner {
@@ -151,13 +167,17 @@ function createClusterRunner(options: KubernetesControllerOptions, parts: Cluste
       controllerNamespace,
       deployType: config.provider.kubernetes.deploy.type,
     },
-    source: clusterSource({
-      resources,
-      ownNodes: () => discovery.nodes(),
-      peers: parts.peers,
-      infraOf: (fleet) => infraIndex.byFleet.get(fleet),
-      graceEndsAt: () => parts.grace.endsAt,
-    }),
+    source: withCertificatePins(
+      clusterSource({
+        resources,
+        ownNodes: () => discovery.nodes(),
+        peers: parts.peers,
+        infraOf: (fleet) => infraIndex.byFleet.get(fleet),
+        graceEndsAt: () => parts.grace.endsAt,
+      }),
+      parts.certificates,
+      controllerNamespace,
+    ),
     discovery,
     infra: { apply: async (result) => ({ problems: await infra.sync(result.infra) }) },
     statuses: apiStatusSink(resources, statusWriter, parts.leading),
@@ -171,6 +191,24 @@ function createClusterRunner(options: KubernetesControllerOptions, parts: Cluste
       infraIndex.byFleet = new Map(result.infra.map((i) => [i.fleet, i]));
     },
   });
+}
+
+/** Every replica's passes keep discovery's certificate table to the fleets' Secrets as the watch sees them. */
+function withCertificatePins(
+  source: ResourceSource,
+  certificates: CertificatePins | undefined,
+  controllerNamespace: string,
+): ResourceSource {
+  if (certificates === undefined) return source;
+  const follow = followFleetSecrets(certificates, controllerNamespace);
+  return {
+    ...source,
+    snapshot() {
+      const snapshot = source.snapshot();
+      follow(snapshot.secrets);
+      return snapshot;
+    },
+  };
 }
 
 export async function startKubernetesController(
@@ -194,7 +232,15 @@ export async function startKubernetesController(
   const tls = await waitForServerTls(client, controllerNamespace, log.warn);
   serverKeyPem = tls.keyPem;
   const infraIndex = { byFleet: new Map<string, FleetInfra>() };
-  const served = createControllerDiscovery(options, tls, (fleet) => infraIndex.byFleet.get(fleet));
+  // Mutual TLS: until the first pass has read the fleets' Secrets, proxies' streams wait.
+  const certificates =
+    config.provider.kubernetes.deploy.type === 'ControllerNamespace' ? createCertificatePins() : undefined;
+  const served = createControllerDiscovery(
+    options,
+    tls,
+    (fleet) => infraIndex.byFleet.get(fleet),
+    certificates,
+  );
   discovery = served;
   const { port: discoveryPort } = await served.start();
 
@@ -206,7 +252,7 @@ export async function startKubernetesController(
     onChange: wake,
     log: log.warn,
   });
-  const infra = await createClusterInfra(options, tls.caPem);
+  const infra = await createClusterInfra(options, tls.caPem, resources, wake);
   let leadership: Leadership | undefined;
   // Until this passes after taking the lease, the stored Programmed verdicts hold; afterwards only live Acks count.
   const grace = { endsAt: 0 };
@@ -227,6 +273,7 @@ export async function startKubernetesController(
     leading,
     grace,
     infraIndex,
+    certificates,
   });
   runner = started;
   served.on('change', started.soon);
