@@ -84,7 +84,7 @@ export async function run(argv: string[]): Promise<number> {
     console.log(`certgen: wrote ca.crt, ca.key, server.crt, server.key to ${dir}`);
   }
   for (const fleet of values.fleet) {
-    const files = ensureFleetCertificate(dir, fleet);
+    const { files } = ensureFleetCertificate(dir, fleet);
     console.log(`certgen: fleet ${fleet}: ${files.cert}, ${files.key}`);
   }
   return 0;

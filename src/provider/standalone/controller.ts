@@ -2,6 +2,7 @@
 // API. This file is wiring; the pipeline is the runner's (src/runner/).
 import type { PorticoGatewayConfig } from '../../api/controller-config.js';
 import { buildSnapshot, type ResourceSnapshot } from '../../api/snapshot.js';
+import type { FleetCertificateLifetime } from '../../certificates/fleet-certificate-lifetime.js';
 import { createDiscoveryServer, type DiscoveryServer } from '../../discovery/server.js';
 import { formatHostPort, parseHostPort } from '../../host-port.js';
 import { requireLoopback } from '../../listen-scope.js';
@@ -47,6 +48,8 @@ export interface StandaloneOptions {
   proxyStopGraceMs?: number;
   /** Most worker processes per proxy (default 4): a fleet gets its DataPlaneProxy's workers or the CPUs, up to this. */
   proxyWorkersMax?: number;
+  /** The fleets' client certificate lifetime and renewal grace (default 7 days, 5 minutes). */
+  fleetCertificates?: FleetCertificateLifetime;
 }
 
 export interface StandaloneController {
@@ -139,6 +142,8 @@ function createStandaloneRunner(options: StandaloneOptions, parts: StandalonePar
         host.supervisor.sync(
           proxySpecs(result.fleets, result.infra, addresses, { ...options, discoveryAddress, tls }),
         );
+        // A fleet that went takes its client certificate with it: discovery refuses it from now on.
+        tls.retain(result.fleets.map((f) => f.fleet));
         await host.pool.save();
         // Reserved ports, or a new fleet's address, were unknown to this translation: translate once more.
         const newFleet = result.fleets.some((f) => dataPlane.fleets[f.fleet] === undefined);
@@ -160,11 +165,14 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
   const controllerName = config.gateway.controllerName;
   requireLocalAddresses(options);
   const lock = acquireControllerLock(options.stateDir);
-  const tls = await standaloneDiscoveryTls(options.stateDir, options.controllerNamespace);
+  const tls = await standaloneDiscoveryTls(options.stateDir, options.controllerNamespace, {
+    log,
+    ...(options.fleetCertificates === undefined ? {} : { lifetime: options.fleetCertificates }),
+  });
   const discovery: DiscoveryServer = createDiscoveryServer({
     address: options.discoveryAddress,
     tls: tls.server,
-    auth: { mode: 'mtls' },
+    auth: { mode: 'mtls', certificates: tls.certificates },
     log: (level, message) => {
       if (level === 'warn' || level === 'error') log(`discovery ${level}: ${message}`);
     },
@@ -209,6 +217,7 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
       // Proxies drain first (requests in flight finish), then the servers they talk to go away.
       if (closeOptions.stopProxies === true) await host.supervisor.stopAll();
       else host.supervisor.detach();
+      tls.close();
       await Promise.all([discovery.close(), admin.close()]);
       await Promise.all([store.save(), host.pool.save()]);
       // Proxies left serving keep their addresses claimed; stopped ones free them for other controllers.
