@@ -38,9 +38,17 @@ export function renewalDueAt(validity: Validity): number {
   return validity.notBefore + Math.floor((validity.notAfter - validity.notBefore) * RENEW_AT_FRACTION);
 }
 
-/** Whether a certificate should be replaced at `now`: past its renewal point (or not yet valid at all). */
-export function needsRenewal(validity: Validity, now: number): boolean {
-  return now >= renewalDueAt(validity) || now < validity.notBefore;
+// Issue times are written to the second: a fresh certificate may seem to outlive its lifetime by that much.
+const LIFETIME_TOLERANCE_MS = 60_000;
+
+/**
+ * Whether a certificate should be replaced at `now`: past its renewal point, not yet valid at all, or (given
+ * the lifetime certificates get now) living longer than that — one issued before a shorter lifetime (such as
+ * the 730 days of earlier versions) is replaced at once rather than kept for most of its life.
+ */
+export function needsRenewal(validity: Validity, now: number, lifetimeMs?: number): boolean {
+  const outlives = lifetimeMs !== undefined && validity.notAfter - now > lifetimeMs + LIFETIME_TOLERANCE_MS;
+  return outlives || now >= renewalDueAt(validity) || now < validity.notBefore;
 }
 
 /** The earliest renewal point among the certificates, or undefined when there are none. */

@@ -12,7 +12,11 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import { needsRenewal, type Validity } from '../certificates/fleet-certificate-lifetime.js';
+import {
+  DEFAULT_FLEET_CERTIFICATE_LIFETIME,
+  needsRenewal,
+  type Validity,
+} from '../certificates/fleet-certificate-lifetime.js';
 import { PorticoError } from '../errors.js';
 import { fleetInfraName } from '../translate/naming.js';
 import { fleetCertificateFacts, generateCertificates, issueFleetCertificate } from './certs.js';
@@ -66,7 +70,8 @@ export function ensureFleetCertificate(
 ): FleetCertificateState {
   const now = options.now ?? new Date();
   const found = readFleetCertificate(dir, fleet);
-  if (found !== undefined && !needsRenewal(found.validity, now.getTime())) return found;
+  const lifetimeMs = options.lifetimeMs ?? DEFAULT_FLEET_CERTIFICATE_LIFETIME.lifetimeMs;
+  if (found !== undefined && !needsRenewal(found.validity, now.getTime(), lifetimeMs)) return found;
   return issueFleetCertificateFiles(dir, fleet, { now, ...options });
 }
 

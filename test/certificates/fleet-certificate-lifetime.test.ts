@@ -47,3 +47,12 @@ test('lifetimes are written as a whole number of days, hours or minutes', () => 
   for (const bad of ['', '7', 'd', '1.5d', '-1d', '7w', '7 days'])
     assert.equal(parseLifetime(bad), undefined, bad);
 });
+
+test('a certificate living longer than the lifetime now given (an earlier version’s 730 days) is due at once', () => {
+  const old = { notBefore: T0 - HOUR, notAfter: T0 + 730 * DAY };
+  assert.equal(needsRenewal(old, T0), false, 'by its own schedule, not for a long while');
+  assert.equal(needsRenewal(old, T0, 7 * DAY), true);
+  const fresh = { notBefore: T0 - HOUR, notAfter: T0 + 7 * DAY };
+  assert.equal(needsRenewal(fresh, T0, 7 * DAY), false, 'one just issued with that lifetime is not');
+  assert.equal(needsRenewal(fresh, T0 - 30_000, 7 * DAY), false, 'nor within the second-rounding tolerance');
+});

@@ -88,7 +88,7 @@ export function createFleetClientSecrets(options: FleetClientSecretsOptions): Fl
     return (
       seen?.fleet === infra.fleet &&
       seen.owner === owner &&
-      !needsRenewal(seen.validity, now().getTime()) &&
+      !needsRenewal(seen.validity, now().getTime(), lifetime.lifetimeMs) &&
       (options.observed === undefined || options.observed(infra.namespace, name) === seen.fingerprint)
     );
   }
@@ -120,7 +120,11 @@ export function createFleetClientSecrets(options: FleetClientSecretsOptions): Fl
       const owners = (metadata.ownerReferences ?? []) as { uid?: string }[];
       const identity = identityIn(existing, infra.fleet);
       const owned = owners.some((o) => o.uid === account.uid);
-      if (identity !== undefined && owned && !needsRenewal(identity.validity, now().getTime())) {
+      if (
+        identity !== undefined &&
+        owned &&
+        !needsRenewal(identity.validity, now().getTime(), lifetime.lifetimeMs)
+      ) {
         remember(key, account.uid, existing, infra.fleet);
         return undefined;
       }

@@ -87,7 +87,7 @@ export async function standaloneDiscoveryTls(
   }
   function renewDue(): void {
     for (const [fleet, entry] of held) {
-      if (!needsRenewal(entry.state.validity, now())) continue;
+      if (!needsRenewal(entry.state.validity, now(), lifetime.lifetimeMs)) continue;
       issue(fleet);
       options.log?.(`renewed the discovery client certificate of fleet ${fleet}`);
     }
@@ -108,7 +108,8 @@ export async function standaloneDiscoveryTls(
     caFile: file(CERTIFICATE_FILES.caCertPem),
     fleetFiles(fleet) {
       const entry = held.get(fleet);
-      if (entry !== undefined && !needsRenewal(entry.state.validity, now())) return entry.state.files;
+      if (entry !== undefined && !needsRenewal(entry.state.validity, now(), lifetime.lifetimeMs))
+        return entry.state.files;
       const issued = issue(fleet);
       publish();
       schedule();

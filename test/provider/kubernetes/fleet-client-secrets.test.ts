@@ -262,3 +262,24 @@ test('a Secret deleted (or replaced) behind its back is noticed through the watc
   assert.notEqual(second.fingerprint256, first.fingerprint256);
   assert.deepEqual(annotationsOf(secrets.get(NAME)), {}, 'a revocation grants the old one no grace');
 });
+
+test('a certificate from an earlier version (730 days) is renewed on the first check, with the grace', async () => {
+  const { client, secrets } = fakeApi();
+  const earlier = createFleetClientSecrets({
+    client,
+    ca: authority,
+    log: () => {},
+    lifetime: { lifetimeMs: 730 * DAY, graceMs: 60_000 },
+  });
+  await earlier.ensure(INFRA, ACCOUNT);
+  const old = certOf(secrets.get(NAME));
+  await createFleetClientSecrets({ client, ca: authority, log: () => {} }).ensure(INFRA, ACCOUNT);
+  const renewed = certOf(secrets.get(NAME));
+  assert.notEqual(renewed.fingerprint256, old.fingerprint256);
+  assert.ok(Date.parse(renewed.validTo) - Date.now() <= 7 * DAY);
+  assert.equal(
+    annotationsOf(secrets.get(NAME))['gateway.portico.io/previous-client-certificate-sha256'],
+    old.fingerprint256,
+    'the proxies holding the old one keep connecting for the grace',
+  );
+});
