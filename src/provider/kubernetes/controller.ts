@@ -235,12 +235,7 @@ export async function startKubernetesController(
   // Mutual TLS: until the first pass has read the fleets' Secrets, proxies' streams wait.
   const certificates =
     config.provider.kubernetes.deploy.type === 'ControllerNamespace' ? createCertificatePins() : undefined;
-  const served = createControllerDiscovery(
-    options,
-    tls,
-    (fleet) => infraIndex.byFleet.get(fleet),
-    certificates,
-  );
+  const served = createControllerDiscovery(options, tls, (f) => infraIndex.byFleet.get(f), certificates);
   discovery = served;
   const { port: discoveryPort } = await served.start();
 
