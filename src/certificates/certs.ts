@@ -10,11 +10,11 @@ import {
   type KeyObject,
   randomBytes,
   sign,
+  X509Certificate,
 } from 'node:crypto';
 import { DEFAULT_CONTROLLER_NAMESPACE } from '../api/controller-config.js';
 import { fleetInfraName } from '../ir/fleet-infra.js';
 import { DISCOVERY_SERVER_NAME } from '../ir/well-known.js';
-import { PorticoError } from '../platform/errors.js';
 import {
   bitStringBytes,
   boolean,
@@ -32,6 +32,7 @@ import {
   uriName,
   utf8String,
 } from './der.js';
+import { DEFAULT_FLEET_CERTIFICATE_LIFETIME, type Validity } from './fleet-certificate-lifetime.js';
 
 export { DEFAULT_CONTROLLER_NAMESPACE };
 /** A fleet client certificate names its fleet as this URI (subject alternative name), percent-encoded. */
@@ -140,13 +141,14 @@ export interface IssuedCertificate {
 
 /**
  * The client identity of one fleet, signed by an existing CA: its fleet key as a URI name (what the discovery
- * server authorizes), its infrastructure name as the common name (what a person reads).
+ * server authorizes), its infrastructure name as the common name (what a person reads). It lives
+ * `lifetimeMs` (default 7 days: the controller renews it, see fleet-certificate-lifetime.ts).
  */
 export function issueFleetCertificate(
   caCertPem: string,
   caKeyPem: string,
   fleet: string,
-  options: { validityDays?: number; now?: Date } = {},
+  options: { lifetimeMs?: number; now?: Date } = {},
 ): IssuedCertificate {
   const caPublicKey = createPublicKey(caCertPem);
   const caPrivateKey = createPrivateKey(caKeyPem);
@@ -159,7 +161,7 @@ export function issueFleetCertificate(
     issuerKey: caPrivateKey,
     issuerPublicKey: caPublicKey,
     notBefore: new Date(now - BACKDATE_MS),
-    notAfter: new Date(now + (options.validityDays ?? 730) * DAY_MS),
+    notAfter: new Date(now + (options.lifetimeMs ?? DEFAULT_FLEET_CERTIFICATE_LIFETIME.lifetimeMs)),
     isCa: false,
     extKeyUsage: OID.clientAuth,
     uris: [fleetUri(fleet)],
@@ -186,6 +188,25 @@ export function fleetOfSubjectAltName(subjectAltName: string | undefined): strin
   } catch {
     return undefined;
   }
+}
+
+/** What the discovery server and the renewal read of a fleet certificate. */
+export interface FleetCertificateFacts {
+  /** The fleet its URI name names; undefined when it names none (or several). */
+  fleet: string | undefined;
+  /** SHA-256 of the DER, as Node writes `fingerprint256` (`AB:CD:…`): what a presented certificate is matched by. */
+  fingerprint: string;
+  validity: Validity;
+}
+
+/** Reads a PEM certificate's fleet, fingerprint and validity; throws when it is no certificate. */
+export function fleetCertificateFacts(certPem: string): FleetCertificateFacts {
+  const cert = new X509Certificate(certPem);
+  return {
+    fleet: fleetOfSubjectAltName(cert.subjectAltName),
+    fingerprint: cert.fingerprint256,
+    validity: { notBefore: Date.parse(cert.validFrom), notAfter: Date.parse(cert.validTo) },
+  };
 }
 
 interface IssueRequest {
@@ -256,9 +277,7 @@ function subjectOf(certPem: string): Buffer {
   // Certificate → tbsCertificate → [version, serial, signature, issuer, validity, subject, ...]
   const tbs = children(der)[0];
   const subject = tbs === undefined ? undefined : children(tbs)[5];
-  if (subject === undefined) {
-    throw new PorticoError('E_CERTIFICATE', 'CA certificate: cannot read its subject');
-  }
+  if (subject === undefined) throw new Error('CA certificate: cannot read its subject');
   return subject;
 }
 

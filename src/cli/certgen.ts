@@ -22,7 +22,8 @@ files in its state directory), or --fleet does for a proxy run by hand.
 options:
   --local DIR        write PEM files into DIR: ca.crt ca.key server.crt server.key (private keys mode 0600)
   --fleet KEY        with --local: also issue fleet KEY's client certificate from the CA in DIR (created when
-                     absent) as fleets/<name>.crt and .key; repeatable
+                     absent) as fleets/<name>.crt and .key; repeatable. It lives 7 days: run again to renew
+                     it (a certificate two thirds into its life is issued anew)
   --kubernetes       create them as Secrets in the controller namespace, only those absent (idempotent):
                      portico-gateway-ca, portico-gateway-server-cert
   --kubeconfig PATH  with --kubernetes: use a kubeconfig instead of the pod's service account
@@ -84,7 +85,7 @@ export async function run(argv: string[]): Promise<number> {
     console.log(`certgen: wrote ca.crt, ca.key, server.crt, server.key to ${dir}`);
   }
   for (const fleet of values.fleet) {
-    const files = ensureFleetCertificate(dir, fleet);
+    const { files } = ensureFleetCertificate(dir, fleet);
     console.log(`certgen: fleet ${fleet}: ${files.cert}, ${files.key}`);
   }
   return 0;

@@ -3,6 +3,12 @@ import { readFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 import { DEFAULT_CONTROLLER_NAMESPACE, parseControllerConfig } from '../api/controller-config.js';
+import {
+  DEFAULT_FLEET_CERTIFICATE_LIFETIME,
+  type FleetCertificateLifetime,
+  MIN_FLEET_CERTIFICATE_LIFETIME_MS,
+  parseLifetime,
+} from '../certificates/fleet-certificate-lifetime.js';
 import { CONTROLLER_SERVICE, PORTS } from '../ir/well-known.js';
 import { PorticoError } from '../platform/errors.js';
 import { createLogger, isLogLevel, LOG_LEVELS } from '../platform/log-line.js';
@@ -32,7 +38,20 @@ options:
                              (default ${ANY}:${PORTS.controllerHttp})
   --metrics-address H:P      Prometheus /metrics (default ${ANY}:${PORTS.metrics})
   --identity NAME            name in the leader lease (default: $POD_NAME, else the host name)
+  --fleet-certificate-lifetime D  life of each fleet's discovery client certificate, e.g. 7d, 36h (default
+                             7d; at least 1h); renewed two thirds in, the one it replaced accepted 5 more minutes
   -h, --help                 show this help`;
+
+function fleetCertificateLifetime(text: string): FleetCertificateLifetime {
+  const lifetimeMs = parseLifetime(text);
+  if (lifetimeMs === undefined || lifetimeMs < MIN_FLEET_CERTIFICATE_LIFETIME_MS) {
+    throw new PorticoError(
+      'E_USAGE',
+      `--fleet-certificate-lifetime: '${text}' is not a duration of at least 1h (e.g. 7d, 36h)`,
+    );
+  }
+  return { ...DEFAULT_FLEET_CERTIFICATE_LIFETIME, lifetimeMs };
+}
 
 export async function run(argv: string[]): Promise<number> {
   const { values } = parseArgs({
@@ -50,6 +69,7 @@ export async function run(argv: string[]): Promise<number> {
       'health-address': { type: 'string', default: `${ANY}:${PORTS.controllerHttp}` },
       'metrics-address': { type: 'string', default: `${ANY}:${PORTS.metrics}` },
       identity: { type: 'string' },
+      'fleet-certificate-lifetime': { type: 'string', default: '7d' },
       help: { type: 'boolean', short: 'h', default: false },
     },
     strict: true,
@@ -104,6 +124,7 @@ export async function run(argv: string[]): Promise<number> {
     discoveryAddress: values['discovery-address'],
     healthAddress: values['health-address'],
     metricsAddress: values['metrics-address'],
+    fleetCertificates: fleetCertificateLifetime(values['fleet-certificate-lifetime']),
     log,
   });
   log.info(`${await stopSignal()}: releasing leadership and stopping`);

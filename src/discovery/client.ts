@@ -1,35 +1,17 @@
 // The proxy's side of discovery: keeps one stream to the server, turns full and delta updates into whole
-// FleetConfigs for `apply`, and answers Ack or Nack. While disconnected the proxy keeps serving what it applied.
-import { isIP } from 'node:net';
-import { checkServerIdentity, type PeerCertificate } from 'node:tls';
-import {
-  Client,
-  type ClientDuplexStream,
-  connectivityState,
-  Metadata,
-  type StatusObject,
-  status,
-} from '@grpc/grpc-js';
-import { FLEET_CONFIG_SCHEMA_VERSION, type FleetConfig } from '../ir/fleet-config.js';
-import { patchFleetConfig } from '../ir/fleet-config-patch.js';
-import { DISCOVERY_SERVER_NAME } from '../ir/well-known.js';
+// FleetConfigs for `apply` (client-update.ts), and answers Ack or Nack. While disconnected the proxy keeps
+// serving what it applied.
+import { type Client, type ClientDuplexStream, Metadata, type StatusObject, status } from '@grpc/grpc-js';
+import type { FleetConfig } from '../ir/fleet-config.js';
 import type { StageTrace } from '../trace/propagation-trace.js';
 import { type Backoff, reconnectDelayMs } from './backoff.js';
+import { channelReady } from './channel-ready.js';
+import { type ChannelSource, type ClientTls, channelSource, sameTls } from './client-channel.js';
+import { type AppliedState, type ApplyOutcome, applyUpdate, NOTHING_APPLIED } from './client-update.js';
 import type { DiscoveryLog } from './log.js';
 import { type ClientMessage, type ServerMessage, streamMethod } from './protocol.js';
-import { assembleFleetConfig, parseResource, type ReceivedResource, resourceKey } from './resources.js';
-import { createTls13ChannelCredentials } from './tls.js';
 
-/** A resource refused alone: the proxy keeps its last good version (or leaves a new one out). */
-export interface RejectedResource {
-  type: string;
-  name: string;
-  error: string;
-}
-
-export type ApplyOutcome =
-  | { ok: true; listenerErrors: { listener: string; message: string }[]; rejected?: RejectedResource[] }
-  | { ok: false; error: string };
+export type { ApplyOutcome, RejectedResource } from './client-update.js';
 
 export interface DiscoveryClientOptions {
   /** `host:port` of the discovery server. */
@@ -41,10 +23,13 @@ export interface DiscoveryClientOptions {
   /** Token mode: called on every (re)connect, so a rotated token file is picked up. */
   token?: () => Promise<string>;
   /**
-   * The CA and client certificate anew for each new channel, so rotated certificate files are picked up;
-   * `tls` (the PEMs read at start) is used when absent or when it throws.
+   * The CA and client certificate as the files hold them now: read for each new channel and every
+   * `tlsRefreshMs`, so renewed certificates are picked up (an open stream moves to a connection with the new
+   * ones); when it throws, the last certificates read are kept (`tls` at first).
    */
   reloadTls?: () => { caPem: string; certPem?: string; keyPem?: string };
+  /** How often `reloadTls` is checked for new certificates while connected. Default 10 s. */
+  tlsRefreshMs?: number;
   /** Applies a whole config; resolve `{ ok: false }` (or throw) to reject it. Never called concurrently. */
   apply: (config: FleetConfig, version: string) => Promise<ApplyOutcome>;
   backoff?: Backoff;
@@ -75,347 +60,253 @@ export interface DiscoveryClient {
 const DEFAULT_BACKOFF = { initialMs: 500, maxMs: 10_000 } as const;
 // Longer than the server's 5 s TLS handshake bound, shorter than anything a restart should wait for.
 const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
-// The server certificate's primary name: a harmless SNI when the target is an IP address.
+// Far inside the server's grace for a renewed certificate (minutes), and three small reads each time.
+const DEFAULT_TLS_REFRESH_MS = 10_000;
 
 type Stream = ClientDuplexStream<ClientMessage, ServerMessage>;
 
+/** One client's connection state; the functions below share it. */
+interface Session {
+  options: DiscoveryClientOptions;
+  log: DiscoveryLog;
+  backoff: Backoff;
+  channels: ChannelSource;
+  method: ReturnType<typeof streamMethod>;
+  client: Client;
+  /** The certificates `client` was opened with. */
+  clientTls: ClientTls;
+  /** Channels replaced while their stream still served: closed once the stream has moved. */
+  retired: Client[];
+  tlsTimer?: NodeJS.Timeout;
+  applied: AppliedState;
+  lastError?: string;
+  connected: boolean;
+  stopped: boolean;
+  current?: Stream;
+  // After a Nack (and on every new stream) deltas build on a state we never applied: wait for a full update.
+  awaitingFull: boolean;
+  failures: number;
+  attempts: number;
+  retryTimer?: NodeJS.Timeout;
+  // Updates are handled one at a time, across streams too, so apply never runs concurrently.
+  queue: Promise<void>;
+}
+
 export function startDiscoveryClient(options: DiscoveryClientOptions): DiscoveryClient {
   const log: DiscoveryLog = options.log ?? (() => {});
-  const trace: StageTrace = options.trace ?? (() => {});
   const backoff = options.backoff ?? DEFAULT_BACKOFF;
-  const connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
-  const method = streamMethod();
-  const identity = serverIdentity(options.address, options.tls.serverName);
-  const currentTls = () => {
-    if (options.reloadTls === undefined) return options.tls;
-    try {
-      return { ...options.tls, ...options.reloadTls() };
-    } catch (error) {
-      log(
-        'warn',
-        `discovery: cannot read the certificates again, using those read at start: ${(error as Error).message}`,
-      );
-      return options.tls;
-    }
+  const channels = channelSource({ ...options, backoff, log });
+  const clientTls = channels.currentTls();
+  const s: Session = {
+    options,
+    log,
+    backoff,
+    channels,
+    method: streamMethod(),
+    client: channels.open(clientTls),
+    clientTls,
+    retired: [],
+    applied: NOTHING_APPLIED,
+    connected: false,
+    stopped: false,
+    awaitingFull: true,
+    failures: 0,
+    attempts: 0,
+    queue: Promise.resolve(),
   };
-  const newChannel = () =>
-    new Client(options.address, createTls13ChannelCredentials(currentTls(), identity.verify), {
-      ...identity.channelOptions,
-      // The channel's own reconnect backoff must not outlast ours, or a restarted server is noticed late.
-      'grpc.initial_reconnect_backoff_ms': backoff.initialMs,
-      'grpc.max_reconnect_backoff_ms': backoff.maxMs,
-      'grpc.max_receive_message_length': -1,
-      // Notice a silently dead controller connection, so reconnecting starts.
-      'grpc.keepalive_time_ms': 30_000,
-      'grpc.keepalive_timeout_ms': 10_000,
-    });
-  let client = newChannel();
-
-  // What the proxy serves: the resources of the last applied config.
-  let applied = new Map<string, ReceivedResource>();
-  // The config assembled from `applied`: a delta patches it instead of reassembling and sorting everything.
-  let appliedConfig: FleetConfig | undefined;
-  let appliedVersion: string | undefined;
-  let appliedListenerErrors: { listener: string; message: string }[] = [];
-  let appliedRejected: RejectedResource[] = [];
-  let lastError: string | undefined;
-  let connected = false;
-  let stopped = false;
-  let current: Stream | undefined;
-  // After a Nack (and on every new stream) deltas build on a state we never applied: wait for a full update.
-  let awaitingFull = true;
-  let failures = 0;
-  let attempts = 0;
-  let retryTimer: NodeJS.Timeout | undefined;
-  // Updates are handled one at a time, across streams too, so apply never runs concurrently.
-  let queue: Promise<void> = Promise.resolve();
-
-  async function connect(): Promise<void> {
-    retryTimer = undefined;
-    if (stopped) return;
-    // reconnectNow can start an attempt while another awaits its token or channel: only the newest goes on.
-    const attempt = ++attempts;
-    const metadata = new Metadata();
-    if (options.token !== undefined) {
-      let token: string;
-      try {
-        token = (await options.token()).trim();
-      } catch (error) {
-        if (stopped || attempt !== attempts) return;
-        lastError = `cannot read the discovery token: ${(error as Error).message}`;
-        log('warn', `discovery: ${lastError}`);
-        scheduleReconnect();
-        return;
-      }
-      if (stopped || attempt !== attempts) return;
-      metadata.set('authorization', `Bearer ${token}`);
-    }
-    // A connection attempt can hang (a SYN to an endpoint that just went away, a handshake never answered):
-    // give it a bound, then start over on a new channel rather than wait on it.
-    const channel = client;
-    const unreachable = await channelReady(channel, connectTimeoutMs);
-    if (stopped || attempt !== attempts) return;
-    if (unreachable !== undefined) {
-      lastError = `cannot reach ${options.address}: ${unreachable}`;
-      log('warn', `discovery: ${lastError}`);
-      if (channel === client) {
-        client.close();
-        client = newChannel();
-      }
-      scheduleReconnect();
-      return;
-    }
-    // One stream at a time: a stream left open would hold this node's place at the server (ALREADY_EXISTS).
-    const previous = current;
-    current = undefined;
-    previous?.cancel();
-    const call: Stream = client.makeBidiStreamRequest(
-      method.path,
-      method.requestSerialize,
-      method.responseDeserialize,
-      metadata,
-    );
-    current = call;
-    awaitingFull = true;
-    let received = false;
-    call.on('data', (message: ServerMessage) => {
-      if (call !== current) return;
-      trace('proxy-received', message.version);
-      if (!received) {
-        received = true;
-        connected = true;
-        failures = 0;
-        log(
-          'info',
-          `discovery: connected to ${options.address} as node '${options.node}' of fleet '${options.fleet}'`,
-        );
-      }
-      queue = queue
-        .then(() => onUpdate(call, message))
-        .catch((error: unknown) =>
-          log('error', `discovery: handling version ${message.version} failed: ${String(error)}`),
-        );
-    });
-    call.on('error', () => {}); // the outcome arrives as 'status'
-    call.on('status', (outcome: StatusObject) => onClosed(call, outcome));
-    call.write({ hello: { node: options.node, fleet: options.fleet, appliedVersion: appliedVersion ?? '' } });
+  void connect(s);
+  if (options.reloadTls !== undefined) {
+    s.tlsTimer = setInterval(() => followCertificateFiles(s), options.tlsRefreshMs ?? DEFAULT_TLS_REFRESH_MS);
+    s.tlsTimer.unref();
   }
-
-  function onClosed(call: Stream, outcome: StatusObject): void {
-    if (call !== current) return;
-    current = undefined;
-    connected = false;
-    if (stopped) return;
-    lastError = `discovery stream closed: ${status[outcome.code] ?? outcome.code}: ${outcome.details}`;
-    log(
-      outcome.code === status.UNAUTHENTICATED || outcome.code === status.PERMISSION_DENIED ? 'error' : 'warn',
-      `discovery: ${lastError}`,
-    );
-    // A channel that failed to connect answers later calls with its last error until its own backoff allows a
-    // new attempt, which can miss a server back behind the same Service address: each retry gets a new channel.
-    if (outcome.code === status.UNAVAILABLE) {
-      client.close();
-      client = newChannel();
-    }
-    scheduleReconnect();
-  }
-
-  function scheduleReconnect(): void {
-    if (stopped || retryTimer !== undefined) return;
-    const delay = reconnectDelayMs(failures++, backoff);
-    retryTimer = setTimeout(() => void connect(), delay);
-  }
-
-  function reply(call: Stream, message: ClientMessage): void {
-    if (call === current && !stopped) call.write(message);
-  }
-
-  async function onUpdate(call: Stream, message: ServerMessage): Promise<void> {
-    if (stopped || call !== current) return;
-    if (!message.full && awaitingFull) {
-      log('debug', `discovery: ignoring delta ${message.version}: waiting for a full update`);
-      return;
-    }
-    const reject = (error: string): void => {
-      lastError = `version ${message.version} rejected: ${error}`;
-      awaitingFull = true;
-      log('warn', `discovery: ${lastError}`);
-      reply(call, { nack: { version: message.version, nonce: message.nonce, error } });
-    };
-    if (message.schemaVersion !== FLEET_CONFIG_SCHEMA_VERSION) {
-      reject(
-        `fleet config schema version ${message.schemaVersion} is not supported (this proxy: ${FLEET_CONFIG_SCHEMA_VERSION})`,
-      );
-      return;
-    }
-    const candidate = message.full ? new Map<string, ReceivedResource>() : new Map(applied);
-    const received: ReceivedResource[] = [];
-    // A body that does not parse is refused alone, as the proxy refuses a resource that fails validation: the
-    // last good version (if any) stays, everything else of the update applies.
-    const unparsed: RejectedResource[] = [];
-    for (const resource of message.resources) {
-      const key = resourceKey(resource.type, resource.name);
-      try {
-        const parsed = parseResource(resource.type, resource.name, resource.body);
-        candidate.set(key, parsed);
-        received.push(parsed);
-      } catch (error) {
-        unparsed.push({ type: resource.type, name: resource.name, error: (error as Error).message });
-        const lastGood = applied.get(key);
-        if (lastGood === undefined) candidate.delete(key);
-        else {
-          candidate.set(key, lastGood);
-          received.push(lastGood);
-        }
-      }
-    }
-    for (const key of message.removed) candidate.delete(resourceKey(key.type, key.name));
-    // A delta names each resource once (a repeat would make the patch and the candidate disagree): else assemble.
-    const config =
-      message.full || appliedConfig === undefined || !uniqueKeys(message)
-        ? assembleFleetConfig(options.fleet, candidate.values())
-        : patchFleetConfig(appliedConfig, received, message.removed);
-    trace('proxy-assembled', message.version);
-
-    let outcome: ApplyOutcome;
-    if (message.full && appliedVersion !== undefined && sameResources(candidate, applied)) {
-      // A resync after reconnecting that brings nothing new: keep serving, don't rebuild.
-      outcome = { ok: true, listenerErrors: appliedListenerErrors, rejected: appliedRejected };
-    } else {
-      try {
-        outcome = await options.apply(config, message.version);
-      } catch (error) {
-        outcome = { ok: false, error: (error as Error).message };
-      }
-    }
-    if (!outcome.ok) {
-      reject(outcome.error);
-      return;
-    }
-    trace('proxy-applied', message.version);
-    const rejected = [...unparsed, ...(outcome.rejected ?? [])];
-    applied = candidate;
-    appliedConfig = config;
-    appliedVersion = message.version;
-    appliedListenerErrors = outcome.listenerErrors;
-    appliedRejected = rejected;
-    // Applied, rejected resources aside: the state is known, so deltas keep building on it.
-    awaitingFull = false;
-    lastError =
-      rejected.length === 0
-        ? undefined
-        : `version ${message.version}: rejected ${rejected.map((r) => `${r.type} ${r.name}: ${r.error}`).join('; ')}`;
-    if (lastError !== undefined) log('warn', `discovery: ${lastError}`);
-    const refused = new Set(rejected.filter((r) => r.type === 'gateways').map((r) => r.name));
-    reply(call, {
-      ack: {
-        version: message.version,
-        nonce: message.nonce,
-        listenerErrors: outcome.listenerErrors,
-        appliedGateways: config.gateways
-          .filter((g) => !refused.has(g.name))
-          .map((g) => ({ name: g.name, generation: g.generation })),
-        rejectedResources: rejected,
-      },
-    });
-  }
-
-  void connect();
-
   return {
     async stop() {
-      stopped = true;
-      if (retryTimer !== undefined) clearTimeout(retryTimer);
-      const call = current;
-      current = undefined;
-      connected = false;
+      s.stopped = true;
+      if (s.retryTimer !== undefined) clearTimeout(s.retryTimer);
+      clearInterval(s.tlsTimer);
+      const call = s.current;
+      s.current = undefined;
+      s.connected = false;
       call?.cancel();
-      await queue;
-      client.close();
+      await s.queue;
+      s.client.close();
+      for (const retired of s.retired.splice(0)) retired.close();
     },
     reconnectNow() {
       // A stream already open (on a ready channel) is awaiting its first update: let it finish.
-      if (stopped || connected || current !== undefined) return;
-      if (retryTimer !== undefined) clearTimeout(retryTimer);
-      retryTimer = undefined;
+      if (s.stopped || s.connected || s.current !== undefined) return;
+      if (s.retryTimer !== undefined) clearTimeout(s.retryTimer);
+      s.retryTimer = undefined;
       // The old channel may itself be backing off; a new one dials at once.
-      client.close();
-      client = newChannel();
-      failures = 0;
+      renewChannel(s);
+      s.failures = 0;
       log('info', `discovery: reconnecting to ${options.address} now`);
-      void connect();
+      void connect(s);
     },
     status() {
       return {
-        connected,
-        ...(appliedVersion !== undefined ? { appliedVersion } : {}),
-        ...(lastError !== undefined ? { lastError } : {}),
+        connected: s.connected,
+        ...(s.applied.version !== undefined ? { appliedVersion: s.applied.version } : {}),
+        ...(s.lastError !== undefined ? { lastError: s.lastError } : {}),
       };
     },
   };
 }
 
-/**
- * How the server certificate is checked: against `serverName`, else the host of `address`. An IP address is
- * checked against the certificate's IP names but not sent as TLS SNI, which RFC 6066 forbids (Node warns).
- */
-function serverIdentity(
-  address: string,
-  serverName: string | undefined,
-): {
-  channelOptions: Record<string, string>;
-  verify?: { checkServerIdentity: (host: string, cert: PeerCertificate) => Error | undefined };
-} {
-  const name = serverName ?? hostOf(address);
-  if (isIP(name) === 0) {
-    return serverName === undefined
-      ? { channelOptions: {} }
-      : { channelOptions: { 'grpc.ssl_target_name_override': name, 'grpc.default_authority': name } };
+async function connect(s: Session): Promise<void> {
+  s.retryTimer = undefined;
+  if (s.stopped) return;
+  // reconnectNow can start an attempt while another awaits its token or channel: only the newest goes on.
+  const attempt = ++s.attempts;
+  const superseded = () => s.stopped || attempt !== s.attempts;
+  const metadata = await streamMetadata(s);
+  if (superseded()) return;
+  if (typeof metadata === 'string') {
+    s.lastError = metadata;
+    s.log('warn', `discovery: ${s.lastError}`);
+    return scheduleReconnect(s);
   }
-  return {
-    channelOptions: { 'grpc.ssl_target_name_override': DISCOVERY_SERVER_NAME },
-    verify: { checkServerIdentity: (_sni, cert) => checkServerIdentity(name, cert) },
-  };
+  // Every attempt uses the certificates the files hold now (a refused one may have been renewed meanwhile).
+  const tls = s.channels.currentTls();
+  if (!sameTls(tls, s.clientTls)) renewChannel(s, tls);
+  // A connection attempt can hang: give it a bound, then start over on a new channel rather than wait on it.
+  const channel = s.client;
+  const unreachable = await channelReady(channel, s.options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS);
+  if (superseded()) return;
+  if (unreachable !== undefined) {
+    s.lastError = `cannot reach ${s.options.address}: ${unreachable}`;
+    s.log('warn', `discovery: ${s.lastError}`);
+    if (channel === s.client) renewChannel(s);
+    return scheduleReconnect(s);
+  }
+  openStream(s, metadata);
 }
 
-function hostOf(address: string): string {
-  const bracketed = /^\[([^\]]+)\](?::\d+)?$/.exec(address);
-  if (bracketed) return bracketed[1]!;
-  const colon = address.lastIndexOf(':');
-  return colon > 0 && address.indexOf(':') === colon ? address.slice(0, colon) : address;
+/** The stream's metadata: in token mode the token, read anew; why not when it cannot be read. */
+async function streamMetadata(s: Session): Promise<Metadata | string> {
+  const metadata = new Metadata();
+  if (s.options.token === undefined) return metadata;
+  try {
+    metadata.set('authorization', `Bearer ${(await s.options.token()).trim()}`);
+    return metadata;
+  } catch (error) {
+    return `cannot read the discovery token: ${(error as Error).message}`;
+  }
 }
 
-function uniqueKeys(message: ServerMessage): boolean {
-  const keys = new Set<string>();
-  for (const r of [...message.resources, ...message.removed]) keys.add(resourceKey(r.type, r.name));
-  return keys.size === message.resources.length + message.removed.length;
+function openStream(s: Session, metadata: Metadata): void {
+  // One stream at a time: a stream left open would hold this node's place at the server (ALREADY_EXISTS).
+  const previous = s.current;
+  s.current = undefined;
+  previous?.cancel();
+  for (const retired of s.retired.splice(0)) retired.close();
+  const { method } = s;
+  const call: Stream = s.client.makeBidiStreamRequest(
+    method.path,
+    method.requestSerialize,
+    method.responseDeserialize,
+    metadata,
+  );
+  s.current = call;
+  s.awaitingFull = true;
+  let received = false;
+  call.on('data', (message: ServerMessage) => {
+    if (call !== s.current) return;
+    s.options.trace?.('proxy-received', message.version);
+    if (!received) {
+      received = true;
+      s.connected = true;
+      s.failures = 0;
+      const { address, node, fleet } = s.options;
+      s.log('info', `discovery: connected to ${address} as node '${node}' of fleet '${fleet}'`);
+    }
+    s.queue = s.queue
+      .then(() => onUpdate(s, call, message))
+      .catch((error: unknown) =>
+        s.log('error', `discovery: handling version ${message.version} failed: ${String(error)}`),
+      );
+  });
+  call.on('error', () => {}); // the outcome arrives as 'status'
+  call.on('status', (outcome: StatusObject) => onClosed(s, call, outcome));
+  const { node, fleet } = s.options;
+  call.write({ hello: { node, fleet, appliedVersion: s.applied.version ?? '' } });
 }
 
-function sameResources(a: Map<string, ReceivedResource>, b: Map<string, ReceivedResource>): boolean {
-  if (a.size !== b.size) return false;
-  for (const [key, resource] of a) if (b.get(key)?.json !== resource.json) return false;
-  return true;
+function onClosed(s: Session, call: Stream, outcome: StatusObject): void {
+  if (call !== s.current) return;
+  s.current = undefined;
+  s.connected = false;
+  if (s.stopped) return;
+  s.lastError = `discovery stream closed: ${status[outcome.code] ?? outcome.code}: ${outcome.details}`;
+  s.log(
+    outcome.code === status.UNAUTHENTICATED || outcome.code === status.PERMISSION_DENIED ? 'error' : 'warn',
+    `discovery: ${s.lastError}`,
+  );
+  // A channel that failed to connect answers later calls with its last error until its own backoff allows a
+  // new attempt, which can miss a server back behind the same Service address: each retry gets a new channel.
+  if (outcome.code === status.UNAVAILABLE) renewChannel(s);
+  scheduleReconnect(s);
+}
+
+function renewChannel(s: Session, tls: ClientTls = s.channels.currentTls()): void {
+  s.client.close();
+  s.client = s.channels.open(tls);
+  s.clientTls = tls;
 }
 
 /**
- * Resolves undefined once the channel is ready, or why not: a failed attempt (refused, handshake rejected) at
- * once, so the retry gets a new channel with certificates read again; a hanging one at the deadline.
+ * New certificate files (a renewal): an open stream moves to a connection made with them — the new one is
+ * connected before the old stream is cancelled, and the proxy serves its applied config throughout; without a
+ * stream the next attempt uses them.
  */
-function channelReady(client: Client, timeoutMs: number): Promise<string | undefined> {
-  const channel = client.getChannel();
-  const deadline = Date.now() + timeoutMs;
-  return new Promise((resolve) => {
-    const check = (): void => {
-      const state = channel.getConnectivityState(true);
-      if (state === connectivityState.READY) resolve(undefined);
-      else if (state === connectivityState.TRANSIENT_FAILURE) resolve('the connection attempt failed');
-      else if (state === connectivityState.SHUTDOWN) resolve('the channel was closed');
-      else
-        channel.watchConnectivityState(state, deadline, (error) => {
-          if (error === undefined) check();
-          else resolve(`no connection within ${timeoutMs} ms`);
-        });
-    };
-    check();
-  });
+function followCertificateFiles(s: Session): void {
+  if (s.stopped) return;
+  const tls = s.channels.currentTls();
+  if (sameTls(tls, s.clientTls)) return;
+  if (s.current === undefined) {
+    renewChannel(s, tls);
+    return;
+  }
+  s.log('info', 'discovery: the certificate files changed: reconnecting with the new certificate');
+  s.retired.push(s.client);
+  s.client = s.channels.open(tls);
+  s.clientTls = tls;
+  if (s.retryTimer !== undefined) clearTimeout(s.retryTimer);
+  void connect(s);
+}
+
+function scheduleReconnect(s: Session): void {
+  if (s.stopped || s.retryTimer !== undefined) return;
+  const delay = reconnectDelayMs(s.failures++, s.backoff);
+  s.retryTimer = setTimeout(() => void connect(s), delay);
+}
+
+function reply(s: Session, call: Stream, message: ClientMessage): void {
+  if (call === s.current && !s.stopped) call.write(message);
+}
+
+async function onUpdate(s: Session, call: Stream, message: ServerMessage): Promise<void> {
+  if (s.stopped || call !== s.current) return;
+  if (!message.full && s.awaitingFull) {
+    s.log('debug', `discovery: ignoring delta ${message.version}: waiting for a full update`);
+    return;
+  }
+  const result = await applyUpdate(s.options.fleet, s.applied, message, s.options.apply, s.options.trace);
+  if (!result.ok) {
+    s.lastError = `version ${message.version} rejected: ${result.error}`;
+    s.awaitingFull = true;
+    s.log('warn', `discovery: ${s.lastError}`);
+    reply(s, call, { nack: { version: message.version, nonce: message.nonce, error: result.error } });
+    return;
+  }
+  s.applied = result.applied;
+  // Applied, rejected resources aside: the state is known, so deltas keep building on it.
+  s.awaitingFull = false;
+  const { rejected } = result;
+  s.lastError =
+    rejected.length === 0
+      ? undefined
+      : `version ${message.version}: rejected ${rejected.map((r) => `${r.type} ${r.name}: ${r.error}`).join('; ')}`;
+  if (s.lastError !== undefined) s.log('warn', `discovery: ${s.lastError}`);
+  reply(s, call, { ack: result.ack });
 }

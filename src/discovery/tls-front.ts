@@ -3,11 +3,11 @@
 // (handshaking, or secured but without an accepted hello) are capped per source address and in all, so a flood
 // of idle or slow connections from a few pods can neither exhaust the controller nor lock out restarting proxies;
 // an authorized proxy's connection no longer counts. Each connection has its own budget of token reviews.
-import { createServer, type Socket } from 'node:net';
+import { createServer, type Server as NetServer, type Socket } from 'node:net';
 import { type TLSSocket, Server as TlsServer } from 'node:tls';
 import { PorticoError } from '../platform/errors.js';
 import { formatHostPort, parseHostPort } from '../platform/host-port.js';
-import { isLoopbackHost } from '../platform/listen-scope.js';
+import { createConnectionCaps } from './connection-caps.js';
 import { createTokenBucket, type RateLimit, type TokenBucket } from './token-bucket.js';
 
 export interface TlsFrontOptions {
@@ -53,15 +53,59 @@ const MIN_VERSION = 'TLSv1.3';
 
 export function createTlsFront(options: TlsFrontOptions): TlsFront {
   const connections = new Map<string, Connection>();
-  let pending = 0;
-  /** Source address → its connections not authorized yet. */
-  const pendingByAddress = new Map<string, number>();
-  const release = (connection: Connection): void => {
-    pending--;
-    const left = (pendingByAddress.get(connection.address) ?? 1) - 1;
-    if (left > 0) pendingByAddress.set(connection.address, left);
-    else pendingByAddress.delete(connection.address);
+  const caps = createConnectionCaps(options);
+  const tls = secureServer(options, connections);
+
+  // Plain TCP first: the count and the deadline start at accept, before any TLS work is done for the peer.
+  const tcp = createServer((socket) => {
+    const address = sourceAddress(socket);
+    if (!caps.admit(address)) {
+      socket.destroy();
+      return;
+    }
+    const key = peerOf(socket);
+    const connection: Connection = {
+      socket,
+      authorized: false,
+      address,
+      reviews: createTokenBucket(options.reviewRate),
+      timer: setTimeout(() => {
+        options.log(`discovery: closing ${key}: no authorized stream within ${options.authorizeWithinMs} ms`);
+        socket.destroy();
+      }, options.authorizeWithinMs),
+    };
+    connections.set(key, connection);
+    socket.once('close', () => {
+      clearTimeout(connection.timer);
+      if (!connection.authorized) caps.release(connection.address);
+      if (connections.get(key) === connection) connections.delete(key);
+    });
+    socket.on('error', () => {});
+    tls.emit('connection', socket);
+  });
+
+  return {
+    listen: () => listenOn(tcp, options.address),
+    authorized(peer) {
+      const connection = connections.get(peer);
+      if (connection === undefined || connection.authorized) return;
+      connection.authorized = true;
+      clearTimeout(connection.timer);
+      caps.release(connection.address);
+    },
+    unauthorized: () => caps.pending(),
+    allowReview(peer) {
+      return connections.get(peer)?.reviews.take() === true;
+    },
+    close() {
+      tcp.close();
+      for (const { socket } of connections.values()) socket.destroy();
+    },
   };
+}
+
+/** TLS 1.3 with ALPN h2 and the handshake deadline; a secured socket of a counted connection goes to gRPC. */
+function secureServer(options: TlsFrontOptions, connections: Map<string, Connection>): TlsServer {
   const tls = new TlsServer({
     ca: options.tls.caPem,
     cert: options.tls.certPem,
@@ -82,76 +126,25 @@ export function createTlsFront(options: TlsFrontOptions): TlsFront {
   });
   // A failed handshake (no certificate, another CA, TLS 1.2, the deadline) ends its connection.
   tls.on('tlsClientError', (_error, socket) => socket.destroy());
+  return tls;
+}
 
-  // Plain TCP first: the count and the deadline start at accept, before any TLS work is done for the peer.
-  const tcp = createServer((socket) => {
-    const address = sourceAddress(socket);
-    const fromAddress = pendingByAddress.get(address) ?? 0;
-    const perAddressCap =
-      isLoopbackHost(address) && !options.capLoopbackSources
-        ? Number.POSITIVE_INFINITY
-        : options.maxUnauthorizedPerAddress;
-    if (pending >= options.maxUnauthorizedConnections || fromAddress >= perAddressCap) {
-      socket.destroy();
-      return;
-    }
-    const key = peerOf(socket);
-    pending++;
-    pendingByAddress.set(address, fromAddress + 1);
-    const connection: Connection = {
-      socket,
-      authorized: false,
-      address,
-      reviews: createTokenBucket(options.reviewRate),
-      timer: setTimeout(() => {
-        options.log(`discovery: closing ${key}: no authorized stream within ${options.authorizeWithinMs} ms`);
-        socket.destroy();
-      }, options.authorizeWithinMs),
-    };
-    connections.set(key, connection);
-    socket.once('close', () => {
-      clearTimeout(connection.timer);
-      if (!connection.authorized) release(connection);
-      if (connections.get(key) === connection) connections.delete(key);
-    });
-    socket.on('error', () => {});
-    tls.emit('connection', socket);
+async function listenOn(tcp: NetServer, address: string): Promise<number> {
+  const { host, port } = parseHostPort(address, 'discovery address');
+  await new Promise<void>((resolve, reject) => {
+    tcp.once('error', (error) =>
+      reject(
+        new PorticoError(
+          'E_DISCOVERY',
+          `discovery server: cannot listen on ${formatHostPort({ host, port })}: ${error.message}`,
+          { cause: error },
+        ),
+      ),
+    );
+    tcp.listen(port, host, () => resolve());
   });
-
-  return {
-    async listen() {
-      const { host, port } = parseHostPort(options.address, 'discovery address');
-      await new Promise<void>((resolve, reject) => {
-        tcp.once('error', (error) =>
-          reject(
-            new PorticoError(
-              'E_DISCOVERY',
-              `discovery server: cannot listen on ${formatHostPort({ host, port })}: ${error.message}`,
-              { cause: error },
-            ),
-          ),
-        );
-        tcp.listen(port, host, () => resolve());
-      });
-      const bound = tcp.address();
-      return typeof bound === 'object' && bound !== null ? bound.port : port;
-    },
-    authorized(peer) {
-      const connection = connections.get(peer);
-      if (connection === undefined || connection.authorized) return;
-      connection.authorized = true;
-      clearTimeout(connection.timer);
-      release(connection);
-    },
-    unauthorized: () => pending,
-    allowReview(peer) {
-      return connections.get(peer)?.reviews.take() === true;
-    },
-    close() {
-      tcp.close();
-      for (const { socket } of connections.values()) socket.destroy();
-    },
-  };
+  const bound = tcp.address();
+  return typeof bound === 'object' && bound !== null ? bound.port : port;
 }
 
 /** The peer's address, an IPv4-mapped IPv6 one as plain IPv4 (one source, one count). */

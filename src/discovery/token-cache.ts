@@ -3,7 +3,7 @@
 // in flight at once are shared. Failures are not remembered, so a transient one is not repeated.
 import { createHash } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import type { Identity } from './server.js';
+import type { Identity } from './server-types.js';
 
 export interface TokenCacheOptions {
   /** The real review. */

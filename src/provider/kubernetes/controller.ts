@@ -1,13 +1,16 @@
 import type { PorticoGatewayConfig } from '../../api/controller-config.js';
+import type { FleetCertificateLifetime } from '../../certificates/fleet-certificate-lifetime.js';
+import { type CertificatePins, createCertificatePins } from '../../discovery/certificate-pins.js';
 import { createDiscoveryServer, type DiscoveryServer } from '../../discovery/server.js';
 import type { ProxyRuntime } from '../../infra/kubernetes/render.js';
 import type { FleetInfra } from '../../ir/fleet-infra.js';
 import type { Logger } from '../../platform/log-line.js';
-import { createRunner, type Runner } from '../../runner/runner.js';
+import { createRunner, type ResourceSource, type Runner } from '../../runner/runner.js';
 import type { ApiClient } from './api-client.js';
 import { type ServerTls, waitForCertificateAuthority, waitForServerTls } from './certificate-secrets.js';
 import { clusterSource } from './cluster-source.js';
 import { dataPlaneRoute, peerCredential } from './data-plane-access.js';
+import { followFleetSecrets, observedFingerprint } from './fleet-certificate-pins.js';
 import { createFleetClientSecrets } from './fleet-client-secrets.js';
 import { type Endpoint, serveHttp } from './http-endpoints.js';
 import { createInfraApplier, type InfraApplier } from './infra-applier.js';
@@ -41,6 +44,8 @@ export interface KubernetesControllerOptions {
   leaseRetryMs?: number;
   /** How long after taking the lease a stored Programmed=True stands in for proxies still reconnecting. */
   reconnectGraceMs?: number;
+  /** Controller Namespace Mode: the fleets' client certificate lifetime and renewal grace (7 days, 5 min). */
+  fleetCertificates?: FleetCertificateLifetime;
 }
 
 export interface KubernetesController {
@@ -75,6 +80,7 @@ function createControllerDiscovery(
   options: KubernetesControllerOptions,
   tls: ServerTls,
   infraOf: (fleet: string) => FleetInfra | undefined,
+  certificates: CertificatePins | undefined,
 ): DiscoveryServer {
   const { client, controllerNamespace, log } = options;
   return createDiscoveryServer({
@@ -90,18 +96,20 @@ function createControllerDiscovery(
               return infra === undefined ? undefined : { namespace: infra.namespace, name: infra.name };
             },
           })
-        : { mode: 'mtls' },
+        : { mode: 'mtls', ...(certificates === undefined ? {} : { certificates }) },
     log: (level, message) => log[level](`discovery: ${message}`),
   });
 }
 
 /**
- * The infrastructure applier; in Controller Namespace Mode it has each fleet's client certificate signed.
- * It writes only while `leading`, and a fleet whose problem changed wakes a pass (`wake`).
+ * The infrastructure applier; in Controller Namespace Mode it has each fleet's client certificate signed, and
+ * renewed when due. It writes only while `leading`, and a fleet whose problem changed or whose certificate is
+ * due wakes a pass (`wake`).
  */
 async function createClusterInfra(
   options: KubernetesControllerOptions,
   caPem: string,
+  resources: ResourceWatch,
   leading: () => boolean,
   wake: () => void,
 ): Promise<InfraApplier> {
@@ -113,6 +121,9 @@ async function createClusterInfra(
           client,
           ca: await waitForCertificateAuthority(client, controllerNamespace, log.warn),
           log: log.info,
+          ...(options.fleetCertificates === undefined ? {} : { lifetime: options.fleetCertificates }),
+          onRenewalDue: wake,
+          observed: (namespace, name) => observedFingerprint(resources.raw('Secret', `${namespace}/${name}`)),
         })
       : undefined;
   return createInfraApplier({
@@ -140,6 +151,8 @@ interface ClusterParts {
   grace: { endsAt: number };
   /** The last translation's infrastructure by fleet, for discovery's token check and the data plane. */
   infraIndex: { byFleet: Map<string, FleetInfra> };
+  /** Controller Namespace Mode: the certificate each fleet's Secret holds, for discovery. */
+  certificates: CertificatePins | undefined;
 }
 
 function createClusterRunner(options: KubernetesControllerOptions, parts: ClusterParts): Runner {
@@ -151,13 +164,17 @@ function createClusterRunner(options: KubernetesControllerOptions, parts: Cluste
       controllerNamespace,
       deployType: config.provider.kubernetes.deploy.type,
     },
-    source: clusterSource({
-      resources,
-      ownNodes: () => discovery.nodes(),
-      peers: parts.peers,
-      infraOf: (fleet) => infraIndex.byFleet.get(fleet),
-      graceEndsAt: () => parts.grace.endsAt,
-    }),
+    source: withCertificatePins(
+      clusterSource({
+        resources,
+        ownNodes: () => discovery.nodes(),
+        peers: parts.peers,
+        infraOf: (fleet) => infraIndex.byFleet.get(fleet),
+        graceEndsAt: () => parts.grace.endsAt,
+      }),
+      parts.certificates,
+      controllerNamespace,
+    ),
     discovery,
     infra: { apply: async (result) => ({ problems: await infra.sync(result.infra) }) },
     statuses: parts.statusSink,
@@ -171,6 +188,24 @@ function createClusterRunner(options: KubernetesControllerOptions, parts: Cluste
       infraIndex.byFleet = new Map(result.infra.map((i) => [i.fleet, i]));
     },
   });
+}
+
+/** Every replica's passes keep discovery's certificate table to the fleets' Secrets as the watch sees them. */
+function withCertificatePins(
+  source: ResourceSource,
+  certificates: CertificatePins | undefined,
+  controllerNamespace: string,
+): ResourceSource {
+  if (certificates === undefined) return source;
+  const follow = followFleetSecrets(certificates, controllerNamespace);
+  return {
+    ...source,
+    snapshot() {
+      const snapshot = source.snapshot();
+      follow(snapshot.secrets);
+      return snapshot;
+    },
+  };
 }
 
 export async function startKubernetesController(
@@ -194,7 +229,10 @@ export async function startKubernetesController(
   const tls = await waitForServerTls(client, controllerNamespace, log.warn);
   serverKeyPem = tls.keyPem;
   const infraIndex = { byFleet: new Map<string, FleetInfra>() };
-  const served = createControllerDiscovery(options, tls, (fleet) => infraIndex.byFleet.get(fleet));
+  // Mutual TLS: until the first pass has read the fleets' Secrets, proxies' streams wait.
+  const certificates =
+    config.provider.kubernetes.deploy.type === 'ControllerNamespace' ? createCertificatePins() : undefined;
+  const served = createControllerDiscovery(options, tls, (f) => infraIndex.byFleet.get(f), certificates);
   discovery = served;
   const { port: discoveryPort } = await served.start();
 
@@ -208,7 +246,7 @@ export async function startKubernetesController(
   });
   let leadership: Leadership | undefined;
   const leading = (): boolean => !closed && leadership?.leader.isLeader() === true;
-  const infra = await createClusterInfra(options, tls.caPem, leading, wake);
+  const infra = await createClusterInfra(options, tls.caPem, resources, leading, wake);
   const statusSink = apiStatusSink(
     resources,
     createStatusWriter({
@@ -240,6 +278,7 @@ export async function startKubernetesController(
     leading,
     grace,
     infraIndex,
+    certificates,
   });
   runner = started;
   served.on('change', started.soon);

@@ -2,16 +2,26 @@
 // the discovery CA and mounted only by that fleet's pods. The certificate names the fleet, so the discovery
 // server gives it that fleet's config and nothing else. The Secret is owned by the fleet's ServiceAccount: it
 // goes when the fleet's infrastructure goes (also deleted explicitly when the controller sees the fleet go).
+// Certificates are short-lived and renewed two thirds into their life (a timer asks for a pass then); a renewal
+// records the certificate it replaced and until when it stays accepted (fleet-certificate-pins.ts).
 import { createPrivateKey, X509Certificate } from 'node:crypto';
-import { fleetOfSubjectAltName, issueFleetCertificate } from '../../certificates/certs.js';
+import { fleetCertificateFacts, issueFleetCertificate } from '../../certificates/certs.js';
+import {
+  DEFAULT_FLEET_CERTIFICATE_LIFETIME,
+  type FleetCertificateLifetime,
+  needsRenewal,
+  nextRenewalAt,
+  type Validity,
+} from '../../certificates/fleet-certificate-lifetime.js';
 import { fleetClientSecretName } from '../../infra/kubernetes/render.js';
 import type { FleetInfra } from '../../ir/fleet-infra.js';
 import { MANAGED_BY, MANAGED_BY_LABEL } from '../../ir/well-known.js';
 import { type ApiClient, expectStatus, type JsonObject } from './api-client.js';
 import type { CertificateAuthority } from './certificate-secrets.js';
+import { PREVIOUS_CERTIFICATE_ANNOTATION, PREVIOUS_UNTIL_ANNOTATION } from './fleet-certificate-pins.js';
 
-/** A certificate this close to its end (or older than its CA) is issued again. */
-const RENEW_BEFORE_MS = 30 * 86_400_000;
+// setTimeout cannot wait longer than 2^31-1 ms; a later renewal is looked at again then.
+const MAX_TIMER_MS = 2_147_483_647;
 
 export interface FleetClientSecrets {
   /** Makes the fleet's Secret exist and current, owned by `account`; returns why it cannot, if so. */
@@ -26,6 +36,23 @@ export interface FleetClientSecretsOptions {
   ca: CertificateAuthority;
   log(line: string): void;
   now?: () => Date;
+  /** Certificate lifetime and the grace of a replaced one. Default 7 days and 5 minutes. */
+  lifetime?: FleetCertificateLifetime;
+  /** The earliest certificate checked is due for renewal: run a pass (which calls `ensure`). */
+  onRenewalDue?: () => void;
+  /**
+   * The fingerprint of the certificate in the Secret `namespace/name` as the watch sees it now (undefined: no
+   * such Secret). A Secret someone deleted or replaced is then noticed without asking the API server each pass.
+   */
+  observed?: (namespace: string, name: string) => string | undefined;
+}
+
+/** What was last seen current in a fleet's Secret. */
+interface Seen {
+  fleet: string;
+  owner: string;
+  fingerprint: string;
+  validity: Validity;
 }
 
 const b64 = (text: string) => Buffer.from(text, 'utf8').toString('base64');
@@ -40,12 +67,138 @@ function secretPath(namespace: string, name?: string): string {
 export function createFleetClientSecrets(options: FleetClientSecretsOptions): FleetClientSecrets {
   const { client, ca, log } = options;
   const now = options.now ?? (() => new Date());
-  const caCert = new X509Certificate(ca.caCertPem);
-  /** Secret key → what was last seen current: its fleet, owner and the certificate's end. */
-  let current = new Map<string, { fleet: string; owner: string; notAfter: number }>();
+  const lifetime = options.lifetime ?? DEFAULT_FLEET_CERTIFICATE_LIFETIME;
+  const identityIn = (secret: JsonObject, fleet: string) => secretIdentity(secret, fleet, ca);
+  /** Secret key (`namespace/name`) → what was last seen current there. */
+  let current = new Map<string, Seen>();
+  let renewalTimer: NodeJS.Timeout | undefined;
 
+  /** Arms the timer for the earliest renewal among the Secrets seen. */
+  function scheduleRenewal(): void {
+    clearTimeout(renewalTimer);
+    const due = nextRenewalAt([...current.values()].map((s) => s.validity));
+    if (due === undefined || options.onRenewalDue === undefined) return;
+    const wait = Math.min(Math.max(due - now().getTime(), 0), MAX_TIMER_MS);
+    renewalTimer = setTimeout(() => options.onRenewalDue?.(), wait);
+    renewalTimer.unref();
+  }
+
+  function stillCurrent(key: string, infra: FleetInfra, name: string, owner: string): boolean {
+    const seen = current.get(key);
+    return (
+      seen?.fleet === infra.fleet &&
+      seen.owner === owner &&
+      !needsRenewal(seen.validity, now().getTime(), lifetime.lifetimeMs) &&
+      (options.observed === undefined || options.observed(infra.namespace, name) === seen.fingerprint)
+    );
+  }
+
+  function remember(key: string, owner: string, secret: JsonObject, fleet: string): void {
+    const identity = identityIn(secret, fleet);
+    if (identity === undefined) current.delete(key);
+    else current.set(key, { ...identity, owner });
+    scheduleRenewal();
+  }
+
+  const writer = secretWriter(options, lifetime, now);
+  return {
+    async ensure(infra, account) {
+      const name = fleetClientSecretName(infra.name);
+      const key = `${infra.namespace}/${name}`;
+      if (stillCurrent(key, infra, name, account.uid)) return undefined;
+      const reply = await client.request('GET', secretPath(infra.namespace, name));
+      if (reply.status === 404) {
+        remember(key, account.uid, await writer.create(infra, account, name), infra.fleet);
+        return undefined;
+      }
+      const existing = expectStatus(reply, `get Secret ${key}`, [200]);
+      const metadata = (existing.metadata ?? {}) as JsonObject;
+      const labels = (metadata.labels ?? {}) as Record<string, string>;
+      if (labels[MANAGED_BY_LABEL] !== MANAGED_BY) {
+        return `Secret ${key} already exists and is not managed by portico-gateway; it is left alone`;
+      }
+      const owners = (metadata.ownerReferences ?? []) as { uid?: string }[];
+      const identity = identityIn(existing, infra.fleet);
+      const owned = owners.some((o) => o.uid === account.uid);
+      if (
+        identity !== undefined &&
+        owned &&
+        !needsRenewal(identity.validity, now().getTime(), lifetime.lifetimeMs)
+      ) {
+        remember(key, account.uid, existing, infra.fleet);
+        return undefined;
+      }
+      // Due for renewal: the proxies still hold the old one for a moment. Otherwise (from another CA, for another
+      // fleet, or orphaned by a recreated fleet) it must not work a moment longer.
+      const renewed = identity !== undefined && owned ? identity.fingerprint : undefined;
+      remember(key, account.uid, await writer.replace(infra, account, name, renewed), infra.fleet);
+      return undefined;
+    },
+    async remove(namespace, infraName) {
+      const name = fleetClientSecretName(infraName);
+      current.delete(`${namespace}/${name}`);
+      scheduleRenewal();
+      await deleteManagedSecret(client, log, namespace, name);
+    },
+    reset() {
+      current = new Map();
+      clearTimeout(renewalTimer);
+    },
+  };
+}
+
+/** Only ever ours: a same-name Secret someone else made was left alone when the fleet existed, and stays so. */
+async function deleteManagedSecret(
+  client: ApiClient,
+  log: (line: string) => void,
+  namespace: string,
+  name: string,
+): Promise<void> {
+  const found = await client.request('GET', secretPath(namespace, name));
+  if (found.status === 404) return;
+  const labels = ((found.body.metadata as JsonObject | undefined)?.labels ?? {}) as Record<string, string>;
+  if (labels[MANAGED_BY_LABEL] !== MANAGED_BY) return;
+  const reply = await client.request('DELETE', secretPath(namespace, name));
+  expectStatus(reply, `delete Secret ${namespace}/${name}`, [200, 202, 404]);
+  if (reply.status !== 404) log(`deleted Secret ${namespace}/${name}`);
+}
+
+/** The Secret's certificate when it is a usable identity of `fleet` from our CA, else undefined. */
+function secretIdentity(
+  secret: JsonObject,
+  fleet: string,
+  ca: CertificateAuthority,
+): Omit<Seen, 'owner'> | undefined {
+  const data = (secret.data ?? {}) as Record<string, unknown>;
+  try {
+    const caCert = new X509Certificate(ca.caCertPem);
+    const certPem = unb64(data['tls.crt']);
+    const cert = new X509Certificate(certPem);
+    const facts = fleetCertificateFacts(certPem);
+    const ok =
+      facts.fleet === fleet &&
+      cert.checkIssued(caCert) &&
+      cert.verify(caCert.publicKey) &&
+      cert.checkPrivateKey(createPrivateKey(unb64(data['tls.key']))) &&
+      unb64(data['ca.crt']) === ca.caCertPem;
+    return ok ? { fleet, fingerprint: facts.fingerprint, validity: facts.validity } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Writes a fleet's Secret with a freshly issued identity: created, or replacing what is there. */
+function secretWriter(
+  options: FleetClientSecretsOptions,
+  lifetime: FleetCertificateLifetime,
+  now: () => Date,
+) {
+  const { client, ca, log } = options;
   function body(infra: FleetInfra, account: { name: string; uid: string }, name: string): JsonObject {
-    const issued = issueFleetCertificate(ca.caCertPem, ca.caKeyPem, infra.fleet, { now: now() });
+    const issued = issueFleetCertificate(ca.caCertPem, ca.caKeyPem, infra.fleet, {
+      now: now(),
+      lifetimeMs: lifetime.lifetimeMs,
+    });
     return {
       apiVersion: 'v1',
       kind: 'Secret',
@@ -59,69 +212,37 @@ export function createFleetClientSecrets(options: FleetClientSecretsOptions): Fl
       data: { 'ca.crt': b64(ca.caCertPem), 'tls.crt': b64(issued.certPem), 'tls.key': b64(issued.keyPem) },
     };
   }
-
-  /** The certificate's end when the Secret holds a current identity of `fleet` from our CA, else undefined. */
-  function validUntil(secret: JsonObject, fleet: string): number | undefined {
-    const data = (secret.data ?? {}) as Record<string, unknown>;
-    try {
-      const cert = new X509Certificate(unb64(data['tls.crt']));
-      const notAfter = new Date(cert.validTo).getTime();
-      const ok =
-        fleetOfSubjectAltName(cert.subjectAltName) === fleet &&
-        cert.checkIssued(caCert) &&
-        cert.verify(caCert.publicKey) &&
-        cert.checkPrivateKey(createPrivateKey(unb64(data['tls.key']))) &&
-        unb64(data['ca.crt']) === ca.caCertPem &&
-        notAfter - now().getTime() > RENEW_BEFORE_MS;
-      return ok ? notAfter : undefined;
-    } catch {
-      return undefined;
-    }
-  }
-
   return {
-    async ensure(infra, account) {
-      const name = fleetClientSecretName(infra.name);
+    async create(infra: FleetInfra, account: { name: string; uid: string }, name: string) {
+      const created = body(infra, account, name);
       const key = `${infra.namespace}/${name}`;
-      const seen = current.get(key);
-      if (
-        seen?.fleet === infra.fleet &&
-        seen.owner === account.uid &&
-        seen.notAfter - now().getTime() > RENEW_BEFORE_MS
-      ) {
-        return undefined;
-      }
-      const reply = await client.request('GET', secretPath(infra.namespace, name));
-      if (reply.status === 404) {
-        const created = body(infra, account, name);
-        expectStatus(
-          await client.request('POST', secretPath(infra.namespace), created),
-          `create Secret ${key}`,
-          [201],
-        );
-        log(`created Secret ${key} (the discovery client identity of fleet ${infra.fleet})`);
-        current.set(key, {
-          fleet: infra.fleet,
-          owner: account.uid,
-          notAfter: validUntil(created, infra.fleet) ?? 0,
-        });
-        return undefined;
-      }
-      const existing = expectStatus(reply, `get Secret ${key}`, [200]);
-      const metadata = (existing.metadata ?? {}) as JsonObject;
-      const labels = (metadata.labels ?? {}) as Record<string, string>;
-      if (labels[MANAGED_BY_LABEL] !== MANAGED_BY) {
-        return `Secret ${key} already exists and is not managed by portico-gateway; it is left alone`;
-      }
-      const owners = (metadata.ownerReferences ?? []) as { uid?: string }[];
-      const until = validUntil(existing, infra.fleet);
-      if (until !== undefined && owners.some((o) => o.uid === account.uid)) {
-        current.set(key, { fleet: infra.fleet, owner: account.uid, notAfter: until });
-        return undefined;
-      }
-      // Expiring, from another CA, for another fleet, or orphaned: a fresh identity, same name.
+      expectStatus(
+        await client.request('POST', secretPath(infra.namespace), created),
+        `create Secret ${key}`,
+        [201],
+      );
+      log(`created Secret ${key} (the discovery client identity of fleet ${infra.fleet})`);
+      return created;
+    },
+    /** `renewed`: the fingerprint of the certificate this renews, accepted for the grace; none: refused at once. */
+    async replace(
+      infra: FleetInfra,
+      account: { name: string; uid: string },
+      name: string,
+      renewed: string | undefined,
+    ) {
       const replacement = body(infra, account, name);
-      const patch = { metadata: replacement.metadata, data: replacement.data };
+      const until = new Date(now().getTime() + lifetime.graceMs).toISOString();
+      // A merge patch: null removes a record left by an earlier renewal.
+      const annotations = {
+        [PREVIOUS_CERTIFICATE_ANNOTATION]: renewed ?? null,
+        [PREVIOUS_UNTIL_ANNOTATION]: renewed === undefined ? null : until,
+      };
+      const patch = {
+        metadata: { ...(replacement.metadata as JsonObject), annotations },
+        data: replacement.data,
+      };
+      const key = `${infra.namespace}/${name}`;
       expectStatus(
         await client.request(
           'PATCH',
@@ -132,31 +253,10 @@ export function createFleetClientSecrets(options: FleetClientSecretsOptions): Fl
         `update Secret ${key}`,
         [200],
       );
-      log(`renewed Secret ${key} (the discovery client identity of fleet ${infra.fleet})`);
-      current.set(key, {
-        fleet: infra.fleet,
-        owner: account.uid,
-        notAfter: validUntil(replacement, infra.fleet) ?? 0,
-      });
-      return undefined;
-    },
-    async remove(namespace, infraName) {
-      const name = fleetClientSecretName(infraName);
-      current.delete(`${namespace}/${name}`);
-      // Only ever ours: a same-name Secret someone else made was left alone when the fleet existed, and stays so.
-      const found = await client.request('GET', secretPath(namespace, name));
-      if (found.status === 404) return;
-      const labels = ((found.body.metadata as JsonObject | undefined)?.labels ?? {}) as Record<
-        string,
-        string
-      >;
-      if (labels[MANAGED_BY_LABEL] !== MANAGED_BY) return;
-      const reply = await client.request('DELETE', secretPath(namespace, name));
-      expectStatus(reply, `delete Secret ${namespace}/${name}`, [200, 202, 404]);
-      if (reply.status !== 404) log(`deleted Secret ${namespace}/${name}`);
-    },
-    reset() {
-      current = new Map();
+      log(
+        `renewed Secret ${key} (the discovery client identity of fleet ${infra.fleet}${renewed === undefined ? '; the one it held is refused at once' : `; the one it held is accepted until ${until}`})`,
+      );
+      return replacement;
     },
   };
 }

@@ -104,17 +104,195 @@ function owningFleet(labels: Record<string, string>): string | undefined {
 const INFRA_CONCURRENCY = 4;
 const SWEEP = '#sweep';
 
-export function createInfraApplier(options: InfraApplierOptions): InfraApplier {
+function caConfigMap(options: InfraApplierOptions, namespace: string): Desired {
+  const body: JsonObject = {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: {
+      name: CA_CONFIGMAP,
+      namespace,
+      labels: { ...COMMON_INFRA_LABELS, [CONTROLLER_NAMESPACE_LABEL]: options.controllerNamespace },
+    },
+    data: { 'ca.crt': options.caPem },
+  };
+  return { kind: CONFIGMAP, namespace, name: CA_CONFIGMAP, body, json: JSON.stringify(body) };
+}
+
+function desiredFleets(options: InfraApplierOptions, infra: readonly FleetInfra[]): FleetObjects[] {
+  return infra.map((fleet) => {
+    const objects = renderFleetObjects(fleet, {
+      ...options.proxy,
+      controllerNamespace: options.controllerNamespace,
+      deployType: options.deployType,
+    });
+    const bodies = [objects.serviceAccount, objects.service, objects.deployment];
+    const own = INFRA_KINDS.map((kind, i): Desired => {
+      const body = bodies[i] as unknown as JsonObject;
+      const d = { kind, namespace: fleet.namespace, name: fleet.name, body, json: JSON.stringify(body) };
+      return { ...d, fleet: fleet.fleet, infra: fleet };
+    });
+    // Its pods mount the CA ConfigMap: it is part of the fleet's work, before the Deployment.
+    const ca = options.deployType === 'GatewayNamespace' ? [caConfigMap(options, fleet.namespace)] : [];
+    return { fleet: fleet.fleet, infra: fleet, objects: [...ca, ...own] };
+  });
+}
+
+/** Why `d` must be left alone (it exists and is someone else's), or undefined. */
+async function foreignOwner(client: ApiClient, d: Desired): Promise<string | undefined> {
+  const path = objectPath(d.kind.apiVersion, d.kind.resource, d.name, d.namespace);
+  const reply = await client.request('GET', path);
+  if (reply.status === 404) return undefined;
+  const body = expectStatus(reply, `get ${d.kind.kind} ${d.namespace}/${d.name}`, [200]);
+  const labels = ((body.metadata as JsonObject | undefined)?.labels ?? {}) as Record<string, string>;
+  const id = `${d.kind.kind} ${d.namespace}/${d.name}`;
+  if (labels[MANAGED_BY_LABEL] !== MANAGED_BY) {
+    return `${id} already exists and is not managed by portico-gateway; it is left alone`;
+  }
+  // Another fleet's (another controller's, in a shared namespace) whose name collides: never take it over.
+  const owner = owningFleet(labels);
+  if (owner === undefined || d.fleet === undefined || owner === d.fleet) return undefined;
+  return `${id} already exists for fleet ${owner}, whose infrastructure name is the same; it is left alone`;
+}
+
+/** Applies the object; returns its uid. */
+async function applyObject(client: ApiClient, d: Desired): Promise<string | undefined> {
+  const path = `${objectPath(d.kind.apiVersion, d.kind.resource, d.name, d.namespace)}?fieldManager=${FIELD_MANAGER}&force=true`;
+  const reply = await client.request('PATCH', path, d.body, 'application/apply-patch+yaml');
+  const body = expectStatus(reply, `apply ${d.kind.kind} ${d.namespace}/${d.name}`, [200, 201]);
+  const uid = (body.metadata as JsonObject | undefined)?.uid;
+  return typeof uid === 'string' ? uid : undefined;
+}
+
+async function removeObject(
+  options: InfraApplierOptions,
+  kind: KindPath,
+  namespace: string,
+  name: string,
+): Promise<void> {
   const { client, log } = options;
+  const reply = await client.request('DELETE', objectPath(kind.apiVersion, kind.resource, name, namespace), {
+    apiVersion: 'v1',
+    kind: 'DeleteOptions',
+    propagationPolicy: 'Background',
+  });
+  expectStatus(reply, `delete ${kind.kind} ${namespace}/${name}`, [200, 202, 404]);
+  if (reply.status !== 404) log(`deleted ${kind.kind} ${namespace}/${name}`);
+}
+
+/** What one applier knows between passes; a new leader starts from a fresh one. */
+interface ApplierState {
   /** key → JSON of the body last applied successfully. */
-  let applied = new Map<string, string>();
+  applied: Map<string, string>;
   /** ServiceAccount key → uid, the owner of the fleet's client certificate Secret. */
-  let accountUids = new Map<string, string>();
+  accountUids: Map<string, string>;
   /** fleet → why its infrastructure is not there (its last attempt failed). */
-  let problems = new Map<string, InfraProblem>();
+  problems: Map<string, InfraProblem>;
   /** Every object key the last sync wanted (the sweep reads it when it runs). */
-  let wanted = new Set<string>();
-  let swept = false;
+  wanted: Set<string>;
+  swept: boolean;
+}
+
+function newApplierState(): ApplierState {
+  return { applied: new Map(), accountUids: new Map(), problems: new Map(), wanted: new Set(), swept: false };
+}
+
+function setProblem(
+  options: InfraApplierOptions,
+  state: ApplierState,
+  fleet: string,
+  problem: InfraProblem | undefined,
+): void {
+  const before = state.problems.get(fleet);
+  if (problem === undefined) state.problems.delete(fleet);
+  else state.problems.set(fleet, problem);
+  if (JSON.stringify(before) !== JSON.stringify(problem)) options.onProblemsChanged?.();
+}
+
+/** Makes one object exist as desired (unless it already was); a refusal is thrown, naming the object. */
+async function ensureObject(options: InfraApplierOptions, state: ApplierState, d: Desired): Promise<void> {
+  const { client, log } = options;
+  const key = keyOf(d.kind.kind, d.namespace, d.name);
+  if (state.applied.get(key) !== d.json) {
+    const foreign = await foreignOwner(client, d);
+    if (foreign !== undefined) {
+      state.applied.delete(key);
+      throw new PorticoError('E_CONFLICT', foreign);
+    }
+    const uid = await applyObject(client, d);
+    if (uid !== undefined) state.accountUids.set(key, uid);
+    state.applied.set(key, d.json);
+    log(`state.applied ${key}`);
+  }
+  // The fleet's client identity exists before its Deployment (state.applied next) mounts it.
+  if (d.kind.kind !== 'ServiceAccount' || d.infra === undefined || options.fleetSecrets === undefined) return;
+  const account = state.accountUids.get(key);
+  const problem =
+    account === undefined
+      ? `ServiceAccount ${d.namespace}/${d.name} has no uid to own its client certificate Secret`
+      : await options.fleetSecrets.ensure(d.infra, { name: d.name, uid: account });
+  if (problem !== undefined) throw new PorticoError('E_CONFLICT', problem);
+}
+
+async function applyFleet(
+  options: InfraApplierOptions,
+  state: ApplierState,
+  fleet: FleetObjects,
+): Promise<void> {
+  let current = fleet.objects[0];
+  try {
+    for (const d of fleet.objects) {
+      current = d;
+      await ensureObject(options, state, d);
+    }
+  } catch (error) {
+    const id =
+      current === undefined ? fleet.fleet : `${current.kind.kind} ${current.namespace}/${current.name}`;
+    setProblem(options, state, fleet.fleet, infraProblemOf(error, id));
+    throw error;
+  }
+  setProblem(options, state, fleet.fleet, undefined);
+}
+
+/** Deletes the objects of a fleet no longer wanted (the CA ConfigMap may serve others: it stays). */
+async function removeFleet(
+  options: InfraApplierOptions,
+  state: ApplierState,
+  keys: readonly string[],
+): Promise<void> {
+  for (const key of keys) {
+    const [kindName, nsName] = key.split(' ') as [string, string];
+    const [namespace, name] = nsName.split('/') as [string, string];
+    const kind = [...INFRA_KINDS, CONFIGMAP].find((k) => k.kind === kindName)!;
+    if (kind !== CONFIGMAP) await removeObject(options, kind, namespace, name);
+    // The Secret would also go with its owner, the ServiceAccount; deleting it now leaves no key behind.
+    if (kind.kind === 'ServiceAccount') await options.fleetSecrets?.remove(namespace, name);
+    state.accountUids.delete(key);
+    state.applied.delete(key);
+  }
+}
+
+// After a restart the state.applied map is empty: objects left by fleets that vanished meanwhile are found by label.
+async function sweepControllerNamespace(options: InfraApplierOptions, state: ApplierState): Promise<void> {
+  const { client } = options;
+  const selector = encodeURIComponent(
+    `${MANAGED_BY_LABEL}=${MANAGED_BY},app.kubernetes.io/name=portico-proxy`,
+  );
+  for (const kind of INFRA_KINDS) {
+    const path = `${collectionPath(kind.apiVersion, kind.resource, options.controllerNamespace)}?labelSelector=${selector}`;
+    const body = expectStatus(await client.request('GET', path), `list ${kind.resource}`, [200]);
+    for (const item of (body.items ?? []) as JsonObject[]) {
+      const name = String((item.metadata as JsonObject).name);
+      if (!state.wanted.has(keyOf(kind.kind, options.controllerNamespace, name))) {
+        await removeObject(options, kind, options.controllerNamespace, name);
+      }
+    }
+  }
+  state.swept = true;
+}
+
+export function createInfraApplier(options: InfraApplierOptions): InfraApplier {
+  const { log } = options;
+  const state = newApplierState();
   const work = createObjectWork({
     concurrency: options.concurrency ?? INFRA_CONCURRENCY,
     backoff: options.backoff ?? OBJECT_BACKOFF,
@@ -125,193 +303,42 @@ export function createInfraApplier(options: InfraApplierOptions): InfraApplier {
       log(`${key}: ${(error as Error).message}; retrying in ${Math.round(retryInMs / 1000)} s`),
   });
 
-  function setProblem(fleet: string, problem: InfraProblem | undefined): void {
-    const before = problems.get(fleet);
-    if (problem === undefined) problems.delete(fleet);
-    else problems.set(fleet, problem);
-    if (JSON.stringify(before) !== JSON.stringify(problem)) options.onProblemsChanged?.();
-  }
-
-  function caConfigMap(namespace: string): Desired {
-    const body: JsonObject = {
-      apiVersion: 'v1',
-      kind: 'ConfigMap',
-      metadata: {
-        name: CA_CONFIGMAP,
-        namespace,
-        labels: { ...COMMON_INFRA_LABELS, [CONTROLLER_NAMESPACE_LABEL]: options.controllerNamespace },
-      },
-      data: { 'ca.crt': options.caPem },
-    };
-    return { kind: CONFIGMAP, namespace, name: CA_CONFIGMAP, body, json: JSON.stringify(body) };
-  }
-
-  function desiredFleets(infra: readonly FleetInfra[]): FleetObjects[] {
-    return infra.map((fleet) => {
-      const objects = renderFleetObjects(fleet, {
-        ...options.proxy,
-        controllerNamespace: options.controllerNamespace,
-        deployType: options.deployType,
-      });
-      const bodies = [objects.serviceAccount, objects.service, objects.deployment];
-      const own = INFRA_KINDS.map((kind, i): Desired => {
-        const body = bodies[i] as unknown as JsonObject;
-        const d = { kind, namespace: fleet.namespace, name: fleet.name, body, json: JSON.stringify(body) };
-        return { ...d, fleet: fleet.fleet, infra: fleet };
-      });
-      // Its pods mount the CA ConfigMap: it is part of the fleet's work, before the Deployment.
-      const ca = options.deployType === 'GatewayNamespace' ? [caConfigMap(fleet.namespace)] : [];
-      return { fleet: fleet.fleet, infra: fleet, objects: [...ca, ...own] };
-    });
-  }
-
-  async function foreignOwner(d: Desired): Promise<string | undefined> {
-    const path = objectPath(d.kind.apiVersion, d.kind.resource, d.name, d.namespace);
-    const reply = await client.request('GET', path);
-    if (reply.status === 404) return undefined;
-    const body = expectStatus(reply, `get ${d.kind.kind} ${d.namespace}/${d.name}`, [200]);
-    const labels = ((body.metadata as JsonObject | undefined)?.labels ?? {}) as Record<string, string>;
-    const id = `${d.kind.kind} ${d.namespace}/${d.name}`;
-    if (labels[MANAGED_BY_LABEL] !== MANAGED_BY) {
-      return `${id} already exists and is not managed by portico-gateway; it is left alone`;
-    }
-    // Another fleet's (another controller's, in a shared namespace) whose name collides: never take it over.
-    const owner = owningFleet(labels);
-    if (owner === undefined || d.fleet === undefined || owner === d.fleet) return undefined;
-    return `${id} already exists for fleet ${owner}, whose infrastructure name is the same; it is left alone`;
-  }
-
-  /** Applies the object; returns its uid. */
-  async function apply(d: Desired): Promise<string | undefined> {
-    const path = `${objectPath(d.kind.apiVersion, d.kind.resource, d.name, d.namespace)}?fieldManager=${FIELD_MANAGER}&force=true`;
-    const reply = await client.request('PATCH', path, d.body, 'application/apply-patch+yaml');
-    const body = expectStatus(reply, `apply ${d.kind.kind} ${d.namespace}/${d.name}`, [200, 201]);
-    const uid = (body.metadata as JsonObject | undefined)?.uid;
-    return typeof uid === 'string' ? uid : undefined;
-  }
-
-  async function remove(kind: KindPath, namespace: string, name: string): Promise<void> {
-    const reply = await client.request(
-      'DELETE',
-      objectPath(kind.apiVersion, kind.resource, name, namespace),
-      {
-        apiVersion: 'v1',
-        kind: 'DeleteOptions',
-        propagationPolicy: 'Background',
-      },
-    );
-    expectStatus(reply, `delete ${kind.kind} ${namespace}/${name}`, [200, 202, 404]);
-    if (reply.status !== 404) log(`deleted ${kind.kind} ${namespace}/${name}`);
-  }
-
-  /** Makes one object exist as desired (unless it already was); a refusal is thrown, naming the object. */
-  async function ensureObject(d: Desired): Promise<void> {
-    const key = keyOf(d.kind.kind, d.namespace, d.name);
-    if (applied.get(key) !== d.json) {
-      const foreign = await foreignOwner(d);
-      if (foreign !== undefined) {
-        applied.delete(key);
-        throw new PorticoError('E_CONFLICT', foreign);
-      }
-      const uid = await apply(d);
-      if (uid !== undefined) accountUids.set(key, uid);
-      applied.set(key, d.json);
-      log(`applied ${key}`);
-    }
-    // The fleet's client identity exists before its Deployment (applied next) mounts it.
-    if (d.kind.kind !== 'ServiceAccount' || d.infra === undefined || options.fleetSecrets === undefined)
-      return;
-    const account = accountUids.get(key);
-    const problem =
-      account === undefined
-        ? `ServiceAccount ${d.namespace}/${d.name} has no uid to own its client certificate Secret`
-        : await options.fleetSecrets.ensure(d.infra, { name: d.name, uid: account });
-    if (problem !== undefined) throw new PorticoError('E_CONFLICT', problem);
-  }
-
-  async function applyFleet(fleet: FleetObjects): Promise<void> {
-    let current = fleet.objects[0];
-    try {
-      for (const d of fleet.objects) {
-        current = d;
-        await ensureObject(d);
-      }
-    } catch (error) {
-      const id =
-        current === undefined ? fleet.fleet : `${current.kind.kind} ${current.namespace}/${current.name}`;
-      setProblem(fleet.fleet, infraProblemOf(error, id));
-      throw error;
-    }
-    setProblem(fleet.fleet, undefined);
-  }
-
-  /** Deletes the objects of a fleet no longer wanted (the CA ConfigMap may serve others: it stays). */
-  async function removeFleet(keys: readonly string[]): Promise<void> {
-    for (const key of keys) {
-      const [kindName, nsName] = key.split(' ') as [string, string];
-      const [namespace, name] = nsName.split('/') as [string, string];
-      const kind = [...INFRA_KINDS, CONFIGMAP].find((k) => k.kind === kindName)!;
-      if (kind !== CONFIGMAP) await remove(kind, namespace, name);
-      // The Secret would also go with its owner, the ServiceAccount; deleting it now leaves no key behind.
-      if (kind.kind === 'ServiceAccount') await options.fleetSecrets?.remove(namespace, name);
-      accountUids.delete(key);
-      applied.delete(key);
-    }
-  }
-
-  // After a restart the applied map is empty: objects left by fleets that vanished meanwhile are found by label.
-  async function sweepControllerNamespace(): Promise<void> {
-    const selector = encodeURIComponent(
-      `${MANAGED_BY_LABEL}=${MANAGED_BY},app.kubernetes.io/name=portico-proxy`,
-    );
-    for (const kind of INFRA_KINDS) {
-      const path = `${collectionPath(kind.apiVersion, kind.resource, options.controllerNamespace)}?labelSelector=${selector}`;
-      const body = expectStatus(await client.request('GET', path), `list ${kind.resource}`, [200]);
-      for (const item of (body.items ?? []) as JsonObject[]) {
-        const name = String((item.metadata as JsonObject).name);
-        if (!wanted.has(keyOf(kind.kind, options.controllerNamespace, name))) {
-          await remove(kind, options.controllerNamespace, name);
-        }
-      }
-    }
-    swept = true;
-  }
-
   return {
     reset() {
       work.reset();
-      applied = new Map();
-      accountUids = new Map();
-      problems = new Map();
+      Object.assign(state, newApplierState());
       options.fleetSecrets?.reset();
-      swept = false;
     },
     async sync(infra) {
-      const fleets = desiredFleets(infra);
-      wanted = new Set(fleets.flatMap((f) => f.objects.map((d) => keyOf(d.kind.kind, d.namespace, d.name))));
+      const fleets = desiredFleets(options, infra);
+      state.wanted = new Set(
+        fleets.flatMap((f) => f.objects.map((d) => keyOf(d.kind.kind, d.namespace, d.name))),
+      );
       // Work is keyed by the objects' namespace and name, so a fleet's deletion and its return never overlap.
       const keep = new Set<string>([SWEEP]);
       for (const fleet of fleets) {
         const key = `${fleet.infra.namespace}/${fleet.infra.name}`;
         keep.add(key);
-        work.submit(key, fleet.objects.map((d) => d.json).join('\n'), () => applyFleet(fleet));
+        work.submit(key, fleet.objects.map((d) => d.json).join('\n'), () =>
+          applyFleet(options, state, fleet),
+        );
       }
       const unwanted = new Map<string, string[]>();
-      for (const key of applied.keys()) {
-        if (wanted.has(key)) continue;
+      for (const key of state.applied.keys()) {
+        if (state.wanted.has(key)) continue;
         const nsName = key.slice(key.indexOf(' ') + 1);
         unwanted.set(nsName, [...(unwanted.get(nsName) ?? []), key]);
       }
       for (const [nsName, keys] of unwanted) {
         if (keep.has(nsName)) continue;
         keep.add(nsName);
-        work.submit(nsName, 'absent', () => removeFleet(keys));
+        work.submit(nsName, 'absent', () => removeFleet(options, state, keys));
       }
       work.retain(keep);
       const live = new Set(fleets.map((f) => f.fleet));
-      for (const fleet of [...problems.keys()]) if (!live.has(fleet)) problems.delete(fleet);
-      if (!swept) work.submit(SWEEP, 'sweep', sweepControllerNamespace);
-      return new Map(problems);
+      for (const fleet of [...state.problems.keys()]) if (!live.has(fleet)) state.problems.delete(fleet);
+      if (!state.swept) work.submit(SWEEP, 'sweep', () => sweepControllerNamespace(options, state));
+      return new Map(state.problems);
     },
     idle: () => work.idle(),
     stop: () => work.stop(),

@@ -2,6 +2,7 @@
 // API. This file is wiring; the pipeline is the runner's (src/runner/).
 import type { PorticoGatewayConfig } from '../../api/controller-config.js';
 import { buildSnapshot, type ResourceSnapshot } from '../../api/snapshot.js';
+import type { FleetCertificateLifetime } from '../../certificates/fleet-certificate-lifetime.js';
 import { createDiscoveryServer, type DiscoveryServer } from '../../discovery/server.js';
 import { formatHostPort, parseHostPort } from '../../platform/host-port.js';
 import { requireLoopback } from '../../platform/listen-scope.js';
@@ -49,6 +50,8 @@ export interface StandaloneOptions {
   proxyWorkersMax?: number;
   /** Diagnostics: the controller and the proxies it starts append stage timestamps of every edit to this file. */
   traceEvents?: string;
+  /** The fleets' client certificate lifetime and renewal grace (default 7 days, 5 minutes). */
+  fleetCertificates?: FleetCertificateLifetime;
 }
 
 export interface StandaloneController {
@@ -142,6 +145,8 @@ function createStandaloneRunner(options: StandaloneOptions, parts: StandalonePar
         host.supervisor.sync(
           proxySpecs(result.fleets, result.infra, addresses, { ...options, discoveryAddress, tls }),
         );
+        // A fleet that went takes its client certificate with it: discovery refuses it from now on.
+        tls.retain(result.fleets.map((f) => f.fleet));
         await host.pool.save();
         // Reserved ports, or a new fleet's address, were unknown to this translation: translate once more.
         const newFleet = result.fleets.some((f) => dataPlane.fleets[f.fleet] === undefined);
@@ -164,11 +169,14 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
   requireLocalAddresses(options);
   const trace = options.traceEvents === undefined ? undefined : appendStageTrace(options.traceEvents);
   const lock = acquireControllerLock(options.stateDir);
-  const tls = await standaloneDiscoveryTls(options.stateDir, options.controllerNamespace);
+  const tls = await standaloneDiscoveryTls(options.stateDir, options.controllerNamespace, {
+    log,
+    ...(options.fleetCertificates === undefined ? {} : { lifetime: options.fleetCertificates }),
+  });
   const discovery: DiscoveryServer = createDiscoveryServer({
     address: options.discoveryAddress,
     tls: tls.server,
-    auth: { mode: 'mtls' },
+    auth: { mode: 'mtls', certificates: tls.certificates },
     trace,
     log: (level, message) => {
       if (level === 'warn' || level === 'error') log(`discovery ${level}: ${message}`);
@@ -215,6 +223,7 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
       // Proxies drain first (requests in flight finish), then the servers they talk to go away.
       if (closeOptions.stopProxies === true) await host.supervisor.stopAll();
       else host.supervisor.detach();
+      tls.close();
       await Promise.all([discovery.close(), admin.close()]);
       await Promise.all([store.save(), host.pool.save()]);
       // Proxies left serving keep their addresses claimed; stopped ones free them for other controllers.

@@ -6,6 +6,7 @@ import { type ClusterLease, useCluster } from '../../cluster/shared.js';
 import { cleanup, E2E_ENABLED, install, namespaceLogs } from './install.js';
 import * as controllerNamespace from './suites/controller-namespace.js';
 import * as faults from './suites/faults.js';
+import * as fleetCertificates from './suites/fleet-certificates.js';
 import * as grpc from './suites/grpc.js';
 import * as merged from './suites/merged.js';
 import * as operations from './suites/operations.js';
@@ -19,7 +20,7 @@ before(async () => {
   lease = await useCluster();
   cluster = lease.cluster;
   system = (await install(cluster)).namespace;
-  for (const suite of [controllerNamespace, merged, operations, faults, grpc])
+  for (const suite of [controllerNamespace, merged, operations, faults, grpc, fleetCertificates])
     await suite.setup(cluster, system);
 });
 after(async () => {

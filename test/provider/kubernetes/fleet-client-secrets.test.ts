@@ -121,9 +121,9 @@ test('an identity from another CA, for another fleet, with another owner or near
   assert.ok(renamed !== undefined);
   const owners = (renamed.metadata as JsonObject).ownerReferences as { uid: string }[];
   assert.equal(owners[0]?.uid, 'sa-uid-2');
-  // 701 days on, the 730-day certificate is within its last 30 days: renewed.
+  // Five days on, the 7-day certificate is past two thirds of its life: renewed.
   const before = certOf(secrets.get(NAME)).serialNumber;
-  await controller(() => new Date(Date.now() + 701 * 86_400_000)).ensure(INFRA, recreated);
+  await controller(() => new Date(Date.now() + 5 * 86_400_000)).ensure(INFRA, recreated);
   assert.notEqual(certOf(secrets.get(NAME)).serialNumber, before);
 });
 
@@ -149,4 +149,137 @@ test('a same-name Secret Portico does not manage is reported and never touched; 
   await fleetSecrets.ensure(INFRA, ACCOUNT);
   await fleetSecrets.remove('sys', INFRA.name);
   assert.equal(secrets.has(NAME), false);
+});
+
+const DAY = 86_400_000;
+const annotationsOf = (secret: JsonObject | undefined) =>
+  ((secret?.metadata as JsonObject | undefined)?.annotations ?? {}) as Record<string, string | null>;
+
+test('certificates live 7 days; the renewal at two thirds records the one it replaced and its grace', async () => {
+  const { client, secrets } = fakeApi();
+  let now = Date.now();
+  const fleetSecrets = createFleetClientSecrets({
+    client,
+    ca: authority,
+    log: () => {},
+    now: () => new Date(now),
+  });
+  await fleetSecrets.ensure(INFRA, ACCOUNT);
+  const first = certOf(secrets.get(NAME));
+  const life = Date.parse(first.validTo) - now;
+  assert.ok(Math.abs(life - 7 * DAY) < 2_000, `${life / DAY} days`);
+  assert.deepEqual(annotationsOf(secrets.get(NAME)), {}, 'a new Secret records no predecessor');
+
+  now += 4 * DAY;
+  await fleetSecrets.ensure(INFRA, ACCOUNT);
+  assert.equal(certOf(secrets.get(NAME)).serialNumber, first.serialNumber, 'not yet due');
+  now += 0.75 * DAY;
+  await fleetSecrets.ensure(INFRA, ACCOUNT);
+  const second = certOf(secrets.get(NAME));
+  assert.notEqual(second.serialNumber, first.serialNumber, 'due: renewed');
+  const recorded = annotationsOf(secrets.get(NAME));
+  assert.equal(recorded['gateway.portico.io/previous-client-certificate-sha256'], first.fingerprint256);
+  assert.equal(
+    Date.parse(recorded['gateway.portico.io/previous-client-certificate-until'] ?? ''),
+    now + 5 * 60_000,
+  );
+
+  // Orphaned (its fleet recreated): replaced with no grace, and the earlier record is removed.
+  await fleetSecrets.ensure(INFRA, { ...ACCOUNT, uid: 'sa-uid-9' });
+  const orphanRecord = annotationsOf(secrets.get(NAME));
+  assert.equal(orphanRecord['gateway.portico.io/previous-client-certificate-sha256'], null);
+  assert.equal(orphanRecord['gateway.portico.io/previous-client-certificate-until'], null);
+});
+
+test('a timer asks for a pass when the earliest certificate is due; once renewed, not again soon', async () => {
+  const { client, secrets } = fakeApi();
+  const t0 = Date.now();
+  const lifetime = { lifetimeMs: 3 * 3_600_000, graceMs: 60_000 };
+  await createFleetClientSecrets({
+    client,
+    ca: authority,
+    log: () => {},
+    now: () => new Date(t0),
+    lifetime,
+  }).ensure(INFRA, ACCOUNT);
+  const first = certOf(secrets.get(NAME));
+  // Issued an hour back (clock skew): due two thirds into its 4 hours, 1 h 40 min after issue.
+  const dueAt =
+    Date.parse(first.validFrom) + (Date.parse(first.validTo) - Date.parse(first.validFrom)) * (2 / 3);
+  let clock = dueAt - 80;
+  let due = 0;
+  // A controller (re)started 80 ms before the renewal point: its first check arms the timer.
+  const restarted = createFleetClientSecrets({
+    client,
+    ca: authority,
+    log: () => {},
+    now: () => new Date(clock),
+    lifetime,
+    onRenewalDue: () => due++,
+  });
+  await restarted.ensure(INFRA, ACCOUNT);
+  assert.equal(certOf(secrets.get(NAME)).serialNumber, first.serialNumber, 'not due yet');
+  await new Promise((resolve) => setTimeout(resolve, 40));
+  assert.equal(due, 0, 'not before its time');
+  await waitUntil(() => due === 1);
+  clock = dueAt;
+  await restarted.ensure(INFRA, ACCOUNT);
+  assert.notEqual(certOf(secrets.get(NAME)).serialNumber, first.serialNumber, 'the pass renews it');
+  await new Promise((resolve) => setTimeout(resolve, 150));
+  assert.equal(due, 1, 'the next renewal is hours away');
+  restarted.reset();
+});
+
+async function waitUntil(check: () => boolean): Promise<void> {
+  const deadline = Date.now() + 5_000;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+test('a Secret deleted (or replaced) behind its back is noticed through the watch and issued again', async () => {
+  const { client, secrets, calls } = fakeApi();
+  const watched = new Map<string, string>();
+  const fleetSecrets = createFleetClientSecrets({
+    client,
+    ca: authority,
+    log: () => {},
+    observed: (namespace, name) => watched.get(`${namespace}/${name}`),
+  });
+  await fleetSecrets.ensure(INFRA, ACCOUNT);
+  const first = certOf(secrets.get(NAME));
+  watched.set(`sys/${NAME}`, first.fingerprint256);
+  const asked = calls.length;
+  await fleetSecrets.ensure(INFRA, ACCOUNT);
+  assert.equal(calls.length, asked, 'the watch agrees: no request');
+
+  // Revoked: an operator deletes the Secret. The watch sees it go; the next pass issues a new identity.
+  secrets.delete(NAME);
+  watched.delete(`sys/${NAME}`);
+  await fleetSecrets.ensure(INFRA, ACCOUNT);
+  const second = certOf(secrets.get(NAME));
+  assert.notEqual(second.fingerprint256, first.fingerprint256);
+  assert.deepEqual(annotationsOf(secrets.get(NAME)), {}, 'a revocation grants the old one no grace');
+});
+
+test('a certificate from an earlier version (730 days) is renewed on the first check, with the grace', async () => {
+  const { client, secrets } = fakeApi();
+  const earlier = createFleetClientSecrets({
+    client,
+    ca: authority,
+    log: () => {},
+    lifetime: { lifetimeMs: 730 * DAY, graceMs: 60_000 },
+  });
+  await earlier.ensure(INFRA, ACCOUNT);
+  const old = certOf(secrets.get(NAME));
+  await createFleetClientSecrets({ client, ca: authority, log: () => {} }).ensure(INFRA, ACCOUNT);
+  const renewed = certOf(secrets.get(NAME));
+  assert.notEqual(renewed.fingerprint256, old.fingerprint256);
+  assert.ok(Date.parse(renewed.validTo) - Date.now() <= 7 * DAY);
+  assert.equal(
+    annotationsOf(secrets.get(NAME))['gateway.portico.io/previous-client-certificate-sha256'],
+    old.fingerprint256,
+    'the proxies holding the old one keep connecting for the grace',
+  );
 });
