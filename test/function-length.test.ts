@@ -26,7 +26,8 @@ function sourceFiles(dir: string): string[] {
 }
 
 function functionName(node: ts.Node): string {
-  if ((ts.isFunctionDeclaration(node) || ts.isMethodDeclaration(node)) && node.name) return node.name.getText();
+  if ((ts.isFunctionDeclaration(node) || ts.isMethodDeclaration(node)) && node.name)
+    return node.name.getText();
   const parent = node.parent;
   if (ts.isVariableDeclaration(parent) || ts.isPropertyAssignment(parent)) return parent.name.getText();
   return '(anonymous)';

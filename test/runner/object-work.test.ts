@@ -3,30 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { createObjectWork } from '../../src/runner/object-work.js';
-
-function manualTimers() {
-  let clock = 0;
-  const pending: { at: number; fire: () => void }[] = [];
-  return {
-    now: () => clock,
-    setTimer(ms: number, fire: () => void) {
-      const entry = { at: clock + ms, fire };
-      pending.push(entry);
-      return () => {
-        const i = pending.indexOf(entry);
-        if (i >= 0) pending.splice(i, 1);
-      };
-    },
-    waits: () => pending.map((p) => p.at - clock),
-    next() {
-      pending.sort((a, b) => a.at - b.at);
-      const entry = pending.shift();
-      assert.ok(entry, 'a retry is due');
-      clock = entry.at;
-      entry.fire();
-    },
-  };
-}
+import { manualTimers } from '../support/manual-timers.js';
 
 function gate() {
   let open: () => void = () => {};

@@ -6,6 +6,7 @@ import { test } from 'node:test';
 import { COMMON_INFRA_LABELS, type FleetInfra } from '../../../src/ir/fleet-infra.js';
 import type { ApiClient, ApiReply } from '../../../src/provider/kubernetes/api-client.js';
 import { createInfraApplier, type InfraApplier } from '../../../src/provider/kubernetes/infra-applier.js';
+import { manualTimers } from '../../support/manual-timers.js';
 
 function fleetOf(namespace: string, gateway: string, port = 80): FleetInfra {
   return {
@@ -73,32 +74,6 @@ function fakeApiServer(): FakeApiServer {
     },
   };
   return server;
-}
-
-/** Retry timers held by the test: fired by hand, never by the clock. */
-function manualTimers() {
-  let clock = 0;
-  const pending: { at: number; fire: () => void }[] = [];
-  return {
-    now: () => clock,
-    setTimer(ms: number, fire: () => void) {
-      const entry = { at: clock + ms, fire };
-      pending.push(entry);
-      return () => {
-        const i = pending.indexOf(entry);
-        if (i >= 0) pending.splice(i, 1);
-      };
-    },
-    waits: () => pending.map((p) => p.at - clock),
-    /** Moves the clock to the next retry and fires it. */
-    next() {
-      pending.sort((a, b) => a.at - b.at);
-      const entry = pending.shift();
-      assert.ok(entry, 'a retry is due');
-      clock = entry.at;
-      entry.fire();
-    },
-  };
 }
 
 function applierFor(server: FakeApiServer, timers: ReturnType<typeof manualTimers>) {

@@ -8,6 +8,7 @@ import { apiStatusSink } from '../../../src/provider/kubernetes/status-sink.js';
 import { createStatusWriter } from '../../../src/provider/kubernetes/status-writer.js';
 import { createStatusStamper } from '../../../src/runner/status-stamps.js';
 import type { ObjectStatus } from '../../../src/translate/index.js';
+import { manualTimers } from '../../support/manual-timers.js';
 
 const OURS = 'gateway.portico.io/gatewayclass-controller';
 
@@ -63,27 +64,6 @@ function fakeApiServer(): FakeApiServer {
     },
   };
   return server;
-}
-
-function manualTimers() {
-  let clock = 0;
-  const pending: { at: number; fire: () => void }[] = [];
-  return {
-    now: () => clock,
-    setTimer(ms: number, fire: () => void) {
-      const entry = { at: clock + ms, fire };
-      pending.push(entry);
-      return () => pending.splice(pending.indexOf(entry) >>> 0, 1);
-    },
-    waits: () => pending.map((p) => p.at - clock),
-    next() {
-      pending.sort((a, b) => a.at - b.at);
-      const entry = pending.shift();
-      assert.ok(entry, 'a retry is due');
-      clock = entry.at;
-      entry.fire();
-    },
-  };
 }
 
 function sinkFor(server: FakeApiServer, timers: ReturnType<typeof manualTimers>) {
