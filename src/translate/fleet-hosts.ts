@@ -161,6 +161,11 @@ export function hostVirtualHost(
 }
 
 /** Distinct cluster names a route's backends use. */
+/** A route's entry through one listener, before the hosts it serves are known. */
+export function routeEntry(listener: number, rs: RouteState, hostnames: string[]): RouteEntry {
+  return { listener, rs, hostnames, targets: [], clusters: clustersOf(rs.backends) };
+}
+
 export function clustersOf(backends: ResolvedRoute): string[] {
   const names = new Set<string>();
   for (const rule of backends.rules) for (const b of rule) if (b.cluster !== undefined) names.add(b.cluster);

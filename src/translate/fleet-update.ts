@@ -6,7 +6,6 @@ import type { FleetInput } from './fleet.js';
 import {
   byName,
   bySpecificity,
-  clustersOf,
   type FleetBuildState,
   fleetClusters,
   type HostState,
@@ -15,6 +14,7 @@ import {
   insertionIndex,
   type PortState,
   type RouteEntry,
+  routeEntry,
   sameItems,
 } from './fleet-hosts.js';
 import { covers, effectiveHostnames, isWildcard } from './hostnames.js';
@@ -185,13 +185,7 @@ function undoEntry(update: Update, li: number, entry: RouteEntry): void {
 /** Adds a route through one listener to the VirtualHosts of its exact hostnames, making those that are new. */
 function addEntry(update: Update, { listener: li, rs, hostnames }: Added): void {
   const port = portOf(update, li);
-  const entry: RouteEntry = {
-    listener: li,
-    rs,
-    hostnames,
-    targets: [],
-    clusters: clustersOf(rs.backends),
-  };
+  const entry = routeEntry(li, rs, hostnames);
   for (const h of hostnames) {
     port.hostRefs.set(h, (port.hostRefs.get(h) ?? 0) + 1);
     const host = port.hosts.get(h) ?? newHost(update, port, h);

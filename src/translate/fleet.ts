@@ -14,7 +14,6 @@ import type { ClusterTable } from './backends.js';
 import {
   byName,
   bySpecificity,
-  clustersOf,
   type FleetBuildState,
   fleetClusters,
   type HostState,
@@ -22,6 +21,7 @@ import {
   hostVirtualHost,
   type PortState,
   type RouteEntry,
+  routeEntry,
   sameItems,
 } from './fleet-hosts.js';
 import { updateFleet } from './fleet-update.js';
@@ -237,13 +237,7 @@ function attachEntries(build: FullBuild, indexes: number[], served: PortHosts): 
   const wildcards: RouteEntry[] = [];
   indexes.forEach((li, k) => {
     for (const { route: rs, hostnames } of served.effective[k]!) {
-      const entry: RouteEntry = {
-        listener: li,
-        rs,
-        hostnames,
-        targets: [],
-        clusters: clustersOf(rs.backends),
-      };
+      const entry = routeEntry(li, rs, hostnames);
       for (const e of hostnames) {
         for (const host of hostTargets(e, li, served.hosts, allHosts)) {
           if (host.contributors.has(rs.route)) continue;
