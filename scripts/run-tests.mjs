@@ -4,10 +4,10 @@
 //     the image ships, when that is not the Node running this. Its output is kept and printed when it ends,
 //     so the two sequences' logs do not interleave;
 //   - with clusters: the cluster's own files (test/cluster), each starting and stopping a real cluster of its
-//     own; then two clusters side by side: the Kubernetes end-to-end files, one at a time, on one started here
-//     for all of them (PORTICO_TEST_CLUSTER names it), and — in a full run — the upstream conformance suite in
-//     both deployment modes on the other (`npm run conformance`), which fails on any regression from the
-//     committed reports; each cluster is stopped when its work ends.
+//     own; then the Kubernetes end-to-end files, one at a time, on one real cluster started here for all of
+//     them (PORTICO_TEST_CLUSTER names it), then — in a full run — the upstream conformance suite in both
+//     deployment modes on the same cluster (`npm run conformance`), which fails on any regression from the
+//     committed reports; the cluster is stopped at the end.
 // The cluster sequence mostly waits on pods and the API server, so the first one's CPU time fits beside it.
 // `node scripts/run-tests.mjs [substring...]` runs the matching files only (and no conformance run).
 // `--full` (what `npm test` runs) first lints, type-checks, builds and builds the toolchain, stopping at the
@@ -207,11 +207,7 @@ async function withoutCluster(out) {
   return results;
 }
 
-/**
- * The cluster's own files first, alone (they compare the whole host before and after their clusters), then two
- * clusters side by side: the Kubernetes e2e files on one and, in a full run, conformance on the other. Both
- * mostly wait on pods and API servers, so sharing the CPUs costs less than running one after the other.
- */
+/** The cluster's own files, then the shared cluster: Kubernetes e2e files and, in a full run, conformance. */
 async function withClusters() {
   const results = [];
   if (clusterFiles.length > 0)
@@ -220,41 +216,17 @@ async function withClusters() {
         run(clusterFiles, 1, {}),
       ),
     );
-  const sequences = [];
-  if (e2e.length > 0)
-    sequences.push(
-      onOwnCluster('e2e', (dir) =>
-        timedAsync(`Kubernetes e2e (${e2e.length} files)`, () =>
-          run(e2e, 1, { PORTICO_E2E_KUBERNETES: '1', PORTICO_TEST_CLUSTER: dir }),
-        ),
-      ),
-    );
-  if (withConformance)
-    sequences.push(
-      onOwnCluster('conformance', (dir) => timedAsync('conformance, both modes', () => conformance(dir))),
-    );
-  // A cluster that fails to start fails its sequence, not the other one.
-  const settled = await Promise.allSettled(sequences);
-  for (const outcome of settled) {
-    if (outcome.status === 'fulfilled') results.push(outcome.value);
-    else {
-      console.error(
-        `# a cluster sequence stopped: ${outcome.reason instanceof Error ? outcome.reason.message : outcome.reason}`,
-      );
-      results.push(1);
-    }
+  if (e2e.length === 0 && !withConformance) return results;
+  const cluster = await timedAsync('shared cluster start', startSharedCluster);
+  try {
+    const env = { PORTICO_E2E_KUBERNETES: '1', PORTICO_TEST_CLUSTER: cluster.dir };
+    results.push(await timedAsync(`Kubernetes e2e (${e2e.length} files)`, () => run(e2e, 1, env)));
+    if (withConformance)
+      results.push(await timedAsync('conformance, both modes', () => conformance(cluster.dir)));
+  } finally {
+    await timedAsync('shared cluster stop', cluster.stop);
   }
   return results;
-}
-
-/** Starts a cluster named for `purpose`, runs `work` on its directory, and stops it. */
-async function onOwnCluster(purpose, work) {
-  const cluster = await timedAsync(`${purpose} cluster start`, startSharedCluster);
-  try {
-    return await work(cluster.dir);
-  } finally {
-    await timedAsync(`${purpose} cluster stop`, cluster.stop);
-  }
 }
 
 /** Runs the sequence without a cluster beside `clusters`, its output kept in a file and printed at its end. */
