@@ -15,6 +15,7 @@ import {
 import { DEFAULT_CONTROLLER_NAMESPACE } from '../api/controller-config.js';
 import { fleetInfraName } from '../ir/fleet-infra.js';
 import { DISCOVERY_SERVER_NAME } from '../ir/well-known.js';
+import { PorticoError } from '../platform/errors.js';
 import {
   bitStringBytes,
   boolean,
@@ -277,7 +278,8 @@ function subjectOf(certPem: string): Buffer {
   // Certificate → tbsCertificate → [version, serial, signature, issuer, validity, subject, ...]
   const tbs = children(der)[0];
   const subject = tbs === undefined ? undefined : children(tbs)[5];
-  if (subject === undefined) throw new Error('CA certificate: cannot read its subject');
+  if (subject === undefined)
+    throw new PorticoError('E_CERTIFICATE', 'CA certificate: cannot read its subject');
   return subject;
 }
 

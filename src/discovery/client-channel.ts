@@ -3,6 +3,7 @@
 // silently dead controller quickly.
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { Client } from '@grpc/grpc-js';
+import { PorticoError } from '../platform/errors.js';
 import type { Backoff } from './backoff.js';
 import type { DiscoveryLog } from './log.js';
 import { serverIdentity } from './server-identity.js';
@@ -70,6 +71,9 @@ function checkPair(tls: ClientTls): void {
   if (tls.certPem === undefined || tls.keyPem === undefined) return;
   const cert = new X509Certificate(tls.certPem);
   if (!cert.checkPrivateKey(createPrivateKey(tls.keyPem))) {
-    throw new Error('the client certificate and key do not match (the files are being replaced?)');
+    throw new PorticoError(
+      'E_CERTIFICATE',
+      'the client certificate and key do not match (the files are being replaced?)',
+    );
   }
 }

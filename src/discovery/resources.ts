@@ -6,6 +6,7 @@ import {
   type FleetResourceType,
   isFleetResourceType,
 } from '../ir/fleet-config.js';
+import { PorticoError } from '../platform/errors.js';
 
 export interface NamedResource {
   type: FleetResourceType;
@@ -161,19 +162,25 @@ export function assembleFleetConfig(fleet: string, resources: Iterable<ReceivedR
 /** Parses one received body; a clear error names the resource when it is not a JSON object with that name. */
 export function parseResource(type: string, name: string, body: Buffer): ReceivedResource {
   if (!isFleetResourceType(type))
-    throw new Error(`resource ${type}/${name}: unknown resource type '${type}'`);
+    throw new PorticoError('E_FLEET_CONFIG', `resource ${type}/${name}: unknown resource type '${type}'`);
   const json = body.toString('utf8');
   let value: unknown;
   try {
     value = JSON.parse(json);
   } catch (error) {
-    throw new Error(`resource ${type}/${name}: body is not JSON: ${(error as Error).message}`);
+    throw new PorticoError(
+      'E_FLEET_CONFIG',
+      `resource ${type}/${name}: body is not JSON: ${(error as Error).message}`,
+    );
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new Error(`resource ${type}/${name}: body is not a JSON object`);
+    throw new PorticoError('E_FLEET_CONFIG', `resource ${type}/${name}: body is not a JSON object`);
   }
   if ((value as { name?: unknown }).name !== name) {
-    throw new Error(`resource ${type}/${name}: body field 'name' does not match the resource name`);
+    throw new PorticoError(
+      'E_FLEET_CONFIG',
+      `resource ${type}/${name}: body field 'name' does not match the resource name`,
+    );
   }
   return { type, name, json, value: value as { name: string } };
 }
