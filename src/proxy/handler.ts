@@ -18,7 +18,7 @@ import {
   responseHeaders,
 } from './headers.js';
 import { type HeadOptions, requestHeadFromMap, requestHeadFromRaw, sendable } from './request-head.js';
-import { type ForwardPlan, resolveRequest, upstreamHeaders } from './resolve.js';
+import { type ForwardPlan, firstHost, resolveRequest, upstreamHeaders } from './resolve.js';
 import type { ListenerContext, ProxyRuntime } from './runtime.js';
 import { endpointKey } from './snapshot.js';
 import { forwardableTrailers } from './trailers.js';
@@ -356,7 +356,7 @@ class Answer implements ResponseListener {
     return {
       startMs: Date.now() - durationMs,
       method: req.method,
-      authority: req.headers.host,
+      authority: firstHost(req.rawHeaders),
       path: req.url,
       protocol: res.protocol,
       status: res.headersSent ? res.statusCode : (this.abortStatus ?? 0),

@@ -44,7 +44,7 @@ function splitTarget(target: string): { path: string; search: string } {
 }
 
 /** The first Host header, read from the raw lines (building `req.headers` costs more than it saves). */
-function firstHost(raw: string[]): string | undefined {
+export function firstHost(raw: string[]): string | undefined {
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i]!;
     if (name.length === 4 && name.toLowerCase() === 'host') return raw[i + 1];

@@ -5,6 +5,7 @@ import { createServer, type Server } from 'node:http';
 import { connect as connectH2 } from 'node:http2';
 import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { ACCESS_LOG_FIELDS } from '../../src/ir/access-log.js';
 import {
   AccessLog,
   type AccessLogEntry,
@@ -17,27 +18,7 @@ import { createProxy, type Proxy as PorticoProxy } from '../../src/proxy/index.j
 import { forward, route, simpleFleet, upstream, vhost } from '../support/fleet.js';
 import { closeServer, httpRequest, listen, until } from '../support/http.js';
 
-const ALL = accessLogFields(
-  [
-    'start_time',
-    'method',
-    'authority',
-    'path',
-    'protocol',
-    'status',
-    'response_flags',
-    'bytes_received',
-    'bytes_sent',
-    'duration_ms',
-    'upstream_host',
-    'upstream_service_time_ms',
-    'route_name',
-    'listener',
-    'request_id',
-    'client_address',
-  ],
-  'test',
-);
+const ALL = [...ACCESS_LOG_FIELDS];
 
 interface LoggingProxy {
   proxy: PorticoProxy;
