@@ -11,6 +11,8 @@
 //   --awake on|off       keep vCPUs from halting in the latency phase (default on; see keepCpusAwake)
 //   --only throughput|latency  one phase alone
 //   --image-node on|off  also run Portico's two workers on the image's Node (default on)
+//   --baseline DIR       also run one worker of another build (a checkout of an earlier commit, built with
+//                        `npm run build`): a change's before and after in the same run
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
@@ -36,6 +38,7 @@ const { values: flags } = parseArgs({
     pin: { type: 'string', default: 'one' },
     awake: { type: 'string', default: 'on' },
     'image-node': { type: 'string', default: 'on' },
+    baseline: { type: 'string' },
   },
 });
 if (flags.awake !== 'on' && flags.awake !== 'off') {
@@ -230,6 +233,7 @@ const load = (): string =>
 
 const PORTICO_1 = 'portico (1 worker)';
 const PORTICO_1_LOGGED = 'portico (1 worker, access log on)';
+const PORTICO_1_BASELINE = 'portico (1 worker, --baseline build)';
 const NGINX_1 = 'nginx (1 worker)';
 const NGINX_2 = 'nginx (2 workers)';
 
@@ -281,8 +285,9 @@ async function main(): Promise<void> {
       node: string,
       workers: number,
       accessLogFile?: string,
+      build = join(here, '..'),
     ): Promise<Target> => {
-      const entry = join(here, '../dist/proxy/index.js');
+      const entry = join(build, 'dist/proxy/index.js');
       const port = await freePort();
       const logArg = accessLogFile === undefined ? [] : [accessLogFile];
       const child = await startChild(
@@ -306,6 +311,10 @@ async function main(): Promise<void> {
     const here20 = `${process.version}, ${bestAcceptBalancing()}`;
     const portico = await startPortico(PORTICO_1, process.execPath, 1);
     const porticoLogged = await startPortico(PORTICO_1_LOGGED, process.execPath, 1, join(dir, 'access.log'));
+    const baseline =
+      flags.baseline === undefined
+        ? undefined
+        : await startPortico(PORTICO_1_BASELINE, process.execPath, 1, undefined, flags.baseline);
     const portico2 = await startPortico(`portico (2 workers, ${here20})`, process.execPath, 2);
     const imageNode = flags['image-node'] === 'on' ? imageNodePath() : undefined;
     const portico2Image =
@@ -337,6 +346,7 @@ async function main(): Promise<void> {
       { name: 'backend direct', role: 'backend', port: backendPort, pids: () => processTree(backend.pid) },
       portico,
       porticoLogged,
+      ...(baseline === undefined ? [] : [baseline]),
       portico2,
       ...(portico2Image === undefined ? [] : [portico2Image]),
       { name: 'tcp relay (floor)', role: 'proxy', port: relay.port, pids: () => processTree(relay.pid) },
@@ -386,6 +396,11 @@ async function throughputPhase(
   console.log(
     `${PORTICO_1_LOGGED} / ${PORTICO_1}: throughput ${fmt(pairedMedian(throughput, PORTICO_1_LOGGED, PORTICO_1, rps), 1)} % (target >= 90 %: the access log costs at most 10 %)`,
   );
+  if (throughput.medians.has(PORTICO_1_BASELINE)) {
+    console.log(
+      `${PORTICO_1} / ${PORTICO_1_BASELINE}: throughput ${fmt(pairedMedian(throughput, PORTICO_1, PORTICO_1_BASELINE, rps), 1)} %, by CPU per request ${fmt(pairedMedian(throughput, PORTICO_1, PORTICO_1_BASELINE, cpu), 1)} % (this build against the baseline; 100 % is no change)`,
+    );
+  }
   const twoWorkers = targets.filter((t) => t.name.startsWith('portico (2 workers'));
   if (!throughput.medians.has(NGINX_2)) return;
   for (const { name } of twoWorkers) {

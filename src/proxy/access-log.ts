@@ -1,6 +1,7 @@
 // The access log: one line per finished request, JSON or text, with the fields the operator chose. Lines are
-// gathered and written once per event-loop turn, in writes of at most PIPE_BUF bytes that end on a line: the
-// workers of one proxy share its stdout, and a pipe keeps only writes that small whole.
+// gathered into writes of at most PIPE_BUF bytes that end on a line (the workers of one proxy share its stdout,
+// and a pipe keeps only writes that small whole), written when the next line would not fit or a second after the
+// first one waiting: a write per line was most of the log's cost.
 import { ACCESS_LOG_FIELDS, type AccessLogField, isAccessLogField } from '../ir/access-log.js';
 import { PorticoError } from '../platform/errors.js';
 
@@ -26,6 +27,8 @@ export interface AccessLogOptions {
   sampling: number;
   /** Where the lines go; default: the process's stdout. */
   write?: (text: string) => void;
+  /** The longest a line waits to share a write with others; default 1 s. */
+  flushIntervalMs?: number;
 }
 
 /** One finished request, as the handler saw it; values the request never had are undefined. */
@@ -52,8 +55,11 @@ export interface AccessLogEntry {
 
 type FieldValue = string | number | undefined;
 
-const VALUE: Record<AccessLogField, (e: AccessLogEntry) => FieldValue> = {
-  start_time: (e) => new Date(e.startMs).toISOString(),
+/** A field's value in an entry; `time` renders the start time (one Date per second, not per line). */
+type FieldReader = (e: AccessLogEntry, time: StartTime) => FieldValue;
+
+const VALUE: Record<AccessLogField, FieldReader> = {
+  start_time: (e, time) => time.iso(e.startMs),
   method: (e) => e.method,
   authority: (e) => e.authority,
   path: (e) => e.path,
@@ -71,6 +77,26 @@ const VALUE: Record<AccessLogField, (e: AccessLogEntry) => FieldValue> = {
   client_address: (e) => e.clientAddress,
 };
 
+/**
+ * ISO 8601 times in ms, the second's text built once: a line per request would otherwise cost a Date and its
+ * formatting each (a measurable share of the log's cost).
+ */
+export class StartTime {
+  private second = Number.NaN;
+  private prefix = '';
+
+  iso(ms: number): string {
+    const whole = Math.floor(ms);
+    const second = Math.floor(whole / 1000);
+    if (second !== this.second) {
+      this.second = second;
+      this.prefix = new Date(second * 1000).toISOString().slice(0, 20);
+    }
+    const milli = whole - second * 1000;
+    return `${this.prefix}${milli < 10 ? '00' : milli < 100 ? '0' : ''}${milli}Z`;
+  }
+}
+
 /** `fields` as given, or a PorticoError naming the unknown one. */
 export function accessLogFields(names: readonly string[], source: string): AccessLogField[] {
   for (const name of names) {
@@ -83,25 +109,51 @@ export function accessLogFields(names: readonly string[], source: string): Acces
   return names as AccessLogField[];
 }
 
-/** One JSON object per line; absent values are left out. */
-export function jsonLine(entry: AccessLogEntry, fields: readonly AccessLogField[]): string {
-  const out: Record<string, string | number> = {};
-  for (const field of fields) {
-    const value = VALUE[field](entry);
-    if (value !== undefined) out[field] = value;
-  }
-  return JSON.stringify(out);
+/** Renders one entry as one line (no newline). */
+export type LineFormat = (entry: AccessLogEntry) => string;
+
+/** The line format for `format` and `fields`, its per-field work decided once rather than per line. */
+export function lineFormat(format: AccessLogFormat, fields: readonly AccessLogField[]): LineFormat {
+  const time = new StartTime();
+  const readers = fields.map((field) => VALUE[field]);
+  return format === 'json' ? jsonFormat(fields, readers, time) : textFormat(fields, readers, time);
+}
+
+/** One JSON object per line; absent values are left out. Built by hand: JSON.stringify of an object per line costs more. */
+function jsonFormat(fields: readonly AccessLogField[], readers: FieldReader[], time: StartTime): LineFormat {
+  const keys = fields.map((field) => `"${field}":`);
+  return (entry) => {
+    let line = '{';
+    for (let i = 0; i < readers.length; i++) {
+      const value = readers[i]!(entry, time);
+      if (value === undefined) continue;
+      line += `${line.length === 1 ? '' : ','}${keys[i]}${typeof value === 'number' ? String(value) : jsonString(value)}`;
+    }
+    return `${line}}`;
+  };
 }
 
 /** `field=value` pairs; a value with a space, quote or control character is JSON-quoted; absent values are `-`. */
-export function textLine(entry: AccessLogEntry, fields: readonly AccessLogField[]): string {
-  let line = '';
-  for (const field of fields) {
-    const value = VALUE[field](entry);
-    const text = value === undefined ? '-' : String(value);
-    line += `${line === '' ? '' : ' '}${field}=${needsQuotes(text) ? JSON.stringify(text) : text}`;
+function textFormat(fields: readonly AccessLogField[], readers: FieldReader[], time: StartTime): LineFormat {
+  const keys = fields.map((field, i) => `${i === 0 ? '' : ' '}${field}=`);
+  return (entry) => {
+    let line = '';
+    for (let i = 0; i < readers.length; i++) {
+      const value = readers[i]!(entry, time);
+      const text = value === undefined ? '-' : String(value);
+      line += `${keys[i]}${needsQuotes(text) ? JSON.stringify(text) : text}`;
+    }
+    return line;
+  };
+}
+
+/** A JSON string literal: printable ASCII without quote or backslash as is, anything else through JSON.stringify. */
+function jsonString(text: string): string {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 32 || c === 34 || c === 92 || c >= 127) return JSON.stringify(text);
   }
-  return line;
+  return `"${text}"`;
 }
 
 function needsQuotes(text: string): boolean {
@@ -116,15 +168,21 @@ function needsQuotes(text: string): boolean {
 /** Linux's PIPE_BUF: a write to a pipe at most this long is never interleaved with another process's. */
 const ATOMIC_WRITE_BYTES = 4096;
 
+/** How long a line may wait for others to fill a write, unless told otherwise. */
+const FLUSH_INTERVAL_MS = 1_000;
+
 export class AccessLog {
-  private pending: string[] = [];
-  private scheduled = false;
+  private pending = '';
+  private pendingBytes = 0;
+  private timer: NodeJS.Timeout | undefined = undefined;
   private readonly write: (text: string) => void;
-  private readonly format: (entry: AccessLogEntry, fields: readonly AccessLogField[]) => string;
+  private readonly format: LineFormat;
+  private readonly flushIntervalMs: number;
 
   constructor(private readonly options: AccessLogOptions) {
     this.write = options.write ?? ((text) => process.stdout.write(text));
-    this.format = options.format === 'json' ? jsonLine : textLine;
+    this.format = lineFormat(options.format, options.fields);
+    this.flushIntervalMs = options.flushIntervalMs ?? FLUSH_INTERVAL_MS;
   }
 
   /** Whether this request is one of the sampled ones; decided when it starts, so nothing is gathered for others. */
@@ -134,31 +192,26 @@ export class AccessLog {
   }
 
   record(entry: AccessLogEntry): void {
-    this.pending.push(this.format(entry, this.options.fields));
-    if (!this.scheduled) {
-      this.scheduled = true;
-      setImmediate(() => this.flush());
-    }
+    const line = `${this.format(entry)}\n`;
+    const bytes = Buffer.byteLength(line);
+    if (this.pendingBytes > 0 && this.pendingBytes + bytes > ATOMIC_WRITE_BYTES) this.writePending();
+    this.pending += line;
+    this.pendingBytes += bytes;
+    // Unref'd: a line waiting never keeps a process alive; close() flushes before a proxy exits.
+    this.timer ??= setTimeout(() => this.flush(), this.flushIntervalMs).unref();
   }
 
-  /** Writes what was gathered (also on drain and shutdown). */
+  /** Writes what was gathered (on the timer, and on drain and shutdown). */
   flush(): void {
-    this.scheduled = false;
-    const lines = this.pending;
-    if (lines.length === 0) return;
-    this.pending = [];
-    let piece = '';
-    let pieceBytes = 0;
-    for (const line of lines) {
-      const bytes = Buffer.byteLength(line) + 1;
-      if (pieceBytes > 0 && pieceBytes + bytes > ATOMIC_WRITE_BYTES) {
-        this.write(piece);
-        piece = '';
-        pieceBytes = 0;
-      }
-      piece += `${line}\n`;
-      pieceBytes += bytes;
-    }
-    this.write(piece);
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.pendingBytes > 0) this.writePending();
+  }
+
+  private writePending(): void {
+    const text = this.pending;
+    this.pending = '';
+    this.pendingBytes = 0;
+    this.write(text);
   }
 }

@@ -11,8 +11,8 @@ import {
   type AccessLogEntry,
   type AccessLogOptions,
   accessLogFields,
-  jsonLine,
-  textLine,
+  lineFormat,
+  StartTime,
 } from '../../src/proxy/access-log.js';
 import { createProxy, type Proxy as PorticoProxy } from '../../src/proxy/index.js';
 import { forward, route, simpleFleet, upstream, vhost } from '../support/fleet.js';
@@ -264,15 +264,56 @@ const sample: AccessLogEntry = {
 
 describe('access log lines', () => {
   it('JSON leaves absent values out; text shows them as - and quotes what a reader could misparse', () => {
-    assert.deepEqual(JSON.parse(jsonLine(sample, ['start_time', 'path', 'duration_ms', 'upstream_host'])), {
-      start_time: '2026-11-25T12:00:00.000Z',
-      path: '/with space"quote',
-      duration_ms: 1.235,
-    });
+    assert.deepEqual(
+      JSON.parse(lineFormat('json', ['start_time', 'path', 'duration_ms', 'upstream_host'])(sample)),
+      {
+        start_time: '2026-11-25T12:00:00.000Z',
+        path: '/with space"quote',
+        duration_ms: 1.235,
+      },
+    );
     assert.equal(
-      textLine(sample, ['method', 'path', 'upstream_host', 'route_name']),
+      lineFormat('text', ['method', 'path', 'upstream_host', 'route_name'])(sample),
       'method=GET path="/with space\\"quote" upstream_host=- route_name=-',
     );
+  });
+
+  it('a JSON line parses back to the entry, whatever bytes its strings hold', () => {
+    const json = lineFormat('json', ['path', 'authority', 'request_id', 'status', 'bytes_sent']);
+    for (const text of [
+      '/plain',
+      '/q"uote\\back',
+      '/ctl\u0000\u001f\u007f',
+      '/é€😀',
+      '/lone\ud800',
+      '/sep\u2028',
+    ]) {
+      const entry = { ...sample, path: text, authority: `${text}.example`, requestId: text };
+      assert.deepEqual(JSON.parse(json(entry)), {
+        path: text,
+        authority: `${text}.example`,
+        request_id: text,
+        status: 200,
+        bytes_sent: 5,
+      });
+    }
+  });
+
+  it('start times are ISO 8601 in ms, the same as Date gives, across seconds and back in time', () => {
+    const time = new StartTime();
+    const base = Date.parse('2026-11-25T23:59:59.000Z');
+    for (const ms of [
+      base,
+      base + 7,
+      base + 45.9,
+      base + 999.99,
+      base + 1000,
+      base + 86_400_123,
+      base - 1,
+      0,
+    ]) {
+      assert.equal(time.iso(ms), new Date(ms).toISOString(), `at ${ms}`);
+    }
   });
 
   it('an unknown field is an error that names it', () => {
@@ -282,7 +323,7 @@ describe('access log lines', () => {
     );
   });
 
-  it('gathers a turn of lines into writes of whole lines, each at most 4096 bytes', async () => {
+  it('gathers lines into writes of whole lines, each at most 4096 bytes, written once full', () => {
     const writes: string[] = [];
     const log = new AccessLog({
       format: 'json',
@@ -292,9 +333,10 @@ describe('access log lines', () => {
     });
     const path = `/${'p'.repeat(100)}`;
     for (let i = 0; i < 200; i++) log.record({ ...sample, path: `${path}${i}` });
-    assert.equal(writes.length, 0, 'nothing is written inside the turn');
-    await new Promise((resolve) => setImmediate(resolve));
-    assert.ok(writes.length > 1);
+    const beforeFlush = writes.length;
+    assert.ok(beforeFlush > 1, 'full writes go out without waiting');
+    log.flush();
+    assert.equal(writes.length, beforeFlush + 1, 'flush writes the rest');
     for (const w of writes) {
       assert.ok(Buffer.byteLength(w) <= 4096, `a write of ${Buffer.byteLength(w)} bytes`);
       assert.ok(w.endsWith('\n'));
@@ -305,5 +347,23 @@ describe('access log lines', () => {
       .filter((l) => l !== '');
     assert.equal(lines.length, 200);
     assert.equal(JSON.parse(lines[199]!).path, `${path}199`);
+    log.flush();
+    assert.equal(writes.length, beforeFlush + 1, 'nothing is left to write twice');
+  });
+
+  it('a line alone is written when the flush interval ends, not before', async () => {
+    const writes: string[] = [];
+    const log = new AccessLog({
+      format: 'text',
+      fields: ['method'],
+      sampling: 1,
+      write: (t) => writes.push(t),
+      flushIntervalMs: 50,
+    });
+    log.record(sample);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    assert.deepEqual(writes, [], 'waits for company');
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    assert.deepEqual(writes, ['method=GET\n']);
   });
 });
