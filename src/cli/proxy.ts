@@ -14,7 +14,12 @@ import { drainOnSignal } from '../proxy/signals.js';
 import { defaultWorkerCount } from '../proxy/workers/cpu-count.js';
 import { createProxyWithWorkers, type WorkerProxyOptions } from '../proxy/workers/pool.js';
 import { appendStageTrace, type StageTrace } from '../trace/propagation-trace.js';
-import { ACCESS_LOG_FLAGS_HELP, accessLogOption } from './access-log-option.js';
+import {
+  ACCESS_LOG_FLAGS_HELP,
+  accessLogOption,
+  TRACING_FLAGS_HELP,
+  tracingOption,
+} from './telemetry-options.js';
 
 const LOOPBACK = '127.0.0.1';
 
@@ -41,6 +46,7 @@ const HELP = `usage: portico proxy --discovery HOST:PORT --fleet KEY --node ID -
   --workers N               processes serving the listeners (default: the CPUs this container may use —
                             its cgroup CPU quota, else its affinity mask); 1 serves in this process
 ${ACCESS_LOG_FLAGS_HELP}
+${TRACING_FLAGS_HELP}
 
 diagnostics:
   --trace-events FILE       append a timestamped line to FILE as each config arrives, is applied and swapped in
@@ -93,6 +99,8 @@ const OPTIONS = {
   'access-log': { type: 'string', default: 'json' },
   'access-log-fields': { type: 'string' },
   'access-log-sampling': { type: 'string', default: '100' },
+  'tracing-endpoint': { type: 'string' },
+  'tracing-sampling': { type: 'string', default: '100' },
   'trace-events': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
@@ -142,6 +150,7 @@ function runtimeOptions(values: ProxyArgs): WorkerProxyOptions {
       values['access-log-fields'],
       values['access-log-sampling'],
     ),
+    tracing: tracingOption(values['tracing-endpoint'], values['tracing-sampling']),
     ...traceEvents(values['trace-events']),
   };
 }

@@ -9,6 +9,7 @@
 //   forwarded          dropped (RFC 7239): Portico does not set it, so a client's could only mislead
 //   x-request-id       a client's is kept when it is one plain id (tracing goes on across hops); else replaced
 //   x-portico-*        always dropped: the proxy alone sets x-portico-internal / -external-address / -expected-…
+//   traceparent        replaced by the proxy's own when tracing is on (trace-context.ts); else passed on
 
 /** What the proxy does with a client's request header, by lower-case name. */
 export const PASS = 0;
@@ -17,13 +18,23 @@ export const DROP = 1;
 export const FORWARDED_FOR = 2;
 /** Kept when it is one acceptable id. */
 export const REQUEST_ID = 3;
+/** Replaced when the proxy traces, else passed on. */
+export const TRACE_PARENT = 4;
 
-export type ClientHeaderRule = typeof PASS | typeof DROP | typeof FORWARDED_FOR | typeof REQUEST_ID;
+export type ClientHeaderRule =
+  | typeof PASS
+  | typeof DROP
+  | typeof FORWARDED_FOR
+  | typeof REQUEST_ID
+  | typeof TRACE_PARENT;
 
 const X = 120; // 'x'
+const T = 116; // 't'
 
 export function clientHeaderRule(lowerName: string): ClientHeaderRule {
-  if (lowerName.charCodeAt(0) !== X) return lowerName === 'forwarded' ? DROP : PASS;
+  const first = lowerName.charCodeAt(0);
+  if (first === T) return lowerName === 'traceparent' ? TRACE_PARENT : PASS;
+  if (first !== X) return lowerName === 'forwarded' ? DROP : PASS;
   if (lowerName === 'x-forwarded-for') return FORWARDED_FOR;
   if (lowerName === 'x-request-id') return REQUEST_ID;
   return lowerName.startsWith('x-forwarded-') || lowerName.startsWith('x-portico-') ? DROP : PASS;

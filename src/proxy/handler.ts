@@ -21,6 +21,9 @@ import { type HeadOptions, requestHeadFromMap, requestHeadFromRaw, sendable } fr
 import { type ForwardPlan, firstHost, resolveRequest, upstreamHeaders } from './resolve.js';
 import type { ListenerContext, ProxyRuntime } from './runtime.js';
 import { endpointKey } from './snapshot.js';
+import type { TraceContext } from './trace-context.js';
+import { traceparentOf } from './trace-context.js';
+import { requestSpan, requestTrace } from './tracing.js';
 import { forwardableTrailers } from './trailers.js';
 import {
   type UpstreamCall,
@@ -113,7 +116,9 @@ class Forwarding implements UpstreamSink {
   start(): void {
     const plan = this.plan;
     const headers =
-      plan.requestModifiers.length > 0 ? upstreamHeaders(this.req, plan, this.proto, false) : undefined;
+      plan.requestModifiers.length > 0
+        ? upstreamHeaders(this.req, plan, this.proto, false, this.traceparent())
+        : undefined;
     this.headers = headers;
     if (plan.configuredRequest && !sendable(plan.target, headers, plan.hostRewrite)) {
       // Invalid header values (from a filter) are refused before anything is sent.
@@ -152,7 +157,7 @@ class Forwarding implements UpstreamSink {
     }
     const plan = this.plan;
     if (plan.cluster.protocol === 'h2c') {
-      const headers = this.headers ?? upstreamHeaders(this.req, plan, this.proto, false);
+      const headers = this.headers ?? upstreamHeaders(this.req, plan, this.proto, false, this.traceparent());
       const session = rt.h2Pools.get(endpoint);
       const h2Headers = h2RequestHeaders(this.method, plan.target, headers, this.req, session.authority);
       if (this.answer.logged) this.answer.requestId = headers['x-request-id'] as string | undefined;
@@ -171,6 +176,7 @@ class Forwarding implements UpstreamSink {
       chunked: this.chunked,
       contentLength: this.req.contentLength,
       authority: pool.authority,
+      traceparent: this.traceparent(),
     };
     const head =
       this.headers === undefined
@@ -180,6 +186,12 @@ class Forwarding implements UpstreamSink {
     const exchange = new UpstreamExchange(head, this.body, this.chunked, this.method === 'HEAD', this);
     this.exchange = exchange;
     pool.send(exchange);
+  }
+
+  /** The traceparent sent upstream: the proxy's span as the parent (tracing on), else none of ours. */
+  private traceparent(): string | undefined {
+    const trace = this.answer.trace;
+    return trace === undefined ? undefined : traceparentOf(trace);
   }
 
   private release(): void {
@@ -327,6 +339,8 @@ class Answer implements ResponseListener {
   requestId: string | undefined = undefined;
   /** The status of an answer sent by aborting the exchange (the response object never wrote a head). */
   abortStatus: number | undefined = undefined;
+  /** This request's trace (tracing on), sampled or not. */
+  trace: TraceContext | undefined = undefined;
   constructor(
     readonly rt: ProxyRuntime,
     readonly listener: string,
@@ -348,7 +362,11 @@ class Answer implements ResponseListener {
     const seconds = (performance.now() - this.started) / 1000;
     metrics.requestFinished();
     metrics.request(this.listener, this.routeName, this.res.statusCode, seconds);
-    if (this.logged) this.rt.accessLog?.record(this.entry(seconds * 1000));
+    const traced = this.trace?.sampled === true;
+    if (!this.logged && !traced) return;
+    const entry = this.entry(seconds * 1000);
+    if (this.logged) this.rt.accessLog?.record(entry);
+    if (traced) this.rt.tracing?.exporter.record(requestSpan(this.trace!, this.started, entry));
   }
 
   private entry(durationMs: number): AccessLogEntry {
@@ -402,6 +420,7 @@ export function handleRequest(
   const snapshot = rt.snapshot;
   rt.metrics.requestStarted();
   const answer = new Answer(rt, listenerName, req, res, performance.now());
+  if (rt.tracing !== undefined) answer.trace = requestTrace(rt.tracing, req.rawHeaders);
   res.listener = answer;
   // While draining, every response asks the client to go elsewhere for its next request.
   const close = rt.draining || listener.closing;

@@ -1,4 +1,5 @@
 // Proxy counters and histograms, rendered in the Prometheus text exposition format.
+import type { SpanOutcomes } from './span-exporter.js';
 
 const BUCKETS_SECONDS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
@@ -39,6 +40,8 @@ export interface MetricsSnapshot {
   /** Connections accepted since start: how a proxy's workers share the load. */
   accepted: number;
   inFlight: number;
+  /** Spans sent to the collector and spans lost (queue full, export failed). */
+  spans: { exported: number; dropped: number };
 }
 
 export interface ProxyMetrics {
@@ -54,6 +57,8 @@ export interface ProxyMetrics {
   readonly inFlight: number;
   requestStarted(): void;
   requestFinished(): void;
+  /** The tracing exporter's counts. */
+  readonly spans: SpanOutcomes;
   /** Live series only (a config change prunes first). */
   snapshot(): MetricsSnapshot;
   render(): string;
@@ -84,6 +89,15 @@ class ProxyMetricsTable implements ProxyMetrics {
   private readonly connections = new Map<string, number>();
   private accepted = 0;
   private requestsInFlight = 0;
+  private readonly spanCounts = { exported: 0, dropped: 0 };
+  readonly spans: SpanOutcomes = {
+    exported: (n) => {
+      this.spanCounts.exported += n;
+    },
+    dropped: (n) => {
+      this.spanCounts.dropped += n;
+    },
+  };
   /** Undefined until the first config: every name is live. */
   private liveSource: (() => LiveNames) | undefined = undefined;
   private liveNames: LiveNames | undefined = undefined;
@@ -160,6 +174,7 @@ class ProxyMetricsTable implements ProxyMetrics {
       connections: [...this.connections],
       accepted: this.accepted,
       inFlight: this.requestsInFlight,
+      spans: { ...this.spanCounts },
     };
   }
 
@@ -211,7 +226,10 @@ export function mergeMetrics(snapshots: readonly MetricsSnapshot[]): MetricsSnap
   const connections = new Map<string, number>();
   let accepted = 0;
   let inFlight = 0;
+  const spans = { exported: 0, dropped: 0 };
   for (const s of snapshots) {
+    spans.exported += s.spans.exported;
+    spans.dropped += s.spans.dropped;
     for (const r of s.routes) {
       const key = `${r.listener}\u0000${r.route}`;
       const into = routes.get(key);
@@ -239,6 +257,7 @@ export function mergeMetrics(snapshots: readonly MetricsSnapshot[]): MetricsSnap
     connections: [...connections],
     accepted,
     inFlight,
+    spans,
   };
 }
 
@@ -279,5 +298,9 @@ export function renderMetrics(snapshot: MetricsSnapshot): string {
   out.push('# HELP portico_requests_in_flight Requests being answered.');
   out.push('# TYPE portico_requests_in_flight gauge');
   out.push(`portico_requests_in_flight ${snapshot.inFlight}`);
+  out.push('# HELP portico_tracing_spans_total Spans by outcome: exported to the collector, or dropped.');
+  out.push('# TYPE portico_tracing_spans_total counter');
+  out.push(`portico_tracing_spans_total{outcome="exported"} ${snapshot.spans.exported}`);
+  out.push(`portico_tracing_spans_total{outcome="dropped"} ${snapshot.spans.dropped}`);
   return `${out.join('\n')}\n`;
 }

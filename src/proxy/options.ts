@@ -2,6 +2,7 @@
 import { logToStderr } from '../platform/log-line.js';
 import type { StageTrace } from '../trace/propagation-trace.js';
 import type { AccessLogOptions } from './access-log.js';
+import type { TracingOptions } from './span-exporter.js';
 
 export type LoadBalancing = 'round-robin' | 'least-request';
 
@@ -102,6 +103,8 @@ export interface ProxyOptions {
   log: (line: string) => void;
   /** One line per finished request (`portico proxy` turns it on by default); absent: off. */
   accessLog?: AccessLogOptions;
+  /** W3C trace context and OTLP spans; absent: off. */
+  tracing?: TracingOptions;
   /** Called once when a drain starts (signal or admin API), e.g. to stop claiming to serve. */
   onDraining?: () => void;
   /** Told when a config is validated, compiled and swapped in (diagnostics: `--trace-events`). */

@@ -21,6 +21,7 @@ import {
 } from './tls.js';
 import { EndpointPool } from './upstream-client.js';
 import { createUpstreamPools } from './upstream-pools.js';
+import { createTracing } from './tracing.js';
 import type { WorkerStats } from './workers/protocol.js';
 
 export type ApplyOutcome =
@@ -168,9 +169,10 @@ function createRuntime(options: ProxyOptions): ProxyRuntime {
     idleTimeoutMs: options.upstreamIdleTimeoutMs,
     connectTimeoutMs: options.upstreamConnectTimeoutMs,
   };
+  const metrics = createProxyMetrics();
   return {
     options,
-    metrics: createProxyMetrics(),
+    metrics,
     pools: createUpstreamPools((address, port, key) => new EndpointPool(address, port, key, h1Pool)),
     h2Pools: createUpstreamPools((address, port, key) => new H2EndpointPool(address, port, key, h2Pool)),
     snapshot: undefined,
@@ -178,6 +180,8 @@ function createRuntime(options: ProxyOptions): ProxyRuntime {
     activeByEndpoint: new Map(),
     tunnels: new Set(),
     accessLog: options.accessLog === undefined ? undefined : new AccessLog(options.accessLog),
+    tracing:
+      options.tracing === undefined ? undefined : createTracing(options.tracing, metrics.spans, options.log),
   };
 }
 
@@ -319,8 +323,9 @@ async function closeNow(state: ProxyState): Promise<void> {
   rt.pools.destroy();
   rt.h2Pools.destroy();
   await Promise.all(closing);
-  // The last requests' lines are out before close() resolves (a process exits next).
+  // The last requests' lines and spans are out before close() resolves (a process exits next).
   rt.accessLog?.flush();
+  await rt.tracing?.exporter.close();
 }
 
 function notLive(state: ProxyState): string | undefined {

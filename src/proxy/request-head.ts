@@ -2,7 +2,14 @@
 // in one pass over the client's raw header lines; with filters, from the header map the filters edited.
 import type { Socket } from 'node:net';
 import type { ClientRequest } from './client-request.js';
-import { clientHeaderRule, FORWARDED_FOR, forwardingHeaders, PASS, REQUEST_ID } from './forwarded-headers.js';
+import {
+  clientHeaderRule,
+  FORWARDED_FOR,
+  forwardingHeaders,
+  PASS,
+  REQUEST_ID,
+  TRACE_PARENT,
+} from './forwarded-headers.js';
 import { clientIp, connectionListed, type HeaderMap, HOP_BY_HOP, isInternalAddress } from './headers.js';
 import { isHeaderName, isValidFieldValue } from './http-syntax.js';
 import { nextRequestId } from './request-id.js';
@@ -58,6 +65,8 @@ export interface HeadOptions {
   contentLength: number;
   /** Host header when the client sent none: the endpoint's `host:port`. */
   authority: string;
+  /** The proxy's traceparent, replacing the client's (tracing on); undefined: the client's passes on. */
+  traceparent: string | undefined;
 }
 
 /** The head from the client's raw header lines: hop-by-hop and untrusted forwarding headers dropped, ours added. */
@@ -89,8 +98,9 @@ export function requestHeadFromRaw(req: ClientRequest, o: HeadOptions): string {
     else if (rule === REQUEST_ID) {
       requestIds ??= [];
       requestIds.push(value);
-    }
+    } else if (rule === TRACE_PARENT && o.traceparent === undefined) head += `${name}: ${value}\r\n`;
   }
+  if (o.traceparent !== undefined) head += `traceparent: ${o.traceparent}\r\n`;
   if (!host) head += `host: ${o.hostRewrite ?? o.authority}\r\n`;
   const client = clientFacts(req.socket);
   const facts = { clientIp: client.ip, origin: client.origin, proto: o.proto, timeoutMs: o.timeoutMs };

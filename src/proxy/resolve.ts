@@ -126,6 +126,7 @@ export function upstreamHeaders(
   plan: ForwardPlan,
   proto: 'http' | 'https',
   upgrade: boolean,
+  traceparent: string | undefined,
 ): HeaderMap {
   const headers = endToEndHeaders(req.rawHeaders);
   // One Host upstream even if the client sent several (Node routes on the first).
@@ -140,6 +141,7 @@ export function upstreamHeaders(
   const client = clientFacts(req.socket);
   const facts = { clientIp: client.ip, origin: client.origin, proto, timeoutMs: plan.action.timeoutMs };
   addForwardingHeaders(headers, facts, nextRequestId);
+  if (traceparent !== undefined) headers.traceparent = traceparent;
   for (const m of plan.requestModifiers) applyHeaderModifier(headers, m);
   if (plan.hostRewrite !== undefined) headers.host = plan.hostRewrite;
   return headers;

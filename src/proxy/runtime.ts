@@ -5,6 +5,7 @@ import type { H2EndpointPool } from './h2/upstream-pools.js';
 import type { ProxyMetrics } from './metrics.js';
 import type { ProxyOptions } from './options.js';
 import type { Snapshot } from './snapshot.js';
+import type { Tracing } from './tracing.js';
 import type { EndpointPool } from './upstream-client.js';
 import type { UpstreamPools } from './upstream-pools.js';
 
@@ -24,6 +25,8 @@ export interface ProxyRuntime {
   tunnels: Set<Duplex>;
   /** One line per finished request; undefined: off. */
   accessLog: AccessLog | undefined;
+  /** Trace context and spans; undefined: off (a client's traceparent passes on untouched). */
+  tracing: Tracing | undefined;
 }
 
 /** What a request needs to know about the socket it arrived on. */

@@ -46,7 +46,7 @@ export function handleUpgrade(
     port: plan.endpoint.port,
     method: req.method,
     path: plan.target,
-    headers: upstreamHeaders(req, plan, listener.proto, true),
+    headers: upstreamHeaders(req, plan, listener.proto, true, undefined),
     agent: false,
     setHost: false,
   });

@@ -118,6 +118,8 @@ function createPool(
         ? {}
         : { accessLog: { format: log.format, fields: log.fields, sampling: log.sampling } }),
       ...(traceEvents === undefined ? {} : { traceEvents }),
+      // Each worker exports its own requests' spans (plain data: it crosses as JSON).
+      ...(options.tracing === undefined ? {} : { tracing: options.tracing }),
     },
     slots: [],
     nextId: 1,
@@ -338,7 +340,14 @@ function mergeOutcomes(outcomes: Extract<ApplyOutcome, { ok: true }>[]): ApplyOu
 }
 
 function emptyMetrics(): MetricsSnapshot {
-  return { routes: [], upstreamErrors: [], connections: [], accepted: 0, inFlight: 0 };
+  return {
+    routes: [],
+    upstreamErrors: [],
+    connections: [],
+    accepted: 0,
+    inFlight: 0,
+    spans: { exported: 0, dropped: 0 },
+  };
 }
 
 /** The primary's own series: workers, restarts, and each worker's accepted connections (the spread). */

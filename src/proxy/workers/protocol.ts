@@ -6,6 +6,7 @@ import type { AccessLogOptions } from '../access-log.js';
 import type { MetricsSnapshot } from '../metrics.js';
 import type { Http2Limits, ProxyLimits } from '../options.js';
 import type { ApplyOutcome } from '../proxy.js';
+import type { TracingOptions } from '../span-exporter.js';
 
 /** How connections reach workers: the kernel spreads them (SO_REUSEPORT), or the primary hands them out. */
 export type AcceptBalancing = 'reuse-port' | 'round-robin';
@@ -24,6 +25,7 @@ export interface WorkerSettings {
   accessLog?: Omit<AccessLogOptions, 'write'>;
   /** The file a worker appends its stage timestamps to (diagnostics: `--trace-events`). */
   traceEvents?: string;
+  tracing?: TracingOptions;
 }
 
 export type ToWorker =

@@ -27,6 +27,7 @@ export function runWorker(settings: WorkerSettings): void {
     maxDrainMs: settings.maxDrainMs,
     reusePort: settings.balancing === 'reuse-port',
     accessLog: settings.accessLog,
+    tracing: settings.tracing,
     log: (line) => logToStderr(`worker ${id}: ${line}`),
     trace: settings.traceEvents === undefined ? undefined : appendStageTrace(settings.traceEvents),
   });

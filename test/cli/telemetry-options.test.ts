@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { accessLogOption } from '../../src/cli/access-log-option.js';
+import { accessLogOption, tracingOption } from '../../src/cli/telemetry-options.js';
 import { ACCESS_LOG_FIELDS } from '../../src/ir/access-log.js';
 
 test('portico proxy logs every request as JSON with every field unless told otherwise', () => {
@@ -31,4 +31,23 @@ test('a bad access log flag is an error that names the flag', () => {
     /--access-log-sampling: expected a percentage/,
   );
   assert.throws(() => accessLogOption('json', undefined, ''), /--access-log-sampling/);
+});
+
+test('portico proxy traces only when given a collector, sampling every trace it starts unless told', () => {
+  assert.equal(tracingOption(undefined, '100'), undefined);
+  assert.deepEqual(tracingOption('http://collector.observability:4318/v1/traces', '100'), {
+    endpoint: 'http://collector.observability:4318/v1/traces',
+    sampling: 1,
+  });
+  assert.equal(tracingOption('https://collector/v1/traces', '10')?.sampling, 0.1);
+});
+
+test('a bad tracing flag is an error that names the flag', () => {
+  assert.throws(() => tracingOption('collector:4318', '100'), /--tracing-endpoint: expected an http/);
+  assert.throws(() => tracingOption('not a url', '100'), /--tracing-endpoint: not a URL/);
+  assert.throws(
+    () => tracingOption('http://user:secret@collector/v1/traces', '100'),
+    /--tracing-endpoint: credentials do not belong in the URL/,
+  );
+  assert.throws(() => tracingOption(undefined, 'all'), /--tracing-sampling: expected a percentage/);
 });
