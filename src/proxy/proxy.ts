@@ -19,9 +19,9 @@ import {
   createSecureContextCache,
   type SecureContextCache,
 } from './tls.js';
+import { createTracing } from './tracing.js';
 import { EndpointPool } from './upstream-client.js';
 import { createUpstreamPools } from './upstream-pools.js';
-import { createTracing } from './tracing.js';
 import type { WorkerStats } from './workers/protocol.js';
 
 export type ApplyOutcome =
