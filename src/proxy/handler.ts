@@ -21,8 +21,7 @@ import { type HeadOptions, requestHeadFromMap, requestHeadFromRaw, sendable } fr
 import { type ForwardPlan, firstHost, resolveRequest, upstreamHeaders } from './resolve.js';
 import type { ListenerContext, ProxyRuntime } from './runtime.js';
 import { endpointKey } from './snapshot.js';
-import type { TraceContext } from './trace-context.js';
-import { traceparentOf } from './trace-context.js';
+import { type TraceContext, traceparentOf } from './trace-context.js';
 import { requestSpan, requestTrace } from './tracing.js';
 import { forwardableTrailers } from './trailers.js';
 import {
