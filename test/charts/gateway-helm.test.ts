@@ -8,6 +8,9 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { parse, parseAllDocuments } from 'yaml';
 import { COMMON_INFRA_LABELS } from '../../src/ir/fleet-infra.js';
+import { createMetrics, formatMetrics } from '../../src/provider/kubernetes/metrics.js';
+import { renderMetrics } from '../../src/proxy/metrics.js';
+import { workerLines } from '../../src/proxy/workers/pool.js';
 import { binary, REPO, readManifest } from '../../toolchain/manifest.js';
 
 const CHART = join(REPO, 'charts/gateway-helm');
@@ -178,12 +181,106 @@ test('the controller’s NetworkPolicy: discovery only from proxy pods, health a
   assert.match(wrong.stderr, /pods/);
 });
 
+/** Every series name Portico's proxies and controller expose, from their own renderers' TYPE lines. */
+function exposedSeries(): Set<string> {
+  const empty = {
+    routes: [],
+    upstreamErrors: [],
+    connections: [],
+    accepted: 0,
+    inFlight: 0,
+    spans: { exported: 0, dropped: 0 },
+  };
+  const text = [
+    renderMetrics(empty),
+    workerLines([empty], 1, 0),
+    formatMetrics(createMetrics(), { residentBytes: 0, heapUsedBytes: 0, cpuSeconds: 0 }),
+  ].join('\n');
+  const SUFFIXES: Record<string, string[]> = {
+    histogram: ['_bucket', '_sum', '_count'],
+    summary: ['_sum', '_count'],
+  };
+  const names = new Set<string>();
+  for (const [, name, type] of text.matchAll(/^# TYPE (\S+) (\S+)$/gm)) {
+    names.add(name!);
+    for (const suffix of SUFFIXES[type!] ?? []) names.add(`${name}${suffix}`);
+  }
+  return names;
+}
+
+test('the Grafana dashboard: off by default; on, a labelled ConfigMap whose every query reads a series Portico exposes', () => {
+  assert.doesNotMatch(template('portico-gateway-system', []), /portico-gateway-dashboard/);
+  const docs = parseAllDocuments(
+    template('portico-gateway-system', [
+      'grafana.dashboard.enabled=true',
+      'grafana.dashboard.namespace=monitoring',
+      'grafana.dashboard.annotations.grafana_folder=Gateways',
+    ]),
+  )
+    .map(
+      (d) =>
+        d.toJS() as {
+          kind: string;
+          metadata: {
+            name: string;
+            namespace: string;
+            labels: Record<string, string>;
+            annotations?: Record<string, string>;
+          };
+          data?: Record<string, string>;
+        } | null,
+    )
+    .filter((d) => d !== null);
+  const map = docs.find((d) => d.kind === 'ConfigMap' && d.metadata.name === 'portico-gateway-dashboard');
+  assert.ok(map, 'the dashboard ConfigMap is rendered');
+  assert.equal(map.metadata.namespace, 'monitoring');
+  assert.equal(map.metadata.labels.grafana_dashboard, '1');
+  assert.deepEqual(map.metadata.annotations, { grafana_folder: 'Gateways' });
+  const dashboard = JSON.parse(map.data!['portico-gateway.json']!) as {
+    uid: string;
+    panels: { type: string; title: string; targets?: { expr: string }[] }[];
+  };
+  assert.equal(dashboard.uid, 'portico-gateway');
+  const exposed = exposedSeries();
+  const queries = dashboard.panels.flatMap((p) =>
+    (p.targets ?? []).map((t) => ({ title: p.title, expr: t.expr })),
+  );
+  assert.ok(queries.length >= 15, `${queries.length} queries`);
+  for (const { title, expr } of queries) {
+    const read = [...expr.matchAll(/\b((?:portico|process|nodejs)_[a-z_]+)\b/g)].map((m) => m[1]!);
+    assert.ok(read.length > 0, `${title}: ${expr} reads no Portico series`);
+    for (const name of read)
+      assert.ok(exposed.has(name), `${title}: ${name} is not a series Portico exposes`);
+  }
+});
+
+test('scrape annotations on the controller pods only when asked', () => {
+  const annotations = (sets: string[]) => {
+    const docs = parseAllDocuments(template('portico-gateway-system', sets))
+      .map(
+        (d) =>
+          d.toJS() as {
+            kind: string;
+            spec?: { template: { metadata: { annotations: Record<string, string> } } };
+          } | null,
+      )
+      .filter((d) => d !== null);
+    return docs.find((d) => d.kind === 'Deployment')!.spec!.template.metadata.annotations;
+  };
+  assert.equal(annotations([])['prometheus.io/scrape'], undefined);
+  const on = annotations(['metrics.scrapeAnnotations=true']);
+  assert.equal(on['prometheus.io/scrape'], 'true');
+  assert.equal(on['prometheus.io/port'], '19001');
+  assert.equal(on['prometheus.io/path'], '/metrics');
+});
+
 test('a wrong value fails with the key named', () => {
   for (const [set, key] of [
     ['config.deployType=Everywhere', 'deployType'],
     ['controller.replica=2', 'replica'],
     ['image.pullPolicy=Sometimes', 'pullPolicy'],
     ['service.discoveryPort=70000', 'discoveryPort'],
+    ['grafana.dashboard.lable=x', 'lable'],
   ] as const) {
     const r = helm(['template', 'portico', CHART, '--set', set]);
     assert.notEqual(r.status, 0, set);

@@ -351,7 +351,7 @@ function emptyMetrics(): MetricsSnapshot {
 }
 
 /** The primary's own series: workers, restarts, and each worker's accepted connections (the spread). */
-function workerLines(each: MetricsSnapshot[], serving: number, restarts: number): string {
+export function workerLines(each: MetricsSnapshot[], serving: number, restarts: number): string {
   return [
     '# HELP portico_proxy_workers Worker processes serving a config (a replacement counts once it applied one).',
     '# TYPE portico_proxy_workers gauge',
