@@ -1,10 +1,17 @@
-// WebSocket (and any HTTP/1.1 Upgrade) pass-through: route like a request, then splice the two sockets.
+// WebSocket (and any HTTP/1.1 Upgrade) pass-through: route like a request, then splice the two sockets. The
+// access log and tracing see a tunnel once it closes: its status (101 when it opened), bytes and lifetime.
 import { request as httpRequest, STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
+import { performance } from 'node:perf_hooks';
 import type { Duplex } from 'node:stream';
+import type { ResponseFlag } from './access-log.js';
 import type { ClientRequest } from './client-request.js';
 import { responseHeaders } from './headers.js';
-import { resolveRequest, upstreamHeaders } from './resolve.js';
+import { firstHost, resolveRequest, upstreamHeaders } from './resolve.js';
 import type { ListenerContext, ProxyRuntime } from './runtime.js';
+import { endpointKey } from './snapshot.js';
+import { type TraceContext, traceparentOf } from './trace-context.js';
+import { requestSpan, requestTrace } from './tracing.js';
 
 /** How long an upgrade socket the proxy ended is kept for the client to read the answer. */
 const LINGER_MS = 1000;
@@ -15,9 +22,60 @@ function rawResponse(status: number, rawHeaders: string[]): string {
   return `${head}\r\n`;
 }
 
-function reject(socket: Duplex, status: number, extra: string[] = []): void {
+/** What a tunnel (or a refused upgrade) ends with, for its access log line and span. */
+interface UpgradeOutcome {
+  started: number;
+  /** 0 until an answer is sent. */
+  status: number;
+  flag: ResponseFlag | undefined;
+  routeName: string;
+  upstreamHost: string | undefined;
+  requestId: string | undefined;
+}
+
+function reject(socket: Duplex, outcome: UpgradeOutcome, status: number, extra: string[] = []): void {
+  outcome.status = status;
   const headers = ['server', 'portico', 'content-length', '0', 'connection', 'close', ...extra];
   socket.end(rawResponse(status, headers));
+}
+
+/** Logs and traces the upgrade when its client socket closes (when the request is sampled for either). */
+function recordOnClose(
+  rt: ProxyRuntime,
+  listener: ListenerContext,
+  req: ClientRequest,
+  socket: Duplex,
+  outcome: UpgradeOutcome,
+  trace: TraceContext | undefined,
+): void {
+  const logged = rt.accessLog?.sampled() === true;
+  const traced = trace?.sampled === true;
+  if (!logged && !traced) return;
+  socket.once('close', () => {
+    const durationMs = performance.now() - outcome.started;
+    // A TLS or plain socket: its counts are the tunnel's bytes each way, heads included.
+    const counted = socket as Partial<Pick<Socket, 'bytesRead' | 'bytesWritten'>>;
+    const entry = {
+      startMs: Date.now() - durationMs,
+      method: req.method,
+      authority: firstHost(req.rawHeaders),
+      path: req.url,
+      protocol: 'HTTP/1.1',
+      status: outcome.status,
+      flag: outcome.flag ?? (outcome.status === 0 ? ('client_disconnect' as const) : undefined),
+      bytesReceived: counted.bytesRead ?? 0,
+      bytesSent: counted.bytesWritten ?? 0,
+      durationMs,
+      upstreamHost: outcome.upstreamHost,
+      upstreamServiceTimeMs: undefined,
+      routeName: outcome.routeName,
+      listener: listener.name,
+      requestId: outcome.requestId,
+      clientAddress: req.socket.remoteAddress,
+    };
+    if (logged) rt.accessLog?.record(entry);
+    if (traced) rt.tracing?.exporter.record(requestSpan(trace!, outcome.started, entry));
+  });
 }
 
 export function handleUpgrade(
@@ -34,19 +92,34 @@ export function handleUpgrade(
     socket.resume();
     setTimeout(() => socket.destroy(), LINGER_MS).unref();
   });
+  const outcome: UpgradeOutcome = {
+    started: performance.now(),
+    status: 0,
+    flag: undefined,
+    routeName: '-',
+    upstreamHost: undefined,
+    requestId: undefined,
+  };
+  const trace = rt.tracing === undefined ? undefined : requestTrace(rt.tracing, req.rawHeaders);
+  recordOnClose(rt, listener, req, socket, outcome, trace);
   const plan = resolveRequest(rt, rt.snapshot, listener.name, listener.proto, req);
+  outcome.routeName = plan.routeName;
   rt.metrics.request(listener.name, plan.routeName, plan.kind === 'forward' ? 101 : plan.status, 0);
   if (plan.kind !== 'forward') {
-    reject(socket, plan.status, plan.kind === 'redirect' ? ['location', plan.location] : []);
+    if (plan.kind === 'local') outcome.flag = plan.flag;
+    reject(socket, outcome, plan.status, plan.kind === 'redirect' ? ['location', plan.location] : []);
     return;
   }
 
+  const headers = upstreamHeaders(req, plan, listener.proto, true, trace && traceparentOf(trace));
+  outcome.upstreamHost = endpointKey(plan.endpoint);
+  outcome.requestId = headers['x-request-id'] as string | undefined;
   const up = httpRequest({
     host: plan.endpoint.address,
     port: plan.endpoint.port,
     method: req.method,
     path: plan.target,
-    headers: upstreamHeaders(req, plan, listener.proto, true, undefined),
+    headers,
     agent: false,
     setHost: false,
   });
@@ -54,14 +127,17 @@ export function handleUpgrade(
     plan.action.timeoutMs > 0
       ? setTimeout(() => {
           up.destroy();
-          reject(socket, 504);
+          outcome.flag = 'upstream_timeout';
+          reject(socket, outcome, 504);
         }, plan.action.timeoutMs)
       : undefined;
   socket.on('close', () => up.destroy());
   up.on('error', () => {
     clearTimeout(timer);
     rt.metrics.upstreamError(plan.cluster.name, 'upgrade');
-    if (socket.writable) reject(socket, 502);
+    if (!socket.writable) return;
+    outcome.flag = 'upstream_connect_failure';
+    reject(socket, outcome, 502);
   });
   // The backend declined the upgrade: relay its ordinary response and close.
   up.on('response', (upRes) => {
@@ -70,7 +146,8 @@ export function handleUpgrade(
       (Array.isArray(value) ? value : [value]).flatMap((v) => [name, v]),
     );
     // Hop-by-hop headers dropped, so the body is delimited by the close.
-    socket.write(rawResponse(upRes.statusCode ?? 502, [...kept, 'connection', 'close']));
+    outcome.status = upRes.statusCode ?? 502;
+    socket.write(rawResponse(outcome.status, [...kept, 'connection', 'close']));
     upRes.pipe(socket);
   });
   up.on('upgrade', (upRes, upSocket, upHead) => {
@@ -84,6 +161,7 @@ export function handleUpgrade(
     socket.on('close', () => upSocket.destroy());
     rt.tunnels.add(socket);
     socket.on('close', () => rt.tunnels.delete(socket));
+    outcome.status = 101;
     socket.write(rawResponse(101, upRes.rawHeaders));
     if (upHead.length > 0) socket.write(upHead);
     if (head.length > 0) upSocket.write(head);

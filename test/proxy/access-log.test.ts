@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import { connect as connectH2 } from 'node:http2';
-import { connect } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { ACCESS_LOG_FIELDS } from '../../src/ir/access-log.js';
 import {
@@ -87,6 +87,12 @@ describe('the access log of a running proxy', () => {
         res.end(`got ${Buffer.concat(chunks).length} bytes`);
       });
     });
+    // Upgrades: 101, then every byte echoed until the client ends.
+    backend.on('upgrade', (_req, socket: Socket) => {
+      socket.write('HTTP/1.1 101 Switching Protocols\r\nupgrade: websocket\r\nconnection: Upgrade\r\n\r\n');
+      socket.on('data', (d: Buffer) => socket.write(d));
+      socket.on('end', () => socket.end());
+    });
     backendPort = await listen(backend);
     closedPort = await unusedPort();
     json = await loggingProxy(backendPort, closedPort, { format: 'json', fields: ALL, sampling: 1 });
@@ -161,6 +167,46 @@ describe('the access log of a running proxy', () => {
     assert.equal(entries[0].upstream_host, undefined);
     assert.equal(entries[0].route_name, undefined);
     assert.equal(entries[1].upstream_host, `127.0.0.1:${closedPort}`);
+  });
+
+  it('logs a WebSocket tunnel when it closes: 101, its bytes each way, its route and backend', async () => {
+    const socket = connect({ host: '127.0.0.1', port: json.port });
+    const request =
+      'GET /ws-log HTTP/1.1\r\nhost: example.com\r\nupgrade: websocket\r\nconnection: Upgrade\r\n\r\n';
+    socket.write(request);
+    let text = '';
+    socket.setEncoding('utf8');
+    for await (const chunk of socket) {
+      text += chunk as string;
+      if (text.includes('\r\n\r\n') && !text.endsWith('\r\n\r\n')) break;
+      if (text.startsWith('HTTP/1.1 101') && text.endsWith('\r\n\r\n')) socket.write('ping-ping');
+    }
+    assert.match(text, /^HTTP\/1\.1 101/);
+    assert.ok(text.endsWith('ping-ping'), text);
+    socket.end();
+    await until(() => json.lines.some((l) => l.includes('/ws-log')));
+    const entry = JSON.parse(json.lines.find((l) => l.includes('/ws-log'))!);
+    assert.equal(entry.status, 101);
+    assert.equal(entry.method, 'GET');
+    assert.equal(entry.protocol, 'HTTP/1.1');
+    assert.equal(entry.response_flags, undefined);
+    assert.equal(entry.bytes_received, Buffer.byteLength(request) + 'ping-ping'.length);
+    assert.equal(entry.bytes_sent, Buffer.byteLength(text));
+    assert.equal(entry.upstream_host, `127.0.0.1:${backendPort}`);
+    assert.match(entry.route_name, /^default\/r\d+\/rule\/0\/match\/0$/);
+    assert.match(entry.request_id, /^[0-9a-f-]{36}$/);
+  });
+
+  it('logs a refused upgrade with why: no route', async () => {
+    const socket = connect({ host: '127.0.0.1', port: json.port });
+    socket.write(
+      'GET /ws-nowhere HTTP/1.1\r\nhost: unknown.example\r\nupgrade: websocket\r\nconnection: Upgrade\r\n\r\n',
+    );
+    socket.resume();
+    await new Promise((resolve) => socket.on('close', resolve));
+    await until(() => json.lines.some((l) => l.includes('/ws-nowhere')));
+    const entry = JSON.parse(json.lines.find((l) => l.includes('/ws-nowhere'))!);
+    assert.deepEqual([entry.status, entry.response_flags], [404, 'no_route']);
   });
 
   it('logs a request whose body stalled past its route timeout as 408 request_timeout', async () => {

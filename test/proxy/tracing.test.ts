@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import { connect as connectH2 } from 'node:http2';
+import { connect, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { createProxy, type InProcessProxy } from '../../src/proxy/index.js';
 import type { TracingOptions } from '../../src/proxy/span-exporter.js';
@@ -73,6 +74,12 @@ describe('tracing through a running proxy', () => {
   before(async () => {
     // The backend answers with the traceparent it was sent, so a test sees what went upstream.
     backend = createServer((req, res) => res.end(String(req.headers.traceparent ?? '')));
+    // An upgrade is accepted with the traceparent it came with in the 101's head.
+    backend.on('upgrade', (req, socket: Socket) => {
+      socket.end(
+        `HTTP/1.1 101 Switching Protocols\r\nupgrade: websocket\r\nconnection: Upgrade\r\nx-traceparent: ${req.headers.traceparent ?? ''}\r\n\r\n`,
+      );
+    });
     backendPort = await listen(backend);
     collector = createServer((req, res) => {
       const chunks: Buffer[] = [];
@@ -171,6 +178,22 @@ describe('tracing through a running proxy', () => {
       spans.some((s) => s.traceId === unsampled),
       false,
     );
+  });
+
+  it('traces a WebSocket upgrade: the backend gets the proxy span, the span says 101', async () => {
+    const socket = connect({ host: '127.0.0.1', port });
+    socket.write(
+      `GET /ws HTTP/1.1\r\nhost: example.com\r\nupgrade: websocket\r\nconnection: Upgrade\r\ntraceparent: 00-${TRACE}-${CALLER_SPAN}-01\r\n\r\n`,
+    );
+    let text = '';
+    socket.setEncoding('utf8');
+    for await (const chunk of socket) text += chunk as string;
+    const [, traceId, spanId] = TRACEPARENT.exec(/x-traceparent: (\S+)/.exec(text)?.[1] ?? '') ?? [];
+    assert.equal(traceId, TRACE, text);
+    await until(() => spans.some((s) => s.spanId === spanId));
+    const span = spans.find((s) => s.spanId === spanId)!;
+    assert.equal(span.parentSpanId, CALLER_SPAN);
+    assert.equal(attributeOf(span, 'http.response.status_code'), '101');
   });
 
   it('counts exported spans in the metrics', async () => {
