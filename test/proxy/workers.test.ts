@@ -4,7 +4,7 @@
 // sockets; the accept balancing is the best the running Node has (round robin on 20, SO_REUSEPORT on 24).
 import assert from 'node:assert/strict';
 import cluster from 'node:cluster';
-import { Agent } from 'node:http';
+import { Agent, createServer } from 'node:http';
 import { test } from 'node:test';
 import type { FleetConfig } from '../../src/ir/fleet-config.js';
 import type { Proxy as PorticoProxy } from '../../src/proxy/index.js';
@@ -12,7 +12,7 @@ import { bestAcceptBalancing, createWorkerProxy } from '../../src/proxy/workers/
 import { workerExecArgv } from '../../src/proxy/workers/worker-slot.js';
 import { fleet, forward, listener, route, upstream, vhost } from '../support/fleet.js';
 import { h2Request, h2Session } from '../support/h2.js';
-import { closeServer, freePort, httpRequest, startEcho } from '../support/http.js';
+import { closeServer, freePort, httpRequest, listen, startEcho, until } from '../support/http.js';
 import { parsePrometheus, sampleValue } from '../support/prometheus.js';
 
 const WORKERS = 2;
@@ -263,4 +263,53 @@ test('every worker tells h2c from HTTP/1.1 on its own and serves both, with the 
   }
   const accepted = await acceptedByWorker(proxy);
   for (const n of accepted) assert.ok(n > 0, `every worker took connections: ${accepted}`);
+});
+
+test(`tracing with ${WORKERS} workers: every worker exports its requests' spans, the metrics add them up`, async (t) => {
+  const echo = await startEcho('a');
+  t.after(() => closeServer(echo.server));
+  const traceIds: string[] = [];
+  const collector = createServer((req, res) => {
+    let body = '';
+    req.setEncoding('utf8');
+    req.on('data', (c: string) => {
+      body += c;
+    });
+    req.on('end', () => {
+      for (const rs of JSON.parse(body).resourceSpans)
+        for (const ss of rs.scopeSpans) for (const span of ss.spans) traceIds.push(span.traceId);
+      res.end('{}');
+    });
+  });
+  t.after(() => closeServer(collector));
+  const collectorPort = await listen(collector);
+  const proxy = createWorkerProxy({
+    workers: WORKERS,
+    bindAddress: '127.0.0.1',
+    metricsAddress: '127.0.0.1:0',
+    readyAddress: '127.0.0.1:0',
+    adminAddress: '127.0.0.1:0',
+    drainMs: 0,
+    log: () => {},
+    tracing: { endpoint: `http://127.0.0.1:${collectorPort}/v1/traces`, sampling: 1, flushIntervalMs: 20 },
+  });
+  t.after(() => proxy.close());
+  await proxy.started;
+  const port = await freePort();
+  assert.equal((await proxy.apply(config(port, echo.port, ['/']), 'v1')).ok, true);
+  const requests = 8 * WORKERS;
+  for (let i = 0; i < requests; i++) assert.equal((await fresh(port, `/traced/${i}`)).status, 200);
+  await until(() => traceIds.length === requests);
+  assert.equal(new Set(traceIds).size, requests, 'one trace per request, none twice');
+  const accepted = await acceptedByWorker(proxy);
+  assert.ok(
+    accepted.every((n) => n > 0),
+    `both workers served (and so exported): ${accepted}`,
+  );
+  // The primary asks its workers for their counts on each scrape: the sum reaches every span exported.
+  let exported = 0;
+  while (exported !== requests) {
+    exported = sampleValue(await metrics(proxy), 'portico_tracing_spans_total', { outcome: 'exported' }) ?? 0;
+    if (exported !== requests) await new Promise((resolve) => setTimeout(resolve, 20));
+  }
 });
