@@ -62,6 +62,8 @@ const here = fileURLToPath(new URL('.', import.meta.url));
 const STATIC_PROXY = `
 const [configFile, entry, workers, port, accessLogFile] = process.argv.slice(1);
 const { runStaticProxy } = await import(entry);
+// Its lines on stderr, as \`portico proxy\` writes them: the ports are read from them.
+const { createLogger, logToStderr } = await import(new URL('../platform/log-line.js', 'file://' + entry).href);
 const { openSync, writeSync } = await import('node:fs');
 // The access log as \`portico proxy\` writes it by default (JSON, every field), into a file instead of a pipe.
 const fd = accessLogFile === undefined ? undefined : openSync(accessLogFile, 'a');
@@ -71,6 +73,7 @@ const fields = ['start_time', 'method', 'authority', 'path', 'protocol', 'status
 process.exitCode = await runStaticProxy(configFile, {
   bindAddress: '127.0.0.1', portOffset: Number(port) - 80, drainMs: 0, workers: Number(workers),
   metricsAddress: '127.0.0.1:0',
+  log: createLogger('info', logToStderr),
   ...(fd === undefined ? {} : { accessLog: { format: 'json', fields, sampling: 1, write: (t) => writeSync(fd, t) } }),
 });
 `;
