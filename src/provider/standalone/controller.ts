@@ -159,7 +159,7 @@ function createStandaloneRunner(options: StandaloneOptions, parts: StandalonePar
     statuses: { show: () => announcements.announce(runner.statuses().values()) },
     onError: (error) =>
       log.error(
-        `error: reconcile failed, the last good state keeps serving: ${(error as Error).stack ?? String(error)}`,
+        `reconcile failed, the last good state keeps serving: ${(error as Error).stack ?? String(error)}`,
       ),
     trace: parts.trace,
   });
@@ -202,7 +202,7 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
   const watcher = await watchFiles({
     paths: options.paths,
     onBatch: (batch) => batches.apply(batch),
-    onError: (error) => log.error(`error: ${error.message}`),
+    onError: (error) => log.error(error.message),
     trace,
   });
   const admin: AdminServer = await startAdminServer({

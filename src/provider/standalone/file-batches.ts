@@ -28,9 +28,7 @@ export function fileBatches(
     saveTimer = undefined;
     store
       .save()
-      .catch((error: unknown) =>
-        log.error(`error: cannot save object metadata: ${(error as Error).message}`),
-      );
+      .catch((error: unknown) => log.error(`cannot save object metadata: ${(error as Error).message}`));
   };
 
   function report(batch: FileBatch, changed: boolean): void {
@@ -51,7 +49,7 @@ export function fileBatches(
     async apply(batch) {
       const result = store.apply(batch);
       trace('parsed');
-      for (const e of result.errors) log.error(`error: ${formatResourceError(e)}`);
+      for (const e of result.errors) log.error(formatResourceError(e));
       report(batch, result.changed);
       if (result.changed || !runner.ready()) await runner.now();
       saveTimer ??= setTimeout(saveStore, STORE_SAVE_INTERVAL_MS);

@@ -59,7 +59,7 @@ export async function openHostFleets(options: HostFleetsOptions): Promise<HostFl
     cidr: options.addressPool,
     stateDir: options.stateDir,
     source: '--address-pool',
-    onWarning: (m) => log.warn(`warning: ${m}`),
+    onWarning: (m) => log.warn(m),
     claims,
   });
   // Proxies a previous controller left running (it crashed, or stopped without stopping them) keep serving:
@@ -107,15 +107,13 @@ function addressMover(
     moves.set(fleet, moved);
     if (moved > MAX_ADDRESS_MOVES) {
       options.log.error(
-        `error: fleet ${fleet}: ${address} is in use too, after ${MAX_ADDRESS_MOVES} moves; is something bound to ` +
+        `fleet ${fleet}: ${address} is in use too, after ${MAX_ADDRESS_MOVES} moves; is something bound to ` +
           `0.0.0.0 on the proxy ports (${Object.values(HOST_PROXY_PORTS).join(', ')})? Retrying there`,
       );
       return;
     }
     pool.avoid(address);
-    options.log.warn(
-      `warning: fleet ${fleet}: ${address} is in use by another process; moving it to another address`,
-    );
+    options.log.warn(`fleet ${fleet}: ${address} is in use by another process; moving it to another address`);
     options.onChange();
   };
 }

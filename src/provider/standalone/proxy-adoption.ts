@@ -48,9 +48,7 @@ function adminPid(address: string): Promise<number | undefined> {
 /** The records in `recordsDir` a starting controller adopts; stale ones are removed, each with a line why. */
 export async function adoptableProxies(recordsDir: string, log: Logger): Promise<ProxyRecord[]> {
   const adoptable: ProxyRecord[] = [];
-  for (const record of readProxyRecords(recordsDir, (file, why) =>
-    log.warn(`warning: ignoring ${file}: ${why}`),
-  )) {
+  for (const record of readProxyRecords(recordsDir, (file, why) => log.warn(`ignoring ${file}: ${why}`))) {
     const why = await whyNotAdoptable(record);
     if (why === undefined) adoptable.push(record);
     else {
