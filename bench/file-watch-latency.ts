@@ -19,6 +19,7 @@ const watcher = await watchFiles({
   onBatch: (batch) => {
     if (batch.changed.has(target)) onBatch?.();
   },
+  onError: (error) => console.error(error.message),
 });
 const raw = watch(dir, (_event, name) => {
   if (name === 'route.yaml') onRaw?.();

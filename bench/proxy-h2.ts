@@ -116,8 +116,11 @@ function fleetConfig(h1Port: number, h2cPort: number, cert: { cert: string; key:
 const STATIC_PROXY = `
 const [configFile, entry, workers, base] = process.argv.slice(1);
 const { runStaticProxy } = await import(entry);
+// Its lines on stderr, as \`portico proxy\` writes them: the ports are read from them.
+const { createLogger, logToStderr } = await import(new URL('../platform/log-line.js', 'file://' + entry).href);
 process.exitCode = await runStaticProxy(configFile, {
   bindAddress: '127.0.0.1', portOffset: Number(base) - 80, drainMs: 0, workers: Number(workers),
+  log: createLogger('info', logToStderr),
 });
 `;
 

@@ -65,6 +65,10 @@ const here = fileURLToPath(new URL('.', import.meta.url));
 const STATIC_PROXY = `
 const [configFile, entry, workers, port, accessLogFile] = process.argv.slice(1);
 const { runStaticProxy } = await import(entry);
+// Its lines on stderr, as \`portico proxy\` writes them: the ports are read from them. Callable as well, for a
+// --baseline build from before the one logger shape (it took a function).
+const line = (text) => console.error(text);
+const log = Object.assign(line, { debug: () => {}, info: line, warn: line, error: line });
 const { openSync, writeSync } = await import('node:fs');
 // The access log as \`portico proxy\` writes it by default (JSON, every field), into a file instead of a pipe.
 const fd = accessLogFile === undefined ? undefined : openSync(accessLogFile, 'a');
@@ -74,6 +78,7 @@ const fields = ['start_time', 'method', 'authority', 'path', 'protocol', 'status
 process.exitCode = await runStaticProxy(configFile, {
   bindAddress: '127.0.0.1', portOffset: Number(port) - 80, drainMs: 0, workers: Number(workers),
   metricsAddress: '127.0.0.1:0',
+  log,
   ...(fd === undefined ? {} : { accessLog: { format: 'json', fields, sampling: 1, write: (t) => writeSync(fd, t) } }),
 });
 `;

@@ -3,7 +3,7 @@
 import { parseArgs } from 'node:util';
 import { DEFAULT_CONTROLLER_NAME, DEFAULT_CONTROLLER_NAMESPACE } from '../api/controller-config.js';
 import { CONTROLLER_SERVICE } from '../ir/well-known.js';
-import { logToStdout } from '../platform/log-line.js';
+import { createLogger, logToStdout } from '../platform/log-line.js';
 
 const HELP = `usage: portico cleanup [--namespace NS] [--controller-name NAME] [--fleet-namespaces own|all|A,B]
                        [--kubeconfig PATH]
@@ -54,7 +54,7 @@ export async function run(argv: string[]): Promise<number> {
     controllerName: values['controller-name'],
     controllerDeployment: CONTROLLER_SERVICE,
     fleetNamespaces,
-    log: logToStdout,
+    log: createLogger('info', logToStdout),
   });
   logToStdout(`cleanup: ${deleted} objects of the controller in ${namespace} deleted`);
   return 0;

@@ -8,7 +8,7 @@ import { PORTS } from '../ir/well-known.js';
 import { PorticoError } from '../platform/errors.js';
 import { formatHostPort, parseHostPort } from '../platform/host-port.js';
 import { requireLoopback } from '../platform/listen-scope.js';
-import { logToStderr } from '../platform/log-line.js';
+import { createLogger, logToStderr } from '../platform/log-line.js';
 import { runStaticProxy } from '../proxy/index.js';
 import { drainOnSignal } from '../proxy/signals.js';
 import { defaultWorkerCount } from '../proxy/workers/cpu-count.js';
@@ -204,22 +204,21 @@ export async function run(argv: string[]): Promise<number> {
     console.log(HELP);
     return 0;
   }
-  const runtime = runtimeOptions(values);
+  // Discovery's debug lines (deltas waiting for a whole update) are not shown.
+  const log = createLogger('info', logToStderr);
+  const runtime = { ...runtimeOptions(values), log };
   if (values['config-file'] !== undefined) return runStaticProxy(values['config-file'], runtime);
   const settings = await discoverySettings(values);
-  const log = logToStderr;
 
   // A draining proxy stops claiming its fleet's config, so the controller sees it no longer serves.
   let stopDiscovery: () => Promise<void> = async () => {};
-  const proxy = createProxyWithWorkers({ ...runtime, log, onDraining: () => void stopDiscovery() });
+  const proxy = createProxyWithWorkers({ ...runtime, onDraining: () => void stopDiscovery() });
   await proxy.started;
   const client = startDiscoveryClient({
     ...settings,
     apply: (config, version) => proxy.apply(config, version),
     trace: runtime.trace,
-    log: (level, message) => {
-      if (level !== 'debug') log(`discovery ${level}: ${message}`);
-    },
+    log,
   });
   // A controller that adopts this proxy after a restart asks it to reconnect without waiting out the backoff.
   process.on('SIGHUP', () => client.reconnectNow());
@@ -228,9 +227,9 @@ export async function run(argv: string[]): Promise<number> {
     stopping ??= client.stop();
     return stopping;
   };
-  log(`proxy ${settings.node} of fleet ${settings.fleet}: discovery ${values.discovery}`);
+  log.info(`proxy ${settings.node} of fleet ${settings.fleet}: discovery ${values.discovery}`);
 
-  await drainOnSignal(proxy, () => log('draining'));
+  await drainOnSignal(proxy, () => log.info('draining'));
   await stopDiscovery();
   return 0;
 }

@@ -12,7 +12,7 @@ import { DEFAULT_CLAIMS_DIR } from '../infra/host/address-claims.js';
 import { DEFAULT_ADDRESS_POOL } from '../infra/host/address-pool.js';
 import { PORTS } from '../ir/well-known.js';
 import { PorticoError } from '../platform/errors.js';
-import { logToStdout } from '../platform/log-line.js';
+import { createLogger, logToStdout } from '../platform/log-line.js';
 import { stopSignal } from '../platform/stop-signal.js';
 import { DEFAULT_ADMIN_ADDRESS } from '../provider/standalone/admin-server.js';
 import { DEFAULT_PROXY_WORKERS_MAX, startStandalone } from '../provider/standalone/controller.js';
@@ -123,13 +123,13 @@ export async function run(argv: string[]): Promise<number> {
     await stopStandalone({
       stateDir,
       claimsDir: values['address-claims-dir'],
-      log: logToStdout,
+      log: createLogger('info', logToStdout),
     });
     return 0;
   }
   const { config, paths } = await configAndPaths(values);
   const drain = values['proxy-drain-seconds'];
-  const log = logToStdout;
+  const log = createLogger('info', logToStdout);
   const controller = await startStandalone({
     config,
     paths,
@@ -146,16 +146,18 @@ export async function run(argv: string[]): Promise<number> {
     // Absolute: the proxies append to it too, from their own working directory.
     traceEvents: values['trace-events'] === undefined ? undefined : resolve(values['trace-events']),
     log,
+    // One host's own discovery server: only its trouble is worth a line, not each proxy connecting.
+    discoveryLog: createLogger('warn', logToStdout),
   });
   const signal = await stopSignal();
   const stopProxies = values['stop-proxies-on-exit'];
-  log(
+  log.info(
     stopProxies
       ? `${signal}: draining proxies and stopping`
       : `${signal}: stopping; the proxies keep serving their last config ` +
           `(to stop them: portico standalone --stop --state-dir ${stateDir})`,
   );
   await controller.close({ stopProxies });
-  log('stopped');
+  log.info('stopped');
   return 0;
 }

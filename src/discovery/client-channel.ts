@@ -4,8 +4,8 @@
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { Client } from '@grpc/grpc-js';
 import { PorticoError } from '../platform/errors.js';
+import type { Logger } from '../platform/log-line.js';
 import type { Backoff } from './backoff.js';
-import type { DiscoveryLog } from './log.js';
 import { serverIdentity } from './server-identity.js';
 import { createTls13ChannelCredentials } from './tls.js';
 
@@ -21,7 +21,7 @@ export interface ChannelOptions {
   tls: ClientTls & { serverName?: string };
   reloadTls?: () => ClientTls;
   backoff: Backoff;
-  log: DiscoveryLog;
+  log: Logger;
 }
 
 export interface ChannelSource {
@@ -41,8 +41,7 @@ export function channelSource(options: ChannelOptions): ChannelSource {
         checkPair(read);
         lastGood = read;
       } catch (error) {
-        options.log(
-          'warn',
+        options.log.warn(
           `discovery: cannot read the certificates again, using the last ones read: ${(error as Error).message}`,
         );
       }

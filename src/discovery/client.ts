@@ -3,12 +3,12 @@
 // serving what it applied.
 import { type Client, type ClientDuplexStream, Metadata, type StatusObject, status } from '@grpc/grpc-js';
 import type { FleetConfig } from '../ir/fleet-config.js';
+import { discardingLogger, type Logger } from '../platform/log-line.js';
 import type { StageTrace } from '../trace/propagation-trace.js';
 import { type Backoff, reconnectDelayMs } from './backoff.js';
 import { channelReady } from './channel-ready.js';
 import { type ChannelSource, type ClientTls, channelSource, sameTls } from './client-channel.js';
 import { type AppliedState, type ApplyOutcome, applyUpdate, NOTHING_APPLIED } from './client-update.js';
-import type { DiscoveryLog } from './log.js';
 import { type ClientMessage, type ServerMessage, streamMethod } from './protocol.js';
 
 export type { ApplyOutcome, RejectedResource } from './client-update.js';
@@ -35,7 +35,7 @@ export interface DiscoveryClientOptions {
   backoff?: Backoff;
   /** How long one connection attempt may take before it is abandoned. Default 10 s. */
   connectTimeoutMs?: number;
-  log?: DiscoveryLog;
+  log?: Logger;
   /** Told when a config arrives, is assembled and is applied (diagnostics: `--trace-events`). */
   trace?: StageTrace;
 }
@@ -68,7 +68,7 @@ type Stream = ClientDuplexStream<ClientMessage, ServerMessage>;
 /** One client's connection state; the functions below share it. */
 interface Session {
   options: DiscoveryClientOptions;
-  log: DiscoveryLog;
+  log: Logger;
   backoff: Backoff;
   channels: ChannelSource;
   method: ReturnType<typeof streamMethod>;
@@ -93,7 +93,7 @@ interface Session {
 }
 
 export function startDiscoveryClient(options: DiscoveryClientOptions): DiscoveryClient {
-  const log: DiscoveryLog = options.log ?? (() => {});
+  const log: Logger = options.log ?? discardingLogger;
   const backoff = options.backoff ?? DEFAULT_BACKOFF;
   const channels = channelSource({ ...options, backoff, log });
   const clientTls = channels.currentTls();
@@ -140,7 +140,7 @@ export function startDiscoveryClient(options: DiscoveryClientOptions): Discovery
       // The old channel may itself be backing off; a new one dials at once.
       renewChannel(s);
       s.failures = 0;
-      log('info', `discovery: reconnecting to ${options.address} now`);
+      log.info(`discovery: reconnecting to ${options.address} now`);
       void connect(s);
     },
     status() {
@@ -163,7 +163,7 @@ async function connect(s: Session): Promise<void> {
   if (superseded()) return;
   if (typeof metadata === 'string') {
     s.lastError = metadata;
-    s.log('warn', `discovery: ${s.lastError}`);
+    s.log.warn(`discovery: ${s.lastError}`);
     return scheduleReconnect(s);
   }
   // Every attempt uses the certificates the files hold now (a refused one may have been renewed meanwhile).
@@ -175,7 +175,7 @@ async function connect(s: Session): Promise<void> {
   if (superseded()) return;
   if (unreachable !== undefined) {
     s.lastError = `cannot reach ${s.options.address}: ${unreachable}`;
-    s.log('warn', `discovery: ${s.lastError}`);
+    s.log.warn(`discovery: ${s.lastError}`);
     if (channel === s.client) renewChannel(s);
     return scheduleReconnect(s);
   }
@@ -218,12 +218,12 @@ function openStream(s: Session, metadata: Metadata): void {
       s.connected = true;
       s.failures = 0;
       const { address, node, fleet } = s.options;
-      s.log('info', `discovery: connected to ${address} as node '${node}' of fleet '${fleet}'`);
+      s.log.info(`discovery: connected to ${address} as node '${node}' of fleet '${fleet}'`);
     }
     s.queue = s.queue
       .then(() => onUpdate(s, call, message))
       .catch((error: unknown) =>
-        s.log('error', `discovery: handling version ${message.version} failed: ${String(error)}`),
+        s.log.error(`discovery: handling version ${message.version} failed: ${String(error)}`),
       );
   });
   call.on('error', () => {}); // the outcome arrives as 'status'
@@ -238,10 +238,8 @@ function onClosed(s: Session, call: Stream, outcome: StatusObject): void {
   s.connected = false;
   if (s.stopped) return;
   s.lastError = `discovery stream closed: ${status[outcome.code] ?? outcome.code}: ${outcome.details}`;
-  s.log(
-    outcome.code === status.UNAUTHENTICATED || outcome.code === status.PERMISSION_DENIED ? 'error' : 'warn',
-    `discovery: ${s.lastError}`,
-  );
+  const refused = outcome.code === status.UNAUTHENTICATED || outcome.code === status.PERMISSION_DENIED;
+  s.log[refused ? 'error' : 'warn'](`discovery: ${s.lastError}`);
   // A channel that failed to connect answers later calls with its last error until its own backoff allows a
   // new attempt, which can miss a server back behind the same Service address: each retry gets a new channel.
   if (outcome.code === status.UNAVAILABLE) renewChannel(s);
@@ -267,7 +265,7 @@ function followCertificateFiles(s: Session): void {
     renewChannel(s, tls);
     return;
   }
-  s.log('info', 'discovery: the certificate files changed: reconnecting with the new certificate');
+  s.log.info('discovery: the certificate files changed: reconnecting with the new certificate');
   s.retired.push(s.client);
   s.client = s.channels.open(tls);
   s.clientTls = tls;
@@ -288,14 +286,14 @@ function reply(s: Session, call: Stream, message: ClientMessage): void {
 async function onUpdate(s: Session, call: Stream, message: ServerMessage): Promise<void> {
   if (s.stopped || call !== s.current) return;
   if (!message.full && s.awaitingFull) {
-    s.log('debug', `discovery: ignoring delta ${message.version}: waiting for a full update`);
+    s.log.debug(`discovery: ignoring delta ${message.version}: waiting for a full update`);
     return;
   }
   const result = await applyUpdate(s.options.fleet, s.applied, message, s.options.apply, s.options.trace);
   if (!result.ok) {
     s.lastError = `version ${message.version} rejected: ${result.error}`;
     s.awaitingFull = true;
-    s.log('warn', `discovery: ${s.lastError}`);
+    s.log.warn(`discovery: ${s.lastError}`);
     reply(s, call, { nack: { version: message.version, nonce: message.nonce, error: result.error } });
     return;
   }
@@ -307,6 +305,6 @@ async function onUpdate(s: Session, call: Stream, message: ServerMessage): Promi
     rejected.length === 0
       ? undefined
       : `version ${message.version}: rejected ${rejected.map((r) => `${r.type} ${r.name}: ${r.error}`).join('; ')}`;
-  if (s.lastError !== undefined) s.log('warn', `discovery: ${s.lastError}`);
+  if (s.lastError !== undefined) s.log.warn(`discovery: ${s.lastError}`);
   reply(s, call, { ack: result.ack });
 }

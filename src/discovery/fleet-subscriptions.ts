@@ -2,8 +2,8 @@
 // fleet is known), then on each change only the changed and removed resources — or everything again to a stream
 // whose proxy rejected a version and now ignores deltas.
 import { FLEET_CONFIG_SCHEMA_VERSION, FLEET_RESOURCE_TYPES, type FleetConfig } from '../ir/fleet-config.js';
+import type { Logger } from '../platform/log-line.js';
 import type { StageTrace } from '../trace/propagation-trace.js';
-import type { DiscoveryLog } from './log.js';
 import type { ServerMessage } from './protocol.js';
 import { type ResourceDelta, type ServedResourceSet, updateResourceSet } from './resources.js';
 import type { Stream } from './server-streams.js';
@@ -31,7 +31,7 @@ export interface FleetSubscriptions {
   removeFleet(name: string): void;
 }
 
-export function createFleetSubscriptions(log: DiscoveryLog, trace?: StageTrace): FleetSubscriptions {
+export function createFleetSubscriptions(log: Logger, trace?: StageTrace): FleetSubscriptions {
   const fleets = new Map<string, Fleet>();
   // One counter for all fleets: versions stay monotonic even when a fleet is removed and comes back. It starts
   // from the clock, so a proxy that outlives its controller never sees one version name two configs.
@@ -85,8 +85,7 @@ export function createFleetSubscriptions(log: DiscoveryLog, trace?: StageTrace):
       if (wasKnown && delta.changed.length === 0 && delta.removed.length === 0) return;
       fleet.version = ++versionCounter;
       fleet.known = true;
-      log(
-        'debug',
+      log.debug(
         `discovery: fleet ${config.fleet} version ${fleet.version}: ${delta.changed.length} changed, ${delta.removed.length} removed`,
       );
       trace?.('discovery-diffed', String(fleet.version));

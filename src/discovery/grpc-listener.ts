@@ -1,7 +1,7 @@
 // The discovery port: our TLS front (deadlines and caps gRPC does not offer) hands each secured socket to a
 // gRPC server speaking HTTP/2 on it, which serves the one bidirectional Stream method.
 import { type handleBidiStreamingCall, Server, ServerCredentials } from '@grpc/grpc-js';
-import type { DiscoveryLog } from './log.js';
+import type { Logger } from '../platform/log-line.js';
 import { type ClientMessage, discoveryService, type ServerMessage } from './protocol.js';
 import { type DiscoveryServerOptions, SERVER_DEFAULTS } from './server-types.js';
 import { createTlsFront, type TlsFront } from './tls-front.js';
@@ -19,7 +19,7 @@ const MAX_CLIENT_MESSAGE_BYTES = 1024 * 1024;
 export async function listenGrpc(
   options: DiscoveryServerOptions,
   handle: handleBidiStreamingCall<ClientMessage, ServerMessage>,
-  log: DiscoveryLog,
+  log: Logger,
 ): Promise<GrpcListener> {
   const handshakeTimeoutMs = options.handshakeTimeoutMs ?? SERVER_DEFAULTS.handshakeTimeoutMs;
   const grpcServer = new Server({
@@ -45,7 +45,7 @@ export async function listenGrpc(
     capLoopbackSources: options.capLoopbackSources ?? false,
     reviewRate: options.reviewRate ?? SERVER_DEFAULTS.reviewRate,
     onSecureConnection: (socket) => injector.injectConnection(socket),
-    log: (message) => log('info', message),
+    log,
   });
   let port: number;
   try {

@@ -1,7 +1,7 @@
 // The discovery server's streams: each proxy's call with what the server knows of it, and how a stream ends —
 // refused with a status (`fail`), or gone (`drop`) — and the deadline of a credential that expires.
 import { Metadata, type ServerDuplexStream, status } from '@grpc/grpc-js';
-import type { DiscoveryLog } from './log.js';
+import type { Logger } from '../platform/log-line.js';
 import type { ClientMessage, ServerMessage } from './protocol.js';
 import type { NodeState } from './server-types.js';
 import { createTokenBucket, type RateLimit, type TokenBucket } from './token-bucket.js';
@@ -42,7 +42,7 @@ export interface StreamSet {
 const MAX_TIMER_MS = 2_147_483_647;
 
 export function createStreamSet(options: {
-  log: DiscoveryLog;
+  log: Logger;
   reportRate: RateLimit;
   /** A subscribed stream went: unsubscribe it. */
   onDropped: (stream: Stream) => void;
@@ -62,8 +62,7 @@ export function createStreamSet(options: {
 
   function fail(stream: Stream, code: status, details: string): void {
     if (stream.closed) return;
-    options.log(
-      'info',
+    options.log.info(
       `discovery: closing stream ${stream.id} (${describeStream(stream)}): ${status[code]}: ${details}`,
     );
     stream.call.emit('error', { code, details, metadata: new Metadata() });

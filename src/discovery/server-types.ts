@@ -2,9 +2,9 @@
 // server reports about each connected proxy.
 
 import type { FleetConfig } from '../ir/fleet-config.js';
+import type { Logger } from '../platform/log-line.js';
 import type { StageTrace } from '../trace/propagation-trace.js';
 import type { CertificatePins } from './certificate-pins.js';
-import type { DiscoveryLog } from './log.js';
 import type { RateLimit } from './token-bucket.js';
 
 export interface Identity {
@@ -37,7 +37,7 @@ export interface DiscoveryServerOptions {
   address: string;
   tls: { caPem: string; certPem: string; keyPem: string };
   auth: DiscoveryAuth;
-  log?: DiscoveryLog;
+  log?: Logger;
   /** A stream that names no node and fleet within this time is closed; a connection without an authorized
    * stream too. Default 10000. */
   helloTimeoutMs?: number;

@@ -5,11 +5,11 @@
 import { EventEmitter } from 'node:events';
 import { status } from '@grpc/grpc-js';
 import { PorticoError } from '../platform/errors.js';
+import { discardingLogger, type Logger } from '../platform/log-line.js';
 import { enforceCertificatePins } from './certificate-enforcement.js';
 import { checkFleetShape } from './fleet-shape.js';
 import { createFleetSubscriptions } from './fleet-subscriptions.js';
 import { type GrpcListener, listenGrpc } from './grpc-listener.js';
-import type { DiscoveryLog } from './log.js';
 import { createStreamSet, describeStream } from './server-streams.js';
 import { type DiscoveryServer, type DiscoveryServerOptions, SERVER_DEFAULTS } from './server-types.js';
 import { createStreamAuth } from './stream-auth.js';
@@ -24,7 +24,7 @@ export type {
 } from './server-types.js';
 
 export function createDiscoveryServer(options: DiscoveryServerOptions): DiscoveryServer {
-  const log: DiscoveryLog = options.log ?? (() => {});
+  const log: Logger = options.log ?? discardingLogger;
   const events = new EventEmitter();
   const changed = (): void => {
     events.emit('change');
@@ -38,7 +38,7 @@ export function createDiscoveryServer(options: DiscoveryServerOptions): Discover
     onDropped(stream) {
       subscriptions.unsubscribe(stream);
       certificates?.forget(stream);
-      log('info', `discovery: ${describeStream(stream)} disconnected`);
+      log.info(`discovery: ${describeStream(stream)} disconnected`);
       changed();
     },
   });
@@ -70,7 +70,7 @@ export function createDiscoveryServer(options: DiscoveryServerOptions): Discover
         throw error;
       }
       const host = options.address.replace(/:\d+$/, '');
-      log('info', `discovery: listening on ${host}:${listener.port} (${options.auth.mode})`);
+      log.info(`discovery: listening on ${host}:${listener.port} (${options.auth.mode})`);
       return { port: listener.port };
     },
     async close() {

@@ -2,9 +2,9 @@
 // hello, so a stream that sends none costs no token review), authorization, one stream per node, and the
 // subscription to the fleet; afterwards the proxy's Acks and Nacks.
 import { type handleBidiStreamingCall, status } from '@grpc/grpc-js';
+import type { Logger } from '../platform/log-line.js';
 import type { CertificateEnforcement } from './certificate-enforcement.js';
 import type { FleetSubscriptions } from './fleet-subscriptions.js';
-import type { DiscoveryLog } from './log.js';
 import type { ClientMessage, Hello, ServerMessage } from './protocol.js';
 import { describeStream, type Stream, type StreamSet } from './server-streams.js';
 import type { Identity } from './server-types.js';
@@ -17,7 +17,7 @@ export interface StreamHandling {
   subscriptions: FleetSubscriptions;
   reports: ReportHandling;
   helloTimeoutMs: number;
-  log: DiscoveryLog;
+  log: Logger;
   /** The stream's connection carries an authorized stream now (the TLS front stops counting it). */
   authorized(peer: string): void;
   /** Mutual TLS with a certificate table: streams are closed when their certificate stops being accepted. */
@@ -91,9 +91,6 @@ async function onHello(stream: Stream, hello: Hello, identity: Identity, handlin
   if (identity.certificateFingerprint !== undefined) {
     handling.certificates?.watch(stream, identity.certificateFingerprint);
   }
-  handling.log(
-    'info',
-    `discovery: ${describeStream(stream)} connected${known ? '' : ' (fleet not known yet)'}`,
-  );
+  handling.log.info(`discovery: ${describeStream(stream)} connected${known ? '' : ' (fleet not known yet)'}`);
   handling.changed();
 }

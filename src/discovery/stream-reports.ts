@@ -1,13 +1,13 @@
 // What a proxy reports on its stream — Ack (applied, with listener errors) or Nack (rejected) — kept as its node
 // state. Reports beyond the stream's rate are coalesced (only the latest waits), and only a report that differs
 // from the last one counts as a change, so a looping proxy cannot make the controller re-translate at will.
-import type { DiscoveryLog } from './log.js';
+import type { Logger } from '../platform/log-line.js';
 import type { Ack, ClientMessage, Nack } from './protocol.js';
 import { ackReport, nackError } from './proxy-report.js';
 import { describeStream, type Stream } from './server-streams.js';
 
 export interface ReportHandling {
-  log: DiscoveryLog;
+  log: Logger;
   /** After a Nack: the proxy ignores deltas until it gets everything again. */
   resendAfterNack(stream: Stream, version: string): void;
   /** What a node reports changed. */
@@ -55,6 +55,6 @@ function reportChanged(stream: Stream, handling: ReportHandling): void {
   const reported = JSON.stringify([appliedVersion, appliedGateways, listenerErrors, lastError ?? null]);
   if (reported === stream.reported) return;
   stream.reported = reported;
-  if (lastError !== undefined) handling.log('warn', `discovery: ${describeStream(stream)} ${lastError}`);
+  if (lastError !== undefined) handling.log.warn(`discovery: ${describeStream(stream)} ${lastError}`);
   handling.changed();
 }

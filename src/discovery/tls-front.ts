@@ -7,6 +7,7 @@ import { createServer, type Server as NetServer, type Socket } from 'node:net';
 import { type TLSSocket, Server as TlsServer } from 'node:tls';
 import { PorticoError } from '../platform/errors.js';
 import { formatHostPort, parseHostPort } from '../platform/host-port.js';
+import type { Logger } from '../platform/log-line.js';
 import { createConnectionCaps } from './connection-caps.js';
 import { createTokenBucket, type RateLimit, type TokenBucket } from './token-bucket.js';
 
@@ -27,7 +28,7 @@ export interface TlsFrontOptions {
   reviewRate: RateLimit;
   /** Each connection once its TLS handshake is done: hand it to the HTTP/2 (gRPC) server. */
   onSecureConnection: (socket: TLSSocket) => void;
-  log: (message: string) => void;
+  log: Logger;
 }
 
 export interface TlsFront {
@@ -70,7 +71,9 @@ export function createTlsFront(options: TlsFrontOptions): TlsFront {
       address,
       reviews: createTokenBucket(options.reviewRate),
       timer: setTimeout(() => {
-        options.log(`discovery: closing ${key}: no authorized stream within ${options.authorizeWithinMs} ms`);
+        options.log.info(
+          `discovery: closing ${key}: no authorized stream within ${options.authorizeWithinMs} ms`,
+        );
         socket.destroy();
       }, options.authorizeWithinMs),
     };

@@ -61,3 +61,13 @@ export function createLogger(level: LogLevel, sink: (line: string) => void = log
   };
   return { debug: emit('debug'), info: emit('info'), warn: emit('warn'), error: emit('error') };
 }
+
+/** A line as createLogger wrote it, split into its level and its text; a line without a level word has none. */
+export function splitLogLevel(line: string): { level: LogLevel | undefined; text: string } {
+  const space = line.indexOf(' ');
+  const word = space < 0 ? '' : line.slice(0, space);
+  return isLogLevel(word) ? { level: word, text: line.slice(space + 1) } : { level: undefined, text: line };
+}
+
+/** The logger of a module nobody gave one: every line dropped. The one such default, so none writes on its own. */
+export const discardingLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };

@@ -5,7 +5,7 @@ import { parse } from 'yaml';
 import type { FleetConfig } from '../ir/fleet-config.js';
 import { validateFleetConfig } from '../ir/validate.js';
 import { PorticoError } from '../platform/errors.js';
-import { logToStderr } from '../platform/log-line.js';
+import { discardingLogger } from '../platform/log-line.js';
 import { drainOnSignal } from './signals.js';
 import { createProxyWithWorkers, type WorkerProxyOptions } from './workers/pool.js';
 
@@ -39,12 +39,12 @@ export async function runStaticProxy(
   options: Partial<WorkerProxyOptions> = {},
 ): Promise<number> {
   const config = await loadFleetConfigFile(configFile);
-  const log = options.log ?? logToStderr;
+  const log = options.log ?? discardingLogger;
   const proxy = createProxyWithWorkers({ workers: 1, ...options, log });
   await proxy.started;
   const outcome = await proxy.apply(config);
   if (!outcome.ok) throw new PorticoError('E_FLEET_CONFIG', `${configFile}: ${outcome.error}`);
-  for (const a of proxy.addresses()) log(`listening: ${a.listener} on ${a.address}:${a.port}`);
+  for (const a of proxy.addresses()) log.info(`listening: ${a.listener} on ${a.address}:${a.port}`);
   await drainOnSignal(proxy);
   return 0;
 }

@@ -124,7 +124,9 @@ class Forwarding implements UpstreamSink {
       this.finish();
       this.answer.flag = 'invalid_request';
       this.rt.metrics.upstreamError(this.plan.cluster.name, 'invalid_request');
-      this.rt.options.log('upstream request refused: a configured header or path holds invalid characters');
+      this.rt.options.log.warn(
+        'upstream request refused: a configured header or path holds invalid characters',
+      );
       respondLocally(this.res, 502, this.closing);
       return;
     }
@@ -251,7 +253,7 @@ class Forwarding implements UpstreamSink {
       this.writeResponseHead(status, rawHeaders);
     } catch (error) {
       // A header Node will not send (bad characters from a filter): fail this request only.
-      this.rt.options.log(`upstream response refused: ${(error as Error).message}`);
+      this.rt.options.log.warn(`upstream response refused: ${(error as Error).message}`);
       this.rt.metrics.upstreamError(this.plan.cluster.name, 'invalid_response');
       this.answer.flag = 'invalid_upstream_response';
       this.finish();

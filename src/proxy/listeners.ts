@@ -88,7 +88,7 @@ export async function bindListener(
       resolve();
     });
   });
-  net.on('error', (error) => rt.options.log(`listener ${listener.name}: ${error.message}`));
+  net.on('error', (error) => rt.options.log.error(`listener ${listener.name}: ${error.message}`));
   const address = net.address() as AddressInfo;
   bound.port = address.port;
   bound.address = address.address;

@@ -1,5 +1,5 @@
 // Every knob of the proxy runtime with its default, in one place.
-import { logToStderr } from '../platform/log-line.js';
+import { discardingLogger, type Logger } from '../platform/log-line.js';
 import type { StageTrace } from '../trace/propagation-trace.js';
 import type { AccessLogOptions } from './access-log.js';
 import type { TracingOptions } from './span-exporter.js';
@@ -100,7 +100,7 @@ export interface ProxyOptions {
   /** Drain: give up waiting for requests in flight after this (from drain start). */
   maxDrainMs: number;
   /** One line per event; never receives secrets. */
-  log: (line: string) => void;
+  log: Logger;
   /** One line per finished request (`portico proxy` turns it on by default); absent: off. */
   accessLog?: AccessLogOptions;
   /** W3C trace context and OTLP spans; absent: off. */
@@ -148,7 +148,7 @@ export const DEFAULT_PROXY_OPTIONS: ProxyOptions = {
   loadBalancing: 'round-robin',
   drainMs: 5_000,
   maxDrainMs: 60_000,
-  log: logToStderr,
+  log: discardingLogger,
 };
 
 export type ProxyOptionsInput = Partial<Omit<ProxyOptions, 'limits' | 'http2'>> & {

@@ -215,9 +215,9 @@ async function applyNow(
   rt.pools.retain(endpoints);
   rt.h2Pools.retain(endpoints);
   rt.metrics.retain(() => liveNames(config));
-  for (const e of listenerErrors) options.log(`listener ${e.listener}: ${e.message}`);
+  for (const e of listenerErrors) options.log.error(`listener ${e.listener}: ${e.message}`);
   for (const r of rejected)
-    options.log(`config: ${r.type} ${r.name} rejected, its last good version kept: ${r.error}`);
+    options.log.warn(`config: ${r.type} ${r.name} rejected, its last good version kept: ${r.error}`);
   return rejected.length === 0 ? { ok: true, listenerErrors } : { ok: true, listenerErrors, rejected };
 }
 
@@ -291,7 +291,9 @@ async function drainNow(state: ProxyState, drainMs: number, maxMs: number): Prom
   rt.draining = true;
   options.onDraining?.();
   const deadline = Date.now() + maxMs;
-  options.log(`draining: serving ${drainMs} ms more, then waiting up to ${maxMs} ms for requests in flight`);
+  options.log.info(
+    `draining: serving ${drainMs} ms more, then waiting up to ${maxMs} ms for requests in flight`,
+  );
   await sleep(Math.min(drainMs, maxMs));
   const closing = [...state.bound.values()].map((b) => closeListener(b, Math.max(0, deadline - Date.now())));
   // Upgraded (WebSocket) connections are not the HTTP server's to cut, so the deadline bounds the wait too.
@@ -303,7 +305,7 @@ async function drainNow(state: ProxyState, drainMs: number, maxMs: number): Prom
   cutoff.abort();
   for (const tunnel of rt.tunnels) tunnel.destroy();
   state.drained = true;
-  options.log('drained');
+  options.log.info('drained');
 }
 
 /** Immediate: every socket closed, every pool emptied. */

@@ -4,6 +4,7 @@
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { PorticoError } from '../platform/errors.js';
+import type { Logger } from '../platform/log-line.js';
 import type { TraceContext } from './trace-context.js';
 
 export interface TracingOptions {
@@ -65,7 +66,7 @@ export class SpanExporter {
   constructor(
     private readonly options: TracingOptions,
     private readonly outcomes: SpanOutcomes,
-    private readonly log: (line: string) => void,
+    private readonly log: Logger,
   ) {
     this.url = tracingEndpoint(options.endpoint, 'tracing endpoint');
     this.resource = JSON.stringify({
@@ -112,7 +113,7 @@ export class SpanExporter {
     return new Promise((resolve) => {
       const failed = (why: string): void => {
         this.outcomes.dropped(batch.length);
-        this.log(`tracing: ${batch.length} spans dropped: ${why}`);
+        this.log.warn(`tracing: ${batch.length} spans dropped: ${why}`);
         resolve();
       };
       const req = send(this.url, {

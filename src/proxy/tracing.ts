@@ -1,6 +1,7 @@
 // A proxy's tracing: the ids, the share of new traces sampled and the exporter, made once per proxy, and the
 // span one request becomes (OpenTelemetry's HTTP server conventions where they fit, portico.* otherwise).
 import { performance } from 'node:perf_hooks';
+import type { Logger } from '../platform/log-line.js';
 import type { AccessLogEntry } from './access-log.js';
 import { type FinishedSpan, SpanExporter, type SpanOutcomes, type TracingOptions } from './span-exporter.js';
 import { type TraceContext, TraceIds, traceContextFor } from './trace-context.js';
@@ -11,11 +12,7 @@ export interface Tracing {
   exporter: SpanExporter;
 }
 
-export function createTracing(
-  options: TracingOptions,
-  outcomes: SpanOutcomes,
-  log: (line: string) => void,
-): Tracing {
+export function createTracing(options: TracingOptions, outcomes: SpanOutcomes, log: Logger): Tracing {
   return {
     ids: new TraceIds(),
     sampling: options.sampling,

@@ -14,6 +14,7 @@ import {
 } from '../../src/discovery/certificate-pins.js';
 import { startDiscoveryClient } from '../../src/discovery/client.js';
 import { createDiscoveryServer, type DiscoveryServer } from '../../src/discovery/server.js';
+import { createLogger } from '../../src/platform/log-line.js';
 import { openRawStream, sampleFleet, testCertificates, virtualHost, waitFor } from './fixtures.js';
 
 const GRPC_UNAUTHENTICATED = 16;
@@ -89,7 +90,7 @@ test('a renewed certificate is picked up by a running client: the stream moves t
       return { ok: true, listenerErrors: [] };
     },
     backoff: { initialMs: 50, maxMs: 200 },
-    log: (level, message) => logs.push(`${level} ${message}`),
+    log: createLogger('debug', (line) => logs.push(line)),
   });
   t.after(() => client.stop());
   const node = () => server.nodes().find((n) => n.node === 'pod-rotating');

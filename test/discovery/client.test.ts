@@ -5,6 +5,7 @@ import { generateCertificates, issueFleetCertificate } from '../../src/certifica
 import { type ApplyOutcome, type DiscoveryClient, startDiscoveryClient } from '../../src/discovery/client.js';
 import { createDiscoveryServer, type DiscoveryServer } from '../../src/discovery/server.js';
 import type { FleetConfig } from '../../src/ir/fleet-config.js';
+import { createLogger } from '../../src/platform/log-line.js';
 import { fleetTls, sampleFleet, testCertificates, virtualHost, waitFor } from './fixtures.js';
 
 const certs = testCertificates();
@@ -279,7 +280,7 @@ test('a connection attempt that hangs (accepted, never answered) is abandoned wi
     },
     backoff: FAST_BACKOFF,
     connectTimeoutMs: 1000,
-    log: (_level, message) => logged.push(message),
+    log: createLogger('debug', (line) => logged.push(line)),
   });
   t.after(() => client.stop());
   await waitFor('a connection to the silent listener', () => held.length > 0);

@@ -5,6 +5,7 @@ import { test } from 'node:test';
 import { startDiscoveryClient } from '../../src/discovery/client.js';
 import { createDiscoveryServer } from '../../src/discovery/server.js';
 import type { FleetConfig, RouteFilter } from '../../src/ir/fleet-config.js';
+import { discardingLogger } from '../../src/platform/log-line.js';
 import { createProxy } from '../../src/proxy/index.js';
 import { forward, route, simpleFleet, upstream, vhost } from '../support/fleet.js';
 import { closeServer, type EchoBody, httpRequest, startEcho } from '../support/http.js';
@@ -40,7 +41,7 @@ test('one bad virtual host is refused alone; an unrelated change in the same fle
   });
   const { port } = await server.start();
   t.after(() => server.close());
-  const proxy = createProxy({ bindAddress: '127.0.0.1', portMap: () => 0, log: () => {} });
+  const proxy = createProxy({ bindAddress: '127.0.0.1', portMap: () => 0, log: discardingLogger });
   t.after(() => proxy.close());
   const client = startDiscoveryClient({
     address: `127.0.0.1:${port}`,

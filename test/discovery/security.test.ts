@@ -5,6 +5,7 @@ import { connect } from 'node:tls';
 import { generateCertificates, issueFleetCertificate } from '../../src/certificates/certs.js';
 import { startDiscoveryClient } from '../../src/discovery/client.js';
 import { createDiscoveryServer, type DiscoveryServer, type Identity } from '../../src/discovery/server.js';
+import { createLogger } from '../../src/platform/log-line.js';
 import { fleetTls, openRawStream, sampleFleet, testCertificates, waitFor } from './fixtures.js';
 
 const certs = testCertificates();
@@ -47,7 +48,7 @@ before(async () => {
       authenticate,
       authorize: (identity, request) => identity.extra.fleet?.includes(request.fleet) === true,
     },
-    log: (_level, message) => logs.push(message),
+    log: createLogger('debug', (line) => logs.push(line)),
   });
   ({ port: tokenPort } = await tokens.start());
   mtls.setFleet(sampleFleet('default/eg'));
@@ -255,7 +256,7 @@ test('token: the stream closes when its token expires and reconnects with a fres
       return { ok: true, listenerErrors: [] };
     },
     backoff: FAST_BACKOFF,
-    log: (_level, message) => clientLogs.push(message),
+    log: createLogger('debug', (line) => clientLogs.push(line)),
   });
   await waitFor('two expiries and reconnects', () => issued.length >= 3, 15_000);
   await waitFor('the reconnected stream to ack', () =>

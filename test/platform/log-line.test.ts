@@ -1,7 +1,7 @@
 // The leveled logger: lines below its level are dropped, the rest carry their level and stay one line.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { createLogger } from '../../src/platform/log-line.js';
+import { createLogger, discardingLogger, splitLogLevel } from '../../src/platform/log-line.js';
 
 test('a logger drops lines below its level and prefixes the others', () => {
   const lines: string[] = [];
@@ -16,4 +16,29 @@ test('a logger drops lines below its level and prefixes the others', () => {
   verbose.debug('d');
   verbose.info('i');
   assert.deepEqual(all, ['debug d', 'info i']);
+});
+
+test('a line a logger wrote splits back into its level and text; other lines have no level', () => {
+  const lines: string[] = [];
+  createLogger('debug', (l) => lines.push(l)).warn('listener a: in use');
+  assert.deepEqual(splitLogLevel(lines[0] ?? ''), { level: 'warn', text: 'listener a: in use' });
+  assert.deepEqual(splitLogLevel('    at main (file.js:1)'), {
+    level: undefined,
+    text: '    at main (file.js:1)',
+  });
+  assert.deepEqual(splitLogLevel('warning: not a level word'), {
+    level: undefined,
+    text: 'warning: not a level word',
+  });
+  assert.deepEqual(splitLogLevel('info'), { level: undefined, text: 'info' });
+});
+
+test('the discarding logger takes every level and writes nothing', (t) => {
+  const written = t.mock.method(process.stdout, 'write');
+  const errors = t.mock.method(process.stderr, 'write');
+  discardingLogger.debug('d');
+  discardingLogger.info('i');
+  discardingLogger.warn('w');
+  discardingLogger.error('e');
+  assert.equal(written.mock.callCount() + errors.mock.callCount(), 0);
 });

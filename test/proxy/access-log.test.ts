@@ -6,6 +6,7 @@ import { connect as connectH2 } from 'node:http2';
 import { connect, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { ACCESS_LOG_FIELDS } from '../../src/ir/access-log.js';
+import { discardingLogger } from '../../src/platform/log-line.js';
 import {
   AccessLog,
   type AccessLogEntry,
@@ -57,7 +58,7 @@ async function loggingProxy(
   const proxy = createProxy({
     bindAddress: '127.0.0.1',
     portMap: () => 0,
-    log: () => {},
+    log: discardingLogger,
     accessLog: { ...accessLog, write },
   });
   assert.deepEqual(await proxy.apply(config), { ok: true, listenerErrors: [] });

@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import type { Server } from 'node:http';
 import { after, before, describe, it } from 'node:test';
+import { discardingLogger } from '../../src/platform/log-line.js';
 import { createProxy, type Proxy as PorticoProxy } from '../../src/proxy/index.js';
 import { forward, route, simpleFleet, upstream, vhost } from '../support/fleet.js';
 import { closeServer, httpRequest, startEcho } from '../support/http.js';
@@ -26,7 +27,7 @@ describe('proxy admin guard and liveness', () => {
       adminAddress: '127.0.0.1:0',
       readyAddress: '127.0.0.1:0',
       drainMs: 0,
-      log: () => {},
+      log: discardingLogger,
     });
     await proxy.started;
     await proxy.apply(

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { discardingLogger } from '../../src/platform/log-line.js';
 import { createProxy, type Proxy as PorticoProxy } from '../../src/proxy/index.js';
 import { forward, route, simpleFleet, upstream, vhost } from '../support/fleet.js';
 import { closeServer, listen } from '../support/http.js';
@@ -57,7 +58,7 @@ describe('proxy request framing toward upstreams', { timeout: 10_000 }, () => {
       });
     });
     const backendPort = await listen(backend);
-    proxy = createProxy({ bindAddress: '127.0.0.1', portMap: () => 0, log: () => {} });
+    proxy = createProxy({ bindAddress: '127.0.0.1', portMap: () => 0, log: discardingLogger });
     await proxy.started;
     const v = vhost(80, 'a.test', [route(forward(['default/b:80']))]);
     await proxy.apply(simpleFleet([v], [upstream('default/b:80', [backendPort])]), 'v1');

@@ -45,11 +45,18 @@ describe('loadFleetConfigFile', () => {
       );
       writeFileSync(file, JSON.stringify(served));
       const entry = join(REPO_ROOT, 'dist/proxy/index.js');
+      // The logger `portico proxy` gives it: without one, runStaticProxy says nothing.
       const script = `const { runStaticProxy } = await import(process.argv[2]);
-process.exitCode = await runStaticProxy(process.argv[1], { bindAddress: '127.0.0.1', portMap: () => 0, drainMs: 50 });`;
-      const child = spawn(process.execPath, ['--input-type=module', '-e', script, file, entry], {
-        stdio: ['ignore', 'ignore', 'pipe'],
-      });
+const { createLogger, logToStderr } = await import(process.argv[3]);
+const log = createLogger('info', logToStderr);
+process.exitCode = await runStaticProxy(process.argv[1], { bindAddress: '127.0.0.1', portMap: () => 0, drainMs: 50, log });`;
+      const child = spawn(
+        process.execPath,
+        ['--input-type=module', '-e', script, file, entry, join(REPO_ROOT, 'dist/platform/log-line.js')],
+        {
+          stdio: ['ignore', 'ignore', 'pipe'],
+        },
+      );
       let stderr = '';
       child.stderr.setEncoding('utf8').on('data', (c: string) => {
         stderr += c;

@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { createServer, request, type Server } from 'node:http';
 import { type AddressInfo, createServer as createNetServer, type Server as NetServer } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { discardingLogger } from '../../src/platform/log-line.js';
 import { createProxy, type Proxy as PorticoProxy } from '../../src/proxy/index.js';
 import { forward, route, simpleFleet, upstream, vhost } from '../support/fleet.js';
 import { closeServer, type EchoBody, freePort, httpRequest, listen, startEcho } from '../support/http.js';
@@ -186,7 +187,7 @@ describe('proxy data plane', () => {
       ],
       upstreams,
     );
-    proxy = createProxy({ bindAddress: '127.0.0.1', portMap: () => 0, log: () => {} });
+    proxy = createProxy({ bindAddress: '127.0.0.1', portMap: () => 0, log: discardingLogger });
     const outcome = await proxy.apply(config);
     assert.deepEqual(outcome, { ok: true, listenerErrors: [] });
     port = proxy.addresses().find((a) => a.listener === 'port-80')!.port;

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { discardingLogger } from '../../src/platform/log-line.js';
 import { createProxy, type Proxy as PorticoProxy } from '../../src/proxy/index.js';
 import { forward, route, simpleFleet, upstream, vhost } from '../support/fleet.js';
 import { closeServer, listen } from '../support/http.js';
@@ -26,7 +27,7 @@ describe('proxy drain with stubborn clients', { timeout: 15_000 }, () => {
     proxy = createProxy({
       bindAddress: '127.0.0.1',
       portMap: () => 0,
-      log: () => {},
+      log: discardingLogger,
       limits: { headersTimeoutMs: 300, requestTimeoutMs: 600, keepAliveTimeoutMs: 2_000 },
     });
     await proxy.started;

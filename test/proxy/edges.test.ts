@@ -5,6 +5,7 @@ import { connect as netConnect, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { connect as tlsConnect } from 'node:tls';
 import { decodeFrames, encodeFrame, type Frame } from '../../src/echo/websocket.js';
+import { discardingLogger } from '../../src/platform/log-line.js';
 import { createProxy, type Proxy as PorticoProxy } from '../../src/proxy/index.js';
 import { selfSigned } from '../support/certs.js';
 import { fleet, forward, listener, route, upstream, vhost } from '../support/fleet.js';
@@ -71,7 +72,7 @@ describe('proxy edges', () => {
     proxy = createProxy({
       bindAddress: '127.0.0.1',
       portMap: () => 0,
-      log: () => {},
+      log: discardingLogger,
       adminAddress: '127.0.0.1:0',
       metricsAddress: '127.0.0.1:0',
       limits: { maxHeaderSize: 4096, maxHeadersCount: 20, headersTimeoutMs: 300 },
@@ -133,7 +134,7 @@ describe('proxy edges', () => {
       [upstream('default/a:80', [1])],
       [{ name: 'default/fallback', ...rotated }],
     );
-    const other = createProxy({ bindAddress: '127.0.0.1', portMap: () => 0, log: () => {} });
+    const other = createProxy({ bindAddress: '127.0.0.1', portMap: () => 0, log: discardingLogger });
     try {
       await other.apply(config);
       const otherPort = other.addresses()[0]!.port;
@@ -245,7 +246,7 @@ describe('proxy edges', () => {
     const limited = createProxy({
       bindAddress: '127.0.0.1',
       portMap: () => 0,
-      log: () => {},
+      log: discardingLogger,
       limits: { maxConnections: 1 },
     });
     try {

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage } from 'node:http';
 import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { discardingLogger } from '../../src/platform/log-line.js';
 import { createProxy, type Proxy as PorticoProxy } from '../../src/proxy/index.js';
 import { forward, route, simpleFleet, upstream, vhost } from '../support/fleet.js';
 import { closeServer, type EchoBody, httpRequest, listen, startEcho } from '../support/http.js';
@@ -73,7 +74,7 @@ describe('forwarded headers', () => {
       () => closeServer(echo.server),
       () => closeServer(upgrades),
     );
-    proxy = createProxy({ bindAddress: '127.0.0.1', portMap: () => 0, log: () => {} });
+    proxy = createProxy({ bindAddress: '127.0.0.1', portMap: () => 0, log: discardingLogger });
     const filter = {
       type: 'RequestHeaderModifier' as const,
       headers: { set: [{ name: 'x-filtered', value: 'yes' }], add: [], remove: [] },

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { Agent, createServer, request, type Server } from 'node:http';
 import { type AddressInfo, createServer as createNetServer, type Server as NetServer } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { discardingLogger } from '../../src/platform/log-line.js';
 import { createProxy, type Proxy as PorticoProxy } from '../../src/proxy/index.js';
 import { forward, route, simpleFleet, upstream, vhost } from '../support/fleet.js';
 import { closeServer, listen } from '../support/http.js';
@@ -93,7 +94,7 @@ describe('proxy forwarding through its own upstream client', () => {
       ],
       upstreams,
     );
-    proxy = createProxy({ bindAddress: '127.0.0.1', portMap: () => 0, log: () => {} });
+    proxy = createProxy({ bindAddress: '127.0.0.1', portMap: () => 0, log: discardingLogger });
     assert.deepEqual(await proxy.apply(config), { ok: true, listenerErrors: [] });
     port = proxy.addresses().find((a) => a.listener === 'port-80')!.port;
   });

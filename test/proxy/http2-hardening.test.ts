@@ -6,6 +6,7 @@ import { createServer, type Server } from 'node:http';
 import { type ClientHttp2Session, constants } from 'node:http2';
 import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { createLogger } from '../../src/platform/log-line.js';
 import { createProxy, type Proxy as PorticoProxy } from '../../src/proxy/index.js';
 import { forward, route, simpleFleet, upstream, vhost } from '../support/fleet.js';
 import { h2Request, h2Session } from '../support/h2.js';
@@ -58,7 +59,7 @@ describe('proxy HTTP/2 hardening', () => {
     proxy = createProxy({
       bindAddress: '127.0.0.1',
       portMap: () => 0,
-      log: (line) => logs.push(line),
+      log: createLogger('debug', (line) => logs.push(line)),
       limits: { requestBodyIdleTimeoutMs: 300 },
       http2: { maxStreamResetsPerWindow: RESETS_ALLOWED, streamResetWindowMs: 60_000 },
     });

@@ -11,6 +11,7 @@ import {
 } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { discardingLogger } from '../../src/platform/log-line.js';
 import { createProxy, type InProcessProxy } from '../../src/proxy/proxy.js';
 import { fleet, forward, listener, route, simpleFleet, upstream, vhost } from '../support/fleet.js';
 import { h2Request, h2Session } from '../support/h2.js';
@@ -78,7 +79,11 @@ describe('proxy HTTP/2 lifecycle', () => {
   }
 
   it('drains with GOAWAY: the stream in flight completes, the session closes, accounting sees it', async () => {
-    const proxy: InProcessProxy = createProxy({ bindAddress: '127.0.0.1', portMap: () => 0, log: () => {} });
+    const proxy: InProcessProxy = createProxy({
+      bindAddress: '127.0.0.1',
+      portMap: () => 0,
+      log: discardingLogger,
+    });
     try {
       await proxy.apply(echoFleet());
       const port = proxy.addresses()[0]!.port;
@@ -105,7 +110,7 @@ describe('proxy HTTP/2 lifecycle', () => {
     const proxy = createProxy({
       bindAddress: '127.0.0.1',
       portMap: () => 0,
-      log: () => {},
+      log: discardingLogger,
       maxDrainMs: 5_000,
     });
     try {
@@ -145,7 +150,7 @@ describe('proxy HTTP/2 lifecycle', () => {
       // After its first answer, the backend asks the proxy to go elsewhere.
       if (n === 0) session.goaway(0, 1);
     });
-    const proxy = createProxy({ bindAddress: '127.0.0.1', portMap: () => 0, log: () => {} });
+    const proxy = createProxy({ bindAddress: '127.0.0.1', portMap: () => 0, log: discardingLogger });
     try {
       await proxy.apply(
         simpleFleet([vhost(80, 'example.com', [route(forward(['be']))])], [h2c('be', [backend.port])]),
@@ -172,7 +177,7 @@ describe('proxy HTTP/2 lifecycle', () => {
     const backend = await h2Backend({ maxConcurrentStreams: 2 }, (_session, _n, answer) => {
       waiting.push(answer);
     });
-    const proxy = createProxy({ bindAddress: '127.0.0.1', portMap: () => 0, log: () => {} });
+    const proxy = createProxy({ bindAddress: '127.0.0.1', portMap: () => 0, log: discardingLogger });
     try {
       await proxy.apply(
         simpleFleet([vhost(80, 'example.com', [route(forward(['be']))])], [h2c('be', [backend.port])]),
@@ -204,7 +209,7 @@ describe('proxy HTTP/2 lifecycle', () => {
       stream.write('partial');
       setTimeout(() => session.destroy(), 50);
     });
-    const proxy = createProxy({ bindAddress: '127.0.0.1', portMap: () => 0, log: () => {} });
+    const proxy = createProxy({ bindAddress: '127.0.0.1', portMap: () => 0, log: discardingLogger });
     try {
       await proxy.apply(
         simpleFleet([vhost(80, 'example.com', [route(forward(['be']))])], [h2c('be', [backend.port])]),

@@ -17,6 +17,7 @@ import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import * as grpc from '@grpc/grpc-js';
 import { ECHO_METHOD, encodeStrings, grpcFrame } from '../../src/echo/grpc.js';
+import { discardingLogger } from '../../src/platform/log-line.js';
 import { createProxy, type Proxy as PorticoProxy } from '../../src/proxy/index.js';
 import { selfSigned } from '../support/certs.js';
 import { fleet, forward, listener, route, upstream, vhost } from '../support/fleet.js';
@@ -221,7 +222,7 @@ describe('proxy HTTP/2', () => {
     proxy = createProxy({
       bindAddress: '127.0.0.1',
       portMap: () => 0,
-      log: () => {},
+      log: discardingLogger,
       metricsAddress: '127.0.0.1:0',
     });
     await proxy.started;

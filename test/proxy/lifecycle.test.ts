@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { Agent, createServer, request, type Server } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { discardingLogger } from '../../src/platform/log-line.js';
 import { createProxy, type InProcessProxy as PorticoProxy } from '../../src/proxy/index.js';
 import { fleet, forward, listener, route, simpleFleet, upstream, vhost } from '../support/fleet.js';
 import { closeServer, type EchoBody, httpRequest, listen, startEcho, until } from '../support/http.js';
@@ -45,7 +46,7 @@ describe('proxy lifecycle', () => {
   });
 
   const newProxy = (extra: Parameters<typeof createProxy>[0] = {}): PorticoProxy => {
-    const p = createProxy({ bindAddress: '127.0.0.1', portMap: () => 0, log: () => {}, ...extra });
+    const p = createProxy({ bindAddress: '127.0.0.1', portMap: () => 0, log: discardingLogger, ...extra });
     proxies.push(p);
     return p;
   };

@@ -1,6 +1,7 @@
 // Proxy metrics follow the applied config: series of a deleted route, listener or cluster do not stay forever.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { discardingLogger } from '../../src/platform/log-line.js';
 import { createProxy } from '../../src/proxy/index.js';
 import { forward, route, simpleFleet, upstream, vhost } from '../support/fleet.js';
 import { closeServer, freePort, httpRequest, startEcho } from '../support/http.js';
@@ -12,7 +13,7 @@ test('series of routes and clusters that left the config are dropped; the others
   const proxy = createProxy({
     bindAddress: '127.0.0.1',
     portMap: () => 0,
-    log: () => {},
+    log: discardingLogger,
     metricsAddress: '127.0.0.1:0',
   });
   t.after(() => proxy.close());

@@ -2,6 +2,7 @@
 // answers at once, and the proxy keeps serving every other host meanwhile.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { discardingLogger } from '../../src/platform/log-line.js';
 import { createProxy } from '../../src/proxy/index.js';
 import { forward, route, simpleFleet, upstream, vhost } from '../support/fleet.js';
 import { closeServer, httpRequest, startEcho } from '../support/http.js';
@@ -9,7 +10,7 @@ import { closeServer, httpRequest, startEcho } from '../support/http.js';
 test('(a+)+$ against a long header and path answers at once', async (t) => {
   const echo = await startEcho('a');
   t.after(() => closeServer(echo.server));
-  const proxy = createProxy({ bindAddress: '127.0.0.1', portMap: () => 0, log: () => {} });
+  const proxy = createProxy({ bindAddress: '127.0.0.1', portMap: () => 0, log: discardingLogger });
   t.after(() => proxy.close());
   const evil = '(a+)+$';
   const config = simpleFleet(

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { test } from 'node:test';
+import { discardingLogger } from '../../src/platform/log-line.js';
 import { createProxy, type Proxy as PorticoProxy } from '../../src/proxy/index.js';
 import { forward, route, simpleFleet, upstream, vhost } from '../support/fleet.js';
 import { closeServer, httpRequest, listen } from '../support/http.js';
@@ -41,7 +42,7 @@ async function startProxy(
   const proxy = createProxy({
     bindAddress: '127.0.0.1',
     portMap: () => 0,
-    log: () => {},
+    log: discardingLogger,
     limits: { ...TEST_LIMITS, ...limits },
     upstreamConnectionsPerEndpoint: connectionsPerEndpoint,
   });

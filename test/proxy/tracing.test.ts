@@ -6,6 +6,7 @@ import { createServer, type Server } from 'node:http';
 import { connect as connectH2 } from 'node:http2';
 import { connect, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { discardingLogger } from '../../src/platform/log-line.js';
 import { createProxy, type InProcessProxy } from '../../src/proxy/index.js';
 import type { TracingOptions } from '../../src/proxy/span-exporter.js';
 import { forward, route, simpleFleet, upstream, vhost } from '../support/fleet.js';
@@ -53,7 +54,7 @@ async function tracingProxy(
     bindAddress: '127.0.0.1',
     portMap: () => 0,
     metricsAddress: '127.0.0.1:0',
-    log: () => {},
+    log: discardingLogger,
     tracing,
   });
   await proxy.started;

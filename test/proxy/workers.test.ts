@@ -7,6 +7,7 @@ import cluster from 'node:cluster';
 import { Agent, createServer } from 'node:http';
 import { test } from 'node:test';
 import type { FleetConfig } from '../../src/ir/fleet-config.js';
+import { createLogger, discardingLogger, type Logger } from '../../src/platform/log-line.js';
 import type { Proxy as PorticoProxy } from '../../src/proxy/index.js';
 import { bestAcceptBalancing, createWorkerProxy } from '../../src/proxy/workers/pool.js';
 import { workerExecArgv } from '../../src/proxy/workers/worker-slot.js';
@@ -25,7 +26,11 @@ function config(port: number, echoPort: number, paths: string[]): FleetConfig {
   return fleet([{ listener: listener(port, vhosts), vhosts }], [upstream('default/a:80', [echoPort])]);
 }
 
-async function startPool(t: { after: (fn: () => Promise<void>) => void }, workers = WORKERS) {
+async function startPool(
+  t: { after: (fn: () => Promise<void>) => void },
+  workers = WORKERS,
+  log: Logger = discardingLogger,
+) {
   const proxy = createWorkerProxy({
     workers,
     bindAddress: '127.0.0.1',
@@ -33,7 +38,7 @@ async function startPool(t: { after: (fn: () => Promise<void>) => void }, worker
     readyAddress: '127.0.0.1:0',
     adminAddress: '127.0.0.1:0',
     drainMs: 0,
-    log: () => {},
+    log,
   });
   t.after(() => proxy.close());
   await proxy.started;
@@ -168,11 +173,16 @@ test('a worker killed under traffic: only its own connections fail, the rest all
   );
 });
 
-test('drain: every worker stops accepting and finishes its requests in flight', async (t) => {
+test('drain: every worker stops accepting and finishes its requests in flight, and says so through the primary', async (t) => {
   const echo = await startEcho('a');
   t.after(() => closeServer(echo.server));
   const port = await freePort();
-  const proxy = await startPool(t);
+  const lines: string[] = [];
+  const proxy = await startPool(
+    t,
+    WORKERS,
+    createLogger('info', (line) => lines.push(line)),
+  );
   assert.equal((await proxy.apply(config(port, echo.port, ['/']), 'v1')).ok, true);
   const slow = Array.from({ length: 4 * WORKERS }, () => fresh(port, '/?delay=700ms'));
   await new Promise((r) => setTimeout(r, 200));
@@ -199,6 +209,9 @@ test('drain: every worker stops accepting and finishes its requests in flight', 
   await drained;
   await assert.rejects(httpRequest(port, '/', { timeoutMs: 2_000 }), /ECONNREFUSED/);
   assert.deepEqual(Object.keys(cluster.workers ?? {}), []);
+  // A worker's lines reach the primary's logger, which gives them their level and names the worker.
+  assert.equal(lines.filter((l) => /^info worker \d+: drained$/.test(l)).length, WORKERS, lines.join('\n'));
+  assert.equal(lines.at(-1), 'info drained');
 });
 
 test('a worker that dies while applying makes apply fail, naming the worker (the proxy Nacks)', async (t) => {
@@ -244,7 +257,7 @@ test('every worker tells h2c from HTTP/1.1 on its own and serves both, with the 
     bindAddress: '127.0.0.1',
     metricsAddress: '127.0.0.1:0',
     drainMs: 0,
-    log: () => {},
+    log: discardingLogger,
     http2: { maxConcurrentStreams: 7 },
   });
   t.after(() => proxy.close());
@@ -290,7 +303,7 @@ test(`tracing with ${WORKERS} workers: every worker exports its requests' spans,
     readyAddress: '127.0.0.1:0',
     adminAddress: '127.0.0.1:0',
     drainMs: 0,
-    log: () => {},
+    log: discardingLogger,
     tracing: { endpoint: `http://127.0.0.1:${collectorPort}/v1/traces`, sampling: 1, flushIntervalMs: 20 },
   });
   t.after(() => proxy.close());

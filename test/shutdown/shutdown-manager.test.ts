@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import type { Server } from 'node:http';
 import { after, before, describe, it } from 'node:test';
+import { discardingLogger } from '../../src/platform/log-line.js';
 import { createProxy } from '../../src/proxy/index.js';
 import { startPortico, waitForOutput } from '../support/child.js';
 import { forward, route, simpleFleet, upstream, vhost } from '../support/fleet.js';
@@ -30,7 +31,7 @@ describe('portico shutdown-manager', () => {
       portMap: () => 0,
       adminAddress: '127.0.0.1:0',
       drainMs: 100,
-      log: () => {},
+      log: discardingLogger,
     });
     try {
       await proxy.started;

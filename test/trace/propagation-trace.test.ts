@@ -53,6 +53,7 @@ test('the file watcher tells its trace hook when an event arrives, its batch is 
     onBatch: () => {
       batches++;
     },
+    onError: (error) => console.error(error.message),
     pollIntervalMs: 0,
     trace: (stage) => stages.push(stage),
   });

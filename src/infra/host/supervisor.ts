@@ -9,7 +9,6 @@
 import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { PorticoError } from '../../platform/errors.js';
-import { logToStderr } from '../../platform/log-line.js';
 import type { ProbeTarget } from './liveness-probe.js';
 import type { ProxyRecord } from './proxy-records.js';
 import {
@@ -82,8 +81,8 @@ export interface ProxySupervisorOptions {
   execArgv?: readonly string[];
   /** Added to this process's environment for the children. */
   env?: Readonly<Record<string, string>>;
-  /** Every line a proxy logs, and every event. Default: `[fleet] line` on this process's stderr. */
-  log?: (line: ProxyLogLine) => void;
+  /** Every line a proxy logs, and every event: the caller's to show (`formatProxyLogLine`) or keep. */
+  log: (line: ProxyLogLine) => void;
   /** Called whenever a process starts, runs, exits, backs off or goes away: read `list()` again. */
   onChange?: () => void;
   /** A process exited because its address is in use (exit status 98): sync it with another address. */
@@ -195,7 +194,7 @@ export function createProxySupervisor(options: ProxySupervisorOptions): ProxySup
     options,
     settings,
     launcher,
-    log: options.log ?? ((l: ProxyLogLine) => logToStderr(formatProxyLogLine(l))),
+    log: options.log,
     slots: new Map(),
     detached: false,
   };

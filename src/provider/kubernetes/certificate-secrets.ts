@@ -5,6 +5,7 @@
 import { generateCertificates } from '../../certificates/certs.js';
 import { CONTROLLER_SERVICE, MANAGED_BY, MANAGED_BY_LABEL } from '../../ir/well-known.js';
 import { PorticoError } from '../../platform/errors.js';
+import type { Logger } from '../../platform/log-line.js';
 import { type ApiClient, expectStatus, type JsonObject } from './api-client.js';
 
 export const CA_SECRET = 'portico-gateway-ca';
@@ -116,7 +117,7 @@ export interface CertificateAuthority {
 export async function waitForCertificateAuthority(
   client: ApiClient,
   namespace: string,
-  onWait: (message: string) => void,
+  log: Logger,
   retryMs = 1000,
 ): Promise<CertificateAuthority> {
   for (;;) {
@@ -125,9 +126,9 @@ export async function waitForCertificateAuthority(
       const caCertPem = data?.['ca.crt'];
       const caKeyPem = data?.['ca.key'];
       if (caCertPem !== undefined && caKeyPem !== undefined) return { caCertPem, caKeyPem };
-      onWait(`waiting for Secret ${namespace}/${CA_SECRET} (created by portico certgen --kubernetes)`);
+      log.warn(`waiting for Secret ${namespace}/${CA_SECRET} (created by portico certgen --kubernetes)`);
     } catch (error) {
-      onWait((error as Error).message);
+      log.warn((error as Error).message);
     }
     await new Promise((resolve) => setTimeout(resolve, retryMs));
   }
@@ -139,11 +140,11 @@ export interface ServerTls {
   keyPem: string;
 }
 
-/** The discovery server's certificate, waiting (with `onWait`) until certgen has created it. */
+/** The discovery server's certificate, waiting (saying so to `log`) until certgen has created it. */
 export async function waitForServerTls(
   client: ApiClient,
   namespace: string,
-  onWait: (message: string) => void,
+  log: Logger,
   retryMs = 1000,
 ): Promise<ServerTls> {
   for (;;) {
@@ -154,11 +155,11 @@ export async function waitForServerTls(
       const keyPem = data?.['tls.key'];
       if (caPem !== undefined && certPem !== undefined && keyPem !== undefined)
         return { caPem, certPem, keyPem };
-      onWait(
+      log.warn(
         `waiting for Secret ${namespace}/${SERVER_CERT_SECRET} (created by portico certgen --kubernetes)`,
       );
     } catch (error) {
-      onWait((error as Error).message);
+      log.warn((error as Error).message);
     }
     await new Promise((resolve) => setTimeout(resolve, retryMs));
   }

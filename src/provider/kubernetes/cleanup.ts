@@ -4,6 +4,7 @@
 import { CONTROLLER_NAMESPACE_LABEL } from '../../infra/kubernetes/render.js';
 import { MANAGED_BY, MANAGED_BY_LABEL } from '../../ir/well-known.js';
 import { PorticoError } from '../../platform/errors.js';
+import type { Logger } from '../../platform/log-line.js';
 import { type ApiClient, expectStatus, type JsonObject } from './api-client.js';
 import { leaseName } from './leader-election.js';
 import { collectionPath, objectPath } from './watched-kinds.js';
@@ -17,7 +18,7 @@ export interface CleanupOptions {
   controllerDeployment: string;
   /** Where its fleets may live: its own namespace (Controller Namespace Mode), these namespaces, or all. */
   fleetNamespaces: 'own' | 'all' | string[];
-  log(line: string): void;
+  log: Logger;
 }
 
 const FLEET_KINDS = [
@@ -32,7 +33,7 @@ async function deleteListed(
   kind: { kind: string; apiVersion: string; resource: string },
   namespace: string | undefined,
   selector: string,
-  log: (line: string) => void,
+  log: Logger,
 ): Promise<number> {
   const path = `${collectionPath(kind.apiVersion, kind.resource, namespace)}?labelSelector=${encodeURIComponent(selector)}`;
   const list = expectStatus(await client.request('GET', path), `list ${kind.resource}`, [200]);
@@ -49,7 +50,7 @@ async function deleteListed(
       },
     );
     expectStatus(reply, `delete ${kind.kind} ${meta.namespace}/${meta.name}`, [200, 202, 404]);
-    log(`deleted ${kind.kind} ${meta.namespace}/${meta.name}`);
+    log.info(`deleted ${kind.kind} ${meta.namespace}/${meta.name}`);
     deleted++;
   }
   return deleted;

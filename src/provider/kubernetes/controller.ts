@@ -97,7 +97,7 @@ function createControllerDiscovery(
             },
           })
         : { mode: 'mtls', ...(certificates === undefined ? {} : { certificates }) },
-    log: (level, message) => log[level](`discovery: ${message}`),
+    log,
   });
 }
 
@@ -119,8 +119,8 @@ async function createClusterInfra(
     deployType === 'ControllerNamespace'
       ? createFleetClientSecrets({
           client,
-          ca: await waitForCertificateAuthority(client, controllerNamespace, log.warn),
-          log: log.info,
+          ca: await waitForCertificateAuthority(client, controllerNamespace, log),
+          log,
           ...(options.fleetCertificates === undefined ? {} : { lifetime: options.fleetCertificates }),
           onRenewalDue: wake,
           observed: (namespace, name) => observedFingerprint(resources.raw('Secret', `${namespace}/${name}`)),
@@ -135,7 +135,7 @@ async function createClusterInfra(
     fleetSecrets,
     active: leading,
     onProblemsChanged: wake,
-    log: log.info,
+    log,
   });
 }
 
@@ -226,7 +226,7 @@ export async function startKubernetesController(
     () => serverKeyPem,
   );
 
-  const tls = await waitForServerTls(client, controllerNamespace, log.warn);
+  const tls = await waitForServerTls(client, controllerNamespace, log);
   serverKeyPem = tls.keyPem;
   const infraIndex = { byFleet: new Map<string, FleetInfra>() };
   // Mutual TLS: until the first pass has read the fleets' Secrets, proxies' streams wait.
@@ -242,7 +242,7 @@ export async function startKubernetesController(
     config,
     controllerNamespace,
     onChange: wake,
-    log: log.warn,
+    log,
   });
   let leadership: Leadership | undefined;
   const leading = (): boolean => !closed && leadership?.leader.isLeader() === true;
@@ -257,7 +257,7 @@ export async function startKubernetesController(
       },
     }),
     leading,
-    { log: log.warn },
+    { log },
   );
   // Until this passes after taking the lease, the stored Programmed verdicts hold; afterwards only live Acks count.
   const grace = { endsAt: 0 };
@@ -265,7 +265,7 @@ export async function startKubernetesController(
     identity: options.identity,
     peers: () => replicaAddresses(resources.snapshot(), controllerNamespace),
     onChange: wake,
-    log: log.warn,
+    log,
     credential: () => peerCredential(tls.keyPem),
   });
   const started = createClusterRunner(options, {

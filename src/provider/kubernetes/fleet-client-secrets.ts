@@ -16,6 +16,7 @@ import {
 import { fleetClientSecretName } from '../../infra/kubernetes/render.js';
 import type { FleetInfra } from '../../ir/fleet-infra.js';
 import { MANAGED_BY, MANAGED_BY_LABEL } from '../../ir/well-known.js';
+import type { Logger } from '../../platform/log-line.js';
 import { type ApiClient, expectStatus, type JsonObject } from './api-client.js';
 import type { CertificateAuthority } from './certificate-secrets.js';
 import { PREVIOUS_CERTIFICATE_ANNOTATION, PREVIOUS_UNTIL_ANNOTATION } from './fleet-certificate-pins.js';
@@ -34,7 +35,7 @@ export interface FleetClientSecrets {
 export interface FleetClientSecretsOptions {
   client: ApiClient;
   ca: CertificateAuthority;
-  log(line: string): void;
+  log: Logger;
   now?: () => Date;
   /** Certificate lifetime and the grace of a replaced one. Default 7 days and 5 minutes. */
   lifetime?: FleetCertificateLifetime;
@@ -150,7 +151,7 @@ export function createFleetClientSecrets(options: FleetClientSecretsOptions): Fl
 /** Only ever ours: a same-name Secret someone else made was left alone when the fleet existed, and stays so. */
 async function deleteManagedSecret(
   client: ApiClient,
-  log: (line: string) => void,
+  log: Logger,
   namespace: string,
   name: string,
 ): Promise<void> {
@@ -160,7 +161,7 @@ async function deleteManagedSecret(
   if (labels[MANAGED_BY_LABEL] !== MANAGED_BY) return;
   const reply = await client.request('DELETE', secretPath(namespace, name));
   expectStatus(reply, `delete Secret ${namespace}/${name}`, [200, 202, 404]);
-  if (reply.status !== 404) log(`deleted Secret ${namespace}/${name}`);
+  if (reply.status !== 404) log.info(`deleted Secret ${namespace}/${name}`);
 }
 
 /** The Secret's certificate when it is a usable identity of `fleet` from our CA, else undefined. */
@@ -221,7 +222,7 @@ function secretWriter(
         `create Secret ${key}`,
         [201],
       );
-      log(`created Secret ${key} (the discovery client identity of fleet ${infra.fleet})`);
+      log.info(`created Secret ${key} (the discovery client identity of fleet ${infra.fleet})`);
       return created;
     },
     /** `renewed`: the fingerprint of the certificate this renews, accepted for the grace; none: refused at once. */
@@ -253,7 +254,7 @@ function secretWriter(
         `update Secret ${key}`,
         [200],
       );
-      log(
+      log.info(
         `renewed Secret ${key} (the discovery client identity of fleet ${infra.fleet}${renewed === undefined ? '; the one it held is refused at once' : `; the one it held is accepted until ${until}`})`,
       );
       return replacement;

@@ -1,6 +1,7 @@
 // List + watch of one collection: resumes a dropped watch from its last resourceVersion, relists on 410 Gone.
 // What it keeps of the objects (converted values, kept while an object has not really changed): informer-store.ts.
 import { PorticoError } from '../../platform/errors.js';
+import type { Logger } from '../../platform/log-line.js';
 import type { ApiClient, JsonObject, WatchEvent } from './api-client.js';
 import { createInformerStore, type InformerItem, metadataOf } from './informer-store.js';
 
@@ -21,7 +22,7 @@ export interface InformerOptions<T> {
   /** The parts of an object that matter: events that leave it unchanged are ignored. */
   fingerprint(raw: JsonObject): string;
   onChange(): void;
-  log(line: string): void;
+  log: Logger;
   /** Wait before relisting after an error; default 1000 ms. */
   retryMs?: number;
   /**
@@ -115,14 +116,14 @@ export function createInformer<T>(options: InformerOptions<T>): Informer<T> {
 
   /** Lists until the collection is served, then returns; logs when it is absent and when it appears. */
   async function awaitServed(): Promise<void> {
-    options.log(
+    options.log.warn(
       `${options.path} is not served (is its CRD installed?); listing again every ${absentRetryMs} ms`,
     );
     while (!stopped) {
       await pause(absentRetryMs);
       if (stopped || (await list()) === 'listed') break;
     }
-    if (!stopped) options.log(`${options.path} is served now`);
+    if (!stopped) options.log.info(`${options.path} is served now`);
   }
 
   function onEvent(event: WatchEvent): void {
@@ -143,7 +144,7 @@ export function createInformer<T>(options: InformerOptions<T>): Informer<T> {
         });
       } catch (error) {
         if (stopped) return;
-        options.log(`watch ${options.path}: ${(error as Error).message}; relisting`);
+        options.log.warn(`watch ${options.path}: ${(error as Error).message}; relisting`);
         needList = true;
         await pause(retryMs);
       }
@@ -152,7 +153,7 @@ export function createInformer<T>(options: InformerOptions<T>): Informer<T> {
 
   return {
     async start() {
-      const failed = (error: Error) => options.log(`list ${options.path}: ${error.message}; retrying`);
+      const failed = (error: Error) => options.log.warn(`list ${options.path}: ${error.message}; retrying`);
       const listed = await retryUntilAnswered(list, retryMs, () => stopped, failed);
       if (listed !== undefined) void loop(listed === 'absent');
     },

@@ -16,6 +16,7 @@ import {
 } from '../../ir/fleet-infra.js';
 import { CA_CONFIGMAP, FIELD_MANAGER, MANAGED_BY, MANAGED_BY_LABEL } from '../../ir/well-known.js';
 import { PorticoError } from '../../platform/errors.js';
+import type { Logger } from '../../platform/log-line.js';
 import { type BackoffTimings, OBJECT_BACKOFF } from '../../runner/backoff.js';
 import type { InfraProblem } from '../../runner/infra-problems.js';
 import { createObjectWork } from '../../runner/object-work.js';
@@ -57,7 +58,7 @@ export interface InfraApplierOptions {
   /** The retry clock and timer (tests drive them by hand). */
   now?: () => number;
   setTimer?: (ms: number, fire: () => void) => () => void;
-  log(line: string): void;
+  log: Logger;
 }
 
 export interface InfraApplier {
@@ -176,7 +177,7 @@ async function removeObject(
     propagationPolicy: 'Background',
   });
   expectStatus(reply, `delete ${kind.kind} ${namespace}/${name}`, [200, 202, 404]);
-  if (reply.status !== 404) log(`deleted ${kind.kind} ${namespace}/${name}`);
+  if (reply.status !== 404) log.info(`deleted ${kind.kind} ${namespace}/${name}`);
 }
 
 /** What one applier knows between passes; a new leader starts from a fresh one. */
@@ -221,7 +222,7 @@ async function ensureObject(options: InfraApplierOptions, state: ApplierState, d
     const uid = await applyObject(client, d);
     if (uid !== undefined) state.accountUids.set(key, uid);
     state.applied.set(key, d.json);
-    log(`state.applied ${key}`);
+    log.info(`state.applied ${key}`);
   }
   // The fleet's client identity exists before its Deployment (state.applied next) mounts it.
   if (d.kind.kind !== 'ServiceAccount' || d.infra === undefined || options.fleetSecrets === undefined) return;
@@ -300,7 +301,7 @@ export function createInfraApplier(options: InfraApplierOptions): InfraApplier {
     now: options.now,
     setTimer: options.setTimer,
     onError: (key, error, retryInMs) =>
-      log(`${key}: ${(error as Error).message}; retrying in ${Math.round(retryInMs / 1000)} s`),
+      log.warn(`${key}: ${(error as Error).message}; retrying in ${Math.round(retryInMs / 1000)} s`),
   });
 
   return {

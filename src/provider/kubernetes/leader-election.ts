@@ -2,6 +2,7 @@
 // stop so a successor takes over at once. Only the leader writes status and infrastructure.
 
 import { PorticoError } from '../../platform/errors.js';
+import type { Logger } from '../../platform/log-line.js';
 import type { ApiClient, JsonObject } from './api-client.js';
 
 export interface LeaderElectionOptions {
@@ -14,7 +15,7 @@ export interface LeaderElectionOptions {
   /** Default 2 s. */
   retryMs?: number;
   onChange(leading: boolean): void;
-  log(line: string): void;
+  log: Logger;
 }
 
 export interface LeaderElection {
@@ -150,7 +151,7 @@ export function startLeaderElection(options: LeaderElectionOptions): LeaderElect
   function setLeading(value: boolean): void {
     if (value === leading) return;
     leading = value;
-    options.log(value ? `leader: acquired lease ${options.name}` : `leader: lost lease ${options.name}`);
+    options.log.info(value ? `leader: acquired lease ${options.name}` : `leader: lost lease ${options.name}`);
     options.onChange(value);
   }
 
@@ -169,7 +170,7 @@ export function startLeaderElection(options: LeaderElectionOptions): LeaderElect
     try {
       await attempt();
     } catch (error) {
-      options.log(`leader: ${(error as Error).message}`);
+      options.log.warn(`leader: ${(error as Error).message}`);
       // Unable to renew: stop acting as leader before the lease can pass to someone else.
       setLeading(false);
     }

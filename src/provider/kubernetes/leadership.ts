@@ -32,7 +32,7 @@ export function startLeading(
     identity: options.identity,
     leaseDurationSeconds: options.leaseDurationSeconds,
     retryMs: options.leaseRetryMs,
-    log: options.log.info,
+    log: options.log,
     onChange: (leading) => {
       metrics.leader = leading;
       if (graceTimer !== undefined) clearTimeout(graceTimer);

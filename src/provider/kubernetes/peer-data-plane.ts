@@ -6,6 +6,7 @@ import type { ResourceSnapshot } from '../../api/snapshot.js';
 import type { NodeState } from '../../discovery/server.js';
 import { CONTROLLER_SERVICE, PORTS } from '../../ir/well-known.js';
 import { PorticoError } from '../../platform/errors.js';
+import type { Logger } from '../../platform/log-line.js';
 
 export const DATA_PLANE_PATH = '/dataplane';
 
@@ -20,7 +21,7 @@ export interface PeerDataPlaneOptions {
   /** `host:port` of every replica's HTTP endpoint (itself included or not). */
   peers(): string[];
   onChange(): void;
-  log(line: string): void;
+  log: Logger;
   /** The `authorization` header the peers' /dataplane asks of a replica. */
   credential(): string;
   /** Default 1000. */
@@ -161,12 +162,12 @@ export function createPeerDataPlane(options: PeerDataPlaneOptions): PeerDataPlan
       addresses.map(async (address) => {
         try {
           const report = await fetchReport(address, options.credential(), timeoutMs);
-          if (failing.delete(address)) options.log(`peers: ${address} answers again`);
+          if (failing.delete(address)) options.log.info(`peers: ${address} answers again`);
           if (report.identity === options.identity) return;
           next.set(address, { json: JSON.stringify(report.nodes), nodes: report.nodes });
         } catch (error) {
           const failures = (failing.get(address) ?? 0) + 1;
-          if (failures === 1) options.log(`peers: ${address}: ${(error as Error).message}`);
+          if (failures === 1) options.log.warn(`peers: ${address}: ${(error as Error).message}`);
           failing.set(address, failures);
           // Past the allowance its proxies count as unknown until they reconnect to a replica that answers.
           const last = reports.get(address);

@@ -5,6 +5,7 @@ import type { PorticoGatewayConfig } from '../../api/controller-config.js';
 import { objectId } from '../../api/kinds.js';
 import type { ResourceSnapshot, UnusableObject } from '../../api/snapshot.js';
 import { SERVED_BY_API_SERVER, validateObject } from '../../api/validate.js';
+import type { Logger } from '../../platform/log-line.js';
 import type { ApiClient, JsonObject } from './api-client.js';
 import { createInformer, type Informer } from './informer.js';
 import { createInformerSnapshot, type Received } from './informer-snapshot.js';
@@ -25,7 +26,7 @@ export interface ResourceWatchOptions {
   config: PorticoGatewayConfig;
   controllerNamespace: string;
   onChange(): void;
-  log(line: string): void;
+  log: Logger;
 }
 
 export interface ResourceWatch {
@@ -37,13 +38,13 @@ export interface ResourceWatch {
 }
 
 /** The object, or why it cannot be used, logged once per change of an object that stays unusable. */
-function receivedObject(kind: WatchedKind, raw: JsonObject, log: (line: string) => void): Received {
+function receivedObject(kind: WatchedKind, raw: JsonObject, log: Logger): Received {
   // The API server already validated by its own schema: fields ours does not declare are no error here,
   // and the null it serves for an empty list or map reads as empty.
   const result = validateObject(raw, undefined, SERVED_BY_API_SERVER);
   if (result.ok) return { object: result.object };
   const unusable = unusableObject(kind, raw, result.errors);
-  log(
+  log.warn(
     `ignoring invalid object ${objectId(unusable.kind, unusable.name, unusable.namespace)}: ${unusable.reason}`,
   );
   return { unusable };

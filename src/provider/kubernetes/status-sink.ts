@@ -1,6 +1,8 @@
 // The runner's status sink on Kubernetes: the status subresource, written while this replica leads; condition
 // times carry over from the object as the informer shows it. Each object's write is its own: a few at once, one
 // that fails (a 422, a 403, a timeout) waits its own backoff, and no write holds the pass or the others.
+
+import { discardingLogger, type Logger } from '../../platform/log-line.js';
 import { type BackoffTimings, OBJECT_BACKOFF } from '../../runner/backoff.js';
 import { createObjectWork } from '../../runner/object-work.js';
 import type { StatusSink } from '../../runner/runner.js';
@@ -19,7 +21,7 @@ export interface ApiStatusSinkOptions {
   concurrency?: number;
   now?: () => number;
   setTimer?: (ms: number, fire: () => void) => () => void;
-  log?: (line: string) => void;
+  log?: Logger;
 }
 
 export interface ApiStatusSink extends StatusSink {
@@ -37,6 +39,7 @@ export function apiStatusSink(
   leading: () => boolean,
   options: ApiStatusSinkOptions = {},
 ): ApiStatusSink {
+  const log = options.log ?? discardingLogger;
   const work = createObjectWork({
     concurrency: options.concurrency ?? STATUS_CONCURRENCY,
     backoff: options.backoff ?? OBJECT_BACKOFF,
@@ -44,7 +47,7 @@ export function apiStatusSink(
     now: options.now,
     setTimer: options.setTimer,
     onError: (key, error, retryInMs) =>
-      options.log?.(
+      log.warn(
         `status of ${key}: ${(error as Error).message}; retrying in ${Math.round(retryInMs / 1000)} s`,
       ),
   });

@@ -6,6 +6,7 @@ import type { FleetCertificateLifetime } from '../../certificates/fleet-certific
 import { createDiscoveryServer, type DiscoveryServer } from '../../discovery/server.js';
 import { formatHostPort, parseHostPort } from '../../platform/host-port.js';
 import { requireLoopback } from '../../platform/listen-scope.js';
+import type { Logger } from '../../platform/log-line.js';
 import { createRunner, type ResourceSource, type Runner } from '../../runner/runner.js';
 import { appendStageTrace, type StageTrace } from '../../trace/propagation-trace.js';
 import type { DataPlaneState } from '../../translate/index.js';
@@ -41,7 +42,9 @@ export interface StandaloneOptions {
   addressClaimsDir?: string;
   controllerNamespace: string;
   /** One line per event a person should see. */
-  log: (line: string) => void;
+  log: Logger;
+  /** The discovery server's lines; absent: `log`. */
+  discoveryLog?: Logger;
   /** Overrides for tests: the proxy entry point and its timings. */
   proxyEntryPoint?: string;
   proxyDrainSeconds?: number;
@@ -155,8 +158,8 @@ function createStandaloneRunner(options: StandaloneOptions, parts: StandalonePar
     },
     statuses: { show: () => announcements.announce(runner.statuses().values()) },
     onError: (error) =>
-      log(
-        `error: reconcile failed, the last good state keeps serving: ${(error as Error).stack ?? String(error)}`,
+      log.error(
+        `reconcile failed, the last good state keeps serving: ${(error as Error).stack ?? String(error)}`,
       ),
     trace: parts.trace,
   });
@@ -178,9 +181,7 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
     tls: tls.server,
     auth: { mode: 'mtls', certificates: tls.certificates },
     trace,
-    log: (level, message) => {
-      if (level === 'warn' || level === 'error') log(`discovery ${level}: ${message}`);
-    },
+    log: options.discoveryLog ?? log,
   });
   const { port: discoveryPort } = await discovery.start();
   const discoveryAddress = formatHostPort({
@@ -201,7 +202,7 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
   const watcher = await watchFiles({
     paths: options.paths,
     onBatch: (batch) => batches.apply(batch),
-    onError: (error) => log(`error: ${error.message}`),
+    onError: (error) => log.error(error.message),
     trace,
   });
   const admin: AdminServer = await startAdminServer({
@@ -210,7 +211,9 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
     allowRemote: options.allowRemoteAdmin === true,
     getState: () => adminView({ runner: started, store, discovery, ...host }),
   });
-  log(`controller ${controllerName}: admin API on http://${admin.address}, discovery on ${discoveryAddress}`);
+  log.info(
+    `controller ${controllerName}: admin API on http://${admin.address}, discovery on ${discoveryAddress}`,
+  );
 
   return {
     adminAddress: admin.address,

@@ -25,6 +25,7 @@ import {
   createCertificatePins,
   type FleetCertificatePin,
 } from '../../discovery/certificate-pins.js';
+import { discardingLogger, type Logger } from '../../platform/log-line.js';
 
 export interface StandaloneDiscoveryTls {
   caFile: string;
@@ -43,7 +44,7 @@ export interface StandaloneDiscoveryTlsOptions {
   lifetime?: FleetCertificateLifetime;
   /** Milliseconds since the epoch. */
   now?: () => number;
-  log?: (line: string) => void;
+  log?: Logger;
 }
 
 // setTimeout cannot wait longer than 2^31-1 ms; a later renewal is looked at again then.
@@ -89,7 +90,7 @@ export async function standaloneDiscoveryTls(
     for (const [fleet, entry] of held) {
       if (!needsRenewal(entry.state.validity, now(), lifetime.lifetimeMs)) continue;
       issue(fleet);
-      options.log?.(`renewed the discovery client certificate of fleet ${fleet}`);
+      (options.log ?? discardingLogger).info(`renewed the discovery client certificate of fleet ${fleet}`);
     }
     publish();
     schedule();

@@ -1,6 +1,7 @@
 // What a batch of file changes does: it is applied to the resource store, reported, and reconciled at once;
 // object metadata (uid, creation time, generation) is saved at most once a second, off that path.
 import { formatResourceError } from '../../api/common.js';
+import type { Logger } from '../../platform/log-line.js';
 import type { Runner } from '../../runner/runner.js';
 import type { StageTrace } from '../../trace/propagation-trace.js';
 import type { FileBatch } from './file-watch.js';
@@ -18,7 +19,7 @@ export function fileBatches(
   store: ResourceStore,
   runner: Runner,
   paths: readonly string[],
-  log: (line: string) => void,
+  log: Logger,
   trace: StageTrace = () => {},
 ): FileBatches {
   let firstBatch = true;
@@ -27,7 +28,7 @@ export function fileBatches(
     saveTimer = undefined;
     store
       .save()
-      .catch((error: unknown) => log(`error: cannot save object metadata: ${(error as Error).message}`));
+      .catch((error: unknown) => log.error(`cannot save object metadata: ${(error as Error).message}`));
   };
 
   function report(batch: FileBatch, changed: boolean): void {
@@ -36,11 +37,11 @@ export function fileBatches(
       const counts = new Map<string, number>();
       for (const o of store.objects()) counts.set(o.kind, (counts.get(o.kind) ?? 0) + 1);
       const summary = [...counts].map(([kind, n]) => `${n} ${kind}`).join(', ');
-      log(`loaded ${summary || 'no objects'} from ${paths.join(', ')}`);
+      log.info(`loaded ${summary || 'no objects'} from ${paths.join(', ')}`);
     } else if (changed) {
       const files = [...batch.changed.keys(), ...batch.removed].join(', ');
       // Written once the config is on its way (the pass yields after publishing), still before its statuses.
-      setImmediate(() => log(`applied changes from ${files}`));
+      setImmediate(() => log.info(`applied changes from ${files}`));
     }
   }
 
@@ -48,7 +49,7 @@ export function fileBatches(
     async apply(batch) {
       const result = store.apply(batch);
       trace('parsed');
-      for (const e of result.errors) log(`error: ${formatResourceError(e)}`);
+      for (const e of result.errors) log.error(formatResourceError(e));
       report(batch, result.changed);
       if (result.changed || !runner.ready()) await runner.now();
       saveTimer ??= setTimeout(saveStore, STORE_SAVE_INTERVAL_MS);

@@ -7,7 +7,6 @@ import { type Stats, statSync } from 'node:fs';
 import { readdir, realpath, stat } from 'node:fs/promises';
 import { basename, dirname, extname, join, sep } from 'node:path';
 import { PorticoError } from '../../platform/errors.js';
-import { logToStderr } from '../../platform/log-line.js';
 import type { StageTrace } from '../../trace/propagation-trace.js';
 import { type DirectoryWatchers, directoryWatchers } from './directory-watchers.js';
 import { type GatherWindow, gatherWindow, type SerialQueue, serialQueue } from './event-batching.js';
@@ -27,8 +26,8 @@ export interface FileWatchOptions {
   /** Called with the initial full read first, then with each change; never concurrently. Awaited; what it
    * throws is reported through `onError` and that batch is not repeated, so it should handle its own errors. */
   onBatch: (batch: FileBatch) => void | Promise<void>;
-  /** A file that cannot be read: its last content stays in force. */
-  onError?: (error: PorticoError) => void;
+  /** A file that cannot be read: its last content stays in force. The caller says so (logs it, keeps it). */
+  onError: (error: PorticoError) => void;
   /** How long events are gathered into one batch. */
   debounceMs?: number;
   /** Full rescan period, the safety net under `fs.watch`; 0 turns it off. */
@@ -77,7 +76,7 @@ interface Watch {
 
 export async function watchFiles(options: FileWatchOptions): Promise<FileWatcher> {
   const settings = { ...DEFAULTS, ...definedOnly(options) };
-  const onError = options.onError ?? ((e: PorticoError) => logToStderr(`portico: ${e.message}`));
+  const { onError } = options;
   const w: Watch = {
     settings,
     onBatch: options.onBatch,

@@ -1,5 +1,7 @@
 // The lines a person running standalone sees about Gateways: programmed at an address, or why not, and the
 // listeners with problems. Only transitions are news.
+
+import type { Logger } from '../../platform/log-line.js';
 import type { ObjectStatus } from '../../translate/index.js';
 
 // Reasons that only mean "the proxy is on its way", not a problem to report.
@@ -39,7 +41,7 @@ function gatewayLines(s: ObjectStatus): { lines: string[]; waiting: boolean } {
   return { lines: [line, ...listenerProblems], waiting };
 }
 
-export function createGatewayAnnouncements(log: (line: string) => void): GatewayAnnouncements {
+export function createGatewayAnnouncements(log: Logger): GatewayAnnouncements {
   const announced = new Map<string, string>();
   return {
     announce(statuses) {
@@ -55,7 +57,7 @@ export function createGatewayAnnouncements(log: (line: string) => void): Gateway
         if (waiting && announced.get(key) === undefined) continue;
         announced.set(key, text);
         // One call per line: the log escapes line breaks inside a line (quoted values must not forge lines).
-        for (const l of lines) log(l);
+        for (const l of lines) log.info(l);
       }
       for (const key of announced.keys()) if (!current.has(key)) announced.delete(key);
     },

@@ -13,12 +13,14 @@ import { PROXY_RECORDS_DIR } from '../../infra/host/proxy-records.js';
 import {
   createProxySupervisor,
   formatProxyLogLine,
+  type ProxyLogLine,
   type ProxySpec,
   type ProxySupervisor,
 } from '../../infra/host/supervisor.js';
 import type { FleetConfig } from '../../ir/fleet-config.js';
 import type { FleetInfra } from '../../ir/fleet-infra.js';
 import { DISCOVERY_SERVER_NAME, PORTS } from '../../ir/well-known.js';
+import { type Logger, splitLogLevel } from '../../platform/log-line.js';
 import type { StandaloneDiscoveryTls } from './discovery-tls.js';
 import { adoptableProxies } from './proxy-adoption.js';
 import { runsOnAddress } from './state-dir-activity.js';
@@ -32,7 +34,7 @@ export interface HostFleetsOptions {
   /** CIDR the fleets' loopback addresses come from. */
   addressPool: string;
   addressClaimsDir?: string;
-  log: (line: string) => void;
+  log: Logger;
   /** A process started, exited or changed health, or must move: the data plane changed. */
   onChange: () => void;
   proxyEntryPoint?: string;
@@ -57,7 +59,7 @@ export async function openHostFleets(options: HostFleetsOptions): Promise<HostFl
     cidr: options.addressPool,
     stateDir: options.stateDir,
     source: '--address-pool',
-    onWarning: (m) => log(`warning: ${m}`),
+    onWarning: (m) => log.warn(m),
     claims,
   });
   // Proxies a previous controller left running (it crashed, or stopped without stopping them) keep serving:
@@ -70,15 +72,28 @@ export async function openHostFleets(options: HostFleetsOptions): Promise<HostFl
     logDir: join(options.stateDir, 'logs'),
     recordsDir,
     stopGraceMs: options.proxyStopGraceMs,
-    log: (line) => log(formatProxyLogLine(line)),
+    log: (line) => logProxyLine(log, line),
     onChange: options.onChange,
     onAddressInUse: addressMover(pool, options),
   });
   // Their discovery clients wait out a backoff of up to 30 s: adopting sends SIGHUP, which reconnects them now.
   supervisor.adopt(adoptable);
   for (const record of adoptable)
-    log(`adopted proxy ${record.fleet} (pid ${record.pid}) on ${record.address}`);
+    log.info(`adopted proxy ${record.fleet} (pid ${record.pid}) on ${record.address}`);
   return { claims, pool, supervisor };
+}
+
+/**
+ * A proxy's line keeps the level its proxy gave it (output without one, a crash's trace say, counts as info);
+ * what the supervisor says about a proxy is always trouble: a failed probe, an exit, a file it cannot write.
+ */
+function logProxyLine(log: Logger, line: ProxyLogLine): void {
+  if (line.source === 'supervisor') {
+    log.warn(formatProxyLogLine(line));
+    return;
+  }
+  const { level, text } = splitLogLevel(line.line);
+  log[level ?? 'info'](formatProxyLogLine({ ...line, line: text }));
 }
 
 function addressMover(
@@ -91,16 +106,14 @@ function addressMover(
     const moved = (moves.get(fleet) ?? 0) + 1;
     moves.set(fleet, moved);
     if (moved > MAX_ADDRESS_MOVES) {
-      options.log(
-        `error: fleet ${fleet}: ${address} is in use too, after ${MAX_ADDRESS_MOVES} moves; is something bound to ` +
+      options.log.error(
+        `fleet ${fleet}: ${address} is in use too, after ${MAX_ADDRESS_MOVES} moves; is something bound to ` +
           `0.0.0.0 on the proxy ports (${Object.values(HOST_PROXY_PORTS).join(', ')})? Retrying there`,
       );
       return;
     }
     pool.avoid(address);
-    options.log(
-      `warning: fleet ${fleet}: ${address} is in use by another process; moving it to another address`,
-    );
+    options.log.warn(`fleet ${fleet}: ${address} is in use by another process; moving it to another address`);
     options.onChange();
   };
 }

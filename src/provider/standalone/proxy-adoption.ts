@@ -5,6 +5,7 @@ import { request } from 'node:http';
 import { matchesProcess } from '../../infra/host/process-identity.js';
 import { type ProxyRecord, readProxyRecords, removeProxyRecord } from '../../infra/host/proxy-records.js';
 import { PORTS } from '../../ir/well-known.js';
+import type { Logger } from '../../platform/log-line.js';
 
 /** Undefined when the record's process is the proxy it names, else why it is not. */
 export async function whyNotAdoptable(record: ProxyRecord): Promise<string | undefined> {
@@ -45,19 +46,14 @@ function adminPid(address: string): Promise<number | undefined> {
 }
 
 /** The records in `recordsDir` a starting controller adopts; stale ones are removed, each with a line why. */
-export async function adoptableProxies(
-  recordsDir: string,
-  log: (line: string) => void,
-): Promise<ProxyRecord[]> {
+export async function adoptableProxies(recordsDir: string, log: Logger): Promise<ProxyRecord[]> {
   const adoptable: ProxyRecord[] = [];
-  for (const record of readProxyRecords(recordsDir, (file, why) =>
-    log(`warning: ignoring ${file}: ${why}`),
-  )) {
+  for (const record of readProxyRecords(recordsDir, (file, why) => log.warn(`ignoring ${file}: ${why}`))) {
     const why = await whyNotAdoptable(record);
     if (why === undefined) adoptable.push(record);
     else {
       removeProxyRecord(recordsDir, record.fleet);
-      log(`proxy ${record.fleet} (pid ${record.pid}) of an earlier run is ${why}; a new one will start`);
+      log.warn(`proxy ${record.fleet} (pid ${record.pid}) of an earlier run is ${why}; a new one will start`);
     }
   }
   return adoptable;

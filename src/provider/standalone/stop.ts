@@ -11,6 +11,7 @@ import {
   readProxyRecords,
   removeProxyRecord,
 } from '../../infra/host/proxy-records.js';
+import type { Logger } from '../../platform/log-line.js';
 import { lockHolder } from './controller-lock.js';
 import { whyNotAdoptable } from './proxy-adoption.js';
 import { runsOnAddress } from './state-dir-activity.js';
@@ -19,7 +20,7 @@ export interface StopOptions {
   stateDir: string;
   /** The host-wide address claims (the controller's --address-claims-dir): this state dir's are released. */
   claimsDir?: string;
-  log: (line: string) => void;
+  log: Logger;
   /** SIGTERM to SIGKILL, for the controller and for each proxy (longer than a proxy's maximum drain). */
   graceMs?: number;
 }
@@ -34,19 +35,19 @@ export async function stopStandalone(options: StopOptions): Promise<number> {
   const controller = lockHolder(stateDir);
   // Only a process proven to be it is signalled: a recorded pid may belong to someone else by now.
   if (controller !== undefined && matchesProcess(controller) === 'yes') {
-    log(`stopping the controller (pid ${controller.pid})`);
+    log.info(`stopping the controller (pid ${controller.pid})`);
     await terminate([controller.pid], graceMs);
     stopped++;
   } else if (controller !== undefined) {
-    log(
+    log.warn(
       `cannot tell whether pid ${controller.pid} is the controller of ${stateDir} (no /proc): stop it yourself`,
     );
   }
   const recordsDir = join(stateDir, PROXY_RECORDS_DIR);
-  const records = readProxyRecords(recordsDir, (file, why) => log(`ignoring ${file}: ${why}`));
+  const records = readProxyRecords(recordsDir, (file, why) => log.warn(`ignoring ${file}: ${why}`));
   const running: ProxyRecord[] = [];
   for (const r of records) if ((await whyNotAdoptable(r)) === undefined) running.push(r);
-  for (const r of running) log(`draining proxy ${r.fleet} (pid ${r.pid}) on ${r.address}`);
+  for (const r of running) log.info(`draining proxy ${r.fleet} (pid ${r.pid}) on ${r.address}`);
   await terminate(
     running.map((r) => r.pid),
     graceMs,
@@ -54,7 +55,7 @@ export async function stopStandalone(options: StopOptions): Promise<number> {
   for (const r of records) removeProxyRecord(recordsDir, r.fleet);
   openAddressClaims(options.claimsDir ?? DEFAULT_CLAIMS_DIR, stateDir, runsOnAddress).releaseAll();
   stopped += running.length;
-  log(stopped === 0 ? `nothing runs from ${stateDir}` : `stopped everything of ${stateDir}`);
+  log.info(stopped === 0 ? `nothing runs from ${stateDir}` : `stopped everything of ${stateDir}`);
   return stopped;
 }
 

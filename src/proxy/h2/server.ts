@@ -71,7 +71,9 @@ export function createH2Listener(
   const limits = rt.options.http2;
   const server: Http2Server = createServer(serverOptions(limits));
   const sessions = new SessionTable(limits, () =>
-    rt.options.log(`listener ${context.name}: too many stream resets on one HTTP/2 connection, closing it`),
+    rt.options.log.warn(
+      `listener ${context.name}: too many stream resets on one HTTP/2 connection, closing it`,
+    ),
   );
   const owner: StreamOwner = { resetByProxy: (stream) => sessions.markResetByProxy(stream) };
   const ctx: StreamContext = { rt, context, certificates, sessions, owner };

@@ -151,7 +151,7 @@ async function startWorkers(pool: Pool, proxy: PorticoProxy, workers: number): P
     await proxy.close();
     throw error;
   }
-  options.log(`${pool.slots.length} workers (${pool.settings.balancing} accept balancing)`);
+  options.log.info(`${pool.slots.length} workers (${pool.settings.balancing} accept balancing)`);
 }
 
 /** Immediate: every worker killed, the primary's ports closed. */
@@ -175,7 +175,9 @@ function enqueue<T>(pool: Pool, work: () => Promise<T>): Promise<T> {
 
 /** Starts a worker in place `index`. */
 function fork(pool: Pool, index: number): WorkerSlot {
-  const slot = forkWorker(pool.settings, (gone, code, signal) => onExit(pool, gone, code, signal));
+  const slot = forkWorker(pool.settings, pool.options.log, (gone, code, signal) =>
+    onExit(pool, gone, code, signal),
+  );
   pool.slots.splice(index, 0, slot);
   return slot;
 }
@@ -195,7 +197,7 @@ function onExit(pool: Pool, slot: WorkerSlot, code: number | null, signal: strin
   pool.restarts++;
   pool.crashLoop = Date.now() - slot.forkedAt < YOUNG_MS ? pool.crashLoop + 1 : 0;
   const delayMs = pool.crashLoop === 0 ? 0 : Math.min(MAX_RESTART_DELAY_MS, 100 * 2 ** (pool.crashLoop - 1));
-  pool.options.log(
+  pool.options.log.warn(
     `worker ${slot.worker.id} exited (${signal ?? code}); starting another${delayMs > 0 ? ` in ${delayMs} ms` : ''}`,
   );
   const replace = (): void => {
@@ -275,7 +277,7 @@ function workerStats(pool: Pool): Promise<WorkerStats[]> {
 async function drainWorkers(pool: Pool, drainMs: number, maxMs: number): Promise<void> {
   pool.draining = true;
   pool.options.onDraining?.();
-  pool.options.log(
+  pool.options.log.info(
     `draining ${pool.slots.length} workers: serving ${drainMs} ms more, then up to ${maxMs} ms in flight`,
   );
   const slots = [...pool.slots];
@@ -292,7 +294,7 @@ async function drainWorkers(pool: Pool, drainMs: number, maxMs: number): Promise
   await Promise.all(exits);
   clearTimeout(late);
   pool.drained = true;
-  pool.options.log('drained');
+  pool.options.log.info('drained');
 }
 
 /** What the admin, metrics and readiness servers show: the workers as one proxy. */

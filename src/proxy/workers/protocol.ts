@@ -2,6 +2,7 @@
 
 import type { FleetConfig } from '../../ir/fleet-config.js';
 import type { FleetConfigDelta } from '../../ir/fleet-config-patch.js';
+import type { LogLevel } from '../../platform/log-line.js';
 import type { AccessLogOptions } from '../access-log.js';
 import type { MetricsSnapshot } from '../metrics.js';
 import type { Http2Limits, ProxyLimits } from '../options.js';
@@ -55,4 +56,6 @@ export type FromWorker =
       addresses: { listener: string; port: number; address: string }[];
     }
   | { type: 'stats'; id: number; stats: WorkerStats }
+  /** A line of the worker's log, for the primary's logger to show or drop. */
+  | { type: 'log'; level: LogLevel; line: string }
   | { type: 'drained' };

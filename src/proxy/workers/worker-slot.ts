@@ -4,6 +4,7 @@ import cluster, { type Worker } from 'node:cluster';
 import { fileURLToPath } from 'node:url';
 import type { FleetConfig } from '../../ir/fleet-config.js';
 import { PorticoError } from '../../platform/errors.js';
+import type { Logger } from '../../platform/log-line.js';
 import type { MetricsSnapshot } from '../metrics.js';
 import type { FromWorker, ToWorker, WorkerSettings } from './protocol.js';
 import { WORKER_SETTINGS_ENV } from './worker.js';
@@ -54,6 +55,7 @@ export function workerExecArgv(argv: readonly string[] = process.execArgv): stri
 /** Forks a worker with `settings`; `onExit` runs once it exits, after its pending requests got their fallback. */
 export function forkWorker(
   settings: WorkerSettings,
+  log: Logger,
   onExit: (slot: WorkerSlot, code: number | null, signal: string | null) => void,
 ): WorkerSlot {
   // Round robin unless the workers bind with SO_REUSEPORT (then the primary holds no listening socket).
@@ -104,6 +106,7 @@ export function forkWorker(
   slot.started = new Promise<void>((resolve, reject) => {
     worker.on('message', (message: FromWorker) => {
       if (message.type === 'started') resolve();
+      else if (message.type === 'log') log[message.level](`worker ${worker.id}: ${message.line}`);
       else if ('id' in message) answer(message.id, message);
     });
     worker.once('exit', (code, signal) => {

@@ -4,7 +4,7 @@ import cluster from 'node:cluster';
 import { isMainThread } from 'node:worker_threads';
 import type { FleetConfig } from '../../ir/fleet-config.js';
 import { patchFleetConfig } from '../../ir/fleet-config-patch.js';
-import { logToStderr } from '../../platform/log-line.js';
+import { type Logger, type LogLevel, logToStderr } from '../../platform/log-line.js';
 import { appendStageTrace } from '../../trace/propagation-trace.js';
 import { createProxy } from '../proxy.js';
 import type { FromWorker, ToWorker, WorkerSettings } from './protocol.js';
@@ -14,6 +14,16 @@ export const WORKER_SETTINGS_ENV = 'PORTICO_PROXY_WORKER';
 
 function send(message: FromWorker): void {
   process.send?.(message);
+}
+
+/** The worker's lines go to its primary, whose logger shows or drops them; an orphan says why it goes itself. */
+function primaryLogger(id: number): Logger {
+  const line = (level: LogLevel) => (text: string) => {
+    if (process.connected)
+      process.send?.({ type: 'log', level, line: text } satisfies FromWorker, undefined, undefined, () => {});
+    else logToStderr(`${level} worker ${id}: ${text}`);
+  };
+  return { debug: line('debug'), info: line('info'), warn: line('warn'), error: line('error') };
 }
 
 export function runWorker(settings: WorkerSettings): void {
@@ -28,7 +38,7 @@ export function runWorker(settings: WorkerSettings): void {
     reusePort: settings.balancing === 'reuse-port',
     accessLog: settings.accessLog,
     tracing: settings.tracing,
-    log: (line) => logToStderr(`worker ${id}: ${line}`),
+    log: primaryLogger(id),
     trace: settings.traceEvents === undefined ? undefined : appendStageTrace(settings.traceEvents),
   });
   let config: FleetConfig | undefined;

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { createEchoServer } from '../../../src/echo/server.js';
 import { parseHostPort } from '../../../src/platform/host-port.js';
+import { discardingLogger } from '../../../src/platform/log-line.js';
 import { stopStandalone } from '../../../src/provider/standalone/stop.js';
 import { type Child, startPortico, waitForOutput } from '../../support/child.js';
 import { closeServer, type EchoBody, httpRequest, listen, type Reply } from '../../support/http.js';
@@ -148,7 +149,7 @@ export async function startStandalone(
   },
 ): Promise<RunningStandalone> {
   defer(t, async () => {
-    await stopStandalone({ stateDir: options.stateDir, log: () => {}, graceMs: 5000 });
+    await stopStandalone({ stateDir: options.stateDir, log: discardingLogger, graceMs: 5000 });
   });
   const child = startPortico([
     'standalone',

@@ -148,7 +148,7 @@ test('a broken file is reported with file and line and keeps its last good conte
     extra,
     'apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata:\n  name: extra\n spec: [\n',
   );
-  await waitForOutput(c.child, /error: \S*extra\.yaml:5: /);
+  await waitForOutput(c.child, /error \S*extra\.yaml:5: /);
   // An invalid field in another edit of the same file: the error names object and field.
   await writeFile(
     extra,
@@ -156,7 +156,7 @@ test('a broken file is reported with file and line and keeps its last good conte
   );
   const invalid = await waitForOutput(
     c.child,
-    /error: \S*extra\.yaml:(\d+): HTTPRoute default\/extra: (\S+): /,
+    /error \S*extra\.yaml:(\d+): HTTPRoute default\/extra: (\S+): /,
   );
   assert.equal(invalid[1], '14');
   assert.equal(invalid[2], 'spec.rules[0].backendRefs[0].port');

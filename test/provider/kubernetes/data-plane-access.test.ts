@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { networkInterfaces } from 'node:os';
 import { after, before, test } from 'node:test';
 import { generateCertificates } from '../../../src/certificates/certs.js';
+import { discardingLogger } from '../../../src/platform/log-line.js';
 import { dataPlaneRoute, peerCredential } from '../../../src/provider/kubernetes/data-plane-access.js';
 import { type Endpoint, serveHttp } from '../../../src/provider/kubernetes/http-endpoints.js';
 import { createPeerDataPlane, DATA_PLANE_PATH } from '../../../src/provider/kubernetes/peer-data-plane.js';
@@ -78,7 +79,7 @@ test('a replica holding the server key polls its peer’s /dataplane', {
     onChange: () => {
       changed = true;
     },
-    log: () => {},
+    log: discardingLogger,
     credential: () => peerCredential(key),
     intervalMs: 20,
   });

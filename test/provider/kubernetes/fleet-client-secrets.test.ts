@@ -3,6 +3,7 @@ import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { test } from 'node:test';
 import { fleetOfSubjectAltName, generateCertificates } from '../../../src/certificates/certs.js';
 import type { FleetInfra } from '../../../src/ir/fleet-infra.js';
+import { discardingLogger } from '../../../src/platform/log-line.js';
 import type { ApiClient, JsonObject } from '../../../src/provider/kubernetes/api-client.js';
 import { createFleetClientSecrets } from '../../../src/provider/kubernetes/fleet-client-secrets.js';
 
@@ -66,7 +67,7 @@ function certOf(secret: JsonObject | undefined): X509Certificate {
 
 test("a fleet's Secret holds its own identity from the CA, owned by its ServiceAccount, and is written once", async () => {
   const { client, secrets, calls } = fakeApi();
-  const fleetSecrets = createFleetClientSecrets({ client, ca: authority, log: () => {} });
+  const fleetSecrets = createFleetClientSecrets({ client, ca: authority, log: discardingLogger });
   assert.equal(await fleetSecrets.ensure(INFRA, ACCOUNT), undefined);
   const secret = secrets.get(NAME);
   assert.ok(secret !== undefined);
@@ -89,7 +90,7 @@ test("a fleet's Secret holds its own identity from the CA, owned by its ServiceA
   await fleetSecrets.ensure(INFRA, ACCOUNT);
   assert.equal(calls.length, 2, 'a current Secret costs no request');
   // A restarted controller reads it once and keeps it.
-  const restarted = createFleetClientSecrets({ client, ca: authority, log: () => {} });
+  const restarted = createFleetClientSecrets({ client, ca: authority, log: discardingLogger });
   await restarted.ensure(INFRA, ACCOUNT);
   assert.deepEqual(calls.slice(2), ['GET ' + NAME]);
   assert.equal(certOf(secrets.get(NAME)).serialNumber, cert.serialNumber);
@@ -98,11 +99,16 @@ test("a fleet's Secret holds its own identity from the CA, owned by its ServiceA
 test('an identity from another CA, for another fleet, with another owner or near its end is issued again', async () => {
   const { client, secrets } = fakeApi();
   const controller = (now?: () => Date) =>
-    createFleetClientSecrets({ client, ca: authority, log: () => {}, ...(now === undefined ? {} : { now }) });
+    createFleetClientSecrets({
+      client,
+      ca: authority,
+      log: discardingLogger,
+      ...(now === undefined ? {} : { now }),
+    });
   const caKey = new X509Certificate(ca.caCertPem).publicKey;
   const other = generateCertificates();
   const otherCa = { caCertPem: other.caCertPem, caKeyPem: other.caKeyPem };
-  await createFleetClientSecrets({ client, ca: otherCa, log: () => {} }).ensure(INFRA, ACCOUNT);
+  await createFleetClientSecrets({ client, ca: otherCa, log: discardingLogger }).ensure(INFRA, ACCOUNT);
   assert.ok(!certOf(secrets.get(NAME)).verify(caKey));
 
   await controller().ensure(INFRA, ACCOUNT);
@@ -136,7 +142,7 @@ test('a same-name Secret Portico does not manage is reported and never touched; 
     data: { x: 'eQ==' },
   };
   secrets.set(NAME, foreign);
-  const fleetSecrets = createFleetClientSecrets({ client, ca: authority, log: () => {} });
+  const fleetSecrets = createFleetClientSecrets({ client, ca: authority, log: discardingLogger });
   assert.match(
     (await fleetSecrets.ensure(INFRA, ACCOUNT)) ?? '',
     /Secret sys\/.*-client-cert already exists and is not managed by portico-gateway/,
@@ -161,7 +167,7 @@ test('certificates live 7 days; the renewal at two thirds records the one it rep
   const fleetSecrets = createFleetClientSecrets({
     client,
     ca: authority,
-    log: () => {},
+    log: discardingLogger,
     now: () => new Date(now),
   });
   await fleetSecrets.ensure(INFRA, ACCOUNT);
@@ -198,7 +204,7 @@ test('a timer asks for a pass when the earliest certificate is due; once renewed
   await createFleetClientSecrets({
     client,
     ca: authority,
-    log: () => {},
+    log: discardingLogger,
     now: () => new Date(t0),
     lifetime,
   }).ensure(INFRA, ACCOUNT);
@@ -212,7 +218,7 @@ test('a timer asks for a pass when the earliest certificate is due; once renewed
   const restarted = createFleetClientSecrets({
     client,
     ca: authority,
-    log: () => {},
+    log: discardingLogger,
     now: () => new Date(clock),
     lifetime,
     onRenewalDue: () => due++,
@@ -244,7 +250,7 @@ test('a Secret deleted (or replaced) behind its back is noticed through the watc
   const fleetSecrets = createFleetClientSecrets({
     client,
     ca: authority,
-    log: () => {},
+    log: discardingLogger,
     observed: (namespace, name) => watched.get(`${namespace}/${name}`),
   });
   await fleetSecrets.ensure(INFRA, ACCOUNT);
@@ -268,12 +274,12 @@ test('a certificate from an earlier version (730 days) is renewed on the first c
   const earlier = createFleetClientSecrets({
     client,
     ca: authority,
-    log: () => {},
+    log: discardingLogger,
     lifetime: { lifetimeMs: 730 * DAY, graceMs: 60_000 },
   });
   await earlier.ensure(INFRA, ACCOUNT);
   const old = certOf(secrets.get(NAME));
-  await createFleetClientSecrets({ client, ca: authority, log: () => {} }).ensure(INFRA, ACCOUNT);
+  await createFleetClientSecrets({ client, ca: authority, log: discardingLogger }).ensure(INFRA, ACCOUNT);
   const renewed = certOf(secrets.get(NAME));
   assert.notEqual(renewed.fingerprint256, old.fingerprint256);
   assert.ok(Date.parse(renewed.validTo) - Date.now() <= 7 * DAY);

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { createLogger } from '../../../src/platform/log-line.js';
 import type { ApiClient, JsonObject } from '../../../src/provider/kubernetes/api-client.js';
 import { createInformer } from '../../../src/provider/kubernetes/informer.js';
 
@@ -43,7 +44,7 @@ function informer(client: ApiClient, mayBeAbsent: boolean, log: string[], onChan
     convert: (raw) => raw,
     fingerprint: (raw) => JSON.stringify(raw),
     onChange,
-    log: (line) => log.push(line),
+    log: createLogger('debug', (line) => log.push(line)),
     retryMs: 5,
     mayBeAbsent,
     absentRetryMs: 10,

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { FleetInfra } from '../../../src/ir/fleet-infra.js';
 import { COMMON_INFRA_LABELS } from '../../../src/ir/fleet-infra.js';
+import { discardingLogger } from '../../../src/platform/log-line.js';
 import type { ApiClient, JsonObject } from '../../../src/provider/kubernetes/api-client.js';
 import { createInfraApplier } from '../../../src/provider/kubernetes/infra-applier.js';
 
@@ -48,7 +49,7 @@ function applier(client: ApiClient) {
     controllerNamespace: 'portico-gateway-system',
     deployType: 'GatewayNamespace',
     caPem: 'ca',
-    log: () => {},
+    log: discardingLogger,
   });
 }
 

@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { COMMON_INFRA_LABELS, type FleetInfra } from '../../../src/ir/fleet-infra.js';
+import { discardingLogger } from '../../../src/platform/log-line.js';
 import type { ApiClient, ApiReply } from '../../../src/provider/kubernetes/api-client.js';
 import { createInfraApplier, type InfraApplier } from '../../../src/provider/kubernetes/infra-applier.js';
 import { manualTimers } from '../../support/manual-timers.js';
@@ -90,7 +91,7 @@ function applierFor(server: FakeApiServer, timers: ReturnType<typeof manualTimer
     onProblemsChanged: () => {
       wakes++;
     },
-    log: () => {},
+    log: discardingLogger,
   });
   return { applier, wakes: () => wakes };
 }

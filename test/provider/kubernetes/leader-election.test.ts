@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { discardingLogger } from '../../../src/platform/log-line.js';
 import type { ApiClient, ApiReply, JsonObject } from '../../../src/provider/kubernetes/api-client.js';
 import { startLeaderElection } from '../../../src/provider/kubernetes/leader-election.js';
 
@@ -55,7 +56,7 @@ test('stop() releases the lease even when a renewal was in flight, and never lea
     identity: 'ctl-1',
     retryMs: 10,
     onChange: (leading) => changes.push(leading),
-    log: () => {},
+    log: discardingLogger,
   });
   await until(() => election.isLeader());
   assert.equal(api.holder(), 'ctl-1');
@@ -86,7 +87,7 @@ test('a replica that never led does not touch the lease on stop', async () => {
     identity: 'ctl-1',
     retryMs: 10,
     onChange: () => {},
-    log: () => {},
+    log: discardingLogger,
   });
   await until(() => first.isLeader());
   const second = startLeaderElection({
@@ -96,7 +97,7 @@ test('a replica that never led does not touch the lease on stop', async () => {
     identity: 'ctl-2',
     retryMs: 10,
     onChange: () => {},
-    log: () => {},
+    log: discardingLogger,
   });
   await new Promise((r) => setTimeout(r, 30));
   await second.stop();

@@ -5,6 +5,7 @@ import { after, test } from 'node:test';
 import type { EndpointSlice } from '../../../src/api/core.js';
 import type { NodeState } from '../../../src/discovery/server.js';
 import type { FleetConfig } from '../../../src/ir/fleet-config.js';
+import { createLogger, discardingLogger } from '../../../src/platform/log-line.js';
 import {
   createPeerDataPlane,
   DATA_PLANE_PATH,
@@ -81,7 +82,7 @@ test('the leader polls its peers: skips itself, counts what peers report, drops 
     onChange: () => {
       changes++;
     },
-    log: (line) => logs.push(line),
+    log: createLogger('debug', (line) => logs.push(line)),
     credential: () => 'Portico-Peer 0.0',
     intervalMs: 20,
   });
@@ -126,7 +127,7 @@ test('a peer that misses a few polls keeps its last report; one that stays silen
     onChange: () => {
       changes++;
     },
-    log: () => {},
+    log: discardingLogger,
     credential: () => 'Portico-Peer 0.0',
     intervalMs: 10,
     keepReportPolls: 3,

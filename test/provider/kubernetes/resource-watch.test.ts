@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { defaultControllerConfig } from '../../../src/api/controller-config.js';
 import type { ApiKind } from '../../../src/api/kinds.js';
+import { createLogger } from '../../../src/platform/log-line.js';
 import type { ApiClient, JsonObject, WatchEvent } from '../../../src/provider/kubernetes/api-client.js';
 import { createResourceWatch, type ResourceWatch } from '../../../src/provider/kubernetes/resource-watch.js';
 import { collectionPath, WATCHED_KINDS } from '../../../src/provider/kubernetes/watched-kinds.js';
@@ -60,7 +61,7 @@ async function watching(objects: JsonObject[]) {
     onChange: () => {
       changes++;
     },
-    log: (line) => log.push(line),
+    log: createLogger('debug', (line) => log.push(line)),
   });
   await watch.start();
   return { watch, server, log, changes: () => changes };
@@ -233,7 +234,7 @@ test('an object Portico cannot use is logged once per change with its name and r
   const { watch, server, log } = await watching([gatewayWithOperator('in', '1')]);
   try {
     const reason = `${OPERATOR}: must be one of In, NotIn, Exists, DoesNotExist`;
-    assert.deepEqual(log, [`ignoring invalid object Gateway edge/eg: ${reason}`]);
+    assert.deepEqual(log, [`warn ignoring invalid object Gateway edge/eg: ${reason}`]);
     assert.deepEqual(watch.snapshot().gateways, []);
     const unusable = watch.snapshot().unusable;
     assert.deepEqual(unusable, [{ kind: 'Gateway', namespace: 'edge', name: 'eg', reason }]);
@@ -248,7 +249,7 @@ test('an object Portico cannot use is logged once per change with its name and r
     // Changed and still unusable: one line for the new content.
     server.send('MODIFIED', gatewayWithOperator('notin', '3'));
     assert.deepEqual(log.slice(1), [
-      `ignoring invalid object Gateway edge/eg: ${OPERATOR}: must be one of In, NotIn, Exists, DoesNotExist`,
+      `warn ignoring invalid object Gateway edge/eg: ${OPERATOR}: must be one of In, NotIn, Exists, DoesNotExist`,
     ]);
     // Fixed: used, and no longer unusable.
     server.send('MODIFIED', gatewayWithOperator('NotIn', '4'));

@@ -164,7 +164,7 @@ test('the poll finds a root directory that was deleted and re-created', async (t
 test('a missing path is an error naming it', async (t) => {
   const dir = await tempDir(t);
   await assert.rejects(
-    watchFiles({ paths: [join(dir, 'nope')], onBatch: () => {} }),
+    watchFiles({ paths: [join(dir, 'nope')], onBatch: () => {}, onError: () => {} }),
     /nope: no such file or directory/,
   );
 });
@@ -201,7 +201,7 @@ test('a FIFO among the resource files is reported once and never read; a FIFO ro
     [`${join(dir, 'pipe.yaml')}: a FIFO, not a regular file: not read`],
   );
   await assert.rejects(
-    watchFiles({ paths: [join(dir, 'pipe.yaml')], onBatch: () => {} }),
+    watchFiles({ paths: [join(dir, 'pipe.yaml')], onBatch: () => {}, onError: () => {} }),
     /pipe\.yaml: a FIFO, not a regular file: not read/,
   );
 });
