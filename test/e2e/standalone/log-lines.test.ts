@@ -49,5 +49,8 @@ test('values and file names with line breaks are escaped in the log, one line ea
     lines.some((l) => l.includes(`missing\\n${FORGED} by a Secret name`)),
     c.child.stdout(),
   );
-  assert.ok(lines.some((l) => l.startsWith('error ') && l.includes(`bad\\n${FORGED} by a file name.yaml`)));
+  assert.ok(
+    lines.some((l) => l.startsWith('error ') && l.includes(`bad\\n${FORGED} by a file name.yaml`)),
+    c.child.stdout(),
+  );
 });
