@@ -4,6 +4,7 @@
 
 import {
   CONTROLLER_NAMESPACE_LABEL,
+  fleetObjectList,
   type ProxyRuntime,
   renderFleetObjects,
 } from '../../infra/kubernetes/render.js';
@@ -125,11 +126,13 @@ function desiredFleets(options: InfraApplierOptions, infra: readonly FleetInfra[
       controllerNamespace: options.controllerNamespace,
       deployType: options.deployType,
     });
-    const bodies = [objects.serviceAccount, objects.service, objects.deployment];
-    const own = INFRA_KINDS.map((kind, i): Desired => {
-      const body = bodies[i] as unknown as JsonObject;
+    // Only the kinds this applier knows yet (the next commit adds the DaemonSet, autoscaler and budget).
+    const own = fleetObjectList(objects).flatMap((object): Desired[] => {
+      const body = object as unknown as JsonObject;
+      const kind = INFRA_KINDS.find((k) => k.kind === body.kind);
+      if (kind === undefined) return [];
       const d = { kind, namespace: fleet.namespace, name: fleet.name, body, json: JSON.stringify(body) };
-      return { ...d, fleet: fleet.fleet, infra: fleet };
+      return [{ ...d, fleet: fleet.fleet, infra: fleet }];
     });
     // Its pods mount the CA ConfigMap: it is part of the fleet's work, before the Deployment.
     const ca = options.deployType === 'GatewayNamespace' ? [caConfigMap(options, fleet.namespace)] : [];
