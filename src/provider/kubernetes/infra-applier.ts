@@ -25,6 +25,7 @@ import { createObjectWork } from '../../runner/object-work.js';
 import { type ApiClient, expectStatus, type JsonObject } from './api-client.js';
 import type { FleetClientSecrets } from './fleet-client-secrets.js';
 import { infraProblemOf } from './infra-problem.js';
+import { appliedReplicas, REPLICAS_HANDOVER_MANAGER, replicasHandover } from './replicas-handover.js';
 import { collectionPath, objectPath } from './watched-kinds.js';
 
 interface KindPath {
@@ -162,7 +163,7 @@ async function existing(
   namespace: string,
   name: string,
   fleet: string | undefined,
-): Promise<{ exists: boolean; foreign?: string }> {
+): Promise<{ exists: boolean; served?: JsonObject; foreign?: string }> {
   const reply = await client.request('GET', objectPath(kind.apiVersion, kind.resource, name, namespace));
   if (reply.status === 404) return { exists: false };
   const body = expectStatus(reply, `get ${kind.kind} ${namespace}/${name}`, [200]);
@@ -176,14 +177,9 @@ async function existing(
   }
   // Another fleet's (another controller's, in a shared namespace) whose name collides: never take it over.
   const owner = owningFleet(labels);
-  if (owner === undefined || fleet === undefined || owner === fleet) return { exists: true };
+  if (owner === undefined || fleet === undefined || owner === fleet) return { exists: true, served: body };
   const foreign = `${id} already exists for fleet ${owner}, whose infrastructure name is the same; it is left alone`;
   return { exists: true, foreign };
-}
-
-/** Why `d` must be left alone (it exists and is someone else's), or undefined. */
-async function foreignOwner(client: ApiClient, d: Desired): Promise<string | undefined> {
-  return (await existing(client, d.kind, d.namespace, d.name, d.fleet)).foreign;
 }
 
 /** Whether a workload as the API server serves it has all its pods of its latest generation ready. */
@@ -239,12 +235,17 @@ async function awaitWorkloadReady(
   }
 }
 
-/** Applies the object; returns its uid. */
-async function applyObject(client: ApiClient, d: Desired): Promise<string | undefined> {
-  const path = `${objectPath(d.kind.apiVersion, d.kind.resource, d.name, d.namespace)}?fieldManager=${FIELD_MANAGER}&force=true`;
-  const reply = await client.request('PATCH', path, d.body, 'application/apply-patch+yaml');
-  const body = expectStatus(reply, `apply ${d.kind.kind} ${d.namespace}/${d.name}`, [200, 201]);
-  const uid = (body.metadata as JsonObject | undefined)?.uid;
+/** Applies `body` (by default the object's) as `manager`; returns the object's uid. */
+async function applyObject(
+  client: ApiClient,
+  d: Desired,
+  body: JsonObject = d.body,
+  manager = FIELD_MANAGER,
+): Promise<string | undefined> {
+  const path = `${objectPath(d.kind.apiVersion, d.kind.resource, d.name, d.namespace)}?fieldManager=${manager}&force=true`;
+  const reply = await client.request('PATCH', path, body, 'application/apply-patch+yaml');
+  const served = expectStatus(reply, `apply ${d.kind.kind} ${d.namespace}/${d.name}`, [200, 201]);
+  const uid = (served.metadata as JsonObject | undefined)?.uid;
   return typeof uid === 'string' ? uid : undefined;
 }
 
@@ -307,10 +308,16 @@ async function ensureObject(options: InfraApplierOptions, state: ApplierState, d
   const { client, log } = options;
   const key = keyOf(d.kind.kind, d.namespace, d.name);
   if (state.applied.get(key) !== d.json) {
-    const foreign = await foreignOwner(client, d);
-    if (foreign !== undefined) {
+    const found = await existing(client, d.kind, d.namespace, d.name, d.fleet);
+    if (found.foreign !== undefined) {
       state.applied.delete(key);
-      throw new PorticoError('E_CONFLICT', foreign);
+      throw new PorticoError('E_CONFLICT', found.foreign);
+    }
+    // An autoscaler now sets the replicas: another manager holds them first, so dropping them resets nothing.
+    const handedOver = found.served === undefined ? undefined : appliedReplicas(found.served);
+    if (d.kind === DEPLOYMENT && !('replicas' in (d.body.spec as JsonObject)) && handedOver !== undefined) {
+      const body = replicasHandover(d.namespace, d.name, handedOver);
+      await applyObject(client, d, body, REPLICAS_HANDOVER_MANAGER);
     }
     const uid = await applyObject(client, d);
     if (uid !== undefined) state.accountUids.set(key, uid);

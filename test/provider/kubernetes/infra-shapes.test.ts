@@ -9,6 +9,7 @@ import { COMMON_INFRA_LABELS, type FleetInfra } from '../../../src/ir/fleet-infr
 import type { FleetShape } from '../../../src/ir/fleet-shape.js';
 import type { ApiClient, ApiReply, JsonObject } from '../../../src/provider/kubernetes/api-client.js';
 import { createInfraApplier, type InfraApplier } from '../../../src/provider/kubernetes/infra-applier.js';
+import { appliedReplicas } from '../../../src/provider/kubernetes/replicas-handover.js';
 import { manualTimers } from '../../support/manual-timers.js';
 
 const NAME = 'proxy-tenant-a-gw-0000abcd';
@@ -42,6 +43,7 @@ const PATHS = {
 function fakeApiServer() {
   const objects = new Map<string, JsonObject>();
   const writes: string[] = [];
+  const applies: { path: string; manager: string | null; body: unknown }[] = [];
   const client: ApiClient = {
     async request(method, path, body): Promise<ApiReply> {
       const bare = path.split('?')[0]!;
@@ -51,6 +53,8 @@ function fakeApiServer() {
         return found === undefined ? { status: 404, body: {} } : { status: 200, body: found };
       }
       writes.push(`${method} ${bare}`);
+      const manager = new URLSearchParams(path.split('?')[1] ?? '').get('fieldManager');
+      if (method === 'PATCH') applies.push({ path: bare, manager, body });
       if (method === 'DELETE') objects.delete(bare);
       else objects.set(bare, structuredClone(body) as JsonObject);
       return { status: 200, body: { metadata: { uid: 'u' } } };
@@ -59,7 +63,7 @@ function fakeApiServer() {
       throw new Error('not watched here');
     },
   };
-  return { objects, writes, client };
+  return { objects, writes, applies, client };
 }
 
 function applierFor(server: ReturnType<typeof fakeApiServer>, timers = manualTimers()): InfraApplier {
@@ -195,4 +199,35 @@ test('another fleet’s autoscaler of the same name is never deleted', async () 
   await settled(applier, [fleet()]);
   assert.ok(server.objects.has(PATHS.hpa));
   applier.stop();
+});
+
+test('replicas are handed to the autoscaler without a dip: another manager holds them before Portico drops them', async () => {
+  const server = fakeApiServer();
+  const applier = applierFor(server);
+  await settled(applier, [fleet({ deployment: { replicas: 3 } })]);
+  // As the API server serves it: Portico's apply owns spec.replicas.
+  const served = server.objects.get(PATHS.deployment)!;
+  (served.metadata as JsonObject).managedFields = [
+    { manager: 'portico-gateway', operation: 'Apply', fieldsV1: { 'f:spec': { 'f:replicas': {} } } },
+  ];
+  const before = server.applies.length;
+  await settled(applier, [fleet(AUTOSCALED)]);
+  const deploymentApplies = server.applies.slice(before).filter((a) => a.path === PATHS.deployment);
+  assert.deepEqual(
+    deploymentApplies.map((a) => a.manager),
+    ['portico-gateway-replicas-handover', 'portico-gateway'],
+  );
+  assert.deepEqual((deploymentApplies[0]!.body as JsonObject).spec, { replicas: 3 });
+  assert.ok(!('replicas' in ((deploymentApplies[1]!.body as JsonObject).spec as JsonObject)));
+  applier.stop();
+});
+
+test('appliedReplicas: only while Portico’s own apply owns the field', () => {
+  const deployment = (manager: string, operation: string): JsonObject => ({
+    spec: { replicas: 4 },
+    metadata: { managedFields: [{ manager, operation, fieldsV1: { 'f:spec': { 'f:replicas': {} } } }] },
+  });
+  assert.equal(appliedReplicas(deployment('portico-gateway', 'Apply')), 4);
+  assert.equal(appliedReplicas(deployment('kube-controller-manager', 'Update')), undefined);
+  assert.equal(appliedReplicas(deployment('portico-gateway-replicas-handover', 'Apply')), undefined);
 });
