@@ -1,6 +1,7 @@
 // DataPlaneProxy (gateway.portico.io/v1alpha1, namespaced): parameters a GatewayClass gives its proxy fleets.
 import { type Static, Type } from '@sinclair/typebox';
-import { ObjectMetaSchema, Unimplemented } from './common.js';
+import { Enum, ObjectMetaSchema, Unimplemented } from './common.js';
+import { FleetShapeSchema } from './fleet-shape.js';
 
 export const PORTICO_GROUP = 'gateway.portico.io';
 
@@ -14,6 +15,10 @@ export const DataPlaneProxySchema = Type.Object({
       mergeGateways: Type.Boolean({ default: false }),
       // Worker processes per proxy; absent: the CPUs its container may use.
       workers: Type.Optional(Type.Integer({ minimum: 1, maximum: 1024 })),
+      // The fleet's Kubernetes objects: workload, autoscaler, disruption budget, pod, container, Service.
+      kubernetes: Type.Optional(FleetShapeSchema),
+      // The proxies' own log lines; absent: info.
+      logLevel: Type.Optional(Enum(['debug', 'info', 'warn', 'error'] as const)),
       telemetry: Type.Optional(
         Type.Object({
           // One line per request on the proxy's stdout; absent: on, JSON, every field, every request.

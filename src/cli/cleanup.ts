@@ -9,8 +9,8 @@ const HELP = `usage: portico cleanup [--namespace NS] [--controller-name NAME] [
                        [--kubeconfig PATH]
 
 Stops the controller of NS (its Deployment portico-gateway scaled to zero), then deletes the proxy fleets
-(Deployments, Services, ServiceAccounts, CA ConfigMaps) it created, its discovery certificate Secrets and its
-leader Lease. Gateways and routes are left alone; without a
+(Deployments, DaemonSets, autoscalers, disruption budgets, Services, ServiceAccounts, CA ConfigMaps) it
+created, its discovery certificate Secrets and its leader Lease. Gateways and routes are left alone; without a
 controller nobody updates their status.
 
 options:

@@ -11,7 +11,7 @@ import {
 } from '../api/controller-config.js';
 import { loadPaths } from '../api/load.js';
 import { buildSnapshot } from '../api/snapshot.js';
-import { renderFleetObjects } from '../infra/kubernetes/render.js';
+import { fleetObjectList, renderFleetObjects } from '../infra/kubernetes/render.js';
 import { PorticoError } from '../platform/errors.js';
 import { logToStderr } from '../platform/log-line.js';
 import { redact } from '../platform/redact.js';
@@ -102,7 +102,7 @@ export async function run(argv: string[]): Promise<number> {
     const image = values.image ?? 'portico:latest';
     for (const infra of result.infra) {
       const rendered = renderFleetObjects(infra, { image, controllerNamespace, deployType });
-      docs.push(rendered.serviceAccount, rendered.deployment, rendered.service);
+      docs.push(...fleetObjectList(rendered));
     }
   }
   if (output === 'json') console.log(JSON.stringify(docs, null, 2));

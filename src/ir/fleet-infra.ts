@@ -1,7 +1,9 @@
 // The contract between the translator and whoever makes a fleet's infrastructure (the Kubernetes infra applier,
 // the host supervisor, certificate issuers): what a fleet needs, what its objects are called and labelled.
 import { createHash } from 'node:crypto';
+import type { LogLevel } from '../platform/log-line.js';
 import type { FleetAccessLog } from './access-log.js';
+import type { FleetShape } from './fleet-shape.js';
 import { MANAGED_BY, MANAGED_BY_LABEL, PRIVILEGED_PORT_OFFSET } from './well-known.js';
 
 export type DeployType = 'ControllerNamespace' | 'GatewayNamespace';
@@ -48,6 +50,10 @@ export interface FleetInfra {
   workers?: number;
   /** The access log the class's DataPlaneProxy sets; absent: the proxy's default. */
   accessLog?: FleetAccessLog;
+  /** The workload's shape the class's DataPlaneProxy sets (spec.kubernetes); absent: Portico's defaults. */
+  kubernetes?: FleetShape;
+  /** The proxies' log level the class's DataPlaneProxy sets; absent: info. */
+  logLevel?: LogLevel;
 }
 
 // Names of a fleet's objects (docs/architecture.md, Names): readable, unique by hash, within 63 characters.

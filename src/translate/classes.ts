@@ -3,7 +3,10 @@ import { type DataPlaneProxy, PORTICO_GROUP } from '../api/data-plane-proxy.js';
 import type { GatewayClass } from '../api/gateway-class.js';
 import type { ResourceSnapshot } from '../api/snapshot.js';
 import { ACCESS_LOG_FIELDS, type FleetAccessLog, isAccessLogField } from '../ir/access-log.js';
+import type { FleetShape } from '../ir/fleet-shape.js';
+import type { LogLevel } from '../platform/log-line.js';
 import type { Verdict } from './conditions.js';
+import { fleetShapeOf, fleetShapeProblem } from './fleet-shape.js';
 import { notFound, type SnapshotLookup } from './lookup.js';
 
 export interface ClassState {
@@ -15,6 +18,10 @@ export interface ClassState {
   workers?: number;
   /** Its DataPlaneProxy's access log, when set. */
   accessLog?: FleetAccessLog;
+  /** Its DataPlaneProxy's spec.kubernetes, checked, when set. */
+  kubernetes?: FleetShape;
+  /** Its DataPlaneProxy's proxy log level, when set. */
+  logLevel?: LogLevel;
 }
 
 function evaluate(c: GatewayClass, lookup: SnapshotLookup): ClassState {
@@ -54,6 +61,14 @@ function evaluate(c: GatewayClass, lookup: SnapshotLookup): ClassState {
           `'${accessLog.fields?.[unknown]}' (known: ${ACCESS_LOG_FIELDS.join(', ')})`,
       );
     state.accessLog = fleetAccessLog(accessLog);
+  }
+  if (proxy.spec.logLevel !== undefined) state.logLevel = proxy.spec.logLevel;
+  const kubernetes = proxy.spec.kubernetes;
+  if (kubernetes !== undefined) {
+    const problem = fleetShapeProblem(kubernetes);
+    if (problem !== undefined) return invalid(`DataPlaneProxy ${ref.namespace}/${ref.name}: ${problem}`);
+    const shape = fleetShapeOf(kubernetes);
+    if (shape !== undefined) state.kubernetes = shape;
   }
   return state;
 }

@@ -54,6 +54,8 @@ export function fleetInfra(
   };
   if (first.classState.workers !== undefined) infra.workers = first.classState.workers;
   if (first.classState.accessLog !== undefined) infra.accessLog = first.classState.accessLog;
+  if (first.classState.kubernetes !== undefined) infra.kubernetes = first.classState.kubernetes;
+  if (first.classState.logLevel !== undefined) infra.logLevel = first.classState.logLevel;
   if (inGatewayNamespace) {
     const owner: { gateway: string; uid?: string } = { gateway: first.key };
     if (first.gateway.metadata.uid !== undefined) owner.uid = first.gateway.metadata.uid;

@@ -322,7 +322,18 @@ export const DATA_PLANE_PROXY = {
   apiVersion: 'gateway.portico.io/v1alpha1',
   kind: 'DataPlaneProxy',
   metadata: metadata('merged', 'edge'),
-  spec: { mergeGateways: true },
+  spec: {
+    mergeGateways: true,
+    logLevel: 'warn',
+    kubernetes: {
+      deployment: { strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: '25%' } } },
+      horizontalPodAutoscaler: { minReplicas: 2, maxReplicas: 5 },
+      podDisruptionBudget: { minAvailable: 1 },
+      pod: { priorityClassName: 'high', terminationGracePeriodSeconds: 120 },
+      container: { resources: { limits: { cpu: '1', memory: '512Mi' } } },
+      service: { type: 'LoadBalancer', externalTrafficPolicy: 'Local' },
+    },
+  },
 };
 
 /** Every watched kind's sample, by kind. */

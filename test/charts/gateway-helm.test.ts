@@ -109,6 +109,25 @@ test('Gateway Namespace Mode grants exactly the infra-manager rules of the speci
   assert.doesNotMatch(template('portico-gateway-system', []), /cluster-infra-manager/);
 });
 
+test('both modes: the controller’s own namespace grants exactly what a fleet’s shape adds, for the applier and its sweep', () => {
+  for (const sets of [[], ['config.deployType=GatewayNamespace']]) {
+    const docs = parseAllDocuments(template('portico-gateway-system', sets))
+      .map((d) => d.toJS() as { kind: string; metadata: { name: string }; rules?: unknown[] } | null)
+      .filter((d) => d !== null);
+    const role = docs.find((d) => d.kind === 'Role' && d.metadata.name === 'portico-gateway');
+    const verbs = ['create', 'get', 'list', 'patch', 'delete'];
+    for (const rule of [
+      { apiGroups: ['apps'], resources: ['daemonsets'], verbs },
+      { apiGroups: ['autoscaling'], resources: ['horizontalpodautoscalers'], verbs },
+      { apiGroups: ['policy'], resources: ['poddisruptionbudgets'], verbs },
+    ])
+      assert.ok(
+        role?.rules?.some((r) => JSON.stringify(r) === JSON.stringify(rule)),
+        `${sets.join(' ') || 'Controller Namespace Mode'}: ${rule.resources[0]}`,
+      );
+  }
+});
+
 interface PolicyRule {
   ports: { port: string | number; protocol: string }[];
   from?: Record<string, unknown>[];

@@ -60,7 +60,7 @@ test('translate --show config,infra -o json: fleet configs with private keys red
   assert.doesNotMatch(r.stdout, /BEGIN PRIVATE KEY/);
   assert.deepEqual(
     docs.filter((d) => d.kind !== undefined).map((d) => d.kind),
-    ['ServiceAccount', 'Deployment', 'Service'],
+    ['ServiceAccount', 'Service', 'Deployment'],
   );
 });
 

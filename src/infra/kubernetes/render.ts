@@ -1,17 +1,32 @@
-// A fleet's Kubernetes objects from its infra spec: ServiceAccount, Deployment (proxy + shutdown-manager)
-// and a LoadBalancer Service with one port per listener port.
+// A fleet's Kubernetes objects from its infra spec: ServiceAccount, Deployment or DaemonSet (proxy +
+// shutdown-manager), a Service with one port per listener port (LoadBalancer unless the shape says otherwise),
+// and the HorizontalPodAutoscaler and PodDisruptionBudget its DataPlaneProxy asks for.
 import type {
   V1Container,
+  V1DaemonSet,
+  V1DaemonSetUpdateStrategy,
   V1Deployment,
+  V1DeploymentStrategy,
   V1OwnerReference,
+  V1PodDisruptionBudget,
+  V1PodTemplateSpec,
   V1Service,
   V1ServiceAccount,
   V1Volume,
   V1VolumeMount,
+  V2HorizontalPodAutoscaler,
 } from '@kubernetes/client-node';
 import { accessLogArgs } from '../../ir/access-log.js';
 import type { DeployType, FleetInfra } from '../../ir/fleet-infra.js';
+import { PROXY_MAX_DRAIN_SECONDS } from '../../ir/fleet-shape.js';
 import { CA_CONFIGMAP, CONTROLLER_SERVICE, PORTS, PRIVILEGED_PORT_OFFSET } from '../../ir/well-known.js';
+import {
+  fleetAutoscaler,
+  fleetDisruptionBudget,
+  shapedPodTemplate,
+  shapedProxyContainer,
+  shapedService,
+} from './fleet-shape.js';
 
 /** How the controller runs its proxies: the image (its own, by default) and where discovery is reached. */
 export interface ProxyRuntime {
@@ -34,14 +49,25 @@ export function fleetClientSecretName(infraName: string): string {
   return `${infraName}-client-cert`;
 }
 const PROXY_ADMIN = `127.0.0.1:${PORTS.proxyAdmin}`;
-const MAX_DRAIN_SECONDS = 60;
+const MAX_DRAIN_SECONDS = PROXY_MAX_DRAIN_SECONDS;
 const CERT_DIR = '/etc/portico/certs';
 const TOKEN_DIR = '/var/run/secrets/portico';
 
 export interface FleetObjects {
   serviceAccount: V1ServiceAccount;
-  deployment: V1Deployment;
+  /** A Deployment, or a DaemonSet when the DataPlaneProxy asks for one. */
+  workload: V1Deployment | V1DaemonSet;
   service: V1Service;
+  horizontalPodAutoscaler?: V2HorizontalPodAutoscaler;
+  podDisruptionBudget?: V1PodDisruptionBudget;
+}
+
+/** The objects in the order they are applied: the Service before the pods, the autoscaler after its target. */
+export function fleetObjectList(objects: FleetObjects): (FleetObjects[keyof FleetObjects] & object)[] {
+  const { serviceAccount, service, workload, horizontalPodAutoscaler, podDisruptionBudget } = objects;
+  return [serviceAccount, service, workload, horizontalPodAutoscaler, podDisruptionBudget].filter(
+    (o) => o !== undefined,
+  );
 }
 
 function ownerReferences(infra: FleetInfra): V1OwnerReference[] | undefined {
@@ -167,6 +193,10 @@ const CONTAINER_SECURITY = {
 };
 
 function proxyContainer(infra: FleetInfra, options: RenderOptions, creds: Credentials): V1Container {
+  return shapedProxyContainer(defaultProxyContainer(infra, options, creds), infra.kubernetes);
+}
+
+function defaultProxyContainer(infra: FleetInfra, options: RenderOptions, creds: Credentials): V1Container {
   const discoveryHost = `${CONTROLLER_SERVICE}.${options.controllerNamespace}.svc`;
   return {
     name: 'proxy',
@@ -241,47 +271,74 @@ function shutdownManagerContainer(options: RenderOptions): V1Container {
   };
 }
 
-function fleetDeployment(infra: FleetInfra, options: RenderOptions): V1Deployment {
+/** The pods of either workload kind: Portico's defaults, then the DataPlaneProxy's shape over them. */
+function fleetPodTemplate(infra: FleetInfra, options: RenderOptions): V1PodTemplateSpec {
   const creds = credentials(infra, options);
+  const template: V1PodTemplateSpec = {
+    metadata: {
+      labels: { ...infra.propagated.labels, ...infra.labels },
+      ...(Object.keys(infra.propagated.annotations).length > 0
+        ? { annotations: { ...infra.propagated.annotations } }
+        : {}),
+    },
+    spec: {
+      serviceAccountName: infra.name,
+      automountServiceAccountToken: false,
+      securityContext: {
+        runAsNonRoot: true,
+        runAsUser: 65532,
+        runAsGroup: 65532,
+        fsGroup: 65532,
+        seccompProfile: SECCOMP,
+      },
+      containers: [proxyContainer(infra, options, creds), shutdownManagerContainer(options)],
+      volumes: creds.volumes,
+    },
+  };
+  // The grace period (default: room for the preStop drain of MAX_DRAIN_SECONDS plus shutdown) is set here too.
+  return shapedPodTemplate(
+    template,
+    infra,
+    (options.imagePullSecrets ?? []).map((name) => ({ name })),
+  );
+}
+
+/**
+ * A Deployment, with no `replicas` at all under an autoscaler: server-side apply then never owns the field and
+ * never resets what the autoscaler chose. Or a DaemonSet, one proxy per node.
+ */
+function fleetWorkload(infra: FleetInfra, options: RenderOptions): V1Deployment | V1DaemonSet {
+  const shape = infra.kubernetes;
+  const selector = { matchLabels: { ...infra.labels } };
+  const template = fleetPodTemplate(infra, options);
+  if (shape?.daemonSet !== undefined) {
+    const updateStrategy = shape.daemonSet.updateStrategy as V1DaemonSetUpdateStrategy | undefined;
+    return {
+      apiVersion: 'apps/v1',
+      kind: 'DaemonSet',
+      metadata: metadata(infra, options),
+      spec: { selector, template, ...(updateStrategy === undefined ? {} : { updateStrategy }) },
+    };
+  }
+  const strategy = shape?.deployment?.strategy as V1DeploymentStrategy | undefined;
+  const replicas =
+    shape?.horizontalPodAutoscaler === undefined
+      ? { replicas: shape?.deployment?.replicas ?? options.replicas ?? 1 }
+      : {};
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
     metadata: metadata(infra, options),
-    spec: {
-      replicas: options.replicas ?? 1,
-      selector: { matchLabels: { ...infra.labels } },
-      template: {
-        metadata: {
-          labels: { ...infra.propagated.labels, ...infra.labels },
-          ...(Object.keys(infra.propagated.annotations).length > 0
-            ? { annotations: { ...infra.propagated.annotations } }
-            : {}),
-        },
-        spec: {
-          serviceAccountName: infra.name,
-          automountServiceAccountToken: false,
-          // Room for the preStop drain (up to MAX_DRAIN_SECONDS) plus shutdown.
-          terminationGracePeriodSeconds: MAX_DRAIN_SECONDS + 30,
-          securityContext: {
-            runAsNonRoot: true,
-            runAsUser: 65532,
-            runAsGroup: 65532,
-            fsGroup: 65532,
-            seccompProfile: SECCOMP,
-          },
-          containers: [proxyContainer(infra, options, creds), shutdownManagerContainer(options)],
-          volumes: creds.volumes,
-          ...(options.imagePullSecrets?.length
-            ? { imagePullSecrets: options.imagePullSecrets.map((name) => ({ name })) }
-            : {}),
-        },
-      },
-    },
+    spec: { ...replicas, selector, template, ...(strategy === undefined ? {} : { strategy }) },
   };
 }
 
-/** A LoadBalancer Service with one port per listener port, to the proxy's container ports. */
+/** A Service (LoadBalancer unless the shape says otherwise) with one port per listener port, to the container's. */
 function fleetService(infra: FleetInfra, options: RenderOptions): V1Service {
+  return shapedService(defaultService(infra, options), infra);
+}
+
+function defaultService(infra: FleetInfra, options: RenderOptions): V1Service {
   return {
     apiVersion: 'v1',
     kind: 'Service',
@@ -305,9 +362,14 @@ export function renderFleetObjects(infra: FleetInfra, options: RenderOptions): F
     kind: 'ServiceAccount',
     metadata: metadata(infra, options),
   };
-  return {
+  const objects: FleetObjects = {
     serviceAccount,
-    deployment: fleetDeployment(infra, options),
+    workload: fleetWorkload(infra, options),
     service: fleetService(infra, options),
   };
+  const autoscaler = fleetAutoscaler(infra, metadata(infra, options));
+  if (autoscaler !== undefined) objects.horizontalPodAutoscaler = autoscaler;
+  const budget = fleetDisruptionBudget(infra, metadata(infra, options));
+  if (budget !== undefined) objects.podDisruptionBudget = budget;
+  return objects;
 }

@@ -22,6 +22,9 @@ export interface CleanupOptions {
 }
 
 const FLEET_KINDS = [
+  { kind: 'HorizontalPodAutoscaler', apiVersion: 'autoscaling/v2', resource: 'horizontalpodautoscalers' },
+  { kind: 'PodDisruptionBudget', apiVersion: 'policy/v1', resource: 'poddisruptionbudgets' },
+  { kind: 'DaemonSet', apiVersion: 'apps/v1', resource: 'daemonsets' },
   { kind: 'Deployment', apiVersion: 'apps/v1', resource: 'deployments' },
   { kind: 'Service', apiVersion: 'v1', resource: 'services' },
   { kind: 'ServiceAccount', apiVersion: 'v1', resource: 'serviceaccounts' },

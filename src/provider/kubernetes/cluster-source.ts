@@ -1,5 +1,5 @@
 // The Kubernetes provider's resources for the runner: the informers' snapshot, and the data plane as the
-// proxies on ready pods report it to any replica, with each fleet's LoadBalancer addresses.
+// proxies on ready pods report it to any replica, with each fleet's Service addresses.
 import { performance } from 'node:perf_hooks';
 import type { FleetInfra } from '../../ir/fleet-infra.js';
 import { MANAGED_BY, MANAGED_BY_LABEL } from '../../ir/well-known.js';
@@ -23,9 +23,20 @@ export interface ClusterSourceOptions {
   graceEndsAt: () => number;
 }
 
-function addressesOfService(service: JsonObject | undefined): GatewayAddress[] {
+/**
+ * A fleet's addresses: its load balancer's; for a ClusterIP or NodePort Service (a DataPlaneProxy's
+ * spec.kubernetes.service.type), which gets none, its cluster IPs.
+ */
+export function addressesOfService(service: JsonObject | undefined): GatewayAddress[] {
   const labels = ((service?.metadata as JsonObject | undefined)?.labels ?? {}) as Record<string, string>;
   if (labels[MANAGED_BY_LABEL] !== MANAGED_BY) return [];
+  const spec = (service?.spec ?? {}) as JsonObject;
+  if (spec.type === 'ClusterIP' || spec.type === 'NodePort') {
+    const ips = (Array.isArray(spec.clusterIPs) ? spec.clusterIPs : [spec.clusterIP]) as unknown[];
+    return ips
+      .filter((ip): ip is string => typeof ip === 'string' && ip !== '' && ip !== 'None')
+      .map((ip) => ({ type: 'IPAddress', value: ip }));
+  }
   const ingress = (((service?.status as JsonObject | undefined)?.loadBalancer as JsonObject | undefined)
     ?.ingress ?? []) as { ip?: string; hostname?: string }[];
   return ingress.flatMap((i): GatewayAddress[] =>

@@ -1,9 +1,12 @@
-// Makes each fleet's ServiceAccount, Deployment and Service exist (server-side apply, field manager
-// portico-gateway), only when the desired object changed; deletes what no fleet wants any more; never adopts
-// an object of the same name that Portico does not manage (the fleet's Gateways report it instead).
+// Makes each fleet's ServiceAccount, Service, Deployment or DaemonSet, and the HorizontalPodAutoscaler and
+// PodDisruptionBudget its shape asks for exist (server-side apply, field manager portico-gateway), only when the
+// desired object changed; deletes what no fleet wants any more, and what a fleet's shape no longer wants (an
+// autoscaler or budget removed, the workload of the other kind once the new one is ready); never adopts or
+// deletes an object of the same name that Portico does not manage (the fleet's Gateways report it instead).
 
 import {
   CONTROLLER_NAMESPACE_LABEL,
+  fleetObjectList,
   type ProxyRuntime,
   renderFleetObjects,
 } from '../../infra/kubernetes/render.js';
@@ -23,6 +26,7 @@ import { createObjectWork } from '../../runner/object-work.js';
 import { type ApiClient, expectStatus, type JsonObject } from './api-client.js';
 import type { FleetClientSecrets } from './fleet-client-secrets.js';
 import { infraProblemOf } from './infra-problem.js';
+import { appliedReplicas, REPLICAS_HANDOVER_MANAGER, replicasHandover } from './replicas-handover.js';
 import { collectionPath, objectPath } from './watched-kinds.js';
 
 interface KindPath {
@@ -31,13 +35,26 @@ interface KindPath {
   resource: string;
 }
 
-// The Service before the Deployment: a fleet whose Service is refused (a quota) starts no pods it cannot use.
+const DEPLOYMENT: KindPath = { kind: 'Deployment', apiVersion: 'apps/v1', resource: 'deployments' };
+const DAEMONSET: KindPath = { kind: 'DaemonSet', apiVersion: 'apps/v1', resource: 'daemonsets' };
+/** Kinds a fleet has in some shapes only: one its shape no longer wants is deleted. */
+const SHAPE_KINDS: readonly KindPath[] = [
+  DEPLOYMENT,
+  DAEMONSET,
+  { kind: 'HorizontalPodAutoscaler', apiVersion: 'autoscaling/v2', resource: 'horizontalpodautoscalers' },
+  { kind: 'PodDisruptionBudget', apiVersion: 'policy/v1', resource: 'poddisruptionbudgets' },
+];
+// The Service before the workload (the renderer's order): a fleet whose Service is refused (a quota) starts no
+// pods it cannot use.
 const INFRA_KINDS: readonly KindPath[] = [
   { kind: 'ServiceAccount', apiVersion: 'v1', resource: 'serviceaccounts' },
   { kind: 'Service', apiVersion: 'v1', resource: 'services' },
-  { kind: 'Deployment', apiVersion: 'apps/v1', resource: 'deployments' },
+  ...SHAPE_KINDS,
 ];
 const CONFIGMAP: KindPath = { kind: 'ConfigMap', apiVersion: 'v1', resource: 'configmaps' };
+/** How often, and how long, a new workload is watched for readiness before the one it replaces is deleted. */
+const WORKLOAD_READY_POLL_MS = 2000;
+const WORKLOAD_READY_WAIT_MS = 120_000;
 
 export interface InfraApplierOptions {
   client: ApiClient;
@@ -58,6 +75,8 @@ export interface InfraApplierOptions {
   /** The retry clock and timer (tests drive them by hand). */
   now?: () => number;
   setTimer?: (ms: number, fire: () => void) => () => void;
+  /** A new workload's readiness is read every `pollMs` for up to `waitMs` before the old one goes. */
+  workloadReady?: { pollMs: number; waitMs: number };
   log: Logger;
 }
 
@@ -126,9 +145,9 @@ function desiredFleets(options: InfraApplierOptions, infra: readonly FleetInfra[
       controllerNamespace: options.controllerNamespace,
       deployType: options.deployType,
     });
-    const bodies = [objects.serviceAccount, objects.service, objects.deployment];
-    const own = INFRA_KINDS.map((kind, i): Desired => {
-      const body = bodies[i] as unknown as JsonObject;
+    const own = fleetObjectList(objects).map((object): Desired => {
+      const body = object as unknown as JsonObject;
+      const kind = INFRA_KINDS.find((k) => k.kind === body.kind)!;
       const d = { kind, namespace: fleet.namespace, name: fleet.name, body, json: JSON.stringify(body) };
       return { ...d, fleet: fleet.fleet, infra: fleet };
     });
@@ -138,29 +157,96 @@ function desiredFleets(options: InfraApplierOptions, infra: readonly FleetInfra[
   });
 }
 
-/** Why `d` must be left alone (it exists and is someone else's), or undefined. */
-async function foreignOwner(client: ApiClient, d: Desired): Promise<string | undefined> {
-  const path = objectPath(d.kind.apiVersion, d.kind.resource, d.name, d.namespace);
-  const reply = await client.request('GET', path);
-  if (reply.status === 404) return undefined;
-  const body = expectStatus(reply, `get ${d.kind.kind} ${d.namespace}/${d.name}`, [200]);
+/** Whether an object exists, and why it must be left alone when it does (undefined: it is `fleet`'s). */
+async function existing(
+  client: ApiClient,
+  kind: KindPath,
+  namespace: string,
+  name: string,
+  fleet: string | undefined,
+): Promise<{ exists: boolean; served?: JsonObject; foreign?: string }> {
+  const reply = await client.request('GET', objectPath(kind.apiVersion, kind.resource, name, namespace));
+  if (reply.status === 404) return { exists: false };
+  const body = expectStatus(reply, `get ${kind.kind} ${namespace}/${name}`, [200]);
   const labels = ((body.metadata as JsonObject | undefined)?.labels ?? {}) as Record<string, string>;
-  const id = `${d.kind.kind} ${d.namespace}/${d.name}`;
+  const id = `${kind.kind} ${namespace}/${name}`;
   if (labels[MANAGED_BY_LABEL] !== MANAGED_BY) {
-    return `${id} already exists and is not managed by portico-gateway; it is left alone`;
+    return {
+      exists: true,
+      foreign: `${id} already exists and is not managed by portico-gateway; it is left alone`,
+    };
   }
   // Another fleet's (another controller's, in a shared namespace) whose name collides: never take it over.
   const owner = owningFleet(labels);
-  if (owner === undefined || d.fleet === undefined || owner === d.fleet) return undefined;
-  return `${id} already exists for fleet ${owner}, whose infrastructure name is the same; it is left alone`;
+  if (owner === undefined || fleet === undefined || owner === fleet) return { exists: true, served: body };
+  const foreign = `${id} already exists for fleet ${owner}, whose infrastructure name is the same; it is left alone`;
+  return { exists: true, foreign };
 }
 
-/** Applies the object; returns its uid. */
-async function applyObject(client: ApiClient, d: Desired): Promise<string | undefined> {
-  const path = `${objectPath(d.kind.apiVersion, d.kind.resource, d.name, d.namespace)}?fieldManager=${FIELD_MANAGER}&force=true`;
-  const reply = await client.request('PATCH', path, d.body, 'application/apply-patch+yaml');
-  const body = expectStatus(reply, `apply ${d.kind.kind} ${d.namespace}/${d.name}`, [200, 201]);
-  const uid = (body.metadata as JsonObject | undefined)?.uid;
+/** Whether a workload as the API server serves it has all its pods of its latest generation ready. */
+function workloadReady(body: JsonObject): boolean {
+  const generation = Number((body.metadata as JsonObject | undefined)?.generation ?? 0);
+  const status = (body.status ?? {}) as Record<string, unknown>;
+  if (Number(status.observedGeneration ?? -1) < generation) return false;
+  if (body.kind === 'DaemonSet') {
+    const desired = Number(status.desiredNumberScheduled ?? 0);
+    return (
+      desired > 0 &&
+      Number(status.numberReady ?? 0) >= desired &&
+      Number(status.updatedNumberScheduled ?? 0) >= desired
+    );
+  }
+  const replicas = Number((body.spec as JsonObject | undefined)?.replicas ?? 1);
+  return Number(status.readyReplicas ?? 0) >= replicas && Number(status.updatedReplicas ?? 0) >= replicas;
+}
+
+const defaultTimer = (ms: number, fire: () => void): (() => void) => {
+  const timer = setTimeout(fire, ms);
+  return () => clearTimeout(timer);
+};
+
+/** Waits until the fleet's new workload serves; throws (the old one stays, the fleet retries) if it does not. */
+async function awaitWorkloadReady(
+  options: InfraApplierOptions,
+  workload: Desired,
+  replaced: string,
+): Promise<void> {
+  const { pollMs, waitMs } = options.workloadReady ?? {
+    pollMs: WORKLOAD_READY_POLL_MS,
+    waitMs: WORKLOAD_READY_WAIT_MS,
+  };
+  const now = options.now ?? Date.now;
+  const setTimer = options.setTimer ?? defaultTimer;
+  const deadline = now() + waitMs;
+  const path = objectPath(
+    workload.kind.apiVersion,
+    workload.kind.resource,
+    workload.name,
+    workload.namespace,
+  );
+  for (;;) {
+    const body = expectStatus(await options.client.request('GET', path), `get ${workload.kind.kind}`, [200]);
+    if (workloadReady(body)) return;
+    if (now() >= deadline)
+      throw new PorticoError(
+        'E_KUBERNETES',
+        `not all its pods ready after ${Math.round(waitMs / 1000)} s; the ${replaced} it replaces keeps serving until they are`,
+      );
+    await new Promise<void>((resolve) => setTimer(pollMs, resolve));
+  }
+}
+
+/** Applies `body` (by default the object's) as `manager`; returns the object's uid. */
+async function applyObject(
+  client: ApiClient,
+  d: Desired,
+  body: JsonObject = d.body,
+  manager = FIELD_MANAGER,
+): Promise<string | undefined> {
+  const path = `${objectPath(d.kind.apiVersion, d.kind.resource, d.name, d.namespace)}?fieldManager=${manager}&force=true`;
+  const reply = await client.request('PATCH', path, body, 'application/apply-patch+yaml');
+  const served = expectStatus(reply, `apply ${d.kind.kind} ${d.namespace}/${d.name}`, [200, 201]);
+  const uid = (served.metadata as JsonObject | undefined)?.uid;
   return typeof uid === 'string' ? uid : undefined;
 }
 
@@ -190,11 +276,20 @@ interface ApplierState {
   problems: Map<string, InfraProblem>;
   /** Every object key the last sync wanted (the sweep reads it when it runs). */
   wanted: Set<string>;
+  /** Keys of shape kinds known to hold nothing of a fleet's to delete (absent, or left alone as foreign). */
+  absent: Set<string>;
   swept: boolean;
 }
 
 function newApplierState(): ApplierState {
-  return { applied: new Map(), accountUids: new Map(), problems: new Map(), wanted: new Set(), swept: false };
+  return {
+    applied: new Map(),
+    accountUids: new Map(),
+    problems: new Map(),
+    wanted: new Set(),
+    absent: new Set(),
+    swept: false,
+  };
 }
 
 function setProblem(
@@ -214,14 +309,21 @@ async function ensureObject(options: InfraApplierOptions, state: ApplierState, d
   const { client, log } = options;
   const key = keyOf(d.kind.kind, d.namespace, d.name);
   if (state.applied.get(key) !== d.json) {
-    const foreign = await foreignOwner(client, d);
-    if (foreign !== undefined) {
+    const found = await existing(client, d.kind, d.namespace, d.name, d.fleet);
+    if (found.foreign !== undefined) {
       state.applied.delete(key);
-      throw new PorticoError('E_CONFLICT', foreign);
+      throw new PorticoError('E_CONFLICT', found.foreign);
+    }
+    // An autoscaler now sets the replicas: another manager holds them first, so dropping them resets nothing.
+    const handedOver = found.served === undefined ? undefined : appliedReplicas(found.served);
+    if (d.kind === DEPLOYMENT && !('replicas' in (d.body.spec as JsonObject)) && handedOver !== undefined) {
+      const body = replicasHandover(d.namespace, d.name, handedOver);
+      await applyObject(client, d, body, REPLICAS_HANDOVER_MANAGER);
     }
     const uid = await applyObject(client, d);
     if (uid !== undefined) state.accountUids.set(key, uid);
     state.applied.set(key, d.json);
+    state.absent.delete(key);
     log.info(`state.applied ${key}`);
   }
   // The fleet's client identity exists before its Deployment (state.applied next) mounts it.
@@ -232,6 +334,35 @@ async function ensureObject(options: InfraApplierOptions, state: ApplierState, d
       ? `ServiceAccount ${d.namespace}/${d.name} has no uid to own its client certificate Secret`
       : await options.fleetSecrets.ensure(d.infra, { name: d.name, uid: account });
   if (problem !== undefined) throw new PorticoError('E_CONFLICT', problem);
+}
+
+/**
+ * Deletes the fleet's objects of kinds its shape no longer has (an autoscaler, a budget, the workload of the other
+ * kind, this last only once the new workload is ready), each only if it is the fleet's own.
+ */
+async function removeUnwantedShapes(
+  options: InfraApplierOptions,
+  state: ApplierState,
+  fleet: FleetObjects,
+  onObject: (d: Desired) => void,
+): Promise<void> {
+  const { namespace, name } = fleet.infra;
+  const wanted = new Set(fleet.objects.map((d) => d.kind.kind));
+  const workload = fleet.objects.find((d) => d.kind === DEPLOYMENT || d.kind === DAEMONSET);
+  for (const kind of SHAPE_KINDS) {
+    const key = keyOf(kind.kind, namespace, name);
+    if (wanted.has(kind.kind) || state.absent.has(key)) continue;
+    const found = await existing(options.client, kind, namespace, name, fleet.fleet);
+    if (found.exists && found.foreign === undefined) {
+      if (workload !== undefined && (kind === DEPLOYMENT || kind === DAEMONSET)) {
+        onObject(workload);
+        await awaitWorkloadReady(options, workload, kind.kind);
+      }
+      await removeObject(options, kind, namespace, name);
+    }
+    state.applied.delete(key);
+    state.absent.add(key);
+  }
 }
 
 async function applyFleet(
@@ -245,6 +376,9 @@ async function applyFleet(
       current = d;
       await ensureObject(options, state, d);
     }
+    await removeUnwantedShapes(options, state, fleet, (d) => {
+      current = d;
+    });
   } catch (error) {
     const id =
       current === undefined ? fleet.fleet : `${current.kind.kind} ${current.namespace}/${current.name}`;
@@ -278,11 +412,19 @@ async function sweepControllerNamespace(options: InfraApplierOptions, state: App
   const selector = encodeURIComponent(
     `${MANAGED_BY_LABEL}=${MANAGED_BY},app.kubernetes.io/name=portico-proxy`,
   );
+  const liveNames = new Set(
+    [...state.wanted]
+      .map((key) => key.slice(key.indexOf(' ') + 1).split('/'))
+      .filter(([namespace]) => namespace === options.controllerNamespace)
+      .map(([, name]) => name),
+  );
   for (const kind of INFRA_KINDS) {
     const path = `${collectionPath(kind.apiVersion, kind.resource, options.controllerNamespace)}?labelSelector=${selector}`;
     const body = expectStatus(await client.request('GET', path), `list ${kind.resource}`, [200]);
     for (const item of (body.items ?? []) as JsonObject[]) {
       const name = String((item.metadata as JsonObject).name);
+      // A live fleet's own work deletes the kinds its shape dropped (a replaced workload only once the new serves).
+      if (liveNames.has(name)) continue;
       if (!state.wanted.has(keyOf(kind.kind, options.controllerNamespace, name))) {
         await removeObject(options, kind, options.controllerNamespace, name);
       }

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { renderFleetObjects } from '../../../src/infra/kubernetes/render.js';
+import type { V1DaemonSet, V1Deployment } from '@kubernetes/client-node';
+import { fleetObjectList, renderFleetObjects } from '../../../src/infra/kubernetes/render.js';
 import type { FleetInfra } from '../../../src/ir/fleet-infra.js';
 
 const INFRA: FleetInfra = {
@@ -22,7 +23,11 @@ const INFRA: FleetInfra = {
 };
 
 test("mutual TLS mode: the fleet's own client certificate Secret, two non-root containers, LoadBalancer ports", () => {
-  const { serviceAccount, deployment, service } = renderFleetObjects(
+  const {
+    serviceAccount,
+    workload: deployment,
+    service,
+  } = renderFleetObjects(
     { ...INFRA, namespace: 'portico-gateway-system', owner: undefined },
     {
       image: 'portico:dev',
@@ -93,7 +98,7 @@ test("mutual TLS mode: the fleet's own client certificate Secret, two non-root c
 });
 
 test('token mode: CA ConfigMap and projected token with the controller audience, owned by the Gateway', () => {
-  const { deployment } = renderFleetObjects(INFRA, {
+  const { workload: deployment } = renderFleetObjects(INFRA, {
     image: 'portico:dev',
     controllerNamespace: 'portico-gateway-system',
     deployType: 'GatewayNamespace',
@@ -134,10 +139,10 @@ test("the Gateway's infrastructure labels and annotations are on every object an
     controllerNamespace: 'portico-gateway-system',
     deployType: 'GatewayNamespace',
   });
-  const pod = objects.deployment.spec!.template.metadata!;
+  const pod = objects.workload.spec!.template.metadata!;
   for (const meta of [
     objects.serviceAccount.metadata!,
-    objects.deployment.metadata!,
+    objects.workload.metadata!,
     objects.service.metadata!,
     pod,
   ]) {
@@ -146,12 +151,12 @@ test("the Gateway's infrastructure labels and annotations are on every object an
     assert.equal(meta.labels?.['app.kubernetes.io/name'], 'portico-proxy', "Portico's own labels win");
     assert.deepEqual(meta.annotations, { owner: 'team-a' });
   }
-  assert.deepEqual(objects.deployment.spec!.selector.matchLabels, INFRA.labels);
+  assert.deepEqual(objects.workload.spec!.selector.matchLabels, INFRA.labels);
   assert.deepEqual(objects.service.spec!.selector, INFRA.labels);
 });
 
 test("the class's access log settings reach the proxy container's arguments", () => {
-  const { deployment } = renderFleetObjects(
+  const { workload: deployment } = renderFleetObjects(
     { ...INFRA, accessLog: { format: 'json', fields: ['status', 'duration_ms'] } },
     { image: 'portico:dev', controllerNamespace: 'portico-gateway-system', deployType: 'GatewayNamespace' },
   );
@@ -162,4 +167,217 @@ test("the class's access log settings reach the proxy container's arguments", ()
     '--access-log-fields',
     'status,duration_ms',
   ]);
+});
+
+const GATEWAY_NAMESPACE = {
+  image: 'portico:dev',
+  controllerNamespace: 'portico-gateway-system',
+  deployType: 'GatewayNamespace',
+} as const;
+
+test('without a shape: one replica, a LoadBalancer, room for the drain, no autoscaler and no budget', () => {
+  const objects = renderFleetObjects(INFRA, GATEWAY_NAMESPACE);
+  assert.equal(objects.workload.kind, 'Deployment');
+  assert.equal((objects.workload as V1Deployment).spec?.replicas, 1);
+  assert.equal(objects.workload.spec?.template.spec?.terminationGracePeriodSeconds, 90);
+  assert.equal(objects.service.spec?.type, 'LoadBalancer');
+  assert.equal(objects.horizontalPodAutoscaler, undefined);
+  assert.equal(objects.podDisruptionBudget, undefined);
+  assert.deepEqual(
+    fleetObjectList(objects).map((o) => o.kind),
+    ['ServiceAccount', 'Service', 'Deployment'],
+  );
+});
+
+test('an autoscaler: the Deployment has no replicas field at all, the HPA and the budget are named and labelled as the fleet', () => {
+  const infra: FleetInfra = {
+    ...INFRA,
+    propagated: { labels: { 'cost-center': 'edge' }, annotations: {} },
+    kubernetes: {
+      deployment: { strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } } },
+      horizontalPodAutoscaler: {
+        minReplicas: 2,
+        maxReplicas: 7,
+        metrics: [
+          {
+            type: 'Resource',
+            resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 70 } },
+          },
+        ],
+        behavior: { scaleDown: { stabilizationWindowSeconds: 300 } },
+      },
+      podDisruptionBudget: { minAvailable: 1 },
+    },
+  };
+  const objects = renderFleetObjects(infra, GATEWAY_NAMESPACE);
+  const deployment = objects.workload as V1Deployment;
+  assert.ok(!('replicas' in (deployment.spec ?? {})), 'server-side apply must not own replicas');
+  assert.deepEqual(deployment.spec?.strategy, {
+    type: 'RollingUpdate',
+    rollingUpdate: { maxSurge: 1, maxUnavailable: 0 },
+  });
+  const hpa = objects.horizontalPodAutoscaler!;
+  assert.equal(hpa.apiVersion, 'autoscaling/v2');
+  assert.deepEqual(hpa.spec, {
+    scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: INFRA.name },
+    minReplicas: 2,
+    maxReplicas: 7,
+    metrics: [
+      {
+        type: 'Resource',
+        resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 70 } },
+      },
+    ],
+    behavior: { scaleDown: { stabilizationWindowSeconds: 300 } },
+  });
+  const pdb = objects.podDisruptionBudget!;
+  assert.equal(pdb.apiVersion, 'policy/v1');
+  assert.deepEqual(pdb.spec, { selector: { matchLabels: INFRA.labels }, minAvailable: 1 });
+  for (const o of [hpa, pdb]) {
+    assert.equal(o.metadata?.name, INFRA.name);
+    assert.equal(o.metadata?.namespace, INFRA.namespace);
+    assert.equal(o.metadata?.labels?.['gateway.portico.io/owning-gateway-name'], 'eg');
+    assert.equal(o.metadata?.labels?.['cost-center'], 'edge');
+    assert.equal(o.metadata?.ownerReferences?.[0]?.uid, 'u-1');
+  }
+  assert.deepEqual(
+    fleetObjectList(objects).map((o) => o.kind),
+    ['ServiceAccount', 'Service', 'Deployment', 'HorizontalPodAutoscaler', 'PodDisruptionBudget'],
+  );
+});
+
+test('replicas without an autoscaler; a DaemonSet instead of the Deployment, with the same pods', () => {
+  const three = renderFleetObjects(
+    { ...INFRA, kubernetes: { deployment: { replicas: 3 } } },
+    GATEWAY_NAMESPACE,
+  );
+  assert.equal((three.workload as V1Deployment).spec?.replicas, 3);
+  const perNode = renderFleetObjects(
+    {
+      ...INFRA,
+      kubernetes: {
+        daemonSet: { updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: '25%' } } },
+        podDisruptionBudget: { maxUnavailable: 1 },
+      },
+    },
+    GATEWAY_NAMESPACE,
+  );
+  const daemonSet = perNode.workload as V1DaemonSet;
+  assert.equal(daemonSet.kind, 'DaemonSet');
+  assert.equal(daemonSet.apiVersion, 'apps/v1');
+  assert.deepEqual(daemonSet.spec?.updateStrategy, {
+    type: 'RollingUpdate',
+    rollingUpdate: { maxUnavailable: '25%' },
+  });
+  assert.deepEqual(daemonSet.spec?.selector.matchLabels, INFRA.labels);
+  assert.deepEqual(daemonSet.spec?.template, three.workload.spec?.template);
+  assert.deepEqual(perNode.podDisruptionBudget?.spec?.maxUnavailable, 1);
+});
+
+test('pod fields merge over the defaults: Portico’s labels and the Gateway’s win, pull secrets add up', () => {
+  const infra: FleetInfra = {
+    ...INFRA,
+    propagated: { labels: {}, annotations: { owner: 'team-a' } },
+    kubernetes: {
+      pod: {
+        labels: { team: 'edge', 'app.kubernetes.io/name': 'mine' },
+        annotations: { 'prometheus.io/scrape': 'true', owner: 'class' },
+        nodeSelector: { 'kubernetes.io/os': 'linux' },
+        tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'gateway', effect: 'NoSchedule' }],
+        affinity: { podAntiAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [] } },
+        topologySpreadConstraints: [
+          { maxSkew: 1, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'ScheduleAnyway' },
+        ],
+        priorityClassName: 'system-cluster-critical',
+        imagePullSecrets: [{ name: 'registry' }, { name: 'shared' }],
+        terminationGracePeriodSeconds: 120,
+      },
+    },
+  };
+  const template = renderFleetObjects(infra, { ...GATEWAY_NAMESPACE, imagePullSecrets: ['shared'] }).workload
+    .spec!.template;
+  assert.equal(template.metadata?.labels?.team, 'edge');
+  assert.equal(template.metadata?.labels?.['app.kubernetes.io/name'], 'portico-proxy');
+  assert.deepEqual(template.metadata?.annotations, { 'prometheus.io/scrape': 'true', owner: 'team-a' });
+  const pod = template.spec!;
+  assert.deepEqual(pod.nodeSelector, { 'kubernetes.io/os': 'linux' });
+  assert.equal(pod.tolerations?.[0]?.key, 'dedicated');
+  assert.ok(pod.affinity?.podAntiAffinity !== undefined);
+  assert.equal(pod.topologySpreadConstraints?.[0]?.topologyKey, 'topology.kubernetes.io/zone');
+  assert.equal(pod.priorityClassName, 'system-cluster-critical');
+  assert.deepEqual(pod.imagePullSecrets, [{ name: 'shared' }, { name: 'registry' }]);
+  assert.equal(pod.terminationGracePeriodSeconds, 120);
+});
+
+test('security contexts merge field by field: a user’s uid and capabilities, never less than Portico’s own', () => {
+  const infra: FleetInfra = {
+    ...INFRA,
+    kubernetes: {
+      pod: { securityContext: { runAsUser: 10001, fsGroup: 10001 } },
+      container: {
+        resources: { requests: { cpu: '500m', memory: '256Mi' }, limits: { cpu: 2, memory: '1Gi' } },
+        env: [{ name: 'NODE_OPTIONS', value: '--max-old-space-size=768' }],
+        securityContext: { capabilities: { drop: ['NET_RAW'], add: ['NET_BIND_SERVICE'] } },
+      },
+    },
+  };
+  const pod = renderFleetObjects(infra, GATEWAY_NAMESPACE).workload.spec!.template.spec!;
+  assert.deepEqual(pod.securityContext, {
+    runAsNonRoot: true,
+    runAsUser: 10001,
+    runAsGroup: 65532,
+    fsGroup: 10001,
+    seccompProfile: { type: 'RuntimeDefault' },
+  });
+  const [proxy, sidecar] = pod.containers;
+  assert.deepEqual(proxy?.securityContext, {
+    allowPrivilegeEscalation: false,
+    readOnlyRootFilesystem: true,
+    runAsNonRoot: true,
+    capabilities: { drop: ['ALL', 'NET_RAW'], add: ['NET_BIND_SERVICE'] },
+    seccompProfile: { type: 'RuntimeDefault' },
+  });
+  assert.deepEqual(proxy?.resources, {
+    requests: { cpu: '500m', memory: '256Mi' },
+    limits: { cpu: 2, memory: '1Gi' },
+  });
+  assert.deepEqual(
+    proxy?.env?.map((e) => e.name),
+    ['POD_NAME', 'POD_NAMESPACE', 'NODE_OPTIONS'],
+  );
+  // The shutdown-manager sidecar is Portico's alone.
+  assert.deepEqual(sidecar?.securityContext?.capabilities, { drop: ['ALL'] });
+  assert.deepEqual(sidecar?.resources, { requests: { cpu: '10m', memory: '32Mi' } });
+});
+
+test('Service fields: type, load-balancer settings, and the class’s annotations under the Gateway’s', () => {
+  const infra: FleetInfra = {
+    ...INFRA,
+    propagated: { labels: {}, annotations: { owner: 'team-a' } },
+    kubernetes: {
+      service: {
+        type: 'LoadBalancer',
+        annotations: { 'service.beta.kubernetes.io/aws-load-balancer-type': 'nlb', owner: 'class' },
+        externalTrafficPolicy: 'Local',
+        loadBalancerClass: 'example.com/lb',
+        loadBalancerSourceRanges: ['10.0.0.0/8'],
+        allocateLoadBalancerNodePorts: false,
+      },
+    },
+  };
+  const { service } = renderFleetObjects(infra, GATEWAY_NAMESPACE);
+  assert.deepEqual(service.metadata?.annotations, {
+    'service.beta.kubernetes.io/aws-load-balancer-type': 'nlb',
+    owner: 'team-a',
+  });
+  assert.equal(service.spec?.externalTrafficPolicy, 'Local');
+  assert.equal(service.spec?.loadBalancerClass, 'example.com/lb');
+  assert.deepEqual(service.spec?.loadBalancerSourceRanges, ['10.0.0.0/8']);
+  assert.equal(service.spec?.allocateLoadBalancerNodePorts, false);
+  assert.equal(service.spec?.ports?.length, 2);
+  const internal = renderFleetObjects(
+    { ...INFRA, kubernetes: { service: { type: 'ClusterIP' } } },
+    GATEWAY_NAMESPACE,
+  );
+  assert.equal(internal.service.spec?.type, 'ClusterIP');
 });

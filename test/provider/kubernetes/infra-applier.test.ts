@@ -27,6 +27,9 @@ function fakeClient(existingLabels: Record<string, string>): { client: ApiClient
   const client: ApiClient = {
     async request(method, path) {
       if (method === 'GET' && path.includes('?labelSelector=')) return { status: 200, body: { items: [] } };
+      // The fleet has none of the kinds a DataPlaneProxy's shape adds (a DaemonSet, an autoscaler, a budget).
+      if (method === 'GET' && /daemonsets|horizontalpodautoscalers|poddisruptionbudgets/.test(path))
+        return { status: 404, body: {} };
       if (method === 'GET' && path.includes(infra.name)) {
         const body: JsonObject = { metadata: { name: infra.name, uid: 'u', labels: existingLabels } };
         return { status: 200, body };

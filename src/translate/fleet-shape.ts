@@ -1,0 +1,113 @@
+// The rules of a DataPlaneProxy's spec.kubernetes that no schema type says: fields that exclude each other, the
+// drain that must fit the grace period, and security settings that would weaken the proxy's own. The CRD's CEL
+// rules say the same; here they hold in standalone mode and `portico translate` too.
+import type { FleetShape as ApiFleetShape } from '../api/fleet-shape.js';
+import {
+  type FleetShape,
+  type KubeJson,
+  PROXY_EXIT_SECONDS,
+  PROXY_MAX_DRAIN_SECONDS,
+  RESERVED_PROXY_ENV,
+} from '../ir/fleet-shape.js';
+
+const AT = 'spec.kubernetes';
+/** The one capability Pod Security `restricted` lets a container add. */
+const ADDABLE_CAPABILITY = 'NET_BIND_SERVICE';
+
+function workloadProblem(k: ApiFleetShape): string | undefined {
+  if (k.deployment !== undefined && k.daemonSet !== undefined)
+    return `${AT}.daemonSet: must not be set together with ${AT}.deployment`;
+  if (k.daemonSet !== undefined && k.horizontalPodAutoscaler !== undefined)
+    return `${AT}.horizontalPodAutoscaler: must not be set with ${AT}.daemonSet (one proxy per node)`;
+  if (k.deployment?.replicas !== undefined && k.horizontalPodAutoscaler !== undefined)
+    return `${AT}.deployment.replicas: must not be set with ${AT}.horizontalPodAutoscaler (the autoscaler sets the replicas)`;
+  const strategy = k.deployment?.strategy;
+  if (strategy?.type === 'Recreate' && strategy.rollingUpdate !== undefined)
+    return `${AT}.deployment.strategy.rollingUpdate: may only be set when type is RollingUpdate`;
+  const update = k.daemonSet?.updateStrategy;
+  if (update?.type === 'OnDelete' && update.rollingUpdate !== undefined)
+    return `${AT}.daemonSet.updateStrategy.rollingUpdate: may only be set when type is RollingUpdate`;
+  return undefined;
+}
+
+function autoscalerProblem(k: ApiFleetShape): string | undefined {
+  const hpa = k.horizontalPodAutoscaler;
+  if (hpa === undefined) return undefined;
+  if (hpa.minReplicas !== undefined && hpa.minReplicas > hpa.maxReplicas)
+    return `${AT}.horizontalPodAutoscaler.minReplicas: must be at most maxReplicas (${hpa.maxReplicas})`;
+  for (const [i, metric] of (hpa.metrics ?? []).entries()) {
+    // Each metric type has its own field, named as the type with a lower-case first letter.
+    const field = metric.type.charAt(0).toLowerCase() + metric.type.slice(1);
+    if ((metric as Record<string, unknown>)[field] === undefined)
+      return `${AT}.horizontalPodAutoscaler.metrics[${i}].${field}: required when type is ${metric.type}`;
+  }
+  return undefined;
+}
+
+function budgetProblem(k: ApiFleetShape): string | undefined {
+  const pdb = k.podDisruptionBudget;
+  if (pdb === undefined) return undefined;
+  if (pdb.minAvailable !== undefined && pdb.maxUnavailable !== undefined)
+    return `${AT}.podDisruptionBudget: minAvailable and maxUnavailable exclude each other`;
+  if (pdb.minAvailable === undefined && pdb.maxUnavailable === undefined)
+    return `${AT}.podDisruptionBudget: one of minAvailable or maxUnavailable is required`;
+  return undefined;
+}
+
+/** The first field of a security context that would make the proxy's pod weaker than Portico's own. */
+function weakerSecurity(s: KubeJson | undefined, at: string): string | undefined {
+  if (s === undefined) return undefined;
+  const weakening: [string, boolean][] = [
+    ['runAsNonRoot', s.runAsNonRoot === false],
+    ['runAsUser', s.runAsUser === 0],
+    ['allowPrivilegeEscalation', s.allowPrivilegeEscalation === true],
+    ['privileged', s.privileged === true],
+    ['readOnlyRootFilesystem', s.readOnlyRootFilesystem === false],
+    ['procMount', s.procMount === 'Unmasked'],
+    ['seccompProfile.type', (s.seccompProfile as KubeJson | undefined)?.type === 'Unconfined'],
+  ];
+  const added = ((s.capabilities as KubeJson | undefined)?.add ?? []) as string[];
+  const extra = added.findIndex((c) => c !== ADDABLE_CAPABILITY);
+  if (extra >= 0) weakening.push([`capabilities.add[${extra}]`, true]);
+  const found = weakening.find(([, weaker]) => weaker);
+  if (found === undefined) return undefined;
+  return `${at}.${found[0]}: must not weaken the proxy's security context (Pod Security "restricted")`;
+}
+
+function podProblem(k: ApiFleetShape): string | undefined {
+  const grace = k.pod?.terminationGracePeriodSeconds;
+  const least = PROXY_MAX_DRAIN_SECONDS + PROXY_EXIT_SECONDS;
+  if (grace !== undefined && grace < least)
+    return `${AT}.pod.terminationGracePeriodSeconds: must be at least ${least} (the proxies drain for up to ${PROXY_MAX_DRAIN_SECONDS} s, then exit)`;
+  const reserved = (k.container?.env ?? []).findIndex((e) => RESERVED_PROXY_ENV.includes(e.name));
+  if (reserved >= 0)
+    return `${AT}.container.env[${reserved}].name: ${k.container?.env?.[reserved]?.name} is set by Portico`;
+  return (
+    weakerSecurity(k.pod?.securityContext, `${AT}.pod.securityContext`) ??
+    weakerSecurity(k.container?.securityContext, `${AT}.container.securityContext`)
+  );
+}
+
+function serviceProblem(k: ApiFleetShape): string | undefined {
+  const service = k.service;
+  if (service === undefined) return undefined;
+  const type = service.type ?? 'LoadBalancer';
+  if (type === 'ClusterIP' && service.externalTrafficPolicy !== undefined)
+    return `${AT}.service.externalTrafficPolicy: may only be set when type is LoadBalancer or NodePort`;
+  if (type === 'LoadBalancer') return undefined;
+  const only = (
+    ['loadBalancerClass', 'loadBalancerSourceRanges', 'allocateLoadBalancerNodePorts'] as const
+  ).find((f) => service[f] !== undefined);
+  return only === undefined ? undefined : `${AT}.service.${only}: may only be set when type is LoadBalancer`;
+}
+
+/** Why the shape is refused, naming the field; undefined when it is not. */
+export function fleetShapeProblem(k: ApiFleetShape): string | undefined {
+  return workloadProblem(k) ?? autoscalerProblem(k) ?? budgetProblem(k) ?? podProblem(k) ?? serviceProblem(k);
+}
+
+/** The shape as the fleet's infrastructure carries it (only a checked one: see fleetShapeProblem). */
+export function fleetShapeOf(k: ApiFleetShape): FleetShape | undefined {
+  const shape = structuredClone(k) as FleetShape;
+  return Object.keys(shape).length === 0 ? undefined : shape;
+}
