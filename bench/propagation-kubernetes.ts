@@ -6,6 +6,8 @@
 // idle CPU (its own /metrics). Peer in the same run: a request on an existing route, the floor every
 // propagation figure includes. The published figures of other gateways are printed beside for reference.
 // Run: npm run build && npm run toolchain && npm run bench:propagation-kubernetes [-- --sizes 500,2000,5000]
+// [--edits 20] [--in-flight 16] [--idle-seconds 10]. Sizes are steps of one run: 2,000 adds 1,500 to 500.
+import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { type Cluster, startCluster } from '../test/cluster/harness.js';
 import { asList, call, type Loose, watch } from '../test/cluster/kube-api.js';
@@ -51,27 +53,43 @@ function routeObject(i: number): unknown {
   };
 }
 
-/** Creates routes [from, to) with IN_FLIGHT requests at a time; resolves with the time of the first and last create. */
+/**
+ * Creates routes [from, to) with IN_FLIGHT requests at a time; resolves with the time of the first and last
+ * create, and which route's create was answered last (with 16 in flight it need not be the highest number).
+ */
 async function createRoutes(
   cluster: Cluster,
   from: number,
   to: number,
-): Promise<{ first: number; last: number }> {
+): Promise<{ first: number; last: number; lastRoute: number }> {
   let next = from;
   let first = 0;
   let last = 0;
+  let lastRoute = to - 1;
   const worker = async () => {
     for (let i = next++; i < to; i = next++) {
       const reply = await call(cluster, 'POST', ROUTES, routeObject(i));
       if (reply.status !== 201) throw new Error(`creating route r-${i}: HTTP ${reply.status}`);
       const now = performance.now();
       if (first === 0) first = now;
-      last = Math.max(last, now);
+      if (now >= last) {
+        last = now;
+        lastRoute = i;
+      }
     }
   };
   const started = performance.now();
   await Promise.all(Array.from({ length: IN_FLIGHT }, worker));
-  return { first: first || started, last };
+  return { first: first || started, last, lastRoute };
+}
+
+/** Every route of [from, to) answers 200 (checked once the last created is served; not part of any figure). */
+async function checkAllServed(address: string, from: number, to: number): Promise<void> {
+  let next = from;
+  const worker = async () => {
+    for (let i = next++; i < to; i = next++) await servedAt(address, `r-${i}.bench.test`, 60_000);
+  };
+  await Promise.all(Array.from({ length: IN_FLIGHT }, worker));
 }
 
 /** Polls as fast as a fresh connection allows until `host` answers 200; resolves with when it did. */
@@ -118,11 +136,26 @@ async function acceptedRoutes(cluster: Cluster) {
   };
 }
 
-async function controllerProcess(cluster: Cluster): Promise<{ resident: number; cpuSeconds: number }> {
+interface ControllerSample {
+  resident: number;
+  cpuSeconds: number;
+  passes: number;
+  translateSeconds: number;
+  statusWrites: number;
+}
+
+/** The controller's own figures from its /metrics. */
+async function controllerSample(cluster: Cluster): Promise<ControllerSample> {
   const service = await call(cluster, 'GET', `/api/v1/namespaces/${SYSTEM}/services/portico-gateway-metrics`);
   const reply = await get(String(service.body.spec?.clusterIP), 19001, 'metrics', '/metrics');
   const value = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(reply.body)?.[1]);
-  return { resident: value('process_resident_memory_bytes'), cpuSeconds: value('process_cpu_seconds_total') };
+  return {
+    resident: value('process_resident_memory_bytes'),
+    cpuSeconds: value('process_cpu_seconds_total'),
+    passes: value('portico_reconciles_total'),
+    translateSeconds: value('portico_translate_seconds_sum'),
+    statusWrites: value('portico_status_writes_total'),
+  };
 }
 
 async function editPropagation(cluster: Cluster, address: string, size: number): Promise<number[]> {
@@ -145,6 +178,45 @@ const ms = (n: number) => `${n.toFixed(1)} ms`;
 const seconds = (n: number) => `${(n / 1000).toFixed(1)} s`;
 const percentile = (sorted: number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)]!;
+/** The machine's 1-minute load average: other work on the same 2 vCPUs moves every figure. */
+const load = () => loadavg()[0]!.toFixed(1);
+
+/** One size's figures: one row of the results, one of the diagnostics. */
+async function measureSize(
+  cluster: Cluster,
+  address: string,
+  statuses: { until(n: number): Promise<number> },
+  made: number,
+  size: number,
+): Promise<{ row: string; diagnostics: string }> {
+  const { first, last, lastRoute } = await createRoutes(cluster, made, size);
+  const servedLast = await servedAt(address, `r-${lastRoute}.bench.test`);
+  const loadServed = load();
+  await checkAllServed(address, made, size);
+  const allAccepted = await statuses.until(size);
+  const beforeEdits = await controllerSample(cluster);
+  const edits = (await editPropagation(cluster, address, size)).sort((a, b) => a - b);
+  const loadEdits = load();
+  const afterEdits = await controllerSample(cluster);
+  const floors: number[] = [];
+  for (let k = 0; k < 20; k++) {
+    const t = performance.now();
+    await get(address, PORT, 'r-0.bench.test').catch(() => undefined);
+    floors.push(performance.now() - t);
+  }
+  const before = await controllerSample(cluster);
+  await new Promise((resolve) => setTimeout(resolve, IDLE_MS));
+  const after = await controllerSample(cluster);
+  const idleCores = (after.cpuSeconds - before.cpuSeconds) / (IDLE_MS / 1000);
+  const mean = edits.reduce((a, b) => a + b, 0) / edits.length;
+  const passes = afterEdits.passes - beforeEdits.passes;
+  const translateMs = ((afterEdits.translateSeconds - beforeEdits.translateSeconds) * 1000) / passes;
+  const edited = afterEdits.statusWrites - beforeEdits.statusWrites;
+  return {
+    row: `| ${size} | ${seconds(last - first)} | ${seconds(servedLast - last)} | ${seconds(allAccepted - first)} | ${ms(mean)} / ${ms(percentile(edits, 0.99))} | ${ms(floors.sort((a, b) => a - b)[10]!)} | ${(after.resident / 1024 / 1024).toFixed(0)} MiB / ${idleCores.toFixed(3)} core | ${loadServed} / ${loadEdits} |`,
+    diagnostics: `| ${size} | ${(passes / EDITS).toFixed(1)} | ${ms(translateMs)} | ${(edited / EDITS).toFixed(1)} | ${ms(edits[0]!)} / ${ms(edits[Math.floor(edits.length / 2)]!)} |`,
+  };
+}
 
 const cluster = await startCluster({ log: (line) => console.error(`cluster: ${line}`) });
 try {
@@ -154,36 +226,34 @@ try {
   await gateway(cluster, NS, 'eg', 'portico', [{ name: 'http', port: PORT }]);
   const address = await programmedAddress(cluster, NS, 'eg', 180_000);
   const statuses = await acceptedRoutes(cluster);
-  console.log(
-    '| routes | created in | last route served after its create | all Accepted after first create | one edit: mean / p99 | floor: a request | controller memory / idle CPU |',
-  );
-  console.log('|---|---|---|---|---|---|---|');
+  const rows: string[] = [];
+  const diagnostics: string[] = [];
   let made = 0;
   for (const size of SIZES) {
-    const { first, last } = await createRoutes(cluster, made, size);
+    const measured = await measureSize(cluster, address, statuses, made, size);
     made = size;
-    const servedLast = await servedAt(address, `r-${size - 1}.bench.test`);
-    const allAccepted = await statuses.until(size);
-    const edits = (await editPropagation(cluster, address, size)).sort((a, b) => a - b);
-    const floors: number[] = [];
-    for (let k = 0; k < 20; k++) {
-      const t = performance.now();
-      await get(address, PORT, 'r-0.bench.test').catch(() => undefined);
-      floors.push(performance.now() - t);
-    }
-    const before = await controllerProcess(cluster);
-    await new Promise((resolve) => setTimeout(resolve, IDLE_MS));
-    const after = await controllerProcess(cluster);
-    const idleCores = (after.cpuSeconds - before.cpuSeconds) / (IDLE_MS / 1000);
-    const mean = edits.reduce((a, b) => a + b, 0) / edits.length;
-    console.log(
-      `| ${size} | ${seconds(last - first)} | ${seconds(servedLast - last)} | ${seconds(allAccepted - first)} | ${ms(mean)} / ${ms(percentile(edits, 0.99))} | ${ms(floors.sort((a, b) => a - b)[10]!)} | ${(after.resident / 1024 / 1024).toFixed(0)} MiB / ${idleCores.toFixed(3)} core |`,
-    );
+    rows.push(measured.row);
+    diagnostics.push(measured.diagnostics);
+    console.error(`size ${size}: ${measured.row}`);
   }
   statuses.close();
   console.log(
-    `targets at 5,000 routes: one edit <= 30 ms mean; last route served <= 5 s after the last create; controller <= 300 MiB and <= 0.1 core idle. Peers: ${PEERS}`,
+    `one edit: mean and p99 over ${EDITS} edits (p99 of ${EDITS} is their maximum); ${IN_FLIGHT} creates in flight; load: the 1-minute load average when the last route was served / after the edits (2 vCPUs)`,
   );
+  console.log(
+    '| routes | created in | last route served after the last create | all Accepted after the first create | one edit: mean / p99 | floor: a request | controller memory / idle CPU | load |',
+  );
+  console.log('|---|---|---|---|---|---|---|---|');
+  for (const row of rows) console.log(row);
+  console.log(
+    `targets at 5,000 routes: one edit <= 30 ms mean; last route served <= 5 s after the last create; controller <= 300 MiB and <= 0.1 core idle (kgateway publishes 0.10 core / 511 MiB at 5,000). Peers, one route's propagation: ${PEERS}`,
+  );
+  console.log('\nWhere an edit went (controller /metrics over the edits):');
+  console.log(
+    '| routes | passes per edit | translation per pass | status writes per edit | edit: min / median |',
+  );
+  console.log('|---|---|---|---|---|');
+  for (const row of diagnostics) console.log(row);
 } finally {
   await cluster.stop();
 }
