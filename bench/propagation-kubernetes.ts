@@ -11,7 +11,7 @@ import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { type Cluster, startCluster } from '../test/cluster/harness.js';
 import { asList, call, type Loose, watch } from '../test/cluster/kube-api.js';
-import { install } from '../test/e2e/kubernetes/install.js';
+import { install, namespaceLogs } from '../test/e2e/kubernetes/install.js';
 import {
   echoNamespace,
   gateway,
@@ -254,6 +254,11 @@ try {
   );
   console.log('|---|---|---|---|---|');
   for (const row of diagnostics) console.log(row);
+} catch (error) {
+  // What the controller and the proxy said, and whether a pod restarted: the figures alone do not say why.
+  console.error(cluster.kubectl(['get', 'pods', '-A', '-o', 'wide']));
+  console.error(namespaceLogs(cluster, SYSTEM));
+  throw error;
 } finally {
   await cluster.stop();
 }
