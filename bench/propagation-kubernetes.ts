@@ -10,7 +10,7 @@
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { type Cluster, startCluster } from '../test/cluster/harness.js';
-import { asList, call, type Loose, watch } from '../test/cluster/kube-api.js';
+import { asList, call, type Loose, type WatchStream, watch } from '../test/cluster/kube-api.js';
 import { install, namespaceLogs } from '../test/e2e/kubernetes/install.js';
 import {
   echoNamespace,
@@ -112,27 +112,55 @@ function accepted(route: Loose): boolean {
   );
 }
 
-/** Watches the routes; `until(n)` resolves when n of them show Accepted for their current generation. */
+/**
+ * Follows the routes' statuses; `until(n)` resolves when n of them show Accepted for their current generation.
+ * A loaded API server closes a watcher it finds slow ("unresponsiveness"): then the routes are listed again and
+ * watched from that list's version, so a closed watch never leaves the count stuck.
+ */
 async function acceptedRoutes(cluster: Cluster) {
-  const stream = await watch(cluster, `${ROUTES}?watch=1`);
   const done = new Set<string>();
   const waiters: { n: number; resolve: (at: number) => void }[] = [];
-  stream.onEvent((event) => {
-    const name = String(event.object.metadata?.name);
-    if (event.type !== 'DELETED' && accepted(event.object)) done.add(name);
+  let stream: WatchStream | undefined;
+  let closed = false;
+  const record = (route: Loose, deleted = false) => {
+    const name = String(route.metadata?.name);
+    if (!deleted && accepted(route)) done.add(name);
     else done.delete(name);
+  };
+  const notify = () => {
     for (const w of waiters.splice(0)) {
       if (done.size >= w.n) w.resolve(performance.now());
       else waiters.push(w);
     }
-  });
+  };
+  const follow = async (): Promise<void> => {
+    const list = await call(cluster, 'GET', ROUTES);
+    done.clear();
+    for (const route of asList(list.body.items)) record(route);
+    notify();
+    const version = String(list.body.metadata?.resourceVersion);
+    const next = await watch(cluster, `${ROUTES}?watch=1&resourceVersion=${version}`);
+    stream = next;
+    next.onEvent((event) => {
+      if (event.type === 'ERROR') return next.close();
+      record(event.object, event.type === 'DELETED');
+      notify();
+    });
+    void next.ended.then(() => {
+      if (!closed) void follow();
+    });
+  };
+  await follow();
   return {
     until: (n: number) =>
       new Promise<number>((resolve) => {
         if (done.size >= n) resolve(performance.now());
         else waiters.push({ n, resolve });
       }),
-    close: () => stream.close(),
+    close: () => {
+      closed = true;
+      stream?.close();
+    },
   };
 }
 
@@ -193,7 +221,12 @@ async function measureSize(
   const servedLast = await servedAt(address, `r-${lastRoute}.bench.test`);
   const loadServed = load();
   await checkAllServed(address, made, size);
-  const allAccepted = await statuses.until(size);
+  const allAccepted = await Promise.race([
+    statuses.until(size),
+    new Promise<never>((_, reject) =>
+      setTimeout(() => reject(new Error(`not all ${size} routes Accepted within 20 min`)), 1_200_000).unref(),
+    ),
+  ]);
   const beforeEdits = await controllerSample(cluster);
   const edits = (await editPropagation(cluster, address, size)).sort((a, b) => a - b);
   const loadEdits = load();
@@ -219,6 +252,13 @@ async function measureSize(
 }
 
 const cluster = await startCluster({ log: (line) => console.error(`cluster: ${line}`) });
+// Interrupted (Ctrl-C, a timeout's TERM): the cluster is stopped and its host changes undone, as at the end.
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    console.error(`${signal}: stopping the cluster`);
+    void cluster.stop().finally(() => process.exit(130));
+  });
+}
 try {
   await install(cluster);
   await echoNamespace(cluster, NS);
