@@ -1,12 +1,18 @@
 // The status sink submits only what changed: a pass over thousands of objects whose translation and shown object
-// are unchanged writes (and canonicalises) nothing, so it never keeps the event loop from the next publication.
+// are unchanged writes (and canonicalises) nothing, so it never keeps the event loop from the next publication;
+// and with the runner, writes that never finish hold back no edit's publication.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
+import { parseYamlFile } from '../../../src/api/load.js';
+import { buildSnapshot } from '../../../src/api/snapshot.js';
 import type { JsonObject } from '../../../src/provider/kubernetes/api-client.js';
 import { apiStatusSink } from '../../../src/provider/kubernetes/status-sink.js';
 import type { StatusWriter } from '../../../src/provider/kubernetes/status-writer.js';
+import { createRunner } from '../../../src/runner/runner.js';
 import { createStatusStamper } from '../../../src/runner/status-stamps.js';
 import type { ObjectStatus } from '../../../src/translate/index.js';
+import { withTestCertificates } from '../../translate/testdata-certificates.js';
 
 const NAMESPACES = ['a', 'b', 'c', 'd', 'e'];
 
@@ -100,5 +106,61 @@ test('statuses not written while not leading are submitted again once leading', 
   leads = true;
   await pass();
   assert.deepEqual(writes.sort(), NAMESPACES);
+  sink.stop();
+});
+
+test('every status write hanging holds no publication: each edit is published by its own pass', async () => {
+  const url = new URL('../../translate/testdata/merged.in.yaml', import.meta.url);
+  const text = withTestCertificates(readFileSync(url, 'utf8'));
+  let snapshot = buildSnapshot(parseYamlFile('merged.in.yaml', text).objects.map((o) => o.object));
+  const published: string[] = [];
+  let hanging = 0;
+  const writer: StatusWriter = {
+    write: () => {
+      hanging++;
+      return new Promise<void>(() => {});
+    },
+  };
+  const sink = apiStatusSink({ raw: () => undefined }, writer, () => true);
+  const runner = createRunner({
+    translate: {
+      controllerName: 'gateway.portico.io/gatewayclass-controller',
+      controllerNamespace: 'portico-gateway-system',
+      deployType: 'ControllerNamespace',
+    },
+    source: { snapshot: () => snapshot, dataPlane: () => ({ fleets: {} }) },
+    discovery: { setFleet: (c) => void published.push(c.fleet), removeFleet() {}, nodes: () => [] },
+    infra: { apply: async () => ({}) },
+    statuses: sink,
+    onError: (error) => assert.fail(error as Error),
+  });
+  await runner.now();
+  assert.ok(published.length > 0);
+  assert.ok(hanging > 0, 'the writes started and never finished');
+  for (const version of ['1', '2']) {
+    const before = published.length;
+    const edited = parseYamlFile(
+      'solo.yaml',
+      `apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: solo, namespace: default}
+spec:
+  parentRefs: [{name: solo}]
+  rules:
+    - filters: [{type: RequestHeaderModifier, requestHeaderModifier: {set: [{name: x-version, value: "${version}"}]}}]
+      backendRefs: [{name: web, port: 80}]
+`,
+    ).objects[0]!.object;
+    assert.equal(edited.kind, 'HTTPRoute');
+    snapshot = {
+      ...snapshot,
+      httpRoutes: snapshot.httpRoutes.map((r) =>
+        r.metadata.name === 'solo' && edited.kind === 'HTTPRoute' ? edited : r,
+      ),
+    };
+    await runner.now();
+    assert.equal(published.length, before + 1, `version ${version} was published`);
+  }
+  runner.stop();
   sink.stop();
 });
