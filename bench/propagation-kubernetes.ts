@@ -6,10 +6,12 @@
 // idle CPU (its own /metrics). Peer in the same run: a request on an existing route, the floor every
 // propagation figure includes. The published figures of other gateways are printed beside for reference.
 // Run: npm run build && npm run toolchain && npm run bench:propagation-kubernetes [-- --sizes 500,2000,5000]
+// [--edits 20] [--in-flight 16] [--idle-seconds 10]. Sizes are steps of one run: 2,000 adds 1,500 to 500.
+import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { type Cluster, startCluster } from '../test/cluster/harness.js';
-import { asList, call, type Loose, watch } from '../test/cluster/kube-api.js';
-import { install } from '../test/e2e/kubernetes/install.js';
+import { asList, call, type Loose, type WatchStream, watch } from '../test/cluster/kube-api.js';
+import { install, namespaceLogs } from '../test/e2e/kubernetes/install.js';
 import {
   echoNamespace,
   gateway,
@@ -51,27 +53,43 @@ function routeObject(i: number): unknown {
   };
 }
 
-/** Creates routes [from, to) with IN_FLIGHT requests at a time; resolves with the time of the first and last create. */
+/**
+ * Creates routes [from, to) with IN_FLIGHT requests at a time; resolves with the time of the first and last
+ * create, and which route's create was answered last (with 16 in flight it need not be the highest number).
+ */
 async function createRoutes(
   cluster: Cluster,
   from: number,
   to: number,
-): Promise<{ first: number; last: number }> {
+): Promise<{ first: number; last: number; lastRoute: number }> {
   let next = from;
   let first = 0;
   let last = 0;
+  let lastRoute = to - 1;
   const worker = async () => {
     for (let i = next++; i < to; i = next++) {
       const reply = await call(cluster, 'POST', ROUTES, routeObject(i));
       if (reply.status !== 201) throw new Error(`creating route r-${i}: HTTP ${reply.status}`);
       const now = performance.now();
       if (first === 0) first = now;
-      last = Math.max(last, now);
+      if (now >= last) {
+        last = now;
+        lastRoute = i;
+      }
     }
   };
   const started = performance.now();
   await Promise.all(Array.from({ length: IN_FLIGHT }, worker));
-  return { first: first || started, last };
+  return { first: first || started, last, lastRoute };
+}
+
+/** Every route of [from, to) answers 200 (checked once the last created is served; not part of any figure). */
+async function checkAllServed(address: string, from: number, to: number): Promise<void> {
+  let next = from;
+  const worker = async () => {
+    for (let i = next++; i < to; i = next++) await servedAt(address, `r-${i}.bench.test`, 60_000);
+  };
+  await Promise.all(Array.from({ length: IN_FLIGHT }, worker));
 }
 
 /** Polls as fast as a fresh connection allows until `host` answers 200; resolves with when it did. */
@@ -94,35 +112,78 @@ function accepted(route: Loose): boolean {
   );
 }
 
-/** Watches the routes; `until(n)` resolves when n of them show Accepted for their current generation. */
+/**
+ * Follows the routes' statuses; `until(n)` resolves when n of them show Accepted for their current generation.
+ * A loaded API server closes a watcher it finds slow ("unresponsiveness"): then the routes are listed again and
+ * watched from that list's version, so a closed watch never leaves the count stuck.
+ */
 async function acceptedRoutes(cluster: Cluster) {
-  const stream = await watch(cluster, `${ROUTES}?watch=1`);
   const done = new Set<string>();
   const waiters: { n: number; resolve: (at: number) => void }[] = [];
-  stream.onEvent((event) => {
-    const name = String(event.object.metadata?.name);
-    if (event.type !== 'DELETED' && accepted(event.object)) done.add(name);
+  let stream: WatchStream | undefined;
+  let closed = false;
+  const record = (route: Loose, deleted = false) => {
+    const name = String(route.metadata?.name);
+    if (!deleted && accepted(route)) done.add(name);
     else done.delete(name);
+  };
+  const notify = () => {
     for (const w of waiters.splice(0)) {
       if (done.size >= w.n) w.resolve(performance.now());
       else waiters.push(w);
     }
-  });
+  };
+  const follow = async (): Promise<void> => {
+    const list = await call(cluster, 'GET', ROUTES);
+    done.clear();
+    for (const route of asList(list.body.items)) record(route);
+    notify();
+    const version = String(list.body.metadata?.resourceVersion);
+    const next = await watch(cluster, `${ROUTES}?watch=1&resourceVersion=${version}`);
+    stream = next;
+    next.onEvent((event) => {
+      if (event.type === 'ERROR') return next.close();
+      record(event.object, event.type === 'DELETED');
+      notify();
+    });
+    void next.ended.then(() => {
+      if (!closed) void follow();
+    });
+  };
+  await follow();
   return {
     until: (n: number) =>
       new Promise<number>((resolve) => {
         if (done.size >= n) resolve(performance.now());
         else waiters.push({ n, resolve });
       }),
-    close: () => stream.close(),
+    close: () => {
+      closed = true;
+      stream?.close();
+    },
   };
 }
 
-async function controllerProcess(cluster: Cluster): Promise<{ resident: number; cpuSeconds: number }> {
+interface ControllerSample {
+  resident: number;
+  cpuSeconds: number;
+  passes: number;
+  translateSeconds: number;
+  statusWrites: number;
+}
+
+/** The controller's own figures from its /metrics. */
+async function controllerSample(cluster: Cluster): Promise<ControllerSample> {
   const service = await call(cluster, 'GET', `/api/v1/namespaces/${SYSTEM}/services/portico-gateway-metrics`);
   const reply = await get(String(service.body.spec?.clusterIP), 19001, 'metrics', '/metrics');
   const value = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(reply.body)?.[1]);
-  return { resident: value('process_resident_memory_bytes'), cpuSeconds: value('process_cpu_seconds_total') };
+  return {
+    resident: value('process_resident_memory_bytes'),
+    cpuSeconds: value('process_cpu_seconds_total'),
+    passes: value('portico_reconciles_total'),
+    translateSeconds: value('portico_translate_seconds_sum'),
+    statusWrites: value('portico_status_writes_total'),
+  };
 }
 
 async function editPropagation(cluster: Cluster, address: string, size: number): Promise<number[]> {
@@ -145,8 +206,59 @@ const ms = (n: number) => `${n.toFixed(1)} ms`;
 const seconds = (n: number) => `${(n / 1000).toFixed(1)} s`;
 const percentile = (sorted: number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)]!;
+/** The machine's 1-minute load average: other work on the same 2 vCPUs moves every figure. */
+const load = () => loadavg()[0]!.toFixed(1);
+
+/** One size's figures: one row of the results, one of the diagnostics. */
+async function measureSize(
+  cluster: Cluster,
+  address: string,
+  statuses: { until(n: number): Promise<number> },
+  made: number,
+  size: number,
+): Promise<{ row: string; diagnostics: string }> {
+  const { first, last, lastRoute } = await createRoutes(cluster, made, size);
+  const servedLast = await servedAt(address, `r-${lastRoute}.bench.test`);
+  const loadServed = load();
+  await checkAllServed(address, made, size);
+  const allAccepted = await Promise.race([
+    statuses.until(size),
+    new Promise<never>((_, reject) =>
+      setTimeout(() => reject(new Error(`not all ${size} routes Accepted within 20 min`)), 1_200_000).unref(),
+    ),
+  ]);
+  const beforeEdits = await controllerSample(cluster);
+  const edits = (await editPropagation(cluster, address, size)).sort((a, b) => a - b);
+  const loadEdits = load();
+  const afterEdits = await controllerSample(cluster);
+  const floors: number[] = [];
+  for (let k = 0; k < 20; k++) {
+    const t = performance.now();
+    await get(address, PORT, 'r-0.bench.test').catch(() => undefined);
+    floors.push(performance.now() - t);
+  }
+  const before = await controllerSample(cluster);
+  await new Promise((resolve) => setTimeout(resolve, IDLE_MS));
+  const after = await controllerSample(cluster);
+  const idleCores = (after.cpuSeconds - before.cpuSeconds) / (IDLE_MS / 1000);
+  const mean = edits.reduce((a, b) => a + b, 0) / edits.length;
+  const passes = afterEdits.passes - beforeEdits.passes;
+  const translateMs = ((afterEdits.translateSeconds - beforeEdits.translateSeconds) * 1000) / passes;
+  const edited = afterEdits.statusWrites - beforeEdits.statusWrites;
+  return {
+    row: `| ${size} | ${seconds(last - first)} | ${seconds(servedLast - last)} | ${seconds(allAccepted - first)} | ${ms(mean)} / ${ms(percentile(edits, 0.99))} | ${ms(floors.sort((a, b) => a - b)[10]!)} | ${(after.resident / 1024 / 1024).toFixed(0)} MiB / ${idleCores.toFixed(3)} core | ${loadServed} / ${loadEdits} |`,
+    diagnostics: `| ${size} | ${(passes / EDITS).toFixed(1)} | ${ms(translateMs)} | ${(edited / EDITS).toFixed(1)} | ${ms(edits[0]!)} / ${ms(edits[Math.floor(edits.length / 2)]!)} |`,
+  };
+}
 
 const cluster = await startCluster({ log: (line) => console.error(`cluster: ${line}`) });
+// Interrupted (Ctrl-C, a timeout's TERM): the cluster is stopped and its host changes undone, as at the end.
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    console.error(`${signal}: stopping the cluster`);
+    void cluster.stop().finally(() => process.exit(130));
+  });
+}
 try {
   await install(cluster);
   await echoNamespace(cluster, NS);
@@ -154,36 +266,39 @@ try {
   await gateway(cluster, NS, 'eg', 'portico', [{ name: 'http', port: PORT }]);
   const address = await programmedAddress(cluster, NS, 'eg', 180_000);
   const statuses = await acceptedRoutes(cluster);
-  console.log(
-    '| routes | created in | last route served after its create | all Accepted after first create | one edit: mean / p99 | floor: a request | controller memory / idle CPU |',
-  );
-  console.log('|---|---|---|---|---|---|---|');
+  const rows: string[] = [];
+  const diagnostics: string[] = [];
   let made = 0;
   for (const size of SIZES) {
-    const { first, last } = await createRoutes(cluster, made, size);
+    const measured = await measureSize(cluster, address, statuses, made, size);
     made = size;
-    const servedLast = await servedAt(address, `r-${size - 1}.bench.test`);
-    const allAccepted = await statuses.until(size);
-    const edits = (await editPropagation(cluster, address, size)).sort((a, b) => a - b);
-    const floors: number[] = [];
-    for (let k = 0; k < 20; k++) {
-      const t = performance.now();
-      await get(address, PORT, 'r-0.bench.test').catch(() => undefined);
-      floors.push(performance.now() - t);
-    }
-    const before = await controllerProcess(cluster);
-    await new Promise((resolve) => setTimeout(resolve, IDLE_MS));
-    const after = await controllerProcess(cluster);
-    const idleCores = (after.cpuSeconds - before.cpuSeconds) / (IDLE_MS / 1000);
-    const mean = edits.reduce((a, b) => a + b, 0) / edits.length;
-    console.log(
-      `| ${size} | ${seconds(last - first)} | ${seconds(servedLast - last)} | ${seconds(allAccepted - first)} | ${ms(mean)} / ${ms(percentile(edits, 0.99))} | ${ms(floors.sort((a, b) => a - b)[10]!)} | ${(after.resident / 1024 / 1024).toFixed(0)} MiB / ${idleCores.toFixed(3)} core |`,
-    );
+    rows.push(measured.row);
+    diagnostics.push(measured.diagnostics);
+    console.error(`size ${size}: ${measured.row}`);
   }
   statuses.close();
   console.log(
-    `targets at 5,000 routes: one edit <= 30 ms mean; last route served <= 5 s after the last create; controller <= 300 MiB and <= 0.1 core idle. Peers: ${PEERS}`,
+    `one edit: mean and p99 over ${EDITS} edits (p99 of ${EDITS} is their maximum); ${IN_FLIGHT} creates in flight; load: the 1-minute load average when the last route was served / after the edits (2 vCPUs)`,
   );
+  console.log(
+    '| routes | created in | last route served after the last create | all Accepted after the first create | one edit: mean / p99 | floor: a request | controller memory / idle CPU | load |',
+  );
+  console.log('|---|---|---|---|---|---|---|---|');
+  for (const row of rows) console.log(row);
+  console.log(
+    `targets at 5,000 routes: one edit <= 30 ms mean; last route served <= 5 s after the last create; controller <= 300 MiB and <= 0.1 core idle (kgateway publishes 0.10 core / 511 MiB at 5,000). Peers, one route's propagation: ${PEERS}`,
+  );
+  console.log('\nWhere an edit went (controller /metrics over the edits):');
+  console.log(
+    '| routes | passes per edit | translation per pass | status writes per edit | edit: min / median |',
+  );
+  console.log('|---|---|---|---|---|');
+  for (const row of diagnostics) console.log(row);
+} catch (error) {
+  // What the controller and the proxy said, and whether a pod restarted: the figures alone do not say why.
+  console.error(cluster.kubectl(['get', 'pods', '-A', '-o', 'wide']));
+  console.error(namespaceLogs(cluster, SYSTEM));
+  throw error;
 } finally {
   await cluster.stop();
 }

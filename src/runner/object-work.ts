@@ -54,7 +54,8 @@ export function createObjectWork(options: ObjectWorkOptions): ObjectWork {
   const setTimer = options.setTimer ?? defaultTimer;
   const allowed = options.allowed ?? (() => true);
   let entries = new Map<string, Entry>();
-  const queue: string[] = [];
+  // In submission order; a Set, so taking the first of thousands queued is not a shift of all the others.
+  const queue = new Set<string>();
   let active = 0;
   let stopped = false;
   let idleWaiters: (() => void)[] = [];
@@ -62,25 +63,27 @@ export function createObjectWork(options: ObjectWorkOptions): ObjectWork {
   function enqueue(key: string, entry: Entry): void {
     if (entry.queued || entry.running || stopped) return;
     entry.queued = true;
-    queue.push(key);
+    queue.add(key);
     pump();
   }
 
-  function forget(entry: Entry): void {
+  function forget(key: string, entry: Entry): void {
     entry.cancelRetry?.();
     entry.queued = false;
+    queue.delete(key);
   }
 
   function pump(): void {
-    while (active < options.concurrency && queue.length > 0) {
-      const key = queue.shift()!;
+    for (const key of queue) {
+      if (active >= options.concurrency) break;
+      queue.delete(key);
       const entry = entries.get(key);
       if (entry === undefined || !entry.queued) continue;
       entry.queued = false;
       if (!allowed()) continue;
       void start(key, entry);
     }
-    if (active === 0 && queue.length === 0) for (const wake of idleWaiters.splice(0)) wake();
+    if (active === 0 && queue.size === 0) for (const wake of idleWaiters.splice(0)) wake();
   }
 
   async function start(key: string, entry: Entry): Promise<void> {
@@ -138,24 +141,24 @@ export function createObjectWork(options: ObjectWorkOptions): ObjectWork {
     retain(keys) {
       for (const [key, entry] of entries) {
         if (keys.has(key)) continue;
-        forget(entry);
+        forget(key, entry);
         entries.delete(key);
       }
     },
     failing: (key) => entries.get(key)?.backoff !== undefined,
     idle() {
-      if (active === 0 && queue.length === 0) return Promise.resolve();
+      if (active === 0 && queue.size === 0) return Promise.resolve();
       return new Promise((resolve) => idleWaiters.push(resolve));
     },
     reset() {
-      for (const entry of entries.values()) forget(entry);
+      for (const [key, entry] of entries) forget(key, entry);
       entries = new Map();
-      queue.length = 0;
+      queue.clear();
     },
     stop() {
       stopped = true;
-      for (const entry of entries.values()) forget(entry);
-      queue.length = 0;
+      for (const [key, entry] of entries) forget(key, entry);
+      queue.clear();
       for (const wake of idleWaiters.splice(0)) wake();
       idleWaiters = [];
     },

@@ -42,9 +42,49 @@ function upperBound(list: readonly Keyed[], key: string): number {
   return lo;
 }
 
+/**
+ * When `items` is the previous input with a few objects replaced at their own index by objects of the same
+ * namespace/name (an edit, as a watch or a file store delivers it), the order stands: only those are swapped in.
+ * Found by comparing identities index by index, so an edit costs pointer comparisons, not a Set of every route.
+ * The previous memo is consumed (its set is updated in place); undefined: not such a change.
+ */
+function replacedInPlace(
+  previous: SortedRoutesMemo,
+  items: readonly RouteObject[],
+): SortedRoutesMemo | undefined {
+  const input = previous.input;
+  if (input.length !== items.length) return undefined;
+  const replaced: [RouteObject, RouteObject, string][] = [];
+  for (let i = 0; i < items.length; i++) {
+    const before = input[i]!;
+    const now = items[i]!;
+    if (before === now) continue;
+    const key = nsName(now);
+    if (nsName(before) !== key || replaced.length === MAX_INSERTS) return undefined;
+    replaced.push([before, now, key]);
+  }
+  const sorted = previous.sorted.slice();
+  const routes = previous.routes.slice();
+  for (const [before, now, key] of replaced) {
+    const at = upperBound(sorted, key) - 1;
+    // Keys are unique (no duplicates), so the entry found is the replaced object's, unless a route repeats.
+    if (at < 0 || sorted[at]!.route !== before) return undefined;
+    sorted[at] = { key, route: now };
+    routes[at] = now;
+  }
+  const inputSet = previous.inputSet;
+  for (const [before, now] of replaced) {
+    inputSet.delete(before);
+    inputSet.add(now);
+  }
+  return { input: items, inputSet, sorted, routes, duplicates: false };
+}
+
 function update(previous: SortedRoutesMemo, items: readonly RouteObject[]): SortedRoutesMemo {
   if (previous.input === items) return previous;
   if (previous.duplicates) return fullSort(items);
+  const inPlace = replacedInPlace(previous, items);
+  if (inPlace !== undefined) return inPlace;
   const before = previous.inputSet;
   const added: RouteObject[] = [];
   for (const route of items) if (!before.has(route)) added.push(route);

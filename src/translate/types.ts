@@ -4,11 +4,12 @@ import type { RouteKind, RouteObject } from '../api/route-kinds.js';
 import type { FleetConfig } from '../ir/fleet-config.js';
 import type { DeployType, FleetInfra } from '../ir/fleet-infra.js';
 import type { ClusterTable, ResolvedCluster, ResolvedRoute } from './backends.js';
+import type { ClassState } from './classes.js';
 import type { FleetBuildState } from './fleet-hosts.js';
 import type { SnapshotLookup } from './lookup.js';
 import type { RankedRoute } from './precedence.js';
 import type { CompiledRoute } from './route-rules.js';
-import { type AttachmentMemo, createAttachmentMemo, type RouteState } from './routes.js';
+import { type AttachmentMemo, createAttachmentMemo, type GatewayEntry, type RouteState } from './routes.js';
 import type { SortedRoutesMemo } from './sorted-routes.js';
 
 export interface TranslateOptions {
@@ -75,7 +76,28 @@ export interface TranslateCache {
   sortedRoutes: Record<RouteKind, { value?: SortedRoutesMemo }>;
   /** How the fleet builds through this cache went (read by tests, benchmarks and whoever reports on them). */
   fleetBuilds: FleetBuildCounts;
+  /**
+   * The last translation, kept for the next with the very same snapshot lists and options (a pass that only the
+   * data plane started, such as a proxy's Ack): only the class and Gateway statuses are made again.
+   */
+  lastPass?: LastPass;
   memos: TranslateMemos;
+}
+
+/** What a translation made that does not depend on the data plane, with the inputs it was made from. */
+export interface LastPass {
+  inputs: readonly unknown[];
+  fleets: FleetConfig[];
+  infra: FleetInfra[];
+  frame: StatusFrame;
+}
+
+/** What the statuses of a translation are made from, the data plane aside. */
+export interface StatusFrame {
+  classes: ClassState[];
+  /** Our Gateways in namespace/name order, with their evaluated entries. */
+  gateways: GatewayEntry[];
+  routeStatuses: ObjectStatus[];
 }
 
 /**

@@ -118,3 +118,46 @@ for (const file of readdirSync(testdata).filter((f) => f.endsWith('.in.yaml'))) 
     }
   });
 }
+
+/** Some fleets' proxies applied some Gateways' generations, with an address and a listener error or not. */
+function randomDataPlane(s: ResourceSnapshot, next: () => number): DataPlaneState {
+  const fleets: DataPlaneState['fleets'] = {};
+  for (const g of s.gateways) {
+    if (next() < 0.3) continue;
+    const key = `${g.metadata.namespace ?? 'default'}/${g.metadata.name}`;
+    const fleet = next() < 0.5 ? key : g.spec.gatewayClassName;
+    fleets[fleet] ??= { addresses: [], appliedGateways: {}, listenerErrors: [] };
+    if (next() < 0.7) fleets[fleet].appliedGateways[key] = g.metadata.generation ?? 0;
+    if (next() < 0.5)
+      fleets[fleet].addresses.push({
+        type: 'IPAddress',
+        value: `10.0.0.${fleets[fleet].addresses.length + 1}`,
+      });
+    const listener = g.spec.listeners[0];
+    if (listener !== undefined && next() < 0.2) {
+      fleets[fleet].listenerErrors.push({ gateway: key, listener: listener.name, message: 'address in use' });
+    }
+  }
+  return { fleets };
+}
+
+for (const file of readdirSync(testdata).filter((f) => f.endsWith('.in.yaml'))) {
+  test(`with a cache: ${file} with the same lists and another data plane translates like without one`, () => {
+    const next = random(file.length * 104729);
+    const cache = createTranslateCache();
+    const original = loadTestdata(file);
+    for (let step = 0; step < 20; step++) {
+      // A new snapshot object with the very same lists, as a pass that only an Ack started reads.
+      const snapshot = { ...original };
+      const plane = next() < 0.2 ? undefined : randomDataPlane(snapshot, next);
+      const builds = cache.fleetBuilds.full + cache.fleetBuilds.incremental;
+      const cached = translate(snapshot, { ...options, cache }, plane);
+      const fresh = translate(snapshot, options, plane);
+      assert.deepEqual(cached, fresh, `${file}, step ${step}`);
+      if (step > 0) {
+        const now = cache.fleetBuilds.full + cache.fleetBuilds.incremental;
+        assert.equal(now, builds, 'no fleet built again: only the statuses were made');
+      }
+    }
+  });
+}

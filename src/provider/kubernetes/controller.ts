@@ -281,12 +281,14 @@ export async function startKubernetesController(
     certificates,
   });
   runner = started;
-  served.on('change', started.soon);
+  // Proxy Acks only move statuses (Programmed): they settle for a moment into one pass, which a config change
+  // arriving meanwhile takes over, so an edit never waits behind the pass its predecessor's Ack started.
+  served.on('change', started.settle);
 
   await resources.start();
   log.info(`controller ${config.gateway.controllerName}: watching, discovery on port ${discoveryPort}`);
   await started.now();
-  leadership = startLeading(options, { metrics, infra, peers, runner: started }, grace);
+  leadership = startLeading(options, { metrics, infra, statuses: statusSink, peers, runner: started }, grace);
 
   return {
     discoveryPort,
@@ -297,7 +299,7 @@ export async function startKubernetesController(
       started.stop();
       infra.stop();
       statusSink.stop();
-      served.off('change', started.soon);
+      served.off('change', started.settle);
       await leadership?.stop();
       peers.stop();
       resources.stop();

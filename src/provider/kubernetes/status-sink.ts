@@ -27,6 +27,8 @@ export interface ApiStatusSinkOptions {
 export interface ApiStatusSink extends StatusSink {
   /** Resolves once no write runs or waits to start (retries waiting for their time excepted). */
   idle(): Promise<void>;
+  /** Forgets what was written: a new leader checks every status afresh. */
+  reset(): void;
   stop(): void;
 }
 
@@ -52,13 +54,30 @@ export function apiStatusSink(
       ),
   });
 
-  async function write(s: StampedStatus): Promise<void> {
+  // Per object, the stamped status last written (or found shown already) while leading. The stamper hands back
+  // the same object while neither the translation nor the object as shown changed: then there is nothing to
+  // submit, and a pass over thousands of unchanged objects costs a lookup each, not a canonical JSON each.
+  const settled = new Map<string, StampedStatus>();
+  const submitted = new WeakMap<StampedStatus, { key: string; fingerprint: string }>();
+
+  async function write(key: string, s: StampedStatus): Promise<void> {
     if (!leading()) return;
     // Compared with the object as seen now: stamped against it, if it changed since the stamping.
     const current = resources.raw(s.translated.kind, objectKey(s.translated));
     const stampAgainst = (shown: unknown) => restamp(s, shown, new Date());
     const status = current === s.shown ? s.stamped : stampAgainst(current?.status);
     await writer.write(status, current, stampAgainst);
+    if (leading()) settled.set(key, s);
+  }
+
+  function submission(s: StampedStatus): { key: string; fingerprint: string } {
+    let known = submitted.get(s);
+    if (known === undefined) {
+      const key = `${s.translated.kind} ${objectKey(s.translated)}`;
+      known = { key, fingerprint: `${s.stamped.generation} ${canonical(s.stamped.status)}` };
+      submitted.set(s, known);
+    }
+    return known;
   }
 
   return {
@@ -66,13 +85,19 @@ export function apiStatusSink(
     show(statuses) {
       const keys = new Set<string>();
       for (const s of statuses) {
-        const key = `${s.translated.kind} ${objectKey(s.translated)}`;
+        const { key, fingerprint } = submission(s);
         keys.add(key);
-        work.submit(key, `${s.stamped.generation} ${canonical(s.stamped.status)}`, () => write(s));
+        if (settled.get(key) === s) continue;
+        work.submit(key, fingerprint, () => write(key, s));
       }
       work.retain(keys);
+      for (const key of settled.keys()) if (!keys.has(key)) settled.delete(key);
     },
     idle: () => work.idle(),
+    reset() {
+      settled.clear();
+      work.reset();
+    },
     stop: () => work.stop(),
   };
 }
