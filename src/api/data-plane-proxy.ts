@@ -32,6 +32,14 @@ export const DataPlaneProxySchema = Type.Object({
               sampling: Type.Integer({ minimum: 0, maximum: 100, default: 100 }),
             }),
           ),
+          // W3C trace context and spans by OTLP/HTTP; absent: off. The endpoint is checked by the translator.
+          tracing: Type.Optional(
+            Type.Object({
+              endpoint: Type.String({ minLength: 1, maxLength: 2048 }),
+              // Percent of the traces the proxies start that are sampled.
+              sampling: Type.Integer({ minimum: 0, maximum: 100, default: 100 }),
+            }),
+          ),
         }),
       ),
     },

@@ -11,10 +11,11 @@ import {
 } from '../certificates/fleet-certificate-lifetime.js';
 import { CONTROLLER_SERVICE, PORTS } from '../ir/well-known.js';
 import { PorticoError } from '../platform/errors.js';
-import { createLogger, isLogLevel, LOG_LEVELS } from '../platform/log-line.js';
+import { createLogger } from '../platform/log-line.js';
 import { stopSignal } from '../platform/stop-signal.js';
 import { createApiClient } from '../provider/kubernetes/api-client.js';
 import { startKubernetesController } from '../provider/kubernetes/controller.js';
+import { logLevelOption } from './log-level-option.js';
 
 // In a pod the controller's ports face the pod network; the NetworkPolicy and Service decide who reaches them.
 const ANY = '0.0.0.0';
@@ -105,10 +106,7 @@ export async function run(argv: string[]): Promise<number> {
       `--discovery-service-port: '${values['discovery-service-port']}' is not a port`,
     );
   }
-  const logLevel = values['log-level'];
-  if (!isLogLevel(logLevel)) {
-    throw new PorticoError('E_USAGE', `--log-level: '${logLevel}' is not ${LOG_LEVELS.join(', ')}`);
-  }
+  const logLevel = logLevelOption(values['log-level']);
   const pullSecrets = values['proxy-image-pull-secrets']
     .split(',')
     .map((s) => s.trim())

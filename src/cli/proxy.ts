@@ -14,6 +14,7 @@ import { drainOnSignal } from '../proxy/signals.js';
 import { defaultWorkerCount } from '../proxy/workers/cpu-count.js';
 import { createProxyWithWorkers, type WorkerProxyOptions } from '../proxy/workers/pool.js';
 import { appendStageTrace, type StageTrace } from '../trace/propagation-trace.js';
+import { LOG_LEVEL_HELP, logLevelOption } from './log-level-option.js';
 import {
   ACCESS_LOG_FLAGS_HELP,
   accessLogOption,
@@ -45,6 +46,7 @@ const HELP = `usage: portico proxy --discovery HOST:PORT --fleet KEY --node ID -
   --config-file FILE        serve this fleet config (JSON or YAML) instead of asking discovery
   --workers N               processes serving the listeners (default: the CPUs this container may use —
                             its cgroup CPU quota, else its affinity mask); 1 serves in this process
+${LOG_LEVEL_HELP}
 ${ACCESS_LOG_FLAGS_HELP}
 ${TRACING_FLAGS_HELP}
 
@@ -102,6 +104,7 @@ const OPTIONS = {
   'tracing-endpoint': { type: 'string' },
   'tracing-sampling': { type: 'string', default: '100' },
   'trace-events': { type: 'string' },
+  'log-level': { type: 'string', default: 'info' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -204,8 +207,8 @@ export async function run(argv: string[]): Promise<number> {
     console.log(HELP);
     return 0;
   }
-  // Discovery's debug lines (deltas waiting for a whole update) are not shown.
-  const log = createLogger('info', logToStderr);
+  // At info, discovery's debug lines (deltas waiting for a whole update) are not shown.
+  const log = createLogger(logLevelOption(values['log-level']), logToStderr);
   const runtime = { ...runtimeOptions(values), log };
   if (values['config-file'] !== undefined) return runStaticProxy(values['config-file'], runtime);
   const settings = await discoverySettings(values);

@@ -1,5 +1,5 @@
 // The access log as a fleet's proxies are told to write it: the field names (the DataPlaneProxy API, the
-// translator's check and the proxy's lines all use this one list) and the `portico proxy` flags that carry it.
+// translator's check and the proxy's lines all use this one list); ir/proxy-flags.ts turns it into flags.
 
 /** Every field a line can carry, in the order a line shows them by default. */
 export const ACCESS_LOG_FIELDS = [
@@ -33,14 +33,4 @@ export interface FleetAccessLog {
   fields?: AccessLogField[];
   /** Percent of requests logged; absent: 100. */
   sampling?: number;
-}
-
-/** The `portico proxy` flags for `log` (none for the default). */
-export function accessLogArgs(log: FleetAccessLog | undefined): string[] {
-  if (log === undefined) return [];
-  const args = ['--access-log', log.format];
-  if (log.format === 'off') return args;
-  if (log.fields !== undefined) args.push('--access-log-fields', log.fields.join(','));
-  if (log.sampling !== undefined) args.push('--access-log-sampling', String(log.sampling));
-  return args;
 }

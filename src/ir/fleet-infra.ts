@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto';
 import type { LogLevel } from '../platform/log-line.js';
 import type { FleetAccessLog } from './access-log.js';
 import type { FleetShape } from './fleet-shape.js';
+import type { FleetTracing } from './tracing.js';
 import { MANAGED_BY, MANAGED_BY_LABEL, PRIVILEGED_PORT_OFFSET } from './well-known.js';
 
 export type DeployType = 'ControllerNamespace' | 'GatewayNamespace';
@@ -54,6 +55,8 @@ export interface FleetInfra {
   kubernetes?: FleetShape;
   /** The proxies' log level the class's DataPlaneProxy sets; absent: info. */
   logLevel?: LogLevel;
+  /** Tracing the class's DataPlaneProxy turns on; absent: off. */
+  tracing?: FleetTracing;
 }
 
 // Names of a fleet's objects (docs/architecture.md, Names): readable, unique by hash, within 63 characters.

@@ -3,6 +3,7 @@
 // never a request's time: nothing here runs on a request's path but a push onto the queue.
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
+import { tracingEndpointProblem } from '../ir/tracing.js';
 import { PorticoError } from '../platform/errors.js';
 import type { Logger } from '../platform/log-line.js';
 import type { TraceContext } from './trace-context.js';
@@ -41,19 +42,11 @@ const EXPORT_TIMEOUT_MS = 5_000;
 const SPAN_KIND_SERVER = 2;
 const STATUS_ERROR = 2;
 
-/** The OTLP traces URL, or a PorticoError naming `source`: http or https, a host, no credentials. */
+/** The OTLP traces URL, or a PorticoError naming `source` (the rule is ir/tracing.ts's, shared with the translator). */
 export function tracingEndpoint(value: string, source: string): URL {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw new PorticoError('E_USAGE', `${source}: not a URL: ${JSON.stringify(value)}`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:')
-    throw new PorticoError('E_USAGE', `${source}: expected an http:// or https:// URL, got ${url.protocol}`);
-  if (url.username !== '' || url.password !== '')
-    throw new PorticoError('E_USAGE', `${source}: credentials do not belong in the URL`);
-  return url;
+  const problem = tracingEndpointProblem(value);
+  if (problem !== undefined) throw new PorticoError('E_USAGE', `${source}: ${problem}`);
+  return new URL(value);
 }
 
 export class SpanExporter {

@@ -4,6 +4,7 @@ import type { GatewayClass } from '../api/gateway-class.js';
 import type { ResourceSnapshot } from '../api/snapshot.js';
 import { ACCESS_LOG_FIELDS, type FleetAccessLog, isAccessLogField } from '../ir/access-log.js';
 import type { FleetShape } from '../ir/fleet-shape.js';
+import { type FleetTracing, tracingEndpointProblem } from '../ir/tracing.js';
 import type { LogLevel } from '../platform/log-line.js';
 import type { Verdict } from './conditions.js';
 import { fleetShapeOf, fleetShapeProblem } from './fleet-shape.js';
@@ -22,6 +23,7 @@ export interface ClassState {
   kubernetes?: FleetShape;
   /** Its DataPlaneProxy's proxy log level, when set. */
   logLevel?: LogLevel;
+  tracing?: FleetTracing;
 }
 
 function evaluate(c: GatewayClass, lookup: SnapshotLookup): ClassState {
@@ -63,6 +65,18 @@ function evaluate(c: GatewayClass, lookup: SnapshotLookup): ClassState {
     state.accessLog = fleetAccessLog(accessLog);
   }
   if (proxy.spec.logLevel !== undefined) state.logLevel = proxy.spec.logLevel;
+  const tracing = proxy.spec.telemetry?.tracing;
+  if (tracing !== undefined) {
+    const problem = tracingEndpointProblem(tracing.endpoint);
+    if (problem !== undefined)
+      return invalid(
+        `DataPlaneProxy ${ref.namespace}/${ref.name}: spec.telemetry.tracing.endpoint: ${problem}`,
+      );
+    state.tracing = {
+      endpoint: tracing.endpoint,
+      ...(tracing.sampling === 100 ? {} : { sampling: tracing.sampling }),
+    };
+  }
   const kubernetes = proxy.spec.kubernetes;
   if (kubernetes !== undefined) {
     const problem = fleetShapeProblem(kubernetes);

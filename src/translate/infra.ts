@@ -56,6 +56,7 @@ export function fleetInfra(
   if (first.classState.accessLog !== undefined) infra.accessLog = first.classState.accessLog;
   if (first.classState.kubernetes !== undefined) infra.kubernetes = first.classState.kubernetes;
   if (first.classState.logLevel !== undefined) infra.logLevel = first.classState.logLevel;
+  if (first.classState.tracing !== undefined) infra.tracing = first.classState.tracing;
   if (inGatewayNamespace) {
     const owner: { gateway: string; uid?: string } = { gateway: first.key };
     if (first.gateway.metadata.uid !== undefined) owner.uid = first.gateway.metadata.uid;

@@ -1,6 +1,6 @@
 // The `portico proxy` command line for a fleet run on this host. Every proxy gets its own loopback address,
 // and its admin, metrics and readiness ports bind that address too, so several proxies never collide.
-import { accessLogArgs, type FleetAccessLog } from '../../ir/access-log.js';
+import { type FleetProxySettings, fleetProxyFlags } from '../../ir/proxy-flags.js';
 import { PORTS } from '../../ir/well-known.js';
 
 export interface HostProxyArgsInput {
@@ -20,8 +20,8 @@ export interface HostProxyArgsInput {
   maxDrainSeconds?: number;
   /** Worker processes; absent: the proxy's own default (the CPUs it may use). */
   workers?: number;
-  /** The fleet's access log; absent: the proxy's default. */
-  accessLog?: FleetAccessLog | undefined;
+  /** The fleet's log level, access log and tracing; absent: the proxy's defaults. */
+  settings?: FleetProxySettings | undefined;
   /** The file the proxy appends its stage timestamps to (diagnostics). */
   traceEvents?: string;
 }
@@ -59,7 +59,7 @@ export function hostProxyArgs(input: HostProxyArgsInput): string[] {
   if (input.drainSeconds !== undefined) args.push('--drain-seconds', String(input.drainSeconds));
   if (input.maxDrainSeconds !== undefined) args.push('--max-drain-seconds', String(input.maxDrainSeconds));
   if (input.workers !== undefined) args.push('--workers', String(input.workers));
-  args.push(...accessLogArgs(input.accessLog));
+  if (input.settings !== undefined) args.push(...fleetProxyFlags(input.settings));
   if (input.traceEvents !== undefined) args.push('--trace-events', input.traceEvents);
   return args;
 }

@@ -16,9 +16,9 @@ import type {
   V1VolumeMount,
   V2HorizontalPodAutoscaler,
 } from '@kubernetes/client-node';
-import { accessLogArgs } from '../../ir/access-log.js';
 import type { DeployType, FleetInfra } from '../../ir/fleet-infra.js';
 import { PROXY_MAX_DRAIN_SECONDS } from '../../ir/fleet-shape.js';
+import { fleetProxyFlags } from '../../ir/proxy-flags.js';
 import { CA_CONFIGMAP, CONTROLLER_SERVICE, PORTS, PRIVILEGED_PORT_OFFSET } from '../../ir/well-known.js';
 import {
   fleetAutoscaler,
@@ -223,7 +223,7 @@ function defaultProxyContainer(infra: FleetInfra, options: RenderOptions, creds:
       String(MAX_DRAIN_SECONDS),
       // Absent: the proxy counts the CPUs its container may use (its CPU limit).
       ...(infra.workers === undefined ? [] : ['--workers', String(infra.workers)]),
-      ...accessLogArgs(infra.accessLog),
+      ...fleetProxyFlags(infra),
     ],
     env: [
       { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },

@@ -157,7 +157,7 @@ export function proxySpecs(
         serverName: DISCOVERY_SERVER_NAME,
         drainSeconds: options.proxyDrainSeconds,
         workers: workersOf(fleet),
-        accessLog: infraOf(fleet)?.accessLog,
+        settings: infraOf(fleet),
         traceEvents: options.traceEvents,
       }),
     };

@@ -1,19 +1,45 @@
 // A standalone proxy's access log: on by default, one JSON line per request in a file beside its own log, and
-// the format a DataPlaneProxy sets taking over when the class refers to it (the proxy restarts with it).
+// the format and tracing a DataPlaneProxy sets taking over when the class refers to it (the proxy restarts with
+// them): spans reach an OTLP/HTTP collector the test runs on loopback.
 import assert from 'node:assert/strict';
 import { readFile, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { type TestContext, test } from 'node:test';
 import { fleetInfraName } from '../../../src/ir/fleet-infra.js';
+import { closeServer, listen } from '../../support/http.js';
 import { eventually, exampleCopy, programmedAddress, send, startStandalone, untilStatus } from './harness.js';
 
-const TEXT_LOG = `apiVersion: gateway.portico.io/v1alpha1
+const textLogAndTracing = (collectorPort: number) => `apiVersion: gateway.portico.io/v1alpha1
 kind: DataPlaneProxy
 metadata: {name: text-log, namespace: default}
 spec:
   telemetry:
     accessLog: {format: Text, fields: [method, path, status, request_id]}
+    tracing: {endpoint: 'http://127.0.0.1:${collectorPort}/v1/traces'}
 `;
+
+/** An OTLP/HTTP receiver on loopback: the url.path of every span it is sent. */
+async function startCollector(t: TestContext): Promise<{ port: number; paths: string[] }> {
+  const paths: string[] = [];
+  const server = createServer((req, res) => {
+    let body = '';
+    req.setEncoding('utf8');
+    req.on('data', (c: string) => {
+      body += c;
+    });
+    req.on('end', () => {
+      for (const rs of JSON.parse(body).resourceSpans)
+        for (const ss of rs.scopeSpans)
+          for (const span of ss.spans)
+            paths.push(span.attributes.find((a: { key: string }) => a.key === 'url.path')?.value.stringValue);
+      res.end('{}');
+    });
+  });
+  const port = await listen(server);
+  t.after(() => closeServer(server));
+  return { port, paths };
+}
 
 async function linesOf(file: string): Promise<string[]> {
   const text = await readFile(file, 'utf8').catch(() => '');
@@ -39,8 +65,9 @@ test("a standalone proxy logs each request in its access log file, in the format
   assert.match(json.upstream_host, /^127\.0\.0\.1:\d+$/);
   assert.match(json.request_id, /^[0-9a-f-]{36}$/);
 
-  // The class now refers to a DataPlaneProxy with a Text log of four fields.
-  await writeFile(join(files, 'params.yaml'), TEXT_LOG);
+  // The class now refers to a DataPlaneProxy with a Text log of four fields and tracing to the collector.
+  const collector = await startCollector(t);
+  await writeFile(join(files, 'params.yaml'), textLogAndTracing(collector.port));
   const gatewayFile = join(files, 'gateway.yaml');
   const gateway = await readFile(gatewayFile, 'utf8');
   await writeFile(
@@ -55,4 +82,8 @@ test("a standalone proxy logs each request in its access log file, in the format
     return (await linesOf(file)).find((l) => l.startsWith('method=GET path=/text '));
   });
   assert.match(text, /^method=GET path=\/text status=200 request_id=[0-9a-f-]{36}$/);
+  await eventually(
+    'the span of a request at the collector',
+    async () => collector.paths.includes('/text') || undefined,
+  );
 });

@@ -40,11 +40,33 @@ test("a fleet's access log settings become the proxy's flags; none means the pro
   };
   const tail = (args: string[]) => args.slice(args.indexOf('--access-log'));
   assert.ok(!hostProxyArgs(base).includes('--access-log'));
-  assert.deepEqual(tail(hostProxyArgs({ ...base, accessLog: { format: 'off' } })), ['--access-log', 'off']);
+  assert.deepEqual(tail(hostProxyArgs({ ...base, settings: { accessLog: { format: 'off' } } })), [
+    '--access-log',
+    'off',
+  ]);
   assert.deepEqual(
     tail(
-      hostProxyArgs({ ...base, accessLog: { format: 'text', fields: ['method', 'status'], sampling: 5 } }),
+      hostProxyArgs({
+        ...base,
+        settings: { accessLog: { format: 'text', fields: ['method', 'status'], sampling: 5 } },
+      }),
     ),
     ['--access-log', 'text', '--access-log-fields', 'method,status', '--access-log-sampling', '5'],
+  );
+  const traced = hostProxyArgs({
+    ...base,
+    settings: { logLevel: 'debug', tracing: { endpoint: 'http://127.0.0.1:4318/v1/traces', sampling: 25 } },
+  });
+  assert.deepEqual(traced.slice(traced.indexOf('--log-level')), [
+    '--log-level',
+    'debug',
+    '--tracing-endpoint',
+    'http://127.0.0.1:4318/v1/traces',
+    '--tracing-sampling',
+    '25',
+  ]);
+  assert.ok(
+    !hostProxyArgs({ ...base, settings: { logLevel: 'info' } }).includes('--log-level'),
+    'info is the default',
   );
 });
