@@ -219,6 +219,18 @@ function addInto(map: Map<string, number>, entries: [string, number][]): void {
   for (const [key, n] of entries) map.set(key, (map.get(key) ?? 0) + n);
 }
 
+/** A snapshot of nothing counted yet. */
+export function emptyMetrics(): MetricsSnapshot {
+  return {
+    routes: [],
+    upstreamErrors: [],
+    connections: [],
+    accepted: 0,
+    inFlight: 0,
+    spans: { exported: 0, dropped: 0 },
+  };
+}
+
 /** The workers' counts as one proxy's: counters, histogram buckets and gauges added up series by series. */
 export function mergeMetrics(snapshots: readonly MetricsSnapshot[]): MetricsSnapshot {
   const routes = new Map<string, MetricsSnapshot['routes'][number]>();

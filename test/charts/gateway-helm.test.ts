@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import { parse, parseAllDocuments } from 'yaml';
 import { COMMON_INFRA_LABELS } from '../../src/ir/fleet-infra.js';
 import { createMetrics, formatMetrics } from '../../src/provider/kubernetes/metrics.js';
-import { renderMetrics } from '../../src/proxy/metrics.js';
+import { emptyMetrics, renderMetrics } from '../../src/proxy/metrics.js';
 import { workerLines } from '../../src/proxy/workers/pool.js';
 import { binary, REPO, readManifest } from '../../toolchain/manifest.js';
 
@@ -202,14 +202,7 @@ test('the controller’s NetworkPolicy: discovery only from proxy pods, health a
 
 /** Every series name Portico's proxies and controller expose, from their own renderers' TYPE lines. */
 function exposedSeries(): Set<string> {
-  const empty = {
-    routes: [],
-    upstreamErrors: [],
-    connections: [],
-    accepted: 0,
-    inFlight: 0,
-    spans: { exported: 0, dropped: 0 },
-  };
+  const empty = emptyMetrics();
   const text = [
     renderMetrics(empty),
     workerLines([empty], 1, 0),

@@ -11,27 +11,16 @@ import { createProxy, type InProcessProxy } from '../../src/proxy/index.js';
 import type { TracingOptions } from '../../src/proxy/span-exporter.js';
 import { forward, route, simpleFleet, upstream, vhost } from '../support/fleet.js';
 import { closeServer, httpRequest, listen, until } from '../support/http.js';
-
-interface OtlpSpan {
-  traceId: string;
-  spanId: string;
-  parentSpanId?: string;
-  name: string;
-  kind: number;
-  startTimeUnixNano: string;
-  endTimeUnixNano: string;
-  attributes: { key: string; value: { stringValue?: string; intValue?: string } }[];
-  status: { code?: number };
-}
+import {
+  attributeOf,
+  type OtlpCollector,
+  type OtlpSpan,
+  startOtlpCollector,
+} from '../support/otlp-collector.js';
 
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const CALLER_SPAN = '00f067aa0ba902b7';
 const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-(0[01])$/;
-
-function attributeOf(span: OtlpSpan, key: string): string | undefined {
-  const found = span.attributes.find((a) => a.key === key)?.value;
-  return found?.stringValue ?? found?.intValue;
-}
 
 async function tracingProxy(
   backend: number,
@@ -65,10 +54,8 @@ async function tracingProxy(
 describe('tracing through a running proxy', () => {
   let backend: Server;
   let backendPort: number;
-  let collector: Server;
-  let collectorPort: number;
-  const spans: OtlpSpan[] = [];
-  const contentTypes: string[] = [];
+  let collector: OtlpCollector;
+  let spans: OtlpSpan[];
   let proxy: InProcessProxy;
   let port: number;
 
@@ -82,24 +69,10 @@ describe('tracing through a running proxy', () => {
       );
     });
     backendPort = await listen(backend);
-    collector = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        contentTypes.push(String(req.headers['content-type']));
-        const body = JSON.parse(Buffer.concat(chunks).toString());
-        for (const rs of body.resourceSpans) {
-          assert.deepEqual(rs.resource.attributes, [
-            { key: 'service.name', value: { stringValue: 'portico-proxy' } },
-          ]);
-          for (const ss of rs.scopeSpans) spans.push(...ss.spans);
-        }
-        res.end('{}');
-      });
-    });
-    collectorPort = await listen(collector);
+    collector = await startOtlpCollector();
+    spans = collector.spans;
     [proxy, port] = await tracingProxy(backendPort, {
-      endpoint: `http://127.0.0.1:${collectorPort}/v1/traces`,
+      endpoint: collector.endpoint,
       sampling: 1,
       flushIntervalMs: 20,
     });
@@ -108,7 +81,7 @@ describe('tracing through a running proxy', () => {
   after(async () => {
     await proxy.close();
     await closeServer(backend);
-    await closeServer(collector);
+    await collector.close();
   });
 
   it('starts a trace for a request without one, sends its span as the parent and exports the span', async () => {
@@ -134,7 +107,10 @@ describe('tracing through a running proxy', () => {
     assert.ok(end >= start);
     const now = BigInt(Date.now()) * 1_000_000n;
     assert.ok(now - start < 60_000_000_000n && start <= now, 'times are nanoseconds since the epoch');
-    assert.equal(contentTypes[0], 'application/json');
+    assert.equal(collector.exports[0]?.contentType, 'application/json');
+    assert.deepEqual(collector.exports[0]?.resource, {
+      attributes: [{ key: 'service.name', value: { stringValue: 'portico-proxy' } }],
+    });
   });
 
   it("continues a caller's sampled trace, over HTTP/1.1 and HTTP/2 and through a filtered route", async () => {

@@ -4,7 +4,7 @@
 // sockets; the accept balancing is the best the running Node has (round robin on 20, SO_REUSEPORT on 24).
 import assert from 'node:assert/strict';
 import cluster from 'node:cluster';
-import { Agent, createServer } from 'node:http';
+import { Agent } from 'node:http';
 import { test } from 'node:test';
 import type { FleetConfig } from '../../src/ir/fleet-config.js';
 import { createLogger, discardingLogger, type Logger } from '../../src/platform/log-line.js';
@@ -13,7 +13,8 @@ import { bestAcceptBalancing, createWorkerProxy } from '../../src/proxy/workers/
 import { workerExecArgv } from '../../src/proxy/workers/worker-slot.js';
 import { fleet, forward, listener, route, upstream, vhost } from '../support/fleet.js';
 import { h2Request, h2Session } from '../support/h2.js';
-import { closeServer, freePort, httpRequest, listen, startEcho, until } from '../support/http.js';
+import { closeServer, freePort, httpRequest, startEcho, until } from '../support/http.js';
+import { startOtlpCollector } from '../support/otlp-collector.js';
 import { parsePrometheus, sampleValue } from '../support/prometheus.js';
 
 const WORKERS = 2;
@@ -281,21 +282,8 @@ test('every worker tells h2c from HTTP/1.1 on its own and serves both, with the 
 test(`tracing with ${WORKERS} workers: every worker exports its requests' spans, the metrics add them up`, async (t) => {
   const echo = await startEcho('a');
   t.after(() => closeServer(echo.server));
-  const traceIds: string[] = [];
-  const collector = createServer((req, res) => {
-    let body = '';
-    req.setEncoding('utf8');
-    req.on('data', (c: string) => {
-      body += c;
-    });
-    req.on('end', () => {
-      for (const rs of JSON.parse(body).resourceSpans)
-        for (const ss of rs.scopeSpans) for (const span of ss.spans) traceIds.push(span.traceId);
-      res.end('{}');
-    });
-  });
-  t.after(() => closeServer(collector));
-  const collectorPort = await listen(collector);
+  const collector = await startOtlpCollector();
+  t.after(() => collector.close());
   const proxy = createWorkerProxy({
     workers: WORKERS,
     bindAddress: '127.0.0.1',
@@ -304,7 +292,7 @@ test(`tracing with ${WORKERS} workers: every worker exports its requests' spans,
     adminAddress: '127.0.0.1:0',
     drainMs: 0,
     log: discardingLogger,
-    tracing: { endpoint: `http://127.0.0.1:${collectorPort}/v1/traces`, sampling: 1, flushIntervalMs: 20 },
+    tracing: { endpoint: collector.endpoint, sampling: 1, flushIntervalMs: 20 },
   });
   t.after(() => proxy.close());
   await proxy.started;
@@ -312,8 +300,12 @@ test(`tracing with ${WORKERS} workers: every worker exports its requests' spans,
   assert.equal((await proxy.apply(config(port, echo.port, ['/']), 'v1')).ok, true);
   const requests = 8 * WORKERS;
   for (let i = 0; i < requests; i++) assert.equal((await fresh(port, `/traced/${i}`)).status, 200);
-  await until(() => traceIds.length === requests);
-  assert.equal(new Set(traceIds).size, requests, 'one trace per request, none twice');
+  await until(() => collector.spans.length === requests);
+  assert.equal(
+    new Set(collector.spans.map((s) => s.traceId)).size,
+    requests,
+    'one trace per request, none twice',
+  );
   const accepted = await acceptedByWorker(proxy);
   assert.ok(
     accepted.every((n) => n > 0),

@@ -5,7 +5,7 @@
 import type { FleetConfig } from '../../ir/fleet-config.js';
 import { fleetConfigDelta } from '../../ir/fleet-config-patch.js';
 import { type AdminView, type SideServer, sideServerAddress, startSideServers } from '../admin.js';
-import { type MetricsSnapshot, mergeMetrics, renderMetrics } from '../metrics.js';
+import { emptyMetrics, type MetricsSnapshot, mergeMetrics, renderMetrics } from '../metrics.js';
 import { type ProxyOptions, type ProxyOptionsInput, resolveProxyOptions } from '../options.js';
 import { type ApplyOutcome, createProxy, type Proxy as PorticoProxy } from '../proxy.js';
 import type { AcceptBalancing, FromWorker, WorkerSettings, WorkerStats } from './protocol.js';
@@ -339,17 +339,6 @@ function mergeOutcomes(outcomes: Extract<ApplyOutcome, { ok: true }>[]): ApplyOu
   }
   const merged = { ok: true as const, listenerErrors: [...listenerErrors.values()] };
   return rejected.size === 0 ? merged : { ...merged, rejected: [...rejected.values()] };
-}
-
-function emptyMetrics(): MetricsSnapshot {
-  return {
-    routes: [],
-    upstreamErrors: [],
-    connections: [],
-    accepted: 0,
-    inFlight: 0,
-    spans: { exported: 0, dropped: 0 },
-  };
 }
 
 /** The primary's own series: workers, restarts, and each worker's accepted connections (the spread). */

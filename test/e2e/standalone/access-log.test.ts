@@ -3,11 +3,10 @@
 // them): spans reach an OTLP/HTTP collector the test runs on loopback.
 import assert from 'node:assert/strict';
 import { readFile, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:http';
 import { join } from 'node:path';
-import { type TestContext, test } from 'node:test';
+import { test } from 'node:test';
 import { fleetInfraName } from '../../../src/ir/fleet-infra.js';
-import { closeServer, listen } from '../../support/http.js';
+import { attributeOf, startOtlpCollector } from '../../support/otlp-collector.js';
 import { eventually, exampleCopy, programmedAddress, send, startStandalone, untilStatus } from './harness.js';
 
 const textLogAndTracing = (collectorPort: number) => `apiVersion: gateway.portico.io/v1alpha1
@@ -18,28 +17,6 @@ spec:
     accessLog: {format: Text, fields: [method, path, status, request_id]}
     tracing: {endpoint: 'http://127.0.0.1:${collectorPort}/v1/traces'}
 `;
-
-/** An OTLP/HTTP receiver on loopback: the url.path of every span it is sent. */
-async function startCollector(t: TestContext): Promise<{ port: number; paths: string[] }> {
-  const paths: string[] = [];
-  const server = createServer((req, res) => {
-    let body = '';
-    req.setEncoding('utf8');
-    req.on('data', (c: string) => {
-      body += c;
-    });
-    req.on('end', () => {
-      for (const rs of JSON.parse(body).resourceSpans)
-        for (const ss of rs.scopeSpans)
-          for (const span of ss.spans)
-            paths.push(span.attributes.find((a: { key: string }) => a.key === 'url.path')?.value.stringValue);
-      res.end('{}');
-    });
-  });
-  const port = await listen(server);
-  t.after(() => closeServer(server));
-  return { port, paths };
-}
 
 async function linesOf(file: string): Promise<string[]> {
   const text = await readFile(file, 'utf8').catch(() => '');
@@ -66,7 +43,8 @@ test("a standalone proxy logs each request in its access log file, in the format
   assert.match(json.request_id, /^[0-9a-f-]{36}$/);
 
   // The class now refers to a DataPlaneProxy with a Text log of four fields and tracing to the collector.
-  const collector = await startCollector(t);
+  const collector = await startOtlpCollector();
+  t.after(() => collector.close());
   await writeFile(join(files, 'params.yaml'), textLogAndTracing(collector.port));
   const gatewayFile = join(files, 'gateway.yaml');
   const gateway = await readFile(gatewayFile, 'utf8');
@@ -84,6 +62,6 @@ test("a standalone proxy logs each request in its access log file, in the format
   assert.match(text, /^method=GET path=\/text status=200 request_id=[0-9a-f-]{36}$/);
   await eventually(
     'the span of a request at the collector',
-    async () => collector.paths.includes('/text') || undefined,
+    async () => collector.spans.some((s) => attributeOf(s, 'url.path') === '/text') || undefined,
   );
 });
