@@ -83,7 +83,8 @@ for (const how of ['SIGKILL', 'SIGTERM'] as const) {
 
     const load = traffic(address, 8080, 'www.example.com');
     if (how === 'SIGKILL') first.child.process.kill('SIGKILL');
-    else assert.equal(await first.stop(), 0);
+    else
+      assert.equal(await first.stop(), 0, `exit code of a SIGTERM stop; its stderr: ${first.child.stderr()}`);
     await first.child.exited;
     if (how === 'SIGTERM') assert.match(first.child.stdout(), /SIGTERM: stopping; the proxies keep serving/);
     // The proxy writes about the lost stream (to a pipe of the dead controller, it crashed there with EPIPE)...
