@@ -14,6 +14,15 @@ export const CHART = join(REPO, 'charts/gateway-helm');
  */
 export const RESTRICTED = { 'pod-security.kubernetes.io/enforce': 'restricted' };
 
+/** A container's securityContext that Pod Security `restricted` admits: the test's own backends use it. */
+export const RESTRICTED_CONTAINER = {
+  runAsNonRoot: true,
+  runAsUser: 65532,
+  allowPrivilegeEscalation: false,
+  capabilities: { drop: ['ALL'] },
+  seccompProfile: { type: 'RuntimeDefault' },
+};
+
 /** A namespace (created or updated) with `labels` besides RESTRICTED. */
 export async function restrictedNamespace(
   cluster: Cluster,

@@ -2,7 +2,7 @@
 import type { Cluster } from '../../cluster/harness.js';
 import { asList, call, eventually, type Loose, apply as serverSideApply } from '../../cluster/kube-api.js';
 import { httpRequest, type Reply } from '../../support/http.js';
-import { restrictedNamespace, trackClusterObject } from './install.js';
+import { RESTRICTED_CONTAINER, restrictedNamespace, trackClusterObject } from './install.js';
 
 export type { Reply };
 
@@ -74,13 +74,7 @@ export async function echoBackend(cluster: Cluster, ns: string, name: string): P
               ports: [{ name: 'http', containerPort: 3000 }],
               readinessProbe: { tcpSocket: { port: 3000 }, periodSeconds: 1 },
               // The namespaces enforce Pod Security `restricted`.
-              securityContext: {
-                runAsNonRoot: true,
-                runAsUser: 65532,
-                allowPrivilegeEscalation: false,
-                capabilities: { drop: ['ALL'] },
-                seccompProfile: { type: 'RuntimeDefault' },
-              },
+              securityContext: RESTRICTED_CONTAINER,
             },
           ],
         },

@@ -21,7 +21,7 @@ import {
   startTraffic,
   type Traffic,
 } from '../handover.js';
-import { E2E_SKIP } from '../install.js';
+import { E2E_SKIP, RESTRICTED_CONTAINER } from '../install.js';
 import { startAckLoop, startConnectionFlood } from '../rogue-discovery.js';
 import {
   apply,
@@ -198,13 +198,7 @@ async function podWithFleetAccount(): Promise<Loose> {
           image: porticoImage(cluster),
           args: ['echo'],
           env: [{ name: 'HTTP_PORT', value: '3000' }],
-          securityContext: {
-            runAsNonRoot: true,
-            runAsUser: 65532,
-            allowPrivilegeEscalation: false,
-            capabilities: { drop: ['ALL'] },
-            seccompProfile: { type: 'RuntimeDefault' },
-          },
+          securityContext: RESTRICTED_CONTAINER,
         },
       ],
     },
