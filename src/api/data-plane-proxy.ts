@@ -21,23 +21,26 @@ export const DataPlaneProxySchema = Type.Object({
       logLevel: Type.Optional(Enum(['debug', 'info', 'warn', 'error'] as const)),
       telemetry: Type.Optional(
         Type.Object({
-          // One line per request on the proxy's stdout; absent: on, JSON, every field, every request.
+          // One line per request on the proxy's stdout; absent: on, JSON, every field, every request. No field
+          // has a schema default, so a Gateway's DataPlaneProxy overrides only what it sets (proxy-parameters.ts).
           accessLog: Type.Optional(
             Type.Object({
-              disabled: Type.Boolean({ default: false }),
-              format: Type.Union([Type.Literal('JSON'), Type.Literal('Text')], { default: 'JSON' }),
+              // Absent: false.
+              disabled: Type.Optional(Type.Boolean()),
+              // Absent: JSON.
+              format: Type.Optional(Type.Union([Type.Literal('JSON'), Type.Literal('Text')])),
               // Field names are checked by the translator against the proxy's list (src/ir/access-log.ts).
               fields: Type.Optional(Type.Array(Type.String(), { minItems: 1, maxItems: 32 })),
-              // Percent of requests logged.
-              sampling: Type.Integer({ minimum: 0, maximum: 100, default: 100 }),
+              // Percent of requests logged; absent: 100.
+              sampling: Type.Optional(Type.Integer({ minimum: 0, maximum: 100 })),
             }),
           ),
           // W3C trace context and spans by OTLP/HTTP; absent: off. The endpoint is checked by the translator.
           tracing: Type.Optional(
             Type.Object({
               endpoint: Type.String({ minLength: 1, maxLength: 2048 }),
-              // Percent of the traces the proxies start that are sampled.
-              sampling: Type.Integer({ minimum: 0, maximum: 100, default: 100 }),
+              // Percent of the traces the proxies start that are sampled; absent: 100.
+              sampling: Type.Optional(Type.Integer({ minimum: 0, maximum: 100 })),
             }),
           ),
         }),

@@ -8,6 +8,7 @@ import type { FleetInfra } from '../ir/fleet-infra.js';
 import type { ClusterTable } from './backends.js';
 import { type ClassState, evaluateClasses } from './classes.js';
 import { buildFleet, type FleetInput } from './fleet.js';
+import { gatewayParameters } from './gateway-parameters.js';
 import { fleetInfra } from './infra.js';
 import { contestedInfraNames, type InfraClaim } from './infra-names.js';
 import { evaluateListener, markConflicts, ready } from './listeners.js';
@@ -64,9 +65,9 @@ export function translate(
   }
   const memos = cache?.memos ?? createTranslateMemos();
   const lookup = cachedLookup(snapshot, cache);
-  const classes = evaluateClasses(snapshot, lookup, options.controllerName);
+  const classes = evaluateClasses(snapshot, lookup, options.controllerName, cache?.lastGood.classes);
   const ours = snapshot.gateways.filter((g) => classes.has(g.spec.gatewayClassName)).sort(byAge);
-  const { gateways, fleets } = gatewayEntries(ours, classes, lookup, memos);
+  const { gateways, fleets } = gatewayEntries(ours, classes, lookup, memos, options);
 
   const clusters: ClusterTable = new Map();
   const attached = attachRoutes(
@@ -159,20 +160,29 @@ function gatewayEntries(
   classes: Map<string, ClassState>,
   lookup: SnapshotLookup,
   memos: TranslateMemos,
+  options: TranslateOptions,
 ): { gateways: Map<string, GatewayEntry>; fleets: Map<string, GatewayEntry[]> } {
   const gateways = new Map<string, GatewayEntry>();
   const fleets = new Map<string, GatewayEntry[]>();
+  const lastGood = options.cache?.lastGood.gateways;
   for (const g of ours) {
     const classState = classes.get(g.spec.gatewayClassName)!;
     const fleet = classState.merged ? classState.gatewayClass.metadata.name : nsName(g);
     const listeners = g.spec.listeners.map((_, i) =>
       evaluateListener(g, i, fleet, lookup, memos.certificateProblems),
     );
-    const entry: GatewayEntry = { gateway: g, key: nsName(g), classState, fleet, listeners };
-    const params = g.spec.infrastructure?.parametersRef;
-    if (params !== undefined) {
-      // Portico has no per-Gateway parameters: any reference is one it cannot honour (Gateway API: InvalidParameters).
-      entry.invalidParameters = `spec.infrastructure.parametersRef: ${params.group || 'core'}/${params.kind} ${params.name} is not supported: Portico takes no per-Gateway parameters`;
+    const key = nsName(g);
+    const own = gatewayParameters(g, classState, lookup, options.deployType);
+    const entry: GatewayEntry = { gateway: g, key, classState, fleet, listeners, parameters: {} };
+    if (own.ok) {
+      entry.parameters = own.parameters;
+      if (own.unused !== undefined) entry.unusedParameters = own.unused;
+      if (classState.accepted.ok) lastGood?.set(key, own.parameters);
+    } else {
+      // The fleet keeps serving: with the parameters it last had, else (a new Gateway, a new controller) its class's.
+      const held = lastGood?.get(key);
+      entry.parameters = held ?? classState.parameters;
+      entry.invalidParameters = `${own.problem}; ${held === undefined ? "its fleet takes the GatewayClass's parameters" : 'its fleet keeps its last good parameters'} until this is fixed`;
     }
     gateways.set(entry.key, entry);
     const group = fleets.get(fleet);
@@ -180,6 +190,8 @@ function gatewayEntries(
     else group.push(entry);
   }
   for (const group of fleets.values()) markConflicts(group.flatMap((e) => e.listeners));
+  if (lastGood !== undefined)
+    for (const key of [...lastGood.keys()]) if (!gateways.has(key)) lastGood.delete(key);
   return { gateways, fleets };
 }
 
@@ -197,8 +209,9 @@ function buildFleets(
   const built: BuiltFleet[] = [];
   const fleetKeys = [...fleets.keys()].sort();
   for (const key of fleetKeys) {
-    const group = fleets.get(key)!.filter((e) => e.invalidParameters === undefined);
-    if (group.length === 0 || !group[0]!.classState.accepted.ok) continue;
+    const group = fleets.get(key)!;
+    const classState = group[0]!.classState;
+    if (!classState.accepted.ok && classState.holding !== true) continue;
     if (!group.some((e) => e.listeners.some(ready))) continue;
     const config = buildFleet({ key, gateways: group, ...resolved }, options.cache);
     const merged = group[0]!.classState.merged;

@@ -52,11 +52,12 @@ export function fleetInfra(
       }))
       .sort((a, b) => a.port - b.port),
   };
-  if (first.classState.workers !== undefined) infra.workers = first.classState.workers;
-  if (first.classState.accessLog !== undefined) infra.accessLog = first.classState.accessLog;
-  if (first.classState.kubernetes !== undefined) infra.kubernetes = first.classState.kubernetes;
-  if (first.classState.logLevel !== undefined) infra.logLevel = first.classState.logLevel;
-  if (first.classState.tracing !== undefined) infra.tracing = first.classState.tracing;
+  const p = first.parameters;
+  if (p.workers !== undefined) infra.workers = p.workers;
+  if (p.accessLog !== undefined) infra.accessLog = p.accessLog;
+  if (p.kubernetes !== undefined) infra.kubernetes = p.kubernetes;
+  if (p.logLevel !== undefined) infra.logLevel = p.logLevel;
+  if (p.tracing !== undefined) infra.tracing = p.tracing;
   if (inGatewayNamespace) {
     const owner: { gateway: string; uid?: string } = { gateway: first.key };
     if (first.gateway.metadata.uid !== undefined) owner.uid = first.gateway.metadata.uid;

@@ -13,6 +13,7 @@ import { effectiveHostnames } from './hostnames.js';
 import { selectorMatches } from './label-selector.js';
 import { attachable, type ListenerState, takesKind } from './listeners.js';
 import type { SnapshotLookup } from './lookup.js';
+import type { FleetParameters } from './proxy-parameters.js';
 import type { CompiledRoute } from './route-rules.js';
 
 export interface GatewayEntry {
@@ -21,8 +22,12 @@ export interface GatewayEntry {
   classState: ClassState;
   fleet: string;
   listeners: ListenerState[];
+  /** Its fleet's parameters: its class's, with its own DataPlaneProxy laid over them. */
+  parameters: FleetParameters;
   /** Why spec.infrastructure.parametersRef cannot be used: the Gateway is then not accepted. */
   invalidParameters?: string;
+  /** Why a valid spec.infrastructure.parametersRef is not used (a merged class): said in Accepted's message. */
+  unusedParameters?: string;
   /** Why its fleet gets no infrastructure: another fleet holds the same infrastructure name. */
   infraConflict?: string;
 }

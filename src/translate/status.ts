@@ -83,37 +83,47 @@ function listenerStatus(
   };
 }
 
+/** Why the Gateway's parameters (its class's or its own) cannot be used; undefined when they can. */
+function parametersRefusal(gw: GatewayEntry): string | undefined {
+  const c = gw.classState;
+  if (!c.accepted.ok) {
+    const held = c.holding === true ? "; its fleets keep serving with the class's last good parameters" : '';
+    return `GatewayClass ${c.gatewayClass.metadata.name} is not accepted: ${c.accepted.message}${held}`;
+  }
+  return gw.invalidParameters;
+}
+
+/** Whether its fleet is served although its parameters are refused (with the last good, or its class's). */
+function servedWithout(gw: GatewayEntry): boolean {
+  return gw.classState.accepted.ok || gw.classState.holding === true;
+}
+
 export function gatewayStatus(gw: GatewayEntry, dataPlane: DataPlaneState | undefined): ObjectStatus {
   const g = gw.gateway;
   const gen = g.metadata.generation;
   const fleet = dataPlane?.fleets[gw.fleet];
-  const classOk = gw.classState.accepted.ok;
   const readyCount = gw.listeners.filter(ready).length;
   let accepted: Condition;
   let programmed: Condition;
   let gwProgrammed = { ok: false, reason: 'Invalid', message: '' };
-  if (!classOk || gw.invalidParameters !== undefined) {
-    const message =
-      gw.invalidParameters ??
-      `GatewayClass ${gw.classState.gatewayClass.metadata.name} is not accepted: ${gw.classState.accepted.message}`;
-    accepted = condition('Accepted', false, 'InvalidParameters', message, gen);
-    programmed = condition('Programmed', false, 'Invalid', message, gen);
-    gwProgrammed.message = message;
+  const refused = parametersRefusal(gw);
+  if (refused !== undefined && !servedWithout(gw)) {
+    accepted = condition('Accepted', false, 'InvalidParameters', refused, gen);
+    programmed = condition('Programmed', false, 'Invalid', refused, gen);
+    gwProgrammed.message = refused;
   } else if (readyCount === 0) {
-    accepted = condition('Accepted', false, 'ListenersNotValid', 'No listener is valid', gen);
+    accepted =
+      refused === undefined
+        ? condition('Accepted', false, 'ListenersNotValid', 'No listener is valid', gen)
+        : condition('Accepted', false, 'InvalidParameters', refused, gen);
     programmed = condition('Programmed', false, 'Invalid', 'No listener is valid', gen);
   } else {
     const invalid = gw.listeners.length - readyCount;
-    accepted =
-      invalid > 0
-        ? condition(
-            'Accepted',
-            true,
-            'ListenersNotValid',
-            `${invalid} of ${gw.listeners.length} listeners are not valid`,
-            gen,
-          )
-        : condition('Accepted', true, 'Accepted', 'Accepted', gen);
+    if (refused !== undefined) accepted = condition('Accepted', false, 'InvalidParameters', refused, gen);
+    else if (invalid > 0) {
+      const message = `${invalid} of ${gw.listeners.length} listeners are not valid`;
+      accepted = condition('Accepted', true, 'ListenersNotValid', message, gen);
+    } else accepted = condition('Accepted', true, 'Accepted', gw.unusedParameters ?? 'Accepted', gen);
     gwProgrammed =
       gw.infraConflict === undefined
         ? programmedVerdict(gw, fleet)
@@ -121,7 +131,7 @@ export function gatewayStatus(gw: GatewayEntry, dataPlane: DataPlaneState | unde
     programmed = condition('Programmed', gwProgrammed.ok, gwProgrammed.reason, gwProgrammed.message, gen);
   }
   const status: Record<string, unknown> = {};
-  if (classOk && readyCount > 0 && fleet !== undefined && fleet.addresses.length > 0) {
+  if (servedWithout(gw) && readyCount > 0 && fleet !== undefined && fleet.addresses.length > 0) {
     status.addresses = fleet.addresses.map((a) => ({ type: a.type, value: a.value }));
   }
   status.conditions = [accepted, programmed];

@@ -8,6 +8,7 @@ import type { ClassState } from './classes.js';
 import type { FleetBuildState } from './fleet-hosts.js';
 import type { SnapshotLookup } from './lookup.js';
 import type { RankedRoute } from './precedence.js';
+import type { FleetParameters } from './proxy-parameters.js';
 import type { CompiledRoute } from './route-rules.js';
 import { type AttachmentMemo, createAttachmentMemo, type GatewayEntry, type RouteState } from './routes.js';
 import type { SortedRoutesMemo } from './sorted-routes.js';
@@ -82,6 +83,11 @@ export interface TranslateCache {
    */
   lastPass?: LastPass;
   memos: TranslateMemos;
+  /**
+   * The last good parameters of each class and Gateway, by name: when a DataPlaneProxy or a reference breaks, the
+   * fleets keep serving with these until it is fixed (the objects' statuses say why they are not accepted).
+   */
+  lastGood: { classes: Map<string, ClassState>; gateways: Map<string, FleetParameters> };
 }
 
 /** What a translation made that does not depend on the data plane, with the inputs it was made from. */
@@ -143,5 +149,6 @@ export function createTranslateCache(): TranslateCache {
     sortedRoutes: { HTTPRoute: {}, GRPCRoute: {} },
     fleetBuilds: { incremental: 0, full: 0, incrementalFailures: 0 },
     memos: createTranslateMemos(),
+    lastGood: { classes: new Map(), gateways: new Map() },
   };
 }

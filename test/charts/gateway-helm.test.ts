@@ -286,6 +286,44 @@ test('scrape annotations on the controller pods only when asked', () => {
   assert.equal(on['prometheus.io/path'], '/metrics');
 });
 
+test('the controller’s PodDisruptionBudget: off by default; on, maxUnavailable 1 unless the values say otherwise', () => {
+  const budget = (sets: string[]) =>
+    parseAllDocuments(template('portico-gateway-system', sets))
+      .map((d) => d.toJS() as { kind: string; spec: Record<string, unknown> } | null)
+      .find((d) => d?.kind === 'PodDisruptionBudget');
+  assert.equal(budget([]), undefined);
+  const on = budget(['controller.podDisruptionBudget.enabled=true']);
+  assert.equal(on?.spec.maxUnavailable, 1);
+  assert.deepEqual(on?.spec.selector, {
+    matchLabels: {
+      'app.kubernetes.io/name': 'portico-gateway',
+      'app.kubernetes.io/instance': 'portico',
+      'app.kubernetes.io/component': 'controller',
+    },
+  });
+  const half = budget([
+    'controller.podDisruptionBudget.enabled=true',
+    'controller.podDisruptionBudget.minAvailable=50%',
+  ]);
+  assert.deepEqual([half?.spec.minAvailable, half?.spec.maxUnavailable], ['50%', undefined]);
+  const none = budget([
+    'controller.podDisruptionBudget.enabled=true',
+    'controller.podDisruptionBudget.maxUnavailable=0',
+  ]);
+  assert.equal(none?.spec.maxUnavailable, 0);
+  const both = helm([
+    'template',
+    'portico',
+    CHART,
+    '--set',
+    'controller.podDisruptionBudget.minAvailable=1',
+    '--set',
+    'controller.podDisruptionBudget.maxUnavailable=1',
+  ]);
+  assert.notEqual(both.status, 0);
+  assert.match(both.stderr, /controller\.podDisruptionBudget: set minAvailable or maxUnavailable, not both/);
+});
+
 test('a wrong value fails with the key named', () => {
   for (const [set, key] of [
     ['config.deployType=Everywhere', 'deployType'],
@@ -293,6 +331,7 @@ test('a wrong value fails with the key named', () => {
     ['image.pullPolicy=Sometimes', 'pullPolicy'],
     ['service.discoveryPort=70000', 'discoveryPort'],
     ['grafana.dashboard.lable=x', 'lable'],
+    ['controller.podDisruptionBudget.minAvailable=most', 'minAvailable'],
   ] as const) {
     const r = helm(['template', 'portico', CHART, '--set', set]);
     assert.notEqual(r.status, 0, set);
