@@ -15,6 +15,8 @@ export const DataPlaneProxySchema = Type.Object({
       mergeGateways: Type.Boolean({ default: false }),
       // Worker processes per proxy; absent: the CPUs its container may use.
       workers: Type.Optional(Type.Integer({ minimum: 1, maximum: 1024 })),
+      // How long a stopping proxy waits for requests in flight; absent: 60 (PROXY_MAX_DRAIN_SECONDS).
+      drainSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 3600 })),
       // The fleet's Kubernetes objects: workload, autoscaler, disruption budget, pod, container, Service.
       kubernetes: Type.Optional(FleetShapeSchema),
       // The proxies' own log lines; absent: info.

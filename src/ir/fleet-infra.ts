@@ -49,6 +49,8 @@ export interface FleetInfra {
   ports: FleetInfraPort[];
   /** Worker processes per proxy (the class's DataPlaneProxy); absent: the proxy counts its CPUs. */
   workers?: number;
+  /** How long a stopping proxy waits for its requests in flight (its --max-drain-seconds); absent: 60. */
+  drainSeconds?: number;
   /** The access log the class's DataPlaneProxy sets; absent: the proxy's default. */
   accessLog?: FleetAccessLog;
   /** The workload's shape the class's DataPlaneProxy sets (spec.kubernetes); absent: Portico's defaults. */

@@ -5,12 +5,14 @@
 /** Kubernetes JSON handed on as written (a toleration, an affinity, an HPA metric). */
 export type KubeJson = { readonly [field: string]: unknown };
 
-/** How long a proxy's preStop hook may drain (the proxy's --max-drain-seconds). */
+/** How long a proxy's preStop hook may drain (the proxy's --max-drain-seconds) when its DataPlaneProxy says not. */
 export const PROXY_MAX_DRAIN_SECONDS = 60;
 /** After the drain: the proxy and its sidecar exit on SIGTERM. A grace period must leave this much too. */
 export const PROXY_EXIT_SECONDS = 10;
 /** The grace period when the DataPlaneProxy sets none: the drain and 30 s for shutdown. */
-export const DEFAULT_TERMINATION_GRACE_SECONDS = PROXY_MAX_DRAIN_SECONDS + 30;
+export function defaultTerminationGraceSeconds(drainSeconds = PROXY_MAX_DRAIN_SECONDS): number {
+  return drainSeconds + 30;
+}
 
 export type IntOrPercent = number | string;
 

@@ -74,11 +74,11 @@ function weakerSecurity(s: KubeJson | undefined, at: string): string | undefined
   return `${at}.${found[0]}: must not weaken the proxy's security context (Pod Security "restricted")`;
 }
 
-function podProblem(k: ApiFleetShape): string | undefined {
+function podProblem(k: ApiFleetShape, drainSeconds: number): string | undefined {
   const grace = k.pod?.terminationGracePeriodSeconds;
-  const least = PROXY_MAX_DRAIN_SECONDS + PROXY_EXIT_SECONDS;
+  const least = drainSeconds + PROXY_EXIT_SECONDS;
   if (grace !== undefined && grace < least)
-    return `${AT}.pod.terminationGracePeriodSeconds: must be at least ${least} (the proxies drain for up to ${PROXY_MAX_DRAIN_SECONDS} s, then exit)`;
+    return `${AT}.pod.terminationGracePeriodSeconds: must be at least ${least} (the proxies drain for up to ${drainSeconds} s (spec.drainSeconds), then exit)`;
   const reserved = (k.container?.env ?? []).findIndex((e) => RESERVED_PROXY_ENV.includes(e.name));
   if (reserved >= 0)
     return `${AT}.container.env[${reserved}].name: ${k.container?.env?.[reserved]?.name} is set by Portico`;
@@ -101,9 +101,18 @@ function serviceProblem(k: ApiFleetShape): string | undefined {
   return only === undefined ? undefined : `${AT}.service.${only}: may only be set when type is LoadBalancer`;
 }
 
-/** Why the shape is refused, naming the field; undefined when it is not. */
-export function fleetShapeProblem(k: ApiFleetShape): string | undefined {
-  return workloadProblem(k) ?? autoscalerProblem(k) ?? budgetProblem(k) ?? podProblem(k) ?? serviceProblem(k);
+/** Why the shape is refused, naming the field; undefined when it is not. `drainSeconds`: the spec's own. */
+export function fleetShapeProblem(
+  k: ApiFleetShape,
+  drainSeconds = PROXY_MAX_DRAIN_SECONDS,
+): string | undefined {
+  return (
+    workloadProblem(k) ??
+    autoscalerProblem(k) ??
+    budgetProblem(k) ??
+    podProblem(k, drainSeconds) ??
+    serviceProblem(k)
+  );
 }
 
 /** The shape as the fleet's infrastructure carries it (only a checked one: see fleetShapeProblem). */

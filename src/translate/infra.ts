@@ -54,6 +54,7 @@ export function fleetInfra(
   };
   const p = first.parameters;
   if (p.workers !== undefined) infra.workers = p.workers;
+  if (p.drainSeconds !== undefined) infra.drainSeconds = p.drainSeconds;
   if (p.accessLog !== undefined) infra.accessLog = p.accessLog;
   if (p.kubernetes !== undefined) infra.kubernetes = p.kubernetes;
   if (p.logLevel !== undefined) infra.logLevel = p.logLevel;

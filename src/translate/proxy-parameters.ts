@@ -13,6 +13,8 @@ export type DataPlaneProxySpec = DataPlaneProxy['spec'];
 export interface FleetParameters {
   /** Worker processes per proxy. */
   workers?: number;
+  /** How long a stopping proxy waits for requests in flight. */
+  drainSeconds?: number;
   accessLog?: FleetAccessLog;
   /** spec.kubernetes, checked. */
   kubernetes?: FleetShape;
@@ -27,6 +29,7 @@ export type ParametersVerdict = { ok: true; parameters: FleetParameters } | { ok
 export function proxyParameters(spec: DataPlaneProxySpec): ParametersVerdict {
   const parameters: FleetParameters = {};
   if (spec.workers !== undefined) parameters.workers = spec.workers;
+  if (spec.drainSeconds !== undefined) parameters.drainSeconds = spec.drainSeconds;
   const accessLog = spec.telemetry?.accessLog;
   if (accessLog !== undefined) {
     const unknown = accessLog.fields?.findIndex((f) => !isAccessLogField(f)) ?? -1;
@@ -46,7 +49,7 @@ export function proxyParameters(spec: DataPlaneProxySpec): ParametersVerdict {
   }
   const kubernetes = spec.kubernetes;
   if (kubernetes !== undefined) {
-    const problem = fleetShapeProblem(kubernetes);
+    const problem = fleetShapeProblem(kubernetes, spec.drainSeconds);
     if (problem !== undefined) return { ok: false, problem };
     const shape = fleetShapeOf(kubernetes);
     if (shape !== undefined) parameters.kubernetes = shape;

@@ -43,10 +43,10 @@ function differences(ours: TSchema, theirs: Json, at: string): string[] {
   return out;
 }
 
-test('spec.kubernetes and spec.logLevel: the CRD and Portico’s schema declare the same fields and enums', () => {
+test('spec.kubernetes, logLevel, drainSeconds, workers: the CRD and Portico’s schema declare the same fields and enums', () => {
   const spec = DataPlaneProxySchema.properties.spec as TSchema;
   const crdSpecSchema = crdSpec.spec as Json;
-  for (const field of ['kubernetes', 'logLevel']) {
+  for (const field of ['kubernetes', 'logLevel', 'drainSeconds', 'workers', 'mergeGateways']) {
     assert.deepEqual(
       differences(spec.properties[field], (crdSpecSchema.properties as Json)[field] as Json, `spec.${field}`),
       [],
@@ -63,6 +63,7 @@ test('the CRD says each rule the translator checks with a CEL rule of its own', 
     'has(self.minAvailable) != has(self.maxUnavailable)',
     "!(self.name in ['POD_NAME', 'POD_NAMESPACE'])",
     '!has(self.privileged) || !self.privileged',
+    'self.kubernetes.pod.terminationGracePeriodSeconds >= (has(self.drainSeconds) ? self.drainSeconds : 60) + 10',
   ]) {
     assert.ok(text.includes(rule.replaceAll("'", "''")) || text.includes(rule), rule);
   }

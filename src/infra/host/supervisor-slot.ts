@@ -54,6 +54,8 @@ export interface Slot {
   spec: ProxySpec;
   /** The command line before the spec's args; an adopted process started by another build differs. */
   launcher: readonly string[];
+  /** The running process's `--max-drain-seconds` (a spec that replaces it may say less). */
+  drainSeconds?: number;
   /** False once the fleet left the desired set: the slot goes away when its process has exited. */
   wanted: boolean;
   state: ProxyProcessState;
@@ -117,6 +119,7 @@ export function start(ctx: SupervisorContext, slot: Slot): void {
   resetHealth(slot);
   const { fleet } = slot.spec;
   slot.launcher = ctx.launcher;
+  slot.drainSeconds = maxDrainSecondsOf(slot.spec.args);
   const argv = [...ctx.launcher, ...slot.spec.args];
   const logFile = proxyLogFile(ctx.options.logDir, fleet);
   const started = spawnDetached(argv, {
@@ -220,7 +223,9 @@ export function stop(ctx: SupervisorContext, slot: Slot): void {
   slot.stopRequested = true;
   setState(ctx, slot, 'stopping');
   watched.kill('SIGTERM');
-  slot.killTimer = setTimeout(() => watched.kill('SIGKILL'), ctx.settings.stopGraceMs);
+  // A proxy whose drain is longer than the stop grace still gets all of it, and 5 s to exit.
+  const graceMs = Math.max(ctx.settings.stopGraceMs, ((slot.drainSeconds ?? 0) + 5) * 1000);
+  slot.killTimer = setTimeout(() => watched.kill('SIGKILL'), graceMs);
 }
 
 function setHealth(ctx: SupervisorContext, slot: Slot, health: ProxyHealth, error: string | undefined): void {
@@ -283,6 +288,7 @@ export function newSlot(ctx: SupervisorContext, spec: ProxySpec): Slot {
 export function adoptRecord(ctx: SupervisorContext, record: ProxyRecord): void {
   const slot = newSlot(ctx, { fleet: record.fleet, address: record.address, args: [...record.args] });
   slot.launcher = record.argv.slice(0, record.argv.length - record.args.length);
+  slot.drainSeconds = maxDrainSecondsOf(record.args);
   slot.state = 'running';
   ctx.slots.set(record.fleet, slot);
   watch(ctx, slot, watchAdopted(record));
@@ -298,6 +304,13 @@ export function adoptRecord(ctx: SupervisorContext, record: ProxyRecord): void {
   );
   // Another build may not know the signal (its default ends the process); it is replaced on sync anyway.
   if (sameList(slot.launcher, ctx.launcher)) slot.process?.kill('SIGHUP');
+}
+
+/** The `--max-drain-seconds` a proxy was started with, when given. */
+function maxDrainSecondsOf(args: readonly string[]): number | undefined {
+  const at = args.indexOf('--max-drain-seconds');
+  const value = at < 0 ? Number.NaN : Number(args[at + 1]);
+  return Number.isFinite(value) ? value : undefined;
 }
 
 export function sameSpec(a: ProxySpec, b: ProxySpec): boolean {

@@ -92,7 +92,7 @@ export interface ProxySupervisorOptions {
   backoffMaxMs?: number;
   /** A process that ran this long before crashing starts the backoff over. */
   stableAfterMs?: number;
-  /** Time between SIGTERM and SIGKILL; longer than the proxy's maximum drain (60 s) by default. */
+  /** Time between SIGTERM and SIGKILL; longer than the proxy's default drain (60 s); a longer drain gets +5 s. */
   stopGraceMs?: number;
   /** Liveness: probe every so often, each probe's deadline, and how many failures in a row restart it. */
   probeIntervalMs?: number;

@@ -16,7 +16,7 @@ import type {
   V2MetricSpec,
 } from '@kubernetes/client-node';
 import type { FleetInfra } from '../../ir/fleet-infra.js';
-import { DEFAULT_TERMINATION_GRACE_SECONDS, type FleetShape } from '../../ir/fleet-shape.js';
+import { defaultTerminationGraceSeconds, type FleetShape } from '../../ir/fleet-shape.js';
 
 /** Shape fields are Kubernetes JSON already checked against Kubernetes' own field shapes: handed on as typed. */
 function as<T>(value: unknown): T {
@@ -75,7 +75,8 @@ export function shapedPodTemplate(
   const annotations = { ...pod?.annotations, ...template.metadata?.annotations };
   const shaped: V1PodSpec = {
     ...spec,
-    terminationGracePeriodSeconds: pod?.terminationGracePeriodSeconds ?? DEFAULT_TERMINATION_GRACE_SECONDS,
+    terminationGracePeriodSeconds:
+      pod?.terminationGracePeriodSeconds ?? defaultTerminationGraceSeconds(infra.drainSeconds),
     securityContext: { ...spec.securityContext, ...as<V1PodSpec['securityContext']>(pod?.securityContext) },
     ...(pod?.nodeSelector === undefined ? {} : { nodeSelector: { ...pod.nodeSelector } }),
     ...(pod?.tolerations === undefined ? {} : { tolerations: as<V1PodSpec['tolerations']>(pod.tolerations) }),

@@ -49,7 +49,6 @@ export function fleetClientSecretName(infraName: string): string {
   return `${infraName}-client-cert`;
 }
 const PROXY_ADMIN = `127.0.0.1:${PORTS.proxyAdmin}`;
-const MAX_DRAIN_SECONDS = PROXY_MAX_DRAIN_SECONDS;
 const CERT_DIR = '/etc/portico/certs';
 const TOKEN_DIR = '/var/run/secrets/portico';
 
@@ -166,21 +165,28 @@ function credentials(infra: FleetInfra, options: RenderOptions): Credentials {
 }
 
 // The image's entrypoint is tini (PID 1, forwarding signals) then `portico`: containers pass only args.
-const DRAIN_HOOK = {
-  preStop: {
-    exec: {
-      command: [
-        'portico',
-        'shutdown-manager',
-        'drain',
-        '--proxy-admin',
-        PROXY_ADMIN,
-        '--timeout-seconds',
-        String(MAX_DRAIN_SECONDS),
-      ],
+function drainHook(infra: FleetInfra) {
+  return {
+    preStop: {
+      exec: {
+        command: [
+          'portico',
+          'shutdown-manager',
+          'drain',
+          '--proxy-admin',
+          PROXY_ADMIN,
+          '--timeout-seconds',
+          String(drainSeconds(infra)),
+        ],
+      },
     },
-  },
-};
+  };
+}
+
+/** How long the proxies wait for requests in flight when they stop (the DataPlaneProxy's drainSeconds). */
+function drainSeconds(infra: FleetInfra): number {
+  return infra.drainSeconds ?? PROXY_MAX_DRAIN_SECONDS;
+}
 
 /** Pod Security Admission `restricted`, at pod and container level alike. */
 const SECCOMP = { type: 'RuntimeDefault' };
@@ -220,7 +226,7 @@ function defaultProxyContainer(infra: FleetInfra, options: RenderOptions, creds:
       '--metrics-address',
       `0.0.0.0:${PORTS.metrics}`,
       '--max-drain-seconds',
-      String(MAX_DRAIN_SECONDS),
+      String(drainSeconds(infra)),
       // Absent: the proxy counts the CPUs its container may use (its CPU limit).
       ...(infra.workers === undefined ? [] : ['--workers', String(infra.workers)]),
       ...fleetProxyFlags(infra),
@@ -248,14 +254,14 @@ function defaultProxyContainer(infra: FleetInfra, options: RenderOptions, creds:
       timeoutSeconds: 2,
       failureThreshold: 3,
     },
-    lifecycle: DRAIN_HOOK,
+    lifecycle: drainHook(infra),
     resources: { requests: { cpu: '100m', memory: '128Mi' } },
     securityContext: CONTAINER_SECURITY,
     volumeMounts: creds.mounts,
   };
 }
 
-function shutdownManagerContainer(options: RenderOptions): V1Container {
+function shutdownManagerContainer(infra: FleetInfra, options: RenderOptions): V1Container {
   return {
     name: 'shutdown-manager',
     image: options.image,
@@ -265,7 +271,7 @@ function shutdownManagerContainer(options: RenderOptions): V1Container {
     // No readiness probe: the pod's readiness (and with it Programmed) is the proxy's; this sidecar serves no
     // traffic, and its next probe tick (up to 10 s after start) would only delay a new proxy's first request.
     livenessProbe: { httpGet: { path: '/healthz', port: PORTS.shutdownManager }, periodSeconds: 10 },
-    lifecycle: DRAIN_HOOK,
+    lifecycle: drainHook(infra),
     resources: { requests: { cpu: '10m', memory: '32Mi' } },
     securityContext: CONTAINER_SECURITY,
   };
@@ -291,11 +297,11 @@ function fleetPodTemplate(infra: FleetInfra, options: RenderOptions): V1PodTempl
         fsGroup: 65532,
         seccompProfile: SECCOMP,
       },
-      containers: [proxyContainer(infra, options, creds), shutdownManagerContainer(options)],
+      containers: [proxyContainer(infra, options, creds), shutdownManagerContainer(infra, options)],
       volumes: creds.volumes,
     },
   };
-  // The grace period (default: room for the preStop drain of MAX_DRAIN_SECONDS plus shutdown) is set here too.
+  // The grace period (default: room for the preStop drain of drainSeconds plus shutdown) is set here too.
   return shapedPodTemplate(
     template,
     infra,

@@ -142,6 +142,7 @@ export function proxySpecs(
   return fleets.map(({ fleet }) => {
     const address = addresses.get(fleet)!;
     const files = options.tls.fleetFiles(fleet);
+    const drainSeconds = infraOf(fleet)?.drainSeconds;
     return {
       fleet,
       address,
@@ -156,6 +157,7 @@ export function proxySpecs(
         keyFile: files.key,
         serverName: DISCOVERY_SERVER_NAME,
         drainSeconds: options.proxyDrainSeconds,
+        maxDrainSeconds: drainSeconds,
         workers: workersOf(fleet),
         settings: infraOf(fleet),
         traceEvents: options.traceEvents,

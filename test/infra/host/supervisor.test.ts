@@ -182,6 +182,17 @@ test('a process ignoring SIGTERM is killed after the grace period; stopAll waits
   assert.throws(() => supervisor.sync([spec('late', '127.0.1.5')]), /shutting down/);
 });
 
+test('a proxy started with a drain longer than the grace period gets all of it, and 5 s more', async (t) => {
+  const { supervisor, portOf } = harness(t, { stopGraceMs: 300 });
+  supervisor.sync([spec('slow-drain', '127.0.1.7', '--ignore-sigterm', '--max-drain-seconds', '1')]);
+  const { pid } = await portOf('slow-drain', undefined);
+  const stopped = supervisor.stopAll();
+  await new Promise((resolve) => setTimeout(resolve, 1_500));
+  assert.doesNotThrow(() => process.kill(pid, 0), 'still draining well past the 300 ms grace');
+  await stopped;
+  assert.throws(() => process.kill(pid, 0), /ESRCH/);
+});
+
 test('a fleet listed twice is refused', (t) => {
   const { supervisor } = harness(t);
   assert.throws(

@@ -189,6 +189,21 @@ test('without a shape: one replica, a LoadBalancer, room for the drain, no autos
   );
 });
 
+test('drainSeconds: the proxy waits that long, both preStop hooks too, and the default grace period leaves room', () => {
+  const pod = renderFleetObjects({ ...INFRA, drainSeconds: 300 }, GATEWAY_NAMESPACE).workload.spec!.template
+    .spec!;
+  const proxy = pod.containers.find((c) => c.name === 'proxy')!;
+  assert.equal(proxy.args![proxy.args!.indexOf('--max-drain-seconds') + 1], '300');
+  for (const c of pod.containers) {
+    const hook = c.lifecycle!.preStop!.exec!.command!;
+    assert.equal(hook[hook.indexOf('--timeout-seconds') + 1], '300', c.name);
+  }
+  assert.equal(pod.terminationGracePeriodSeconds, 330);
+  const defaults = renderFleetObjects(INFRA, GATEWAY_NAMESPACE).workload.spec!.template.spec!;
+  const args = defaults.containers[0]!.args!;
+  assert.equal(args[args.indexOf('--max-drain-seconds') + 1], '60');
+});
+
 test('an autoscaler: the Deployment has no replicas field at all, the HPA and the budget are named and labelled as the fleet', () => {
   const infra: FleetInfra = {
     ...INFRA,
