@@ -33,7 +33,22 @@ export interface FleetInfraPort {
   containerPort: number;
 }
 
-export interface FleetInfra {
+/** What a fleet's DataPlaneProxies (its class's, and its Gateway's own over it) say; absent: Portico's defaults. */
+export interface FleetParameters {
+  /** Worker processes per proxy; absent: the proxy counts its CPUs. */
+  workers?: number;
+  /** How long a stopping proxy waits for its requests in flight (its --max-drain-seconds); absent: 60. */
+  drainSeconds?: number;
+  accessLog?: FleetAccessLog;
+  /** The workload's shape (spec.kubernetes, checked); absent: one Deployment of one replica, a LoadBalancer. */
+  kubernetes?: FleetShape;
+  /** The proxies' own log level; absent: info. */
+  logLevel?: LogLevel;
+  /** Absent: off. */
+  tracing?: FleetTracing;
+}
+
+export interface FleetInfra extends FleetParameters {
   fleet: string;
   name: string;
   namespace: string;
@@ -47,18 +62,6 @@ export interface FleetInfra {
   owner?: { gateway: string; uid?: string };
   gateways: string[];
   ports: FleetInfraPort[];
-  /** Worker processes per proxy (the class's DataPlaneProxy); absent: the proxy counts its CPUs. */
-  workers?: number;
-  /** How long a stopping proxy waits for its requests in flight (its --max-drain-seconds); absent: 60. */
-  drainSeconds?: number;
-  /** The access log the class's DataPlaneProxy sets; absent: the proxy's default. */
-  accessLog?: FleetAccessLog;
-  /** The workload's shape the class's DataPlaneProxy sets (spec.kubernetes); absent: Portico's defaults. */
-  kubernetes?: FleetShape;
-  /** The proxies' log level the class's DataPlaneProxy sets; absent: info. */
-  logLevel?: LogLevel;
-  /** Tracing the class's DataPlaneProxy turns on; absent: off. */
-  tracing?: FleetTracing;
 }
 
 // Names of a fleet's objects (docs/architecture.md, Names): readable, unique by hash, within 63 characters.

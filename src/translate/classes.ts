@@ -2,9 +2,10 @@
 import { type DataPlaneProxy, PORTICO_GROUP } from '../api/data-plane-proxy.js';
 import type { GatewayClass } from '../api/gateway-class.js';
 import type { ResourceSnapshot } from '../api/snapshot.js';
+import type { FleetParameters } from '../ir/fleet-infra.js';
 import type { Verdict } from './conditions.js';
 import { notFound, type SnapshotLookup } from './lookup.js';
-import { type FleetParameters, proxyParameters } from './proxy-parameters.js';
+import { proxyParameters } from './proxy-parameters.js';
 
 export interface ClassState {
   gatewayClass: GatewayClass;

@@ -2,20 +2,20 @@
 // laid field by field over its class's. A merged class's Gateways share one fleet, so they take the class's.
 import { PORTICO_GROUP } from '../api/data-plane-proxy.js';
 import type { Gateway } from '../api/gateway.js';
-import type { DeployType } from '../ir/fleet-infra.js';
+import type { DeployType, FleetParameters } from '../ir/fleet-infra.js';
 import type { ClassState } from './classes.js';
 import { notFound, type SnapshotLookup } from './lookup.js';
-import {
-  type DataPlaneProxySpec,
-  type FleetParameters,
-  layeredProxySpec,
-  proxyParameters,
-} from './proxy-parameters.js';
+import { type DataPlaneProxySpec, layeredProxySpec, proxyParameters } from './proxy-parameters.js';
 
 const AT = 'spec.infrastructure.parametersRef';
 
 export type GatewayParameters =
-  | { ok: true; parameters: FleetParameters /** Why a valid reference is not used. */; unused?: string }
+  | {
+      ok: true;
+      parameters: FleetParameters;
+      /** Why a valid reference is not used. */
+      unused?: string;
+    }
   | { ok: false; problem: string };
 
 /**

@@ -2,26 +2,11 @@
 // Gateway's own DataPlaneProxy laid field by field over its class's.
 import type { DataPlaneProxy } from '../api/data-plane-proxy.js';
 import { ACCESS_LOG_FIELDS, type FleetAccessLog, isAccessLogField } from '../ir/access-log.js';
-import type { FleetShape } from '../ir/fleet-shape.js';
-import { type FleetTracing, tracingEndpointProblem } from '../ir/tracing.js';
-import type { LogLevel } from '../platform/log-line.js';
+import type { FleetParameters } from '../ir/fleet-infra.js';
+import { tracingEndpointProblem } from '../ir/tracing.js';
 import { fleetShapeOf, fleetShapeProblem } from './fleet-shape.js';
 
 export type DataPlaneProxySpec = DataPlaneProxy['spec'];
-
-/** A fleet's parameters from its DataPlaneProxies; every field absent: Portico's defaults. */
-export interface FleetParameters {
-  /** Worker processes per proxy. */
-  workers?: number;
-  /** How long a stopping proxy waits for requests in flight. */
-  drainSeconds?: number;
-  accessLog?: FleetAccessLog;
-  /** spec.kubernetes, checked. */
-  kubernetes?: FleetShape;
-  /** The proxies' own log level. */
-  logLevel?: LogLevel;
-  tracing?: FleetTracing;
-}
 
 export type ParametersVerdict = { ok: true; parameters: FleetParameters } | { ok: false; problem: string };
 

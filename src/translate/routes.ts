@@ -5,6 +5,7 @@ import type { Gateway } from '../api/gateway.js';
 import { GATEWAY_API_GROUP } from '../api/gateway-class.js';
 import type { ParentReference, RouteParentStatus } from '../api/http-route.js';
 import type { RouteObject } from '../api/route-kinds.js';
+import type { FleetParameters } from '../ir/fleet-infra.js';
 import { type BackendMemo, type ClusterTable, type ResolvedRoute, resolveRouteBackends } from './backends.js';
 import type { ClassState } from './classes.js';
 import { compileRoute } from './compile-route.js';
@@ -13,7 +14,6 @@ import { effectiveHostnames } from './hostnames.js';
 import { selectorMatches } from './label-selector.js';
 import { attachable, type ListenerState, takesKind } from './listeners.js';
 import type { SnapshotLookup } from './lookup.js';
-import type { FleetParameters } from './proxy-parameters.js';
 import type { CompiledRoute } from './route-rules.js';
 
 export interface GatewayEntry {

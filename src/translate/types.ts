@@ -2,13 +2,12 @@
 import type { Secret } from '../api/core.js';
 import type { RouteKind, RouteObject } from '../api/route-kinds.js';
 import type { FleetConfig } from '../ir/fleet-config.js';
-import type { DeployType, FleetInfra } from '../ir/fleet-infra.js';
+import type { DeployType, FleetInfra, FleetParameters } from '../ir/fleet-infra.js';
 import type { ClusterTable, ResolvedCluster, ResolvedRoute } from './backends.js';
 import type { ClassState } from './classes.js';
 import type { FleetBuildState } from './fleet-hosts.js';
 import type { SnapshotLookup } from './lookup.js';
 import type { RankedRoute } from './precedence.js';
-import type { FleetParameters } from './proxy-parameters.js';
 import type { CompiledRoute } from './route-rules.js';
 import { type AttachmentMemo, createAttachmentMemo, type GatewayEntry, type RouteState } from './routes.js';
 import type { SortedRoutesMemo } from './sorted-routes.js';
