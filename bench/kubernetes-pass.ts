@@ -1,139 +1,157 @@
-// In-process cost of one edit through the Kubernetes provider's pass at N routes, stage by stage, without a
-// cluster: the runner with the provider's status sink (its writer does nothing), one Gateway, N HTTPRoutes, and
-// each edit one route replaced at its index, as the informer snapshot delivers it. Wall time of each stage from
-// the runner's trace marks: translated (the critical path of an edit), statuses (stamping, after publishing) and
-// the sink's show; and a pass with the same lists, as a proxy's Ack starts. Run: node --import tsx bench/kubernetes-pass.ts [--routes 5000] [--edits 100]
+// In-process cost of one HTTPRoute edit through the whole Kubernetes path, stage by stage, at several sizes:
+// the watch event parsed and stored, the snapshot, translation, discovery's diff and send, the proxy's receive,
+// patch, validation, compile and swap (bench/kubernetes-pipeline.ts: the product's parts, real sockets, no
+// cluster), then a request through the proxy that must answer 200 for the new name. The peer is the smallest
+// size in the same run: an edit should cost about the same among 5,000 routes as among 5 (issue 27), so each
+// stage's CPU time is printed with its ratio to the smallest size's. CPU time, not wall time: the machine is shared.
+// Run: npm run bench:kubernetes-pass [-- --sizes 5,500,5000] [--edits 100]
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { loadavg } from 'node:os';
-import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
-import type { HTTPRoute } from '../src/api/http-route.js';
-import type { ApiObject } from '../src/api/kinds.js';
-import { buildSnapshot, type ResourceSnapshot } from '../src/api/snapshot.js';
-import { validateObject } from '../src/api/validate.js';
-import { apiStatusSink } from '../src/provider/kubernetes/status-sink.js';
-import { createRunner } from '../src/runner/runner.js';
+import { type Mark, startPipeline } from './kubernetes-pipeline.js';
 
 const { values } = parseArgs({
-  options: { routes: { type: 'string', default: '5000' }, edits: { type: 'string', default: '100' } },
+  options: {
+    sizes: { type: 'string', default: '5,500,5000' },
+    edits: { type: 'string', default: '100' },
+    warmup: { type: 'string', default: '20' },
+    profile: { type: 'string' },
+  },
 });
-const ROUTES = Number(values.routes);
+const SIZES = values.sizes.split(',').map(Number);
 const EDITS = Number(values.edits);
-const NS = 'bench-routes';
-const GATEWAY_API = 'gateway.networking.k8s.io/v1';
+const WARMUP = Number(values.warmup);
+/** --profile PREFIX: a V8 CPU profile of the measured edits of each size, to PREFIX-N.cpuprofile. */
+const PROFILE = values.profile;
 
-function valid(raw: unknown): ApiObject {
-  const r = validateObject(raw);
-  if (!r.ok) throw new Error(JSON.stringify(r.errors));
-  return r.object;
-}
-
-const base = [
-  valid({
-    apiVersion: GATEWAY_API,
-    kind: 'GatewayClass',
-    metadata: { name: 'portico', generation: 1 },
-    spec: { controllerName: 'gateway.portico.io/gatewayclass-controller' },
-  }),
-  valid({
-    apiVersion: GATEWAY_API,
-    kind: 'Gateway',
-    metadata: { name: 'eg', namespace: NS, generation: 1 },
-    spec: { gatewayClassName: 'portico', listeners: [{ name: 'http', protocol: 'HTTP', port: 8080 }] },
-  }),
-  valid({
-    apiVersion: 'v1',
-    kind: 'Service',
-    metadata: { name: 'echo', namespace: NS },
-    spec: { ports: [{ name: 'http', port: 8080, protocol: 'TCP' }] },
-  }),
-  valid({
-    apiVersion: 'discovery.k8s.io/v1',
-    kind: 'EndpointSlice',
-    metadata: { name: 'echo-1', namespace: NS, labels: { 'kubernetes.io/service-name': 'echo' } },
-    addressType: 'IPv4',
-    ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
-    endpoints: [{ addresses: ['10.0.0.1'], conditions: { ready: true } }],
-  }),
-];
-
-function route(i: number, host: string, generation = 1): HTTPRoute {
-  const object = valid({
-    apiVersion: GATEWAY_API,
-    kind: 'HTTPRoute',
-    metadata: { name: `r-${i}`, namespace: NS, generation, creationTimestamp: '2026-01-01T00:00:00Z' },
-    spec: {
-      parentRefs: [{ name: 'eg' }],
-      hostnames: [host],
-      rules: [{ backendRefs: [{ name: 'echo', port: 8080 }] }],
-    },
-  });
-  if (object.kind !== 'HTTPRoute') throw new Error('not an HTTPRoute');
-  return object;
-}
-
-let snapshot: ResourceSnapshot = buildSnapshot([
-  ...base,
-  ...Array.from({ length: ROUTES }, (_, i) => route(i, `r-${i}.bench.test`)),
-]);
-const marks = new Map<string, number>();
-let started = 0;
-const sink = apiStatusSink({ raw: () => undefined }, { write: async () => {} }, () => true);
-const runner = createRunner({
-  translate: {
-    controllerName: 'gateway.portico.io/gatewayclass-controller',
-    controllerNamespace: 'portico-gateway-system',
-    deployType: 'ControllerNamespace',
+const session = new Session();
+const profiler = {
+  async start() {
+    session.connect();
+    await session.post('Profiler.enable');
+    await session.post('Profiler.setSamplingInterval', { interval: 100 });
+    await session.post('Profiler.start');
   },
-  source: { snapshot: () => snapshot, dataPlane: () => ({ fleets: {} }) },
-  discovery: { setFleet() {}, removeFleet() {}, nodes: () => [] },
-  infra: { apply: async () => ({}) },
-  statuses: {
-    shown: sink.shown,
-    show(statuses) {
-      const t = performance.now();
-      sink.show(statuses);
-      marks.set('sink show', performance.now() - t);
-    },
+  async stop(file: string) {
+    const { profile } = await session.post('Profiler.stop');
+    writeFileSync(file, JSON.stringify(profile));
+    session.disconnect();
   },
-  onError: (error) => {
-    throw error;
-  },
-  trace: (stage) => marks.set(stage, performance.now() - started),
-});
+};
 
-await runner.now();
-await sink.idle();
-const samples = new Map<string, number[]>();
-for (let k = 0; k < EDITS; k++) {
-  const i = (k * 7919) % ROUTES;
-  const httpRoutes = snapshot.httpRoutes.slice();
-  httpRoutes[i] = route(i, `edit-${k}.bench.test`, 2 + k);
-  snapshot = { ...snapshot, httpRoutes };
-  started = performance.now();
-  await runner.now();
-  marks.set('pass', performance.now() - started);
-  for (const [stage, ms] of marks) samples.set(stage, [...(samples.get(stage) ?? []), ms]);
-  await sink.idle();
-}
-// A pass nothing in the snapshot started (a proxy's Ack): the same lists again.
-const unchanged: number[] = [];
-for (let k = 0; k < EDITS; k++) {
-  snapshot = { ...snapshot };
-  started = performance.now();
-  await runner.now();
-  unchanged.push(marks.get('translated')!);
-}
-runner.stop();
-sink.stop();
+/** The stages of one edit on its critical path, in order; each is timed from the one before. */
+const CHAIN = [
+  'bench-edit',
+  'event-applied',
+  'snapshot',
+  'translated',
+  'discovery-diffed',
+  'discovery-sent',
+  'proxy-received',
+  'proxy-assembled',
+  'proxy-validated',
+  'proxy-compiled',
+  'proxy-swapped',
+] as const;
+/** After the swap (in a cluster beside it, in the controller's own process): stamping and the status sink. */
+const AFTER = ['statuses', 'sink-shown'] as const;
 
-const median = (v: number[]) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)]!;
+interface EditStages {
+  cpu: Map<string, number>;
+  wall: Map<string, number>;
+}
+
+/** The stages of the edit whose marks start at `from`: each stage's first mark after the previous one. */
+function stagesOf(marks: Mark[], from: number): EditStages {
+  const cpu = new Map<string, number>();
+  const wall = new Map<string, number>();
+  let previous = marks[from]!;
+  let j = from + 1;
+  for (const stage of [...CHAIN.slice(1), ...AFTER]) {
+    const k = marks.findIndex((m, index) => index >= j && m.stage === stage);
+    if (k === -1) continue;
+    cpu.set(stage, marks[k]!.cpu - previous.cpu);
+    wall.set(stage, marks[k]!.t - previous.t);
+    previous = marks[k]!;
+    j = k + 1;
+  }
+  return { cpu, wall };
+}
+
+const median = (v: number[]) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)] ?? Number.NaN;
+
+async function measure(routes: number): Promise<{ stages: EditStages[]; failures: number; writes: number }> {
+  const pipeline = await startPipeline(routes);
+  const stages: EditStages[] = [];
+  let failures = 0;
+  await pipeline.idle();
+  const writesBefore = pipeline.statusWrites();
+  pipeline.written.length = 0;
+  for (let k = 0; k < WARMUP + EDITS; k++) {
+    const i = (k * 7919) % routes;
+    const host = `edit-${k}.bench.test`;
+    const from = pipeline.marks.length;
+    pipeline.edit(i, host, 2 + k);
+    await pipeline.swapped(pipeline.marks[from]!.t);
+    // The stamping and the sink run once the swap let them: wait for the sink before the next edit.
+    while (!pipeline.marks.slice(from).some((m) => m.stage === 'sink-shown'))
+      await new Promise((resolve) => setImmediate(resolve));
+    if ((await pipeline.get(host)) !== 200) failures++;
+    if (k === WARMUP - 1 && PROFILE !== undefined) await profiler.start();
+    if (k >= WARMUP) stages.push(stagesOf(pipeline.marks, from));
+    pipeline.marks.length = 0;
+  }
+  if (PROFILE !== undefined) await profiler.stop(`${PROFILE}-${routes}.cpuprofile`);
+  await pipeline.idle();
+  const writes = pipeline.statusWrites() - writesBefore;
+  if (process.env.BENCH_DEBUG) console.error(pipeline.written.slice(0, 12));
+  await pipeline.close();
+  return { stages, failures, writes };
+}
+
+const results = new Map<number, Awaited<ReturnType<typeof measure>>>();
+for (const size of SIZES) {
+  results.set(size, await measure(size));
+  console.error(`size ${size} done (load ${loadavg()[0]!.toFixed(1)})`);
+}
+
+const stageCpu = (size: number, stage: string) =>
+  median(results.get(size)!.stages.map((s) => s.cpu.get(stage) ?? 0));
+const totalCpu = (size: number, stages: readonly string[]) =>
+  median(results.get(size)!.stages.map((s) => stages.reduce((a, st) => a + (s.cpu.get(st) ?? 0), 0)));
+const totalWall = (size: number, stages: readonly string[]) =>
+  median(results.get(size)!.stages.map((s) => stages.reduce((a, st) => a + (s.wall.get(st) ?? 0), 0)));
+const peer = SIZES[0]!;
+const f = (n: number) => n.toFixed(3);
+const ratio = (n: number, base: number) => (base > 0 ? `${(n / base).toFixed(1)}×` : '–');
+
 console.log(
-  `one route edited among ${ROUTES}, ${EDITS} edits, median wall ms since the pass began (load ${loadavg()[0]!.toFixed(1)})`,
+  `one HTTPRoute edited among N, ${EDITS} edits after ${WARMUP} warm-up, in process: median CPU ms per stage, and its ratio to N = ${peer} (load ${loadavg()[0]!.toFixed(1)}, 2 vCPUs)`,
 );
-for (const stage of ['translated', 'discovery-sent', 'statuses', 'pass']) {
-  console.log(`  ${stage.padEnd(15)} ${median(samples.get(stage)!).toFixed(2).padStart(8)}`);
+console.log(`| stage | ${SIZES.map((s) => `N = ${s}`).join(' | ')} |`);
+console.log(`|---|${SIZES.map(() => '---|').join('')}`);
+for (const stage of [...CHAIN.slice(1), ...AFTER]) {
+  const cells = SIZES.map(
+    (s) => `${f(stageCpu(s, stage))} (${ratio(stageCpu(s, stage), stageCpu(peer, stage))})`,
+  );
+  console.log(`| ${stage} | ${cells.join(' | ')} |`);
 }
+const chain = CHAIN.slice(1);
 console.log(
-  `  ${'sink show'.padEnd(15)} ${median(samples.get('sink show')!).toFixed(2).padStart(8)} (its own time)`,
+  `| **edit → swapped, CPU** | ${SIZES.map((s) => `**${f(totalCpu(s, chain))}** (${ratio(totalCpu(s, chain), totalCpu(peer, chain))})`).join(' | ')} |`,
 );
-console.log(`  an Ack's pass (the same lists): translated ${median(unchanged).toFixed(2)}`);
+console.log(`| edit → swapped, wall | ${SIZES.map((s) => f(totalWall(s, chain))).join(' | ')} |`);
+console.log(
+  `| after the swap: statuses + sink, CPU | ${SIZES.map((s) => f(totalCpu(s, AFTER))).join(' | ')} |`,
+);
+console.log(
+  `| status writes per edit | ${SIZES.map((s) => (results.get(s)!.writes / (EDITS + WARMUP)).toFixed(2)).join(' | ')} |`,
+);
+const failed = SIZES.filter((s) => results.get(s)!.failures > 0);
+if (failed.length > 0) {
+  console.log(
+    `edits not served (no 200 after the swap): ${failed.map((s) => `${s}: ${results.get(s)!.failures}`).join(', ')}`,
+  );
+  process.exitCode = 1;
+}

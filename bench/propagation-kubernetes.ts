@@ -6,7 +6,10 @@
 // idle CPU (its own /metrics). Peer in the same run: a request on an existing route, the floor every
 // propagation figure includes. The published figures of other gateways are printed beside for reference.
 // Run: npm run build && npm run toolchain && npm run bench:propagation-kubernetes [-- --sizes 500,2000,5000]
-// [--edits 20] [--in-flight 16] [--idle-seconds 10]. Sizes are steps of one run: 2,000 adds 1,500 to 500.
+// [--edits 20] [--in-flight 16] [--idle-seconds 10] [--stages]. Sizes are steps of one run: 2,000 adds 1,500 to
+// 500. --stages also prints where each size's edits went, stage by stage: the controller and the proxies append
+// --trace-events lines ($PORTICO_TRACE_EVENTS, set on the controller's Deployment and through the class's
+// DataPlaneProxy) to a file on their pod's /dev/shm, read back with kubectl exec; the same clock, one machine.
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { type Cluster, startCluster } from '../test/cluster/harness.js';
@@ -19,6 +22,7 @@ import {
   get,
   programmedAddress,
 } from '../test/e2e/kubernetes/traffic.js';
+import { parseTrace, stageTable, type TraceEvent } from './propagation-stages.js';
 
 const { values } = parseArgs({
   options: {
@@ -26,8 +30,32 @@ const { values } = parseArgs({
     edits: { type: 'string', default: '20' },
     'in-flight': { type: 'string', default: '16' },
     'idle-seconds': { type: 'string', default: '10' },
+    stages: { type: 'boolean', default: false },
   },
 });
+const STAGES = values.stages;
+const TRACE_FILE = '/dev/shm/portico-trace';
+/** One edit on the cluster: the PATCH, the controller's pass, discovery, the proxy (primary, then a worker). */
+const CLUSTER_STAGES = [
+  'bench-edit',
+  'bench-patched',
+  'watch-event',
+  'pass',
+  'snapshot',
+  'translated',
+  'discovery-diffed',
+  'discovery-sent',
+  'proxy-received',
+  'proxy-assembled',
+  'proxy-validated',
+  'proxy-compiled',
+  'proxy-swapped',
+  'bench-200',
+] as const;
+const benchMarks: string[] = [];
+/** A line as appendStageTrace writes it (the bench's cpu column is not comparable: 0). */
+const benchMark = (stage: string) =>
+  benchMarks.push(`${(performance.timeOrigin + performance.now()).toFixed(3)} bench 0 ${stage} `);
 const SIZES = values.sizes.split(',').map(Number);
 const EDITS = Number(values.edits);
 const IN_FLIGHT = Number(values['in-flight']);
@@ -192,14 +220,68 @@ async function editPropagation(cluster: Cluster, address: string, size: number):
     const i = k % size;
     const host = `edit-${size}-${k}.bench.test`;
     const patch = { spec: { hostnames: [host] } };
+    benchMark('bench-edit');
     const sent = performance.now();
     const reply = await call(cluster, 'PATCH', `${ROUTES}/r-${i}`, patch, {
       contentType: 'application/merge-patch+json',
     });
+    benchMark('bench-patched');
     if (reply.status !== 200) throw new Error(`patching r-${i}: HTTP ${reply.status}`);
     times.push((await servedAt(address, host, 60_000)) - sent);
+    benchMark('bench-200');
   }
   return times;
+}
+
+/** Tracing on: the controller's Deployment gets the variable (it rolls), the proxies get it from their class. */
+async function traceEverywhere(cluster: Cluster): Promise<{ namespace: string; name: string }> {
+  cluster.kubectl([
+    'set',
+    'env',
+    '-n',
+    SYSTEM,
+    'deployment/portico-gateway',
+    `PORTICO_TRACE_EVENTS=${TRACE_FILE}`,
+  ]);
+  cluster.kubectl(['rollout', 'status', '-n', SYSTEM, 'deployment/portico-gateway', '--timeout=180s']);
+  const reply = await call(
+    cluster,
+    'POST',
+    `/apis/gateway.portico.io/v1alpha1/namespaces/${SYSTEM}/dataplaneproxies`,
+    {
+      apiVersion: 'gateway.portico.io/v1alpha1',
+      kind: 'DataPlaneProxy',
+      metadata: { name: 'bench-trace', namespace: SYSTEM },
+      spec: { kubernetes: { container: { env: [{ name: 'PORTICO_TRACE_EVENTS', value: TRACE_FILE }] } } },
+    },
+  );
+  if (reply.status !== 201) throw new Error(`creating the DataPlaneProxy: HTTP ${reply.status}`);
+  return { namespace: SYSTEM, name: 'bench-trace' };
+}
+
+/** The trace lines since `since` (epoch ms) of every pod matching `selector`, each pod's pids kept apart. */
+function podTraces(cluster: Cluster, selector: string, container: string, since: number): TraceEvent[] {
+  const pods = cluster
+    .kubectl(['get', 'pods', '-n', SYSTEM, '-l', selector, '-o', 'jsonpath={.items[*].metadata.name}'])
+    .split(' ')
+    .filter((p) => p !== '');
+  const read = `const l=require('node:fs').readFileSync('${TRACE_FILE}','utf8').split('\\n');process.stdout.write(l.filter((x)=>Number(x.split(' ')[0])>=${since}).join('\\n'))`;
+  return pods.flatMap((pod) =>
+    parseTrace(
+      cluster.kubectl(['exec', '-n', SYSTEM, pod, '-c', container, '--', 'node', '-e', read]),
+      `${pod}:`,
+    ),
+  );
+}
+
+/** Where the edits since `since` went: the bench's marks with the controller's and the proxies' lines. */
+function editStages(cluster: Cluster, since: number): string {
+  const events = [
+    ...parseTrace(benchMarks.join('\n')),
+    ...podTraces(cluster, 'app.kubernetes.io/component=controller', 'controller', since),
+    ...podTraces(cluster, 'app.kubernetes.io/name=portico-proxy', 'proxy', since),
+  ].sort((a, b) => a.t - b.t);
+  return stageTable(events, CLUSTER_STAGES);
 }
 
 const ms = (n: number) => `${n.toFixed(1)} ms`;
@@ -216,7 +298,7 @@ async function measureSize(
   statuses: { until(n: number): Promise<number> },
   made: number,
   size: number,
-): Promise<{ row: string; diagnostics: string }> {
+): Promise<{ row: string; diagnostics: string; stages?: string }> {
   const { first, last, lastRoute } = await createRoutes(cluster, made, size);
   const servedLast = await servedAt(address, `r-${lastRoute}.bench.test`);
   const loadServed = load();
@@ -228,7 +310,10 @@ async function measureSize(
     ),
   ]);
   const beforeEdits = await controllerSample(cluster);
+  benchMarks.length = 0;
+  const editsFrom = performance.timeOrigin + performance.now();
   const edits = (await editPropagation(cluster, address, size)).sort((a, b) => a - b);
+  const stages = STAGES ? editStages(cluster, editsFrom) : undefined;
   const loadEdits = load();
   const afterEdits = await controllerSample(cluster);
   const floors: number[] = [];
@@ -248,6 +333,7 @@ async function measureSize(
   return {
     row: `| ${size} | ${seconds(last - first)} | ${seconds(servedLast - last)} | ${seconds(allAccepted - first)} | ${ms(mean)} / ${ms(percentile(edits, 0.99))} | ${ms(floors.sort((a, b) => a - b)[10]!)} | ${(after.resident / 1024 / 1024).toFixed(0)} MiB / ${idleCores.toFixed(3)} core | ${loadServed} / ${loadEdits} |`,
     diagnostics: `| ${size} | ${(passes / EDITS).toFixed(1)} | ${ms(translateMs)} | ${(edited / EDITS).toFixed(1)} | ${ms(edits[0]!)} / ${ms(edits[Math.floor(edits.length / 2)]!)} |`,
+    ...(stages === undefined ? {} : { stages: `${size} routes: ${stages}` }),
   };
 }
 
@@ -262,18 +348,21 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 try {
   await install(cluster);
   await echoNamespace(cluster, NS);
-  await gatewayClass(cluster, 'portico', 'gateway.portico.io/gatewayclass-controller');
+  const parameters = STAGES ? await traceEverywhere(cluster) : undefined;
+  await gatewayClass(cluster, 'portico', 'gateway.portico.io/gatewayclass-controller', parameters);
   await gateway(cluster, NS, 'eg', 'portico', [{ name: 'http', port: PORT }]);
   const address = await programmedAddress(cluster, NS, 'eg', 180_000);
   const statuses = await acceptedRoutes(cluster);
   const rows: string[] = [];
   const diagnostics: string[] = [];
+  const stageTables: string[] = [];
   let made = 0;
   for (const size of SIZES) {
     const measured = await measureSize(cluster, address, statuses, made, size);
     made = size;
     rows.push(measured.row);
     diagnostics.push(measured.diagnostics);
+    if (measured.stages !== undefined) stageTables.push(measured.stages);
     console.error(`size ${size}: ${measured.row}`);
   }
   statuses.close();
@@ -294,6 +383,7 @@ try {
   );
   console.log('|---|---|---|---|---|');
   for (const row of diagnostics) console.log(row);
+  for (const table of stageTables) console.log(`\nWhere an edit went, ${table}`);
 } catch (error) {
   // What the controller and the proxy said, and whether a pod restarted: the figures alone do not say why.
   console.error(cluster.kubectl(['get', 'pods', '-A', '-o', 'wide']));

@@ -1,9 +1,10 @@
-// Reads the --trace-events file written during bench/propagation.ts and prints, per stage of one
-// edit (file write → first 200), the wall time since the previous stage and, within one process, its CPU time.
-// The proxy's Ack (after the swap) runs alongside the first 200, so it is not a stage here.
+// Reads --trace-events lines (`<epoch ms> <pid> <cpu µs> <stage> <detail>`) and prints, per stage of one edit (its
+// first stage → its last, e.g. file write → first 200), the wall time since the previous stage and, within one
+// process, its CPU time. Used by bench/propagation.ts (standalone) and bench/propagation-kubernetes.ts (cluster).
 import { readFile } from 'node:fs/promises';
 
-const STAGES = [
+/** Standalone: file write → first 200. The proxy's Ack (after the swap) runs alongside the first 200. */
+export const STANDALONE_STAGES = [
   'bench-write',
   'fs-event',
   'gathered',
@@ -21,19 +22,21 @@ const STAGES = [
   'bench-200',
 ] as const;
 
-interface TraceEvent {
+export interface TraceEvent {
   t: number;
+  /** The process: its pid, prefixed by where its lines came from when several files are merged. */
   pid: string;
   cpuUs: number;
   stage: string;
 }
 
-function parse(text: string): TraceEvent[] {
+/** The events of trace `text`; `source` prefixes each pid (pods each have their own pid 1). */
+export function parseTrace(text: string, source = ''): TraceEvent[] {
   const events: TraceEvent[] = [];
   for (const line of text.split('\n')) {
     const [t, pid, cpu, stage] = line.split(' ');
     if (stage === undefined) continue;
-    events.push({ t: Number(t), pid: pid!, cpuUs: Number(cpu), stage });
+    events.push({ t: Number(t), pid: `${source}${pid!}`, cpuUs: Number(cpu), stage });
   }
   return events.sort((a, b) => a.t - b.t);
 }
@@ -43,32 +46,37 @@ function median(values: number[]): number {
   return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
 }
 
-/** The per-stage table for the idle phase (edits between `bench-write` and `bench-200`, before `bench-idle-done`). */
-export async function stageBreakdown(file: string): Promise<string> {
-  const events = parse(await readFile(file, 'utf8'));
-  const end = events.find((e) => e.stage === 'bench-idle-done')?.t ?? Number.POSITIVE_INFINITY;
+/**
+ * The per-stage table of the edits in `events`: each window runs from a `stages[0]` event to the next last-stage
+ * event, and each stage is its first event after the previous stage's (a late event of an edit before is
+ * skipped). Windows starting after an `until` event are left out.
+ */
+export function stageTable(events: TraceEvent[], stages: readonly string[], until?: string): string {
+  const first = stages[0]!;
+  const last = stages.at(-1)!;
+  const end =
+    until === undefined ? Number.POSITIVE_INFINITY : (events.find((e) => e.stage === until)?.t ?? Infinity);
   const wall = new Map<string, number[]>();
   const cpu = new Map<string, number[]>();
   let windows = 0;
   for (let i = 0; i < events.length; i++) {
-    if (events[i]!.stage !== 'bench-write' || events[i]!.t > end) continue;
-    // Each stage: its first event after the previous stage's (a late event of the edit before is skipped).
-    const first = new Map<string, TraceEvent>();
+    if (events[i]!.stage !== first || events[i]!.t > end) continue;
+    const found = new Map<string, TraceEvent>();
     let j = i;
-    for (const stage of STAGES) {
+    for (const stage of stages) {
       let k = j;
-      while (k < events.length && events[k]!.stage !== stage && events[k]!.stage !== 'bench-200') k++;
+      while (k < events.length && events[k]!.stage !== stage && events[k]!.stage !== last) k++;
       if (events[k]?.stage === stage) {
-        first.set(stage, events[k]!);
+        found.set(stage, events[k]!);
         j = k;
       }
     }
-    if (!first.has('bench-200')) continue;
+    if (!found.has(last)) continue;
     windows++;
     let previous: TraceEvent | undefined;
-    for (const stage of STAGES) {
-      const e = first.get(stage);
-      if (e === undefined || e.t > first.get('bench-200')!.t) continue;
+    for (const stage of stages) {
+      const e = found.get(stage);
+      if (e === undefined || e.t > found.get(last)!.t) continue;
       if (previous !== undefined) {
         (wall.get(stage) ?? wall.set(stage, []).get(stage)!).push(e.t - previous.t);
         if (previous.pid === e.pid)
@@ -78,8 +86,8 @@ export async function stageBreakdown(file: string): Promise<string> {
     }
   }
   const f = (v: number) => v.toFixed(2).padStart(7);
-  const lines = [`stages of ${windows} idle edits (ms since the previous stage; cpu: same process only)`];
-  for (const stage of STAGES.slice(1)) {
+  const lines = [`stages of ${windows} edits (ms since the previous stage; cpu: same process only)`];
+  for (const stage of stages.slice(1)) {
     const w = wall.get(stage) ?? [];
     const c = cpu.get(stage) ?? [];
     const mean = w.reduce((a, b) => a + b, 0) / Math.max(1, w.length);
@@ -89,4 +97,9 @@ export async function stageBreakdown(file: string): Promise<string> {
     );
   }
   return lines.join('\n');
+}
+
+/** The standalone bench's table for its idle phase (edits before `bench-idle-done`). */
+export async function stageBreakdown(file: string): Promise<string> {
+  return stageTable(parseTrace(await readFile(file, 'utf8')), STANDALONE_STAGES, 'bench-idle-done');
 }

@@ -15,6 +15,7 @@ import { createLogger } from '../platform/log-line.js';
 import { stopSignal } from '../platform/stop-signal.js';
 import { createApiClient } from '../provider/kubernetes/api-client.js';
 import { startKubernetesController } from '../provider/kubernetes/controller.js';
+import { appendStageTrace, type StageTrace } from '../trace/propagation-trace.js';
 import { logLevelOption } from './log-level-option.js';
 
 // In a pod the controller's ports face the pod network; the NetworkPolicy and Service decide who reaches them.
@@ -41,7 +42,11 @@ options:
   --identity NAME            name in the leader lease (default: $POD_NAME, else the host name)
   --fleet-certificate-lifetime D  life of each fleet's discovery client certificate, e.g. 7d, 36h (default
                              7d; at least 1h); renewed two thirds in, the one it replaced accepted 5 more minutes
-  -h, --help                 show this help`;
+  -h, --help                 show this help
+
+diagnostics:
+  --trace-events FILE        append a timestamped line to FILE as each change is seen, translated and sent to
+                             the proxies (default: $PORTICO_TRACE_EVENTS; absent: off)`;
 
 function fleetCertificateLifetime(text: string): FleetCertificateLifetime {
   const lifetimeMs = parseLifetime(text);
@@ -52,6 +57,11 @@ function fleetCertificateLifetime(text: string): FleetCertificateLifetime {
     );
   }
   return { ...DEFAULT_FLEET_CERTIFICATE_LIFETIME, lifetimeMs };
+}
+
+/** The diagnostics hook of `--trace-events` (or $PORTICO_TRACE_EVENTS); an empty value is off. */
+function traceOption(file: string | undefined): { trace?: StageTrace } {
+  return file === undefined || file === '' ? {} : { trace: appendStageTrace(file) };
 }
 
 export async function run(argv: string[]): Promise<number> {
@@ -71,6 +81,7 @@ export async function run(argv: string[]): Promise<number> {
       'metrics-address': { type: 'string', default: `${ANY}:${PORTS.metrics}` },
       identity: { type: 'string' },
       'fleet-certificate-lifetime': { type: 'string', default: '7d' },
+      'trace-events': { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
     strict: true,
@@ -124,6 +135,7 @@ export async function run(argv: string[]): Promise<number> {
     metricsAddress: values['metrics-address'],
     fleetCertificates: fleetCertificateLifetime(values['fleet-certificate-lifetime']),
     log,
+    ...traceOption(values['trace-events'] ?? process.env.PORTICO_TRACE_EVENTS),
   });
   log.info(`${await stopSignal()}: releasing leadership and stopping`);
   await controller.close();

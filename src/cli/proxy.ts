@@ -52,6 +52,7 @@ ${TRACING_FLAGS_HELP}
 
 diagnostics:
   --trace-events FILE       append a timestamped line to FILE as each config arrives, is applied and swapped in
+                            (default: $PORTICO_TRACE_EVENTS; absent: off)
 
 Exits 98 when its admin, metrics or ready address is in use (a supervisor then moves it elsewhere).`;
 
@@ -154,13 +155,13 @@ function runtimeOptions(values: ProxyArgs): WorkerProxyOptions {
       values['access-log-sampling'],
     ),
     tracing: tracingOption(values['tracing-endpoint'], values['tracing-sampling']),
-    ...traceEvents(values['trace-events']),
+    ...traceEvents(values['trace-events'] ?? process.env.PORTICO_TRACE_EVENTS),
   };
 }
 
 /** The in-process hook, and the file for worker processes (a hook cannot cross into them). */
 function traceEvents(file: string | undefined): { trace?: StageTrace; traceEvents?: string } {
-  return file === undefined ? {} : { trace: appendStageTrace(file), traceEvents: file };
+  return file === undefined || file === '' ? {} : { trace: appendStageTrace(file), traceEvents: file };
 }
 
 /** How to reach and prove itself to the discovery server: the options checked, the CA and credentials read. */

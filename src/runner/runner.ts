@@ -65,7 +65,7 @@ export interface RunnerOptions {
   onError(error: unknown, retryInMs: number): void;
   /** Every translation, before anything is published. */
   onTranslated?(result: TranslateResult, pass: { number: number; seconds: number }): void;
-  /** Marks the end of each stage (snapshot, translated, discovery-sent, statuses) for a benchmark. */
+  /** Marks the start of a pass (pass) and the end of each stage (snapshot, translated, discovery-sent, statuses). */
   trace?(stage: string): void;
 }
 
@@ -105,6 +105,7 @@ export function createRunner(options: RunnerOptions): Runner {
   }
 
   async function pass(): Promise<boolean> {
+    trace('pass');
     const snapshot = source.snapshot();
     trace('snapshot');
     const { result, dataPlane } = translated(snapshot);

@@ -6,6 +6,7 @@ import type { ProxyRuntime } from '../../infra/kubernetes/render.js';
 import type { FleetInfra } from '../../ir/fleet-infra.js';
 import type { Logger } from '../../platform/log-line.js';
 import { createRunner, type ResourceSource, type Runner } from '../../runner/runner.js';
+import type { StageTrace } from '../../trace/propagation-trace.js';
 import type { ApiClient } from './api-client.js';
 import { type ServerTls, waitForCertificateAuthority, waitForServerTls } from './certificate-secrets.js';
 import { clusterSource } from './cluster-source.js';
@@ -46,6 +47,8 @@ export interface KubernetesControllerOptions {
   reconnectGraceMs?: number;
   /** Controller Namespace Mode: the fleets' client certificate lifetime and renewal grace (7 days, 5 min). */
   fleetCertificates?: FleetCertificateLifetime;
+  /** Told when a change is seen, translated and sent (diagnostics: `--trace-events`). */
+  trace?: StageTrace;
 }
 
 export interface KubernetesController {
@@ -98,6 +101,7 @@ function createControllerDiscovery(
           })
         : { mode: 'mtls', ...(certificates === undefined ? {} : { certificates }) },
     log,
+    ...(options.trace === undefined ? {} : { trace: options.trace }),
   });
 }
 
@@ -181,6 +185,7 @@ function createClusterRunner(options: KubernetesControllerOptions, parts: Cluste
     applies: parts.leading,
     metrics: parts.metrics,
     onError: (error) => log.error(`reconcile failed, retrying: ${(error as Error).message}`),
+    ...(options.trace === undefined ? {} : { trace: options.trace }),
     onTranslated: (result, pass) => {
       log.debug(
         `reconcile ${pass.number}: ${result.fleets.length} fleets, ${result.statuses.length} statuses in ${(pass.seconds * 1000).toFixed(1)} ms`,
@@ -237,11 +242,18 @@ export async function startKubernetesController(
   const { port: discoveryPort } = await served.start();
 
   const wake = (): void => runner?.soon();
+  const trace = options.trace;
   const resources = createResourceWatch({
     client,
     config,
     controllerNamespace,
-    onChange: wake,
+    onChange:
+      trace === undefined
+        ? wake
+        : () => {
+            trace('watch-event');
+            wake();
+          },
     log,
   });
   let leadership: Leadership | undefined;
