@@ -29,6 +29,22 @@ export interface ResourceSnapshot {
   secrets: Secret[];
   dataPlaneProxies: DataPlaneProxy[];
   unusable: UnusableObject[];
+  /**
+   * A hint, not data: how the route lists came to be, step by step from earlier snapshots' lists, so a
+   * translator that translated one of those can redo just the routes changed since (it may ignore the hint).
+   */
+  routeChanges?: {
+    httpRoutes: readonly ListChange<HTTPRoute>[];
+    grpcRoutes: readonly ListChange<GRPCRoute>[];
+  };
+}
+
+/** One step of a list: `to` is `from` with `removed` taken out and `added` put in (an edited object is both). */
+export interface ListChange<T> {
+  from: readonly T[];
+  to: readonly T[];
+  removed: readonly T[];
+  added: readonly T[];
 }
 
 export function emptySnapshot(): ResourceSnapshot {

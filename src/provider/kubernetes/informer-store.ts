@@ -1,5 +1,6 @@
 // What an informer keeps of one collection: each object's converted value, kept (with its identity) while the
-// object's fingerprint is unchanged, and a version that counts the real changes.
+// object's fingerprint is unchanged, a version that counts the real changes, and which objects those changed (so
+// a reader can update what it built from the store by the change, not by walking every object again).
 import type { JsonObject } from './api-client.js';
 
 export interface InformerItem<T> {
@@ -15,11 +16,18 @@ export interface InformerStoreOptions<T> {
   convert(raw: JsonObject): T | undefined;
   fingerprint(raw: JsonObject): string;
   onChange(): void;
+  /** A watch event brought the object again with the same fingerprint (for kinds whose status is not in it: its status). */
+  onSame?(key: string): void;
 }
 
 export interface InformerStore<T> {
   items(): ReadonlyMap<string, InformerItem<T>>;
   version(): number;
+  /**
+   * The keys of the objects that really changed after `version` (in order, a key once per change); undefined
+   * when that is not known any more (too long ago, or everything was replaced since).
+   */
+  changedSince(version: number): readonly string[] | undefined;
   /** Replaces everything with a full list's items. */
   replace(items: readonly JsonObject[]): void;
   /** Applies one watch event's object: stored (ADDED, MODIFIED) or removed (DELETED). */
@@ -42,12 +50,30 @@ export function keyOf(raw: JsonObject): string {
   return m.namespace === undefined ? (m.name ?? '') : `${m.namespace}/${m.name ?? ''}`;
 }
 
+/** Changes remembered for changedSince; past it, half are forgotten (a reader that far behind reads everything). */
+const CHANGE_LOG_LIMIT = 8192;
+
 export function createInformerStore<T>(options: InformerStoreOptions<T>): InformerStore<T> {
   let entries = new Map<string, Entry<T>>();
   let version = 0;
+  // log[i] is the key changed by version logFrom + i + 1.
+  let log: string[] = [];
+  let logFrom = 0;
 
-  function changed(): void {
+  /** One object changed (`key`), or everything (undefined: a relist, a clear). */
+  function changed(key?: string): void {
     version++;
+    if (key === undefined) {
+      log = [];
+      logFrom = version;
+    } else {
+      log.push(key);
+      if (log.length > CHANGE_LOG_LIMIT) {
+        const drop = log.length - CHANGE_LOG_LIMIT / 2;
+        log = log.slice(drop);
+        logFrom += drop;
+      }
+    }
     options.onChange();
   }
 
@@ -74,6 +100,7 @@ export function createInformerStore<T>(options: InformerStoreOptions<T>): Inform
   return {
     items: () => entries,
     version: () => version,
+    changedSince: (since) => (since < logFrom || since > version ? undefined : log.slice(since - logFrom)),
     replace(items) {
       const next = new Map<string, Entry<T>>();
       let anyChanged = false;
@@ -86,8 +113,10 @@ export function createInformerStore<T>(options: InformerStoreOptions<T>): Inform
     },
     apply(type, object) {
       const key = keyOf(object);
-      const anyChanged = type === 'DELETED' ? entries.delete(key) : upsert(entries, object, entries.get(key));
-      if (anyChanged) changed();
+      const before = entries.get(key);
+      const anyChanged = type === 'DELETED' ? entries.delete(key) : upsert(entries, object, before);
+      if (anyChanged) changed(key);
+      else if (type !== 'DELETED' && before !== undefined) options.onSame?.(key);
     },
     clear() {
       if (entries.size === 0) return;

@@ -22,6 +22,8 @@ export interface InformerOptions<T> {
   /** The parts of an object that matter: events that leave it unchanged are ignored. */
   fingerprint(raw: JsonObject): string;
   onChange(): void;
+  /** A watch event brought an object whose fingerprint did not change. */
+  onSame?(key: string): void;
   log: Logger;
   /** Wait before relisting after an error; default 1000 ms. */
   retryMs?: number;
@@ -40,6 +42,8 @@ export interface Informer<T> {
   items(): ReadonlyMap<string, InformerItem<T>>;
   /** Increments on every real change: a cheap "did anything change" for snapshot reuse. */
   version(): number;
+  /** The keys of the objects changed after `version`; undefined when not known (see InformerStore). */
+  changedSince(version: number): readonly string[] | undefined;
 }
 
 /** Watches `path` until the stream ends; true when an ERROR event (410 Gone, say) calls for a new list. */
@@ -164,5 +168,6 @@ export function createInformer<T>(options: InformerOptions<T>): Informer<T> {
     },
     items: store.items,
     version: store.version,
+    changedSince: store.changedSince,
   };
 }

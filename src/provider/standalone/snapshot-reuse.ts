@@ -16,6 +16,7 @@ export function reuseUnchangedLists(
   if (previous === undefined) return next;
   const out = { ...next };
   for (const key of Object.keys(next) as (keyof ResourceSnapshot)[]) {
+    if (key === 'routeChanges') continue; // a hint, not a list
     if (sameItems(previous[key], next[key])) (out as Record<string, unknown>)[key] = previous[key];
   }
   return out;

@@ -70,6 +70,7 @@ async function watching(objects: JsonObject[]) {
 function names(watch: ResourceWatch): Record<string, string[]> {
   const out: Record<string, string[]> = {};
   for (const [field, list] of Object.entries(watch.snapshot())) {
+    if (!Array.isArray(list)) continue; // routeChanges: a hint, not a list
     out[field] = (list as { metadata: { name: string } }[]).map((o) => o.metadata.name);
   }
   return out;
