@@ -15,6 +15,18 @@ export interface ChangedResource {
   value: { name: string };
 }
 
+/**
+ * Which resources changed from one config of a fleet (`since`) to the next (`config`): every resource of
+ * `config` not named in `changed` is the very same object as in `since`, and `removed` are in `since` only. A
+ * producer that cannot say so exactly gives none (the consumer then compares the configs itself).
+ */
+export interface FleetConfigChange {
+  since: FleetConfig;
+  config: FleetConfig;
+  changed: { type: FleetResourceType; name: string }[];
+  removed: { type: FleetResourceType; name: string }[];
+}
+
 export interface FleetConfigDelta {
   changed: ChangedResource[];
   removed: { type: FleetResourceType; name: string }[];
@@ -54,8 +66,14 @@ export function patchFleetConfig(
   return { ...previous, ...Object.fromEntries(lists) } as FleetConfig;
 }
 
+/** The item named `name` in a list sorted by name, by binary search; undefined when none is. */
+export function findByName<T extends { name: string }>(list: readonly T[], name: string): T | undefined {
+  const item = list[nameIndex(list, name)];
+  return item?.name === name ? item : undefined;
+}
+
 /** First index whose name is not below `name` (lists sorted as assembleFleetConfig sorts them). */
-function nameIndex(list: readonly { name: string }[], name: string): number {
+export function nameIndex(list: readonly { name: string }[], name: string): number {
   let lo = 0;
   let hi = list.length;
   while (lo < hi) {

@@ -24,6 +24,8 @@ export interface ObjectWork {
   submit(key: string, fingerprint: string, run: () => Promise<void>): void;
   /** Forgets every other object: its queued work, backoff and retry (work already running finishes). */
   retain(keys: ReadonlySet<string>): void;
+  /** Forgets these objects, as retain forgets the others. */
+  forget(keys: Iterable<string>): void;
   /** Whether the object's last attempt failed (and it waits for a retry). */
   failing(key: string): boolean;
   /** Resolves once nothing runs or waits to start (retries that wait for their time excepted). */
@@ -53,7 +55,7 @@ export function createObjectWork(options: ObjectWorkOptions): ObjectWork {
   const now = options.now ?? Date.now;
   const setTimer = options.setTimer ?? defaultTimer;
   const allowed = options.allowed ?? (() => true);
-  let entries = new Map<string, Entry>();
+  const entries = new Map<string, Entry>();
   // In submission order; a Set, so taking the first of thousands queued is not a shift of all the others.
   const queue = new Set<string>();
   let active = 0;
@@ -71,6 +73,15 @@ export function createObjectWork(options: ObjectWorkOptions): ObjectWork {
     entry.cancelRetry?.();
     entry.queued = false;
     queue.delete(key);
+  }
+
+  function drop(keys: Iterable<string>): void {
+    for (const key of keys) {
+      const entry = entries.get(key);
+      if (entry === undefined) continue;
+      forget(key, entry);
+      entries.delete(key);
+    }
   }
 
   function pump(): void {
@@ -139,25 +150,21 @@ export function createObjectWork(options: ObjectWorkOptions): ObjectWork {
       if (mayTry(entry.backoff, fingerprint, now())) enqueue(key, entry);
     },
     retain(keys) {
-      for (const [key, entry] of entries) {
-        if (keys.has(key)) continue;
-        forget(key, entry);
-        entries.delete(key);
-      }
+      drop([...entries.keys()].filter((key) => !keys.has(key)));
     },
+    forget: drop,
     failing: (key) => entries.get(key)?.backoff !== undefined,
     idle() {
       if (active === 0 && queue.size === 0) return Promise.resolve();
       return new Promise((resolve) => idleWaiters.push(resolve));
     },
     reset() {
-      for (const [key, entry] of entries) forget(key, entry);
-      entries = new Map();
+      drop([...entries.keys()]);
       queue.clear();
     },
     stop() {
       stopped = true;
-      for (const [key, entry] of entries) forget(key, entry);
+      drop([...entries.keys()]);
       queue.clear();
       for (const wake of idleWaiters.splice(0)) wake();
       idleWaiters = [];

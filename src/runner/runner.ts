@@ -49,6 +49,13 @@ export interface StatusSink {
   shown?(status: ObjectStatus): ShownObject | undefined;
   /** Every status of the pass, stamped, in translation order. */
   show(statuses: readonly StampedStatus[]): void | Promise<void>;
+  /**
+   * Only what changed since the statuses last shown (or shown changed): the changed ones stamped, and the objects
+   * that have no status any more. Absent: the sink is always shown everything.
+   */
+  showChanged?(changed: readonly StampedStatus[], removed: readonly ObjectStatus[]): void | Promise<void>;
+  /** True when the sink must be shown everything next (it forgot what it was shown: a new leader). */
+  wantsAll?(): boolean;
 }
 
 export interface RunnerOptions {
@@ -91,6 +98,37 @@ export function createRunner(options: RunnerOptions): Runner {
   const stamper = createStatusStamper();
   const shownOf = sink.shown?.bind(sink);
   let ready = false;
+  // The translation's statuses as last stamped: a delta from them stamps and shows only what changed.
+  let stampedFrom: readonly ObjectStatus[] | undefined;
+
+  /** Stamps and shows the pass's statuses: what changed when the translation and the sink can say, else all. */
+  async function statuses(
+    result: TranslateResult,
+    problems: ReadonlyMap<string, InfraProblem>,
+  ): Promise<void> {
+    const delta = result.statusDelta;
+    const now = new Date();
+    if (
+      delta !== undefined &&
+      delta.since === stampedFrom &&
+      sink.showChanged !== undefined &&
+      sink.wantsAll?.() !== true
+    ) {
+      const changed = withInfraProblems(delta.changed, result.infra, problems);
+      const stamped = stamper.stampChanged(changed, delta.removed, shownOf, now);
+      stampedFrom = result.statuses;
+      trace('statuses');
+      ready = true;
+      await sink.showChanged(stamped, delta.removed);
+      return;
+    }
+    const amended = withInfraProblems(result.statuses, result.infra, problems);
+    const stamped = stamper.stamp(amended, shownOf, now);
+    stampedFrom = result.statuses;
+    trace('statuses');
+    ready = true;
+    await sink.show(stamped);
+  }
 
   function translated(snapshot: ResourceSnapshot): { result: TranslateResult; dataPlane: DataPlaneState } {
     const started = performance.now();
@@ -109,7 +147,7 @@ export function createRunner(options: RunnerOptions): Runner {
     const snapshot = source.snapshot();
     trace('snapshot');
     const { result, dataPlane } = translated(snapshot);
-    published.publish(result.fleets);
+    published.publish(result.fleets, result.fleetChanges);
     trace('discovery-sent');
     // The discovery stream writes on the next loop turn: let it go out before infrastructure and statuses.
     await nextTurn();
@@ -118,11 +156,7 @@ export function createRunner(options: RunnerOptions): Runner {
       return false;
     }
     const outcome = await infra.apply(result, dataPlane);
-    const amended = withInfraProblems(result.statuses, result.infra, outcome.problems ?? NO_PROBLEMS);
-    const stamped = stamper.stamp(amended, shownOf, new Date());
-    trace('statuses');
-    ready = true;
-    await sink.show(stamped);
+    await statuses(result, outcome.problems ?? NO_PROBLEMS);
     return outcome.learnt === true;
   }
 

@@ -25,6 +25,16 @@ export interface StatusStamper {
     shownOf: ((status: ObjectStatus) => ShownObject | undefined) | undefined,
     now: Date,
   ): StampedStatus[];
+  /**
+   * Only the statuses that changed since the last stamping (the others stand as stamped then), and those of
+   * objects that have none any more: the changed ones stamped.
+   */
+  stampChanged(
+    changed: readonly ObjectStatus[],
+    removed: readonly ObjectStatus[],
+    shownOf: ((status: ObjectStatus) => ShownObject | undefined) | undefined,
+    now: Date,
+  ): StampedStatus[];
   /** The last stamped status of each object, by `statusKey`. */
   current(): ReadonlyMap<string, ObjectStatus>;
 }
@@ -108,6 +118,14 @@ export function createStatusStamper(): StatusStamper {
       });
       dropGone(statuses, known);
       return out;
+    },
+    stampChanged(changed, removed, shownOf, now) {
+      for (const s of removed) {
+        const key = keyOf(s);
+        entries.delete(key);
+        stamped.delete(key);
+      }
+      return changed.map((s) => stampOne(s, keyOf(s), shownOf, now));
     },
     current: () => stamped,
   };

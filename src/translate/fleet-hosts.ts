@@ -11,6 +11,7 @@ import type {
   RouteAction,
   VirtualHost,
 } from '../ir/fleet-config.js';
+import type { FleetConfigChange } from '../ir/fleet-config-patch.js';
 import type { ClusterTable, ResolvedCluster, ResolvedRoute } from './backends.js';
 import { compareSpecificity, listenerServes } from './hostnames.js';
 import type { ListenerState } from './listeners.js';
@@ -22,6 +23,8 @@ import type { TranslateMemos } from './types.js';
 export interface HostState {
   hostname: string;
   name: string;
+  /** The fleet Listener it serves on (`port-<port>`). */
+  listener: string;
   owner: number;
   contributors: Map<RouteObject, RouteState>;
   vhost?: VirtualHost;
@@ -48,8 +51,6 @@ export interface PortState {
   hostRefs: Map<string, number>;
   /** Entries with a wildcard or `*` effective hostname: they also serve VirtualHosts created later. */
   wildcards: RouteEntry[];
-  /** Most specific first: the Listener's `virtualHosts` order. */
-  names: HostState[];
   listener: Listener;
 }
 
@@ -64,6 +65,8 @@ export interface FleetBuildState {
   /** The cluster objects the config's clusters and endpoints came from, by name. */
   clusterObjects: Map<string, ResolvedCluster>;
   config: FleetConfig;
+  /** How `config` came from the one before, when an update made it (a full build does not say). */
+  change?: FleetConfigChange;
 }
 
 function ruleActions(rs: RouteState): RouteAction[] {
@@ -157,7 +160,7 @@ export function hostVirtualHost(
   const routes = ranked.map((r) => r.route);
   return before !== undefined && before.hostname === host.hostname && sameItems(before.routes, routes)
     ? before
-    : { name: host.name, hostname: host.hostname, routes };
+    : { name: host.name, listener: host.listener, hostname: host.hostname, routes };
 }
 
 /** Distinct cluster names a route's backends use. */
@@ -186,10 +189,6 @@ export function insertionIndex<T>(list: readonly T[], item: T, compare: (a: T, b
 
 export function byName<T extends { name: string }>(a: T, b: T): number {
   return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
-}
-
-export function bySpecificity(a: HostState, b: HostState): number {
-  return compareSpecificity(a.hostname, b.hostname);
 }
 
 /** The owner of a VirtualHost for `h`: the most specific of a port's listeners (`indexes`, in order) serving it. */

@@ -1,11 +1,11 @@
 // The incremental fleet build: when a fleet's Gateways, listeners and secrets are the same objects as last
 // time, only the attached routes that changed are undone and redone, and only their VirtualHosts rebuilt.
 // Routes with a wildcard (or no) hostname touch many VirtualHosts: those edits take the full build.
-import type { FleetConfig, Listener, VirtualHost } from '../ir/fleet-config.js';
+import type { FleetConfig, FleetResourceType, VirtualHost } from '../ir/fleet-config.js';
+import type { FleetConfigChange } from '../ir/fleet-config-patch.js';
 import type { FleetInput } from './fleet.js';
 import {
   byName,
-  bySpecificity,
   type FleetBuildState,
   fleetClusters,
   type HostState,
@@ -59,46 +59,73 @@ export function updateFleet(
   const changes = routeChanges(state, input, listeners);
   if (changes === undefined) return undefined;
   const { removed, added } = changes;
-  if (removed.length === 0 && added.length === 0 && sameClusterObjects(state, input)) return state.config;
+  // A translation that names its changed routes kept every cluster object (same lookup): no need to look.
+  const sameClusters = input.changed !== undefined || sameClusterObjects(state, input);
+  if (removed.length === 0 && added.length === 0 && sameClusters) return state.config;
 
   const update: Update = { state, listeners, touched: new Map(), clustersChanged: false };
   for (const { listener, entry } of removed) undoEntry(update, listener, entry);
   for (const a of added) addEntry(update, a);
 
   const previous = state.config;
-  const { virtualHosts, changedPorts } = rebuildTouchedHosts(
-    update,
-    previous.virtualHosts,
-    input.memos.rankedRoutes,
-  );
-  const fleetListeners =
-    changedPorts.size === 0 ? previous.listeners : updatedListeners(previous.listeners, changedPorts);
+  const hosts = rebuildTouchedHosts(update, previous.virtualHosts, input.memos.rankedRoutes);
 
   let { clusters, endpoints } = previous;
-  if (update.clustersChanged || !sameClusterObjects(state, input)) {
+  if (update.clustersChanged || !sameClusters) {
     const next = fleetClusters([...state.clusterRefs.keys()], input.clusters);
     if (!sameItems(next.clusters, clusters)) clusters = next.clusters;
     if (!sameItems(next.endpoints, endpoints)) endpoints = next.endpoints;
     state.clusterObjects = next.objects;
   }
 
-  const nextHosts = virtualHosts !== undefined && !sameItems(virtualHosts, previous.virtualHosts);
   if (
-    !nextHosts &&
-    fleetListeners === previous.listeners &&
+    hosts.changed.length === 0 &&
+    hosts.removed.length === 0 &&
     clusters === previous.clusters &&
     endpoints === previous.endpoints
   ) {
     return previous;
   }
-  state.config = {
+  const config: FleetConfig = {
     ...previous,
-    listeners: fleetListeners,
-    virtualHosts: nextHosts ? virtualHosts! : previous.virtualHosts,
+    virtualHosts:
+      hosts.changed.length + hosts.removed.length > 0 ? hosts.virtualHosts! : previous.virtualHosts,
     clusters,
     endpoints,
   };
-  return state.config;
+  state.change = configChange(previous, config, hosts);
+  state.config = config;
+  return config;
+}
+
+/** Which resources `config` changed from `previous`: the touched VirtualHosts and the cluster lists. */
+function configChange(
+  previous: FleetConfig,
+  config: FleetConfig,
+  hosts: { changed: string[]; removed: string[] },
+): FleetConfigChange {
+  const change: FleetConfigChange = { since: previous, config, changed: [], removed: [] };
+  for (const name of hosts.changed) change.changed.push({ type: 'virtualHosts', name });
+  for (const name of hosts.removed) change.removed.push({ type: 'virtualHosts', name });
+  for (const type of ['clusters', 'endpoints'] as const) {
+    if (previous[type] !== config[type]) namedDifferences(type, previous[type], config[type], change);
+  }
+  return change;
+}
+
+/** The names whose object differs between two lists sorted by name (the rarer cluster changes). */
+function namedDifferences(
+  type: FleetResourceType,
+  before: readonly { name: string }[],
+  after: readonly { name: string }[],
+  change: FleetConfigChange,
+): void {
+  const was = new Map(before.map((item) => [item.name, item]));
+  for (const item of after) {
+    if (was.get(item.name) !== item) change.changed.push({ type, name: item.name });
+    was.delete(item.name);
+  }
+  for (const name of was.keys()) change.removed.push({ type, name });
 }
 
 /**
@@ -110,6 +137,21 @@ function routeChanges(
   input: FleetInput,
   listeners: ListenerState[],
 ): { removed: Removed[]; added: Added[] } | undefined {
+  const found =
+    input.changed === undefined
+      ? scannedChanges(state, input, listeners)
+      : knownChanges(state, input, listeners, input.changed);
+  for (const { entry } of found.removed) if (!exactOnly(entry.hostnames)) return undefined;
+  for (const { hostnames } of found.added) if (!exactOnly(hostnames)) return undefined;
+  return found;
+}
+
+/** Every attached route compared with last time's entry: what changed. */
+function scannedChanges(
+  state: FleetBuildState,
+  input: FleetInput,
+  listeners: ListenerState[],
+): { removed: Removed[]; added: Added[] } {
   const removed: Removed[] = [];
   const added: Added[] = [];
   for (const [li, l] of listeners.entries()) {
@@ -128,9 +170,7 @@ function routeChanges(
         removed.push({ listener: li, entry });
         changedBefore++;
       }
-      const hostnames = effectiveHostnames(l.spec.hostname, route.spec.hostnames);
-      if (!exactOnly(hostnames)) return undefined;
-      added.push({ listener: li, rs, hostnames });
+      added.push({ listener: li, rs, hostnames: effectiveHostnames(l.spec.hostname, route.spec.hostnames) });
     }
     // Some routes of last time are no longer attached here: find which (rarely needed, so only then).
     if (kept + changedBefore !== before.size) {
@@ -138,7 +178,31 @@ function routeChanges(
       for (const [route, entry] of before) if (!present.has(route)) removed.push({ listener: li, entry });
     }
   }
-  for (const { entry } of removed) if (!exactOnly(entry.hostnames)) return undefined;
+  return { removed, added };
+}
+
+/** The translation says which routes changed (every other one is the same object, state and backends). */
+function knownChanges(
+  state: FleetBuildState,
+  input: FleetInput,
+  listeners: ListenerState[],
+  changed: NonNullable<FleetInput['changed']>,
+): { removed: Removed[]; added: Added[] } {
+  const removed: Removed[] = [];
+  const added: Added[] = [];
+  for (const [li, l] of listeners.entries()) {
+    const before = state.entries[li]!;
+    for (const route of changed.removed) {
+      const entry = before.get(route);
+      if (entry !== undefined) removed.push({ listener: li, entry });
+    }
+    for (const route of changed.added) {
+      const rs = input.routes.get(route);
+      if (rs === undefined) continue;
+      if (!rs.attachedTo.some((a) => a.gatewayKey === l.gatewayKey && a.index === l.index)) continue;
+      added.push({ listener: li, rs, hostnames: effectiveHostnames(l.spec.hostname, route.spec.hostnames) });
+    }
+  }
   return { removed, added };
 }
 
@@ -203,7 +267,8 @@ function addEntry(update: Update, { listener: li, rs, hostnames }: Added): void 
 function newHost(update: Update, port: PortState, h: string): HostState | undefined {
   const owner = hostOwner(port.listeners, update.listeners, h);
   if (owner === undefined) return undefined;
-  const host: HostState = { hostname: h, name: `port-${port.port}/${h}`, owner, contributors: new Map() };
+  const listener = port.listener.name;
+  const host: HostState = { hostname: h, name: `${listener}/${h}`, listener, owner, contributors: new Map() };
   port.hosts.set(h, host);
   // Unchanged routes of the owner whose wildcard hostname covers the new VirtualHost serve it too.
   for (const w of port.wildcards) {
@@ -223,9 +288,10 @@ function rebuildTouchedHosts(
   update: Update,
   previous: VirtualHost[],
   rankedMemo: TranslateMemos['rankedRoutes'],
-): { virtualHosts: VirtualHost[] | undefined; changedPorts: Set<PortState> } {
-  const changedPorts = new Set<PortState>();
-  if (update.touched.size === 0) return { virtualHosts: undefined, changedPorts };
+): { virtualHosts: VirtualHost[] | undefined; changed: string[]; removed: string[] } {
+  const changed: string[] = [];
+  const removed: string[] = [];
+  if (update.touched.size === 0) return { virtualHosts: undefined, changed, removed };
   const virtualHosts = previous.slice();
   for (const [host, port] of update.touched) {
     const gone = !port.hostRefs.has(host.hostname) && !port.listenerHostnames.has(host.hostname);
@@ -239,8 +305,7 @@ function rebuildTouchedHosts(
       }
       if (host.vhost !== undefined) {
         virtualHosts.splice(insertionIndex(virtualHosts, host.vhost, byName), 1);
-        port.names.splice(insertionIndex(port.names, host, bySpecificity), 1);
-        changedPorts.add(port);
+        removed.push(host.name);
       }
       continue;
     }
@@ -248,22 +313,11 @@ function rebuildTouchedHosts(
     host.vhost = hostVirtualHost(host, before, rankedMemo);
     if (before === undefined) {
       virtualHosts.splice(insertionIndex(virtualHosts, host.vhost, byName), 0, host.vhost);
-      port.names.splice(insertionIndex(port.names, host, bySpecificity), 0, host);
-      changedPorts.add(port);
+      changed.push(host.name);
     } else if (host.vhost !== before) {
       virtualHosts[insertionIndex(virtualHosts, host.vhost, byName)] = host.vhost;
+      changed.push(host.name);
     }
   }
-  return { virtualHosts, changedPorts };
-}
-
-/** The fleet's Listeners with those of the changed ports listing their VirtualHosts anew. */
-function updatedListeners(previous: Listener[], changedPorts: Set<PortState>): Listener[] {
-  const fleetListeners = previous.slice();
-  for (const port of changedPorts) {
-    const listener: Listener = { ...port.listener, virtualHosts: port.names.map((n) => n.name) };
-    fleetListeners[insertionIndex(fleetListeners, listener, byName)] = listener;
-    port.listener = listener;
-  }
-  return fleetListeners;
+  return { virtualHosts, changed, removed };
 }

@@ -13,7 +13,6 @@ import {
 import type { ClusterTable } from './backends.js';
 import {
   byName,
-  bySpecificity,
   type FleetBuildState,
   fleetClusters,
   type HostState,
@@ -40,6 +39,11 @@ export interface FleetInput {
   clusters: ClusterTable;
   lookup: SnapshotLookup;
   memos: TranslateMemos;
+  /**
+   * The routes changed since the last build, when the translation knows them (the rest are the same objects with
+   * the same states): the update then looks at these, not at every attached route.
+   */
+  changed?: { removed: readonly RouteObject[]; added: readonly RouteObject[] };
 }
 
 /** Identity of everything a fleet config is derived from except its attached routes. */
@@ -183,11 +187,10 @@ function buildPort(build: FullBuild, port: number, indexes: number[]): PortState
   for (const host of served.hosts.values()) {
     host.vhost = hostVirtualHost(host, build.previousHosts.get(host.name), build.input.memos.rankedRoutes);
   }
-  const names = [...served.hosts.values()].sort(bySpecificity);
   const onPort = indexes.map((i) => build.listeners[i]!);
-  const listener = portListener(port, onPort, names, build.usedSecrets);
+  const listener = portListener(port, onPort, build.usedSecrets);
   const { hosts, hostRefs, listenerHostnames } = served;
-  return { port, listeners: indexes, listenerHostnames, hosts, hostRefs, wildcards, names, listener };
+  return { port, listeners: indexes, listenerHostnames, hosts, hostRefs, wildcards, listener };
 }
 
 /**
@@ -203,7 +206,8 @@ function portHosts(build: FullBuild, port: number, indexes: number[]): PortHosts
     if (hosts.has(h)) return;
     const owner = hostOwner(indexes, build.listeners, h);
     if (owner !== undefined) {
-      hosts.set(h, { hostname: h, name: `port-${port}/${h}`, owner, contributors: new Map() });
+      const listener = `port-${port}`;
+      hosts.set(h, { hostname: h, name: `${listener}/${h}`, listener, owner, contributors: new Map() });
     }
   };
   for (const li of indexes) {
@@ -269,13 +273,8 @@ function hostTargets(
   return exact !== undefined && exact.owner === li ? [exact] : [];
 }
 
-/** The fleet Listener of one port: its Gateway listeners, VirtualHosts most specific first, certificates. */
-function portListener(
-  port: number,
-  onPort: ListenerState[],
-  names: HostState[],
-  usedSecrets: Set<string>,
-): Listener {
+/** The fleet Listener of one port: its Gateway listeners and certificates (its VirtualHosts name it). */
+function portListener(port: number, onPort: ListenerState[], usedSecrets: Set<string>): Listener {
   const listener: Listener = {
     name: `port-${port}`,
     port,
@@ -283,7 +282,6 @@ function portListener(
     gatewayListeners: onPort
       .map((l) => ({ gateway: l.gatewayKey, listener: l.spec.name }))
       .sort(byGatewayListener),
-    virtualHosts: names.map((n) => n.name),
   };
   if (listener.protocol === 'HTTPS') {
     const certificates: TlsCertificateChoice[] = onPort

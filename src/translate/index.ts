@@ -4,6 +4,7 @@ import type { Gateway } from '../api/gateway.js';
 import type { RouteObject } from '../api/route-kinds.js';
 import type { ResourceSnapshot } from '../api/snapshot.js';
 import type { FleetConfig } from '../ir/fleet-config.js';
+import type { FleetConfigChange } from '../ir/fleet-config-patch.js';
 import type { FleetInfra } from '../ir/fleet-infra.js';
 import type { ClusterTable } from './backends.js';
 import { type ClassState, evaluateClasses } from './classes.js';
@@ -13,12 +14,20 @@ import { fleetInfra } from './infra.js';
 import { contestedInfraNames, type InfraClaim } from './infra-names.js';
 import { evaluateListener, markConflicts, ready } from './listeners.js';
 import { buildLookup, byNsName, lookupInputs, nsName, type SnapshotLookup } from './lookup.js';
+import {
+  changedRouteStatuses,
+  composeRouteChange,
+  mixedKinds,
+  placeable,
+  reattach,
+} from './route-changes.js';
 import { resolveKindConflicts } from './route-kind-conflicts.js';
-import { attachRoutes, type GatewayEntry, type RouteState } from './routes.js';
-import { sortedRoutes } from './sorted-routes.js';
+import { attachContext, attachRoutes, type GatewayEntry, type RouteState } from './routes.js';
+import { sortedRoutes, sortedRoutesAfter } from './sorted-routes.js';
 import { classStatus, gatewayStatus, routeStatus } from './status.js';
 import type {
   DataPlaneState,
+  LastPass,
   ObjectStatus,
   StatusFrame,
   TranslateCache,
@@ -60,9 +69,18 @@ export function translate(
   const cache = options.cache;
   const inputs = passInputs(snapshot, options);
   const last = cache?.lastPass;
-  if (last !== undefined && sameInputs(last.inputs, inputs)) {
-    return { fleets: last.fleets, statuses: statusesOf(last.frame, options, dataPlane), infra: last.infra };
+  if (cache !== undefined && last !== undefined && sameInputs(last.inputs, inputs)) {
+    cache.translations.again++;
+    return againWithDataPlane(last, options, dataPlane);
   }
+  if (cache !== undefined && last?.world !== undefined) {
+    const changed = translateChangedRoutes(snapshot, inputs, options, dataPlane, cache, last);
+    if (changed !== undefined) {
+      cache.translations.changedRoutes++;
+      return changed;
+    }
+  }
+  if (cache !== undefined) cache.translations.full++;
   const memos = cache?.memos ?? createTranslateMemos();
   const lookup = cachedLookup(snapshot, cache);
   const classes = evaluateClasses(snapshot, lookup, options.controllerName, cache?.lastGood.classes);
@@ -70,22 +88,28 @@ export function translate(
   const { gateways, fleets } = gatewayEntries(ours, classes, lookup, memos, options);
 
   const clusters: ClusterTable = new Map();
+  const attach = attachContext({
+    gateways,
+    lookup,
+    table: clusters,
+    controllerName: options.controllerName,
+    compiledRoutes: memos.compiledRoutes,
+    ...(cache === undefined ? {} : { memo: cache, attachments: cache.attachments }),
+  });
   const attached = attachRoutes(
     [
       ...sortedRoutes(snapshot.httpRoutes, cache?.sortedRoutes.HTTPRoute),
       ...sortedRoutes(snapshot.grpcRoutes, cache?.sortedRoutes.GRPCRoute),
     ],
-    gateways,
-    lookup,
-    clusters,
-    options.controllerName,
-    memos.compiledRoutes,
-    cache,
-    cache?.attachments,
+    attach,
   );
   const routeStates = resolveKindConflicts(gateways, attached);
+  const world =
+    routeStates === attached && cache !== undefined
+      ? { gateways, fleets, routes: new Map<RouteObject, RouteState>(), attach }
+      : undefined;
   if (cache !== undefined) cache.clusters = clusters;
-  const routes = new Map<RouteObject, RouteState>();
+  const routes = world?.routes ?? new Map<RouteObject, RouteState>();
   for (const rs of routeStates) routes.set(rs.route, rs);
 
   const built = buildFleets(fleets, { routes, clusters, lookup, memos }, options);
@@ -101,8 +125,117 @@ export function translate(
     gateways: sortedByNsName(ours).map((g) => gateways.get(nsName(g))!),
     routeStatuses,
   };
-  if (cache !== undefined) cache.lastPass = { inputs, fleets: configs, infra, frame };
-  return { fleets: configs, statuses: statusesOf(frame, options, dataPlane), infra };
+  const statuses = statusesOf(frame, options, dataPlane);
+  if (cache !== undefined) {
+    cache.lastPass = {
+      inputs,
+      fleets: configs,
+      infra,
+      frame,
+      statuses,
+      ...(world === undefined ? {} : { world }),
+    };
+  }
+  return { fleets: configs, statuses, infra, ...fleetChangesOf(configs, cache) };
+}
+
+/** The very same lists and options as last time (a pass the data plane started): only the statuses anew. */
+function againWithDataPlane(
+  last: LastPass,
+  options: TranslateOptions,
+  dataPlane: DataPlaneState | undefined,
+): TranslateResult {
+  const statuses = statusesOf(last.frame, options, dataPlane);
+  const since = last.statuses;
+  last.statuses = statuses;
+  // The class and Gateway statuses are made again; every route status is the same object.
+  const changed = statuses.slice(0, last.frame.classes.length + last.frame.gateways.length);
+  return {
+    fleets: last.fleets,
+    statuses,
+    infra: last.infra,
+    ...(since === undefined ? {} : { statusDelta: { since, changed, removed: [] } }),
+  };
+}
+
+/** What each rebuilt fleet's update says changed in its config (a full build says nothing). */
+function fleetChangesOf(
+  configs: readonly FleetConfig[],
+  cache: TranslateCache | undefined,
+): { fleetChanges?: Map<string, FleetConfigChange> } {
+  if (cache === undefined) return {};
+  const changes = new Map<string, FleetConfigChange>();
+  for (const config of configs) {
+    const change = cache.fleets.get(config.fleet)?.change;
+    if (change?.config === config) changes.set(config.fleet, change);
+  }
+  return changes.size === 0 ? {} : { fleetChanges: changes };
+}
+
+/**
+ * When only the route lists changed since the last translation and the snapshot says how, the translation by
+ * the changed routes alone (route-changes.ts); undefined when it cannot be done that way (the full one then).
+ */
+function translateChangedRoutes(
+  snapshot: ResourceSnapshot,
+  inputs: readonly unknown[],
+  options: TranslateOptions,
+  dataPlane: DataPlaneState | undefined,
+  cache: TranslateCache,
+  last: LastPass,
+): TranslateResult | undefined {
+  const world = last.world!;
+  // Every input but the two route lists (indexes 2 and 3 of passInputs) is the very same.
+  if (!inputs.every((x, i) => i === 2 || i === 3 || x === last.inputs[i])) return undefined;
+  const http = composeRouteChange(snapshot.routeChanges?.httpRoutes, last.inputs[2], snapshot.httpRoutes);
+  const grpc = composeRouteChange(snapshot.routeChanges?.grpcRoutes, last.inputs[3], snapshot.grpcRoutes);
+  if (http === undefined || grpc === undefined || !placeable([http, grpc])) return undefined;
+  const sorted = cache.sortedRoutes;
+  if (sortedRoutesAfter(snapshot.httpRoutes, sorted.HTTPRoute, http.removed, http.added) === undefined)
+    return undefined;
+  if (sortedRoutesAfter(snapshot.grpcRoutes, sorted.GRPCRoute, grpc.removed, grpc.added) === undefined)
+    return undefined;
+  // From here the last translation's world is changed in place: if this cannot finish, it is dropped.
+  delete last.world;
+  const removed = [...http.removed, ...grpc.removed];
+  const added = [...http.added, ...grpc.added];
+  const moved = reattach(world, removed, added);
+  if (moved === undefined || mixedKinds(moved.touched)) return undefined;
+  const memos = cache.memos;
+  const built = buildFleets(
+    world.fleets,
+    {
+      routes: world.routes,
+      clusters: world.attach.table,
+      lookup: world.attach.lookup,
+      memos,
+      changed: { removed, added },
+    },
+    options,
+  );
+  const { configs, infra } = uncontested(built);
+  const routeStatuses = changedRouteStatuses(
+    last.frame.routeStatuses,
+    moved.removedStates,
+    moved.addedStates,
+    memos.routeStatuses,
+  );
+  if (routeStatuses === undefined) return undefined;
+  const frame: StatusFrame = { ...last.frame, routeStatuses: routeStatuses.list };
+  const statuses = statusesOf(frame, options, dataPlane);
+  const since = last.statuses;
+  cache.lastPass = { inputs, fleets: configs, infra, frame, statuses, world };
+  const changed = [
+    ...statuses.slice(0, frame.classes.length + frame.gateways.length),
+    ...routeStatuses.changed,
+  ];
+  return {
+    fleets: configs,
+    statuses,
+    infra,
+    ...(since === undefined ? {} : { statusDelta: { since, changed, removed: routeStatuses.removed } }),
+    ...fleetChangesOf(configs, cache),
+  };
 }
 
 /** Every snapshot list and option a translation reads; the same items again give the same translation. */

@@ -158,18 +158,25 @@ function gatewaySignature(gw: GatewayEntry): string {
   return sig;
 }
 
-/** Routes in namespace/name order; attaches each accepted one to its listeners (`ListenerState.attached`). */
-export function attachRoutes(
-  routes: readonly RouteObject[],
-  gateways: Map<string, GatewayEntry>,
-  lookup: SnapshotLookup,
-  table: ClusterTable,
-  controllerName: string,
-  compiledRoutes: WeakMap<RouteObject, CompiledRoute>,
-  memo?: BackendMemo,
-  attachments?: AttachmentMemo,
-): RouteState[] {
-  const out: RouteState[] = [];
+/** What attaching one route reads besides the route: the translation's Gateways, lookup and memos. */
+export interface AttachContext {
+  gateways: Map<string, GatewayEntry>;
+  lookup: SnapshotLookup;
+  table: ClusterTable;
+  controllerName: string;
+  compiledRoutes: WeakMap<RouteObject, CompiledRoute>;
+  memo?: BackendMemo;
+  attachments?: AttachmentMemo;
+  /** The attachment memo's context token for this translation (see attachmentContext). */
+  token?: object;
+  signatureOf(gw: GatewayEntry): string;
+}
+
+/**
+ * The context for attaching routes in this translation; with a memo, its token is kept while the lookup, the
+ * controller name and every Gateway with its listeners' readiness are the same as last time.
+ */
+export function attachContext(base: Omit<AttachContext, 'token' | 'signatureOf'>): AttachContext {
   const signatures = new Map<GatewayEntry, string>();
   const signatureOf = (gw: GatewayEntry): string => {
     let sig = signatures.get(gw);
@@ -179,64 +186,75 @@ export function attachRoutes(
     }
     return sig;
   };
-  let token: object | undefined;
-  if (attachments !== undefined) {
-    const context: unknown[] = [lookup, controllerName];
-    for (const [key, gw] of gateways) context.push(key, gw.gateway, signatureOf(gw));
-    if (attachments.context === undefined || !sameDeps(attachments.context.deps, context)) {
-      attachments.context = { deps: context, token: {} };
-    } else if (memo !== undefined) {
-      // Same lookup: the last translation's clusters are still right, and routes confirmed below need not
-      // resolve their backends again just to put them in the table.
-      for (const [name, c] of memo.clusters) if (!table.has(name)) table.set(name, c);
-    }
-    token = attachments.context.token;
+  const { attachments, memo, table } = base;
+  if (attachments === undefined) return { ...base, signatureOf };
+  const context: unknown[] = [base.lookup, base.controllerName];
+  for (const [key, gw] of base.gateways) context.push(key, gw.gateway, signatureOf(gw));
+  if (attachments.context === undefined || !sameDeps(attachments.context.deps, context)) {
+    attachments.context = { deps: context, token: {} };
+  } else if (memo !== undefined) {
+    // Same lookup: the last translation's clusters are still right, and routes confirmed below need not
+    // resolve their backends again just to put them in the table.
+    for (const [name, c] of memo.clusters) if (!table.has(name)) table.set(name, c);
   }
+  return { ...base, signatureOf, token: attachments.context.token };
+}
+
+/** One route's attachment: from the memo while its parents, lookup and backends are the same, else afresh. */
+export function attachOne(route: RouteObject, ctx: AttachContext): RouteState {
+  const { attachments, lookup, memo, token } = ctx;
+  if (attachments === undefined) {
+    return attachRoute(route, ctx.gateways, lookup, ctx.table, ctx.controllerName, ctx.compiledRoutes, memo);
+  }
+  const hit = attachments.routes.get(route);
+  // Same route object, same context: its deps are equal by construction (the backends memo keys on lookup).
+  if (hit !== undefined && hit.token === token) {
+    if (hit.ours && memo === undefined) resolveRouteBackends(route, lookup, ctx.table, memo);
+    return hit.state;
+  }
+  const routeNs = route.metadata.namespace ?? '';
+  const deps: unknown[] = [lookup, ctx.controllerName];
+  let ours = false;
+  for (const ref of route.spec.parentRefs) {
+    const gw =
+      ref.group === GATEWAY_API_GROUP && ref.kind === 'Gateway'
+        ? ctx.gateways.get(`${ref.namespace ?? routeNs}/${ref.name}`)
+        : undefined;
+    if (gw === undefined) deps.push(undefined, '');
+    else {
+      ours = true;
+      deps.push(gw.gateway, ctx.signatureOf(gw));
+    }
+  }
+  // Backends resolve (memoised) exactly when the uncached path would resolve them.
+  deps.push(ours ? resolveRouteBackends(route, lookup, ctx.table, memo) : undefined);
+  if (hit !== undefined && sameDeps(hit.deps, deps)) {
+    hit.token = token!;
+    return hit.state;
+  }
+  const state = attachRoute(
+    route,
+    ctx.gateways,
+    lookup,
+    ctx.table,
+    ctx.controllerName,
+    ctx.compiledRoutes,
+    memo,
+  );
+  attachments.routes.set(route, { deps, token: token!, ours, state });
+  return state;
+}
+
+/** Routes in namespace/name order; attaches each accepted one to its listeners (`ListenerState.attached`). */
+export function attachRoutes(routes: readonly RouteObject[], ctx: AttachContext): RouteState[] {
+  const out: RouteState[] = [];
   for (const route of routes) {
-    let deps: unknown[] | undefined;
-    let ours = false;
-    if (attachments !== undefined) {
-      const hit = attachments.routes.get(route);
-      // Same route object, same context: its deps are equal by construction (the backends memo keys on lookup).
-      if (hit !== undefined && hit.token === token) {
-        if (hit.ours && memo === undefined) resolveRouteBackends(route, lookup, table, memo);
-        for (const { gatewayKey, index } of hit.state.attachedTo) {
-          const l = gateways.get(gatewayKey)!.listeners[index]!;
-          if (l.attached.at(-1) !== route) l.attached.push(route);
-        }
-        out.push(hit.state);
-        continue;
-      }
-      const routeNs = route.metadata.namespace ?? '';
-      deps = [lookup, controllerName];
-      for (const ref of route.spec.parentRefs) {
-        const gw =
-          ref.group === GATEWAY_API_GROUP && ref.kind === 'Gateway'
-            ? gateways.get(`${ref.namespace ?? routeNs}/${ref.name}`)
-            : undefined;
-        if (gw === undefined) deps.push(undefined, '');
-        else {
-          ours = true;
-          deps.push(gw.gateway, signatureOf(gw));
-        }
-      }
-      // Backends resolve (memoised) exactly when the uncached path would resolve them.
-      deps.push(ours ? resolveRouteBackends(route, lookup, table, memo) : undefined);
-      if (hit !== undefined && sameDeps(hit.deps, deps)) {
-        hit.token = token!;
-        for (const { gatewayKey, index } of hit.state.attachedTo) {
-          const l = gateways.get(gatewayKey)!.listeners[index]!;
-          if (l.attached.at(-1) !== route) l.attached.push(route);
-        }
-        out.push(hit.state);
-        continue;
-      }
+    const state = attachOne(route, ctx);
+    for (const { gatewayKey, index } of state.attachedTo) {
+      const l = ctx.gateways.get(gatewayKey)!.listeners[index]!;
+      if (l.attached.at(-1) !== route) l.attached.push(route);
     }
-    const state = attachRoute(route, gateways, lookup, table, controllerName, compiledRoutes, memo);
     out.push(state);
-    if (attachments !== undefined && deps !== undefined) {
-      attachments.routes.set(route, { deps, token: token!, ours, state });
-    }
   }
   return out;
 }
@@ -273,7 +291,6 @@ function attachRoute(
       verdict = result.verdict;
       for (const l of result.listeners) {
         attachedTo.push({ gatewayKey: gw.key, index: l.index, parent: parents.length });
-        if (l.attached.at(-1) !== route) l.attached.push(route);
       }
     }
     const conditions: Condition[] = [

@@ -110,3 +110,40 @@ export function sortedRoutes<T extends RouteObject>(
   // The memo holds exactly the items given, so its routes are of their type.
   return next.routes as T[];
 }
+
+/**
+ * The routes after a known change of the last input (`removed` taken out of it, `added` put in, giving `items`),
+ * placed by binary search without looking at the other routes; `memo.value` updated. Undefined (memo untouched)
+ * when the change cannot be placed that way (no earlier order, a name repeated, an object not where expected).
+ */
+export function sortedRoutesAfter<T extends RouteObject>(
+  items: readonly T[],
+  memo: { value?: SortedRoutesMemo },
+  removed: readonly RouteObject[],
+  added: readonly RouteObject[],
+): T[] | undefined {
+  const previous = memo.value;
+  if (previous === undefined || previous.duplicates) return undefined;
+  if (removed.length === 0 && added.length === 0 && previous.input === items) return previous.routes as T[];
+  // Copies (a block copy each), then one splice per change: the other routes are not visited one by one.
+  const sorted = previous.sorted.slice();
+  const routes = previous.routes.slice();
+  for (const route of removed) {
+    const at = upperBound(sorted, nsName(route)) - 1;
+    if (at < 0 || sorted[at]!.route !== route) return undefined;
+    sorted.splice(at, 1);
+    routes.splice(at, 1);
+  }
+  for (const route of added) {
+    const key = nsName(route);
+    const at = upperBound(sorted, key);
+    if (at > 0 && sorted[at - 1]!.key === key) return undefined;
+    sorted.splice(at, 0, { key, route });
+    routes.splice(at, 0, route);
+  }
+  const inputSet = previous.inputSet;
+  for (const route of removed) inputSet.delete(route);
+  for (const route of added) inputSet.add(route);
+  memo.value = { input: items, inputSet, sorted, routes, duplicates: false };
+  return routes as T[];
+}

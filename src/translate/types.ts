@@ -2,6 +2,7 @@
 import type { Secret } from '../api/core.js';
 import type { RouteKind, RouteObject } from '../api/route-kinds.js';
 import type { FleetConfig } from '../ir/fleet-config.js';
+import type { FleetConfigChange } from '../ir/fleet-config-patch.js';
 import type { DeployType, FleetInfra, FleetParameters } from '../ir/fleet-infra.js';
 import type { ClusterTable, ResolvedCluster, ResolvedRoute } from './backends.js';
 import type { ClassState } from './classes.js';
@@ -9,7 +10,13 @@ import type { FleetBuildState } from './fleet-hosts.js';
 import type { SnapshotLookup } from './lookup.js';
 import type { RankedRoute } from './precedence.js';
 import type { CompiledRoute } from './route-rules.js';
-import { type AttachmentMemo, createAttachmentMemo, type GatewayEntry, type RouteState } from './routes.js';
+import {
+  type AttachContext,
+  type AttachmentMemo,
+  createAttachmentMemo,
+  type GatewayEntry,
+  type RouteState,
+} from './routes.js';
 import type { SortedRoutesMemo } from './sorted-routes.js';
 
 export interface TranslateOptions {
@@ -52,6 +59,19 @@ export interface TranslateResult {
   fleets: FleetConfig[];
   statuses: ObjectStatus[];
   infra: FleetInfra[];
+  /**
+   * How `statuses` differs from an earlier translation's list (`since`, as returned then): every status of it not
+   * in `changed` is the very same object as there, and `removed` are there and no longer here. Absent: unknown.
+   */
+  statusDelta?: StatusDelta;
+  /** Per fleet whose config changed: which of its resources, when the translation knows (see FleetConfigChange). */
+  fleetChanges?: ReadonlyMap<string, FleetConfigChange>;
+}
+
+export interface StatusDelta {
+  since: readonly ObjectStatus[];
+  changed: readonly ObjectStatus[];
+  removed: readonly ObjectStatus[];
 }
 
 /**
@@ -76,6 +96,8 @@ export interface TranslateCache {
   sortedRoutes: Record<RouteKind, { value?: SortedRoutesMemo }>;
   /** How the fleet builds through this cache went (read by tests, benchmarks and whoever reports on them). */
   fleetBuilds: FleetBuildCounts;
+  /** Translations by path: all of it, only the changed routes, or only the statuses again (same lists). */
+  translations: { full: number; changedRoutes: number; again: number };
   /**
    * The last translation, kept for the next with the very same snapshot lists and options (a pass that only the
    * data plane started, such as a proxy's Ack): only the class and Gateway statuses are made again.
@@ -95,6 +117,19 @@ export interface LastPass {
   fleets: FleetConfig[];
   infra: FleetInfra[];
   frame: StatusFrame;
+  /** The statuses returned last (by this translation, or an Ack's pass after it): the next delta's `since`. */
+  statuses?: ObjectStatus[];
+  /** What the next translation needs to redo only the routes a snapshot says changed; absent: it cannot. */
+  world?: RouteWorld;
+}
+
+/** A translation's Gateways, route states and attachment context, updated in place by a routes-only change. */
+export interface RouteWorld {
+  gateways: Map<string, GatewayEntry>;
+  /** Our Gateways grouped by fleet, oldest first in each. */
+  fleets: Map<string, GatewayEntry[]>;
+  routes: Map<RouteObject, RouteState>;
+  attach: AttachContext;
 }
 
 /** What the statuses of a translation are made from, the data plane aside. */
@@ -147,6 +182,7 @@ export function createTranslateCache(): TranslateCache {
     attachments: createAttachmentMemo(),
     sortedRoutes: { HTTPRoute: {}, GRPCRoute: {} },
     fleetBuilds: { incremental: 0, full: 0, incrementalFailures: 0 },
+    translations: { full: 0, changedRoutes: 0, again: 0 },
     memos: createTranslateMemos(),
     lastGood: { classes: new Map(), gateways: new Map() },
   };

@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { parseYamlFile } from '../../src/api/load.js';
 import { buildSnapshot, type ResourceSnapshot } from '../../src/api/snapshot.js';
-import type { TranslateOptions } from '../../src/translate/index.js';
+import type { TranslateOptions, TranslateResult } from '../../src/translate/index.js';
 import { withTestCertificates } from './testdata-certificates.js';
 
 export const options: TranslateOptions = {
@@ -29,4 +29,9 @@ export function random(seed: number): () => number {
     t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
+}
+
+/** What a translation says (its fleets, statuses and infrastructure), without the hints about how it changed. */
+export function translation(result: TranslateResult): Pick<TranslateResult, 'fleets' | 'statuses' | 'infra'> {
+  return { fleets: result.fleets, statuses: result.statuses, infra: result.infra };
 }

@@ -243,6 +243,7 @@ export async function startKubernetesController(
 
   const wake = (): void => runner?.soon();
   const trace = options.trace;
+  let statusSink: ApiStatusSink | undefined;
   const resources = createResourceWatch({
     client,
     config,
@@ -259,7 +260,7 @@ export async function startKubernetesController(
   let leadership: Leadership | undefined;
   const leading = (): boolean => !closed && leadership?.leader.isLeader() === true;
   const infra = await createClusterInfra(options, tls.caPem, resources, leading, wake);
-  const statusSink = apiStatusSink(
+  statusSink = apiStatusSink(
     resources,
     createStatusWriter({
       client,

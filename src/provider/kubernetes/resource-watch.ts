@@ -26,6 +26,8 @@ export interface ResourceWatchOptions {
   config: PorticoGatewayConfig;
   controllerNamespace: string;
   onChange(): void;
+  /** Only the status of an object whose status is an output (a Gateway, a route…) changed: `key` is `ns/name`. */
+  onStatusChange?(kind: string, key: string): void;
   log: Logger;
 }
 
@@ -68,6 +70,9 @@ function informerFor(
     // Converted once per change of the object, so an unusable one is logged each time it changes.
     convert: (raw) => receivedObject(kind, raw, options.log),
     onChange: options.onChange,
+    ...(kind.statusIsOutput && options.onStatusChange !== undefined
+      ? { onSame: (key: string) => options.onStatusChange?.(kind.kind, key) }
+      : {}),
     log: options.log,
     mayBeAbsent: kind.mayBeAbsent === true,
   });

@@ -25,10 +25,17 @@ export interface ApiStatusSinkOptions {
 }
 
 export interface ApiStatusSink extends StatusSink {
+  showChanged: NonNullable<StatusSink['showChanged']>;
+  wantsAll: NonNullable<StatusSink['wantsAll']>;
   /** Resolves once no write runs or waits to start (retries waiting for their time excepted). */
   idle(): Promise<void>;
-  /** Forgets what was written: a new leader checks every status afresh. */
+  /** Forgets what was written: a new leader checks every status afresh (it wants all statuses next). */
   reset(): void;
+  /**
+   * The object's status changed on the API server without its spec (our write coming back, or another writer):
+   * its status is checked against what this sink last wrote, and written again if it differs.
+   */
+  recheck(kind: string, key: string): void;
   stop(): void;
 }
 
@@ -80,23 +87,55 @@ export function apiStatusSink(
     return known;
   }
 
+  /** Submits the status unless it is the very one last written (or found shown already). */
+  function submit(s: StampedStatus): string {
+    const { key, fingerprint } = submission(s);
+    if (settled.get(key)?.stamped !== s.stamped) work.submit(key, fingerprint, () => write(key, s));
+    return key;
+  }
+
+  // The last statuses handed over, by key: what a recheck compares the object with.
+  const wanted = new Map<string, StampedStatus>();
+  let wantsAll = true;
+
   return {
     shown: (s) => resources.raw(s.kind, objectKey(s)),
     show(statuses) {
       const keys = new Set<string>();
+      wanted.clear();
       for (const s of statuses) {
-        const { key, fingerprint } = submission(s);
+        const key = submit(s);
         keys.add(key);
-        if (settled.get(key) === s) continue;
-        work.submit(key, fingerprint, () => write(key, s));
+        wanted.set(key, s);
       }
       work.retain(keys);
       for (const key of settled.keys()) if (!keys.has(key)) settled.delete(key);
+      wantsAll = false;
+    },
+    showChanged(changed, removed) {
+      for (const s of changed) wanted.set(submit(s), s);
+      const gone = removed.map((s) => `${s.kind} ${objectKey(s)}`);
+      work.forget(gone);
+      for (const key of gone) {
+        settled.delete(key);
+        wanted.delete(key);
+      }
+    },
+    wantsAll: () => wantsAll,
+    recheck(kind, key) {
+      const sinkKey = `${kind} ${key}`;
+      const s = wanted.get(sinkKey);
+      if (s === undefined || !leading()) return;
+      // Only an object this sink settled can drift; one still being written is written against the latest.
+      if (settled.get(sinkKey) !== s) return;
+      settled.delete(sinkKey);
+      work.submit(sinkKey, submission(s).fingerprint, () => write(sinkKey, s));
     },
     idle: () => work.idle(),
     reset() {
       settled.clear();
       work.reset();
+      wantsAll = true;
     },
     stop: () => work.stop(),
   };
