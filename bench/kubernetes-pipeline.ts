@@ -190,8 +190,8 @@ export async function startPipeline(routes: number): Promise<Pipeline> {
     fleet: FLEET,
     node: 'bench-proxy',
     tls: { ...fleetTls(FLEET), serverName: 'portico-gateway' },
-    apply: async (fleetConfig, version) => {
-      const outcome = await proxy.apply(fleetConfig, version);
+    apply: async (fleetConfig, version, change) => {
+      const outcome = await proxy.apply(fleetConfig, version, change);
       listenerPort = proxy.addresses().find((a) => a.listener !== 'admin')?.port ?? 0;
       return outcome;
     },
@@ -230,6 +230,11 @@ export async function startPipeline(routes: number): Promise<Pipeline> {
         sink.show(statuses);
         mark('sink-shown');
       },
+      showChanged(changed, removed) {
+        sink.showChanged(changed, removed);
+        mark('sink-shown');
+      },
+      wantsAll: () => sink.wantsAll(),
     },
     onError: (error) => {
       throw error;

@@ -220,7 +220,7 @@ export async function run(argv: string[]): Promise<number> {
   await proxy.started;
   const client = startDiscoveryClient({
     ...settings,
-    apply: (config, version) => proxy.apply(config, version),
+    apply: (config, version, change) => proxy.apply(config, version, change),
     trace: runtime.trace,
     log,
   });

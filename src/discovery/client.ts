@@ -2,13 +2,12 @@
 // FleetConfigs for `apply` (client-update.ts), and answers Ack or Nack. While disconnected the proxy keeps
 // serving what it applied.
 import { type Client, type ClientDuplexStream, Metadata, type StatusObject, status } from '@grpc/grpc-js';
-import type { FleetConfig } from '../ir/fleet-config.js';
 import { discardingLogger, type Logger } from '../platform/log-line.js';
 import type { StageTrace } from '../trace/propagation-trace.js';
 import { type Backoff, reconnectDelayMs } from './backoff.js';
 import { channelReady } from './channel-ready.js';
 import { type ChannelSource, type ClientTls, channelSource, sameTls } from './client-channel.js';
-import { type AppliedState, type ApplyOutcome, applyUpdate, NOTHING_APPLIED } from './client-update.js';
+import { type AppliedState, type ApplyConfig, applyUpdate, NOTHING_APPLIED } from './client-update.js';
 import { type ClientMessage, type ServerMessage, streamMethod } from './protocol.js';
 
 export type { ApplyOutcome, RejectedResource } from './client-update.js';
@@ -30,8 +29,11 @@ export interface DiscoveryClientOptions {
   reloadTls?: () => { caPem: string; certPem?: string; keyPem?: string };
   /** How often `reloadTls` is checked for new certificates while connected. Default 10 s. */
   tlsRefreshMs?: number;
-  /** Applies a whole config; resolve `{ ok: false }` (or throw) to reject it. Never called concurrently. */
-  apply: (config: FleetConfig, version: string) => Promise<ApplyOutcome>;
+  /**
+   * Applies a whole config; resolve `{ ok: false }` (or throw) to reject it. Never called concurrently. `change`
+   * (after a delta) says how the config came from the one applied last.
+   */
+  apply: ApplyConfig;
   backoff?: Backoff;
   /** How long one connection attempt may take before it is abandoned. Default 10 s. */
   connectTimeoutMs?: number;

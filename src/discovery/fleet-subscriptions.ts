@@ -2,6 +2,7 @@
 // fleet is known), then on each change only the changed and removed resources — or everything again to a stream
 // whose proxy rejected a version and now ignores deltas.
 import { FLEET_CONFIG_SCHEMA_VERSION, FLEET_RESOURCE_TYPES, type FleetConfig } from '../ir/fleet-config.js';
+import type { FleetConfigChange } from '../ir/fleet-config-patch.js';
 import type { Logger } from '../platform/log-line.js';
 import type { StageTrace } from '../trace/propagation-trace.js';
 import type { ServerMessage } from './protocol.js';
@@ -27,7 +28,8 @@ export interface FleetSubscriptions {
   unsubscribe(stream: Stream): void;
   /** After a Nack of `version`: everything again when there is something newer, else once there is. */
   resendAfterNack(stream: Stream, version: string): void;
-  setFleet(config: FleetConfig): void;
+  /** `change`: how `config` differs from the fleet's last config, when its producer knows. */
+  setFleet(config: FleetConfig, change?: FleetConfigChange): void;
   removeFleet(name: string): void;
 }
 
@@ -77,10 +79,10 @@ export function createFleetSubscriptions(log: Logger, trace?: StageTrace): Fleet
         if (stream.fullSentVersion !== current) send(stream, message(fleet, true));
       } else stream.needsFull = true;
     },
-    setFleet(config) {
+    setFleet(config, change) {
       const fleet = fleetState(config.fleet);
       const wasKnown = fleet.known;
-      const delta = updateResourceSet(fleet.resources, config, fleet.config);
+      const delta = updateResourceSet(fleet.resources, config, fleet.config, change);
       fleet.config = config;
       if (wasKnown && delta.changed.length === 0 && delta.removed.length === 0) return;
       fleet.version = ++versionCounter;

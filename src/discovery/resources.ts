@@ -6,6 +6,7 @@ import {
   type FleetResourceType,
   isFleetResourceType,
 } from '../ir/fleet-config.js';
+import { type FleetConfigChange, findByName } from '../ir/fleet-config-patch.js';
 import { PorticoError } from '../platform/errors.js';
 
 export interface NamedResource {
@@ -61,7 +62,16 @@ export function updateResourceSet(
   set: ServedResourceSet,
   config: FleetConfig,
   previous?: FleetConfig,
+  change?: FleetConfigChange,
 ): ResourceDelta {
+  if (
+    change !== undefined &&
+    previous !== undefined &&
+    change.since === previous &&
+    change.config === config
+  ) {
+    return updateByChange(set, config, change);
+  }
   const changed: NamedResource[] = [];
   const sizeBefore = set.size;
   let matched = 0;
@@ -113,6 +123,37 @@ export function updateResourceSet(
     const order = (r: { type: FleetResourceType }): number => FLEET_RESOURCE_TYPES.indexOf(r.type);
     removed.sort((a, b) => order(a) - order(b));
   }
+  return { changed, removed };
+}
+
+/** The set updated by the resources the change names (the others are the same objects): an edit costs its own. */
+function updateByChange(
+  set: ServedResourceSet,
+  config: FleetConfig,
+  change: FleetConfigChange,
+): ResourceDelta {
+  const changed: NamedResource[] = [];
+  for (const { type, name } of change.changed) {
+    const item = findByName(config[type] as readonly { name: string }[], name);
+    if (item === undefined) continue;
+    const key = resourceKey(type, name);
+    const before = set.get(key);
+    if (before?.item === item) continue;
+    const json = jsonOf(item);
+    if (before !== undefined && before.json === json) {
+      before.item = item;
+      continue;
+    }
+    const resource: ServedResource = { type, name, json, item };
+    set.set(key, resource);
+    changed.push(resource);
+  }
+  const removed: ResourceDelta['removed'] = [];
+  for (const { type, name } of change.removed)
+    if (set.delete(resourceKey(type, name))) removed.push({ type, name });
+  const order = (r: { type: FleetResourceType }): number => FLEET_RESOURCE_TYPES.indexOf(r.type);
+  changed.sort((a, b) => order(a) - order(b));
+  removed.sort((a, b) => order(a) - order(b));
   return { changed, removed };
 }
 

@@ -2,6 +2,7 @@
 // server reports about each connected proxy.
 
 import type { FleetConfig } from '../ir/fleet-config.js';
+import type { FleetConfigChange } from '../ir/fleet-config-patch.js';
 import type { Logger } from '../platform/log-line.js';
 import type { StageTrace } from '../trace/propagation-trace.js';
 import type { CertificatePins } from './certificate-pins.js';
@@ -79,7 +80,8 @@ export interface NodeState {
 export interface DiscoveryServer {
   start(): Promise<{ port: number }>;
   close(): Promise<void>;
-  setFleet(config: FleetConfig): void;
+  /** `change`: how `config` differs from the fleet's last config, when its producer knows (then only that is looked at). */
+  setFleet(config: FleetConfig, change?: FleetConfigChange): void;
   removeFleet(fleet: string): void;
   nodes(): NodeState[];
   /** Fired on connect, disconnect, and an Ack or Nack that changes what the node reports. */

@@ -83,9 +83,9 @@ export function createDiscoveryServer(options: DiscoveryServerOptions): Discover
       starting = false;
       await closing?.close();
     },
-    setFleet(config) {
-      checkFleetShape(config);
-      subscriptions.setFleet(config);
+    setFleet(config, change) {
+      checkFleetShape(config, change);
+      subscriptions.setFleet(config, change);
     },
     removeFleet: (name) => subscriptions.removeFleet(name),
     nodes() {

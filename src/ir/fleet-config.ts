@@ -4,7 +4,7 @@
 // values that matter (an absent optional field and `undefined` mean the same thing).
 
 /** Bumped on any incompatible change; a proxy refuses (NACKs) a config with another schema version. */
-export const FLEET_CONFIG_SCHEMA_VERSION = 1;
+export const FLEET_CONFIG_SCHEMA_VERSION = 2;
 
 /**
  * A fleet's whole configuration as a set of named resources by type. Every list is sorted by `name`,
@@ -41,8 +41,6 @@ export interface Listener {
   protocol: ListenerProtocol;
   /** The Gateway listeners merged into this socket, for status and metrics. */
   gatewayListeners: GatewayListenerRef[];
-  /** Names of the VirtualHosts served on this port, most specific hostname first. */
-  virtualHosts: string[];
   /** Present exactly when protocol is HTTPS. */
   tls?: ListenerTls;
 }
@@ -75,8 +73,13 @@ export interface TlsCertificateChoice {
  * when no route of the chosen VirtualHost matches, the answer is 404.
  */
 export interface VirtualHost {
-  /** `port-<port>/<hostname>` */
+  /** `<listener>/<hostname>`, i.e. `port-<port>/<hostname>`. */
   name: string;
+  /**
+   * The Listener serving it (its name, `port-<port>`). The VirtualHost names its Listener rather than the Listener
+   * listing its VirtualHosts, so adding or removing one changes that resource alone, not a list of thousands.
+   */
+  listener: string;
   /** Exact (`a.example.com`), wildcard (`*.example.com`: one or more labels) or `*` (any host). */
   hostname: string;
   /** Already in Gateway API precedence order: the proxy takes the first route that matches. */

@@ -17,6 +17,7 @@ import {
   type FleetConfig,
   type FleetResourceType,
 } from './fleet-config.js';
+import { type FleetConfigChange, nameIndex } from './fleet-config-patch.js';
 
 type Check = (value: unknown, path: string) => void;
 
@@ -77,14 +78,6 @@ const remembered = (item: Check): Check => {
     item(v, p);
     if (isRecord(v)) valid.add(v);
   };
-};
-/** A list of non-empty strings, checked without building a path per item (a listener names thousands). */
-const nameList: Check = (v, p) => {
-  if (!Array.isArray(v)) fail(p, 'must be a list');
-  for (let i = 0; i < v.length; i++) {
-    const item: unknown = v[i];
-    if (typeof item !== 'string' || item.length === 0) fail(`${p}[${i}]`, 'must be a non-empty string');
-  }
 };
 const optional =
   (check: Check): Check =>
@@ -180,7 +173,6 @@ const RESOURCE_CHECKS: Record<FleetResourceType, Check> = {
       port: int(1, 65535),
       protocol: oneOf('HTTP', 'HTTPS'),
       gatewayListeners: list(object({ gateway: str, listener: str })),
-      virtualHosts: nameList,
       tls: optional(
         object({ certificates: list(object({ hostnames: list(nonEmpty), secrets: list(nonEmpty) })) }),
       ),
@@ -188,7 +180,13 @@ const RESOURCE_CHECKS: Record<FleetResourceType, Check> = {
     const l = v as { protocol: string; tls?: unknown };
     if (l.protocol === 'HTTPS' && l.tls === undefined) fail(`${p}.tls`, 'required when protocol is HTTPS');
   }),
-  virtualHosts: remembered(object({ name: nonEmpty, hostname, routes: list(route) })),
+  virtualHosts: remembered((v, p) => {
+    object({ name: nonEmpty, listener: nonEmpty, hostname, routes: list(route) })(v, p);
+    // Its name says where it serves: one listener never has two VirtualHosts for one hostname.
+    const vh = v as { name: string; listener: string; hostname: string };
+    if (vh.name !== `${vh.listener}/${vh.hostname}`)
+      fail(`${p}.name`, `must be '${vh.listener}/${vh.hostname}'`);
+  }),
   clusters: remembered(
     object({
       name: nonEmpty,
@@ -221,8 +219,8 @@ function uniqueNames(items: { name: string }[], path: string): void {
 
 // A resource whose references were checked against these very lists (configs are immutable once received,
 // and discovery keeps unchanged lists and objects) needs no second check: an edit re-checks what it changed.
-const listenerCheckedAgainst = new WeakMap<object, { vhosts: object; secrets: object }>();
-const routesCheckedAgainst = new WeakMap<object, object>();
+const listenerCheckedAgainst = new WeakMap<object, object>();
+const routesCheckedAgainst = new WeakMap<object, { clusters: object; listeners: object }>();
 
 function lazyNames(items: { name: string }[]): () => Set<string> {
   let names: Set<string> | undefined;
@@ -239,30 +237,28 @@ function checkReferences(config: FleetConfig): void {
   uniqueNames(config.secrets, 'secrets');
   uniqueNames(config.endpoints, 'endpoints');
   uniqueNames(config.listeners, 'listeners');
-  const vhostNames = lazyNames(config.virtualHosts);
   const clusterNames = lazyNames(config.clusters);
   const secretNames = lazyNames(config.secrets);
+  const listenerNames = lazyNames(config.listeners);
   const ports = new Set<number>();
   config.listeners.forEach((l, i) => {
     const p = `listeners[${i}]`;
     if (ports.has(l.port)) fail(`${p}.port`, `port ${l.port} used by two listeners`);
     ports.add(l.port);
-    const checked = listenerCheckedAgainst.get(l);
-    if (checked?.vhosts === config.virtualHosts && checked.secrets === config.secrets) return;
-    const vhosts = vhostNames();
+    if (listenerCheckedAgainst.get(l) === config.secrets) return;
     const secrets = secretNames();
-    l.virtualHosts.forEach((v, j) => {
-      if (!vhosts.has(v)) fail(`${p}.virtualHosts[${j}]`, `unknown virtual host '${v}'`);
-    });
     for (const [j, c] of (l.tls?.certificates ?? []).entries()) {
       for (const [k, s] of c.secrets.entries()) {
         if (!secrets.has(s)) fail(`${p}.tls.certificates[${j}].secrets[${k}]`, `unknown secret '${s}'`);
       }
     }
-    listenerCheckedAgainst.set(l, { vhosts: config.virtualHosts, secrets: config.secrets });
+    listenerCheckedAgainst.set(l, config.secrets);
   });
   for (const [i, v] of config.virtualHosts.entries()) {
-    if (routesCheckedAgainst.get(v) === config.clusters) continue;
+    const checked = routesCheckedAgainst.get(v);
+    if (checked?.clusters === config.clusters && checked.listeners === config.listeners) continue;
+    if (!listenerNames().has(v.listener))
+      fail(`virtualHosts[${i}].listener`, `unknown listener '${v.listener}'`);
     const clusters = clusterNames();
     for (const [j, r] of v.routes.entries()) {
       if (r.action.type !== 'Forward') continue;
@@ -275,7 +271,7 @@ function checkReferences(config: FleetConfig): void {
         }
       }
     }
-    routesCheckedAgainst.set(v, config.clusters);
+    routesCheckedAgainst.set(v, { clusters: config.clusters, listeners: config.listeners });
   }
 }
 
@@ -321,45 +317,104 @@ function nameOf(item: unknown, index: number): string {
 export function validateFleetResources(
   value: unknown,
   previous?: FleetConfig,
+  change?: FleetConfigChange,
 ): { config: FleetConfig; rejected: RejectedResource[] } {
   checkRoot(value);
   nonEmpty(value.fleet, 'fleet');
+  // How `value` came from `previous` (valid, in force): only the resources it names need a look.
+  const known =
+    change !== undefined &&
+    previous !== undefined &&
+    change.since === previous &&
+    (change.config as unknown) === value;
   const rejected: RejectedResource[] = [];
   const replaced: Partial<Record<FleetResourceType, unknown[]>> = {};
   for (const type of FLEET_RESOURCE_TYPES) {
     const items: unknown = value[type];
     if (!Array.isArray(items)) fail(type, 'must be a list');
-    const check = RESOURCE_CHECKS[type];
-    const seen = new Set<string>();
-    let out: unknown[] | undefined;
-    let ports: Set<number> | undefined;
-    for (const [i, item] of items.entries()) {
-      const name = nameOf(item, i);
-      let error: string | undefined;
-      try {
-        check(item, `${type}[${i}]`);
-        if (seen.has(name)) error = `${type}[${i}].name: duplicate name '${name}'`;
-        if (type === 'listeners') {
-          ports ??= new Set();
-          const port = (item as { port: number }).port;
-          if (ports.has(port)) error = `${type}[${i}].port: port ${port} used by two listeners`;
-          ports.add(port);
-        }
-      } catch (e) {
-        error = (e as Error).message;
-      }
-      seen.add(name);
-      if (error === undefined) {
-        out?.push(item);
-        continue;
-      }
-      rejected.push({ type, name, error });
-      out ??= items.slice(0, i);
-      const lastGood = (previous?.[type] as { name: string }[] | undefined)?.find((p) => p.name === name);
-      if (lastGood !== undefined && !out.includes(lastGood)) out.push(lastGood);
-    }
+    const out = known
+      ? changedItemsChecked(type, items, previous, change, rejected)
+      : itemsChecked(type, items, previous, rejected);
     if (out !== undefined) replaced[type] = out;
   }
   const config = (rejected.length === 0 ? value : { ...value, ...replaced }) as unknown as FleetConfig;
   return { config, rejected };
+}
+
+/** The last good version of a refused resource, if `previous` had one. */
+function lastGoodOf(previous: FleetConfig | undefined, type: FleetResourceType, name: string): unknown {
+  return (previous?.[type] as { name: string }[] | undefined)?.find((p) => p.name === name);
+}
+
+/** Every item of the list checked; the list with refused items replaced, or undefined when none was. */
+function itemsChecked(
+  type: FleetResourceType,
+  items: unknown[],
+  previous: FleetConfig | undefined,
+  rejected: RejectedResource[],
+): unknown[] | undefined {
+  const check = RESOURCE_CHECKS[type];
+  const seen = new Set<string>();
+  let out: unknown[] | undefined;
+  let ports: Set<number> | undefined;
+  for (const [i, item] of items.entries()) {
+    const name = nameOf(item, i);
+    let error: string | undefined;
+    try {
+      check(item, `${type}[${i}]`);
+      if (seen.has(name)) error = `${type}[${i}].name: duplicate name '${name}'`;
+      if (type === 'listeners') {
+        ports ??= new Set();
+        const port = (item as { port: number }).port;
+        if (ports.has(port)) error = `${type}[${i}].port: port ${port} used by two listeners`;
+        ports.add(port);
+      }
+    } catch (e) {
+      error = (e as Error).message;
+    }
+    seen.add(name);
+    if (error === undefined) {
+      out?.push(item);
+      continue;
+    }
+    rejected.push({ type, name, error });
+    out ??= items.slice(0, i);
+    const lastGood = lastGoodOf(previous, type, name);
+    if (lastGood !== undefined && !out.includes(lastGood)) out.push(lastGood);
+  }
+  return out;
+}
+
+/**
+ * Only the items `change` names checked (the others are the objects of the valid config in force, and a patch
+ * keeps names unique and sorted); listeners, being few and sharing ports, are checked whole when one changed.
+ */
+function changedItemsChecked(
+  type: FleetResourceType,
+  items: unknown[],
+  previous: FleetConfig,
+  change: FleetConfigChange,
+  rejected: RejectedResource[],
+): unknown[] | undefined {
+  if (items === previous[type]) return undefined;
+  if (type === 'listeners') return itemsChecked(type, items, previous, rejected);
+  const check = RESOURCE_CHECKS[type];
+  let out: unknown[] | undefined;
+  for (const { type: t, name } of change.changed) {
+    if (t !== type) continue;
+    const at = nameIndex(items as { name: string }[], name);
+    const item = items[at];
+    if (nameOf(item, at) !== name) continue;
+    try {
+      check(item, `${type}[${at}]`);
+    } catch (e) {
+      rejected.push({ type, name, error: (e as Error).message });
+      out ??= items.slice();
+      const lastGood = lastGoodOf(previous, type, name);
+      const i = out.indexOf(item);
+      if (lastGood === undefined) out.splice(i, 1);
+      else out[i] = lastGood;
+    }
+  }
+  return out;
 }

@@ -16,9 +16,14 @@ interface RouteStats {
 
 /** What the applied config holds: series of anything else are dropped (a deleted route's series go with it). */
 export interface LiveNames {
-  listeners: ReadonlySet<string>;
-  routes: ReadonlySet<string>;
-  clusters: ReadonlySet<string>;
+  listeners: NameSet;
+  routes: NameSet;
+  clusters: NameSet;
+}
+
+/** What a set of names needs to answer here (a Set, or a Map counting each name's holders). */
+export interface NameSet {
+  has(name: string): boolean;
 }
 
 /** The route label of requests no route matched. */

@@ -2,13 +2,15 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FleetConfig, Listener, TlsSecret, VirtualHost } from '../ir/fleet-config.js';
+import type { FleetConfigChange } from '../ir/fleet-config-patch.js';
 import { type RejectedResource, validateFleetResources } from '../ir/validate.js';
 import { isPorticoError } from '../platform/errors.js';
 import { AccessLog } from './access-log.js';
 import { type AdminView, type SideServer, sideServerAddress, startSideServers } from './admin.js';
 import { H2EndpointPool } from './h2/upstream-pools.js';
 import { type BoundListener, bindListener, closeListener, updateCertificates } from './listeners.js';
-import { createProxyMetrics, type LiveNames } from './metrics.js';
+import { createLiveNames, type LiveNamesTracker } from './live-names.js';
+import { createProxyMetrics } from './metrics.js';
 import { bindPort, type ProxyOptions, type ProxyOptionsInput, resolveProxyOptions } from './options.js';
 import type { CompiledVirtualHost } from './routing.js';
 import type { ProxyRuntime } from './runtime.js';
@@ -38,9 +40,11 @@ export interface Proxy {
    * Validates, binds new listeners, swaps atomically. A resource that fails validation is rejected alone (its last
    * good version keeps serving, see validateFleetResources); a config that is not one leaves the previous serving.
    * Applied configs are treated as immutable: VirtualHost objects passed again unchanged (same object) are
-   * not recompiled, so pass new objects for changed resources rather than editing old ones in place.
+   * not recompiled, so pass new objects for changed resources rather than editing old ones in place. `change`,
+   * when the caller knows how `config` came from the config applied last, lets the proxy validate and compile
+   * only that.
    */
-  apply(config: unknown, version?: string): Promise<ApplyOutcome>;
+  apply(config: unknown, version?: string, change?: FleetConfigChange): Promise<ApplyOutcome>;
   /** A config is applied and the proxy is not draining. */
   readonly ready: boolean;
   /** Resolves once the admin, metrics and readiness servers listen (rejects if one cannot bind). */
@@ -65,17 +69,6 @@ function versionOf(config: FleetConfig): string {
   return createHash('sha256').update(JSON.stringify(config)).digest('hex').slice(0, 16);
 }
 
-/** The names metrics keep series for: a deleted route's, listener's or cluster's series go. */
-function liveNames(config: FleetConfig): LiveNames {
-  const routes = new Set<string>();
-  for (const v of config.virtualHosts) for (const r of v.routes) routes.add(r.name);
-  return {
-    listeners: new Set(config.listeners.map((l) => l.name)),
-    routes,
-    clusters: new Set(config.clusters.map((c) => c.name)),
-  };
-}
-
 function message(error: unknown): string {
   return isPorticoError(error) || error instanceof Error ? error.message : String(error);
 }
@@ -89,6 +82,8 @@ interface ProxyState {
   contexts: SecureContextCache;
   /** An applied VirtualHost object passed again is not compiled again. */
   compiledVirtualHosts: WeakMap<VirtualHost, CompiledVirtualHost>;
+  /** The names metrics keep series for. */
+  live: LiveNamesTracker;
   appliedAt: string;
   drained: boolean;
   sideServers: SideServer[];
@@ -102,6 +97,7 @@ export function createProxy(input: ProxyOptionsInput = {}): InProcessProxy {
     bound: new Map(),
     contexts: createSecureContextCache(),
     compiledVirtualHosts: new WeakMap(),
+    live: createLiveNames(),
     appliedAt: '',
     drained: false,
     sideServers: [],
@@ -118,9 +114,9 @@ export function createProxy(input: ProxyOptionsInput = {}): InProcessProxy {
     get started() {
       return started;
     },
-    apply(config, version) {
+    apply(config, version, change) {
       // One apply at a time: binding is asynchronous and must not interleave.
-      const next = applying.then(() => applyNow(state, config, version));
+      const next = applying.then(() => applyNow(state, config, version, change));
       applying = next.catch(() => undefined);
       return next;
     },
@@ -189,16 +185,30 @@ async function applyNow(
   state: ProxyState,
   value: unknown,
   version: string | undefined,
+  given: FleetConfigChange | undefined,
 ): Promise<ApplyOutcome> {
   const { rt, options } = state;
   if (rt.draining) return { ok: false, error: 'proxy is draining' };
   let config: FleetConfig;
   let rejected: RejectedResource[];
   let snapshot: ReturnType<typeof compileSnapshot>;
+  const previous = rt.snapshot;
+  // A change counts only from the config serving now (an apply that failed in between makes it stale).
+  const change =
+    given !== undefined && given.since === previous?.config && given.config === value ? given : undefined;
+  let compiledChange: FleetConfigChange | undefined;
   try {
-    ({ config, rejected } = validateFleetResources(value, rt.snapshot?.config));
+    ({ config, rejected } = validateFleetResources(value, previous?.config, change));
     options.trace?.('proxy-validated', version);
-    snapshot = compileSnapshot(config, version ?? versionOf(config), state.compiledVirtualHosts);
+    // A resource refused alone changed the config the change describes: compile it whole then.
+    compiledChange = config === value ? change : undefined;
+    snapshot = compileSnapshot(
+      config,
+      version ?? versionOf(config),
+      state.compiledVirtualHosts,
+      previous,
+      compiledChange,
+    );
     options.trace?.('proxy-compiled', version);
   } catch (error) {
     return { ok: false, error: message(error) };
@@ -211,10 +221,13 @@ async function applyNow(
   options.trace?.('proxy-swapped', version);
   await rebindListeners(state, config, certificates, listenerErrors);
   state.contexts.retain(config.secrets);
-  const endpoints = config.endpoints.flatMap((e) => e.endpoints);
-  rt.pools.retain(endpoints);
-  rt.h2Pools.retain(endpoints);
-  rt.metrics.retain(() => liveNames(config));
+  if (previous === undefined || config.endpoints !== previous.config.endpoints) {
+    const endpoints = config.endpoints.flatMap((e) => e.endpoints);
+    rt.pools.retain(endpoints);
+    rt.h2Pools.retain(endpoints);
+  }
+  state.live.update(config, compiledChange);
+  rt.metrics.retain(state.live.names);
   for (const e of listenerErrors) options.log.error(`listener ${e.listener}: ${e.message}`);
   for (const r of rejected)
     options.log.warn(`config: ${r.type} ${r.name} rejected, its last good version kept: ${r.error}`);

@@ -44,6 +44,8 @@ export interface CompiledRoute {
 
 export interface CompiledVirtualHost {
   name: string;
+  /** The Listener (name) it serves on. */
+  listener: string;
   hostname: string;
   routes: CompiledRoute[];
 }
@@ -127,24 +129,43 @@ function compileRoute(route: Route): CompiledRoute {
 }
 
 export function compileVirtualHost(vhost: VirtualHost): CompiledVirtualHost {
-  return { name: vhost.name, hostname: vhost.hostname.toLowerCase(), routes: vhost.routes.map(compileRoute) };
+  return {
+    name: vhost.name,
+    listener: vhost.listener,
+    hostname: vhost.hostname.toLowerCase(),
+    routes: vhost.routes.map(compileRoute),
+  };
 }
 
-export function compileHostTable(
-  listener: Listener,
-  vhosts: ReadonlyMap<string, CompiledVirtualHost>,
-): HostTable {
+export function compileHostTable(listener: Listener, vhosts: Iterable<CompiledVirtualHost>): HostTable {
   const table: HostTable = { exact: new Map(), wildcards: [] };
-  for (const name of listener.virtualHosts) {
-    const vhost = vhosts.get(name);
-    if (vhost === undefined) continue;
-    if (vhost.hostname === '*') table.any ??= vhost;
-    else if (vhost.hostname.startsWith('*.'))
-      table.wildcards.push({ suffix: vhost.hostname.slice(1), vhost });
-    else if (!table.exact.has(vhost.hostname)) table.exact.set(vhost.hostname, vhost);
-  }
-  table.wildcards.sort((a, b) => b.suffix.length - a.suffix.length);
+  for (const vhost of vhosts) if (vhost.listener === listener.name) addHost(table, vhost);
   return table;
+}
+
+/**
+ * Puts a VirtualHost in its listener's table (in place: every request resolves its host at its start, in one
+ * go, so a table changed between requests is never seen half changed). A listener has one per hostname.
+ */
+export function addHost(table: HostTable, vhost: CompiledVirtualHost): void {
+  if (vhost.hostname === '*') table.any = vhost;
+  else if (vhost.hostname.startsWith('*.')) {
+    const suffix = vhost.hostname.slice(1);
+    // Longest suffix first; suffixes of one length cannot both match a host, so their order is free.
+    let at = 0;
+    while (at < table.wildcards.length && table.wildcards[at]!.suffix.length >= suffix.length) at++;
+    table.wildcards.splice(at, 0, { suffix, vhost });
+  } else table.exact.set(vhost.hostname, vhost);
+}
+
+/** Takes a VirtualHost out of its listener's table, if it is the one there for its hostname. */
+export function removeHost(table: HostTable, vhost: CompiledVirtualHost): void {
+  if (vhost.hostname === '*') {
+    if (table.any === vhost) table.any = undefined;
+  } else if (vhost.hostname.startsWith('*.')) {
+    const at = table.wildcards.findIndex((w) => w.vhost === vhost);
+    if (at !== -1) table.wildcards.splice(at, 1);
+  } else if (table.exact.get(vhost.hostname) === vhost) table.exact.delete(vhost.hostname);
 }
 
 /**

@@ -1,16 +1,21 @@
-// One applied config, compiled: what a request needs, looked up by name. Immutable once built except for
-// load-balancing counters, so a request keeps the snapshot it started with across a swap.
-import type { ClusterProtocol, Endpoint, FleetConfig, Listener, VirtualHost } from '../ir/fleet-config.js';
+// One applied config, compiled: what a request needs, looked up by name. A request resolves its listener, host,
+// route and endpoint at its start, in one go, and keeps what it resolved; so a config that changed a few
+// resources updates the lookup tables in place (all at once, between two requests) instead of building new ones
+// for thousands of VirtualHosts, and requests in flight finish on what they started with.
+import type { ClusterProtocol, Endpoint, FleetConfig, VirtualHost } from '../ir/fleet-config.js';
+import { type FleetConfigChange, findByName } from '../ir/fleet-config-patch.js';
 import type { LoadBalancing } from './options.js';
 import {
+  addHost,
   type CompiledVirtualHost,
   compileHostTable,
-  compileVirtualHosts,
+  compileVirtualHost,
   type HostTable,
+  removeHost,
 } from './routing.js';
 
 export interface ListenerRoutes {
-  listener: Listener;
+  listener: FleetConfig['listeners'][number];
   hosts: HostTable;
 }
 
@@ -28,16 +33,53 @@ export interface Snapshot {
   version: string;
   listeners: Map<string, ListenerRoutes>;
   clusters: Map<string, ClusterState>;
+  /** Compiled VirtualHosts by name. */
+  vhosts: Map<string, CompiledVirtualHost>;
 }
 
+type CompiledCache = WeakMap<VirtualHost, CompiledVirtualHost>;
+
+function compiledOf(v: VirtualHost, cache: CompiledCache | undefined): CompiledVirtualHost {
+  let compiled = cache?.get(v);
+  if (compiled === undefined) {
+    compiled = compileVirtualHost(v);
+    cache?.set(v, compiled);
+  }
+  return compiled;
+}
+
+function clusterState(config: FleetConfig, name: string): ClusterState | undefined {
+  const c = findByName(config.clusters, name);
+  if (c === undefined) return undefined;
+  const endpoints = findByName(config.endpoints, name)?.endpoints ?? [];
+  return { name, protocol: c.protocol, endpoints, next: 0 };
+}
+
+/**
+ * `config` compiled. With `previous` (the snapshot serving) and `change` (how `config` came from its config), only
+ * the changed VirtualHosts and clusters are compiled and put in `previous`'s tables, which the result shares;
+ * `cache` (per proxy) reuses the compiled form of VirtualHost objects seen before.
+ */
 export function compileSnapshot(
   config: FleetConfig,
   version: string,
-  cache?: WeakMap<VirtualHost, CompiledVirtualHost>,
+  cache?: CompiledCache,
+  previous?: Snapshot,
+  change?: FleetConfigChange,
 ): Snapshot {
-  const vhosts = compileVirtualHosts(config, cache);
+  if (
+    previous !== undefined &&
+    change !== undefined &&
+    change.since === previous.config &&
+    change.config === config &&
+    config.listeners === previous.config.listeners
+  ) {
+    return updatedSnapshot(previous, config, version, change, cache);
+  }
+  const vhosts = new Map<string, CompiledVirtualHost>();
+  for (const v of config.virtualHosts) vhosts.set(v.name, compiledOf(v, cache));
   const listeners = new Map(
-    config.listeners.map((l) => [l.name, { listener: l, hosts: compileHostTable(l, vhosts) }]),
+    config.listeners.map((l) => [l.name, { listener: l, hosts: compileHostTable(l, vhosts.values()) }]),
   );
   const endpoints = new Map(config.endpoints.map((e) => [e.name, e.endpoints]));
   const clusters = new Map(
@@ -46,7 +88,49 @@ export function compileSnapshot(
       { name: c.name, protocol: c.protocol, endpoints: endpoints.get(c.name) ?? [], next: 0 },
     ]),
   );
-  return { config, version, listeners, clusters };
+  return { config, version, listeners, clusters, vhosts };
+}
+
+/** The serving tables with the change put in: compiled first (it may throw), then changed in one go. */
+function updatedSnapshot(
+  previous: Snapshot,
+  config: FleetConfig,
+  version: string,
+  change: FleetConfigChange,
+  cache: CompiledCache | undefined,
+): Snapshot {
+  const compiled: CompiledVirtualHost[] = [];
+  const clusterNames = new Set<string>();
+  for (const { type, name } of change.changed) {
+    if (type === 'virtualHosts') {
+      const v = findByName(config.virtualHosts, name);
+      if (v !== undefined) compiled.push(compiledOf(v, cache));
+    } else if (type === 'clusters' || type === 'endpoints') clusterNames.add(name);
+  }
+  for (const { type, name } of change.removed)
+    if (type === 'clusters' || type === 'endpoints') clusterNames.add(name);
+  const { vhosts, listeners, clusters } = previous;
+  const take = (old: CompiledVirtualHost | undefined) => {
+    const table = old === undefined ? undefined : listeners.get(old.listener)?.hosts;
+    if (table !== undefined) removeHost(table, old!);
+  };
+  for (const { type, name } of change.removed) {
+    if (type !== 'virtualHosts') continue;
+    take(vhosts.get(name));
+    vhosts.delete(name);
+  }
+  for (const c of compiled) {
+    take(vhosts.get(c.name));
+    vhosts.set(c.name, c);
+    const table = listeners.get(c.listener)?.hosts;
+    if (table !== undefined) addHost(table, c);
+  }
+  for (const name of clusterNames) {
+    const state = clusterState(config, name);
+    if (state === undefined) clusters.delete(name);
+    else clusters.set(name, state);
+  }
+  return { config, version, listeners, clusters, vhosts };
 }
 
 export function endpointKey(e: Endpoint): string {

@@ -37,6 +37,7 @@ export function fleetTls(fleet: string): { caPem: string; certPem: string; keyPe
 export function virtualHost(hostname: string, cluster: string, prefix = '/'): VirtualHost {
   return {
     name: `port-80/${hostname}`,
+    listener: 'port-80',
     hostname,
     routes: [
       {
@@ -63,7 +64,6 @@ export function sampleFleet(fleet = 'default/eg', hosts: VirtualHost[] = [], gen
         port: 80,
         protocol: 'HTTP',
         gatewayListeners: [{ gateway: 'default/eg', listener: 'http' }],
-        virtualHosts: vhosts.map((v) => v.name).sort(),
       },
     ],
     virtualHosts: [...vhosts].sort((a, b) => (a.name < b.name ? -1 : 1)),

@@ -32,7 +32,8 @@ test('the diff holds only changed, added and removed resources', () => {
   const delta = diffResources(before, after);
   assert.deepEqual(
     delta.changed.map((r) => `${r.type}/${r.name}`),
-    ['virtualHosts/port-80/a.example.com', 'virtualHosts/port-80/d.example.com', 'listeners/port-80'],
+    // The listener is untouched: its VirtualHosts name it, it does not list them.
+    ['virtualHosts/port-80/a.example.com', 'virtualHosts/port-80/d.example.com'],
   );
   assert.deepEqual(delta.removed, [{ type: 'virtualHosts', name: 'port-80/b.example.com' }]);
   assert.deepEqual(diffResources(after, after), { changed: [], removed: [] });

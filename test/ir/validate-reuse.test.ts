@@ -33,7 +33,7 @@ describe('validateFleetConfig over configs that share resource objects', () => {
     const first = base();
     validateFleetConfig(first);
     rejected({ ...first, clusters: [] }, /unknown cluster 'default\/a:80'/);
-    rejected({ ...first, virtualHosts: [] }, /unknown virtual host/);
+    rejected({ ...first, listeners: [] }, /unknown listener 'port-80'/);
     rejected({ ...first, clusters: [...first.clusters, first.clusters[0]!] }, /duplicate name/);
   });
 

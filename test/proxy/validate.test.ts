@@ -31,7 +31,7 @@ describe('validateFleetConfig', () => {
   });
 
   it('refuses another schema version', () => {
-    rejects((c) => Object.assign(c, { schemaVersion: 2 }), /^schemaVersion: must be 1/);
+    rejects((c) => Object.assign(c, { schemaVersion: 1 }), /^schemaVersion: must be 2/);
   });
 
   it('names the field path of a wrong type', () => {
@@ -57,8 +57,16 @@ describe('validateFleetConfig', () => {
 
   it('refuses dangling references and duplicates', () => {
     rejects(
-      (c) => c.listeners[0]!.virtualHosts.push('port-80/missing'),
-      /listeners\[0\]\.virtualHosts\[1\]: unknown virtual host/,
+      (c) =>
+        Object.assign(c.virtualHosts[0]!, {
+          listener: 'port-81',
+          name: `port-81/${c.virtualHosts[0]!.hostname}`,
+        }),
+      /virtualHosts\[0\]\.listener: unknown listener 'port-81'/,
+    );
+    rejects(
+      (c) => Object.assign(c.virtualHosts[0]!, { name: 'port-80/elsewhere.example.com' }),
+      /virtualHosts\[0\]\.name: must be 'port-80\/[^']+'/,
     );
     rejects(
       (c) =>

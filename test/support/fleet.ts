@@ -1,17 +1,18 @@
 // Small builders for fleet configs in tests: only what a test cares about is spelled out.
-import type {
-  Cluster,
-  ClusterEndpoints,
-  FleetConfig,
-  ForwardAction,
-  Listener,
-  Route,
-  RouteAction,
-  RouteFilter,
-  RouteMatch,
-  TlsSecret,
-  VirtualHost,
-  WeightedBackend,
+import {
+  type Cluster,
+  type ClusterEndpoints,
+  FLEET_CONFIG_SCHEMA_VERSION,
+  type FleetConfig,
+  type ForwardAction,
+  type Listener,
+  type Route,
+  type RouteAction,
+  type RouteFilter,
+  type RouteMatch,
+  type TlsSecret,
+  type VirtualHost,
+  type WeightedBackend,
 } from '../../src/ir/fleet-config.js';
 
 export interface Upstream {
@@ -56,16 +57,16 @@ export function route(
 }
 
 export function vhost(port: number, hostname: string, routes: Route[]): VirtualHost {
-  return { name: `port-${port}/${hostname}`, hostname, routes };
+  return { name: `port-${port}/${hostname}`, listener: `port-${port}`, hostname, routes };
 }
 
-export function listener(port: number, vhosts: VirtualHost[], tls?: Listener['tls']): Listener {
+/** The listener of port `port` (its VirtualHosts name it: `_vhosts` only says which go with it). */
+export function listener(port: number, _vhosts: VirtualHost[], tls?: Listener['tls']): Listener {
   return {
     name: `port-${port}`,
     port,
     protocol: tls === undefined ? 'HTTP' : 'HTTPS',
     gatewayListeners: [{ gateway: 'default/eg', listener: `l${port}` }],
-    virtualHosts: vhosts.map((v) => v.name),
     ...(tls === undefined ? {} : { tls }),
   };
 }
@@ -76,7 +77,7 @@ export function fleet(
   secrets: TlsSecret[] = [],
 ): FleetConfig {
   return {
-    schemaVersion: 1,
+    schemaVersion: FLEET_CONFIG_SCHEMA_VERSION,
     fleet: 'default/eg',
     gateways: [{ name: 'default/eg', generation: 1 }],
     listeners: listeners.map((l) => l.listener),

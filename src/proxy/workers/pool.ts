@@ -3,7 +3,12 @@
 // restarts a worker that dies. To the discovery client it is one proxy: apply resolves once every worker
 // applied, and fails if any refused.
 import type { FleetConfig } from '../../ir/fleet-config.js';
-import { fleetConfigDelta } from '../../ir/fleet-config-patch.js';
+import {
+  type FleetConfigChange,
+  type FleetConfigDelta,
+  findByName,
+  fleetConfigDelta,
+} from '../../ir/fleet-config-patch.js';
 import { type AdminView, type SideServer, sideServerAddress, startSideServers } from '../admin.js';
 import { emptyMetrics, type MetricsSnapshot, mergeMetrics, renderMetrics } from '../metrics.js';
 import { type ProxyOptions, type ProxyOptionsInput, resolveProxyOptions } from '../options.js';
@@ -73,8 +78,8 @@ export function createWorkerProxy(input: WorkerProxyOptions): PorticoProxy {
     get started() {
       return started;
     },
-    apply(config, version) {
-      return enqueue(pool, () => applyToAll(pool, config as FleetConfig, version));
+    apply(config, version, change) {
+      return enqueue(pool, () => applyToAll(pool, config as FleetConfig, version, change));
     },
     drain(drainOptions = {}) {
       drainPromise ??= drainWorkers(
@@ -205,7 +210,8 @@ function onExit(pool: Pool, slot: WorkerSlot, code: number | null, signal: strin
     const next = fork(pool, Math.min(index, pool.slots.length));
     void enqueue(pool, async () => {
       await next.started;
-      if (pool.current !== undefined) await applyTo(pool, next, pool.current.config, pool.current.version);
+      if (pool.current !== undefined)
+        await applyTo(pool, next, pool.current.config, pool.current.version, undefined);
     }).catch(() => undefined);
   };
   if (delayMs === 0) replace();
@@ -213,18 +219,35 @@ function onExit(pool: Pool, slot: WorkerSlot, code: number | null, signal: strin
 }
 
 /** Sends `config` to one worker, whole or as a delta from what it applied last. */
+/** What a worker that applied `sent` needs to reach `config`: from `change` when it starts there, else compared. */
+function workerDelta(
+  sent: FleetConfig,
+  config: FleetConfig,
+  change: FleetConfigChange | undefined,
+): FleetConfigDelta {
+  if (change === undefined || change.since !== sent || change.config !== config)
+    return fleetConfigDelta(sent, config);
+  const changed: FleetConfigDelta['changed'] = [];
+  for (const { type, name } of change.changed) {
+    const value = findByName(config[type] as readonly { name: string }[], name);
+    if (value !== undefined) changed.push({ type, name, value });
+  }
+  return { changed, removed: change.removed };
+}
+
 async function applyTo(
   pool: Pool,
   slot: WorkerSlot,
   config: FleetConfig,
   version: string | undefined,
+  change: FleetConfigChange | undefined,
 ): Promise<ApplyOutcome> {
   await slot.started;
   const id = pool.nextId++;
   const reply = await slot.request(
     slot.sent === undefined
       ? { type: 'apply', id, version, full: config }
-      : { type: 'apply', id, version, delta: fleetConfigDelta(slot.sent, config) },
+      : { type: 'apply', id, version, delta: workerDelta(slot.sent, config, change) },
     (reason): FromWorker => ({ type: 'applied', id, outcome: { ok: false, error: reason }, addresses: [] }),
   );
   if (reply.type !== 'applied') return { ok: false, error: 'unexpected reply from a worker' };
@@ -237,12 +260,13 @@ async function applyToAll(
   pool: Pool,
   config: FleetConfig,
   version: string | undefined,
+  change?: FleetConfigChange,
 ): Promise<ApplyOutcome> {
   if (pool.draining) return { ok: false, error: 'proxy is draining' };
   const targets = [...pool.slots];
   const outcomes = await Promise.all(
     targets.map((slot) =>
-      applyTo(pool, slot, config, version).catch(
+      applyTo(pool, slot, config, version, change).catch(
         (error: unknown): ApplyOutcome => ({ ok: false, error: (error as Error).message }),
       ),
     ),

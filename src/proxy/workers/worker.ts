@@ -44,17 +44,28 @@ export function runWorker(settings: WorkerSettings): void {
   let config: FleetConfig | undefined;
 
   const apply = async (message: Extract<ToWorker, { type: 'apply' }>): Promise<void> => {
+    const delta = message.delta;
     const next =
       message.full ??
-      (config === undefined || message.delta === undefined
+      (config === undefined || delta === undefined
         ? undefined
-        : patchFleetConfig(config, message.delta.changed, message.delta.removed));
+        : patchFleetConfig(config, delta.changed, delta.removed));
     if (next === undefined) {
       const outcome = { ok: false as const, error: 'a delta arrived before any whole config' };
       send({ type: 'applied', id: message.id, outcome, addresses: [] });
       return;
     }
-    const outcome = await proxy.apply(next, message.version);
+    // A delta says exactly what changed: the worker's proxy validates and compiles only that.
+    const change =
+      config === undefined || delta === undefined
+        ? undefined
+        : {
+            since: config,
+            config: next,
+            changed: delta.changed.map(({ type, name }) => ({ type, name })),
+            removed: delta.removed,
+          };
+    const outcome = await proxy.apply(next, message.version, change);
     if (outcome.ok) config = next;
     const addresses = proxy.addresses();
     send({ type: 'applied', id: message.id, outcome, addresses });

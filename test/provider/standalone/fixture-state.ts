@@ -100,7 +100,7 @@ export function fixtureState(ready = true, errors: AdminState['errors'] = []): A
         nodes: [{ node: 'proxy-default-eg-e41e7b31', appliedVersion: '3' }],
         process: { pid: 4242, state: 'running', restarts: 0 },
         config: {
-          schemaVersion: 1,
+          schemaVersion: 2,
           fleet: 'default/eg',
           gateways: [{ name: 'default/eg', generation: 1 }],
           listeners: [],
