@@ -204,6 +204,7 @@ export async function startPipeline(routes: number): Promise<Pipeline> {
     write: async (status) => {
       writes++;
       written.push(`${status.kind} ${status.name}`);
+      return undefined;
     },
   };
   const sink = apiStatusSink(resources, writer, () => true);

@@ -35,10 +35,13 @@ const { values } = parseArgs({
 });
 const STAGES = values.stages;
 const TRACE_FILE = '/dev/shm/portico-trace';
-/** One edit on the cluster: the PATCH, the controller's pass, discovery, the proxy (primary, then a worker). */
+/**
+ * One edit on the cluster: the PATCH until the controller's watch has it, its pass, discovery, the proxy (its
+ * primary, then the first worker's stages). The PATCH's own answer (bench-patched) may come before or after the
+ * watch event, so it is reported beside the chain.
+ */
 const CLUSTER_STAGES = [
   'bench-edit',
-  'bench-patched',
   'watch-event',
   'pass',
   'snapshot',
@@ -120,12 +123,24 @@ async function checkAllServed(address: string, from: number, to: number): Promis
   await Promise.all(Array.from({ length: IN_FLIGHT }, worker));
 }
 
-/** Polls as fast as a fresh connection allows until `host` answers 200; resolves with when it did. */
+/** Per edit: how long before the answering poll the poll before it was sent (the figure's resolution). */
+const pollGaps: number[] = [];
+
+/**
+ * Polls with a fresh connection each time (as a new client would come), 2 ms apart, until `host` answers 200;
+ * resolves with when the 200 arrived. A poll just too early costs at most one period, recorded in pollGaps.
+ */
 async function servedAt(address: string, host: string, timeoutMs = 600_000): Promise<number> {
   const deadline = performance.now() + timeoutMs;
+  let previous = Number.NaN;
   for (;;) {
+    const sent = performance.now();
     const reply = await get(address, PORT, host).catch(() => undefined);
-    if (reply?.status === 200) return performance.now();
+    if (reply?.status === 200) {
+      if (!Number.isNaN(previous)) pollGaps.push(sent - previous);
+      return performance.now();
+    }
+    previous = sent;
     if (performance.now() > deadline) throw new Error(`${host} not served within ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, 2));
   }
@@ -281,7 +296,33 @@ function editStages(cluster: Cluster, since: number): string {
     ...podTraces(cluster, 'app.kubernetes.io/component=controller', 'controller', since),
     ...podTraces(cluster, 'app.kubernetes.io/name=portico-proxy', 'proxy', since),
   ].sort((a, b) => a.t - b.t);
-  return stageTable(events, CLUSTER_STAGES);
+  const patched = events.filter((e) => e.stage === 'bench-patched');
+  const sent = events.filter((e) => e.stage === 'bench-edit');
+  const answered = patched.map((e, i) => e.t - (sent[i]?.t ?? e.t));
+  return [
+    stageTable(events, CLUSTER_STAGES),
+    `  (beside: the PATCH itself was answered after ${meanOf(answered).toFixed(2)} ms on average; ${workerSwaps(events, sent)})`,
+  ].join('\n');
+}
+
+const meanOf = (v: number[]) => v.reduce((a, b) => a + b, 0) / Math.max(1, v.length);
+
+/**
+ * Each edit's swaps on every worker: from the first worker's to the last's, and the first 200 against the last
+ * swap (negative: a worker that had swapped answered before the other had).
+ */
+function workerSwaps(events: TraceEvent[], edits: TraceEvent[]): string {
+  const spread: number[] = [];
+  const lastTo200: number[] = [];
+  for (const [i, edit] of edits.entries()) {
+    const end = edits[i + 1]?.t ?? Number.POSITIVE_INFINITY;
+    const swaps = events.filter((e) => e.stage === 'proxy-swapped' && e.t > edit.t && e.t < end);
+    const served = events.find((e) => e.stage === 'bench-200' && e.t > edit.t && e.t < end);
+    if (swaps.length < 2 || served === undefined) continue;
+    spread.push(swaps.at(-1)!.t - swaps[0]!.t);
+    lastTo200.push(served.t - swaps.at(-1)!.t);
+  }
+  return `workers swapped within ${meanOf(spread).toFixed(2)} ms of each other, the first 200 came ${meanOf(lastTo200).toFixed(2)} ms after the last swap, on average`;
 }
 
 const ms = (n: number) => `${n.toFixed(1)} ms`;
@@ -312,7 +353,9 @@ async function measureSize(
   const beforeEdits = await controllerSample(cluster);
   benchMarks.length = 0;
   const editsFrom = performance.timeOrigin + performance.now();
+  pollGaps.length = 0;
   const edits = (await editPropagation(cluster, address, size)).sort((a, b) => a - b);
+  const gaps = pollGaps.slice();
   const stages = STAGES ? editStages(cluster, editsFrom) : undefined;
   const loadEdits = load();
   const afterEdits = await controllerSample(cluster);
@@ -332,7 +375,7 @@ async function measureSize(
   const edited = afterEdits.statusWrites - beforeEdits.statusWrites;
   return {
     row: `| ${size} | ${seconds(last - first)} | ${seconds(servedLast - last)} | ${seconds(allAccepted - first)} | ${ms(mean)} / ${ms(percentile(edits, 0.99))} | ${ms(floors.sort((a, b) => a - b)[10]!)} | ${(after.resident / 1024 / 1024).toFixed(0)} MiB / ${idleCores.toFixed(3)} core | ${loadServed} / ${loadEdits} |`,
-    diagnostics: `| ${size} | ${(passes / EDITS).toFixed(1)} | ${ms(translateMs)} | ${(edited / EDITS).toFixed(1)} | ${ms(edits[0]!)} / ${ms(edits[Math.floor(edits.length / 2)]!)} |`,
+    diagnostics: `| ${size} | ${(passes / EDITS).toFixed(1)} | ${ms(translateMs)} | ${(edited / EDITS).toFixed(1)} | ${ms(edits[0]!)} / ${ms(edits[Math.floor(edits.length / 2)]!)} | ${gaps.length === 0 ? '–' : ms(gaps.reduce((a, b) => a + b, 0) / gaps.length)} |`,
     ...(stages === undefined ? {} : { stages: `${size} routes: ${stages}` }),
   };
 }
@@ -379,9 +422,9 @@ try {
   );
   console.log('\nWhere an edit went (controller /metrics over the edits):');
   console.log(
-    '| routes | passes per edit | translation per pass | status writes per edit | edit: min / median |',
+    '| routes | passes per edit | translation per pass | status writes per edit | edit: min / median | poll period before the first 200 |',
   );
-  console.log('|---|---|---|---|---|');
+  console.log('|---|---|---|---|---|---|');
   for (const row of diagnostics) console.log(row);
   for (const table of stageTables) console.log(`\nWhere an edit went, ${table}`);
 } catch (error) {

@@ -9,12 +9,14 @@ import {
   MIN_FLEET_CERTIFICATE_LIFETIME_MS,
   parseLifetime,
 } from '../certificates/fleet-certificate-lifetime.js';
+import type { RateLimit } from '../discovery/token-bucket.js';
 import { CONTROLLER_SERVICE, PORTS } from '../ir/well-known.js';
 import { PorticoError } from '../platform/errors.js';
 import { createLogger } from '../platform/log-line.js';
 import { stopSignal } from '../platform/stop-signal.js';
 import { createApiClient } from '../provider/kubernetes/api-client.js';
 import { startKubernetesController } from '../provider/kubernetes/controller.js';
+import { DEFAULT_STATUS_WRITE_RATE } from '../provider/kubernetes/write-rate.js';
 import { appendStageTrace, type StageTrace } from '../trace/propagation-trace.js';
 import { logLevelOption } from './log-level-option.js';
 
@@ -42,6 +44,8 @@ options:
   --identity NAME            name in the leader lease (default: $POD_NAME, else the host name)
   --fleet-certificate-lifetime D  life of each fleet's discovery client certificate, e.g. 7d, 36h (default
                              7d; at least 1h); renewed two thirds in, the one it replaced accepted 5 more minutes
+  --status-write-qps N       status writes to the API server per second at most (default ${DEFAULT_STATUS_WRITE_RATE.perSecond})
+  --status-write-burst N     status writes at once after a quiet while (default ${DEFAULT_STATUS_WRITE_RATE.burst})
   -h, --help                 show this help
 
 diagnostics:
@@ -57,6 +61,19 @@ function fleetCertificateLifetime(text: string): FleetCertificateLifetime {
     );
   }
   return { ...DEFAULT_FLEET_CERTIFICATE_LIFETIME, lifetimeMs };
+}
+
+/** `--status-write-qps` and `--status-write-burst`: a positive rate and a whole burst of at least 1. */
+function statusWriteRate(qps: string, burst: string): RateLimit {
+  const perSecond = Number(qps);
+  if (qps.trim() === '' || !Number.isFinite(perSecond) || perSecond <= 0) {
+    throw new PorticoError('E_USAGE', `--status-write-qps: '${qps}' is not a number above 0`);
+  }
+  const atOnce = Number(burst);
+  if (!Number.isInteger(atOnce) || atOnce < 1) {
+    throw new PorticoError('E_USAGE', `--status-write-burst: '${burst}' is not a whole number of at least 1`);
+  }
+  return { perSecond, burst: atOnce };
 }
 
 /** The diagnostics hook of `--trace-events` (or $PORTICO_TRACE_EVENTS); an empty value is off. */
@@ -82,6 +99,8 @@ export async function run(argv: string[]): Promise<number> {
       identity: { type: 'string' },
       'fleet-certificate-lifetime': { type: 'string', default: '7d' },
       'trace-events': { type: 'string' },
+      'status-write-qps': { type: 'string', default: String(DEFAULT_STATUS_WRITE_RATE.perSecond) },
+      'status-write-burst': { type: 'string', default: String(DEFAULT_STATUS_WRITE_RATE.burst) },
       help: { type: 'boolean', short: 'h', default: false },
     },
     strict: true,
@@ -122,6 +141,7 @@ export async function run(argv: string[]): Promise<number> {
     .split(',')
     .map((s) => s.trim())
     .filter((s) => s !== '');
+  const writeRate = statusWriteRate(values['status-write-qps'], values['status-write-burst']);
   const client = await createApiClient(values.kubeconfig);
   const log = createLogger(logLevel);
   const controller = await startKubernetesController({
@@ -136,6 +156,7 @@ export async function run(argv: string[]): Promise<number> {
     fleetCertificates: fleetCertificateLifetime(values['fleet-certificate-lifetime']),
     log,
     ...traceOption(values['trace-events'] ?? process.env.PORTICO_TRACE_EVENTS),
+    statusWriteRate: writeRate,
   });
   log.info(`${await stopSignal()}: releasing leadership and stopping`);
   await controller.close();

@@ -324,6 +324,19 @@ test('the controller’s PodDisruptionBudget: off by default; on, maxUnavailable
   assert.match(both.stderr, /controller\.podDisruptionBudget: set minAvailable or maxUnavailable, not both/);
 });
 
+test('the status write rate limit is the controller flags', () => {
+  // --set would pass 2.5 as a string (helm reads only whole numbers as numbers): a fraction goes as JSON.
+  const r = helm([
+    'template',
+    'portico',
+    CHART,
+    '--set-json',
+    'controller.statusWrites={"qps":2.5,"burst":3}',
+  ]);
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /- --status-write-qps=2\.5\n\s+- --status-write-burst=3\n/);
+});
+
 test('a wrong value fails with the key named', () => {
   for (const [set, key] of [
     ['config.deployType=Everywhere', 'deployType'],
@@ -332,6 +345,9 @@ test('a wrong value fails with the key named', () => {
     ['service.discoveryPort=70000', 'discoveryPort'],
     ['grafana.dashboard.lable=x', 'lable'],
     ['controller.podDisruptionBudget.minAvailable=most', 'minAvailable'],
+    ['controller.statusWrites.qps=0', 'qps'],
+    ['controller.statusWrites.burst=1.5', 'burst'],
+    ['controller.statusWrites.rate=5', 'rate'],
   ] as const) {
     const r = helm(['template', 'portico', CHART, '--set', set]);
     assert.notEqual(r.status, 0, set);

@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { PORTICO_MAIN } from '../support/portico.js';
 
@@ -8,4 +11,24 @@ test('an unknown subcommand exits 2 and lists the commands', () => {
   assert.equal(result.status, 2);
   assert.match(result.stderr, /unknown command 'no-such-command'/);
   assert.match(result.stderr, /usage: portico <command>/);
+});
+
+test('portico controller refuses a status write rate that is not one, naming the flag, before it starts', () => {
+  const config = join(mkdtempSync(join(tmpdir(), 'portico-controller-')), 'portico.yaml');
+  writeFileSync(config, 'apiVersion: gateway.portico.io/v1alpha1\nkind: PorticoGateway\n');
+  for (const [flag, value, message] of [
+    ['--status-write-qps', '0', /--status-write-qps: '0' is not a number above 0/],
+    ['--status-write-qps', 'fast', /--status-write-qps: 'fast' is not a number above 0/],
+    ['--status-write-burst', '2.5', /--status-write-burst: '2.5' is not a whole number of at least 1/],
+  ] as const) {
+    const result = spawnSync(
+      process.execPath,
+      [PORTICO_MAIN, 'controller', '--config', config, '--proxy-image', 'p', flag, value],
+      { encoding: 'utf8', timeout: 20_000 },
+    );
+    // Refused before it reads a kubeconfig or the service account (there is neither here).
+    assert.equal(result.status, 1, result.stderr);
+    assert.match(result.stderr, message);
+    assert.doesNotMatch(result.stderr, /service account|kubeconfig/);
+  }
 });

@@ -2,6 +2,7 @@ import type { PorticoGatewayConfig } from '../../api/controller-config.js';
 import type { FleetCertificateLifetime } from '../../certificates/fleet-certificate-lifetime.js';
 import { type CertificatePins, createCertificatePins } from '../../discovery/certificate-pins.js';
 import { createDiscoveryServer, type DiscoveryServer } from '../../discovery/server.js';
+import type { RateLimit } from '../../discovery/token-bucket.js';
 import type { ProxyRuntime } from '../../infra/kubernetes/render.js';
 import type { FleetInfra } from '../../ir/fleet-infra.js';
 import type { Logger } from '../../platform/log-line.js';
@@ -28,6 +29,7 @@ import { createResourceWatch, type ResourceWatch } from './resource-watch.js';
 import { type ApiStatusSink, apiStatusSink } from './status-sink.js';
 import { createStatusWriter } from './status-writer.js';
 import { tokenAuth } from './token-auth.js';
+import { createWriteRate, DEFAULT_STATUS_WRITE_RATE } from './write-rate.js';
 
 export interface KubernetesControllerOptions {
   config: PorticoGatewayConfig;
@@ -49,6 +51,8 @@ export interface KubernetesControllerOptions {
   fleetCertificates?: FleetCertificateLifetime;
   /** Told when a change is seen, translated and sent (diagnostics: `--trace-events`). */
   trace?: StageTrace;
+  /** The client side rate limit of status writes (default DEFAULT_STATUS_WRITE_RATE). */
+  statusWriteRate?: RateLimit;
 }
 
 export interface KubernetesController {
@@ -260,6 +264,8 @@ export async function startKubernetesController(
   let leadership: Leadership | undefined;
   const leading = (): boolean => !closed && leadership?.leader.isLeader() === true;
   const infra = await createClusterInfra(options, tls.caPem, resources, leading, wake);
+  const rate = createWriteRate(options.statusWriteRate ?? DEFAULT_STATUS_WRITE_RATE);
+  metrics.statusWriteRate = rate;
   statusSink = apiStatusSink(
     resources,
     createStatusWriter({
@@ -268,6 +274,7 @@ export async function startKubernetesController(
       onWrite: () => {
         metrics.statusWrites++;
       },
+      rate,
     }),
     leading,
     { log },
@@ -299,7 +306,9 @@ export async function startKubernetesController(
   served.on('change', started.settle);
 
   await resources.start();
-  log.info(`controller ${config.gateway.controllerName}: watching, discovery on port ${discoveryPort}`);
+  log.info(
+    `controller ${config.gateway.controllerName}: watching, discovery on port ${discoveryPort}, status writes at most ${rate.limit.perSecond}/s (bursts of ${rate.limit.burst})`,
+  );
   await started.now();
   leadership = startLeading(options, { metrics, infra, statuses: statusSink, peers, runner: started }, grace);
 

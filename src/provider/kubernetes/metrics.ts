@@ -9,6 +9,12 @@ export interface ControllerMetrics {
   /** fleet → config version currently served. */
   configVersions: Map<string, number>;
   leader: boolean;
+  /** The rate limit status writes wait for, and how they waited. */
+  statusWriteRate?: {
+    limit: { perSecond: number; burst: number };
+    waitedSeconds(): number;
+    waiting(): number;
+  };
 }
 
 export function createMetrics(): ControllerMetrics {
@@ -72,6 +78,30 @@ export function formatMetrics(m: ControllerMetrics, own: ProcessSample = process
     [...m.configVersions].map(([fleet, v]) => [`{fleet="${label(fleet)}"}`, v]),
   );
   metric('portico_leader', 'gauge', '1 while this replica holds the leader lease.', [['', m.leader ? 1 : 0]]);
+  const rate = m.statusWriteRate;
+  if (rate !== undefined) {
+    metric(
+      'portico_status_write_limit',
+      'gauge',
+      'Client side rate limit of status writes: per second, and at once.',
+      [
+        ['{limit="qps"}', rate.limit.perSecond],
+        ['{limit="burst"}', rate.limit.burst],
+      ],
+    );
+    metric(
+      'portico_status_write_wait_seconds_total',
+      'counter',
+      'Time status write requests waited for the rate limit.',
+      [['', rate.waitedSeconds()]],
+    );
+    metric(
+      'portico_status_write_requests_waiting',
+      'gauge',
+      'Status write requests waiting for the rate limit now.',
+      [['', rate.waiting()]],
+    );
+  }
   metric('process_resident_memory_bytes', 'gauge', 'Resident memory of the controller process.', [
     ['', own.residentBytes],
   ]);

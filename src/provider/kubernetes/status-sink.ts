@@ -65,6 +65,8 @@ export function apiStatusSink(
   // the same object while neither the translation nor the object as shown changed: then there is nothing to
   // submit, and a pass over thousands of unchanged objects costs a lookup each, not a canonical JSON each.
   const settled = new Map<string, StampedStatus>();
+  // Per object, the resourceVersion our last write gave it: its watch event coming back is no news.
+  const ownVersions = new Map<string, string>();
   const submitted = new WeakMap<StampedStatus, { key: string; fingerprint: string }>();
 
   async function write(key: string, s: StampedStatus): Promise<void> {
@@ -73,8 +75,10 @@ export function apiStatusSink(
     const current = resources.raw(s.translated.kind, objectKey(s.translated));
     const stampAgainst = (shown: unknown) => restamp(s, shown, new Date());
     const status = current === s.shown ? s.stamped : stampAgainst(current?.status);
-    await writer.write(status, current, stampAgainst);
-    if (leading()) settled.set(key, s);
+    const version = await writer.write(status, current, stampAgainst);
+    if (!leading()) return;
+    settled.set(key, s);
+    if (version !== undefined) ownVersions.set(key, version);
   }
 
   function submission(s: StampedStatus): { key: string; fingerprint: string } {
@@ -110,6 +114,7 @@ export function apiStatusSink(
       }
       work.retain(keys);
       for (const key of settled.keys()) if (!keys.has(key)) settled.delete(key);
+      for (const key of ownVersions.keys()) if (!keys.has(key)) ownVersions.delete(key);
       wantsAll = false;
     },
     showChanged(changed, removed) {
@@ -119,6 +124,7 @@ export function apiStatusSink(
       for (const key of gone) {
         settled.delete(key);
         wanted.delete(key);
+        ownVersions.delete(key);
       }
     },
     wantsAll: () => wantsAll,
@@ -128,12 +134,15 @@ export function apiStatusSink(
       if (s === undefined || !leading()) return;
       // Only an object this sink settled can drift; one still being written is written against the latest.
       if (settled.get(sinkKey) !== s) return;
+      const meta = resources.raw(kind, key)?.metadata as { resourceVersion?: unknown } | undefined;
+      if (meta?.resourceVersion !== undefined && meta.resourceVersion === ownVersions.get(sinkKey)) return;
       settled.delete(sinkKey);
       work.submit(sinkKey, submission(s).fingerprint, () => write(sinkKey, s));
     },
     idle: () => work.idle(),
     reset() {
       settled.clear();
+      ownVersions.clear();
       work.reset();
       wantsAll = true;
     },

@@ -1,30 +1,37 @@
-// Writes stamped statuses to the status subresource: only when they differ from what the object shows,
-// with other controllers' route parents kept, and a retry against the latest object on conflict (its
-// condition times then carried over from that object by the runner's stamping). Any other refusal is thrown:
-// it is the object's own problem, retried on its own backoff by the sink.
+// Writes stamped statuses to the status subresource: only when they differ from what the object shows, as a JSON
+// merge patch of just what differs, with the resourceVersion it was compared against as a precondition (route
+// `parents` is an atomic list that other controllers' entries share: it goes whole, theirs kept, and a conflict
+// means someone wrote first). On conflict it reads the object again and retries (condition times then carried
+// over from that object by the runner's stamping). Any other refusal is thrown: it is the object's own problem,
+// retried on its own backoff by the sink. Every request waits its turn under the write rate.
 import { isRouteKind } from '../../api/route-kinds.js';
 import { withinStatusLimits } from '../../api/status-limits.js';
 import { PorticoError } from '../../platform/errors.js';
 import type { ObjectStatus } from '../../translate/index.js';
 import { type ApiClient, expectStatus, type JsonObject } from './api-client.js';
+import { mergePatch } from './merge-patch.js';
 import { objectPath, WATCHED_KINDS } from './watched-kinds.js';
+import type { WriteRate } from './write-rate.js';
 
 export interface StatusWriterOptions {
   client: ApiClient;
   controllerName: string;
   onWrite(): void;
+  /** The client side rate limit each request waits for; absent: none. */
+  rate?: WriteRate;
 }
 
 export interface StatusWriter {
   /**
    * `status` is stamped against `current`, the object as last seen (informer; undefined when not known).
    * `stampAgainst` stamps it again against the status of an object read afresh; absent, it is written as is.
+   * Resolves with the object's resourceVersion after this write (undefined when nothing was written).
    */
   write(
     status: ObjectStatus,
     current: JsonObject | undefined,
     stampAgainst?: (shownStatus: JsonObject | undefined) => ObjectStatus,
-  ): Promise<void>;
+  ): Promise<string | undefined>;
 }
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -45,7 +52,7 @@ export function canonical(value: unknown): string {
 const MAX_ATTEMPTS = 4;
 
 export function createStatusWriter(options: StatusWriterOptions): StatusWriter {
-  const { client } = options;
+  const { client, rate } = options;
 
   function nextStatus(s: ObjectStatus, previous: JsonObject | undefined): JsonObject {
     const status = s.status as JsonObject;
@@ -62,29 +69,33 @@ export function createStatusWriter(options: StatusWriterOptions): StatusWriter {
   return {
     async write(s, current, stampAgainst) {
       const kind = WATCHED_KINDS.find((k) => k.kind === s.kind);
-      if (kind === undefined) return;
+      if (kind === undefined) return undefined;
       const path = objectPath(kind.apiVersion, kind.resource, s.name, s.namespace);
       const id = `${s.kind} ${s.namespace === undefined ? '' : `${s.namespace}/`}${s.name}`;
       let object = current;
       for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
         if (object === undefined) {
+          await rate?.take();
           const reply = await client.request('GET', path);
-          if (reply.status === 404) return;
+          if (reply.status === 404) return undefined;
           object = expectStatus(reply, `get ${id}`, [200]);
         }
         const meta = (object.metadata ?? {}) as JsonObject;
         // The status describes one generation: never write it onto a newer spec (the next pass will).
-        if (typeof meta.generation === 'number' && meta.generation !== s.generation) return;
-        const previous = object.status as JsonObject | undefined;
+        if (typeof meta.generation === 'number' && meta.generation !== s.generation) return undefined;
+        const previous = (object.status ?? {}) as JsonObject;
         const stamped = object === current ? s : (stampAgainst?.(previous) ?? s);
-        const next = nextStatus(stamped, previous);
-        if (canonical(previous ?? {}) === canonical(next)) return;
-        const reply = await client.request('PUT', `${path}/status`, { ...object, status: next });
+        const patch = mergePatch(previous, nextStatus(stamped, previous));
+        if (patch === undefined) return undefined;
+        await rate?.take();
+        const body = { metadata: { resourceVersion: meta.resourceVersion }, status: patch };
+        const reply = await client.request('PATCH', `${path}/status`, body, 'application/merge-patch+json');
         if (reply.status === 200) {
           options.onWrite();
-          return;
+          const written = (reply.body.metadata as JsonObject | undefined)?.resourceVersion;
+          return typeof written === 'string' ? written : undefined;
         }
-        if (reply.status === 404) return;
+        if (reply.status === 404) return undefined;
         if (reply.status !== 409) expectStatus(reply, `write status of ${id}`, [200]);
         object = undefined; // conflict: someone wrote first; compare against the latest object
       }

@@ -21,3 +21,17 @@ test('a live sample is this process: resident memory above its heap, CPU time co
   assert.ok(first.residentBytes > first.heapUsedBytes && first.heapUsedBytes > 0);
   assert.ok(second.cpuSeconds > first.cpuSeconds);
 });
+
+test('the status write rate limit is reported with how long writes waited for it', () => {
+  const metrics = createMetrics();
+  metrics.statusWriteRate = {
+    limit: { perSecond: 50, burst: 80 },
+    waitedSeconds: () => 2.5,
+    waiting: () => 7,
+  };
+  const text = formatMetrics(metrics, { residentBytes: 1, heapUsedBytes: 1, cpuSeconds: 1 });
+  assert.match(text, /^portico_status_write_limit\{limit="qps"\} 50$/m);
+  assert.match(text, /^portico_status_write_limit\{limit="burst"\} 80$/m);
+  assert.match(text, /^portico_status_write_wait_seconds_total 2\.5$/m);
+  assert.match(text, /^portico_status_write_requests_waiting 7$/m);
+});

@@ -44,6 +44,7 @@ function world(leading = () => true) {
   const writer: StatusWriter = {
     async write(status) {
       writes.push(status.namespace!);
+      return undefined;
     },
   };
   const sink = apiStatusSink({ raw: (_kind, key) => shown.get(key) }, writer, leading);
@@ -118,7 +119,7 @@ test('every status write hanging holds no publication: each edit is published by
   const writer: StatusWriter = {
     write: () => {
       hanging++;
-      return new Promise<void>(() => {});
+      return new Promise<undefined>(() => {});
     },
   };
   const sink = apiStatusSink({ raw: () => undefined }, writer, () => true);

@@ -28,7 +28,7 @@ function gatewayClass(resourceVersion: string, conditions: JsonObject[]): JsonOb
   };
 }
 
-/** An API server whose object is `latest`; the first PUT conflicts when `conflictOnce` is set. */
+/** An API server whose object is `latest`; the first write conflicts when `conflictOnce` is set. */
 function fakeClient(latest: JsonObject, conflictOnce: boolean) {
   const requests: { method: string; body?: unknown }[] = [];
   let conflict = conflictOnce;
@@ -49,7 +49,7 @@ function fakeClient(latest: JsonObject, conflictOnce: boolean) {
   return { client, requests };
 }
 
-function write(shown: JsonObject, client: ApiClient): Promise<void> {
+function write(shown: JsonObject, client: ApiClient): Promise<string | undefined> {
   const [stamped] = createStatusStamper().stamp([translated], () => shown, new Date());
   const writer = createStatusWriter({ client, controllerName: OURS, onWrite: () => {} });
   return writer.write(stamped!.stamped, shown, (status) => restamp(stamped!, status, new Date()));
@@ -70,7 +70,7 @@ test('after a conflict the status is stamped against the latest object, so an eq
   await write(stale, client);
   assert.deepEqual(
     requests.map((r) => r.method),
-    ['PUT', 'GET'],
+    ['PATCH', 'GET'],
   );
 });
 

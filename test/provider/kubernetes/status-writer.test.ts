@@ -8,13 +8,13 @@ const OURS = 'gateway.portico.io/gatewayclass-controller';
 /** An API server that holds one object and records every request. */
 function fakeClient(object: JsonObject): {
   client: ApiClient;
-  requests: { method: string; path: string; body?: unknown }[];
+  requests: { method: string; path: string; body?: unknown; contentType?: string }[];
 } {
-  const requests: { method: string; path: string; body?: unknown }[] = [];
+  const requests: { method: string; path: string; body?: unknown; contentType?: string }[] = [];
   const client: ApiClient = {
-    async request(method, path, body) {
-      requests.push({ method, path, body });
-      return { status: 200, body: method === 'GET' ? object : (body as JsonObject) };
+    async request(method, path, body, contentType) {
+      requests.push({ method, path, body, ...(contentType === undefined ? {} : { contentType }) });
+      return { status: 200, body: method === 'GET' ? object : { metadata: { resourceVersion: '8' } } };
     },
     watch() {
       throw new Error('not watched here');
@@ -56,11 +56,19 @@ for (const [kind, resource] of [
       },
       undefined,
     );
-    const put = requests.find((r) => r.method === 'PUT');
-    assert.equal(put?.path, `/apis/gateway.networking.k8s.io/v1/namespaces/apps/${resource}/r/status`);
-    const body = put?.body as { status: { parents: { controllerName: string }[] } } | undefined;
+    const patch = requests.find((r) => r.method === 'PATCH');
+    assert.equal(patch?.path, `/apis/gateway.networking.k8s.io/v1/namespaces/apps/${resource}/r/status`);
+    assert.equal(patch?.contentType, 'application/merge-patch+json');
+    // parents is an atomic list shared with other controllers: it goes whole, theirs first, against the version
+    // it was read at (a conflict means someone wrote first).
+    const body = patch?.body as {
+      metadata: { resourceVersion: string };
+      status: { parents: { controllerName: string }[] };
+    };
+    assert.deepEqual(Object.keys(body.status), ['parents']);
+    assert.equal(body.metadata.resourceVersion, '7');
     assert.deepEqual(
-      body?.status.parents.map((p) => p.controllerName),
+      body.status.parents.map((p) => p.controllerName),
       ['example.com/other', OURS],
     );
   });
@@ -100,7 +108,7 @@ test('a status over the API limits is cut, not refused: condition messages, reas
     },
     undefined,
   );
-  const put = requests.find((r) => r.method === 'PUT');
+  const put = requests.find((r) => r.method === 'PATCH');
   type Cond = { message: string; reason: string };
   const status = (put!.body as { status: { conditions: Cond[]; listeners: { conditions: Cond[] }[] } })
     .status;
@@ -137,8 +145,75 @@ test('route parents beyond 32 are cut from ours, never from other controllers', 
     },
     undefined,
   );
-  const put = requests.find((r) => r.method === 'PUT');
+  const put = requests.find((r) => r.method === 'PATCH');
   const parents = (put!.body as { status: { parents: { controllerName: string }[] } }).status.parents;
   assert.equal(parents.length, 32);
   assert.equal(parents.filter((p) => p.controllerName === 'example.com/other').length, 20);
+});
+
+test('a Gateway status sends only what differs: a changed list whole, a field gone as null, nothing if equal', async () => {
+  const listener = { name: 'http', supportedKinds: [], attachedRoutes: 3, conditions: [accepted] };
+  const shown = {
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    kind: 'Gateway',
+    metadata: { name: 'eg', namespace: 'apps', generation: 1, resourceVersion: '7' },
+    status: {
+      addresses: [{ type: 'IPAddress', value: '10.0.0.1' }],
+      conditions: [accepted],
+      listeners: [listener],
+    },
+  };
+  const { client, requests } = fakeClient(shown);
+  const writer = createStatusWriter({ client, controllerName: OURS, onWrite: () => {} });
+  const status = (s: Record<string, unknown>) => ({
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    kind: 'Gateway',
+    namespace: 'apps',
+    name: 'eg',
+    generation: 1,
+    status: s,
+  });
+  const version = await writer.write(
+    status({ conditions: [accepted], listeners: [{ ...listener, attachedRoutes: 4 }] }),
+    shown,
+  );
+  assert.equal(version, '8', 'the version after the write, for the sink to know its own write coming back');
+  assert.deepEqual(requests.at(-1)?.body, {
+    metadata: { resourceVersion: '7' },
+    status: { addresses: null, listeners: [{ ...listener, attachedRoutes: 4 }] },
+  });
+  const before = requests.length;
+  assert.equal(await writer.write(status(shown.status), shown), undefined);
+  assert.equal(requests.length, before, 'an equal status is not written');
+});
+
+test('every request of a write waits its turn under the write rate', async () => {
+  const { client, requests } = fakeClient({
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    kind: 'GatewayClass',
+    metadata: { name: 'c', generation: 1, resourceVersion: '7' },
+  });
+  const turns: number[] = [];
+  const rate = {
+    limit: { perSecond: 1, burst: 1 },
+    take: async () => {
+      turns.push(requests.length);
+    },
+    waitedSeconds: () => 0,
+    waiting: () => 0,
+  };
+  const writer = createStatusWriter({ client, controllerName: OURS, onWrite: () => {}, rate });
+  const status = {
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    kind: 'GatewayClass',
+    name: 'c',
+    generation: 1,
+    status: { conditions: [accepted] },
+  };
+  await writer.write(status, undefined);
+  assert.deepEqual(
+    requests.map((r) => r.method),
+    ['GET', 'PATCH'],
+  );
+  assert.deepEqual(turns, [0, 1], 'a turn before the read and one before the write');
 });
