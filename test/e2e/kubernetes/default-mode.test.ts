@@ -1,5 +1,6 @@
 // Portico installed with the chart's defaults (Controller Namespace Mode, one replica), once for these suites:
-// one and several GatewayClasses, merged Gateways, what operators rely on, faults of real components, and gRPC.
+// one and several GatewayClasses, merged Gateways, what operators rely on, faults of real components, gRPC, and
+// status writes the API server refuses or throttles.
 import { after, before } from 'node:test';
 import type { Cluster } from '../../cluster/harness.js';
 import { type ClusterLease, useCluster } from '../../cluster/shared.js';
@@ -10,6 +11,7 @@ import * as fleetCertificates from './suites/fleet-certificates.js';
 import * as grpc from './suites/grpc.js';
 import * as merged from './suites/merged.js';
 import * as operations from './suites/operations.js';
+import * as statusObstacles from './suites/status-obstacles.js';
 
 let lease: ClusterLease;
 let cluster: Cluster;
@@ -20,7 +22,15 @@ before(async () => {
   lease = await useCluster();
   cluster = lease.cluster;
   system = (await install(cluster)).namespace;
-  for (const suite of [controllerNamespace, merged, operations, faults, grpc, fleetCertificates])
+  for (const suite of [
+    controllerNamespace,
+    merged,
+    operations,
+    faults,
+    grpc,
+    fleetCertificates,
+    statusObstacles,
+  ])
     await suite.setup(cluster, system);
 });
 after(async () => {

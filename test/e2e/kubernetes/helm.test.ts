@@ -1,6 +1,6 @@
 // The gateway-helm chart's life cycle with real helm on the real cluster: Gateway Namespace Mode restricted to a
-// namespace list, an upgrade that changes values under traffic, a rollback, and an uninstall that leaves
-// nothing of the release behind.
+// namespace list, an upgrade that changes values under traffic (among them a status write rate so low that
+// statuses queue while an edit is served), a rollback, and an uninstall that leaves nothing of the release behind.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { DEFAULT_CONTROLLER_NAME } from '../../../src/api/controller-config.js';
@@ -8,6 +8,8 @@ import type { Cluster } from '../../cluster/harness.js';
 import { helm } from '../../cluster/helm.js';
 import { asList, call, eventually } from '../../cluster/kube-api.js';
 import { type ClusterLease, useCluster } from '../../cluster/shared.js';
+import { httpRequest } from '../../support/http.js';
+import { parsePrometheus, sampleValue } from '../../support/prometheus.js';
 import { assertNoFailedRequests, duringTraffic, flowing } from './handover.js';
 import { CHART, cleanup, E2E_ENABLED, E2E_SKIP, install, namespaceLogs, type Release } from './install.js';
 import { echoNamespace, gateway, gatewayClass, programmedAddress, route, served } from './traffic.js';
@@ -125,17 +127,82 @@ test('Gateway Namespace Mode with a namespace list: infrastructure RBAC only the
   await gateway(cluster, 'team-z', 'gw', 'portico', [{ name: 'http', port: 80 }]);
 });
 
-test('helm upgrade of the watch list and log level rolls the controller with no failed request; rollback restores', {
+/** The controller's /metrics, through its metrics Service. */
+async function controllerMetrics() {
+  const service = await call(
+    cluster,
+    'GET',
+    `/api/v1/namespaces/${RELEASE_NS}/services/portico-gateway-metrics`,
+  );
+  const ip = String(service.body.spec?.clusterIP);
+  const reply = await httpRequest(19001, '/metrics', { address: ip, host: ip, timeoutMs: 5000 });
+  assert.equal(reply.status, 200);
+  return parsePrometheus(reply.body);
+}
+
+/** Whether team-x's route `name` shows our Accepted=True for its current generation. */
+async function acceptedInTeamX(name: string): Promise<boolean> {
+  const r = (
+    await call(cluster, 'GET', `/apis/gateway.networking.k8s.io/v1/namespaces/team-x/httproutes/${name}`)
+  ).body;
+  return asList(r.status?.parents).some((p) =>
+    asList(p.conditions).some(
+      (c) => c.type === 'Accepted' && c.status === 'True' && c.observedGeneration === r.metadata?.generation,
+    ),
+  );
+}
+
+const SLOW_ROUTES = 20;
+
+/**
+ * Under a status write rate of 1 a second (one at once), 20 new routes and an edit of the last queue their
+ * statuses for about 20 s: the edit is served meanwhile, with writes waiting for their turn and the edited route's
+ * status not yet written. Resolves with the routes, whose statuses a faster controller then catches up with.
+ */
+async function editServedUnderSlowStatuses(): Promise<string[]> {
+  const names = Array.from({ length: SLOW_ROUTES }, (_, i) => `slow-${i}`);
+  // The last made is edited: both its statuses queue behind all the others'.
+  const last = names.at(-1)!;
+  for (const name of names) {
+    await route(cluster, 'team-x', name, { namespace: 'team-x', name: 'gw' }, `${name}.example.com`, 'echo');
+  }
+  const edited = await call(
+    cluster,
+    'PATCH',
+    `/apis/gateway.networking.k8s.io/v1/namespaces/team-x/httproutes/${last}`,
+    { spec: { hostnames: [`${last}-edited.example.com`] } },
+    { contentType: 'application/merge-patch+json' },
+  );
+  assert.equal(edited.status, 200);
+  await served(address, 80, `${last}-edited.example.com`);
+  const metrics = await controllerMetrics();
+  assert.equal(sampleValue(metrics, 'portico_status_write_limit', { limit: 'qps' }), 1);
+  assert.equal(sampleValue(metrics, 'portico_status_write_limit', { limit: 'burst' }), 1);
+  // Statuses lag: writes wait their turn, the edit's is behind the new routes', and yet the edit is served.
+  assert.ok((sampleValue(metrics, 'portico_status_write_requests_waiting') ?? 0) >= 1, 'writes waiting');
+  assert.equal(await acceptedInTeamX(last), false, "the edited route's status is not written yet");
+  return names;
+}
+
+test('helm upgrade of the watch list, log level and status write rate rolls the controller with no failed request; an edit is served while statuses queue; rollback restores and they catch up', {
   skip: E2E_SKIP,
 }, async (t) => {
+  let slow: string[] = [];
   const result = await duringTraffic([teamX()], async (traffic) => {
-    await upgrade(['config.watch.namespaces={team-x,team-y}', 'logLevel=debug']);
+    await upgrade([
+      'config.watch.namespaces={team-x,team-y}',
+      'logLevel=debug',
+      'controller.statusWrites.qps=1',
+      'controller.statusWrites.burst=1',
+    ]);
     assert.ok(controllerArgs().includes('--log-level=debug'));
+    assert.ok(controllerArgs().includes('--status-write-qps=1'));
     assert.match(watchedConfig(), /team-y/);
     assert.ok((await roles('team-y')).includes(`${PREFIX}-infra-manager`));
     // The rolled controller serves the newly watched namespace.
     await gatewayIn('team-y');
     await flowing(traffic);
+    slow = await editServedUnderSlowStatuses();
     await helm(cluster, ['rollback', 'edge', '1', '-n', RELEASE_NS, '--wait', '--timeout', '180s']);
     assert.ok(controllerArgs().includes('--log-level=info'));
     assert.doesNotMatch(watchedConfig(), /team-y/);
@@ -159,6 +226,16 @@ test('helm upgrade of the watch list and log level rolls the controller with no 
   });
   assertNoFailedRequests(t, result);
   assert.match(await helm(cluster, ['history', 'edge', '-n', RELEASE_NS]), /rollback to 1/i);
+  // Back at the default rate, the controller writes every status the slow one had queued.
+  await eventually(
+    async () => {
+      for (const name of slow) if (!(await acceptedInTeamX(name))) return undefined;
+      return true;
+    },
+    'the queued statuses written',
+    90_000,
+    500,
+  );
 });
 
 test('helm upgrade with certgen.rotate: new CA, the controller restarts, proxies reconnect with new certificates, no failed request', {
