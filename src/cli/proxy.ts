@@ -4,11 +4,12 @@ import { readFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 import { type DiscoveryClientOptions, startDiscoveryClient } from '../discovery/client.js';
+import { PROXY_SETTINGS_DEFAULTS } from '../ir/proxy-settings.js';
 import { PORTS } from '../ir/well-known.js';
 import { PorticoError } from '../platform/errors.js';
 import { formatHostPort, parseHostPort } from '../platform/host-port.js';
 import { requireLoopback } from '../platform/listen-scope.js';
-import { createLogger, logToStderr } from '../platform/log-line.js';
+import { createLogger, type LogLevel, logToStderr } from '../platform/log-line.js';
 import { runStaticProxy } from '../proxy/index.js';
 import { drainOnSignal } from '../proxy/signals.js';
 import { defaultWorkerCount } from '../proxy/workers/cpu-count.js';
@@ -95,17 +96,17 @@ const OPTIONS = {
   'allow-remote-admin': { type: 'boolean', default: false },
   'metrics-address': { type: 'string', default: `${LOOPBACK}:${PORTS.metrics}` },
   'ready-address': { type: 'string', default: `${LOOPBACK}:${PORTS.proxyReady}` },
-  'drain-seconds': { type: 'string', default: '5' },
-  'max-drain-seconds': { type: 'string', default: '60' },
+  'drain-seconds': { type: 'string', default: String(PROXY_SETTINGS_DEFAULTS.drainSeconds) },
+  'max-drain-seconds': { type: 'string', default: String(PROXY_SETTINGS_DEFAULTS.maxDrainSeconds) },
   'config-file': { type: 'string' },
   workers: { type: 'string' },
-  'access-log': { type: 'string', default: 'json' },
+  'access-log': { type: 'string', default: PROXY_SETTINGS_DEFAULTS.accessLogFormat },
   'access-log-fields': { type: 'string' },
   'access-log-sampling': { type: 'string', default: '100' },
   'tracing-endpoint': { type: 'string' },
   'tracing-sampling': { type: 'string', default: '100' },
   'trace-events': { type: 'string' },
-  'log-level': { type: 'string', default: 'info' },
+  'log-level': { type: 'string', default: PROXY_SETTINGS_DEFAULTS.logLevel },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -210,7 +211,7 @@ export async function run(argv: string[]): Promise<number> {
   }
   // At info, discovery's debug lines (deltas waiting for a whole update) are not shown.
   const log = createLogger(logLevelOption(values['log-level']), logToStderr);
-  const runtime = { ...runtimeOptions(values), log };
+  const runtime = { ...runtimeOptions(values), log, setLogLevel: (level: LogLevel) => log.setLevel(level) };
   if (values['config-file'] !== undefined) return runStaticProxy(values['config-file'], runtime);
   const settings = await discoverySettings(values);
 

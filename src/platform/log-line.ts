@@ -54,12 +54,25 @@ export function isLogLevel(value: string): value is LogLevel {
   return (LOG_LEVELS as readonly string[]).includes(value);
 }
 
-export function createLogger(level: LogLevel, sink: (line: string) => void = logToStdout): Logger {
-  const at = LOG_LEVELS.indexOf(level);
+/** A logger whose level its creator may change while it runs (a proxy's, by its settings). */
+export interface AdjustableLogger extends Logger {
+  setLevel(level: LogLevel): void;
+}
+
+export function createLogger(level: LogLevel, sink: (line: string) => void = logToStdout): AdjustableLogger {
+  let at = LOG_LEVELS.indexOf(level);
   const emit = (l: LogLevel) => (line: string) => {
     if (LOG_LEVELS.indexOf(l) >= at) sink(`${l} ${line}`);
   };
-  return { debug: emit('debug'), info: emit('info'), warn: emit('warn'), error: emit('error') };
+  return {
+    debug: emit('debug'),
+    info: emit('info'),
+    warn: emit('warn'),
+    error: emit('error'),
+    setLevel(next) {
+      at = LOG_LEVELS.indexOf(next);
+    },
+  };
 }
 
 /** A line as createLogger wrote it, split into its level and its text; a line without a level word has none. */

@@ -5,10 +5,12 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { FleetConfig } from '../ir/fleet-config.js';
+import { parseProxySettings } from '../ir/proxy-settings.js';
 import { type AdminRequestGuard, refuseAdminRequest } from '../platform/admin-request-guard.js';
-import { PorticoError } from '../platform/errors.js';
+import { isPorticoError, PorticoError } from '../platform/errors.js';
 import { parseHostPort } from '../platform/host-port.js';
 import { redact } from '../platform/redact.js';
+import { type ReconfigureOutcome, type RuntimeSettings, runtimeSettings } from './live-settings.js';
 
 export interface AdminView {
   readonly ready: boolean;
@@ -22,6 +24,8 @@ export interface AdminView {
   /** Asynchronous where workers are asked (a proxy with several). */
   inFlight(): number | Promise<number>;
   startDrain(): void;
+  /** New settings while serving (PUT /settings). */
+  reconfigure(settings: RuntimeSettings): Promise<ReconfigureOutcome>;
   metrics(): string | Promise<string>;
 }
 
@@ -37,7 +41,44 @@ function json(res: ServerResponse, status: number, value: unknown): void {
 type Route = (req: IncomingMessage, res: ServerResponse) => void | Promise<void>;
 
 /** Routes that change the proxy: they need the mutation guard on top of the Host check. */
-const MUTATIONS = new Set(['POST /drain']);
+const MUTATIONS = new Set(['POST /drain', 'PUT /settings']);
+
+/** A settings body is a few hundred bytes; anything near this is not one. */
+const MAX_SETTINGS_BYTES = 64 * 1024;
+
+function readBody(req: IncomingMessage, limit: number): Promise<string | undefined> {
+  return new Promise((resolve, reject) => {
+    let body = '';
+    let over = false;
+    req.setEncoding('utf8');
+    req.on('data', (chunk: string) => {
+      if (over) return;
+      body += chunk;
+      if (body.length > limit) over = true;
+    });
+    req.on('end', () => resolve(over ? undefined : body));
+    req.on('error', reject);
+  });
+}
+
+/** PUT /settings: 200 once applied, 400 naming the field refused, 409 when only a restart can apply them. */
+async function putSettings(view: AdminView, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const body = await readBody(req, MAX_SETTINGS_BYTES);
+  if (body === undefined) {
+    json(res, 413, { error: `settings over ${MAX_SETTINGS_BYTES} bytes` });
+    return;
+  }
+  let settings: RuntimeSettings;
+  try {
+    settings = runtimeSettings(parseProxySettings(JSON.parse(body)));
+  } catch (error) {
+    const why = isPorticoError(error) ? error.message : `not JSON: ${(error as Error).message}`;
+    json(res, 400, { error: why });
+    return;
+  }
+  const outcome = await view.reconfigure(settings);
+  json(res, outcome.ok ? 200 : 409, outcome.ok ? { applied: true } : { error: outcome.error });
+}
 
 function adminRoutes(view: AdminView): Record<string, Route> {
   return {
@@ -50,6 +91,7 @@ function adminRoutes(view: AdminView): Record<string, Route> {
       );
     },
     'GET /version': (_req, res) => json(res, 200, view.version() ?? { version: null }),
+    'PUT /settings': (req, res) => putSettings(view, req, res),
     'POST /drain': async (_req, res) => {
       view.startDrain();
       json(res, 202, { draining: true, inFlight: await view.inFlight() });

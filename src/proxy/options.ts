@@ -1,5 +1,5 @@
 // Every knob of the proxy runtime with its default, in one place.
-import { discardingLogger, type Logger } from '../platform/log-line.js';
+import { discardingLogger, type Logger, type LogLevel } from '../platform/log-line.js';
 import type { StageTrace } from '../trace/propagation-trace.js';
 import type { AccessLogOptions } from './access-log.js';
 import type { TracingOptions } from './span-exporter.js';
@@ -101,6 +101,8 @@ export interface ProxyOptions {
   maxDrainMs: number;
   /** One line per event; never receives secrets. */
   log: Logger;
+  /** Changes the level of `log` (its creator's to give): settings changed in place may change it. */
+  setLogLevel?: (level: LogLevel) => void;
   /** One line per finished request (`portico proxy` turns it on by default); absent: off. */
   accessLog?: AccessLogOptions;
   /** W3C trace context and OTLP spans; absent: off. */

@@ -10,6 +10,12 @@ import { type AdminView, type SideServer, sideServerAddress, startSideServers } 
 import { H2EndpointPool } from './h2/upstream-pools.js';
 import { type BoundListener, bindListener, closeListener, updateCertificates } from './listeners.js';
 import { createLiveNames, type LiveNamesTracker } from './live-names.js';
+import {
+  type ReconfigureOutcome,
+  type RuntimeSettings,
+  sameAccessLog,
+  sameTracing,
+} from './live-settings.js';
 import { createProxyMetrics } from './metrics.js';
 import { bindPort, type ProxyOptions, type ProxyOptionsInput, resolveProxyOptions } from './options.js';
 import type { CompiledVirtualHost } from './routing.js';
@@ -53,6 +59,11 @@ export interface Proxy {
   drain(options?: { drainMs?: number; maxMs?: number }): Promise<void>;
   /** Immediate: closes every socket. */
   close(): Promise<void>;
+  /**
+   * Takes new settings while serving (log level, access log, tracing, drain, workers); refuses only what needs
+   * another process: a proxy serving in its own process cannot add workers.
+   */
+  reconfigure(settings: RuntimeSettings): Promise<ReconfigureOutcome>;
   /** Bound sockets: listeners by their name, side servers as `admin`, `metrics`, `ready`. */
   addresses(): { listener: string; port: number; address: string }[];
 }
@@ -87,6 +98,8 @@ interface ProxyState {
   appliedAt: string;
   drained: boolean;
   sideServers: SideServer[];
+  /** Where access log lines go (given in process, else stdout), kept for a log turned off and on again. */
+  accessLogWrite: ((text: string) => void) | undefined;
 }
 
 export function createProxy(input: ProxyOptionsInput = {}): InProcessProxy {
@@ -101,6 +114,7 @@ export function createProxy(input: ProxyOptionsInput = {}): InProcessProxy {
     appliedAt: '',
     drained: false,
     sideServers: [],
+    accessLogWrite: options.accessLog?.write,
   };
   const rt = state.rt;
   let applying: Promise<unknown> = Promise.resolve();
@@ -129,6 +143,7 @@ export function createProxy(input: ProxyOptionsInput = {}): InProcessProxy {
       return drainPromise;
     },
     close: () => closeNow(state),
+    reconfigure: async (settings) => reconfigureNow(state, settings),
     addresses() {
       return [
         ...[...state.bound.values()].map((b) => ({
@@ -321,6 +336,40 @@ async function drainNow(state: ProxyState, drainMs: number, maxMs: number): Prom
   options.log.info('drained');
 }
 
+/**
+ * New settings, in place: a new access log and tracing when they changed (the old ones flush what they hold;
+ * requests already past their start keep the ones they sampled with), the drain's times for the next drain.
+ */
+function reconfigureNow(state: ProxyState, settings: RuntimeSettings): ReconfigureOutcome {
+  const { rt, options } = state;
+  if (settings.workers !== 1)
+    return {
+      ok: false,
+      error: `this proxy serves in its own process (one worker): ${settings.workers} workers need a restart`,
+    };
+  options.setLogLevel?.(settings.logLevel);
+  options.drainMs = settings.drainMs;
+  options.maxDrainMs = settings.maxDrainMs;
+  if (!sameAccessLog(options.accessLog, settings.accessLog)) {
+    const old = rt.accessLog;
+    const write = options.accessLog?.write ?? state.accessLogWrite;
+    options.accessLog = settings.accessLog === undefined ? undefined : { ...settings.accessLog, write };
+    rt.accessLog = options.accessLog === undefined ? undefined : new AccessLog(options.accessLog);
+    old?.flush();
+  }
+  if (!sameTracing(options.tracing, settings.tracing)) {
+    const old = rt.tracing;
+    options.tracing =
+      settings.tracing === undefined ? undefined : { ...options.tracing, ...settings.tracing };
+    rt.tracing =
+      options.tracing === undefined
+        ? undefined
+        : createTracing(options.tracing, rt.metrics.spans, options.log);
+    void old?.exporter.close();
+  }
+  return { ok: true };
+}
+
 /** Immediate: every socket closed, every pool emptied. */
 async function closeNow(state: ProxyState): Promise<void> {
   const { rt } = state;
@@ -372,6 +421,7 @@ function adminView(state: ProxyState, proxy: InProcessProxy): AdminView {
       rt.snapshot === undefined ? undefined : { version: rt.snapshot.version, appliedAt: state.appliedAt },
     inFlight: () => rt.metrics.inFlight,
     startDrain: () => void proxy.drain(),
+    reconfigure: (settings) => proxy.reconfigure(settings),
     metrics: () => rt.metrics.render(),
   };
 }

@@ -1,6 +1,9 @@
 // The `portico proxy` command line for a fleet run on this host. Every proxy gets its own loopback address,
-// and its admin, metrics and readiness ports bind that address too, so several proxies never collide.
-import { type FleetProxySettings, fleetProxyFlags } from '../../ir/proxy-flags.js';
+// and its admin, metrics and readiness ports bind that address too, so several proxies never collide. What
+// can change while it runs (ir/proxy-settings.ts) is not here: the supervisor adds it as flags at a start, and
+// sends a change to the running proxy.
+import type { FleetProxySettings } from '../../ir/proxy-flags.js';
+import { PROXY_SETTINGS_DEFAULTS, type ProxySettings } from '../../ir/proxy-settings.js';
 import { PORTS } from '../../ir/well-known.js';
 
 export interface HostProxyArgsInput {
@@ -16,14 +19,31 @@ export interface HostProxyArgsInput {
   keyFile: string;
   /** The name in the discovery server's certificate, when it differs from the discovery host. */
   serverName?: string;
-  drainSeconds?: number;
-  maxDrainSeconds?: number;
-  /** Worker processes; absent: the proxy's own default (the CPUs it may use). */
-  workers?: number;
-  /** The fleet's log level, access log and tracing; absent: the proxy's defaults. */
-  settings?: FleetProxySettings | undefined;
   /** The file the proxy appends its stage timestamps to (diagnostics). */
   traceEvents?: string;
+}
+
+export interface HostProxySettingsInput {
+  /** Keep serving after a stop before closing idle connections; absent: the proxy's default. */
+  drainSeconds?: number | undefined;
+  /** The longest a stop waits for requests in flight; absent: the proxy's default. */
+  maxDrainSeconds?: number | undefined;
+  workers: number;
+  /** The fleet's log level, access log and tracing; absent: the proxy's defaults. */
+  fleet?: FleetProxySettings | undefined;
+}
+
+/** Every setting of the proxy spelled out, defaults filled in, so a change to any one is seen as one. */
+export function hostProxySettings(input: HostProxySettingsInput): ProxySettings {
+  const settings: ProxySettings = {
+    logLevel: input.fleet?.logLevel ?? PROXY_SETTINGS_DEFAULTS.logLevel,
+    accessLog: input.fleet?.accessLog ?? { format: PROXY_SETTINGS_DEFAULTS.accessLogFormat },
+    drainSeconds: input.drainSeconds ?? PROXY_SETTINGS_DEFAULTS.drainSeconds,
+    maxDrainSeconds: input.maxDrainSeconds ?? PROXY_SETTINGS_DEFAULTS.maxDrainSeconds,
+    workers: input.workers,
+  };
+  if (input.fleet?.tracing !== undefined) settings.tracing = input.fleet.tracing;
+  return settings;
 }
 
 /** The proxy's own ports, on the fleet's address (the proxy CLI's defaults, moved off 0.0.0.0); reserved-ports.ts
@@ -56,10 +76,6 @@ export function hostProxyArgs(input: HostProxyArgsInput): string[] {
     on(HOST_PROXY_PORTS.ready),
   ];
   if (input.serverName !== undefined) args.push('--server-name', input.serverName);
-  if (input.drainSeconds !== undefined) args.push('--drain-seconds', String(input.drainSeconds));
-  if (input.maxDrainSeconds !== undefined) args.push('--max-drain-seconds', String(input.maxDrainSeconds));
-  if (input.workers !== undefined) args.push('--workers', String(input.workers));
-  if (input.settings !== undefined) args.push(...fleetProxyFlags(input.settings));
   if (input.traceEvents !== undefined) args.push('--trace-events', input.traceEvents);
   return args;
 }

@@ -4,6 +4,7 @@
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fleetInfraName } from '../../ir/fleet-infra.js';
+import { type ProxySettings, parseProxySettings } from '../../ir/proxy-settings.js';
 
 export const PROXY_RECORDS_DIR = 'proxies';
 
@@ -15,8 +16,12 @@ export interface ProxyRecord {
   startTime?: string;
   /** The whole command line: what the process was started with, compared again on adoption. */
   argv: string[];
+  /** The command line before `args` (node, its options, the entry point); absent in older records. */
+  launcher?: string[];
   /** The arguments after the entry point (the supervisor's spec), and where its output goes. */
   args: string[];
+  /** The settings the process has now (started with as flags after `args`, or taken in place since). */
+  settings?: ProxySettings;
   logFile: string;
 }
 
@@ -72,7 +77,18 @@ function isProxyRecord(value: unknown): value is ProxyRecord {
     (r.pid ?? 0) > 0 &&
     (r.startTime === undefined || typeof r.startTime === 'string') &&
     strings(r.argv) &&
+    (r.launcher === undefined || strings(r.launcher)) &&
     strings(r.args) &&
+    (r.settings === undefined || validSettings(r.settings)) &&
     typeof r.logFile === 'string'
   );
+}
+
+function validSettings(value: unknown): boolean {
+  try {
+    parseProxySettings(value);
+    return true;
+  } catch {
+    return false;
+  }
 }

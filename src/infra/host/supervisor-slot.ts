@@ -3,11 +3,14 @@
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fleetInfraName } from '../../ir/fleet-infra.js';
+import { proxySettingsFlags } from '../../ir/proxy-flags.js';
+import { type ProxySettings, sameProxySettings } from '../../ir/proxy-settings.js';
 import { EXIT_ADDRESS_IN_USE } from '../../platform/errors.js';
 import { probeLiveness } from './liveness-probe.js';
 import { followLog, type LogFollower } from './log-follower.js';
 import { processStartTime } from './process-identity.js';
 import { type ProxyRecord, removeProxyRecord, writeProxyRecord } from './proxy-records.js';
+import { putProxySettings } from './settings-request.js';
 import type {
   ProxyExit,
   ProxyHealth,
@@ -56,6 +59,10 @@ export interface Slot {
   launcher: readonly string[];
   /** The running process's `--max-drain-seconds` (a spec that replaces it may say less). */
   drainSeconds?: number;
+  /** The settings the running process has (what it started with, or last took in place). */
+  settings?: ProxySettings;
+  /** A settings change is being sent: another waits for it, then sends the newest. */
+  reconfiguring: boolean;
   /** False once the fleet left the desired set: the slot goes away when its process has exited. */
   wanted: boolean;
   state: ProxyProcessState;
@@ -78,6 +85,8 @@ export interface Slot {
   /** The current process answered a probe once: it has started. */
   answered: boolean;
   probing: boolean;
+  /** What is recorded for the current process, rewritten when its settings change. */
+  record?: ProxyRecord;
 }
 
 /** What `list()` shows of a slot. */
@@ -119,8 +128,14 @@ export function start(ctx: SupervisorContext, slot: Slot): void {
   resetHealth(slot);
   const { fleet } = slot.spec;
   slot.launcher = ctx.launcher;
-  slot.drainSeconds = maxDrainSecondsOf(slot.spec.args);
-  const argv = [...ctx.launcher, ...slot.spec.args];
+  const { settings } = slot.spec;
+  slot.settings = settings;
+  slot.drainSeconds = settings?.maxDrainSeconds ?? maxDrainSecondsOf(slot.spec.args);
+  const argv = [
+    ...ctx.launcher,
+    ...slot.spec.args,
+    ...(settings === undefined ? [] : proxySettingsFlags(settings)),
+  ];
   const logFile = proxyLogFile(ctx.options.logDir, fleet);
   const started = spawnDetached(argv, {
     env: { ...process.env, ...ctx.options.env },
@@ -139,11 +154,14 @@ export function start(ctx: SupervisorContext, slot: Slot): void {
       address: slot.spec.address,
       pid,
       argv,
+      launcher: [...ctx.launcher],
       args: [...slot.spec.args],
       logFile,
     };
+    if (settings !== undefined) record.settings = settings;
     const startTime = processStartTime(pid);
     if (startTime !== undefined) record.startTime = startTime;
+    slot.record = record;
     recordSafely(ctx, record);
   }
   void started.spawned.then(() => {
@@ -246,9 +264,12 @@ export async function probe(ctx: SupervisorContext, slot: Slot): Promise<void> {
   // The process may have been replaced or asked to stop while the probe was out.
   if (slot.process !== watched || slot.state !== 'running' || slot.stopRequested || ctx.detached) return;
   if (problem === undefined) {
+    const first = !slot.answered;
     slot.answered = true;
     slot.probeFailures = 0;
     setHealth(ctx, slot, 'live', undefined);
+    // Settings that changed while it was starting are sent now that it answers.
+    if (first) void reconfigure(ctx, slot);
     return;
   }
   const starting = !slot.answered && Date.now() - slot.startedAt < ctx.settings.probeStartupGraceMs;
@@ -281,14 +302,20 @@ export function newSlot(ctx: SupervisorContext, spec: ProxySpec): Slot {
     probeFailures: 0,
     answered: false,
     probing: false,
+    reconfiguring: false,
   };
 }
 
 /** Takes over a process a previous supervisor started and recorded. */
 export function adoptRecord(ctx: SupervisorContext, record: ProxyRecord): void {
-  const slot = newSlot(ctx, { fleet: record.fleet, address: record.address, args: [...record.args] });
-  slot.launcher = record.argv.slice(0, record.argv.length - record.args.length);
-  slot.drainSeconds = maxDrainSecondsOf(record.args);
+  const spec: ProxySpec = { fleet: record.fleet, address: record.address, args: [...record.args] };
+  if (record.settings !== undefined) spec.settings = record.settings;
+  const slot = newSlot(ctx, spec);
+  // A record from before settings were kept apart has its flags in `args` and no launcher of its own.
+  slot.launcher = record.launcher ?? record.argv.slice(0, record.argv.length - record.args.length);
+  slot.settings = record.settings;
+  slot.drainSeconds = record.settings?.maxDrainSeconds ?? maxDrainSecondsOf(record.args);
+  slot.record = record;
   slot.state = 'running';
   ctx.slots.set(record.fleet, slot);
   watch(ctx, slot, watchAdopted(record));
@@ -304,6 +331,48 @@ export function adoptRecord(ctx: SupervisorContext, record: ProxyRecord): void {
   );
   // Another build may not know the signal (its default ends the process); it is replaced on sync anyway.
   if (sameList(slot.launcher, ctx.launcher)) slot.process?.kill('SIGHUP');
+}
+
+/**
+ * Sends the running process the settings its spec now has, until they agree; a process that refuses them (it
+ * serves in its own process and more workers are asked for) or cannot be asked is restarted with them. One that
+ * has not answered a probe yet is asked once it does; one not running starts with them anyway.
+ */
+export async function reconfigure(ctx: SupervisorContext, slot: Slot): Promise<void> {
+  if (slot.reconfiguring) return;
+  slot.reconfiguring = true;
+  try {
+    for (;;) {
+      const wanted = slot.spec.settings;
+      const watched = slot.process;
+      if (wanted === undefined || sameProxySettings(slot.settings, wanted)) return;
+      if (watched === undefined || slot.state !== 'running' || slot.stopRequested || ctx.detached) return;
+      // A probed process is asked once it answers a probe (else it may still be starting).
+      if (!slot.answered && slot.spec.liveness !== undefined) return;
+      const admin = slot.spec.admin;
+      const problem =
+        admin === undefined ? 'it has no admin API to ask' : await putProxySettings(admin, wanted);
+      if (slot.process !== watched || slot.stopRequested || ctx.detached) return;
+      if (problem !== undefined) {
+        say(
+          ctx,
+          slot.spec.fleet,
+          `cannot change its settings in place (${problem}); restarting it with them`,
+        );
+        stop(ctx, slot);
+        return;
+      }
+      slot.settings = wanted;
+      slot.drainSeconds = wanted.maxDrainSeconds;
+      if (slot.record !== undefined && ctx.options.recordsDir !== undefined) {
+        slot.record = { ...slot.record, settings: wanted };
+        recordSafely(ctx, slot.record);
+      }
+      ctx.options.onChange?.();
+    }
+  } finally {
+    slot.reconfiguring = false;
+  }
 }
 
 /** The `--max-drain-seconds` a proxy was started with, when given. */

@@ -8,6 +8,7 @@
 // supervisor `adopt()`s the records whose process is still the one that was started.
 import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import type { ProxySettings } from '../../ir/proxy-settings.js';
 import { PorticoError } from '../../platform/errors.js';
 import type { ProbeTarget } from './liveness-probe.js';
 import type { ProxyRecord } from './proxy-records.js';
@@ -17,6 +18,7 @@ import {
   probe,
   processInfo,
   proxyAccessLogFile,
+  reconfigure,
   type SupervisorContext,
   sameList,
   sameSpec,
@@ -31,10 +33,17 @@ export interface ProxySpec {
   fleet: string;
   /** The loopback address the proxy binds (also passed in `args` as `--bind-address`). */
   address: string;
-  /** The command line after `portico`, e.g. `['proxy', '--fleet', 'default/eg', ...]`. */
+  /** The command line after `portico`, e.g. `['proxy', '--fleet', 'default/eg', ...]`: a change restarts it. */
   args: readonly string[];
+  /**
+   * What the proxy may change while it runs: flags after `args` at a start, later sent to its admin API, so a
+   * change restarts nothing (unless the proxy refuses it or cannot be asked). Absent: the proxy's defaults.
+   */
+  settings?: ProxySettings;
   /** Where the process answers whether it still serves (`GET /live`); absent: not probed. */
   liveness?: ProbeTarget;
+  /** The proxy's admin API, which takes new settings; absent: a settings change restarts the process. */
+  admin?: { host: string; port: number };
 }
 
 export type ProxyProcessState = 'starting' | 'running' | 'backoff' | 'stopping';
@@ -175,14 +184,15 @@ function syncSlots(ctx: SupervisorContext, desired: readonly ProxySpec[]): void 
       start(ctx, fresh);
       continue;
     }
-    // A changed command line, or a process another build of Portico started, is replaced.
+    // A changed command line, or a process another build of Portico started, is replaced; changed settings
+    // are sent to the process.
     const changed = !sameSpec(slot.spec, spec) || !sameList(slot.launcher, launcher);
     slot.spec = spec;
     slot.wanted = true;
     if (changed) {
       slot.failures = 0;
       if (slot.state !== 'stopping') stop(ctx, slot);
-    }
+    } else void reconfigure(ctx, slot);
   }
 }
 

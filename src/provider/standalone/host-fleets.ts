@@ -8,7 +8,7 @@ import {
   openAddressClaims,
 } from '../../infra/host/address-claims.js';
 import { type AddressPool, openAddressPool } from '../../infra/host/address-pool.js';
-import { HOST_PROXY_PORTS, hostProxyArgs } from '../../infra/host/proxy-args.js';
+import { HOST_PROXY_PORTS, hostProxyArgs, hostProxySettings } from '../../infra/host/proxy-args.js';
 import { PROXY_RECORDS_DIR } from '../../infra/host/proxy-records.js';
 import {
   createProxySupervisor,
@@ -147,6 +147,7 @@ export function proxySpecs(
       fleet,
       address,
       liveness: { host: address, port: PORTS.proxyReady, path: '/live' },
+      admin: { host: address, port: HOST_PROXY_PORTS.admin },
       args: hostProxyArgs({
         fleet,
         node: `${fleet}@${address}`,
@@ -156,11 +157,13 @@ export function proxySpecs(
         certFile: files.cert,
         keyFile: files.key,
         serverName: DISCOVERY_SERVER_NAME,
+        traceEvents: options.traceEvents,
+      }),
+      settings: hostProxySettings({
         drainSeconds: options.proxyDrainSeconds,
         maxDrainSeconds: drainSeconds,
         workers: workersOf(fleet),
-        settings: infraOf(fleet),
-        traceEvents: options.traceEvents,
+        fleet: infraOf(fleet),
       }),
     };
   });

@@ -10,6 +10,7 @@ import {
   fleetConfigDelta,
 } from '../../ir/fleet-config-patch.js';
 import { type AdminView, type SideServer, sideServerAddress, startSideServers } from '../admin.js';
+import type { ReconfigureOutcome, RuntimeSettings } from '../live-settings.js';
 import { emptyMetrics, type MetricsSnapshot, mergeMetrics, renderMetrics } from '../metrics.js';
 import { type ProxyOptions, type ProxyOptionsInput, resolveProxyOptions } from '../options.js';
 import { type ApplyOutcome, createProxy, type Proxy as PorticoProxy } from '../proxy.js';
@@ -21,6 +22,8 @@ const STATS_TIMEOUT_MS = 2_000;
 /** A worker that dies within this of its start counts toward a crash loop. */
 const YOUNG_MS = 10_000;
 const MAX_RESTART_DELAY_MS = 5_000;
+/** The least a worker let go by a smaller worker count keeps answering before it closes idle connections. */
+const RETIRE_DRAIN_MS = 1_000;
 /** After a drain's maximum, workers still running are killed. */
 const DRAIN_GRACE_MS = 5_000;
 
@@ -44,6 +47,8 @@ interface Pool {
   settings: WorkerSettings;
   /** In place order: a replacement takes the place of the worker it replaces (the `worker` label of metrics). */
   slots: WorkerSlot[];
+  /** Workers let go by a smaller worker count, finishing their requests: counted once they exit, not replaced. */
+  retiring: Set<WorkerSlot>;
   nextId: number;
   /** The config every worker applied last, for a replacement. */
   current: { config: FleetConfig; version: string | undefined; appliedAt: string } | undefined;
@@ -90,6 +95,7 @@ export function createWorkerProxy(input: WorkerProxyOptions): PorticoProxy {
       return drainPromise;
     },
     close: () => closeWorkers(pool),
+    reconfigure: (settings) => enqueue(pool, () => reconfigureWorkers(pool, settings)),
     addresses() {
       return [
         ...(pool.slots[0]?.addresses ?? []),
@@ -127,6 +133,7 @@ function createPool(
       ...(options.tracing === undefined ? {} : { tracing: options.tracing }),
     },
     slots: [],
+    retiring: new Set(),
     nextId: 1,
     current: undefined,
     queue: Promise.resolve(),
@@ -163,10 +170,9 @@ async function startWorkers(pool: Pool, proxy: PorticoProxy, workers: number): P
 async function closeWorkers(pool: Pool): Promise<void> {
   pool.closed = true;
   pool.draining = true;
-  const exits = pool.slots.map(
-    (slot) => new Promise<void>((resolve) => slot.worker.once('exit', () => resolve())),
-  );
-  for (const slot of pool.slots) slot.worker.process.kill('SIGKILL');
+  const all = [...pool.slots, ...pool.retiring];
+  const exits = all.map((slot) => new Promise<void>((resolve) => slot.worker.once('exit', () => resolve())));
+  for (const slot of all) slot.worker.process.kill('SIGKILL');
   for (const s of pool.sideServers) s.server.close();
   pool.sideServers = [];
   await Promise.all(exits);
@@ -193,12 +199,13 @@ function fork(pool: Pool, index: number): WorkerSlot {
  */
 function onExit(pool: Pool, slot: WorkerSlot, code: number | null, signal: string | null): void {
   const index = pool.slots.indexOf(slot);
-  if (index < 0) return;
-  pool.slots.splice(index, 1);
+  const retiring = pool.retiring.delete(slot);
+  if (index < 0 && !retiring) return;
+  if (index >= 0) pool.slots.splice(index, 1);
   if (slot.last !== undefined) {
     pool.retired = mergeMetrics([pool.retired, { ...slot.last, connections: [], inFlight: 0 }]);
   }
-  if (pool.draining || pool.closed) return;
+  if (retiring || pool.draining || pool.closed) return;
   pool.restarts++;
   pool.crashLoop = Date.now() - slot.forkedAt < YOUNG_MS ? pool.crashLoop + 1 : 0;
   const delayMs = pool.crashLoop === 0 ? 0 : Math.min(MAX_RESTART_DELAY_MS, 100 * 2 ** (pool.crashLoop - 1));
@@ -210,8 +217,7 @@ function onExit(pool: Pool, slot: WorkerSlot, code: number | null, signal: strin
     const next = fork(pool, Math.min(index, pool.slots.length));
     void enqueue(pool, async () => {
       await next.started;
-      if (pool.current !== undefined)
-        await applyTo(pool, next, pool.current.config, pool.current.version, undefined);
+      if (pool.current !== undefined) await applyTo(pool, next, pool.current.config, pool.current.version);
     }).catch(() => undefined);
   };
   if (delayMs === 0) replace();
@@ -240,7 +246,7 @@ async function applyTo(
   slot: WorkerSlot,
   config: FleetConfig,
   version: string | undefined,
-  change: FleetConfigChange | undefined,
+  change?: FleetConfigChange,
 ): Promise<ApplyOutcome> {
   await slot.started;
   const id = pool.nextId++;
@@ -280,6 +286,67 @@ async function applyToAll(
   return mergeOutcomes(outcomes as Extract<ApplyOutcome, { ok: true }>[]);
 }
 
+/**
+ * New settings while serving: the primary's log level and drain times at once, each worker's access log and
+ * tracing by message (and a new worker's from its settings), then as many workers as asked — new ones get the
+ * current config before this resolves; ones let go stop accepting and finish their requests in their own time.
+ */
+async function reconfigureWorkers(pool: Pool, settings: RuntimeSettings): Promise<ReconfigureOutcome> {
+  if (pool.draining) return { ok: false, error: 'proxy is draining' };
+  const { options } = pool;
+  options.setLogLevel?.(settings.logLevel);
+  options.drainMs = settings.drainMs;
+  options.maxDrainMs = settings.maxDrainMs;
+  pool.settings = {
+    ...pool.settings,
+    drainMs: settings.drainMs,
+    maxDrainMs: settings.maxDrainMs,
+    accessLog: settings.accessLog,
+    tracing: settings.tracing,
+  };
+  const replies = await Promise.all(
+    pool.slots.map((slot) => {
+      const id = pool.nextId++;
+      // A worker gone meanwhile is replaced with the new settings: that is not a refusal.
+      const gone = (): FromWorker => ({ type: 'reconfigured', id, outcome: { ok: true } });
+      return slot.request({ type: 'settings', id, settings }, gone);
+    }),
+  );
+  for (const reply of replies) {
+    if (reply.type === 'reconfigured' && !reply.outcome.ok) return reply.outcome;
+  }
+  await resizeWorkers(pool, settings.workers);
+  return { ok: true };
+}
+
+/** Lets the last workers go, or adds workers that serve the current config before this resolves. */
+async function resizeWorkers(pool: Pool, workers: number): Promise<void> {
+  const leaving = pool.slots.splice(Math.max(1, workers));
+  // A worker let go answers a while longer with `connection: close`, so the clients of its busy keep-alive
+  // connections move on between requests, before it closes the idle ones (which races with a request sent then).
+  const drainMs = Math.max(RETIRE_DRAIN_MS, pool.options.drainMs);
+  for (const slot of leaving) {
+    pool.retiring.add(slot);
+    const drain = { type: 'drain' as const, drainMs, maxMs: drainMs + pool.options.maxDrainMs };
+    slot.worker.send(drain, undefined, undefined, () => {});
+  }
+  const added: WorkerSlot[] = [];
+  while (pool.slots.length < workers) added.push(fork(pool, pool.slots.length));
+  if (leaving.length + added.length > 0)
+    pool.options.log.info(`${pool.slots.length} workers (${added.length} added, ${leaving.length} let go)`);
+  await Promise.all(
+    added.map(async (slot) => {
+      // One that dies first is replaced, with the current config, as any dead worker is.
+      const started = await slot.started.then(
+        () => true,
+        () => false,
+      );
+      if (started && pool.current !== undefined)
+        await applyTo(pool, slot, pool.current.config, pool.current.version);
+    }),
+  );
+}
+
 /** Every worker's counts and liveness, asked now; a silent worker's last counts stand, and it is not live. */
 function workerStats(pool: Pool): Promise<WorkerStats[]> {
   return Promise.all(
@@ -305,7 +372,8 @@ async function drainWorkers(pool: Pool, drainMs: number, maxMs: number): Promise
     `draining ${pool.slots.length} workers: serving ${drainMs} ms more, then up to ${maxMs} ms in flight`,
   );
   const slots = [...pool.slots];
-  const exits = slots.map(
+  // Workers already let go finish too before the proxy is drained.
+  const exits = [...slots, ...pool.retiring].map(
     (slot) => new Promise<void>((resolve) => slot.worker.once('exit', () => resolve())),
   );
   for (const slot of slots) {
@@ -313,7 +381,7 @@ async function drainWorkers(pool: Pool, drainMs: number, maxMs: number): Promise
     slot.worker.send({ type: 'drain', drainMs, maxMs }, undefined, undefined, () => {});
   }
   const late = setTimeout(() => {
-    for (const slot of slots) slot.worker.process.kill('SIGKILL');
+    for (const slot of [...slots, ...pool.retiring]) slot.worker.process.kill('SIGKILL');
   }, maxMs + DRAIN_GRACE_MS);
   await Promise.all(exits);
   clearTimeout(late);
@@ -345,6 +413,7 @@ function poolView(pool: Pool, proxy: PorticoProxy): AdminView {
         : { version: pool.current.version ?? '', appliedAt: pool.current.appliedAt },
     inFlight: async () => (await workerStats(pool)).reduce((n, s) => n + s.metrics.inFlight, 0),
     startDrain: () => void proxy.drain(),
+    reconfigure: (settings) => proxy.reconfigure(settings),
     metrics: async () => {
       const each = (await workerStats(pool)).map((s) => s.metrics);
       const serving = pool.slots.filter((slot) => slot.sent !== undefined).length;

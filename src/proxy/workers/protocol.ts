@@ -4,6 +4,7 @@ import type { FleetConfig } from '../../ir/fleet-config.js';
 import type { FleetConfigDelta } from '../../ir/fleet-config-patch.js';
 import type { LogLevel } from '../../platform/log-line.js';
 import type { AccessLogOptions } from '../access-log.js';
+import type { ReconfigureOutcome, RuntimeSettings } from '../live-settings.js';
 import type { MetricsSnapshot } from '../metrics.js';
 import type { Http2Limits, ProxyLimits } from '../options.js';
 import type { ApplyOutcome } from '../proxy.js';
@@ -39,6 +40,8 @@ export type ToWorker =
       delta?: FleetConfigDelta;
     }
   | { type: 'stats'; id: number }
+  /** The primary's new settings, for the worker's own access log and tracing (its `workers` is 1). */
+  | { type: 'settings'; id: number; settings: RuntimeSettings }
   | { type: 'drain'; drainMs: number; maxMs: number };
 
 export interface WorkerStats {
@@ -56,6 +59,8 @@ export type FromWorker =
       addresses: { listener: string; port: number; address: string }[];
     }
   | { type: 'stats'; id: number; stats: WorkerStats }
+  | { type: 'reconfigured'; id: number; outcome: ReconfigureOutcome }
   /** A line of the worker's log, for the primary's logger to show or drop. */
   | { type: 'log'; level: LogLevel; line: string }
-  | { type: 'drained' };
+  /** Its counts once its last request finished: a worker retired while the proxy serves keeps them counted. */
+  | { type: 'drained'; metrics: MetricsSnapshot };

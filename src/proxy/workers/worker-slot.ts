@@ -107,6 +107,7 @@ export function forkWorker(
     worker.on('message', (message: FromWorker) => {
       if (message.type === 'started') resolve();
       else if (message.type === 'log') log[message.level](`worker ${worker.id}: ${message.line}`);
+      else if (message.type === 'drained') slot.last = message.metrics;
       else if ('id' in message) answer(message.id, message);
     });
     worker.once('exit', (code, signal) => {

@@ -81,10 +81,13 @@ export function runWorker(settings: WorkerSettings): void {
     }
     queue = queue.then(async () => {
       if (message.type === 'apply') await apply(message);
-      else if (message.type === 'drain') {
+      else if (message.type === 'settings') {
+        const outcome = await proxy.reconfigure({ ...message.settings, workers: 1 });
+        send({ type: 'reconfigured', id: message.id, outcome });
+      } else if (message.type === 'drain') {
         await proxy.drain({ drainMs: message.drainMs, maxMs: message.maxMs });
         await proxy.close();
-        send({ type: 'drained' });
+        send({ type: 'drained', metrics: proxy.stats().metrics });
         process.disconnect();
       }
     });

@@ -1,22 +1,69 @@
 // A standalone proxy's access log: on by default, one JSON line per request in a file beside its own log, and
-// the format and tracing a DataPlaneProxy sets taking over when the class refers to it (the proxy restarts with
-// them): spans reach an OTLP/HTTP collector the test runs on loopback.
+// the format, tracing, log level, drain and workers a DataPlaneProxy sets taking over when the class refers to
+// it, in place under traffic: the same proxy process takes them, no request fails, and spans reach an OTLP/HTTP
+// collector the test runs on loopback.
 import assert from 'node:assert/strict';
 import { readFile, writeFile } from 'node:fs/promises';
+import { Agent } from 'node:http';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { fleetInfraName } from '../../../src/ir/fleet-infra.js';
+import { PORTS } from '../../../src/ir/well-known.js';
 import { attributeOf, startOtlpCollector } from '../../support/otlp-collector.js';
-import { eventually, exampleCopy, programmedAddress, send, startStandalone, untilStatus } from './harness.js';
+import { parsePrometheus, sampleValue } from '../../support/prometheus.js';
+import {
+  adminGet,
+  eventually,
+  exampleCopy,
+  programmedAddress,
+  send,
+  startStandalone,
+  untilStatus,
+} from './harness.js';
 
-const textLogAndTracing = (collectorPort: number) => `apiVersion: gateway.portico.io/v1alpha1
+const PARAMS_HEAD = `apiVersion: gateway.portico.io/v1alpha1
 kind: DataPlaneProxy
 metadata: {name: text-log, namespace: default}
 spec:
+  workers: 2
+`;
+
+const textLogAndTracing = (
+  collectorPort: number,
+) => `${PARAMS_HEAD.replace('workers: 2', 'workers: 3')}  logLevel: debug
+  drainSeconds: 30
   telemetry:
     accessLog: {format: Text, fields: [method, path, status, request_id]}
     tracing: {endpoint: 'http://127.0.0.1:${collectorPort}/v1/traces'}
 `;
+
+interface FleetView {
+  fleet: string;
+  process?: { pid?: number; restarts: number; health: string };
+}
+
+/** Requests back to back on keep-alive lanes and on fresh connections, until stopped: how many, which failed. */
+function traffic(address: string, lanes: number) {
+  let running = true;
+  let sent = 0;
+  const failures: string[] = [];
+  const agents = Array.from({ length: lanes }, () => new Agent({ keepAlive: true, maxSockets: 1 }));
+  const loops = [...agents, false as const].map(async (agent) => {
+    while (running) {
+      sent++;
+      const reply = await send(address, 8080, 'www.example.com', '/during', agent).catch((error: Error) => ({
+        status: error.message,
+      }));
+      if (reply.status !== 200) failures.push(String(reply.status));
+    }
+  });
+  return async () => {
+    running = false;
+    await Promise.all(loops);
+    for (const agent of agents) agent.destroy();
+    return { sent, failures };
+  };
+}
 
 async function linesOf(file: string): Promise<string[]> {
   const text = await readFile(file, 'utf8').catch(() => '');
@@ -25,7 +72,23 @@ async function linesOf(file: string): Promise<string[]> {
 
 test("a standalone proxy logs each request in its access log file, in the format its class's DataPlaneProxy sets", async (t) => {
   const { files, stateDir } = await exampleCopy(t, 'quickstart', ['web', 'api']);
-  const c = await startStandalone(t, { args: ['-f', files], pool: '127.0.43.0/24', stateDir });
+  // The class refers to a DataPlaneProxy that sets two workers and nothing else: the access log is its default.
+  await writeFile(join(files, 'params.yaml'), PARAMS_HEAD);
+  const gatewayFile = join(files, 'gateway.yaml');
+  const gateway = await readFile(gatewayFile, 'utf8');
+  await writeFile(
+    gatewayFile,
+    gateway.replace(
+      'controllerName: gateway.portico.io/gatewayclass-controller',
+      'controllerName: gateway.portico.io/gatewayclass-controller\n  parametersRef: {group: gateway.portico.io, kind: DataPlaneProxy, name: text-log, namespace: default}',
+    ),
+  );
+  const c = await startStandalone(t, {
+    args: ['-f', files],
+    pool: '127.0.43.0/24',
+    stateDir,
+    proxyWorkersMax: 3,
+  });
   const address = await programmedAddress(c.admin, 'default', 'eg');
   await untilStatus(address, 8080, 'www.example.com', '/', 200);
   const file = join(stateDir, 'logs', `${fleetInfraName('default/eg')}.access.log`);
@@ -42,19 +105,18 @@ test("a standalone proxy logs each request in its access log file, in the format
   assert.match(json.upstream_host, /^127\.0\.0\.1:\d+$/);
   assert.match(json.request_id, /^[0-9a-f-]{36}$/);
 
-  // The class now refers to a DataPlaneProxy with a Text log of four fields and tracing to the collector.
+  const before = await eventually('the fleet process, live', async () => {
+    const fleets = await adminGet<{ items: FleetView[] }>(c.admin, '/api/fleets');
+    const p = fleets.items.find((f) => f.fleet === 'default/eg')?.process;
+    return p?.health === 'live' ? p : undefined;
+  });
+
+  // Its DataPlaneProxy now sets a Text log of four fields, tracing to the collector, another log level, drain
+  // and worker count: all of them settings the running proxy takes in place, under traffic.
+  const stopTraffic = traffic(address, 4);
   const collector = await startOtlpCollector();
   t.after(() => collector.close());
   await writeFile(join(files, 'params.yaml'), textLogAndTracing(collector.port));
-  const gatewayFile = join(files, 'gateway.yaml');
-  const gateway = await readFile(gatewayFile, 'utf8');
-  await writeFile(
-    gatewayFile,
-    gateway.replace(
-      'controllerName: gateway.portico.io/gatewayclass-controller',
-      'controllerName: gateway.portico.io/gatewayclass-controller\n  parametersRef: {group: gateway.portico.io, kind: DataPlaneProxy, name: text-log, namespace: default}',
-    ),
-  );
   const text = await eventually('a text access log line once the proxy took the new format', async () => {
     await send(address, 8080, 'www.example.com', '/text', false).catch(() => undefined);
     return (await linesOf(file)).find((l) => l.startsWith('method=GET path=/text '));
@@ -64,4 +126,23 @@ test("a standalone proxy logs each request in its access log file, in the format
     'the span of a request at the collector',
     async () => collector.spans.some((s) => attributeOf(s, 'url.path') === '/text') || undefined,
   );
+  const metricsUrl = `http://${address}:${PORTS.metrics}/metrics`;
+  await eventually('three workers serving', async () =>
+    sampleValue(parsePrometheus(await (await fetch(metricsUrl)).text()), 'portico_proxy_workers') === 3
+      ? true
+      : undefined,
+  );
+  const during = await stopTraffic();
+  assert.deepEqual(
+    during.failures,
+    [],
+    `${during.failures.length} of ${during.sent} requests failed while the settings changed`,
+  );
+  const after = (await adminGet<{ items: FleetView[] }>(c.admin, '/api/fleets')).items.find(
+    (f) => f.fleet === 'default/eg',
+  );
+  assert.equal(after?.process?.pid, before.pid, 'the same proxy process took the new settings');
+  assert.equal(after?.process?.restarts, 0);
+  const proxyLog = await readFile(join(stateDir, 'logs', `${fleetInfraName('default/eg')}.log`), 'utf8');
+  assert.match(proxyLog, /3 workers \(1 added, 0 let go\)/);
 });

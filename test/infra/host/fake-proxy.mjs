@@ -1,6 +1,7 @@
 // Stands in for `portico proxy` in supervisor tests: listens (on --port, default any), logs on both streams,
 // crashes on request (GET /crash, or --crash-after-ms), answers GET /live with 200 until GET /break, drains on
-// SIGTERM (or ignores it with --ignore-sigterm), says it reconnects on SIGHUP.
+// SIGTERM (or ignores it with --ignore-sigterm), says it reconnects on SIGHUP, takes new settings
+// (PUT /settings, shown by GET /settings; refused with 409 under --refuse-settings).
 import { createServer } from 'node:http';
 
 const args = process.argv.slice(2);
@@ -11,7 +12,28 @@ const option = (name) => {
 const fleet = option('--fleet') ?? '?';
 
 let broken = false;
+let settings = null;
 const server = createServer((request, response) => {
+  if (request.method === 'PUT' && request.url === '/settings') {
+    let body = '';
+    request.on('data', (chunk) => {
+      body += chunk;
+    });
+    request.on('end', () => {
+      if (args.includes('--refuse-settings')) {
+        response.statusCode = 409;
+        response.end(JSON.stringify({ error: 'refused by --refuse-settings' }));
+        return;
+      }
+      settings = JSON.parse(body);
+      response.end(JSON.stringify({ applied: true }));
+    });
+    return;
+  }
+  if (request.url === '/settings') {
+    response.end(JSON.stringify(settings));
+    return;
+  }
   if (request.url === '/live') {
     response.statusCode = broken ? 503 : 200;
     response.end(broken ? 'not live: broken' : 'live');

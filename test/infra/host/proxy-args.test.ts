@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { hostProxyArgs } from '../../../src/infra/host/proxy-args.js';
+import { hostProxyArgs, hostProxySettings } from '../../../src/infra/host/proxy-args.js';
+import { proxySettingsFlags } from '../../../src/ir/proxy-flags.js';
 
 test("a host proxy binds its listeners and its own ports on the fleet's address, over mutual TLS", () => {
   const args = hostProxyArgs({
@@ -12,7 +13,6 @@ test("a host proxy binds its listeners and its own ports on the fleet's address,
     certFile: '/state/proxy.crt',
     keyFile: '/state/proxy.key',
     serverName: 'portico-gateway',
-    drainSeconds: 2,
   });
   const value = (flag: string) => args[args.indexOf(flag) + 1];
   assert.equal(args[0], 'proxy');
@@ -23,50 +23,65 @@ test("a host proxy binds its listeners and its own ports on the fleet's address,
   assert.equal(value('--ready-address'), '127.0.1.7:19003');
   assert.equal(value('--cert-file'), '/state/proxy.crt');
   assert.equal(value('--server-name'), 'portico-gateway');
-  assert.equal(value('--drain-seconds'), '2');
-  assert.ok(!args.includes('--max-drain-seconds'));
   assert.ok(!args.includes('--token-file'));
+  // What may change while it runs is the supervisor's to add (settings): a change there restarts nothing.
+  for (const flag of ['--drain-seconds', '--max-drain-seconds', '--workers', '--access-log', '--log-level'])
+    assert.ok(!args.includes(flag), flag);
 });
 
-test("a fleet's access log settings become the proxy's flags; none means the proxy's default", () => {
-  const base = {
-    fleet: 'default/eg',
-    node: 'n',
-    address: '127.0.1.7',
-    discoveryAddress: '127.0.0.1:18000',
-    caFile: 'ca',
-    certFile: 'crt',
-    keyFile: 'key',
-  };
-  const tail = (args: string[]) => args.slice(args.indexOf('--access-log'));
-  assert.ok(!hostProxyArgs(base).includes('--access-log'));
-  assert.deepEqual(tail(hostProxyArgs({ ...base, settings: { accessLog: { format: 'off' } } })), [
-    '--access-log',
-    'off',
-  ]);
-  assert.deepEqual(
-    tail(
-      hostProxyArgs({
-        ...base,
-        settings: { accessLog: { format: 'text', fields: ['method', 'status'], sampling: 5 } },
-      }),
-    ),
-    ['--access-log', 'text', '--access-log-fields', 'method,status', '--access-log-sampling', '5'],
-  );
-  const traced = hostProxyArgs({
-    ...base,
-    settings: { logLevel: 'debug', tracing: { endpoint: 'http://127.0.0.1:4318/v1/traces', sampling: 25 } },
+test("a fleet's settings are spelled out whole, defaults filled in, and become every flag", () => {
+  const defaults = hostProxySettings({ workers: 2 });
+  assert.deepEqual(defaults, {
+    logLevel: 'info',
+    accessLog: { format: 'json' },
+    drainSeconds: 5,
+    maxDrainSeconds: 60,
+    workers: 2,
   });
-  assert.deepEqual(traced.slice(traced.indexOf('--log-level')), [
+  assert.deepEqual(proxySettingsFlags(defaults), [
+    '--log-level',
+    'info',
+    '--access-log',
+    'json',
+    '--drain-seconds',
+    '5',
+    '--max-drain-seconds',
+    '60',
+    '--workers',
+    '2',
+  ]);
+  const set = hostProxySettings({
+    drainSeconds: 1,
+    maxDrainSeconds: 30,
+    workers: 3,
+    fleet: {
+      logLevel: 'debug',
+      accessLog: { format: 'text', fields: ['method', 'status'], sampling: 5 },
+      tracing: { endpoint: 'http://127.0.0.1:4318/v1/traces', sampling: 25 },
+    },
+  });
+  assert.deepEqual(proxySettingsFlags(set), [
     '--log-level',
     'debug',
+    '--access-log',
+    'text',
+    '--access-log-fields',
+    'method,status',
+    '--access-log-sampling',
+    '5',
     '--tracing-endpoint',
     'http://127.0.0.1:4318/v1/traces',
     '--tracing-sampling',
     '25',
+    '--drain-seconds',
+    '1',
+    '--max-drain-seconds',
+    '30',
+    '--workers',
+    '3',
   ]);
-  assert.ok(
-    !hostProxyArgs({ ...base, settings: { logLevel: 'info' } }).includes('--log-level'),
-    'info is the default',
+  assert.deepEqual(
+    proxySettingsFlags({ ...defaults, accessLog: { format: 'off', sampling: 5 } }).slice(2, 4),
+    ['--access-log', 'off'],
   );
 });

@@ -20,11 +20,14 @@ import {
   createProxySupervisor,
   formatProxyLogLine,
   type ProxyLogLine,
+  type ProxySpec,
   type ProxySupervisorOptions,
   proxyAccessLogFile,
   proxyLogFile,
 } from '../../../src/infra/host/supervisor.js';
 import { trimLog } from '../../../src/infra/host/watched-process.js';
+import { proxySettingsFlags } from '../../../src/ir/proxy-flags.js';
+import type { ProxySettings } from '../../../src/ir/proxy-settings.js';
 import { freePort } from '../../support/http.js';
 
 const FAKE_PROXY = fileURLToPath(new URL('./fake-proxy.mjs', import.meta.url));
@@ -168,6 +171,80 @@ test('changed arguments restart the process with the new ones', async (t) => {
   const info = await until(() => supervisor.list().find((p) => p.state === 'running'), 'running');
   assert.equal(info.restarts, 1);
   assert.equal(info.lastExit?.code, 0, 'the old process drained and exited cleanly');
+});
+
+const SETTINGS: ProxySettings = {
+  logLevel: 'info',
+  accessLog: { format: 'json' },
+  drainSeconds: 5,
+  maxDrainSeconds: 60,
+  workers: 2,
+};
+
+/** A spec whose process listens on `port`, which is also its admin API and liveness endpoint. */
+const settingsSpec = (port: number, settings: ProxySettings, ...extra: string[]): ProxySpec => ({
+  ...spec('default/eg', '127.0.1.1', '--port', String(port), ...extra),
+  settings,
+  admin: { host: '127.0.0.1', port },
+  liveness: { host: '127.0.0.1', port, path: '/live' },
+});
+
+test('changed settings are sent to the running process: nothing restarts, the record follows', async (t) => {
+  const recordsDir = mkdtempSync(join(tmpdir(), 'portico-records-'));
+  t.after(async () => rmSync(recordsDir, { recursive: true, force: true }));
+  const { supervisor, portOf, ask, until } = harness(t, { recordsDir, probeIntervalMs: 50 });
+  const port = await freePort();
+  supervisor.sync([settingsSpec(port, SETTINGS)]);
+  const first = await portOf('default/eg', undefined);
+  const started = JSON.parse(await ask(first.port));
+  assert.deepEqual(
+    started.args.slice(-10),
+    proxySettingsFlags(SETTINGS),
+    'it started with every setting as flags',
+  );
+  await until(() => supervisor.list()[0]?.health === 'live', 'a probe answered');
+  const changed = {
+    ...SETTINGS,
+    logLevel: 'debug' as const,
+    accessLog: { format: 'text' as const },
+    workers: 3,
+  };
+  supervisor.sync([settingsSpec(port, changed)]);
+  let taken: unknown = null;
+  for (const deadline = Date.now() + WAIT_LIMIT_MS; taken === null && Date.now() < deadline; ) {
+    taken = JSON.parse(await ask(port, '/settings'));
+    if (taken === null) await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  assert.deepEqual(taken, changed, 'the settings taken in place');
+  await until(
+    () => readProxyRecords(recordsDir, () => {})[0]?.settings?.workers === 3,
+    'the record rewritten',
+  );
+  const [record] = readProxyRecords(recordsDir, () => {});
+  assert.equal(record?.pid, first.pid);
+  assert.deepEqual(
+    record?.argv.slice(-10),
+    proxySettingsFlags(SETTINGS),
+    'its identity is still how it started',
+  );
+  const info = supervisor.list()[0];
+  assert.equal(info?.pid, first.pid);
+  assert.equal(info?.restarts, 0);
+});
+
+test('settings the process refuses restart it with them', async (t) => {
+  const { supervisor, portOf, ask, until, lines } = harness(t, { probeIntervalMs: 50 });
+  const port = await freePort();
+  supervisor.sync([settingsSpec(port, SETTINGS, '--refuse-settings')]);
+  const first = await portOf('default/eg', undefined);
+  await until(() => supervisor.list()[0]?.health === 'live', 'a probe answered');
+  const more = { ...SETTINGS, workers: 4 };
+  supervisor.sync([settingsSpec(port, more, '--refuse-settings')]);
+  const second = await portOf('default/eg', first.pid);
+  const answer = JSON.parse(await ask(second.port));
+  assert.deepEqual(answer.args.slice(-10), proxySettingsFlags(more));
+  assert.ok(lines.some((l) => l.source === 'supervisor' && l.line.includes('refused by --refuse-settings')));
+  assert.equal(supervisor.list()[0]?.restarts, 1);
 });
 
 test('a process ignoring SIGTERM is killed after the grace period; stopAll waits for every exit', async (t) => {

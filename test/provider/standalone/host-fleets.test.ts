@@ -42,13 +42,16 @@ test("a fleet's parameters reach its proxy's flags; workers stop at the cap", ()
     ]),
     { discoveryAddress: '127.0.0.1:18000', tls, proxyWorkersMax: 4, proxyDrainSeconds: 2 },
   );
-  const [a, b] = specs.map((s) => s.args);
-  assert.equal(flag(a!, '--workers'), '4');
-  assert.equal(flag(a!, '--max-drain-seconds'), '300');
-  assert.equal(flag(a!, '--drain-seconds'), '2');
-  assert.equal(flag(a!, '--log-level'), 'debug');
-  assert.equal(flag(a!, '--access-log'), 'off');
-  assert.equal(flag(a!, '--bind-address'), '127.0.10.1');
-  assert.equal(flag(b!, '--workers'), '1');
-  assert.equal(flag(b!, '--max-drain-seconds'), undefined, 'the proxy default (60 s) when none is set');
+  const [a, b] = specs;
+  assert.deepEqual(a!.settings, {
+    logLevel: 'debug',
+    accessLog: { format: 'off' },
+    drainSeconds: 2,
+    maxDrainSeconds: 300,
+    workers: 4,
+  });
+  assert.equal(flag(a!.args, '--bind-address'), '127.0.10.1');
+  assert.deepEqual(a!.admin, { host: '127.0.10.1', port: 19000 }, 'where a settings change is sent');
+  assert.equal(b!.settings?.workers, 1);
+  assert.equal(b!.settings?.maxDrainSeconds, 60, 'the proxy default when none is set');
 });

@@ -1,0 +1,64 @@
+// A proxy's settings that change while it serves (ir/proxy-settings.ts), in the runtime's own terms: shares
+// from 0 to 1, milliseconds. A change swaps the access log and tracing for new ones between requests; a request
+// in flight finishes with those it started with.
+import { ACCESS_LOG_FIELDS } from '../ir/access-log.js';
+import type { ProxySettings } from '../ir/proxy-settings.js';
+import type { LogLevel } from '../platform/log-line.js';
+import type { AccessLogOptions } from './access-log.js';
+import type { TracingOptions } from './span-exporter.js';
+
+export interface RuntimeSettings {
+  logLevel: LogLevel;
+  /** Undefined: off. */
+  accessLog: Omit<AccessLogOptions, 'write'> | undefined;
+  /** Undefined: off. */
+  tracing: TracingOptions | undefined;
+  drainMs: number;
+  maxDrainMs: number;
+  workers: number;
+}
+
+export type ReconfigureOutcome = { ok: true } | { ok: false; error: string };
+
+export function runtimeSettings(settings: ProxySettings): RuntimeSettings {
+  const log = settings.accessLog;
+  const tracing = settings.tracing;
+  return {
+    logLevel: settings.logLevel,
+    accessLog:
+      log.format === 'off'
+        ? undefined
+        : {
+            format: log.format,
+            fields: log.fields ?? [...ACCESS_LOG_FIELDS],
+            sampling: (log.sampling ?? 100) / 100,
+          },
+    tracing:
+      tracing === undefined
+        ? undefined
+        : { endpoint: tracing.endpoint, sampling: (tracing.sampling ?? 100) / 100 },
+    drainMs: settings.drainSeconds * 1000,
+    maxDrainMs: settings.maxDrainSeconds * 1000,
+    workers: settings.workers,
+  };
+}
+
+/** Whether the access log a proxy writes would change. */
+export function sameAccessLog(
+  a: Omit<AccessLogOptions, 'write'> | undefined,
+  b: Omit<AccessLogOptions, 'write'> | undefined,
+): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  return (
+    a.format === b.format &&
+    a.sampling === b.sampling &&
+    a.fields.length === b.fields.length &&
+    a.fields.every((f, i) => f === b.fields[i])
+  );
+}
+
+/** Whether the spans a proxy exports, and where, would change. */
+export function sameTracing(a: TracingOptions | undefined, b: TracingOptions | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  return a.endpoint === b.endpoint && a.sampling === b.sampling;
+}
