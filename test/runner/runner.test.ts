@@ -216,3 +216,39 @@ test('while infrastructure is not ours to apply, only discovery is fed; a learnt
   assert.deepEqual([h.infraCalls, h.shown.length], [2, 2]);
   runner.stop();
 });
+
+test('a translation that says which statuses changed is stamped and shown by those alone, unless the sink wants all', async () => {
+  const changed: string[][] = [];
+  let wantsAll = false;
+  const h = harness({
+    showChanged: (statuses) =>
+      void changed.push(statuses.map((s) => `${s.translated.kind} ${s.translated.name}`)),
+    wantsAll: () => wantsAll,
+  });
+  const runner = createRunner(h.options);
+  await runner.now();
+  assert.equal(h.shown.length, 1, 'the first pass shows everything');
+  // The route edit as a watch's snapshot gives it: with how the route list came from the last.
+  const edit = (from: ResourceSnapshot): ResourceSnapshot => {
+    const to = editSolo(from);
+    const before = from.httpRoutes.find((r) => r.metadata.name === 'solo')!;
+    const after = to.httpRoutes.find((r) => r.metadata.name === 'solo')!;
+    const step = { from: from.httpRoutes, to: to.httpRoutes, removed: [before], added: [after] };
+    return { ...to, routeChanges: { httpRoutes: [step], grpcRoutes: [] } };
+  };
+  h.snapshot = edit(h.snapshot);
+  await runner.now();
+  assert.equal(h.shown.length, 1, 'not shown everything again');
+  assert.equal(changed.length, 1);
+  assert.ok(changed[0]!.includes('HTTPRoute solo'));
+  assert.ok(
+    changed[0]!.every((s) => !s.startsWith('HTTPRoute') || s === 'HTTPRoute solo'),
+    changed[0]!.join(', '),
+  );
+  wantsAll = true;
+  h.snapshot = edit({ ...h.snapshot, httpRoutes: h.snapshot.httpRoutes.slice() });
+  await runner.now();
+  assert.equal(h.shown.length, 2, 'a sink that forgot is shown everything');
+  assert.equal(runner.statuses().size, h.shown[1]!.length);
+  runner.stop();
+});

@@ -41,10 +41,12 @@ function world(leading = () => true) {
     });
   for (const n of NAMESPACES) show(n, '1');
   const writes: string[] = [];
+  // The version the writer's write gives the object (the API server's answer), by namespace.
+  const versions = new Map<string, string>();
   const writer: StatusWriter = {
     async write(status) {
       writes.push(status.namespace!);
-      return undefined;
+      return versions.get(status.namespace!);
     },
   };
   const sink = apiStatusSink({ raw: (_kind, key) => shown.get(key) }, writer, leading);
@@ -53,7 +55,7 @@ function world(leading = () => true) {
     await sink.show(stamper.stamp([...translated.values()], sink.shown, new Date(0)));
     await sink.idle();
   };
-  return { show, writes, sink, pass };
+  return { show, writes, sink, pass, stamper, versions };
 }
 
 test('a pass whose statuses and shown objects are unchanged writes nothing again', async () => {
@@ -163,5 +165,39 @@ spec:
     assert.equal(published.length, before + 1, `version ${version} was published`);
   }
   runner.stop();
+  sink.stop();
+});
+
+test('shown only what changed, the sink writes those and forgets the removed; it wants all at first and after reset', async () => {
+  const { writes, sink, pass, stamper } = world();
+  assert.equal(sink.wantsAll(), true, 'nothing shown yet');
+  await pass();
+  assert.equal(sink.wantsAll(), false);
+  writes.length = 0;
+  const edited = { ...translated.get('d')!, status: { conditions: [] } };
+  const gone = translated.get('e')!;
+  await sink.showChanged(stamper.stampChanged([edited], [gone], sink.shown, new Date(0)), [gone]);
+  await sink.idle();
+  assert.deepEqual(writes, ['d']);
+  sink.reset();
+  assert.equal(sink.wantsAll(), true, 'a new leader is shown everything');
+  sink.stop();
+});
+
+test("a status changed on the server alone is checked again; the sink's own write coming back is not", async () => {
+  const { show, writes, sink, pass, versions } = world();
+  versions.set('a', '2');
+  await pass();
+  writes.length = 0;
+  // Its own write coming back: the version its write gave.
+  show('a', '2');
+  sink.recheck('Gateway', 'a/gw');
+  await sink.idle();
+  assert.deepEqual(writes, []);
+  // Another writer changed it.
+  show('a', '3');
+  sink.recheck('Gateway', 'a/gw');
+  await sink.idle();
+  assert.deepEqual(writes, ['a']);
   sink.stop();
 });
