@@ -87,7 +87,6 @@ async function measure(routes: number): Promise<{ stages: EditStages[]; failures
   let failures = 0;
   await pipeline.idle();
   const writesBefore = pipeline.statusWrites();
-  pipeline.written.length = 0;
   for (let k = 0; k < WARMUP + EDITS; k++) {
     const i = (k * 7919) % routes;
     const host = `edit-${k}.bench.test`;
@@ -105,7 +104,6 @@ async function measure(routes: number): Promise<{ stages: EditStages[]; failures
   if (PROFILE !== undefined) await profiler.stop(`${PROFILE}-${routes}.cpuprofile`);
   await pipeline.idle();
   const writes = pipeline.statusWrites() - writesBefore;
-  if (process.env.BENCH_DEBUG) console.error(pipeline.written.slice(0, 12));
   await pipeline.close();
   return { stages, failures, writes };
 }
