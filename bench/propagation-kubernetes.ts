@@ -209,6 +209,8 @@ async function acceptedRoutes(cluster: Cluster) {
 
 interface ControllerSample {
   resident: number;
+  heap: number;
+  fullTranslations: number;
   cpuSeconds: number;
   passes: number;
   translateSeconds: number;
@@ -222,6 +224,10 @@ async function controllerSample(cluster: Cluster): Promise<ControllerSample> {
   const value = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(reply.body)?.[1]);
   return {
     resident: value('process_resident_memory_bytes'),
+    heap: value('nodejs_heap_size_used_bytes'),
+    fullTranslations: Number(
+      /^portico_translations_total\{path="full"\} (\S+)$/m.exec(reply.body)?.[1] ?? Number.NaN,
+    ),
     cpuSeconds: value('process_cpu_seconds_total'),
     passes: value('portico_reconciles_total'),
     translateSeconds: value('portico_translate_seconds_sum'),
@@ -373,9 +379,10 @@ async function measureSize(
   const passes = afterEdits.passes - beforeEdits.passes;
   const translateMs = ((afterEdits.translateSeconds - beforeEdits.translateSeconds) * 1000) / passes;
   const edited = afterEdits.statusWrites - beforeEdits.statusWrites;
+  const full = afterEdits.fullTranslations - beforeEdits.fullTranslations;
   return {
-    row: `| ${size} | ${seconds(last - first)} | ${seconds(servedLast - last)} | ${seconds(allAccepted - first)} | ${ms(mean)} / ${ms(percentile(edits, 0.99))} | ${ms(floors.sort((a, b) => a - b)[10]!)} | ${(after.resident / 1024 / 1024).toFixed(0)} MiB / ${idleCores.toFixed(3)} core | ${loadServed} / ${loadEdits} |`,
-    diagnostics: `| ${size} | ${(passes / EDITS).toFixed(1)} | ${ms(translateMs)} | ${(edited / EDITS).toFixed(1)} | ${ms(edits[0]!)} / ${ms(edits[Math.floor(edits.length / 2)]!)} | ${gaps.length === 0 ? '–' : ms(gaps.reduce((a, b) => a + b, 0) / gaps.length)} |`,
+    row: `| ${size} | ${seconds(last - first)} | ${seconds(servedLast - last)} | ${seconds(allAccepted - first)} | ${ms(mean)} / ${ms(percentile(edits, 0.99))} | ${ms(floors.sort((a, b) => a - b)[10]!)} | ${(after.resident / 1024 / 1024).toFixed(0)} MiB (heap ${(after.heap / 1024 / 1024).toFixed(0)}) / ${idleCores.toFixed(3)} core | ${loadServed} / ${loadEdits} |`,
+    diagnostics: `| ${size} | ${(passes / EDITS).toFixed(1)} | ${Number.isNaN(full) ? '–' : (full / EDITS).toFixed(2)} | ${ms(translateMs)} | ${(edited / EDITS).toFixed(1)} | ${ms(edits[0]!)} / ${ms(edits[Math.floor(edits.length / 2)]!)} | ${gaps.length === 0 ? '–' : ms(gaps.reduce((a, b) => a + b, 0) / gaps.length)} |`,
     ...(stages === undefined ? {} : { stages: `${size} routes: ${stages}` }),
   };
 }
@@ -422,9 +429,9 @@ try {
   );
   console.log('\nWhere an edit went (controller /metrics over the edits):');
   console.log(
-    '| routes | passes per edit | translation per pass | status writes per edit | edit: min / median | poll period before the first 200 |',
+    '| routes | passes per edit | full translations per edit | translation per pass | status writes per edit | edit: min / median | poll period before the first 200 |',
   );
-  console.log('|---|---|---|---|---|---|');
+  console.log('|---|---|---|---|---|---|---|');
   for (const row of diagnostics) console.log(row);
   for (const table of stageTables) console.log(`\nWhere an edit went, ${table}`);
 } catch (error) {

@@ -94,6 +94,8 @@ export function createRunner(options: RunnerOptions): Runner {
   const trace = options.trace ?? (() => {});
   const applies = options.applies ?? (() => true);
   const cache = createTranslateCache();
+  // The metrics count what the cache counts: the same object.
+  cache.translations = metrics.translations;
   const published = createPublishedFleets(options.discovery, metrics);
   const stamper = createStatusStamper();
   const shownOf = sink.shown?.bind(sink);

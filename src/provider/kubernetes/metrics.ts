@@ -3,6 +3,7 @@ export interface ControllerMetrics {
   reconciles: number;
   reconcileErrors: number;
   translateSecondsSum: number;
+  translations: { full: number; changedRoutes: number; again: number };
   statusWrites: number;
   infraApplies: number;
   connectedProxies: number;
@@ -22,6 +23,7 @@ export function createMetrics(): ControllerMetrics {
     reconciles: 0,
     reconcileErrors: 0,
     translateSecondsSum: 0,
+    translations: { full: 0, changedRoutes: 0, again: 0 },
     statusWrites: 0,
     infraApplies: 0,
     connectedProxies: 0,
@@ -63,6 +65,16 @@ export function formatMetrics(m: ControllerMetrics, own: ProcessSample = process
   lines.push(
     `portico_translate_seconds_sum ${m.translateSecondsSum}`,
     `portico_translate_seconds_count ${m.reconciles}`,
+  );
+  metric(
+    'portico_translations_total',
+    'counter',
+    'Translations by path: full, by the changed routes alone, or the statuses again (same resources).',
+    [
+      ['{path="full"}', m.translations.full],
+      ['{path="changed_routes"}', m.translations.changedRoutes],
+      ['{path="again"}', m.translations.again],
+    ],
   );
   metric('portico_status_writes_total', 'counter', 'Status subresource writes.', [['', m.statusWrites]]);
   metric('portico_infra_applies_total', 'counter', 'Infrastructure apply passes that changed objects.', [

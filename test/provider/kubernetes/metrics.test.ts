@@ -5,8 +5,11 @@ import { createMetrics, formatMetrics, processSample } from '../../../src/provid
 test('the controller reports its own memory and CPU beside its counters, in the process collector names', () => {
   const metrics = createMetrics();
   metrics.reconciles = 3;
+  metrics.translations.changedRoutes = 2;
   const text = formatMetrics(metrics, { residentBytes: 123456, heapUsedBytes: 4567, cpuSeconds: 1.5 });
   assert.match(text, /^portico_reconciles_total 3$/m);
+  assert.match(text, /^portico_translations_total\{path="changed_routes"\} 2$/m);
+  assert.match(text, /^portico_translations_total\{path="full"\} 0$/m);
   assert.match(text, /^# TYPE process_resident_memory_bytes gauge\nprocess_resident_memory_bytes 123456$/m);
   assert.match(text, /^nodejs_heap_size_used_bytes 4567$/m);
   assert.match(text, /^# TYPE process_cpu_seconds_total counter\nprocess_cpu_seconds_total 1\.5$/m);
