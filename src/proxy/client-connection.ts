@@ -4,15 +4,11 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import { Readable } from 'node:stream';
+import { CHUNKED_REQUEST, type RequestHead } from './client-head.js';
 import { ClientRequest, type RequestBody } from './client-request.js';
 import { ClientResponse, type ResponseConnection } from './client-response.js';
 import { matchPreface, PREFACE_MORE, PREFACE_NO } from './h2/preface.js';
-import {
-  CHUNKED_REQUEST,
-  type ParsedRequest,
-  RequestParser,
-  type RequestParserSink,
-} from './request-parser.js';
+import { RequestParser, type RequestParserSink } from './request-parser.js';
 import { forwardableTrailers } from './trailers.js';
 
 /** What a connection needs from its server. */
@@ -269,13 +265,13 @@ export class ClientConnection implements RequestParserSink, ResponseConnection {
     }
   }
 
-  onRequestHead(head: ParsedRequest): void {
+  onRequestHead(head: RequestHead): void {
     const hasBody = head.bodyLength !== 0;
     const body = hasBody && !head.upgrade ? new ConnectionBody(this) : null;
     const request = new ClientRequest(
       head.method,
       head.target,
-      head.rawHeaders,
+      head,
       this.socket,
       body,
       head.bodyLength === CHUNKED_REQUEST,

@@ -43,15 +43,6 @@ function splitTarget(target: string): { path: string; search: string } {
   return q === -1 ? { path: target, search: '' } : { path: target.slice(0, q), search: target.slice(q) };
 }
 
-/** The first Host header, read from the raw lines (building `req.headers` costs more than it saves). */
-export function firstHost(raw: string[]): string | undefined {
-  for (let i = 0; i < raw.length; i += 2) {
-    const name = raw[i]!;
-    if (name.length === 4 && name.toLowerCase() === 'host') return raw[i + 1];
-  }
-  return undefined;
-}
-
 export function resolveRequest(
   rt: ProxyRuntime,
   snapshot: Snapshot | undefined,
@@ -61,7 +52,7 @@ export function resolveRequest(
 ): Plan {
   const routes = snapshot?.listeners.get(listenerName);
   if (snapshot === undefined || routes === undefined) return NO_ROUTE;
-  const host = hostWithoutPort(firstHost(req.rawHeaders));
+  const host = hostWithoutPort(req.host);
   const vhost = lookupHost(routes.hosts, host);
   if (vhost === undefined) return NO_ROUTE;
   const { path, search } = splitTarget(req.url);

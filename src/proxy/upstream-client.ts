@@ -7,7 +7,7 @@ import { connect, type Socket } from 'node:net';
 import { bodyPiece } from './body-piece.js';
 import { ChunkedDecoder, type ChunkedLimits } from './chunked-decoder.js';
 import type { RequestBody } from './client-request.js';
-import { CHUNKED, parseResponseHead, UNTIL_CLOSE } from './response-head.js';
+import { CHUNKED, parseResponseHeadBytes, UNTIL_CLOSE, type UpstreamHead } from './response-head.js';
 import { lastChunk, MAX_TRAILERS } from './trailers.js';
 
 /** Why an exchange failed: `reset` (closed or reset before a complete response) may be retried. */
@@ -25,7 +25,7 @@ export class UpstreamError extends Error {
 /** Receives one exchange's outcome; exactly one of onUpstreamEnd / onUpstreamError ends it. */
 export interface UpstreamSink {
   /** The final response head (interim 1xx responses are skipped). */
-  onUpstreamHead(status: number, rawHeaders: string[]): void;
+  onUpstreamHead(status: number, head: UpstreamHead): void;
   /** A body chunk, valid only during the call (copy to keep it); return false to stop reading until `exchange.resume()`. */
   onUpstreamData(chunk: Buffer): boolean;
   /**
@@ -308,7 +308,7 @@ class UpstreamConnection {
     }
     // Continue after the head, in whichever buffer holds it.
     const consumed = end + 4 - from;
-    const head = parseResponseHead(buffer.toString('latin1', from, end), exchange.noResponseBody);
+    const head = parseResponseHeadBytes(buffer, from, end, exchange.noResponseBody);
     if (this.partial !== undefined) {
       // `consumed` counts partial bytes too; map back onto `chunk`.
       offset = offset + consumed - this.partial.length;
@@ -327,7 +327,7 @@ class UpstreamConnection {
       return offset;
     }
     if (!head.keepAlive) this.keepAlive = false;
-    exchange.sink.onUpstreamHead(head.status, head.rawHeaders);
+    exchange.sink.onUpstreamHead(head.status, head);
     if (this.exchange !== exchange) return -1;
     if (head.bodyLength === 0) {
       if (offset < chunk.length) this.keepAlive = false;
