@@ -12,7 +12,8 @@
 //   --requests N (per round, default 5000)  --rounds N (default 5)  --warmup N (default 20000)
 //   --connections N (default 50)
 //   --targets LIST  of portico, portico-image (Portico on the image's Node), nginx, relay (default all four)
-//   --baseline DIR  also Portico from another build (a checkout built with `npm run build`): before and after
+//   --baseline DIR  also Portico from another build (a checkout built with `npm run build`) on each Node: before
+//                   and after
 //   --headers wrk|browser  the request: wrk's (Host only, as bench:proxy sends) or a browser's dozen headers
 //   --annotate N    the N functions with the most instructions in each Portico target's median round
 //   --instructions off  no instruction counts (only what the two options below ask for)
@@ -337,17 +338,20 @@ function printRatios(results: Map<string, Counted>): void {
 
 function targetKinds(backendPort: number, configFile: string, nginx: boolean): TargetKind[] {
   const wanted = new Set(flags.targets.split(','));
-  const build = join(here, '..');
-  const kinds: TargetKind[] = [];
-  const thisNode = `portico (1 worker, ${process.version})`;
-  if (wanted.has('portico')) kinds.push(porticoKind(thisNode, process.execPath, build, configFile));
-  if (flags.baseline !== undefined)
-    kinds.push(porticoKind(`${thisNode}, --baseline`, process.execPath, flags.baseline, configFile));
+  const builds: [string, string][] = [['', join(here, '..')]];
+  if (flags.baseline !== undefined) builds.push([', --baseline', flags.baseline]);
+  const nodes: [string, string][] = [];
+  if (wanted.has('portico')) nodes.push([process.execPath, process.version]);
   if (wanted.has('portico-image')) {
     const node = nodeRuntime();
     const version = execFileSync(node, ['--version'], { encoding: 'utf8' }).trim();
-    if (version !== process.version)
-      kinds.push(porticoKind(`portico (1 worker, ${version})`, node, build, configFile));
+    if (version !== process.version) nodes.push([node, version]);
+  }
+  const kinds: TargetKind[] = [];
+  // Each build on each Node, a build's runs next to each other.
+  for (const [node, version] of nodes) {
+    for (const [label, build] of builds)
+      kinds.push(porticoKind(`portico (1 worker, ${version}${label})`, node, build, configFile));
   }
   if (wanted.has('nginx') && nginx) kinds.push(nginxKind(backendPort));
   if (wanted.has('relay')) kinds.push(relayKind(backendPort));
