@@ -255,7 +255,7 @@ function headerLines(
     if (malformed !== undefined) return fail(400, malformed);
     const name = knownName(bytes, pos, LINE.colon)?.name;
     if (name !== undefined) {
-      const refused = judge(bytes, name, minor, f);
+      const refused = judge(bytes, lineValue(text, from), name, minor, f);
       if (refused !== undefined) return refused;
       if (name === 'host' && ++hosts > 1) return fail(400, 'more than one Host header');
     }
@@ -286,38 +286,43 @@ function headerLines(
   );
 }
 
-/** Judges one line whose name the proxy knows (the value at LINE); returns why the request is refused, if it is. */
-function judge(bytes: Buffer, name: string, minor: number, f: Framing): Refusal | undefined {
+/** The value of the line at LINE as a string: a slice of the head's text (which starts at `from` in the bytes). */
+function lineValue(text: string, from: number): string {
+  return text.slice(LINE.valueStart - from, LINE.valueEnd - from);
+}
+
+/**
+ * Judges one line whose name the proxy knows (its value at LINE, and as `value` text); returns why the request
+ * is refused, if it is.
+ */
+function judge(bytes: Buffer, value: string, name: string, minor: number, f: Framing): Refusal | undefined {
   const { valueStart, valueEnd } = LINE;
   switch (name) {
     case 'host':
       if (!isHostValue(bytes, valueStart, valueEnd)) return fail(400, 'invalid Host header');
-      f.host ??= bytes.toString('latin1', valueStart, valueEnd);
+      f.host ??= value;
       return undefined;
     case 'content-length': {
       let n = digitsValue(bytes, valueStart, valueEnd);
-      if (n === -2) n = parseContentLength(bytes.toString('latin1', valueStart, valueEnd));
+      if (n === -2) n = parseContentLength(value);
       if (n < 0 || (f.contentLength !== -1 && n !== f.contentLength))
         return fail(400, 'invalid content-length');
       f.contentLength = n;
       return undefined;
     }
     case 'transfer-encoding': {
-      const value = bytes.toString('latin1', valueStart, valueEnd);
       f.transferEncoding = f.transferEncoding === undefined ? value : `${f.transferEncoding}, ${value}`;
       return undefined;
     }
     case 'connection':
-      connectionOptions(bytes, minor, f);
+      connectionOptions(bytes, value, minor, f);
       return undefined;
     case 'upgrade':
       // HTTP/2 is never reached by an upgrade (RFC 9113 dropped it): such a request is served as it is.
-      if (bytes.toString('latin1', valueStart, valueEnd).trim().toLowerCase() !== 'h2c')
-        f.upgradeHeader = true;
+      if (value.trim().toLowerCase() !== 'h2c') f.upgradeHeader = true;
       return undefined;
     case 'expect':
-      if (bytes.toString('latin1', valueStart, valueEnd).toLowerCase() !== '100-continue')
-        return fail(417, 'unsupported expectation');
+      if (value.toLowerCase() !== '100-continue') return fail(417, 'unsupported expectation');
       f.expectContinue = minor === 1;
       return undefined;
     default:
@@ -326,7 +331,7 @@ function judge(bytes: Buffer, name: string, minor: number, f: Framing): Refusal 
 }
 
 /** A Connection line's options: close, keep-alive (HTTP/1.0), upgrade, and whether it names other fields. */
-function connectionOptions(bytes: Buffer, minor: number, f: Framing): void {
+function connectionOptions(bytes: Buffer, value: string, minor: number, f: Framing): void {
   const { valueStart, valueEnd } = LINE;
   if (nameIs(bytes, valueStart, valueEnd, KEEP_ALIVE_VALUE)) {
     if (minor === 0) f.connectionClose = false;
@@ -336,7 +341,6 @@ function connectionOptions(bytes: Buffer, minor: number, f: Framing): void {
     f.connectionClose = true;
     return;
   }
-  const value = bytes.toString('latin1', valueStart, valueEnd);
   if (hasToken(value, 'close')) f.connectionClose = true;
   else if (minor === 0 && hasToken(value, 'keep-alive')) f.connectionClose = false;
   if (hasToken(value, 'upgrade')) f.connectionUpgrade = true;

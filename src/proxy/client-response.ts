@@ -82,6 +82,8 @@ function currentDateLine(): string {
 
 /** Heads and bodies up to this size go out as one buffer (one write); larger ones as two writes. */
 const COALESCE_BYTES = 16 * 1024;
+/** Bodies up to this size go out with their head as one string (latin1 keeps every byte as it is). */
+const TEXT_BYTES = 1024;
 
 export class ClientResponse implements ProxyResponse {
   statusCode = 200;
@@ -246,6 +248,10 @@ export class ClientResponse implements ProxyResponse {
     if (head === undefined && suffix === '') return socket.write(Buffer.from(chunk!));
     const prefix = head ?? '';
     if (bodyLength === 0) return socket.write(prefix + suffix, 'latin1');
+    if (bodyLength <= TEXT_BYTES) {
+      // As text: one string write, where a buffer would take three calls into Node (allocate, write, copy).
+      return socket.write(`${prefix}${chunk!.toString('latin1')}${suffix}`, 'latin1');
+    }
     if (bodyLength <= COALESCE_BYTES) {
       const total = prefix.length + bodyLength + suffix.length;
       const out = Buffer.allocUnsafe(total);

@@ -18,7 +18,7 @@ import {
   responseHeaders,
 } from './headers.js';
 import { type HeadOptions, requestHeadFromMap, requestHeadFromRaw, sendable } from './request-head.js';
-import { type ForwardPlan, resolveRequest, upstreamHeaders } from './resolve.js';
+import { type ForwardPlan, nextEndpoint, resolveRequest, upstreamHeaders } from './resolve.js';
 import { ResponseHead, type UpstreamHead } from './response-head.js';
 import type { ListenerContext, ProxyRuntime } from './runtime.js';
 import { endpointKey } from './snapshot.js';
@@ -133,7 +133,8 @@ class Forwarding implements UpstreamSink {
     }
     const body = this.req.body;
     if (body === null) {
-      this.attempt(this.plan.endpoint);
+      // The request arrived just now: its start time is this attempt's (one clock reading fewer).
+      this.attempt(this.plan.endpoint, this.answer.started);
       return;
     }
     this.gate = new BodyGate(body, this.rt.options.limits.requestBodyBufferBytes, (buffered) => {
@@ -143,14 +144,14 @@ class Forwarding implements UpstreamSink {
     });
   }
 
-  private attempt(endpoint: Endpoint): void {
+  private attempt(endpoint: Endpoint, now = performance.now()): void {
     const rt = this.rt;
     if (rt.options.loadBalancing === 'least-request') {
       const key = endpointKey(endpoint);
       this.activeKey = key;
       rt.activeByEndpoint.set(key, (rt.activeByEndpoint.get(key) ?? 0) + 1);
     }
-    this.startedAt = performance.now();
+    this.startedAt = now;
     this.answer.endpoint = endpoint;
     const backendTimeoutMs = this.plan.action.backendTimeoutMs;
     if (backendTimeoutMs !== undefined && backendTimeoutMs > 0) {
@@ -323,7 +324,7 @@ class Forwarding implements UpstreamSink {
     }
     // A pooled connection the backend closed while idle: safe to retry a request without a body.
     if (this.retriesLeft > 0 && this.bodyless && error.kind === 'reset') {
-      const next = this.plan.nextEndpoint();
+      const next = nextEndpoint(this.rt, this.plan);
       if (next !== undefined) {
         this.retriesLeft--;
         this.attempt(next);
