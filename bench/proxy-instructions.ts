@@ -297,23 +297,46 @@ async function profile(kind: TargetKind, dir: string, profileDir: string): Promi
   return topSelfTime(join(into, file), from, to, 25);
 }
 
-/** callgrind_annotate's top functions by their own instructions, per request; JIT code named by V8's map. */
+/** Where an instruction count's function belongs, for the breakdown --annotate prints. */
+function category(what: string): string {
+  if (what.startsWith('JIT ')) {
+    if (what.includes('/dist/')) return "Portico's JavaScript";
+    if (what.includes('node:')) return "Node's JavaScript (streams, net, buffers, timers)";
+    return 'other compiled JavaScript';
+  }
+  if (what.includes('Builtins_')) return 'V8 builtins (strings, property lookups, typed arrays, calls)';
+  if (what.includes('/deps/uv/')) return 'libuv (event loop, socket reads and writes)';
+  if (what.includes('libc.so')) return 'libc (malloc, memcpy)';
+  if (/\bnode::/.test(what)) return "Node's C++ (callbacks into JS, buffers, stream writes)";
+  if (/\bv8::/.test(what)) return 'V8 runtime (garbage collection, string flattening, API)';
+  return 'other';
+}
+
+/**
+ * callgrind_annotate's top functions by their own instructions, per request (JIT code named by V8's map), and
+ * every function's instructions summed by where it belongs.
+ */
 function annotate({ medianFile, jitNames }: Counted): void {
-  const text = execFileSync('callgrind_annotate', ['--inclusive=no', medianFile], {
+  const text = execFileSync('callgrind_annotate', ['--inclusive=no', '--threshold=100', medianFile], {
     encoding: 'utf8',
     maxBuffer: 64 * 1024 * 1024,
   });
   const lines = text.split('\n').filter((l) => /^\s*[\d,]+ \(/.test(l) && !l.includes('PROGRAM TOTALS'));
-  for (const line of lines.slice(0, ANNOTATE)) {
+  const sums = new Map<string, number>();
+  let shown = 0;
+  for (const line of lines) {
     const m = /^\s*([\d,]+) \([^)]*\)\s+(.*)$/.exec(line);
     if (m === null) continue;
     const perRequest = Number(m[1]!.replaceAll(',', '')) / REQUESTS;
     let what = m[2]!;
     const jit = /^\?\?\?:0x([0-9a-f]+) \[\?\?\?\]$/.exec(what);
-    if (jit !== null && jitNames !== undefined)
-      what = `JIT ${jitName(jitNames, Number.parseInt(jit[1]!, 16)) ?? what}`;
-    console.log(`    ${fmt(perRequest).padStart(7)}  ${what.slice(0, 150)}`);
+    if (jit !== null) what = `JIT ${(jitNames && jitName(jitNames, Number.parseInt(jit[1]!, 16))) ?? what}`;
+    sums.set(category(what), (sums.get(category(what)) ?? 0) + perRequest);
+    if (shown++ < ANNOTATE) console.log(`    ${fmt(perRequest).padStart(7)}  ${what.slice(0, 150)}`);
   }
+  console.log("  by where the instructions are (each function's own):");
+  for (const [name, n] of [...sums].sort((a, b) => b[1] - a[1]))
+    console.log(`    ${fmt(n).padStart(7)}  ${name}`);
 }
 
 const fmt = (n: number): string => Math.round(n).toLocaleString('en-US');

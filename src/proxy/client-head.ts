@@ -164,6 +164,8 @@ export function parseRequestHeadBytes(
   from: number,
   end: number,
   limits: RequestHeadLimits,
+  /** The bytes from `from` as latin1 text, when the caller has made it (to `end` + 2 at least). */
+  given?: string,
 ): RequestHead | Refusal {
   // The request line: method SP target SP HTTP/1.x, then the line's CRLF.
   let i = from;
@@ -188,7 +190,13 @@ export function parseRequestHeadBytes(
     return fail(400, 'malformed HTTP version');
   if (major !== 49 || minorCode > 49) return fail(505, 'unsupported HTTP version');
   const minor = minorCode - 48;
-  const text = bytes.toString('latin1', from, end + 2);
+  const length = end + 2 - from;
+  const text =
+    given === undefined
+      ? bytes.toString('latin1', from, end + 2)
+      : given.length === length
+        ? given
+        : given.slice(0, length);
   const method = text.slice(0, methodEnd - from);
   const target = text.slice(targetStart - from, targetEnd - from);
   return headerLines(

@@ -101,3 +101,34 @@ export function digitsValue(bytes: Uint8Array, from: number, to: number): number
   }
   return n;
 }
+
+/** Reads up to this long are searched for a head's end as text; longer ones (a body's bytes) as bytes. */
+const TEXT_SEARCH_BYTES = 4096;
+
+/** Where a head ends, found by headEnd; reused for every search (searching is synchronous). */
+export interface HeadSearch {
+  /** Where the blank line that ends the head starts (its CR LF CR LF), or -1 when it is not in the bytes yet. */
+  end: number;
+  /** When the bytes were searched as text: that text, from the head's first byte to the end of the bytes. */
+  text: string | undefined;
+}
+
+/**
+ * Looks for the end of a head starting at `from` in `bytes`, from `searchFrom` on. A short read is made text
+ * once and searched by V8 (the head's text is needed anyway, and a call into Node for the search costs more);
+ * a long one is searched as bytes.
+ */
+export function headEnd(bytes: Buffer, from: number, searchFrom: number, out: HeadSearch): HeadSearch {
+  if (bytes.length - from <= TEXT_SEARCH_BYTES) {
+    const text = bytes.toString('latin1', from);
+    const at = text.indexOf('\r\n\r\n', searchFrom - from);
+    out.end = at < 0 ? -1 : from + at;
+    out.text = text;
+  } else {
+    out.end = bytes.indexOf(CRLFCRLF, searchFrom);
+    out.text = undefined;
+  }
+  return out;
+}
+
+const CRLFCRLF = Buffer.from('\r\n\r\n');

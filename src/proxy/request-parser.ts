@@ -9,6 +9,7 @@ import {
   type RequestHead,
   type RequestHeadLimits,
 } from './client-head.js';
+import { type HeadSearch, headEnd } from './header-line.js';
 import type { Refusal } from './refusal.js';
 
 export {
@@ -29,7 +30,8 @@ export interface RequestParserSink {
 
 const CR = 13;
 const LF = 10;
-const CRLFCRLF = Buffer.from('\r\n\r\n');
+/** Reused for every head's search. */
+const SEARCH: HeadSearch = { end: -1, text: undefined };
 
 // Parser states.
 const HEAD = 0;
@@ -144,7 +146,13 @@ export class RequestParser {
       if (from === chunk.length) return from;
     }
     // The blank line may begin up to 3 bytes before the new data.
-    const end = buffer.indexOf(CRLFCRLF, Math.max(from, partial === undefined ? from : partial.length - 3));
+    const search = headEnd(
+      buffer,
+      from,
+      Math.max(from, partial === undefined ? from : partial.length - 3),
+      SEARCH,
+    );
+    const end = search.end;
     if (end === -1) {
       // A line ended by a bare LF: refused now rather than waiting for a blank line that never comes.
       const scanFrom = partial === undefined ? from : Math.max(from, partial.length - 1);
@@ -156,7 +164,7 @@ export class RequestParser {
       return chunk.length;
     }
     if (end + 4 - from > this.limits.maxHeaderSize) return this.tooLarge(buffer, from);
-    const head = parseRequestHeadBytes(buffer, from, end, this.limits);
+    const head = parseRequestHeadBytes(buffer, from, end, this.limits, search.text);
     // Where the head ends in `chunk`: partial bytes came before it.
     const next = partial === undefined ? end + 4 : offset + end + 4 - partial.length;
     this.partial = undefined;

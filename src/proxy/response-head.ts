@@ -155,6 +155,8 @@ export function parseResponseHeadBytes(
   from: number,
   end: number,
   noBody: boolean,
+  /** The bytes from `from` as latin1 text, when the caller has made it (to `end` + 2 at least). */
+  given?: string,
 ): ResponseHead | string {
   const lineEnd = statusLineEnd(bytes, from, end);
   const line = statusOf(bytes, from, lineEnd);
@@ -209,7 +211,13 @@ export function parseResponseHeadBytes(
   else bodyLength = UNTIL_CLOSE;
   if (bodyLength === UNTIL_CLOSE) close = true;
   // The text runs to the CRLF of the last line: the caller's bytes go on with the blank line after `end`.
-  const text = bytes.toString('latin1', from, end + 2);
+  const length = end + 2 - from;
+  const text =
+    given === undefined
+      ? bytes.toString('latin1', from, end + 2)
+      : given.length === length
+        ? given
+        : given.slice(0, length);
   return new ResponseHead(
     status,
     bodyLength,
