@@ -72,7 +72,7 @@ const IP_LITERAL = new Uint8Array(256);
 for (const c of '0123456789abcdefABCDEF:.') IP_LITERAL[c.charCodeAt(0)] = 1;
 
 /** uri-host (reg-name or IP literal) with an optional port, or empty: the Host rule, on bytes [from, to). */
-export function isHostValue(bytes: Uint8Array, from: number, to: number): boolean {
+function isHostValue(bytes: Uint8Array, from: number, to: number): boolean {
   let i = from;
   if (i < to && bytes[i] === 91) {
     i++;
