@@ -16,6 +16,16 @@ function portOpen(port: number): Promise<boolean> {
   });
 }
 
+/** How to run it besides the defaults (a master process and its workers, started directly). */
+export interface NginxRun {
+  /** A command (and its arguments) that runs nginx, e.g. valgrind: nginx's own command line follows it. */
+  wrap?: string[];
+  /** Without a master process: nginx serves in the one process it was started as (workers must be 1). */
+  single?: boolean;
+  /** How long it may take to listen; default 5 s. */
+  readyMs?: number;
+}
+
 /** Starts nginx in `<parent>/<name>`; `http` is the body of its `http { }` block (temp paths and logs are set). */
 export async function startNginx(
   parent: string,
@@ -23,6 +33,7 @@ export async function startNginx(
   workers: number,
   http: string,
   ports: number[],
+  run: NginxRun = {},
 ): Promise<{ pid: number | undefined }> {
   const home = join(parent, name);
   mkdirSync(home, { recursive: true });
@@ -31,7 +42,7 @@ export async function startNginx(
   writeFileSync(
     join(home, 'nginx.conf'),
     `worker_processes ${workers};
-daemon off;
+daemon off;${run.single === true ? '\nmaster_process off;' : ''}
 pid ${home}/nginx.pid;
 error_log ${home}/error.log warn;
 events { worker_connections 4096; }
@@ -42,15 +53,16 @@ ${http}
 }
 `,
   );
-  const child = spawn('nginx', ['-p', home, '-c', join(home, 'nginx.conf'), '-e', join(home, 'error.log')], {
-    stdio: 'ignore',
-  });
+  const [command = 'nginx', ...prefix] = [...(run.wrap ?? []), 'nginx'];
+  const args = [...prefix, '-p', home, '-c', join(home, 'nginx.conf'), '-e', join(home, 'error.log')];
+  const child = spawn(command, args, { stdio: 'ignore' });
   children.push(child);
   let exited: number | null | undefined;
   child.on('exit', (code) => {
     exited = code;
   });
-  for (let i = 0; i < 100; i++) {
+  const tries = Math.ceil((run.readyMs ?? 5000) / 50);
+  for (let i = 0; i < tries; i++) {
     if (exited !== undefined) {
       let log = '';
       try {
@@ -64,5 +76,5 @@ ${http}
     if (open.every(Boolean)) return { pid: child.pid };
     await new Promise((r) => setTimeout(r, 50));
   }
-  throw new Error(`nginx did not listen on ${ports.join(', ')} within 5 s`);
+  throw new Error(`nginx did not listen on ${ports.join(', ')} within ${tries * 50} ms`);
 }

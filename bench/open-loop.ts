@@ -33,7 +33,7 @@ const CONNECTION_CLOSE = [Buffer.from('\r\nconnection: close'), Buffer.from('\r\
 const STATUS_200 = Buffer.from('HTTP/1.1 200');
 
 /** A complete response at the start of the received bytes: its status, and whether the server closes. */
-interface Response {
+export interface Response {
   ok: boolean;
   close: boolean;
 }
@@ -54,7 +54,7 @@ function find(data: Buffer, needles: Buffer[], end: number): number {
  * The response at the start of `data`, undefined while incomplete. One that cannot be framed counts as an
  * error (the bench backend always sends content-length).
  */
-function parseResponse(data: Buffer): Response | undefined {
+export function parseResponse(data: Buffer): Response | undefined {
   const headEnd = data.indexOf(CRLFCRLF);
   if (headEnd < 0) return undefined;
   const at = find(data, CONTENT_LENGTH, headEnd);

@@ -7,7 +7,8 @@
 // Each round sends a fixed number of requests (not a duration): h2load cuts the streams in flight when a duration
 // ends, and the resets those cancellations cause upstream trip the h2c backend's own reset limit (nghttp2's), which
 // then fails whichever target comes next.
-// Options: --requests N (per round, default 40000), --rounds N (default 3).
+// Options: --requests N (per round, default 40000), --rounds N (default 3), --install on|off (apt-get h2load and
+// nginx when missing; default on, see peers.ts).
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -19,10 +20,15 @@ import { parseArgs } from 'node:util';
 import { generateCertificates } from '../src/certificates/certs.js';
 import { type LoadResult, percentile } from './load.js';
 import { startNginx } from './nginx.js';
-import { children, cpuMicrosOf, freePort, has, processTree, startChild } from './processes.js';
+import { ensurePeers, H2LOAD, installFlag, NGINX } from './peers.js';
+import { children, cpuMicrosOf, freePort, processTree, startChild } from './processes.js';
 
 const { values: flags } = parseArgs({
-  options: { requests: { type: 'string', default: '40000' }, rounds: { type: 'string', default: '3' } },
+  options: {
+    requests: { type: 'string', default: '40000' },
+    rounds: { type: 'string', default: '3' },
+    install: { type: 'string' },
+  },
 });
 const REQUESTS = Number(flags.requests);
 const ROUNDS = Number(flags.rounds);
@@ -258,7 +264,8 @@ async function measure(scenario: Scenario, targets: Target[], dir: string, bodyF
 }
 
 async function main(): Promise<void> {
-  if (!has('h2load')) {
+  const peers = ensurePeers([H2LOAD, NGINX], installFlag(flags.install));
+  if (!peers.has('h2load')) {
     console.log('h2load not installed (apt-get install nghttp2-client): the HTTP/2 bench is skipped');
     return;
   }
@@ -291,7 +298,7 @@ async function main(): Promise<void> {
     const bodyFile = join(dir, 'grpc-body');
     writeFileSync(bodyFile, GRPC_MESSAGE);
     const targets = [await startPortico(configFile, 1), await startPortico(configFile, 2)];
-    if (has('nginx')) {
+    if (peers.has('nginx')) {
       const backends = { h1: h1.port, h2c: h2c.port };
       targets.push(await startNginxH2(dir, 1, backends, { certFile, keyFile }));
       targets.push(await startNginxH2(dir, 2, backends, { certFile, keyFile }));

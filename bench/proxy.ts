@@ -13,7 +13,9 @@
 //   --image-node on|off  also run Portico's two workers on the image's Node (default on)
 //   --baseline DIR       also run one worker of another build (a checkout of an earlier commit, built with
 //                        `npm run build`): a change's before and after in the same run
-import { execFileSync } from 'node:child_process';
+//   --h2 on|off          then run the HTTP/2 half, bench/proxy-h2.ts (default on; off with --only)
+//   --install on|off     apt-get the peers that are missing: nginx, wrk, h2load (default on; see peers.ts)
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -25,7 +27,9 @@ import { cpuTimes, keepCpusAwake, parsePinMode, pin, placement, stealPercent } f
 import { closedLoopNode, closedLoopWrk, type LoadResult, percentile, summarize } from './load.js';
 import { startNginx } from './nginx.js';
 import { fixedRateRaw, type OpenLoopResult } from './open-loop.js';
-import { children, cpuMicrosOf, freePort, has, processTree, startChild } from './processes.js';
+import { ensurePeers, installFlag, NGINX, WRK } from './peers.js';
+import { children, cpuMicrosOf, freePort, processTree, startChild } from './processes.js';
+import { fleetConfig, nginxH1, STATIC_PROXY } from './proxy-fleet.js';
 
 const ROUNDS = 5;
 const THROUGHPUT_SECONDS = 2;
@@ -39,6 +43,8 @@ const { values: flags } = parseArgs({
     awake: { type: 'string', default: 'on' },
     'image-node': { type: 'string', default: 'on' },
     baseline: { type: 'string' },
+    h2: { type: 'string' },
+    install: { type: 'string' },
   },
 });
 if (flags.awake !== 'on' && flags.awake !== 'off') {
@@ -61,27 +67,6 @@ const CONNECTIONS = 50;
 const WARMUP_SECONDS = 2;
 
 const here = fileURLToPath(new URL('.', import.meta.url));
-/** Portico from the build, on a fixed port (workers bind it too) with its metrics on another. */
-const STATIC_PROXY = `
-const [configFile, entry, workers, port, accessLogFile] = process.argv.slice(1);
-const { runStaticProxy } = await import(entry);
-// Its lines on stderr, as \`portico proxy\` writes them: the ports are read from them. Callable as well, for a
-// --baseline build from before the one logger shape (it took a function).
-const line = (text) => console.error(text);
-const log = Object.assign(line, { debug: () => {}, info: line, warn: line, error: line });
-const { openSync, writeSync } = await import('node:fs');
-// The access log as \`portico proxy\` writes it by default (JSON, every field), into a file instead of a pipe.
-const fd = accessLogFile === undefined ? undefined : openSync(accessLogFile, 'a');
-const fields = ['start_time', 'method', 'authority', 'path', 'protocol', 'status', 'response_flags', 'bytes_received',
-  'bytes_sent', 'duration_ms', 'upstream_host', 'upstream_service_time_ms', 'route_name', 'listener', 'request_id',
-  'client_address'];
-process.exitCode = await runStaticProxy(configFile, {
-  bindAddress: '127.0.0.1', portOffset: Number(port) - 80, drainMs: 0, workers: Number(workers),
-  metricsAddress: '127.0.0.1:0',
-  log,
-  ...(fd === undefined ? {} : { accessLog: { format: 'json', fields, sampling: 1, write: (t) => writeSync(fd, t) } }),
-});
-`;
 /** What is measured: a name, its port, and the process whose CPU time it costs (when known). */
 interface Target {
   name: string;
@@ -101,62 +86,8 @@ async function startNginxH1(
   workers: number,
 ): Promise<{ port: number; pid: number | undefined }> {
   const port = await freePort();
-  const http = `  upstream backend { server 127.0.0.1:${backendPort}; keepalive 128; }
-  server {
-    listen 127.0.0.1:${port};
-    location / {
-      proxy_pass http://backend;
-      proxy_http_version 1.1;
-      proxy_set_header Connection "";
-    }
-  }`;
-  const { pid } = await startNginx(parent, `nginx-${workers}`, workers, http, [port]);
+  const { pid } = await startNginx(parent, `nginx-${workers}`, workers, nginxH1(backendPort, port), [port]);
   return { port, pid };
-}
-
-function fleetConfig(backendPort: number): unknown {
-  return {
-    schemaVersion: 1,
-    fleet: 'bench/eg',
-    gateways: [{ name: 'bench/eg', generation: 1 }],
-    listeners: [
-      {
-        name: 'port-80',
-        port: 80,
-        protocol: 'HTTP',
-        gatewayListeners: [],
-        virtualHosts: ['port-80/bench.test'],
-      },
-    ],
-    virtualHosts: [
-      {
-        name: 'port-80/bench.test',
-        hostname: 'bench.test',
-        routes: [
-          {
-            name: 'bench/route/rule/0/match/0',
-            routeRef: { namespace: 'bench', name: 'route', rule: 0 },
-            match: { path: { type: 'PathPrefix', value: '/' }, headers: [], queryParams: [] },
-            filters: [],
-            action: {
-              type: 'Forward',
-              backends: [{ weight: 1, cluster: 'bench/backend:80', filters: [] }],
-              timeoutMs: 15000,
-            },
-          },
-        ],
-      },
-    ],
-    clusters: [
-      {
-        name: 'bench/backend:80',
-        service: { namespace: 'bench', name: 'backend', port: 80 },
-        protocol: 'http',
-      },
-    ],
-    endpoints: [{ name: 'bench/backend:80', endpoints: [{ address: '127.0.0.1', port: backendPort }] }],
-    secrets: [],
-  };
 }
 
 function median(values: number[]): number {
@@ -272,6 +203,7 @@ async function printSpread(target: Target): Promise<void> {
 }
 
 async function main(): Promise<void> {
+  const peers = ensurePeers([NGINX, WRK], installFlag(flags.install));
   console.log(`load average at start: ${load()}`);
   const dir = mkdtempSync(join(tmpdir(), 'portico-bench-'));
   try {
@@ -336,10 +268,10 @@ async function main(): Promise<void> {
       [...tsx, join(here, 'tcp-relay.ts'), String(backendPort)],
       /listening on [\d.]+:(\d+)/,
     );
-    const nginx = has('nginx') ? await startNginxH1(backendPort, dir, 1) : undefined;
-    const nginx2 = has('nginx') ? await startNginxH1(backendPort, dir, 2) : undefined;
+    const nginx = peers.has('nginx') ? await startNginxH1(backendPort, dir, 1) : undefined;
+    const nginx2 = peers.has('nginx') ? await startNginxH1(backendPort, dir, 2) : undefined;
     const nginxPort = nginx?.port;
-    const useWrk = has('wrk');
+    const useWrk = peers.has('wrk');
     const closedLoop = useWrk ? closedLoopWrk : closedLoopNode;
     const nginxTarget = (name: string, n: { port: number; pid: number | undefined }): Target => ({
       name,
@@ -359,6 +291,7 @@ async function main(): Promise<void> {
       ...(nginx2 === undefined ? [] : [nginxTarget(NGINX_2, nginx2)]),
     ];
     if (nginxPort === undefined) console.log('nginx not installed: measuring Portico only');
+    if (!useWrk) console.log('wrk not installed: the throughput phase uses a Node closed loop');
     // The machine is shared: rounds interleave the targets and the median round is reported, so a burst of
     // someone else's work does not land on one target only.
     if (flags.only !== 'latency') await throughputPhase(targets, closedLoop, useWrk, nginxPort);
@@ -519,4 +452,19 @@ async function latencyRounds(targets: Target[]): Promise<void> {
   report((slice) => slice.stealPercent <= STEAL_FREE_PERCENT);
 }
 
+/** The HTTP/2 half, as `npm run bench:proxy` runs it after this one (its peers installed the same way). */
+function runH2(): Promise<void> {
+  const args = [
+    '--import',
+    'tsx',
+    join(here, 'proxy-h2.ts'),
+    ...(flags.install === undefined ? [] : ['--install', flags.install]),
+  ];
+  const child = spawn(process.execPath, args, { stdio: 'inherit' });
+  return new Promise((resolve, reject) =>
+    child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`proxy-h2.ts exited ${code}`)))),
+  );
+}
+
 await main();
+if ((flags.h2 ?? (flags.only === undefined ? 'on' : 'off')) === 'on') await runH2();

@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
+import type { UpstreamHead } from '../src/proxy/response-head.js';
 import { EndpointPool, UpstreamExchange } from '../src/proxy/upstream-client.js';
 import { closedLoopNode, closedLoopWrk, type LoadResult } from './load.js';
 
@@ -91,7 +92,7 @@ const viaPortico = createServer((req, res) => {
     if (raw[i]!.toLowerCase() !== 'connection') head += `${raw[i]}: ${raw[i + 1]}\r\n`;
   }
   const sink = {
-    onUpstreamHead(status: number, rawHeaders: string[]) {
+    onUpstreamHead(status: number, { rawHeaders }: UpstreamHead) {
       const out: string[] = [];
       for (let i = 0; i < rawHeaders.length; i += 2) {
         const name = rawHeaders[i]!.toLowerCase();

@@ -4,15 +4,12 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import { Readable } from 'node:stream';
+import { CHUNKED_REQUEST, type RequestHead } from './client-head.js';
 import { ClientRequest, type RequestBody } from './client-request.js';
 import { ClientResponse, type ResponseConnection } from './client-response.js';
 import { matchPreface, PREFACE_MORE, PREFACE_NO } from './h2/preface.js';
-import {
-  CHUNKED_REQUEST,
-  type ParsedRequest,
-  RequestParser,
-  type RequestParserSink,
-} from './request-parser.js';
+import { RequestParser, type RequestParserSink } from './request-parser.js';
+import { kept, readShared, type SharedReads } from './shared-reads.js';
 import { forwardableTrailers } from './trailers.js';
 
 /** What a connection needs from its server. */
@@ -87,6 +84,8 @@ export class ClientConnection implements RequestParserSink, ResponseConnection {
   private served = false;
   /** When the current request body last delivered bytes (or reading it resumed), on the host's clock. */
   private bodyAt = 0;
+  /** Reads come as views of a buffer shared by all connections (see shared-reads.ts): what is kept is copied. */
+  private shared: SharedReads | undefined = undefined;
 
   constructor(
     readonly socket: Socket,
@@ -101,6 +100,15 @@ export class ClientConnection implements RequestParserSink, ResponseConnection {
     socket.on('error', ignore);
     socket.on('end', onSocketEnd);
     socket.on('close', onSocketClose);
+    if (!this.sniffing) this.readShared();
+  }
+
+  /** Plain TCP connections read into the shared buffer once they are known to speak HTTP/1.1. */
+  private readShared(): void {
+    const socket = this.socket;
+    if ((socket as { encrypted?: boolean }).encrypted === true) return;
+    this.shared = readShared(socket, (bytes) => this.onData(bytes));
+    if (this.shared !== undefined) socket.off('data', onSocketData);
   }
 
   get lastResponse(): boolean {
@@ -186,7 +194,7 @@ export class ClientConnection implements RequestParserSink, ResponseConnection {
       (this.request !== undefined && !this.bodyOpen)
     ) {
       // A pipelined request: it waits until the one before is answered (and its answer is flushed).
-      this.readAhead = this.readAhead === undefined ? chunk : Buffer.concat([this.readAhead, chunk]);
+      this.readAhead = this.readAhead === undefined ? kept(chunk) : Buffer.concat([this.readAhead, chunk]);
       if (this.awaitingOutput || this.readAhead.length > MAX_READ_AHEAD) this.socket.pause();
       return;
     }
@@ -194,6 +202,7 @@ export class ClientConnection implements RequestParserSink, ResponseConnection {
       const first = this.sniff(chunk);
       if (first === undefined) return;
       chunk = first;
+      this.readShared();
     }
     if (!this.started && this.request === undefined) {
       this.started = true;
@@ -233,6 +242,8 @@ export class ClientConnection implements RequestParserSink, ResponseConnection {
   /** Only this connection's listeners go: others (connection metrics) stay with the socket. */
   private detach(): void {
     const socket = this.socket;
+    // Whoever takes the socket over reads it as a stream again.
+    this.shared?.release();
     socket.off('data', onSocketData);
     socket.off('drain', onSocketDrain);
     socket.off('end', onSocketEnd);
@@ -252,30 +263,30 @@ export class ClientConnection implements RequestParserSink, ResponseConnection {
       }
       offset = next;
       if (this.upgraded) {
-        this.startUpgrade(chunk.subarray(offset));
+        this.startUpgrade(kept(chunk.subarray(offset)));
         return;
       }
       if (this.request !== undefined && !this.bodyOpen && offset < chunk.length) {
         // A complete request still being answered: what follows waits.
-        this.readAhead = chunk.subarray(offset);
+        this.readAhead = kept(chunk.subarray(offset));
         if (this.readAhead.length > MAX_READ_AHEAD) this.socket.pause();
         return;
       }
       if (this.request === undefined && offset < chunk.length && this.outputBacklogged()) {
         // Answered at once, but the client is not reading its answers: the next request waits for 'drain'.
-        this.readAhead = chunk.subarray(offset);
+        this.readAhead = kept(chunk.subarray(offset));
         return;
       }
     }
   }
 
-  onRequestHead(head: ParsedRequest): void {
+  onRequestHead(head: RequestHead): void {
     const hasBody = head.bodyLength !== 0;
     const body = hasBody && !head.upgrade ? new ConnectionBody(this) : null;
     const request = new ClientRequest(
       head.method,
       head.target,
-      head.rawHeaders,
+      head,
       this.socket,
       body,
       head.bodyLength === CHUNKED_REQUEST,
@@ -308,7 +319,7 @@ export class ClientConnection implements RequestParserSink, ResponseConnection {
     const body = this.body;
     if (body === undefined || this.discardBody) return;
     body.received += chunk.length;
-    if (!body.push(chunk)) this.socket.pause();
+    if (!body.push(kept(chunk))) this.socket.pause();
   }
 
   onRequestEnd(trailers?: string[]): void {

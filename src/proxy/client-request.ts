@@ -3,6 +3,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Readable } from 'node:stream';
+import type { RequestHead } from './client-head.js';
 
 /** A request body: its bytes as a stream, then the trailer fields the client sent after them, if any. */
 export interface RequestBody extends Readable {
@@ -12,6 +13,15 @@ export interface RequestBody extends Readable {
   readonly received: number;
 }
 
+/** The first Host value among header lines (name, value, ...). */
+export function firstHost(raw: readonly string[]): string | undefined {
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!;
+    if (name.length === 4 && name.toLowerCase() === 'host') return raw[i + 1];
+  }
+  return undefined;
+}
+
 export class ClientRequest {
   private headerMap: IncomingHttpHeaders | undefined = undefined;
 
@@ -19,8 +29,8 @@ export class ClientRequest {
     readonly method: string,
     /** The request target, verbatim. */
     readonly url: string,
-    /** Header lines as received: name, value, ... */
-    readonly rawHeaders: string[],
+    /** Header lines as received (name, value, ...), or the HTTP/1.1 head they stand in. */
+    private readonly lines: string[] | RequestHead,
     readonly socket: Socket,
     /** The body, or null when the request has none. */
     readonly body: RequestBody | null,
@@ -29,6 +39,24 @@ export class ClientRequest {
     /** The body length the client's Content-Length gave (as parsed), -1 when it sent none. */
     readonly contentLength: number = -1,
   ) {}
+
+  /** Header lines as received: name, value, ... (from an HTTP/1.1 head: made on first use). */
+  get rawHeaders(): string[] {
+    const lines = this.lines;
+    return Array.isArray(lines) ? lines : lines.rawHeaders;
+  }
+
+  /** The first Host value (an HTTP/1.1 absolute-form target's authority takes its place). */
+  get host(): string | undefined {
+    const lines = this.lines;
+    return Array.isArray(lines) ? firstHost(lines) : lines.host;
+  }
+
+  /** The HTTP/1.1 head with its lines where they stand in its text; undefined for HTTP/2. */
+  get head(): RequestHead | undefined {
+    const lines = this.lines;
+    return Array.isArray(lines) ? undefined : lines;
+  }
 
   /** Lower-case names; repeated headers joined with `, ` (set-cookie: a list). Built on first use only. */
   get headers(): IncomingHttpHeaders {

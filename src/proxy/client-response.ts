@@ -3,7 +3,7 @@
 // the first body bytes in one socket write.
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
-import { isHeaderName, isValidFieldValue } from './http-syntax.js';
+import { equalsLowerCase, isHeaderName, isValidFieldValue } from './http-syntax.js';
 import { LAST_CHUNK, lastChunk } from './trailers.js';
 
 /** Who hears about the response's socket: set by the request handler. */
@@ -25,6 +25,12 @@ export interface ProxyResponse {
   readonly grpc: boolean;
   /** Status and header lines (name, value, ...); `validate`: throw InvalidHeaderError for one that cannot be sent. */
   writeHead(status: number, lines: string[], validate?: boolean): void;
+  /**
+   * HTTP/1.1 only: status and header lines as text, each ending in CRLF and fit to send as it is (an upstream's
+   * lines passed on), with what writeHead would learn from them: a content-length and a date line among them;
+   * `close`: the connection closes after this response (a `connection: close` line is added).
+   */
+  writeHeadText?(status: number, lines: string, hasLength: boolean, hasDate: boolean, close: boolean): void;
   /** A body chunk (copied); false when the transport is full (wait for onResponseDrain). */
   write(chunk: Buffer): boolean;
   /** Ends the response with its last body bytes (copied) and trailer lines, where the client can take them. */
@@ -76,6 +82,8 @@ function currentDateLine(): string {
 
 /** Heads and bodies up to this size go out as one buffer (one write); larger ones as two writes. */
 const COALESCE_BYTES = 16 * 1024;
+/** Bodies up to this size go out with their head as one string (latin1 keeps every byte as it is). */
+const TEXT_BYTES = 1024;
 
 export class ClientResponse implements ProxyResponse {
   statusCode = 200;
@@ -111,7 +119,7 @@ export class ClientResponse implements ProxyResponse {
    */
   writeHead(status: number, lines: string[], validate = false): void {
     if (this.headersSent) throw new Error('response head already written');
-    let head = statusLine(status);
+    let text = '';
     let hasLength = false;
     let hasDate = false;
     let saysClose = false;
@@ -121,15 +129,32 @@ export class ClientResponse implements ProxyResponse {
       if (validate && (!isHeaderName(name) || !isValidFieldValue(value)))
         throw new InvalidHeaderError(`invalid character in header ${JSON.stringify(name)}`);
       const n = name.length;
-      if (n === 14 && name.toLowerCase() === 'content-length') hasLength = true;
-      else if (n === 4 && name.toLowerCase() === 'date') hasDate = true;
-      else if (n === 10 && name.toLowerCase() === 'connection' && value.toLowerCase() === 'close') {
-        this.closeAfter = true;
+      if (n === 14 && equalsLowerCase(name, 'content-length')) hasLength = true;
+      else if (n === 4 && equalsLowerCase(name, 'date')) hasDate = true;
+      else if (n === 10 && equalsLowerCase(name, 'connection') && equalsLowerCase(value, 'close'))
         saysClose = true;
-      } else if (n === 17 && name.toLowerCase() === 'transfer-encoding') continue;
-      head += `${name}: ${value}\r\n`;
+      else if (n === 17 && equalsLowerCase(name, 'transfer-encoding')) continue;
+      text += `${name}: ${value}\r\n`;
     }
-    if (this.connection.lastResponse) this.closeAfter = true;
+    this.finishHead(status, text, hasLength, hasDate, saysClose, saysClose);
+  }
+
+  writeHeadText(status: number, lines: string, hasLength: boolean, hasDate: boolean, close: boolean): void {
+    if (this.headersSent) throw new Error('response head already written');
+    this.finishHead(status, lines, hasLength, hasDate, close, false);
+  }
+
+  /** The head from its header lines: framing, date and connection lines added as the response needs them. */
+  private finishHead(
+    status: number,
+    lines: string,
+    hasLength: boolean,
+    hasDate: boolean,
+    close: boolean,
+    saysClose: boolean,
+  ): void {
+    let head = statusLine(status) + lines;
+    if (close || this.connection.lastResponse) this.closeAfter = true;
     this.noBody = this.headRequest || status === 204 || status === 304 || status < 200;
     if (!hasLength && !this.noBody) {
       if (this.http10) this.closeAfter = true;
@@ -223,6 +248,10 @@ export class ClientResponse implements ProxyResponse {
     if (head === undefined && suffix === '') return socket.write(Buffer.from(chunk!));
     const prefix = head ?? '';
     if (bodyLength === 0) return socket.write(prefix + suffix, 'latin1');
+    if (bodyLength <= TEXT_BYTES) {
+      // As text: one string write, where a buffer would take three calls into Node (allocate, write, copy).
+      return socket.write(`${prefix}${chunk!.toString('latin1')}${suffix}`, 'latin1');
+    }
     if (bodyLength <= COALESCE_BYTES) {
       const total = prefix.length + bodyLength + suffix.length;
       const out = Buffer.allocUnsafe(total);

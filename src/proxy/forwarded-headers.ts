@@ -77,11 +77,7 @@ export function forwardingHeaders(
 ): string[] {
   const forwardedFor =
     clientForwardedFor === undefined ? facts.clientIp : `${clientForwardedFor}, ${facts.clientIp}`;
-  const [onlyId] = clientRequestIds;
-  const requestId =
-    clientRequestIds.length === 1 && onlyId !== undefined && acceptableRequestId(onlyId)
-      ? onlyId
-      : newRequestId();
+  const requestId = chosenRequestId(clientRequestIds, newRequestId);
   const out = [
     'x-forwarded-for',
     forwardedFor,
@@ -93,5 +89,60 @@ export function forwardingHeaders(
     facts.origin[1],
   ];
   if (facts.timeoutMs > 0) out.push('x-portico-expected-rq-timeout-ms', String(facts.timeoutMs));
+  return out;
+}
+
+/** The x-request-id sent upstream: the client's when it sent exactly one acceptable id, else a new one. */
+export function chosenRequestId(clientRequestIds: readonly string[], newRequestId: () => string): string {
+  const [onlyId] = clientRequestIds;
+  return clientRequestIds.length === 1 && onlyId !== undefined && acceptableRequestId(onlyId)
+    ? onlyId
+    : newRequestId();
+}
+
+/** The forwarding lines of one client connection that do not change from request to request, made once. */
+export interface ConnectionLines {
+  /** `x-forwarded-for: <client ip>` for requests that bring none of their own. */
+  forwardedFor: string;
+  /** `x-portico-internal: true` or `x-portico-external-address: <ip>`. */
+  origin: string;
+}
+
+export function connectionLines(facts: Pick<ForwardingFacts, 'clientIp' | 'origin'>): ConnectionLines {
+  return {
+    forwardedFor: `x-forwarded-for: ${facts.clientIp}\r\n`,
+    origin: `${facts.origin[0]}: ${facts.origin[1]}\r\n`,
+  };
+}
+
+const PROTO_LINES = { http: 'x-forwarded-proto: http\r\n', https: 'x-forwarded-proto: https\r\n' } as const;
+const timeoutLines = new Map<number, string>();
+
+/**
+ * The forwarding headers as lines of an HTTP/1.1 head, in forwardingHeaders' order and by its rules, with the
+ * parts that stay the same for a connection or a route made once.
+ */
+export function forwardingLines(
+  facts: ForwardingFacts,
+  lines: ConnectionLines,
+  clientForwardedFor: string | undefined,
+  clientRequestIds: readonly string[],
+  newRequestId: () => string,
+): string {
+  const forwardedFor =
+    clientForwardedFor === undefined
+      ? lines.forwardedFor
+      : `x-forwarded-for: ${clientForwardedFor}, ${facts.clientIp}\r\n`;
+  const requestId = chosenRequestId(clientRequestIds, newRequestId);
+  let out = `${forwardedFor}${PROTO_LINES[facts.proto]}x-request-id: ${requestId}\r\n${lines.origin}`;
+  const ms = facts.timeoutMs;
+  if (ms > 0) {
+    let timeout = timeoutLines.get(ms);
+    if (timeout === undefined) {
+      timeout = `x-portico-expected-rq-timeout-ms: ${ms}\r\n`;
+      if (timeoutLines.size < 64) timeoutLines.set(ms, timeout);
+    }
+    out += timeout;
+  }
   return out;
 }

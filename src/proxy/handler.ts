@@ -18,7 +18,8 @@ import {
   responseHeaders,
 } from './headers.js';
 import { type HeadOptions, requestHeadFromMap, requestHeadFromRaw, sendable } from './request-head.js';
-import { type ForwardPlan, firstHost, resolveRequest, upstreamHeaders } from './resolve.js';
+import { type ForwardPlan, nextEndpoint, resolveRequest, upstreamHeaders } from './resolve.js';
+import { ResponseHead, type UpstreamHead } from './response-head.js';
 import type { ListenerContext, ProxyRuntime } from './runtime.js';
 import { endpointKey } from './snapshot.js';
 import { type TraceContext, traceparentOf } from './trace-context.js';
@@ -132,7 +133,8 @@ class Forwarding implements UpstreamSink {
     }
     const body = this.req.body;
     if (body === null) {
-      this.attempt(this.plan.endpoint);
+      // The request arrived just now: its start time is this attempt's (one clock reading fewer).
+      this.attempt(this.plan.endpoint, this.answer.started);
       return;
     }
     this.gate = new BodyGate(body, this.rt.options.limits.requestBodyBufferBytes, (buffered) => {
@@ -142,14 +144,14 @@ class Forwarding implements UpstreamSink {
     });
   }
 
-  private attempt(endpoint: Endpoint): void {
+  private attempt(endpoint: Endpoint, now = performance.now()): void {
     const rt = this.rt;
     if (rt.options.loadBalancing === 'least-request') {
       const key = endpointKey(endpoint);
       this.activeKey = key;
       rt.activeByEndpoint.set(key, (rt.activeByEndpoint.get(key) ?? 0) + 1);
     }
-    this.startedAt = performance.now();
+    this.startedAt = now;
     this.answer.endpoint = endpoint;
     const backendTimeoutMs = this.plan.action.backendTimeoutMs;
     if (backendTimeoutMs !== undefined && backendTimeoutMs > 0) {
@@ -242,7 +244,7 @@ class Forwarding implements UpstreamSink {
     this.finish();
   }
 
-  onUpstreamHead(status: number, rawHeaders: string[]): void {
+  onUpstreamHead(status: number, head: UpstreamHead): void {
     if (this.backendDeadline !== undefined) cancel(this.backendDeadline);
     this.responded = true;
     if (this.finished) {
@@ -250,7 +252,7 @@ class Forwarding implements UpstreamSink {
       return;
     }
     try {
-      this.writeResponseHead(status, rawHeaders);
+      this.writeResponseHead(status, head);
     } catch (error) {
       // A header Node will not send (bad characters from a filter): fail this request only.
       this.rt.options.log.warn(`upstream response refused: ${(error as Error).message}`);
@@ -262,27 +264,35 @@ class Forwarding implements UpstreamSink {
     }
   }
 
-  private writeResponseHead(status: number, raw: string[]): void {
+  private writeResponseHead(status: number, head: UpstreamHead): void {
     const serviceMs = Math.round(performance.now() - this.startedAt);
     this.answer.upstreamServiceTimeMs = serviceMs;
-    const serviceTime = String(serviceMs);
     const close = this.closing || this.rt.draining;
     const modifiers = this.plan.responseModifiers;
+    const res = this.res;
     if (modifiers.length === 0) {
-      // Fast path: the upstream's header lines as they came (order and duplicates kept), plus ours.
-      const lines = hopByHopFree(raw, DROP_FROM_RESPONSE);
-      lines.push('server', 'portico', 'x-portico-upstream-service-time', serviceTime);
+      // Fastest: an HTTP/1.1 upstream's own lines, as they came, to an HTTP/1.1 client, plus ours.
+      const passed =
+        res.writeHeadText !== undefined && head instanceof ResponseHead ? head.passThrough() : undefined;
+      if (passed !== undefined) {
+        const lines = `${passed.lines}server: portico\r\nx-portico-upstream-service-time: ${serviceMs}\r\n`;
+        res.writeHeadText!(status, lines, passed.hasLength, passed.hasDate, close);
+        return;
+      }
+      // Fast: the upstream's header lines as they came (order and duplicates kept), plus ours.
+      const lines = hopByHopFree(head.rawHeaders, DROP_FROM_RESPONSE);
+      lines.push('server', 'portico', 'x-portico-upstream-service-time', String(serviceMs));
       if (close) lines.push('connection', 'close');
-      this.res.writeHead(status, lines);
+      res.writeHead(status, lines);
       return;
     }
-    const headers = responseHeaders(raw);
+    const headers = responseHeaders(head.rawHeaders);
     for (const m of modifiers) applyHeaderModifier(headers, m);
     headers.server = 'portico';
-    headers['x-portico-upstream-service-time'] = serviceTime;
+    headers['x-portico-upstream-service-time'] = String(serviceMs);
     if (close) headers.connection = 'close';
     // Filters may have set values Node would refuse to send: checked here (a throw becomes a 502).
-    this.res.writeHead(status, flatHeaders(headers), true);
+    res.writeHead(status, flatHeaders(headers), true);
   }
 
   onUpstreamData(chunk: Buffer): boolean {
@@ -314,7 +324,7 @@ class Forwarding implements UpstreamSink {
     }
     // A pooled connection the backend closed while idle: safe to retry a request without a body.
     if (this.retriesLeft > 0 && this.bodyless && error.kind === 'reset') {
-      const next = this.plan.nextEndpoint();
+      const next = nextEndpoint(this.rt, this.plan);
       if (next !== undefined) {
         this.retriesLeft--;
         this.attempt(next);
@@ -375,7 +385,7 @@ class Answer implements ResponseListener {
     return {
       startMs: Date.now() - durationMs,
       method: req.method,
-      authority: firstHost(req.rawHeaders),
+      authority: req.host,
       path: req.url,
       protocol: res.protocol,
       status: res.headersSent ? res.statusCode : (this.abortStatus ?? 0),

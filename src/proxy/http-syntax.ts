@@ -3,15 +3,6 @@
 // Token and field-value rules are the fleet config's own (what a config may hold is what the wire may carry).
 export { isFieldValue as isValidFieldValue, isHeaderName, isToken } from '../ir/field-rules.js';
 
-/** Header names compared without a lower-case copy (`name` must be lower case). */
-export function nameIs(text: string, from: number, to: number, name: string): boolean {
-  if (to - from !== name.length) return false;
-  for (let i = 0; i < name.length; i++) {
-    if ((text.charCodeAt(from + i) | 0x20) !== name.charCodeAt(i)) return false;
-  }
-  return true;
-}
-
 /** Whether a comma-separated list (Connection, Transfer-Encoding) holds `token` (lower case). */
 export function hasToken(list: string, token: string): boolean {
   for (const part of list.split(',')) if (part.trim().toLowerCase() === token) return true;
@@ -42,4 +33,15 @@ export function parseContentLength(value: string): number {
     length = n;
   }
   return length;
+}
+
+/** Whether `text` is `lower` (lower case) in any ASCII case, without making a lower-case copy. */
+export function equalsLowerCase(text: string, lower: string): boolean {
+  if (text.length !== lower.length) return false;
+  for (let i = 0; i < lower.length; i++) {
+    const c = text.charCodeAt(i);
+    const l = lower.charCodeAt(i);
+    if (c !== l && (c < 65 || c > 90 || c + 32 !== l)) return false;
+  }
+  return true;
 }

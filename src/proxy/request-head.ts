@@ -1,11 +1,15 @@
 // The request head toward an upstream, as one string. The common case (no request header filters) is built
 // in one pass over the client's raw header lines; with filters, from the header map the filters edited.
 import type { Socket } from 'node:net';
+import type { RequestHead } from './client-head.js';
 import type { ClientRequest } from './client-request.js';
 import {
+  type ConnectionLines,
   clientHeaderRule,
+  connectionLines,
   FORWARDED_FOR,
   forwardingHeaders,
+  forwardingLines,
   PASS,
   REQUEST_ID,
   TRACE_PARENT,
@@ -19,6 +23,8 @@ interface ClientFacts {
   ip: string;
   /** `x-portico-internal: true` or `x-portico-external-address: <ip>`, as name and value. */
   origin: readonly [string, string];
+  /** The same as lines of an HTTP/1.1 head, made on first use. */
+  lines: ConnectionLines | undefined;
 }
 
 const CLIENT = Symbol('portico.client');
@@ -32,7 +38,7 @@ export function clientFacts(socket: Socket): ClientFacts {
     const origin = isInternalAddress(ip)
       ? (['x-portico-internal', 'true'] as const)
       : (['x-portico-external-address', ip] as const);
-    facts = { ip, origin };
+    facts = { ip, origin, lines: undefined };
     tagged[CLIENT] = facts;
   }
   return facts;
@@ -69,8 +75,78 @@ export interface HeadOptions {
   traceparent: string | undefined;
 }
 
-/** The head from the client's raw header lines: hop-by-hop and untrusted forwarding headers dropped, ours added. */
+/**
+ * The head from the client's header lines: hop-by-hop and untrusted forwarding headers dropped, ours added.
+ * An HTTP/1.1 request's lines that pass go on as runs of its own head's text; others are written line by line.
+ */
 export function requestHeadFromRaw(req: ClientRequest, o: HeadOptions): string {
+  const head = req.head;
+  if (head !== undefined && head.authority === undefined && !head.listsFields)
+    return requestHeadFromWire(req, head, o);
+  return requestHeadFromLines(req, o);
+}
+
+/** Whether a line of a known name (wire-names.ts) is passed on as it came, by the rules requestHeadFromLines applies. */
+function passesAsIs(name: string, o: HeadOptions): boolean {
+  if (HOP_BY_HOP.has(name) || name === 'host' || name === 'content-length') return false;
+  const rule = clientHeaderRule(name);
+  return rule === PASS || (rule === TRACE_PARENT && o.traceparent === undefined);
+}
+
+function requestHeadFromWire(req: ClientRequest, head: RequestHead, o: HeadOptions): string {
+  const { text, offsets, names } = head;
+  // The client's request line when it is what goes upstream.
+  let out =
+    o.target === req.url && o.method === req.method && head.minor === 1
+      ? text.slice(0, text.indexOf('\n') + 1)
+      : `${o.method} ${o.target} HTTP/1.1\r\n`;
+  let run = -1;
+  let forwardedFor: string | undefined;
+  let requestIds: string[] | undefined;
+  for (let k = 0, i = 0; k < names.length; k++, i += 4) {
+    const name = names[k];
+    const start = offsets[i]!;
+    if (name === undefined ? !untrustedName(text, start, offsets[i + 1]!) : passesAsIs(name, o)) {
+      if (run < 0) run = start;
+      continue;
+    }
+    if (run >= 0) out += text.slice(run, start);
+    run = -1;
+    if (name === 'x-forwarded-for') {
+      const value = text.slice(offsets[i + 2], offsets[i + 3]);
+      forwardedFor = forwardedFor === undefined ? value : `${forwardedFor}, ${value}`;
+    } else if (name === 'x-request-id') {
+      requestIds ??= [];
+      requestIds.push(text.slice(offsets[i + 2], offsets[i + 3]));
+    }
+  }
+  if (run >= 0) out += text.slice(run);
+  if (o.traceparent !== undefined) out += `traceparent: ${o.traceparent}\r\n`;
+  out += `host: ${o.hostRewrite ?? head.host ?? o.authority}\r\n`;
+  const client = clientFacts(req.socket);
+  const facts = { clientIp: client.ip, origin: client.origin, proto: o.proto, timeoutMs: o.timeoutMs };
+  client.lines ??= connectionLines(facts);
+  out += forwardingLines(facts, client.lines, forwardedFor, requestIds ?? NO_IDS, nextRequestId);
+  return `${out}${framing(o)}\r\n`;
+}
+
+/**
+ * An unknown name the client may not send on (forwarded-headers.ts): another x-forwarded-* or any x-portico-*
+ * (the names are tokens, so `| 0x20` lower-cases exactly).
+ */
+function untrustedName(text: string, from: number, to: number): boolean {
+  return startsWithName(text, from, to, 'x-forwarded-') || startsWithName(text, from, to, 'x-portico-');
+}
+
+function startsWithName(text: string, from: number, to: number, prefix: string): boolean {
+  if (to - from < prefix.length) return false;
+  for (let i = 0; i < prefix.length; i++)
+    if ((text.charCodeAt(from + i) | 0x20) !== prefix.charCodeAt(i)) return false;
+  return true;
+}
+
+/** The head from the client's raw header lines, one by one. */
+function requestHeadFromLines(req: ClientRequest, o: HeadOptions): string {
   const raw = req.rawHeaders;
   const listed = connectionListed(raw);
   let head = `${o.method} ${o.target} HTTP/1.1\r\n`;

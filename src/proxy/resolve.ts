@@ -1,6 +1,6 @@
 // Decides what to do with a request (local answer, redirect, or forward to an endpoint with which headers),
 // shared by plain requests and WebSocket upgrades.
-import type { Endpoint, ForwardAction, HeaderModifier } from '../ir/fleet-config.js';
+import type { Endpoint, ForwardAction, HeaderModifier, Route, RouteFilter } from '../ir/fleet-config.js';
 import type { ResponseFlag } from './access-log.js';
 import type { ClientRequest } from './client-request.js';
 import { addForwardingHeaders, applyHeaderModifier, endToEndHeaders, type HeaderMap } from './headers.js';
@@ -26,9 +26,15 @@ export interface ForwardPlan {
   responseModifiers: HeaderModifier[];
   /** Filters set request headers or the path from configuration: check them before sending. */
   configuredRequest: boolean;
-  /** For a retry on another connection: picks the next endpoint of the same cluster. */
-  nextEndpoint: () => Endpoint | undefined;
 }
+
+/** For a retry on another connection: the next endpoint of the plan's cluster. */
+export function nextEndpoint(rt: ProxyRuntime, plan: ForwardPlan): Endpoint | undefined {
+  return pickEndpoint(plan.cluster, rt.options.loadBalancing, rt.activeByEndpoint);
+}
+
+/** What a route without such filters has: one array for all, never added to. */
+const NO_MODIFIERS: HeaderModifier[] = [];
 
 const NO_ROUTE: Plan = { kind: 'local', routeName: '-', status: 404, flag: 'no_route' };
 
@@ -36,21 +42,6 @@ export type Plan =
   | { kind: 'local'; routeName: string; status: number; flag?: ResponseFlag }
   | { kind: 'redirect'; routeName: string; status: number; location: string }
   | ForwardPlan;
-
-/** The parser hands over origin-form only (absolute-form is rewritten there, its authority as Host). */
-function splitTarget(target: string): { path: string; search: string } {
-  const q = target.indexOf('?');
-  return q === -1 ? { path: target, search: '' } : { path: target.slice(0, q), search: target.slice(q) };
-}
-
-/** The first Host header, read from the raw lines (building `req.headers` costs more than it saves). */
-export function firstHost(raw: string[]): string | undefined {
-  for (let i = 0; i < raw.length; i += 2) {
-    const name = raw[i]!;
-    if (name.length === 4 && name.toLowerCase() === 'host') return raw[i + 1];
-  }
-  return undefined;
-}
 
 export function resolveRequest(
   rt: ProxyRuntime,
@@ -61,12 +52,15 @@ export function resolveRequest(
 ): Plan {
   const routes = snapshot?.listeners.get(listenerName);
   if (snapshot === undefined || routes === undefined) return NO_ROUTE;
-  const host = hostWithoutPort(firstHost(req.rawHeaders));
+  const host = hostWithoutPort(req.host);
   const vhost = lookupHost(routes.hosts, host);
   if (vhost === undefined) return NO_ROUTE;
-  const { path, search } = splitTarget(req.url);
-  const method = req.method;
-  const compiled = findRoute(vhost, { method, path, query: search.slice(1), message: req });
+  // The parser hands over origin-form only (absolute-form is rewritten there, its authority as Host).
+  const url = req.url;
+  const q = url.indexOf('?');
+  const path = q < 0 ? url : url.slice(0, q);
+  const search = q < 0 ? '' : url.slice(q);
+  const compiled = findRoute(vhost, { method: req.method, path, search, message: req, params: undefined });
   if (compiled === undefined) return NO_ROUTE;
   const route = compiled.route;
   const action = route.action;
@@ -84,40 +78,52 @@ export function resolveRequest(
   if (backend?.cluster === undefined)
     return { kind: 'local', routeName: route.name, status: 500, flag: 'no_backend' };
   const cluster = snapshot.clusters.get(backend.cluster);
-  const mode = rt.options.loadBalancing;
-  const endpoint = cluster && pickEndpoint(cluster, mode, rt.activeByEndpoint);
+  const endpoint = cluster && pickEndpoint(cluster, rt.options.loadBalancing, rt.activeByEndpoint);
   if (cluster === undefined || endpoint === undefined)
     return { kind: 'local', routeName: route.name, status: 503, flag: 'no_healthy_upstream' };
 
-  let upstreamPath = path;
-  let hostRewrite: string | undefined;
-  const requestModifiers: HeaderModifier[] = [];
-  const responseModifiers: HeaderModifier[] = [];
-  let configuredRequest = false;
-  for (const f of filtersFor(route, backend)) {
-    if (f.type === 'RequestHeaderModifier') {
-      requestModifiers.push(f.headers);
-      configuredRequest = true;
-    } else if (f.type === 'ResponseHeaderModifier') responseModifiers.push(f.headers);
-    else {
-      configuredRequest = true;
-      if (f.hostname !== undefined) hostRewrite = f.hostname;
-      if (f.path !== undefined) upstreamPath = rewritePath(upstreamPath, f.path, route.match.path);
-    }
-  }
-  return {
+  const plan: ForwardPlan = {
     kind: 'forward',
     routeName: route.name,
     action,
     cluster,
     endpoint,
-    target: upstreamPath + search,
-    requestModifiers,
-    hostRewrite,
-    responseModifiers,
-    configuredRequest,
-    nextEndpoint: () => pickEndpoint(cluster, mode, rt.activeByEndpoint),
+    target: url,
+    requestModifiers: NO_MODIFIERS,
+    hostRewrite: undefined,
+    responseModifiers: NO_MODIFIERS,
+    configuredRequest: false,
   };
+  const filters = filtersFor(route, backend);
+  if (filters.length > 0) applyFilters(plan, filters, route, path, search);
+  return plan;
+}
+
+/** The route's and backend's filters on the plan: header modifiers in order, a URLRewrite's host and path. */
+function applyFilters(
+  plan: ForwardPlan,
+  filters: readonly RouteFilter[],
+  route: Route,
+  path: string,
+  search: string,
+): void {
+  let upstreamPath = path;
+  const requestModifiers: HeaderModifier[] = [];
+  const responseModifiers: HeaderModifier[] = [];
+  for (const f of filters) {
+    if (f.type === 'RequestHeaderModifier') {
+      requestModifiers.push(f.headers);
+      plan.configuredRequest = true;
+    } else if (f.type === 'ResponseHeaderModifier') responseModifiers.push(f.headers);
+    else {
+      plan.configuredRequest = true;
+      if (f.hostname !== undefined) plan.hostRewrite = f.hostname;
+      if (f.path !== undefined) upstreamPath = rewritePath(upstreamPath, f.path, route.match.path);
+    }
+  }
+  if (upstreamPath !== path) plan.target = upstreamPath + search;
+  if (requestModifiers.length > 0) plan.requestModifiers = requestModifiers;
+  if (responseModifiers.length > 0) plan.responseModifiers = responseModifiers;
 }
 
 /** The request headers toward the upstream as a map, after the request filters (upgrades, filtered routes). */

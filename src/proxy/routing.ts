@@ -20,13 +20,20 @@ export interface RequestFacts {
   method: string;
   /** The path before `?`, verbatim. */
   path: string;
-  /** The raw query (without `?`), or '' */
-  query: string;
-  /** The request; its `headers` object is built (by Node, lazily) only when a header match needs it. */
+  /** The raw query with its `?`, or '' */
+  search: string;
+  /** The request; its `headers` object is built (lazily) only when a header match needs it. */
   message: { readonly headers: IncomingHttpHeaders };
+  /** The query's parameters, parsed when a query match first needs them. */
+  params: URLSearchParams | undefined;
 }
 
-type Predicate = (facts: RequestFacts, query: () => URLSearchParams) => boolean;
+type Predicate = (facts: RequestFacts) => boolean;
+
+function queryParams(facts: RequestFacts): URLSearchParams {
+  facts.params ??= new URLSearchParams(facts.search);
+  return facts.params;
+}
 
 export interface CompiledBackend {
   backend: WeightedBackend;
@@ -108,11 +115,11 @@ function compileMatch(route: Route): Predicate {
     seenParams.add(q.name);
     const test = valuePredicate(q);
     const name = q.name;
-    checks.push((_f, query) => test(query().get(name) ?? undefined));
+    checks.push((f) => test(queryParams(f).get(name) ?? undefined));
   }
   if (checks.length === 0) return () => true;
   if (checks.length === 1) return checks[0]!;
-  return (f, q) => checks.every((c) => c(f, q));
+  return (f) => checks.every((c) => c(f));
 }
 
 function compileRoute(route: Route): CompiledRoute {
@@ -191,10 +198,22 @@ export function compileVirtualHosts(
 /** The Host header without its port, lower case (`[::1]:80` → `[::1]`). */
 export function hostWithoutPort(host: string | undefined): string {
   if (host === undefined) return '';
+  // The last colon, unless a `]` follows it (an IPv6 literal without a port).
   let end = host.length;
-  const colon = host.lastIndexOf(':');
-  if (colon !== -1 && host.indexOf(']', colon) === -1) end = colon;
-  return host.slice(0, end).toLowerCase();
+  for (let i = host.length - 1; i >= 0; i--) {
+    const c = host.charCodeAt(i);
+    if (c === 93) break;
+    if (c === 58) {
+      end = i;
+      break;
+    }
+  }
+  const name = end === host.length ? host : host.slice(0, end);
+  for (let i = 0; i < end; i++) {
+    const c = name.charCodeAt(i);
+    if ((c >= 65 && c <= 90) || c > 127) return name.toLowerCase();
+  }
+  return name;
 }
 
 export function lookupHost(table: HostTable, host: string): CompiledVirtualHost | undefined {
@@ -208,12 +227,7 @@ export function lookupHost(table: HostTable, host: string): CompiledVirtualHost 
 }
 
 export function findRoute(vhost: CompiledVirtualHost, facts: RequestFacts): CompiledRoute | undefined {
-  let parsed: URLSearchParams | undefined;
-  const query = (): URLSearchParams => {
-    parsed ??= new URLSearchParams(facts.query);
-    return parsed;
-  };
-  for (const route of vhost.routes) if (route.matches(facts, query)) return route;
+  for (const route of vhost.routes) if (route.matches(facts)) return route;
   return undefined;
 }
 

@@ -7,7 +7,7 @@ import type { Duplex } from 'node:stream';
 import type { ResponseFlag } from './access-log.js';
 import type { ClientRequest } from './client-request.js';
 import { responseHeaders } from './headers.js';
-import { firstHost, resolveRequest, upstreamHeaders } from './resolve.js';
+import { resolveRequest, upstreamHeaders } from './resolve.js';
 import type { ListenerContext, ProxyRuntime } from './runtime.js';
 import { endpointKey } from './snapshot.js';
 import { type TraceContext, traceparentOf } from './trace-context.js';
@@ -58,7 +58,7 @@ function recordOnClose(
     const entry = {
       startMs: Date.now() - durationMs,
       method: req.method,
-      authority: firstHost(req.rawHeaders),
+      authority: req.host,
       path: req.url,
       protocol: 'HTTP/1.1',
       status: outcome.status,

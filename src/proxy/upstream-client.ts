@@ -7,7 +7,8 @@ import { connect, type Socket } from 'node:net';
 import { bodyPiece } from './body-piece.js';
 import { ChunkedDecoder, type ChunkedLimits } from './chunked-decoder.js';
 import type { RequestBody } from './client-request.js';
-import { CHUNKED, parseResponseHead, UNTIL_CLOSE } from './response-head.js';
+import { type HeadSearch, headEnd } from './header-line.js';
+import { CHUNKED, parseResponseHeadBytes, UNTIL_CLOSE, type UpstreamHead } from './response-head.js';
 import { lastChunk, MAX_TRAILERS } from './trailers.js';
 
 /** Why an exchange failed: `reset` (closed or reset before a complete response) may be retried. */
@@ -25,7 +26,7 @@ export class UpstreamError extends Error {
 /** Receives one exchange's outcome; exactly one of onUpstreamEnd / onUpstreamError ends it. */
 export interface UpstreamSink {
   /** The final response head (interim 1xx responses are skipped). */
-  onUpstreamHead(status: number, rawHeaders: string[]): void;
+  onUpstreamHead(status: number, head: UpstreamHead): void;
   /** A body chunk, valid only during the call (copy to keep it); return false to stop reading until `exchange.resume()`. */
   onUpstreamData(chunk: Buffer): boolean;
   /**
@@ -88,7 +89,8 @@ const MAX_HEAD_BYTES = 64 * 1024;
 const READ_BUFFER = Buffer.allocUnsafe(64 * 1024);
 /** An upstream's trailers get the bounds a client's get, with its head's size limit. */
 const CHUNKED_LIMITS: ChunkedLimits = { maxTrailerBytes: MAX_HEAD_BYTES, maxTrailerFields: MAX_TRAILERS };
-const CRLFCRLF = Buffer.from('\r\n\r\n');
+/** Reused for every head's search. */
+const SEARCH: HeadSearch = { end: -1, text: undefined };
 
 // Parser states.
 const HEAD = 0;
@@ -296,7 +298,8 @@ class UpstreamConnection {
       buffer = Buffer.concat([this.partial, chunk.subarray(offset)]);
       from = 0;
     }
-    const end = buffer.indexOf(CRLFCRLF, Math.max(from, 0));
+    const search = headEnd(buffer, from, from, SEARCH);
+    const end = search.end;
     if (end === -1) {
       if (buffer.length - from > MAX_HEAD_BYTES) {
         this.fail('response head too large', 'invalid_response');
@@ -308,7 +311,7 @@ class UpstreamConnection {
     }
     // Continue after the head, in whichever buffer holds it.
     const consumed = end + 4 - from;
-    const head = parseResponseHead(buffer.toString('latin1', from, end), exchange.noResponseBody);
+    const head = parseResponseHeadBytes(buffer, from, end, exchange.noResponseBody, search.text);
     if (this.partial !== undefined) {
       // `consumed` counts partial bytes too; map back onto `chunk`.
       offset = offset + consumed - this.partial.length;
@@ -327,7 +330,7 @@ class UpstreamConnection {
       return offset;
     }
     if (!head.keepAlive) this.keepAlive = false;
-    exchange.sink.onUpstreamHead(head.status, head.rawHeaders);
+    exchange.sink.onUpstreamHead(head.status, head);
     if (this.exchange !== exchange) return -1;
     if (head.bodyLength === 0) {
       if (offset < chunk.length) this.keepAlive = false;

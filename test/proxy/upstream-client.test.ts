@@ -22,9 +22,9 @@ function exchange(pool: EndpointPool, path: string, method = 'GET', stall = fals
   return new Promise((resolve) => {
     const outcome: Outcome = { status: 0, headers: [], body: '' };
     const sink: UpstreamSink = {
-      onUpstreamHead(status, rawHeaders) {
+      onUpstreamHead(status, head) {
         outcome.status = status;
-        outcome.headers = rawHeaders;
+        outcome.headers = head.rawHeaders;
       },
       onUpstreamData(chunk) {
         outcome.body += chunk.toString('latin1');

@@ -102,7 +102,7 @@ export class H2UpstreamExchange implements UpstreamCall {
     const status = headers[':status'] ?? 502;
     // Interim responses come as 'headers' events, never here.
     this.responded = true;
-    this.sink.onUpstreamHead(status, headerLines(headers));
+    this.sink.onUpstreamHead(status, { rawHeaders: headerLines(headers) });
     if (!this.done && (flags & NGHTTP2_FLAG_END_STREAM) !== 0) this.complete();
     else if (this.noResponseBody) this.complete();
   }

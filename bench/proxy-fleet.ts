@@ -1,0 +1,83 @@
+// What the HTTP/1.1 proxy benches serve: one route to the backend, the script that runs Portico from a build on
+// a fixed port (workers bind it too), and nginx's same proxy; shared by bench/proxy.ts and
+// bench/proxy-instructions.ts.
+
+/** Portico from the build, on a fixed port (workers bind it too) with its metrics on another. */
+export const STATIC_PROXY = `
+const [configFile, entry, workers, port, accessLogFile] = process.argv.slice(1);
+const { runStaticProxy } = await import(entry);
+// Its lines on stderr, as \`portico proxy\` writes them: the ports are read from them. Callable as well, for a
+// --baseline build from before the one logger shape (it took a function).
+const line = (text) => console.error(text);
+const log = Object.assign(line, { debug: () => {}, info: line, warn: line, error: line });
+const { openSync, writeSync } = await import('node:fs');
+// The access log as \`portico proxy\` writes it by default (JSON, every field), into a file instead of a pipe.
+const fd = accessLogFile === undefined ? undefined : openSync(accessLogFile, 'a');
+const fields = ['start_time', 'method', 'authority', 'path', 'protocol', 'status', 'response_flags', 'bytes_received',
+  'bytes_sent', 'duration_ms', 'upstream_host', 'upstream_service_time_ms', 'route_name', 'listener', 'request_id',
+  'client_address'];
+process.exitCode = await runStaticProxy(configFile, {
+  bindAddress: '127.0.0.1', portOffset: Number(port) - 80, drainMs: 0, workers: Number(workers),
+  metricsAddress: '127.0.0.1:0',
+  log,
+  ...(fd === undefined ? {} : { accessLog: { format: 'json', fields, sampling: 1, write: (t) => writeSync(fd, t) } }),
+});
+`;
+
+export function fleetConfig(backendPort: number): unknown {
+  return {
+    schemaVersion: 1,
+    fleet: 'bench/eg',
+    gateways: [{ name: 'bench/eg', generation: 1 }],
+    listeners: [
+      {
+        name: 'port-80',
+        port: 80,
+        protocol: 'HTTP',
+        gatewayListeners: [],
+        virtualHosts: ['port-80/bench.test'],
+      },
+    ],
+    virtualHosts: [
+      {
+        name: 'port-80/bench.test',
+        hostname: 'bench.test',
+        routes: [
+          {
+            name: 'bench/route/rule/0/match/0',
+            routeRef: { namespace: 'bench', name: 'route', rule: 0 },
+            match: { path: { type: 'PathPrefix', value: '/' }, headers: [], queryParams: [] },
+            filters: [],
+            action: {
+              type: 'Forward',
+              backends: [{ weight: 1, cluster: 'bench/backend:80', filters: [] }],
+              timeoutMs: 15000,
+            },
+          },
+        ],
+      },
+    ],
+    clusters: [
+      {
+        name: 'bench/backend:80',
+        service: { namespace: 'bench', name: 'backend', port: 80 },
+        protocol: 'http',
+      },
+    ],
+    endpoints: [{ name: 'bench/backend:80', endpoints: [{ address: '127.0.0.1', port: backendPort }] }],
+    secrets: [],
+  };
+}
+
+/** nginx's `http { }` body: the same proxy on `port`, upstream connections kept alive. */
+export function nginxH1(backendPort: number, port: number): string {
+  return `  upstream backend { server 127.0.0.1:${backendPort}; keepalive 128; }
+  server {
+    listen 127.0.0.1:${port};
+    location / {
+      proxy_pass http://backend;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+    }
+  }`;
+}
