@@ -1,5 +1,6 @@
 // Portico installed with the chart's defaults (Controller Namespace Mode, one replica), once for these suites:
-// one and several GatewayClasses, merged Gateways, what operators rely on, faults of real components, and gRPC.
+// one and several GatewayClasses, merged Gateways, what operators rely on, faults of real components, gRPC, and
+// a fleet shaped by its class's and its Gateway's DataPlaneProxy.
 import { after, before } from 'node:test';
 import type { Cluster } from '../../cluster/harness.js';
 import { type ClusterLease, useCluster } from '../../cluster/shared.js';
@@ -7,6 +8,7 @@ import { cleanup, E2E_ENABLED, install, namespaceLogs } from './install.js';
 import * as controllerNamespace from './suites/controller-namespace.js';
 import * as faults from './suites/faults.js';
 import * as fleetCertificates from './suites/fleet-certificates.js';
+import * as fleetShape from './suites/fleet-shape.js';
 import * as grpc from './suites/grpc.js';
 import * as merged from './suites/merged.js';
 import * as operations from './suites/operations.js';
@@ -20,7 +22,7 @@ before(async () => {
   lease = await useCluster();
   cluster = lease.cluster;
   system = (await install(cluster)).namespace;
-  for (const suite of [controllerNamespace, merged, operations, faults, grpc, fleetCertificates])
+  for (const suite of [fleetShape, controllerNamespace, merged, operations, faults, grpc, fleetCertificates])
     await suite.setup(cluster, system);
 });
 after(async () => {
