@@ -101,3 +101,34 @@ export async function recordReplicas(cluster: Cluster, fleet: FleetPlace): Promi
     },
   };
 }
+
+export interface ExitRecorder {
+  /** `pod/container: exit code (reason)` for every container seen terminated since the recorder started. */
+  stop(): string[];
+}
+
+/**
+ * Watches the fleet's pods and records how each container ended: a proxy stopped by a rollout or a switch must
+ * exit on its own after its drain, never be killed at the end of its grace period (137).
+ */
+export async function recordExits(cluster: Cluster, fleet: FleetPlace): Promise<ExitRecorder> {
+  const ends = new Map<string, string>();
+  const stream = await watch(
+    cluster,
+    `/api/v1/namespaces/${fleet.namespace}/pods?watch=true&labelSelector=${encodeURIComponent(fleet.selector)}`,
+  );
+  stream.onEvent((event) => {
+    for (const c of asList(event.object.status?.containerStatuses)) {
+      const ended = c.state?.terminated;
+      if (ended === undefined) continue;
+      const key = `${String(event.object.metadata?.name)}/${String(c.name)}`;
+      ends.set(key, `${key}: ${String(ended.exitCode)} (${String(ended.reason)})`);
+    }
+  });
+  return {
+    stop() {
+      stream.close();
+      return [...ends.values()];
+    },
+  };
+}

@@ -5,7 +5,7 @@
 // and a trace for real requests; and a broken Gateway reference reported while the fleet keeps serving.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { test } from 'node:test';
+import { type TestContext, test } from 'node:test';
 import { DEFAULT_CONTROLLER_NAME } from '../../../../src/api/controller-config.js';
 import { type DeployType, fleetInfraName, GATEWAY_NAME_LABEL } from '../../../../src/ir/fleet-infra.js';
 import { FIELD_MANAGER } from '../../../../src/ir/well-known.js';
@@ -20,6 +20,7 @@ import {
   fleetObject,
   fleetPods,
   podOwnerKind,
+  recordExits,
   recordReplicas,
 } from '../fleet-objects.js';
 import { assertNoFailedRequests, duringTraffic } from '../handover.js';
@@ -223,6 +224,30 @@ async function shapedGateway(params: string): Promise<void> {
 
 const target = () => ({ address, port: 80, host: HOST });
 
+/**
+ * Every container that ended exited 0 by itself after its drain (none killed at the end of its grace period), and
+ * the proxies of at least `pods` pods were seen ending.
+ */
+function assertExitedOnTheirOwn(t: TestContext, ended: string[], pods: number): void {
+  t.diagnostic(`containers ended: ${ended.join('; ')}`);
+  assert.ok(ended.filter((e) => e.includes('/proxy:')).length >= pods, `${pods} proxies seen ending`);
+  assert.deepEqual(
+    ended.filter((e) => !/: 0 \(/.test(e)),
+    [],
+    'every container exited 0 on its own',
+  );
+}
+
+/** Reports how long each step of a test took since the previous one (where time goes on a loaded machine). */
+function stepTimer(t: TestContext): (step: string) => void {
+  let last = Date.now();
+  return (step) => {
+    const now = Date.now();
+    t.diagnostic(`${step}: ${now - last} ms`);
+    last = now;
+  };
+}
+
 /** spec.infrastructure's labels and annotations (and the gateway-name label) are on the object. */
 function assertPropagated(object: Loose | undefined, what: string): void {
   assert.ok(object !== undefined, `${what} exists`);
@@ -343,13 +368,16 @@ async function rolledOut(replicas: number, memoryRequest: string, drained = true
 test('an autoscaler added to a running fleet takes its replicas over without a dip, sets them, and Portico leaves them', {
   skip: E2E_SKIP,
 }, async (t) => {
+  const step = stepTimer(t);
   await eventually(() => rolledOut(3, '64Mi', false), 'the class’s 3 replicas ready', LOADED_MACHINE_MS);
+  step('the class’s 3 replicas ready');
   const replicas = await recordReplicas(cluster, fleet);
   let seen: number[];
   try {
     // The Gateway's autoscaler replaces the class's fixed replicas; its maximum of 2 is below the 3 running.
     await gatewayParameters({ ...current, autoscaler: true });
     await eventually(() => rolledOut(2, '64Mi', false), 'the autoscaler’s 2 replicas', LOADED_MACHINE_MS);
+    step('the autoscaler’s 2 replicas');
   } finally {
     seen = replicas.stop();
   }
@@ -379,12 +407,17 @@ test('a resources change and a strategy change under traffic: the fleet rolls wi
   skip: E2E_SKIP,
 }, async (t) => {
   const replicas = await recordReplicas(cluster, fleet);
+  const exits = await recordExits(cluster, fleet);
+  const step = stepTimer(t);
   let seen: number[];
+  let ended: string[];
   try {
     const result = await duringTraffic([target()], async () => {
+      step('traffic flowing');
       // Layered over the class's requests: memory is the Gateway's, cpu stays the class's.
       await gatewayParameters({ ...current, memoryRequest: '80Mi' });
       await eventually(() => rolledOut(2, '80Mi'), 'the fleet rolled to 80Mi', LOADED_MACHINE_MS);
+      step('rolled out, the old pods gone');
       // A change to the Deployment alone (no new pods) and a route edit: more passes, more applies.
       await gatewayParameters({ ...current, maxSurge: 2 });
       await eventually(
@@ -395,14 +428,18 @@ test('a resources change and a strategy change under traffic: the fleet rolls wi
         'the Gateway’s own strategy applied',
         LOADED_MACHINE_MS,
       );
+      step('strategy applied');
       await route(cluster, ns, 'web-2', { namespace: ns, name: GATEWAY }, 'shape-2.example.com', 'echo');
       await served(address, 80, 'shape-2.example.com');
+      step('new route served');
     });
     assertNoFailedRequests(t, result);
   } finally {
     seen = replicas.stop();
+    ended = exits.stop();
   }
   t.diagnostic(`Deployment events: ${seen.length}, replicas seen: ${[...new Set(seen)].join(', ')}`);
+  assertExitedOnTheirOwn(t, ended, 2);
   assert.ok(seen.length > 0, 'the Deployment was watched');
   assert.deepEqual([...new Set(seen)], [2], 'the replicas stayed the autoscaler’s through every apply');
   const deployment = await fleetObject(cluster, fleet, 'Deployment');
@@ -609,11 +646,21 @@ async function switchedToDaemonSet(): Promise<true | undefined> {
 test('Deployment → DaemonSet under traffic: no failed request, the autoscaler goes, the DaemonSet fleet serves', {
   skip: E2E_SKIP,
 }, async (t) => {
-  const result = await duringTraffic([target()], async () => {
-    await gatewayParameters({ ...current, daemonSet: true });
-    await eventually(switchedToDaemonSet, 'the DaemonSet alone serving', LOADED_MACHINE_MS, 500);
-  });
-  assertNoFailedRequests(t, result);
+  const step = stepTimer(t);
+  const exits = await recordExits(cluster, fleet);
+  let ended: string[];
+  try {
+    const result = await duringTraffic([target()], async () => {
+      step('traffic flowing');
+      await gatewayParameters({ ...current, daemonSet: true });
+      await eventually(switchedToDaemonSet, 'the DaemonSet alone serving', LOADED_MACHINE_MS, 500);
+      step('the DaemonSet alone, the Deployment and its pods gone');
+    });
+    assertNoFailedRequests(t, result);
+  } finally {
+    ended = exits.stop();
+  }
+  assertExitedOnTheirOwn(t, ended, 2);
   const ds = await fleetObject(cluster, fleet, 'DaemonSet');
   assertPropagated(ds, 'DaemonSet');
   assertPodTemplate(ds?.spec?.template, 'DaemonSet');
