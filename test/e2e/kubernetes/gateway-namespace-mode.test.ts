@@ -20,7 +20,11 @@ before(async () => {
   cluster = lease.cluster;
   const release = await install(cluster, {
     namespace: 'portico-gwns',
-    set: ['config.deployType=GatewayNamespace', 'controller.replicas=2'],
+    set: [
+      'config.deployType=GatewayNamespace',
+      'controller.replicas=2',
+      'controller.podDisruptionBudget.enabled=true',
+    ],
   });
   // The shaped fleet first: its pods start while the other suites set up.
   await fleetShape.setup(cluster, release.namespace, 'GatewayNamespace');
