@@ -1,5 +1,7 @@
 // Reading a fleet's generated objects and pods on the cluster, evicting its pods through the Eviction API, and
-// recording every replica count its Deployment shows: the helpers of the fleet-shape suite.
+// recording every replica count and container end the fleet shows: the helpers of the fleet-shape suite.
+import assert from 'node:assert/strict';
+import type { TestContext } from 'node:test';
 import type { Cluster } from '../../cluster/harness.js';
 import { asList, call, type Loose, watch } from '../../cluster/kube-api.js';
 
@@ -130,5 +132,29 @@ export async function recordExits(cluster: Cluster, fleet: FleetPlace): Promise<
       stream.close();
       return [...ends.values()];
     },
+  };
+}
+
+/**
+ * Every container that ended exited 0 by itself after its drain (none killed at the end of its grace period), and
+ * the proxies of at least `pods` pods were seen ending.
+ */
+export function assertExitedOnTheirOwn(t: TestContext, ended: string[], pods: number): void {
+  t.diagnostic(`containers ended: ${ended.join('; ')}`);
+  assert.ok(ended.filter((e) => e.includes('/proxy:')).length >= pods, `${pods} proxies seen ending`);
+  assert.deepEqual(
+    ended.filter((e) => !/: 0 \(/.test(e)),
+    [],
+    'every container exited 0 on its own',
+  );
+}
+
+/** Reports how long each step of a test took since the previous one (where time goes on a loaded machine). */
+export function stepTimer(t: TestContext): (step: string) => void {
+  let last = Date.now();
+  return (step) => {
+    const now = Date.now();
+    t.diagnostic(`${step}: ${now - last} ms`);
+    last = now;
   };
 }

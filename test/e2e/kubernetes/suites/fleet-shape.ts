@@ -5,9 +5,9 @@
 // and a trace for real requests; and a broken Gateway reference reported while the fleet keeps serving.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { type TestContext, test } from 'node:test';
+import { test } from 'node:test';
 import { DEFAULT_CONTROLLER_NAME } from '../../../../src/api/controller-config.js';
-import { type DeployType, fleetInfraName, GATEWAY_NAME_LABEL } from '../../../../src/ir/fleet-infra.js';
+import { type DeployType, fleetInfraName } from '../../../../src/ir/fleet-infra.js';
 import { FIELD_MANAGER } from '../../../../src/ir/well-known.js';
 import type { Cluster } from '../../../cluster/harness.js';
 import { apply as applyObject, asList, call, eventually, type Loose } from '../../../cluster/kube-api.js';
@@ -15,6 +15,7 @@ import { httpRequest, type Reply } from '../../../support/http.js';
 import { attributeOf } from '../../../support/otlp-collector.js';
 import {
   appliesSpecField,
+  assertExitedOnTheirOwn,
   evict,
   type FleetPlace,
   fleetObject,
@@ -22,10 +23,26 @@ import {
   podOwnerKind,
   recordExits,
   recordReplicas,
+  stepTimer,
 } from '../fleet-objects.js';
 import { assertNoFailedRequests, duringTraffic } from '../handover.js';
 import { E2E_SKIP, trackClusterObject } from '../install.js';
 import { otlpReceiver, receivedSpans } from '../otlp-receiver.js';
+import {
+  applyGatewayParameters,
+  applyShapedGateway,
+  assertPodTemplate,
+  assertPropagated,
+  CLASS_PARAMETERS,
+  classParameters,
+  container,
+  flagValue,
+  GATEWAY,
+  GATEWAY_PARAMETERS,
+  type GatewayParams,
+  HOST,
+  type ShapedFleet,
+} from '../shaped-fleet.js';
 import {
   apply,
   condition,
@@ -38,42 +55,16 @@ import {
   served,
 } from '../traffic.js';
 
-const GATEWAY = 'edge';
-const HOST = 'shape.example.com';
-const INFRA_LABELS = { 'e2e.portico.io/team': 'edge' };
-const INFRA_ANNOTATIONS = { 'e2e.portico.io/owner': 'fleet-shape' };
-const TOLERATION = {
-  key: 'e2e.portico.io/dedicated',
-  operator: 'Equal',
-  value: 'gateway',
-  effect: 'NoSchedule',
-};
 // Bound for a rollout, a switch or a status to follow an edit: the serial phase shares 2 cores.
 const LOADED_MACHINE_MS = 120_000;
 
+let shape: ShapedFleet;
+// The parts of `shape` every test uses.
 let cluster: Cluster;
-let system: string;
-let deployType: DeployType;
 let ns: string;
-let className: string;
-let priorityClass: string;
-let nodeArch: string;
-let tracesUrl: string;
 let fleet: FleetPlace;
 let address: string;
 
-/** What the Gateway's own DataPlaneProxy says; each test changes one part of it. */
-interface GatewayParams {
-  drainSeconds: number;
-  memoryRequest?: string;
-  /** Set: a rollout strategy of the Gateway's own (the class's is maxSurge 1). */
-  maxSurge?: number;
-  /** An autoscaler of 2 replicas, where the class's Deployment has 3. */
-  autoscaler?: boolean;
-  daemonSet?: boolean;
-  /** A ClusterIP Service instead of the LoadBalancer with externalTrafficPolicy Local. */
-  clusterIP?: boolean;
-}
 const FIRST: GatewayParams = { drainSeconds: 20 };
 let current: GatewayParams = FIRST;
 
@@ -83,223 +74,55 @@ export async function setup(
   sys: string,
   type: DeployType = 'ControllerNamespace',
 ): Promise<void> {
-  cluster = c;
-  system = sys;
-  deployType = type;
   const suffix = type === 'GatewayNamespace' ? 'gwns' : 'cns';
+  cluster = c;
   ns = `shape-${suffix}`;
-  className = `shape-${suffix}`;
-  priorityClass = `portico-e2e-shape-${suffix}`;
-  const name = fleetInfraName(`${ns}/${GATEWAY}`);
   fleet = {
     namespace: type === 'GatewayNamespace' ? ns : sys,
-    name,
+    name: fleetInfraName(`${ns}/${GATEWAY}`),
     selector: `gateway.portico.io/owning-gateway-namespace=${ns},gateway.portico.io/owning-gateway-name=${GATEWAY}`,
   };
   const nodes = await call(cluster, 'GET', '/api/v1/nodes');
-  nodeArch = String(asList(nodes.body.items)[0]?.metadata?.labels?.['kubernetes.io/arch']);
   await echoNamespace(cluster, ns);
-  tracesUrl = await otlpReceiver(cluster, ns, 'otlp');
-  trackClusterObject(`/apis/scheduling.k8s.io/v1/priorityclasses/${priorityClass}`);
+  shape = {
+    cluster,
+    system: sys,
+    deployType: type,
+    ns,
+    className: `shape-${suffix}`,
+    priorityClass: `portico-e2e-shape-${suffix}`,
+    nodeArch: String(asList(nodes.body.items)[0]?.metadata?.labels?.['kubernetes.io/arch']),
+    tracesUrl: await otlpReceiver(cluster, ns, 'otlp'),
+  };
+  trackClusterObject(`/apis/scheduling.k8s.io/v1/priorityclasses/${shape.priorityClass}`);
   await applyObject(
     cluster,
     {
       apiVersion: 'scheduling.k8s.io/v1',
       kind: 'PriorityClass',
-      metadata: { name: priorityClass },
+      metadata: { name: shape.priorityClass },
       value: 1000,
     } as never,
     'priorityclasses',
     'e2e',
   );
-  await apply(cluster, classParameters() as never);
-  await gatewayClass(cluster, className, DEFAULT_CONTROLLER_NAME, { namespace: system, name: 'shape-class' });
+  await apply(cluster, classParameters(shape) as never);
+  await gatewayClass(cluster, shape.className, DEFAULT_CONTROLLER_NAME, {
+    namespace: sys,
+    name: CLASS_PARAMETERS,
+  });
   await gatewayParameters(FIRST);
-  await shapedGateway('edge-params');
+  await applyShapedGateway(shape, GATEWAY_PARAMETERS);
   await route(cluster, ns, 'web', { namespace: ns, name: GATEWAY }, HOST, 'echo');
 }
 
-/** The class's DataPlaneProxy, in the controller's namespace. */
-function classParameters() {
-  return {
-    apiVersion: 'gateway.portico.io/v1alpha1',
-    kind: 'DataPlaneProxy',
-    metadata: { name: 'shape-class', namespace: system },
-    spec: {
-      workers: 1,
-      // The grace period below must leave the class's own drain 10 s (the CRD says so); the Gateway's is shorter.
-      drainSeconds: 30,
-      kubernetes: {
-        deployment: {
-          replicas: 3,
-          strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } },
-        },
-        podDisruptionBudget: { maxUnavailable: 1 },
-        pod: {
-          labels: { 'e2e.portico.io/layer': 'class', 'e2e.portico.io/from-class': 'yes' },
-          annotations: { 'e2e.portico.io/class-note': 'class' },
-          nodeSelector: { 'kubernetes.io/os': 'linux' },
-          tolerations: [TOLERATION],
-          terminationGracePeriodSeconds: 45,
-        },
-        container: {
-          resources: { requests: { cpu: '50m', memory: '64Mi' }, limits: { memory: '512Mi' } },
-          env: [{ name: 'E2E_LAYER', value: 'class' }],
-        },
-        service: { annotations: { 'e2e.portico.io/lb': 'class' } },
-      },
-    },
-  };
-}
-
-/** The Gateway's own DataPlaneProxy, laid over the class's: each field here overrides or adds to it. */
+/** The Gateway's own DataPlaneProxy as `p` says, remembered for the next test to change one part of it. */
 async function gatewayParameters(p: GatewayParams): Promise<void> {
   current = p;
-  const workload = p.daemonSet
-    ? {
-        daemonSet: {
-          updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } },
-        },
-      }
-    : p.autoscaler
-      ? { horizontalPodAutoscaler: { minReplicas: 2, maxReplicas: 2 } }
-      : {};
-  await apply(cluster, {
-    apiVersion: 'gateway.portico.io/v1alpha1',
-    kind: 'DataPlaneProxy',
-    metadata: { name: 'edge-params', namespace: ns },
-    spec: {
-      drainSeconds: p.drainSeconds,
-      kubernetes: {
-        ...workload,
-        ...(p.maxSurge === undefined || p.daemonSet
-          ? {}
-          : {
-              deployment: {
-                strategy: {
-                  type: 'RollingUpdate',
-                  rollingUpdate: { maxSurge: p.maxSurge, maxUnavailable: 0 },
-                },
-              },
-            }),
-        podDisruptionBudget: { minAvailable: 1 },
-        pod: {
-          labels: { 'e2e.portico.io/layer': 'gateway' },
-          nodeSelector: { 'kubernetes.io/arch': nodeArch },
-          priorityClassName: priorityClass,
-          securityContext: { fsGroup: 10001 },
-        },
-        container: {
-          env: [{ name: 'E2E_LAYER', value: 'gateway' }],
-          ...(p.memoryRequest === undefined ? {} : { resources: { requests: { memory: p.memoryRequest } } }),
-        },
-        service: p.clusterIP
-          ? { type: 'ClusterIP' }
-          : { type: 'LoadBalancer', externalTrafficPolicy: 'Local' },
-      },
-      telemetry: { tracing: { endpoint: tracesUrl } },
-    },
-  } as never);
-}
-
-/** The Gateway, with spec.infrastructure's labels and annotations and its own parameters (`params`). */
-async function shapedGateway(params: string): Promise<void> {
-  await apply(cluster, {
-    apiVersion: 'gateway.networking.k8s.io/v1',
-    kind: 'Gateway',
-    metadata: { name: GATEWAY, namespace: ns },
-    spec: {
-      gatewayClassName: className,
-      infrastructure: {
-        labels: INFRA_LABELS,
-        annotations: INFRA_ANNOTATIONS,
-        parametersRef: { group: 'gateway.portico.io', kind: 'DataPlaneProxy', name: params },
-      },
-      listeners: [
-        { name: 'http', port: 80, protocol: 'HTTP', allowedRoutes: { namespaces: { from: 'All' } } },
-      ],
-    },
-  });
+  await applyGatewayParameters(shape, p);
 }
 
 const target = () => ({ address, port: 80, host: HOST });
-
-/**
- * Every container that ended exited 0 by itself after its drain (none killed at the end of its grace period), and
- * the proxies of at least `pods` pods were seen ending.
- */
-function assertExitedOnTheirOwn(t: TestContext, ended: string[], pods: number): void {
-  t.diagnostic(`containers ended: ${ended.join('; ')}`);
-  assert.ok(ended.filter((e) => e.includes('/proxy:')).length >= pods, `${pods} proxies seen ending`);
-  assert.deepEqual(
-    ended.filter((e) => !/: 0 \(/.test(e)),
-    [],
-    'every container exited 0 on its own',
-  );
-}
-
-/** Reports how long each step of a test took since the previous one (where time goes on a loaded machine). */
-function stepTimer(t: TestContext): (step: string) => void {
-  let last = Date.now();
-  return (step) => {
-    const now = Date.now();
-    t.diagnostic(`${step}: ${now - last} ms`);
-    last = now;
-  };
-}
-
-/** spec.infrastructure's labels and annotations (and the gateway-name label) are on the object. */
-function assertPropagated(object: Loose | undefined, what: string): void {
-  assert.ok(object !== undefined, `${what} exists`);
-  const labels = (object.metadata?.labels ?? {}) as unknown as Record<string, string>;
-  const annotations = (object.metadata?.annotations ?? {}) as unknown as Record<string, string>;
-  for (const [k, v] of Object.entries({ ...INFRA_LABELS, [GATEWAY_NAME_LABEL]: GATEWAY }))
-    assert.equal(labels[k], v, `${what}: label ${k}`);
-  for (const [k, v] of Object.entries(INFRA_ANNOTATIONS))
-    assert.equal(annotations[k], v, `${what}: annotation ${k}`);
-}
-
-function container(podSpec: Loose | undefined, name: string): Loose {
-  const found = asList(podSpec?.containers).find((c) => c.name === name);
-  assert.ok(found !== undefined, `container ${name}`);
-  return found;
-}
-
-/** The value after `flag` in a container's args (or command). */
-function flagValue(args: Loose | undefined, flag: string): string | undefined {
-  const list = asList(args).map(String);
-  const i = list.indexOf(flag);
-  return i < 0 ? undefined : list[i + 1];
-}
-
-/** The pod template: class and Gateway layered (labels, placement, security, drain, container). */
-function assertPodTemplate(template: Loose | undefined, what: string): void {
-  const labels = template?.metadata?.labels;
-  assert.equal(labels?.['e2e.portico.io/layer'], 'gateway', `${what}: the Gateway's label wins`);
-  assert.equal(labels?.['e2e.portico.io/from-class'], 'yes', `${what}: the class's label stays`);
-  assert.equal(template?.metadata?.annotations?.['e2e.portico.io/class-note'], 'class', what);
-  const spec = template?.spec;
-  assert.deepEqual(spec?.nodeSelector, { 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': nodeArch }, what);
-  assert.deepEqual(spec?.tolerations, [TOLERATION], what);
-  assert.equal(spec?.priorityClassName, priorityClass, what);
-  assert.equal(spec?.securityContext?.fsGroup, 10001, `${what}: the Gateway's fsGroup`);
-  assert.equal(spec?.securityContext?.runAsNonRoot, true, `${what}: Portico's own security stays`);
-  assert.equal(spec?.terminationGracePeriodSeconds, 45, `${what}: the class's grace period`);
-  const proxy = container(spec, 'proxy');
-  assert.equal(flagValue(proxy.args, '--max-drain-seconds'), '20', `${what}: the Gateway's drainSeconds`);
-  assert.equal(flagValue(proxy.args, '--workers'), '1', `${what}: the class's workers`);
-  assert.equal(flagValue(proxy.args, '--tracing-endpoint'), tracesUrl, `${what}: the Gateway's tracing`);
-  for (const name of ['proxy', 'shutdown-manager']) {
-    const preStop: Loose | undefined = container(spec, name).lifecycle?.preStop?.exec?.command;
-    assert.equal(flagValue(preStop, '--timeout-seconds'), '20', `${what}: ${name} preStop drains 20 s`);
-  }
-  const env = asList(proxy.env).filter((e) => e.name === 'E2E_LAYER');
-  assert.deepEqual(
-    env.map((e) => e.value),
-    ['gateway'],
-    `${what}: the Gateway's env list replaces the class's`,
-  );
-}
 
 test('fleet shape: the class’s and the Gateway’s DataPlaneProxy on every generated object, with spec.infrastructure metadata', {
   skip: E2E_SKIP,
@@ -314,7 +137,7 @@ test('fleet shape: the class’s and the Gateway’s DataPlaneProxy on every gen
   });
   assert.equal(deployment?.spec?.replicas, 3, "the class's replicas");
   assert.ok(appliesSpecField(deployment!, FIELD_MANAGER, 'replicas'), 'Portico applies them');
-  assertPodTemplate(deployment?.spec?.template, 'Deployment');
+  assertPodTemplate(shape, deployment?.spec?.template, 'Deployment');
   assert.deepEqual(container(deployment?.spec?.template?.spec, 'proxy').resources, {
     requests: { cpu: '50m', memory: '64Mi' },
     limits: { memory: '512Mi' },
@@ -331,7 +154,7 @@ test('fleet shape: the class’s and the Gateway’s DataPlaneProxy on every gen
   assert.equal(pdb?.spec?.maxUnavailable, undefined, "the class's maxUnavailable is replaced");
   assert.deepEqual(pdb?.spec?.selector, deployment?.spec?.selector);
   assertPropagated(await fleetObject(cluster, fleet, 'ServiceAccount'), 'ServiceAccount');
-  if (deployType === 'ControllerNamespace')
+  if (shape.deployType === 'ControllerNamespace')
     assertPropagated(
       await fleetObject(cluster, fleet, 'Secret', `${fleet.name}-client-cert`),
       'client Secret',
@@ -616,14 +439,14 @@ test('a Gateway parametersRef that cannot be used: Accepted=False/InvalidParamet
 
   // A DataPlaneProxy that does not exist.
   await gatewayParameters({ ...current, drainSeconds: 20 });
-  await shapedGateway('no-such-params');
+  await applyShapedGateway(shape, 'no-such-params');
   const missing = await accepted('False');
   assert.equal(missing.reason, 'InvalidParameters');
   assert.match(String(missing.message), /spec\.infrastructure\.parametersRef: .*no-such-params/);
   assert.equal((await get(address, 80, HOST)).status, 200);
   assert.equal(await workloadState(), before);
 
-  await shapedGateway('edge-params');
+  await applyShapedGateway(shape, GATEWAY_PARAMETERS);
   await accepted('True');
   await programmedAddress(cluster, ns, GATEWAY, LOADED_MACHINE_MS);
   assert.equal(await workloadState(), before, 'the same parameters again: no rollout');
@@ -663,7 +486,7 @@ test('Deployment → DaemonSet under traffic: no failed request, the autoscaler 
   assertExitedOnTheirOwn(t, ended, 2);
   const ds = await fleetObject(cluster, fleet, 'DaemonSet');
   assertPropagated(ds, 'DaemonSet');
-  assertPodTemplate(ds?.spec?.template, 'DaemonSet');
+  assertPodTemplate(shape, ds?.spec?.template, 'DaemonSet');
   assert.deepEqual(ds?.spec?.updateStrategy, {
     type: 'RollingUpdate',
     rollingUpdate: { maxSurge: 1, maxUnavailable: 0 },
