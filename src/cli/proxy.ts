@@ -236,5 +236,19 @@ export async function run(argv: string[]): Promise<number> {
 
   await drainOnSignal(proxy, () => log.info('draining'));
   await stopDiscovery();
+  exitOnceStopped(0);
   return 0;
+}
+
+/** How long a stopped proxy lets anything still open end by itself before it exits anyway. */
+const EXIT_AFTER_STOP_MS = 1000;
+
+/**
+ * The proxy drained and closed everything it owns: it exits even if a library did not. A connection attempt grpc-js
+ * abandons with its channel (a SYN to a controller pod that went away, which nobody answers) keeps its socket until
+ * the kernel gives the SYN up, minutes later; a pod would sit out its termination grace period and be killed.
+ */
+function exitOnceStopped(code: number): void {
+  // Unref'd: when nothing is left open the process ends on its own first.
+  setTimeout(() => process.exit(code), EXIT_AFTER_STOP_MS).unref();
 }

@@ -33,8 +33,11 @@ const FEATURES: readonly string[] = [
 ];
 
 /**
- * GatewayInfrastructure (spec.infrastructure's labels and annotations on what is made for a Gateway) is
- * claimed in Gateway Namespace Mode only: the suite looks for those objects in the Gateway's namespace.
+ * GatewayInfrastructure (v1.6's name for what earlier releases called GatewayInfrastructurePropagation) gates two
+ * tests: GatewayInfrastructureMetadata and GatewayInvalidParametersRef. It is claimed in Gateway Namespace Mode
+ * only: the first lists ServiceAccounts, Pods and Services in the Gateway's own namespace, and in Controller
+ * Namespace Mode a fleet's objects (which carry spec.infrastructure's metadata all the same) are in the
+ * controller's. Claimed there, that test fails after its minute; the second passes.
  */
 export function supportedFeatures(deployType: DeployType): string[] {
   return [...FEATURES, ...(deployType === 'GatewayNamespace' ? ['GatewayInfrastructure'] : [])].sort();

@@ -80,6 +80,9 @@ export function controllerManagerArgs(l: Layout): string[] {
     `--bind-address=${l.a.nodeIp}`,
     '--secure-port=10257',
     `--cert-dir=${join(l.dir, 'controller-manager')}`,
+    // The HPA controller handles each autoscaler once per period, a new one too (15 s by default): tests that
+    // watch an autoscaler set a fleet's replicas should not wait most of that out.
+    '--horizontal-pod-autoscaler-sync-period=2s',
     '--profiling=false',
     '--v=1',
   ];

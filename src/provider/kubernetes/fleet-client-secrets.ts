@@ -54,6 +54,48 @@ interface Seen {
   owner: string;
   fingerprint: string;
   validity: Validity;
+  /** The labels and annotations it was brought to (JSON of secretMetadata). */
+  metadata: string;
+}
+
+type Metadata = { labels: Record<string, string>; annotations: Record<string, string> };
+
+/**
+ * The fleet's labels, and its Gateway's spec.infrastructure labels and annotations: the Secret is made for the
+ * Gateway like every other object of its fleet, so it carries them too (the fleet's own labels win).
+ */
+function secretMetadata(infra: FleetInfra): Metadata {
+  return {
+    labels: { ...infra.propagated.labels, ...infra.labels },
+    annotations: { ...infra.propagated.annotations },
+  };
+}
+
+/** Annotations the Secret carries for its certificate, which only a renewal changes. */
+const CERTIFICATE_ANNOTATIONS = new Set([PREVIOUS_CERTIFICATE_ANNOTATION, PREVIOUS_UNTIL_ANNOTATION]);
+
+/** `wanted`, with null (a merge patch's removal) for each key of `found` it no longer has. */
+function replacing(
+  found: Record<string, string>,
+  wanted: Record<string, string>,
+  keep: (key: string) => boolean = () => false,
+): Record<string, string | null> {
+  const out: Record<string, string | null> = { ...wanted };
+  for (const key of Object.keys(found)) if (!(key in wanted) && !keep(key)) out[key] = null;
+  return out;
+}
+
+/** A merge patch bringing the Secret's labels and annotations to `wanted`; undefined when they are already. */
+function metadataPatch(existing: JsonObject, wanted: Metadata): JsonObject | undefined {
+  const metadata = (existing.metadata ?? {}) as JsonObject;
+  const labels = replacing((metadata.labels ?? {}) as Record<string, string>, wanted.labels);
+  const found = (metadata.annotations ?? {}) as Record<string, string>;
+  const annotations = replacing(found, wanted.annotations, (k) => CERTIFICATE_ANNOTATIONS.has(k));
+  const same = (patch: Record<string, string | null>, on: Record<string, string>) =>
+    Object.entries(patch).every(([k, v]) => on[k] === (v ?? undefined));
+  if (same(labels, (metadata.labels ?? {}) as Record<string, string>) && same(annotations, found))
+    return undefined;
+  return { metadata: { labels, annotations } };
 }
 
 const b64 = (text: string) => Buffer.from(text, 'utf8').toString('base64');
@@ -89,15 +131,16 @@ export function createFleetClientSecrets(options: FleetClientSecretsOptions): Fl
     return (
       seen?.fleet === infra.fleet &&
       seen.owner === owner &&
+      seen.metadata === JSON.stringify(secretMetadata(infra)) &&
       !needsRenewal(seen.validity, now().getTime(), lifetime.lifetimeMs) &&
       (options.observed === undefined || options.observed(infra.namespace, name) === seen.fingerprint)
     );
   }
 
-  function remember(key: string, owner: string, secret: JsonObject, fleet: string): void {
-    const identity = identityIn(secret, fleet);
+  function remember(key: string, owner: string, secret: JsonObject, infra: FleetInfra): void {
+    const identity = identityIn(secret, infra.fleet);
     if (identity === undefined) current.delete(key);
-    else current.set(key, { ...identity, owner });
+    else current.set(key, { ...identity, owner, metadata: JSON.stringify(secretMetadata(infra)) });
     scheduleRenewal();
   }
 
@@ -109,7 +152,7 @@ export function createFleetClientSecrets(options: FleetClientSecretsOptions): Fl
       if (stillCurrent(key, infra, name, account.uid)) return undefined;
       const reply = await client.request('GET', secretPath(infra.namespace, name));
       if (reply.status === 404) {
-        remember(key, account.uid, await writer.create(infra, account, name), infra.fleet);
+        remember(key, account.uid, await writer.create(infra, account, name), infra);
         return undefined;
       }
       const existing = expectStatus(reply, `get Secret ${key}`, [200]);
@@ -126,13 +169,13 @@ export function createFleetClientSecrets(options: FleetClientSecretsOptions): Fl
         owned &&
         !needsRenewal(identity.validity, now().getTime(), lifetime.lifetimeMs)
       ) {
-        remember(key, account.uid, existing, infra.fleet);
+        remember(key, account.uid, await writer.relabel(infra, existing, key), infra);
         return undefined;
       }
       // Due for renewal: the proxies still hold the old one for a moment. Otherwise (from another CA, for another
       // fleet, or orphaned by a recreated fleet) it must not work a moment longer.
       const renewed = identity !== undefined && owned ? identity.fingerprint : undefined;
-      remember(key, account.uid, await writer.replace(infra, account, name, renewed), infra.fleet);
+      remember(key, account.uid, await writer.replace(infra, account, existing, renewed), infra);
       return undefined;
     },
     async remove(namespace, infraName) {
@@ -169,7 +212,7 @@ function secretIdentity(
   secret: JsonObject,
   fleet: string,
   ca: CertificateAuthority,
-): Omit<Seen, 'owner'> | undefined {
+): Omit<Seen, 'owner' | 'metadata'> | undefined {
   const data = (secret.data ?? {}) as Record<string, unknown>;
   try {
     const caCert = new X509Certificate(ca.caCertPem);
@@ -200,6 +243,7 @@ function secretWriter(
       now: now(),
       lifetimeMs: lifetime.lifetimeMs,
     });
+    const { labels, annotations } = secretMetadata(infra);
     return {
       apiVersion: 'v1',
       kind: 'Secret',
@@ -207,11 +251,21 @@ function secretWriter(
       metadata: {
         name,
         namespace: infra.namespace,
-        labels: { ...infra.labels },
+        labels,
+        ...(Object.keys(annotations).length > 0 ? { annotations } : {}),
         ownerReferences: [{ apiVersion: 'v1', kind: 'ServiceAccount', name: account.name, uid: account.uid }],
       },
       data: { 'ca.crt': b64(ca.caCertPem), 'tls.crt': b64(issued.certPem), 'tls.key': b64(issued.keyPem) },
     };
+  }
+  async function patch(namespace: string, name: string, change: JsonObject): Promise<JsonObject> {
+    const reply = await client.request(
+      'PATCH',
+      secretPath(namespace, name),
+      change,
+      'application/merge-patch+json',
+    );
+    return expectStatus(reply, `update Secret ${namespace}/${name}`, [200]);
   }
   return {
     async create(infra: FleetInfra, account: { name: string; uid: string }, name: string) {
@@ -225,37 +279,36 @@ function secretWriter(
       log.info(`created Secret ${key} (the discovery client identity of fleet ${infra.fleet})`);
       return created;
     },
+    /** A current identity whose labels or annotations are not the fleet's any more: only those change. */
+    async relabel(infra: FleetInfra, existing: JsonObject, key: string): Promise<JsonObject> {
+      const change = metadataPatch(existing, secretMetadata(infra));
+      if (change === undefined) return existing;
+      const name = String((existing.metadata as JsonObject).name);
+      const served = await patch(infra.namespace, name, change);
+      log.info(`updated the labels and annotations of Secret ${key}`);
+      return served;
+    },
     /** `renewed`: the fingerprint of the certificate this renews, accepted for the grace; none: refused at once. */
     async replace(
       infra: FleetInfra,
       account: { name: string; uid: string },
-      name: string,
+      existing: JsonObject,
       renewed: string | undefined,
     ) {
+      const name = String((existing.metadata as JsonObject).name);
       const replacement = body(infra, account, name);
       const until = new Date(now().getTime() + lifetime.graceMs).toISOString();
-      // A merge patch: null removes a record left by an earlier renewal.
+      // A merge patch: null removes a record left by an earlier renewal, and metadata the fleet no longer has.
+      const wanted = metadataPatch(existing, secretMetadata(infra))?.metadata as JsonObject | undefined;
       const annotations = {
+        ...(wanted?.annotations as JsonObject | undefined),
         [PREVIOUS_CERTIFICATE_ANNOTATION]: renewed ?? null,
         [PREVIOUS_UNTIL_ANNOTATION]: renewed === undefined ? null : until,
       };
-      const patch = {
-        metadata: { ...(replacement.metadata as JsonObject), annotations },
-        data: replacement.data,
-      };
-      const key = `${infra.namespace}/${name}`;
-      expectStatus(
-        await client.request(
-          'PATCH',
-          secretPath(infra.namespace, name),
-          patch,
-          'application/merge-patch+json',
-        ),
-        `update Secret ${key}`,
-        [200],
-      );
+      const metadata = { ...(replacement.metadata as JsonObject), ...wanted, annotations };
+      await patch(infra.namespace, name, { metadata, data: replacement.data });
       log.info(
-        `renewed Secret ${key} (the discovery client identity of fleet ${infra.fleet}${renewed === undefined ? '; the one it held is refused at once' : `; the one it held is accepted until ${until}`})`,
+        `renewed Secret ${infra.namespace}/${name} (the discovery client identity of fleet ${infra.fleet}${renewed === undefined ? '; the one it held is refused at once' : `; the one it held is accepted until ${until}`})`,
       );
       return replacement;
     },

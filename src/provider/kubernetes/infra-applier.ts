@@ -324,7 +324,7 @@ async function ensureObject(options: InfraApplierOptions, state: ApplierState, d
     if (uid !== undefined) state.accountUids.set(key, uid);
     state.applied.set(key, d.json);
     state.absent.delete(key);
-    log.info(`state.applied ${key}`);
+    log.info(`applied ${key}`);
   }
   // The fleet's client identity exists before its Deployment (state.applied next) mounts it.
   if (d.kind.kind !== 'ServiceAccount' || d.infra === undefined || options.fleetSecrets === undefined) return;

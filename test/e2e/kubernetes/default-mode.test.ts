@@ -1,6 +1,7 @@
 // Portico installed with the chart's defaults (Controller Namespace Mode, one replica), once for these suites:
-// one and several GatewayClasses, merged Gateways, what operators rely on, faults of real components, gRPC, and
-// status writes the API server refuses or throttles.
+// one and several GatewayClasses, merged Gateways, what operators rely on, faults of real components, gRPC,
+// status writes the API server refuses or throttles, and a fleet shaped by its class's and its Gateway's
+// DataPlaneProxy.
 import { after, before } from 'node:test';
 import type { Cluster } from '../../cluster/harness.js';
 import { type ClusterLease, useCluster } from '../../cluster/shared.js';
@@ -8,6 +9,7 @@ import { cleanup, E2E_ENABLED, install, namespaceLogs } from './install.js';
 import * as controllerNamespace from './suites/controller-namespace.js';
 import * as faults from './suites/faults.js';
 import * as fleetCertificates from './suites/fleet-certificates.js';
+import * as fleetShape from './suites/fleet-shape.js';
 import * as grpc from './suites/grpc.js';
 import * as merged from './suites/merged.js';
 import * as operations from './suites/operations.js';
@@ -23,6 +25,7 @@ before(async () => {
   cluster = lease.cluster;
   system = (await install(cluster)).namespace;
   for (const suite of [
+    fleetShape,
     controllerNamespace,
     merged,
     operations,

@@ -1,11 +1,13 @@
 // Portico in Gateway Namespace Mode with two controller replicas, once for these suites: infrastructure and
 // token authentication in each Gateway's namespace, availability (handover, restart) under traffic, and two
-// tenants' isolation while one misbehaves (fleets in each Gateway's namespace, so a namespace quota bites).
+// tenants' isolation while one misbehaves (fleets in each Gateway's namespace, so a namespace quota bites), and a
+// fleet shaped by its class's and its Gateway's DataPlaneProxy.
 import { after, before } from 'node:test';
 import type { Cluster } from '../../cluster/harness.js';
 import { type ClusterLease, useCluster } from '../../cluster/shared.js';
 import { cleanup, E2E_ENABLED, install, namespaceLogs } from './install.js';
 import * as availability from './suites/availability.js';
+import * as fleetShape from './suites/fleet-shape.js';
 import * as gatewayNamespace from './suites/gateway-namespace.js';
 import * as tenantFaults from './suites/tenant-faults.js';
 
@@ -18,8 +20,14 @@ before(async () => {
   cluster = lease.cluster;
   const release = await install(cluster, {
     namespace: 'portico-gwns',
-    set: ['config.deployType=GatewayNamespace', 'controller.replicas=2'],
+    set: [
+      'config.deployType=GatewayNamespace',
+      'controller.replicas=2',
+      'controller.podDisruptionBudget.enabled=true',
+    ],
   });
+  // The shaped fleet first: its pods start while the other suites set up.
+  await fleetShape.setup(cluster, release.namespace, 'GatewayNamespace');
   for (const suite of [gatewayNamespace, availability, tenantFaults])
     await suite.setup(cluster, release.namespace);
 });

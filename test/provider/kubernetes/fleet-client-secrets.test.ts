@@ -21,6 +21,18 @@ const INFRA: FleetInfra = {
 const ACCOUNT = { name: INFRA.name, uid: 'sa-uid-1' };
 const NAME = 'proxy-default-eg-e41e7b31-client-cert';
 
+/** RFC 7386, as the API server applies a merge patch: objects merge, null removes, anything else replaces. */
+function mergePatch(target: unknown, patch: unknown): unknown {
+  if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) return patch;
+  const out: Record<string, unknown> =
+    typeof target === 'object' && target !== null && !Array.isArray(target) ? { ...target } : {};
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === null) delete out[key];
+    else out[key] = mergePatch(out[key], value);
+  }
+  return out;
+}
+
 /** Secrets in memory with the API server's answers; every request is recorded as `METHOD name`. */
 function fakeApi(): { client: ApiClient; secrets: Map<string, JsonObject>; calls: string[] } {
   const secrets = new Map<string, JsonObject>();
@@ -39,12 +51,7 @@ function fakeApi(): { client: ApiClient; secrets: Map<string, JsonObject>; calls
         return { status: 201, body: object };
       }
       if (method === 'PATCH' && found !== undefined && name !== undefined) {
-        const patch = body as JsonObject;
-        const merged = {
-          ...found,
-          metadata: { ...(found.metadata as JsonObject), ...(patch.metadata as JsonObject) },
-          data: patch.data,
-        };
+        const merged = mergePatch(found, body) as JsonObject;
         secrets.set(name, merged);
         return { status: 200, body: merged };
       }
@@ -158,6 +165,8 @@ test('a same-name Secret Portico does not manage is reported and never touched; 
 });
 
 const DAY = 86_400_000;
+const labelsOf = (secret: JsonObject | undefined) =>
+  ((secret?.metadata as JsonObject | undefined)?.labels ?? {}) as Record<string, string>;
 const annotationsOf = (secret: JsonObject | undefined) =>
   ((secret?.metadata as JsonObject | undefined)?.annotations ?? {}) as Record<string, string | null>;
 
@@ -193,8 +202,8 @@ test('certificates live 7 days; the renewal at two thirds records the one it rep
   // Orphaned (its fleet recreated): replaced with no grace, and the earlier record is removed.
   await fleetSecrets.ensure(INFRA, { ...ACCOUNT, uid: 'sa-uid-9' });
   const orphanRecord = annotationsOf(secrets.get(NAME));
-  assert.equal(orphanRecord['gateway.portico.io/previous-client-certificate-sha256'], null);
-  assert.equal(orphanRecord['gateway.portico.io/previous-client-certificate-until'], null);
+  assert.equal(orphanRecord['gateway.portico.io/previous-client-certificate-sha256'], undefined);
+  assert.equal(orphanRecord['gateway.portico.io/previous-client-certificate-until'], undefined);
 });
 
 test('a timer asks for a pass when the earliest certificate is due; once renewed, not again soon', async () => {
@@ -288,4 +297,56 @@ test('a certificate from an earlier version (730 days) is renewed on the first c
     old.fingerprint256,
     'the proxies holding the old one keep connecting for the grace',
   );
+});
+
+test("the Secret carries its Gateway's spec.infrastructure labels and annotations; a change patches only them", async () => {
+  const { client, secrets, calls } = fakeApi();
+  const fleetSecrets = createFleetClientSecrets({ client, ca: authority, log: discardingLogger });
+  const labelled = (labels: Record<string, string>, annotations: Record<string, string>): FleetInfra => ({
+    ...INFRA,
+    propagated: { labels: { 'gateway.networking.k8s.io/gateway-name': 'eg', ...labels }, annotations },
+  });
+  await fleetSecrets.ensure(labelled({ team: 'edge', tier: 'gold' }, { owner: 'a' }), ACCOUNT);
+  const first = secrets.get(NAME);
+  const metadata = first?.metadata as JsonObject;
+  assert.deepEqual(metadata.labels, {
+    'gateway.networking.k8s.io/gateway-name': 'eg',
+    team: 'edge',
+    tier: 'gold',
+    ...INFRA.labels,
+  });
+  assert.deepEqual(metadata.annotations, { owner: 'a' });
+  const serial = certOf(first).serialNumber;
+  const writes = () => calls.filter((c) => !c.startsWith('GET')).length;
+  const before = writes();
+  await fleetSecrets.ensure(labelled({ team: 'edge', tier: 'gold' }, { owner: 'a' }), ACCOUNT);
+  assert.equal(writes(), before, 'the same metadata: nothing written');
+
+  // tier goes, owner changes: one patch of the metadata, the certificate stays.
+  await fleetSecrets.ensure(labelled({ team: 'edge' }, { owner: 'b' }), ACCOUNT);
+  assert.equal(writes(), before + 1);
+  const second = secrets.get(NAME);
+  assert.equal(certOf(second).serialNumber, serial, 'the same identity');
+  assert.deepEqual(labelsOf(second), {
+    'gateway.networking.k8s.io/gateway-name': 'eg',
+    team: 'edge',
+    ...INFRA.labels,
+  });
+  assert.deepEqual(annotationsOf(second), { owner: 'b' });
+
+  // A renewal keeps them, beside its own record.
+  const later = createFleetClientSecrets({
+    client,
+    ca: authority,
+    log: discardingLogger,
+    now: () => new Date(Date.now() + 5 * DAY),
+  });
+  await later.ensure(labelled({ team: 'edge' }, {}), ACCOUNT);
+  const renewed = secrets.get(NAME);
+  assert.notEqual(certOf(renewed).serialNumber, serial);
+  assert.equal(labelsOf(renewed).team, 'edge');
+  assert.deepEqual(Object.keys(annotationsOf(renewed)).sort(), [
+    'gateway.portico.io/previous-client-certificate-sha256',
+    'gateway.portico.io/previous-client-certificate-until',
+  ]);
 });

@@ -260,3 +260,27 @@ test('a fleet pod with a 2-CPU limit runs 2 workers; a rolling restart under tra
   );
   assert.ok((sampleValue(one, 'portico_requests_total', { code: '200' }) ?? 0) > 0);
 });
+
+test('the chart’s PodDisruptionBudget for the controller is accepted and covers exactly the controller pods', {
+  skip: E2E_SKIP,
+}, async () => {
+  const path = `/apis/policy/v1/namespaces/${system}/poddisruptionbudgets/portico-gateway`;
+  const deployment = await call(
+    cluster,
+    'GET',
+    `/apis/apps/v1/namespaces/${system}/deployments/portico-gateway`,
+  );
+  const pdb = await call(cluster, 'GET', path);
+  assert.equal(pdb.status, 200, 'installed with controller.podDisruptionBudget.enabled=true');
+  assert.equal(pdb.body.spec?.maxUnavailable, 1);
+  assert.deepEqual(pdb.body.spec?.selector, deployment.body.spec?.selector);
+  // The disruption controller counts the pods the selector matches: the Deployment's replicas and nothing else.
+  await eventually(async () => {
+    const s = (await call(cluster, 'GET', path)).body.status;
+    const d = await call(cluster, 'GET', `/apis/apps/v1/namespaces/${system}/deployments/portico-gateway`);
+    const replicas = Number(d.body.status?.readyReplicas);
+    return replicas > 0 && Number(s?.expectedPods) === replicas && Number(s?.currentHealthy) === replicas
+      ? true
+      : undefined;
+  }, 'the budget counting the controller pods');
+});
