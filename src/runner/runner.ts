@@ -146,6 +146,9 @@ export function createRunner(options: RunnerOptions): Runner {
 
   async function pass(): Promise<boolean> {
     trace('pass');
+    // Statuses count only from a pass that read the data plane as the one applying: a replica that takes the lease
+    // meanwhile read it without its peers' proxies (and without the reconnect grace), and would write that.
+    const applying = applies();
     const snapshot = source.snapshot();
     trace('snapshot');
     const { result, dataPlane } = translated(snapshot);
@@ -153,7 +156,7 @@ export function createRunner(options: RunnerOptions): Runner {
     trace('discovery-sent');
     // The discovery stream writes on the next loop turn: let it go out before infrastructure and statuses.
     await nextTurn();
-    if (!applies()) {
+    if (!applying || !applies()) {
       ready = true;
       return false;
     }

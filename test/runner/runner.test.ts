@@ -217,6 +217,26 @@ test('while infrastructure is not ours to apply, only discovery is fed; a learnt
   runner.stop();
 });
 
+test('a pass that began before this replica applied writes nothing: its data plane was read without the lease', async () => {
+  const h = harness();
+  let leading = false;
+  const reads: boolean[] = [];
+  const dataPlane = h.options.source.dataPlane;
+  // The lease is taken while the pass runs: after it read the data plane, before it would write.
+  h.options.source.dataPlane = (fleets, snapshot) => {
+    reads.push(leading);
+    leading = true;
+    return dataPlane(fleets, snapshot);
+  };
+  const runner = createRunner({ ...h.options, applies: () => leading });
+  await runner.now();
+  assert.deepEqual([h.infraCalls, h.shown.length], [0, 0], 'nothing from the pass that read it as a standby');
+  await runner.now();
+  assert.deepEqual(reads, [false, true]);
+  assert.deepEqual([h.infraCalls, h.shown.length], [1, 1], 'the next pass, read as the leader, writes');
+  runner.stop();
+});
+
 test('a translation that says which statuses changed is stamped and shown by those alone, unless the sink wants all', async () => {
   const changed: string[][] = [];
   let wantsAll = false;
