@@ -10,6 +10,7 @@ import { Session } from 'node:inspector/promises';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { type Mark, startPipeline } from './kubernetes-pipeline.js';
+import { CONFIG_PATH_STAGES } from './propagation-stages.js';
 
 const { values } = parseArgs({
   options: {
@@ -41,19 +42,7 @@ const profiler = {
 };
 
 /** The stages of one edit on its critical path, in order; each is timed from the one before. */
-const CHAIN = [
-  'bench-edit',
-  'event-applied',
-  'snapshot',
-  'translated',
-  'discovery-diffed',
-  'discovery-sent',
-  'proxy-received',
-  'proxy-assembled',
-  'proxy-validated',
-  'proxy-compiled',
-  'proxy-swapped',
-] as const;
+const CHAIN = ['bench-edit', 'event-applied', 'snapshot', ...CONFIG_PATH_STAGES] as const;
 /** After the swap (in a cluster beside it, in the controller's own process): stamping and the status sink. */
 const AFTER = ['statuses', 'sink-shown'] as const;
 

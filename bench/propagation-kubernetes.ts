@@ -22,7 +22,7 @@ import {
   get,
   programmedAddress,
 } from '../test/e2e/kubernetes/traffic.js';
-import { parseTrace, stageTable, type TraceEvent } from './propagation-stages.js';
+import { CONFIG_PATH_STAGES, parseTrace, stageTable, type TraceEvent } from './propagation-stages.js';
 
 const { values } = parseArgs({
   options: {
@@ -45,14 +45,7 @@ const CLUSTER_STAGES = [
   'watch-event',
   'pass',
   'snapshot',
-  'translated',
-  'discovery-diffed',
-  'discovery-sent',
-  'proxy-received',
-  'proxy-assembled',
-  'proxy-validated',
-  'proxy-compiled',
-  'proxy-swapped',
+  ...CONFIG_PATH_STAGES,
   'bench-200',
 ] as const;
 const benchMarks: string[] = [];

@@ -3,14 +3,8 @@
 // process, its CPU time. Used by bench/propagation.ts (standalone) and bench/propagation-kubernetes.ts (cluster).
 import { readFile } from 'node:fs/promises';
 
-/** Standalone: file write → first 200. The proxy's Ack (after the swap) runs alongside the first 200. */
-export const STANDALONE_STAGES = [
-  'bench-write',
-  'fs-event',
-  'gathered',
-  'read',
-  'parsed',
-  'snapshot',
+/** An edit's path from its translation to the proxy's swap, the same whatever fed the controller. */
+export const CONFIG_PATH_STAGES = [
   'translated',
   'discovery-diffed',
   'discovery-sent',
@@ -19,6 +13,17 @@ export const STANDALONE_STAGES = [
   'proxy-validated',
   'proxy-compiled',
   'proxy-swapped',
+] as const;
+
+/** Standalone: file write → first 200. The proxy's Ack (after the swap) runs alongside the first 200. */
+export const STANDALONE_STAGES = [
+  'bench-write',
+  'fs-event',
+  'gathered',
+  'read',
+  'parsed',
+  'snapshot',
+  ...CONFIG_PATH_STAGES,
   'bench-200',
 ] as const;
 

@@ -5,8 +5,7 @@ import type { Cluster } from '../../cluster/harness.js';
 import { asList, call, eventually } from '../../cluster/kube-api.js';
 import { httpRequest } from '../../support/http.js';
 import type { OtlpSpan } from '../../support/otlp-collector.js';
-import { RESTRICTED_CONTAINER } from './install.js';
-import { apply, porticoImage } from './traffic.js';
+import { podService } from './traffic.js';
 
 export const OTLP_PORT = 4318;
 
@@ -32,37 +31,8 @@ require('node:http').createServer((req, res) => {
 
 /** A Deployment and Service `name` in `ns` receiving OTLP/HTTP on 4318; returns the traces URL proxies use. */
 export async function otlpReceiver(cluster: Cluster, ns: string, name: string): Promise<string> {
-  const labels = { app: name };
-  await apply(cluster, {
-    apiVersion: 'apps/v1',
-    kind: 'Deployment',
-    metadata: { name, namespace: ns },
-    spec: {
-      replicas: 1,
-      selector: { matchLabels: labels },
-      template: {
-        metadata: { labels },
-        spec: {
-          containers: [
-            {
-              name: 'receiver',
-              image: porticoImage(cluster),
-              command: ['node', '-e', RECEIVER],
-              ports: [{ name: 'otlp', containerPort: OTLP_PORT }],
-              readinessProbe: { tcpSocket: { port: OTLP_PORT }, periodSeconds: 1 },
-              securityContext: RESTRICTED_CONTAINER,
-            },
-          ],
-        },
-      },
-    },
-  } as never);
-  await apply(cluster, {
-    apiVersion: 'v1',
-    kind: 'Service',
-    metadata: { name, namespace: ns },
-    spec: { selector: labels, ports: [{ name: 'otlp', port: OTLP_PORT, targetPort: OTLP_PORT }] },
-  } as never);
+  const container = { name: 'receiver', command: ['node', '-e', RECEIVER] };
+  await podService(cluster, ns, name, container, { name: 'otlp', container: OTLP_PORT, service: OTLP_PORT });
   return `http://${name}.${ns}.svc.cluster.local:${OTLP_PORT}/v1/traces`;
 }
 

@@ -47,8 +47,25 @@ export function porticoImage(cluster: Cluster): string {
 /** A namespace for a test, enforcing Pod Security Admission `restricted` (see install.ts). */
 export { restrictedNamespace as namespace };
 
-/** A Deployment of echo pods behind a Service on port 8080. */
-export async function echoBackend(cluster: Cluster, ns: string, name: string): Promise<void> {
+/** What runs in a pod of `podService`: the Portico image with this container's name, command or args and env. */
+export interface PodContainer {
+  name: string;
+  command?: string[];
+  args?: string[];
+  env?: unknown[];
+}
+
+/**
+ * One pod of the Portico image running `container`, ready once its port accepts, behind a Service `name` that
+ * forwards `port.service` to `port.container`.
+ */
+export async function podService(
+  cluster: Cluster,
+  ns: string,
+  name: string,
+  container: PodContainer,
+  port: { name: string; container: number; service: number },
+): Promise<void> {
   const labels = { app: name };
   await apply(cluster, {
     apiVersion: 'apps/v1',
@@ -62,17 +79,10 @@ export async function echoBackend(cluster: Cluster, ns: string, name: string): P
         spec: {
           containers: [
             {
-              name: 'echo',
+              ...container,
               image: porticoImage(cluster),
-              args: ['echo'],
-              env: [
-                { name: 'HTTP_PORT', value: '3000' },
-                { name: 'SERVICE_NAME', value: name },
-                { name: 'NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
-                { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
-              ],
-              ports: [{ name: 'http', containerPort: 3000 }],
-              readinessProbe: { tcpSocket: { port: 3000 }, periodSeconds: 1 },
+              ports: [{ name: port.name, containerPort: port.container }],
+              readinessProbe: { tcpSocket: { port: port.container }, periodSeconds: 1 },
               // The namespaces enforce Pod Security `restricted`.
               securityContext: RESTRICTED_CONTAINER,
             },
@@ -85,8 +95,29 @@ export async function echoBackend(cluster: Cluster, ns: string, name: string): P
     apiVersion: 'v1',
     kind: 'Service',
     metadata: { name, namespace: ns },
-    spec: { selector: labels, ports: [{ name: 'http', port: 8080, targetPort: 3000 }] },
+    spec: { selector: labels, ports: [{ name: port.name, port: port.service, targetPort: port.container }] },
   } as never);
+}
+
+/** A Deployment of echo pods behind a Service on port 8080. */
+export function echoBackend(cluster: Cluster, ns: string, name: string): Promise<void> {
+  const env = [
+    { name: 'HTTP_PORT', value: '3000' },
+    { name: 'SERVICE_NAME', value: name },
+    { name: 'NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+    { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+  ];
+  return podService(
+    cluster,
+    ns,
+    name,
+    { name: 'echo', args: ['echo'], env },
+    {
+      name: 'http',
+      container: 3000,
+      service: 8080,
+    },
+  );
 }
 
 /** A namespace with an echo backend (Deployment and Service) of each name: the setup most suites start from. */
