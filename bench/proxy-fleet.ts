@@ -1,6 +1,7 @@
 // What the HTTP/1.1 proxy benches serve: one route to the backend, the script that runs Portico from a build on
 // a fixed port (workers bind it too), and nginx's same proxy; shared by bench/proxy.ts and
 // bench/proxy-instructions.ts.
+import { FLEET_CONFIG_SCHEMA_VERSION, type FleetConfig } from '../src/ir/fleet-config.js';
 
 /** Portico from the build, on a fixed port (workers bind it too) with its metrics on another. */
 export const STATIC_PROXY = `
@@ -24,9 +25,9 @@ process.exitCode = await runStaticProxy(configFile, {
 });
 `;
 
-export function fleetConfig(backendPort: number): unknown {
+export function fleetConfig(backendPort: number): FleetConfig {
   return {
-    schemaVersion: 1,
+    schemaVersion: FLEET_CONFIG_SCHEMA_VERSION,
     fleet: 'bench/eg',
     gateways: [{ name: 'bench/eg', generation: 1 }],
     listeners: [
@@ -35,12 +36,12 @@ export function fleetConfig(backendPort: number): unknown {
         port: 80,
         protocol: 'HTTP',
         gatewayListeners: [],
-        virtualHosts: ['port-80/bench.test'],
       },
     ],
     virtualHosts: [
       {
         name: 'port-80/bench.test',
+        listener: 'port-80',
         hostname: 'bench.test',
         routes: [
           {

@@ -18,6 +18,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { generateCertificates } from '../src/certificates/certs.js';
+import { FLEET_CONFIG_SCHEMA_VERSION, type FleetConfig, type Route } from '../src/ir/fleet-config.js';
 import { type LoadResult, percentile } from './load.js';
 import { startNginx } from './nginx.js';
 import { ensurePeers, H2LOAD, installFlag, NGINX } from './peers.js';
@@ -77,8 +78,8 @@ const SCENARIOS: Scenario[] = [
   },
 ];
 
-function fleetConfig(h1Port: number, h2cPort: number, cert: { cert: string; key: string }): unknown {
-  const route = (name: string, prefix: string, cluster: string) => ({
+function fleetConfig(h1Port: number, h2cPort: number, cert: { cert: string; key: string }): FleetConfig {
+  const route = (name: string, prefix: string, cluster: string): Route => ({
     name: `bench/${name}/rule/0/match/0`,
     routeRef: { namespace: 'bench', name, rule: 0 },
     match: { path: { type: 'PathPrefix', value: prefix }, headers: [], queryParams: [] },
@@ -91,23 +92,27 @@ function fleetConfig(h1Port: number, h2cPort: number, cert: { cert: string; key:
     protocol,
   });
   return {
-    schemaVersion: 1,
+    schemaVersion: FLEET_CONFIG_SCHEMA_VERSION,
     fleet: 'bench/eg',
     gateways: [{ name: 'bench/eg', generation: 1 }],
     listeners: [
-      { name: 'port-80', port: 80, protocol: 'HTTP', gatewayListeners: [], virtualHosts: ['port-80/*'] },
+      { name: 'port-80', port: 80, protocol: 'HTTP', gatewayListeners: [] },
       {
         name: 'port-81',
         port: 81,
         protocol: 'HTTPS',
         gatewayListeners: [],
-        virtualHosts: ['port-81/*'],
         tls: { certificates: [{ hostnames: ['*'], secrets: ['bench/cert'] }] },
       },
     ],
     virtualHosts: [
-      { name: 'port-80/*', hostname: '*', routes: [route('grpc', '/bench.Echo', 'bench/grpc:80')] },
-      { name: 'port-81/*', hostname: '*', routes: [route('web', '/', 'bench/web:80')] },
+      {
+        name: 'port-80/*',
+        listener: 'port-80',
+        hostname: '*',
+        routes: [route('grpc', '/bench.Echo', 'bench/grpc:80')],
+      },
+      { name: 'port-81/*', listener: 'port-81', hostname: '*', routes: [route('web', '/', 'bench/web:80')] },
     ],
     clusters: [cluster('grpc', 'h2c'), cluster('web', 'http')],
     endpoints: [
