@@ -34,6 +34,24 @@ export const TOLERATION = {
   effect: 'NoSchedule',
 };
 
+const PROXY_PODS = { matchLabels: { 'app.kubernetes.io/name': 'portico-proxy' } };
+/** Preferred, so the one node of the test cluster still takes every pod. */
+export const AFFINITY = {
+  podAntiAffinity: {
+    preferredDuringSchedulingIgnoredDuringExecution: [
+      { weight: 10, podAffinityTerm: { topologyKey: 'kubernetes.io/hostname', labelSelector: PROXY_PODS } },
+    ],
+  },
+};
+export const SPREAD = {
+  maxSkew: 1,
+  topologyKey: 'kubernetes.io/hostname',
+  whenUnsatisfiable: 'ScheduleAnyway',
+  labelSelector: PROXY_PODS,
+};
+/** The test's client reaches load-balancer addresses from the host's end of the node's veth, in 10.200.0.0/16. */
+export const SOURCE_RANGES = ['10.0.0.0/8'];
+
 /** What the Gateway's own DataPlaneProxy says; each test changes one part of it. */
 export interface GatewayParams {
   drainSeconds: number;
@@ -68,6 +86,11 @@ export function classParameters(f: ShapedFleet) {
           annotations: { 'e2e.portico.io/class-note': 'class' },
           nodeSelector: { 'kubernetes.io/os': 'linux' },
           tolerations: [TOLERATION],
+          affinity: AFFINITY,
+          topologySpreadConstraints: [SPREAD],
+          // Only a class's DataPlaneProxy may name Secrets of the controller's namespace; the image is already on
+          // the node (IfNotPresent), so the kubelet never needs this one.
+          imagePullSecrets: [{ name: 'e2e-registry' }],
           terminationGracePeriodSeconds: 45,
         },
         container: {
@@ -122,7 +145,12 @@ export async function applyGatewayParameters(f: ShapedFleet, p: GatewayParams): 
         },
         service: p.clusterIP
           ? { type: 'ClusterIP' }
-          : { type: 'LoadBalancer', externalTrafficPolicy: 'Local' },
+          : {
+              type: 'LoadBalancer',
+              externalTrafficPolicy: 'Local',
+              loadBalancerSourceRanges: SOURCE_RANGES,
+              allocateLoadBalancerNodePorts: false,
+            },
       },
       telemetry: { tracing: { endpoint: f.tracesUrl } },
     },
@@ -186,6 +214,9 @@ export function assertPodTemplate(f: ShapedFleet, template: Loose | undefined, w
     what,
   );
   assert.deepEqual(spec?.tolerations, [TOLERATION], what);
+  assert.deepEqual(spec?.affinity, AFFINITY, `${what}: the class's affinity`);
+  assert.deepEqual(spec?.topologySpreadConstraints, [SPREAD], `${what}: the class's spread`);
+  assert.deepEqual(spec?.imagePullSecrets, [{ name: 'e2e-registry' }], `${what}: the class's pull secrets`);
   assert.equal(spec?.priorityClassName, f.priorityClass, what);
   assert.equal(spec?.securityContext?.fsGroup, 10001, `${what}: the Gateway's fsGroup`);
   assert.equal(spec?.securityContext?.runAsNonRoot, true, `${what}: Portico's own security stays`);

@@ -42,6 +42,7 @@ import {
   type GatewayParams,
   HOST,
   type ShapedFleet,
+  SOURCE_RANGES,
 } from '../shaped-fleet.js';
 import {
   apply,
@@ -146,6 +147,12 @@ test('fleet shape: the class’s and the Gateway’s DataPlaneProxy on every gen
   assertPropagated(service, 'Service');
   assert.equal(service?.spec?.type, 'LoadBalancer');
   assert.equal(service?.spec?.externalTrafficPolicy, 'Local', "the Gateway's policy");
+  assert.deepEqual(service?.spec?.loadBalancerSourceRanges, SOURCE_RANGES, 'served from within them');
+  assert.equal(service?.spec?.allocateLoadBalancerNodePorts, false);
+  assert.ok(
+    asList(service?.spec?.ports).every((p) => p.nodePort === undefined),
+    'no node ports allocated',
+  );
   assert.equal(service?.metadata?.annotations?.['e2e.portico.io/lb'], 'class', "the class's annotation");
   assert.equal(await fleetObject(cluster, fleet, 'HorizontalPodAutoscaler'), undefined, 'no autoscaler yet');
   const pdb = await fleetObject(cluster, fleet, 'PodDisruptionBudget');
