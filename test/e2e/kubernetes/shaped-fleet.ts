@@ -61,12 +61,14 @@ export interface GatewayParams {
   /** An autoscaler of 2 replicas, where the class's Deployment has 3. */
   autoscaler?: boolean;
   daemonSet?: boolean;
-  /** A ClusterIP Service instead of the LoadBalancer with externalTrafficPolicy Local. */
-  clusterIP?: boolean;
+  /** The Service's type; LoadBalancer (the default) with externalTrafficPolicy Local and source ranges. */
+  service?: 'LoadBalancer' | 'ClusterIP' | 'NodePort';
+  /** false: no disruption budget of the Gateway's (minAvailable 1 otherwise). */
+  budget?: false;
 }
 
-/** The class's DataPlaneProxy, in the controller's namespace. */
-export function classParameters(f: ShapedFleet) {
+/** The class's DataPlaneProxy, in the controller's namespace; `budget` false: without its disruption budget. */
+export function classParameters(f: ShapedFleet, budget = true) {
   return {
     apiVersion: 'gateway.portico.io/v1alpha1',
     kind: 'DataPlaneProxy',
@@ -80,7 +82,7 @@ export function classParameters(f: ShapedFleet) {
           replicas: 3,
           strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } },
         },
-        podDisruptionBudget: { maxUnavailable: 1 },
+        ...(budget ? { podDisruptionBudget: { maxUnavailable: 1 } } : {}),
         pod: {
           labels: { 'e2e.portico.io/layer': 'class', 'e2e.portico.io/from-class': 'yes' },
           annotations: { 'e2e.portico.io/class-note': 'class' },
@@ -132,7 +134,7 @@ export async function applyGatewayParameters(f: ShapedFleet, p: GatewayParams): 
                 },
               },
             }),
-        podDisruptionBudget: { minAvailable: 1 },
+        ...(p.budget === false ? {} : { podDisruptionBudget: { minAvailable: 1 } }),
         pod: {
           labels: { 'e2e.portico.io/layer': 'gateway' },
           nodeSelector: { 'kubernetes.io/arch': f.nodeArch },
@@ -143,14 +145,15 @@ export async function applyGatewayParameters(f: ShapedFleet, p: GatewayParams): 
           env: [{ name: 'E2E_LAYER', value: 'gateway' }],
           ...(p.memoryRequest === undefined ? {} : { resources: { requests: { memory: p.memoryRequest } } }),
         },
-        service: p.clusterIP
-          ? { type: 'ClusterIP' }
-          : {
-              type: 'LoadBalancer',
-              externalTrafficPolicy: 'Local',
-              loadBalancerSourceRanges: SOURCE_RANGES,
-              allocateLoadBalancerNodePorts: false,
-            },
+        service:
+          p.service !== undefined && p.service !== 'LoadBalancer'
+            ? { type: p.service }
+            : {
+                type: 'LoadBalancer',
+                externalTrafficPolicy: 'Local',
+                loadBalancerSourceRanges: SOURCE_RANGES,
+                allocateLoadBalancerNodePorts: false,
+              },
       },
       telemetry: { tracing: { endpoint: f.tracesUrl } },
     },

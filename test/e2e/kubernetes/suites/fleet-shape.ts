@@ -1,8 +1,9 @@
 // A fleet shaped by DataPlaneProxies on the real cluster, in either namespace mode (one fleet for every check):
 // the class's parameters with the Gateway's own laid over them, visible on each generated object; an autoscaler
 // that sets the replicas while the controller leaves them alone; a resources change and a Deployment → DaemonSet
-// switch under traffic with no failed request; a disruption budget refusing a second eviction; access log lines
-// and a trace for real requests; and a broken Gateway reference reported while the fleet keeps serving.
+// switch and back under traffic with no failed request; a disruption budget refusing a second eviction, then
+// removed; access log lines and a trace for real requests; a broken Gateway reference reported while the fleet
+// keeps serving; and the Service turned ClusterIP, then NodePort, in place.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { test } from 'node:test';
@@ -509,7 +510,7 @@ test('LoadBalancer → ClusterIP in place: the Gateway’s address becomes the c
   skip: E2E_SKIP,
 }, async () => {
   const before = await fleetObject(cluster, fleet, 'Service');
-  await gatewayParameters({ ...current, clusterIP: true });
+  await gatewayParameters({ ...current, service: 'ClusterIP' });
   const service = await eventually(
     async () => {
       const s = await fleetObject(cluster, fleet, 'Service');
@@ -532,4 +533,62 @@ test('LoadBalancer → ClusterIP in place: the Gateway’s address becomes the c
     LOADED_MACHINE_MS,
   );
   await served(clusterIP, 80, HOST);
+});
+
+/** The autoscaler's Deployment serves alone: the DaemonSet and its pods gone, the budget too. */
+async function switchedToDeployment(): Promise<true | undefined> {
+  if ((await fleetObject(cluster, fleet, 'DaemonSet')) !== undefined) return undefined;
+  if ((await fleetObject(cluster, fleet, 'PodDisruptionBudget')) !== undefined) return undefined;
+  if ((await rolledOut(2, '80Mi')) === undefined) return undefined;
+  const pods = await fleetPods(cluster, fleet);
+  return pods.every((p) => podOwnerKind(p) === 'Deployment') ? true : undefined;
+}
+
+/** The InternalIP of the node a pod runs on. */
+async function nodeAddress(pod: Loose): Promise<string> {
+  const node = await call(cluster, 'GET', `/api/v1/nodes/${String(pod.spec?.nodeName)}`);
+  const internal = asList(node.body.status?.addresses).find((a) => a.type === 'InternalIP');
+  assert.ok(internal !== undefined, `node ${String(pod.spec?.nodeName)} has an InternalIP`);
+  return String(internal.address);
+}
+
+test('DaemonSet → Deployment, budgets removed and a NodePort Service, under traffic: no failed request, the budget goes, the node port serves', {
+  skip: E2E_SKIP,
+}, async (t) => {
+  const step = stepTimer(t);
+  const before = await fleetObject(cluster, fleet, 'Service');
+  const clusterIP = String(before?.spec?.clusterIP);
+  const exits = await recordExits(cluster, fleet);
+  let ended: string[];
+  try {
+    const result = await duringTraffic([{ address: clusterIP, port: 80, host: HOST }], async () => {
+      step('traffic flowing');
+      await apply(cluster, classParameters(shape, false) as never);
+      await gatewayParameters({ ...current, daemonSet: false, service: 'NodePort', budget: false });
+      await eventually(switchedToDeployment, 'the Deployment alone serving', LOADED_MACHINE_MS, 500);
+      step('the Deployment alone, the DaemonSet, its pod and the budget gone');
+    });
+    assertNoFailedRequests(t, result);
+  } finally {
+    ended = exits.stop();
+  }
+  assertExitedOnTheirOwn(t, ended, 1);
+  const deployment = await fleetObject(cluster, fleet, 'Deployment');
+  assertPropagated(deployment, 'Deployment');
+  assert.ok(
+    !appliesSpecField(deployment!, FIELD_MANAGER, 'replicas'),
+    'the autoscaler’s replicas, not Portico’s',
+  );
+  assert.equal((await fleetObject(cluster, fleet, 'HorizontalPodAutoscaler'))?.spec?.maxReplicas, 2);
+  const service = await fleetObject(cluster, fleet, 'Service');
+  assert.equal(service?.metadata?.uid, before?.metadata?.uid, 'patched, not replaced');
+  assert.equal(service?.spec?.type, 'NodePort');
+  assert.equal(service?.spec?.clusterIP, clusterIP, 'the Gateway’s address stays');
+  const nodePort = Number(asList(service?.spec?.ports).find((p) => Number(p.port) === 80)?.nodePort);
+  assert.ok(nodePort >= 30000 && nodePort <= 32767, `a node port in the default range: ${nodePort}`);
+  const [pod] = await fleetPods(cluster, fleet, true);
+  const node = await nodeAddress(pod!);
+  const reply = await served(node, nodePort, HOST);
+  t.diagnostic(`served through node port ${node}:${nodePort}`);
+  assert.equal(reply.status, 200);
 });
