@@ -63,6 +63,8 @@ export interface GatewayParams {
   daemonSet?: boolean;
   /** The Service's type; LoadBalancer (the default) with externalTrafficPolicy Local and source ranges. */
   service?: 'LoadBalancer' | 'ClusterIP' | 'NodePort';
+  /** A LoadBalancer Service's class: another implementation's, which the test cluster's load balancer leaves alone. */
+  loadBalancerClass?: string;
   /** false: no disruption budget of the Gateway's (minAvailable 1 otherwise). */
   budget?: false;
 }
@@ -153,6 +155,7 @@ export async function applyGatewayParameters(f: ShapedFleet, p: GatewayParams): 
                 externalTrafficPolicy: 'Local',
                 loadBalancerSourceRanges: SOURCE_RANGES,
                 allocateLoadBalancerNodePorts: false,
+                ...(p.loadBalancerClass === undefined ? {} : { loadBalancerClass: p.loadBalancerClass }),
               },
       },
       telemetry: { tracing: { endpoint: f.tracesUrl } },

@@ -6,7 +6,7 @@
 // keeps serving; and the Service turned ClusterIP, then NodePort, in place.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { test } from 'node:test';
+import { type TestContext, test } from 'node:test';
 import { DEFAULT_CONTROLLER_NAME } from '../../../../src/api/controller-config.js';
 import { type DeployType, fleetInfraName } from '../../../../src/ir/fleet-infra.js';
 import { FIELD_MANAGER } from '../../../../src/ir/well-known.js';
@@ -460,6 +460,31 @@ test('a Gateway parametersRef that cannot be used: Accepted=False/InvalidParamet
   assert.equal(await workloadState(), before, 'the same parameters again: no rollout');
 });
 
+/**
+ * Runs `change` under continuous traffic to `to`: no request may fail, and the proxies it stops (at least
+ * `stopped`) must each exit 0 on their own after their drain.
+ */
+async function switchUnderTraffic(
+  t: TestContext,
+  to: { address: string; port: number; host: string },
+  stopped: number,
+  change: (step: (what: string) => void) => Promise<void>,
+): Promise<void> {
+  const step = stepTimer(t);
+  const exits = await recordExits(cluster, fleet);
+  let ended: string[];
+  try {
+    const result = await duringTraffic([to], async () => {
+      step('traffic flowing');
+      await change(step);
+    });
+    assertNoFailedRequests(t, result);
+  } finally {
+    ended = exits.stop();
+  }
+  assertExitedOnTheirOwn(t, ended, stopped);
+}
+
 /** The DaemonSet serves on every node, and nothing of the Deployment is left (its pods gone too). */
 async function switchedToDaemonSet(): Promise<true | undefined> {
   const ds = await fleetObject(cluster, fleet, 'DaemonSet');
@@ -477,21 +502,11 @@ async function switchedToDaemonSet(): Promise<true | undefined> {
 test('Deployment → DaemonSet under traffic: no failed request, the autoscaler goes, the DaemonSet fleet serves', {
   skip: E2E_SKIP,
 }, async (t) => {
-  const step = stepTimer(t);
-  const exits = await recordExits(cluster, fleet);
-  let ended: string[];
-  try {
-    const result = await duringTraffic([target()], async () => {
-      step('traffic flowing');
-      await gatewayParameters({ ...current, daemonSet: true });
-      await eventually(switchedToDaemonSet, 'the DaemonSet alone serving', LOADED_MACHINE_MS, 500);
-      step('the DaemonSet alone, the Deployment and its pods gone');
-    });
-    assertNoFailedRequests(t, result);
-  } finally {
-    ended = exits.stop();
-  }
-  assertExitedOnTheirOwn(t, ended, 2);
+  await switchUnderTraffic(t, target(), 2, async (step) => {
+    await gatewayParameters({ ...current, daemonSet: true });
+    await eventually(switchedToDaemonSet, 'the DaemonSet alone serving', LOADED_MACHINE_MS, 500);
+    step('the DaemonSet alone, the Deployment and its pods gone');
+  });
   const ds = await fleetObject(cluster, fleet, 'DaemonSet');
   assertPropagated(ds, 'DaemonSet');
   assertPodTemplate(shape, ds?.spec?.template, 'DaemonSet');
@@ -506,20 +521,26 @@ test('Deployment → DaemonSet under traffic: no failed request, the autoscaler 
   assert.equal(podOwnerKind(pod!), 'DaemonSet');
 });
 
+/** Waits for the fleet's Service to be of `type`: the same object as `before`, patched, not replaced. */
+async function serviceTurned(type: string, before: Loose | undefined): Promise<Loose> {
+  const service = await eventually(
+    async () => {
+      const s = await fleetObject(cluster, fleet, 'Service');
+      return s?.spec?.type === type ? s : undefined;
+    },
+    `the Service turned ${type}`,
+    LOADED_MACHINE_MS,
+  );
+  assert.equal(service.metadata?.uid, before?.metadata?.uid, 'patched, not replaced');
+  return service;
+}
+
 test('LoadBalancer → ClusterIP in place: the Gateway’s address becomes the cluster IP, which serves', {
   skip: E2E_SKIP,
 }, async () => {
   const before = await fleetObject(cluster, fleet, 'Service');
   await gatewayParameters({ ...current, service: 'ClusterIP' });
-  const service = await eventually(
-    async () => {
-      const s = await fleetObject(cluster, fleet, 'Service');
-      return s?.spec?.type === 'ClusterIP' ? s : undefined;
-    },
-    'the Service turned ClusterIP',
-    LOADED_MACHINE_MS,
-  );
-  assert.equal(service.metadata?.uid, before?.metadata?.uid, 'patched, not replaced');
+  const service = await serviceTurned('ClusterIP', before);
   assert.equal(service.spec?.externalTrafficPolicy, undefined);
   assert.ok(
     asList(service.spec?.ports).every((p) => p.nodePort === undefined),
@@ -555,24 +576,14 @@ async function nodeAddress(pod: Loose): Promise<string> {
 test('DaemonSet → Deployment, budgets removed and a NodePort Service, under traffic: no failed request, the budget goes, the node port serves', {
   skip: E2E_SKIP,
 }, async (t) => {
-  const step = stepTimer(t);
   const before = await fleetObject(cluster, fleet, 'Service');
   const clusterIP = String(before?.spec?.clusterIP);
-  const exits = await recordExits(cluster, fleet);
-  let ended: string[];
-  try {
-    const result = await duringTraffic([{ address: clusterIP, port: 80, host: HOST }], async () => {
-      step('traffic flowing');
-      await apply(cluster, classParameters(shape, false) as never);
-      await gatewayParameters({ ...current, daemonSet: false, service: 'NodePort', budget: false });
-      await eventually(switchedToDeployment, 'the Deployment alone serving', LOADED_MACHINE_MS, 500);
-      step('the Deployment alone, the DaemonSet, its pod and the budget gone');
-    });
-    assertNoFailedRequests(t, result);
-  } finally {
-    ended = exits.stop();
-  }
-  assertExitedOnTheirOwn(t, ended, 1);
+  await switchUnderTraffic(t, { address: clusterIP, port: 80, host: HOST }, 1, async (step) => {
+    await apply(cluster, classParameters(shape, false) as never);
+    await gatewayParameters({ ...current, daemonSet: false, service: 'NodePort', budget: false });
+    await eventually(switchedToDeployment, 'the Deployment alone serving', LOADED_MACHINE_MS, 500);
+    step('the Deployment alone, the DaemonSet, its pod and the budget gone');
+  });
   const deployment = await fleetObject(cluster, fleet, 'Deployment');
   assertPropagated(deployment, 'Deployment');
   assert.ok(
@@ -591,4 +602,52 @@ test('DaemonSet → Deployment, budgets removed and a NodePort Service, under tr
   const reply = await served(node, nodePort, HOST);
   t.diagnostic(`served through node port ${node}:${nodePort}`);
   assert.equal(reply.status, 200);
+});
+
+/** Waits for the Gateway's Programmed condition at its generation to have `reason` (and returns it). */
+async function programmedBecause(reason: string): Promise<Loose> {
+  return eventually(
+    async () => {
+      const gw = await gatewayStatus(cluster, ns, GATEWAY);
+      const c = condition(gw, 'Programmed');
+      return c?.status === 'False' && c.reason === reason && c.observedGeneration === gw.metadata?.generation
+        ? c
+        : undefined;
+    },
+    `Gateway ${ns}/${GATEWAY} Programmed=False/${reason}`,
+    LOADED_MACHINE_MS,
+  );
+}
+
+test('loadBalancerClass: another implementation’s class gets no address here; changing it, which the API server refuses, is reported while the fleet serves', {
+  skip: E2E_SKIP,
+}, async (t) => {
+  const ELSEWHERE = 'e2e.portico.io/elsewhere';
+  const before = await fleetObject(cluster, fleet, 'Service');
+  const clusterIP = String(before?.spec?.clusterIP);
+  // NodePort → LoadBalancer may set a class: the test cluster's load balancer, which has none, leaves it alone.
+  await gatewayParameters({ ...current, service: 'LoadBalancer', loadBalancerClass: ELSEWHERE });
+  const service = await serviceTurned('LoadBalancer', before);
+  assert.equal(service.spec?.loadBalancerClass, ELSEWHERE);
+  const unassigned = await programmedBecause('AddressNotAssigned');
+  assert.match(String(unassigned.message), /No address assigned/);
+  assert.deepEqual(asList((await fleetObject(cluster, fleet, 'Service'))?.status?.loadBalancer?.ingress), []);
+  assert.equal((await get(clusterIP, 80, HOST)).status, 200, 'the fleet serves on its cluster IP');
+
+  // A Service's class is immutable once it is a load balancer: the refusal is the Gateway's to show.
+  const template = (await fleetObject(cluster, fleet, 'Deployment'))?.metadata?.generation;
+  await gatewayParameters({ ...current, loadBalancerClass: 'e2e.portico.io/other', memoryRequest: '96Mi' });
+  const refused = await programmedBecause('Invalid');
+  t.diagnostic(`Programmed=False/Invalid: ${String(refused.message)}`);
+  assert.match(String(refused.message), /spec\.loadBalancerClass/);
+  assert.equal((await fleetObject(cluster, fleet, 'Service'))?.spec?.loadBalancerClass, ELSEWHERE);
+  assert.equal(
+    (await fleetObject(cluster, fleet, 'Deployment'))?.metadata?.generation,
+    template,
+    'nothing after the refused Service was applied',
+  );
+  assert.equal((await get(clusterIP, 80, HOST)).status, 200, 'the fleet still serves');
+
+  await gatewayParameters({ ...current, loadBalancerClass: ELSEWHERE, memoryRequest: '80Mi' });
+  await programmedBecause('AddressNotAssigned');
 });
