@@ -4,7 +4,7 @@
 // connections stay open from one run to the next, as wrk's do for its whole run: what a connection's setup
 // costs the server is not charged to a few requests each.
 import { connect, type Socket } from 'node:net';
-import { parseResponse } from './open-loop.js';
+import { takeResponse } from './open-loop.js';
 
 export interface CountedRun {
   ok: number;
@@ -59,14 +59,8 @@ export function countingClient(port: number, connections: number, request: Buffe
     if (run.left === 0 && run.inFlight === 0) run.done();
   };
   const onData = (conn: Connection, chunk: Buffer): void => {
-    const data = conn.received === undefined ? chunk : Buffer.concat([conn.received, chunk]);
-    const response = parseResponse(data);
-    if (response === undefined) {
-      conn.received = data;
-      return;
-    }
-    conn.received = undefined;
-    conn.busy = false;
+    const response = takeResponse(conn, chunk);
+    if (response === undefined) return;
     // A server that closes after some requests (nginx after its 1,000th) says so: the connection is replaced.
     if (response.close) {
       forget(conn);

@@ -54,7 +54,7 @@ function find(data: Buffer, needles: Buffer[], end: number): number {
  * The response at the start of `data`, undefined while incomplete. One that cannot be framed counts as an
  * error (the bench backend always sends content-length).
  */
-export function parseResponse(data: Buffer): Response | undefined {
+function parseResponse(data: Buffer): Response | undefined {
   const headEnd = data.indexOf(CRLFCRLF);
   if (headEnd < 0) return undefined;
   const at = find(data, CONTENT_LENGTH, headEnd);
@@ -72,6 +72,25 @@ export function parseResponse(data: Buffer): Response | undefined {
   if (STATUS_200.compare(data, 0, STATUS_200.length) !== 0) return FAILED;
   // nginx closes a keep-alive connection after its 1,000th request and says so.
   return find(data, CONNECTION_CLOSE, headEnd) >= 0 ? OK_CLOSE : OK_KEEP;
+}
+
+/** The bytes of one connection's request in flight: what came so far, and whether an answer is awaited. */
+export interface AwaitedResponse {
+  received: Buffer | undefined;
+  busy: boolean;
+}
+
+/** Adds `chunk` to what `conn` received: its complete response (the connection free again), else undefined. */
+export function takeResponse(conn: AwaitedResponse, chunk: Buffer): Response | undefined {
+  const data = conn.received === undefined ? chunk : Buffer.concat([conn.received, chunk]);
+  const response = parseResponse(data);
+  if (response === undefined) {
+    conn.received = data;
+    return undefined;
+  }
+  conn.received = undefined;
+  conn.busy = false;
+  return response;
 }
 
 export async function fixedRateRaw(
@@ -112,15 +131,8 @@ export async function fixedRateRaw(
     const conn: Connection = { socket, sentAt: 0, received: undefined, busy: false };
     all.add(conn);
     socket.on('data', (chunk: Buffer) => {
-      const data = conn.received === undefined ? chunk : Buffer.concat([conn.received, chunk]);
-      const response = parseResponse(data);
-      if (response === undefined) {
-        conn.received = data;
-        return;
-      }
-      conn.received = undefined;
-      conn.busy = false;
-      finish(conn, response);
+      const response = takeResponse(conn, chunk);
+      if (response !== undefined) finish(conn, response);
     });
     const fail = (): void => {
       if (!all.has(conn)) return;
