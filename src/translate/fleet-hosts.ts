@@ -175,18 +175,6 @@ export function clustersOf(backends: ResolvedRoute): string[] {
   return [...names];
 }
 
-/** Index of the first item not ordered before `item` (binary search in a list sorted by `compare`). */
-export function insertionIndex<T>(list: readonly T[], item: T, compare: (a: T, b: T) => number): number {
-  let lo = 0;
-  let hi = list.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (compare(list[mid]!, item) < 0) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
 export function byName<T extends { name: string }>(a: T, b: T): number {
   return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
 }

@@ -11,7 +11,6 @@ import {
   type HostState,
   hostOwner,
   hostVirtualHost,
-  insertionIndex,
   type PortState,
   type RouteEntry,
   routeEntry,
@@ -20,6 +19,7 @@ import {
 import { covers, effectiveHostnames, isWildcard } from './hostnames.js';
 import type { ListenerState } from './listeners.js';
 import type { RouteState } from './routes.js';
+import { insertionIndex } from './sorted-list.js';
 import type { TranslateMemos } from './types.js';
 
 interface Added {

@@ -7,6 +7,7 @@ import type { ListChange } from '../api/snapshot.js';
 import type { ListenerState } from './listeners.js';
 import { nsName } from './lookup.js';
 import { attachOne, type RouteState } from './routes.js';
+import { insertionIndex } from './sorted-list.js';
 import { routeStatus } from './status.js';
 import type { ObjectStatus, RouteWorld, TranslateMemos } from './types.js';
 
@@ -49,18 +50,6 @@ function compareAttached(a: RouteObject, b: RouteObject): number {
   return ka < kb ? -1 : ka > kb ? 1 : 0;
 }
 
-/** First index in `list` (sorted by `compare`) whose item is not below `item`. */
-function lowerBound<T>(list: readonly T[], item: T, compare: (a: T, b: T) => number): number {
-  let lo = 0;
-  let hi = list.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (compare(list[mid]!, item) < 0) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
 /** Takes the removed routes off their listeners and puts the added on theirs; the listeners touched. */
 export function reattach(
   world: RouteWorld,
@@ -76,7 +65,7 @@ export function reattach(
     removedStates.push(rs);
     for (const { gatewayKey, index } of rs.attachedTo) {
       const l = listenerOf(gatewayKey, index);
-      const at = lowerBound(l.attached, route, compareAttached);
+      const at = insertionIndex(l.attached, route, compareAttached);
       if (l.attached[at] === route) l.attached.splice(at, 1);
       touched.add(l);
     }
@@ -89,7 +78,7 @@ export function reattach(
     world.routes.set(route, rs);
     for (const { gatewayKey, index } of rs.attachedTo) {
       const l = listenerOf(gatewayKey, index);
-      const at = lowerBound(l.attached, route, compareAttached);
+      const at = insertionIndex(l.attached, route, compareAttached);
       if (l.attached[at] !== route) l.attached.splice(at, 0, route);
       touched.add(l);
     }
@@ -126,7 +115,7 @@ export function changedRouteStatuses(
   for (const rs of removedStates) {
     const s = routeStatus(rs, memo);
     if (s === undefined) continue;
-    const at = lowerBound(list, s, statusOrder);
+    const at = insertionIndex(list, s, statusOrder);
     if (list[at] !== s) return undefined;
     list.splice(at, 1);
     gone.push(s);
@@ -135,7 +124,7 @@ export function changedRouteStatuses(
   for (const rs of addedStates) {
     const s = routeStatus(rs, memo);
     if (s === undefined) continue;
-    list.splice(lowerBound(list, s, statusOrder), 0, s);
+    list.splice(insertionIndex(list, s, statusOrder), 0, s);
     changed.push(s);
   }
   const now = new Set(changed.map((s) => `${s.kind} ${s.namespace}/${s.name}`));
