@@ -1,6 +1,8 @@
 // Changing a FleetConfig by named resources, keeping every untouched object: the proxy recompiles only objects
 // it has not seen, so both the discovery client (patching what the server sent) and a proxy's workers (sent
 // what changed by their primary) build configs this way.
+
+import { partitionPoint } from '../platform/sorted-search.js';
 import {
   FLEET_RESOURCE_TYPES,
   type FleetConfig,
@@ -74,14 +76,7 @@ export function findByName<T extends { name: string }>(list: readonly T[], name:
 
 /** First index whose name is not below `name` (lists sorted as assembleFleetConfig sorts them). */
 export function nameIndex(list: readonly { name: string }[], name: string): number {
-  let lo = 0;
-  let hi = list.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (list[mid]!.name < name) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
+  return partitionPoint(list.length, (i) => list[i]!.name < name);
 }
 
 /**

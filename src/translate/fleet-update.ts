@@ -3,6 +3,7 @@
 // Routes with a wildcard (or no) hostname touch many VirtualHosts: those edits take the full build.
 import type { FleetConfig, FleetResourceType, VirtualHost } from '../ir/fleet-config.js';
 import type { FleetConfigChange } from '../ir/fleet-config-patch.js';
+import { insertionIndex } from '../platform/sorted-search.js';
 import type { FleetInput } from './fleet.js';
 import {
   byName,
@@ -19,7 +20,6 @@ import {
 import { covers, effectiveHostnames, isWildcard } from './hostnames.js';
 import type { ListenerState } from './listeners.js';
 import type { RouteState } from './routes.js';
-import { insertionIndex } from './sorted-list.js';
 import type { TranslateMemos } from './types.js';
 
 interface Added {

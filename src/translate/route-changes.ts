@@ -4,10 +4,10 @@
 // statuses; the rest of the last translation stands. The output is the full translation's (tests compare them).
 import type { RouteObject } from '../api/route-kinds.js';
 import type { ListChange } from '../api/snapshot.js';
+import { insertionIndex } from '../platform/sorted-search.js';
 import type { ListenerState } from './listeners.js';
 import { nsName } from './lookup.js';
 import { attachOne, type RouteState } from './routes.js';
-import { insertionIndex } from './sorted-list.js';
 import { routeStatus } from './status.js';
 import type { ObjectStatus, RouteWorld, TranslateMemos } from './types.js';
 

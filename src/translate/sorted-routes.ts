@@ -1,6 +1,7 @@
 // Routes of one kind in namespace/name order, kept from one translation to the next: an edit of a few routes
 // re-places those few instead of sorting thousands again.
 import type { RouteObject } from '../api/route-kinds.js';
+import { partitionPoint } from '../platform/sorted-search.js';
 import { nsName } from './lookup.js';
 
 interface Keyed {
@@ -32,14 +33,7 @@ function fullSort(items: readonly RouteObject[]): SortedRoutesMemo {
 
 /** First index whose key is greater than `key`. */
 function upperBound(list: readonly Keyed[], key: string): number {
-  let lo = 0;
-  let hi = list.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (list[mid]!.key <= key) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
+  return partitionPoint(list.length, (i) => list[i]!.key <= key);
 }
 
 /**

@@ -2,6 +2,7 @@
 // it), and for each id the files defining it, so duplicates are found without scanning every file.
 import type { ResourceError } from '../../api/common.js';
 import type { ApiObject } from '../../api/kinds.js';
+import { partitionPoint } from '../../platform/sorted-search.js';
 
 export interface FileEntry {
   /** Object id → the object as served (metadata filled in). */
@@ -34,16 +35,7 @@ export function fileIndex(): FileIndex {
   const paths: string[] = [];
   const definedIn = new Map<string, Set<string>>();
 
-  function pathIndex(path: string): number {
-    let lo = 0;
-    let hi = paths.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (paths[mid]! < path) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
-  }
+  const pathIndex = (path: string): number => partitionPoint(paths.length, (i) => paths[i]! < path);
 
   return {
     get: (path) => files.get(path),

@@ -3,6 +3,7 @@
 import type { ResourceError } from '../../api/common.js';
 import { type ApiObject, describeObject } from '../../api/kinds.js';
 import { parseYamlFile } from '../../api/load.js';
+import { partitionPoint } from '../../platform/sorted-search.js';
 import { type FileEntry, type FileIndex, fileIndex } from './file-index.js';
 import type { FileBatch } from './file-watch.js';
 import { loadObjectMetadata, type ObjectMetadata } from './object-metadata.js';
@@ -164,18 +165,8 @@ function replaceFileObjects(store: Store, path: string, before: FileEntry | unde
   for (const id of entry.objects.keys()) if (files.definitions(id) !== 1) return undefined;
   for (const id of before?.objects.keys() ?? [])
     if (files.definitions(id) > (entry.objects.has(id) ? 1 : 0)) return undefined;
-  const bound = (strict: boolean): number => {
-    let lo = 0;
-    let hi = servedFrom.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (servedFrom[mid]! < path || (strict && servedFrom[mid] === path)) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
-  };
-  const start = bound(false);
-  const end = bound(true);
+  const start = partitionPoint(servedFrom.length, (i) => servedFrom[i]! < path);
+  const end = partitionPoint(servedFrom.length, (i) => servedFrom[i]! <= path);
   const objects = [...entry.objects.values()];
   const changed = end - start !== objects.length || objects.some((o, i) => o !== served[start + i]);
   for (const id of before?.objects.keys() ?? []) if (!entry.objects.has(id)) store.meta.forget(id);
