@@ -259,6 +259,8 @@ export async function startKubernetesController(
             trace('watch-event');
             wake();
           },
+    // A status changed on the API server alone (someone else's write) is checked again by itself, without a pass.
+    onStatusChange: (kind, key) => statusSink?.recheck(kind, key),
     log,
   });
   let leadership: Leadership | undefined;

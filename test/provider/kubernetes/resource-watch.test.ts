@@ -53,6 +53,7 @@ function fakeApiServer(objects: JsonObject[]) {
 async function watching(objects: JsonObject[]) {
   const server = fakeApiServer(objects);
   const log: string[] = [];
+  const statusChanges: string[] = [];
   let changes = 0;
   const watch: ResourceWatch = createResourceWatch({
     client: server.client,
@@ -61,10 +62,11 @@ async function watching(objects: JsonObject[]) {
     onChange: () => {
       changes++;
     },
+    onStatusChange: (kind, key) => statusChanges.push(`${kind} ${key}`),
     log: createLogger('debug', (line) => log.push(line)),
   });
   await watch.start();
-  return { watch, server, log, changes: () => changes };
+  return { watch, server, log, changes: () => changes, statusChanges };
 }
 
 function names(watch: ResourceWatch): Record<string, string[]> {
@@ -308,6 +310,29 @@ test('only TLS Secrets are listed, and of each only its certificate keys: other 
       data: { ...tls.data, 'tls.crt': 'bmV3' },
     });
     assert.equal(changes(), before + 1);
+  } finally {
+    watch.stop();
+  }
+});
+
+test('a route whose status alone changed is a status change, not a change: the status sink checks it again without a pass', async () => {
+  const route = SERVED_OBJECTS.HTTPRoute as JsonObject;
+  const meta = route.metadata as JsonObject;
+  const { watch, server, changes, statusChanges } = await watching([route]);
+  try {
+    const before = changes();
+    const overwritten = { ...route, metadata: { ...meta, resourceVersion: '900' }, status: { parents: [] } };
+    server.send('MODIFIED', overwritten);
+    assert.deepEqual(statusChanges, [`HTTPRoute ${String(meta.namespace)}/${String(meta.name)}`]);
+    assert.equal(changes(), before, 'no pass for it');
+    // An edit of the route itself is a change as before, and no status change.
+    server.send('MODIFIED', {
+      ...route,
+      metadata: { ...meta, resourceVersion: '901' },
+      spec: { hostnames: ['edited.example.com'] },
+    });
+    assert.equal(changes(), before + 1, 'a spec change is a change');
+    assert.equal(statusChanges.length, 1);
   } finally {
     watch.stop();
   }

@@ -3,7 +3,8 @@
 // route's status is written meanwhile; once the policy goes, the status catches up. The policy is shown in force
 // (a probe write refused the same way) before the edit and after it is served, so "not written yet" is the
 // policy's doing, not a race. (Slow status writes, under the controller's own rate limit, are helm.test.ts's: an
-// API Priority and Fairness level cannot stand in, as it runs a lone request even with no seats of its own.)
+// API Priority and Fairness level cannot stand in, as it runs a lone request even with no seats of its own.) A
+// status someone else overwrites is written back by itself: the watch event of that status change alone.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { DEFAULT_CONTROLLER_NAME } from '../../../../src/api/controller-config.js';
@@ -156,6 +157,21 @@ test('a route whose status writes an admission policy refuses is still served af
   await eventually(
     async () => ((await accepted('refused-route')) ? true : undefined),
     'the status once allowed',
+    WAIT_MS,
+  );
+});
+
+test('a status another writer overwrites is written back, though nothing else about the route changed', {
+  skip: E2E_SKIP,
+}, async () => {
+  await route(cluster, NS, 'overwritten', { namespace: NS, name: 'gw' }, 'overwritten.example.com', 'echo');
+  await eventually(async () => ((await accepted('overwritten')) ? true : undefined), 'its status', WAIT_MS);
+  // Someone else (a person, another tool) empties the route's parents: Portico's entry is gone.
+  await ok('PATCH', `${ROUTES}/overwritten/status`, { status: { parents: [] } }, 'the overwrite');
+  assert.equal(await accepted('overwritten'), false, 'the overwrite took');
+  await eventually(
+    async () => ((await accepted('overwritten')) ? true : undefined),
+    'the status written back',
     WAIT_MS,
   );
 });
