@@ -2,6 +2,7 @@
 // same as in the last translation and the snapshot says how its route lists came from the last ones, only the
 // changed routes are attached, placed in their listeners' lists, built into their VirtualHosts and given their
 // statuses; the rest of the last translation stands. The output is the full translation's (tests compare them).
+import { objectId } from '../api/kinds.js';
 import type { RouteObject } from '../api/route-kinds.js';
 import type { ListChange } from '../api/snapshot.js';
 import { insertionIndex } from '../platform/sorted-search.js';
@@ -127,10 +128,12 @@ export function changedRouteStatuses(
     list.splice(insertionIndex(list, s, statusOrder), 0, s);
     changed.push(s);
   }
-  const now = new Set(changed.map((s) => `${s.kind} ${s.namespace}/${s.name}`));
-  const removed = gone.filter((s) => !now.has(`${s.kind} ${s.namespace}/${s.name}`));
+  const now = new Set(changed.map(statusId));
+  const removed = gone.filter((s) => !now.has(statusId(s)));
   return { list, changed, removed };
 }
+
+const statusId = (s: ObjectStatus): string => objectId(s.kind, s.name, s.namespace);
 
 /** Every changed route has a namespace (the API server's always do): the orders above then agree. */
 export function placeable(changes: readonly { removed: RouteObject[]; added: RouteObject[] }[]): boolean {

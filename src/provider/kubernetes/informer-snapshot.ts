@@ -65,11 +65,15 @@ function selectedNamespaces(
 const keyOfObject = (o: ApiObject): string =>
   o.metadata.namespace === undefined ? o.metadata.name : `${o.metadata.namespace}/${o.metadata.name}`;
 
+const ROUTE_KINDS = new Set(['HTTPRoute', 'GRPCRoute']);
+
 /** Reads a kind's objects from its informers, in the selected namespaces. */
 interface KindReader {
   informers: readonly Informer<Received>[];
   namespaced: boolean;
   selected: Set<string> | undefined;
+  /** Keep the list's last steps: only routes are translated by their changes, other kinds' would hold old arrays. */
+  keepsSteps: boolean;
 }
 
 function visible(reader: KindReader, namespace: string | undefined): boolean {
@@ -136,7 +140,7 @@ function updatedList(
   let unusable = false;
   for (const key of keys) {
     const now = shown(reader, key);
-    if ((now === 'unusable') !== unusableKeys.has(key) || now === 'unusable') {
+    if (now === 'unusable' || unusableKeys.has(key)) {
       unusable = true;
       if (now === 'unusable') unusableKeys.add(key);
       else unusableKeys.delete(key);
@@ -160,7 +164,9 @@ function updatedList(
       }
     }
   }
-  const steps = [...list.steps, { from: list.objects, to: objects, removed, added }].slice(-ROUTE_STEPS);
+  const steps = reader.keepsSteps
+    ? [...list.steps, { from: list.objects, to: objects, removed, added }].slice(-ROUTE_STEPS)
+    : list.steps;
   const versions = reader.informers.map((i) => i.version());
   return { list: { ...list, objects, versions, steps }, unusable };
 }
@@ -203,7 +209,12 @@ export function createInformerSnapshot(
     const snapshot = emptySnapshot();
     let unusableChanged = false;
     for (const kind of WATCHED_KINDS) {
-      const reader = { informers: byKind.get(kind.kind) ?? [], namespaced: kind.namespaced, selected };
+      const reader = {
+        informers: byKind.get(kind.kind) ?? [],
+        namespaced: kind.namespaced,
+        selected,
+        keepsSteps: ROUTE_KINDS.has(kind.kind),
+      };
       const { list, unusable: changed } = listOf(reader, kind.kind, kind.namespaced ? selectedKey : '*');
       lists.set(kind.kind, list);
       if (changed) unusableChanged = true;

@@ -6,7 +6,7 @@ import { discardingLogger, type Logger } from '../../platform/log-line.js';
 import { type BackoffTimings, OBJECT_BACKOFF } from '../../runner/backoff.js';
 import { createObjectWork } from '../../runner/object-work.js';
 import type { StatusSink } from '../../runner/runner.js';
-import { restamp, type StampedStatus } from '../../runner/status-stamps.js';
+import { restamp, type StampedStatus, statusKey } from '../../runner/status-stamps.js';
 import type { ObjectStatus } from '../../translate/index.js';
 import type { ResourceWatch } from './resource-watch.js';
 import { canonical, type StatusWriter } from './status-writer.js';
@@ -84,7 +84,7 @@ export function apiStatusSink(
   function submission(s: StampedStatus): { key: string; fingerprint: string } {
     let known = submitted.get(s);
     if (known === undefined) {
-      const key = `${s.translated.kind} ${objectKey(s.translated)}`;
+      const key = statusKey(s.translated);
       known = { key, fingerprint: `${s.stamped.generation} ${canonical(s.stamped.status)}` };
       submitted.set(s, known);
     }
@@ -119,7 +119,7 @@ export function apiStatusSink(
     },
     showChanged(changed, removed) {
       for (const s of changed) wanted.set(submit(s), s);
-      const gone = removed.map((s) => `${s.kind} ${objectKey(s)}`);
+      const gone = removed.map(statusKey);
       work.forget(gone);
       for (const key of gone) {
         settled.delete(key);
