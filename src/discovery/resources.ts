@@ -95,18 +95,9 @@ export function updateResourceSet(
       if (last[k]?.name === item.name) k++;
       const key = resourceKey(type, item.name);
       const before = set.get(key);
-      if (before !== undefined) {
-        matched++;
-        if (before.item === item) continue;
-      }
-      const json = jsonOf(item);
-      if (before !== undefined && before.json === json) {
-        before.item = item;
-        continue;
-      }
-      const resource: ServedResource = { type, name: item.name, json, item };
-      set.set(key, resource);
-      changed.push(resource);
+      if (before !== undefined) matched++;
+      const resource = serve(set, key, before, type, item);
+      if (resource !== undefined) changed.push(resource);
     }
   }
   const removed: ResourceDelta['removed'] = [];
@@ -120,11 +111,32 @@ export function updateResourceSet(
       set.delete(key);
       removed.push({ type: resource.type, name: resource.name });
     }
-    const order = (r: { type: FleetResourceType }): number => FLEET_RESOURCE_TYPES.indexOf(r.type);
-    removed.sort((a, b) => order(a) - order(b));
+    removed.sort(byTypeOrder);
   }
   return { changed, removed };
 }
+
+/** Puts `item` in the set under `key`; the served resource when its content is new, undefined when the same. */
+function serve(
+  set: ServedResourceSet,
+  key: string,
+  before: ServedResource | undefined,
+  type: FleetResourceType,
+  item: { name: string },
+): ServedResource | undefined {
+  if (before?.item === item) return undefined;
+  const json = jsonOf(item);
+  if (before !== undefined && before.json === json) {
+    before.item = item;
+    return undefined;
+  }
+  const resource: ServedResource = { type, name: item.name, json, item };
+  set.set(key, resource);
+  return resource;
+}
+
+const byTypeOrder = (a: { type: FleetResourceType }, b: { type: FleetResourceType }): number =>
+  FLEET_RESOURCE_TYPES.indexOf(a.type) - FLEET_RESOURCE_TYPES.indexOf(b.type);
 
 /** The set updated by the resources the change names (the others are the same objects): an edit costs its own. */
 function updateByChange(
@@ -137,23 +149,14 @@ function updateByChange(
     const item = findByName(config[type] as readonly { name: string }[], name);
     if (item === undefined) continue;
     const key = resourceKey(type, name);
-    const before = set.get(key);
-    if (before?.item === item) continue;
-    const json = jsonOf(item);
-    if (before !== undefined && before.json === json) {
-      before.item = item;
-      continue;
-    }
-    const resource: ServedResource = { type, name, json, item };
-    set.set(key, resource);
-    changed.push(resource);
+    const resource = serve(set, key, set.get(key), type, item);
+    if (resource !== undefined) changed.push(resource);
   }
   const removed: ResourceDelta['removed'] = [];
   for (const { type, name } of change.removed)
     if (set.delete(resourceKey(type, name))) removed.push({ type, name });
-  const order = (r: { type: FleetResourceType }): number => FLEET_RESOURCE_TYPES.indexOf(r.type);
-  changed.sort((a, b) => order(a) - order(b));
-  removed.sort((a, b) => order(a) - order(b));
+  changed.sort(byTypeOrder);
+  removed.sort(byTypeOrder);
   return { changed, removed };
 }
 
@@ -172,9 +175,8 @@ export function diffResources(before: ResourceSet, after: ResourceSet): Resource
   for (const [key, resource] of before) {
     if (!after.has(key)) removed.push({ type: resource.type, name: resource.name });
   }
-  const order = (r: { type: FleetResourceType }): number => FLEET_RESOURCE_TYPES.indexOf(r.type);
-  changed.sort((a, b) => order(a) - order(b));
-  removed.sort((a, b) => order(a) - order(b));
+  changed.sort(byTypeOrder);
+  removed.sort(byTypeOrder);
   return { changed, removed };
 }
 
