@@ -25,7 +25,7 @@ const SETTINGS: ProxySettings = {
 
 function config(port: number, echoPort: number): FleetConfig {
   const vhosts = [vhost(port, '*', [route(forward(['default/a:80']))])];
-  return fleet([{ listener: listener(port, vhosts), vhosts }], [upstream('default/a:80', [echoPort])]);
+  return fleet([{ listener: listener(port), vhosts }], [upstream('default/a:80', [echoPort])]);
 }
 
 const sidePort = (proxy: PorticoProxy, name: string) =>
