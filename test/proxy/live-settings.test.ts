@@ -31,7 +31,7 @@ function config(port: number, echoPort: number): FleetConfig {
 const sidePort = (proxy: PorticoProxy, name: string) =>
   proxy.addresses().find((a) => a.listener === name)!.port;
 
-/** PUT /settings on the proxy's admin API, as the host supervisor sends it. */
+/** PUT /settings on the proxy's admin API, as the host supervisor sends it; a string body goes as it is. */
 function putSettings(
   proxy: PorticoProxy,
   body: unknown,
@@ -42,7 +42,7 @@ function putSettings(
     method: 'PUT',
     host: `127.0.0.1:${port}`,
     headers: { 'content-type': 'application/json', ...headers },
-    body: JSON.stringify(body),
+    body: typeof body === 'string' ? body : JSON.stringify(body),
     timeoutMs: 30_000,
   });
 }
@@ -110,13 +110,7 @@ test('the admin API takes settings only with its header, and names a field it re
     ['[', /^not JSON/],
   ];
   for (const [body, error] of cases) {
-    const port = sidePort(proxy, 'admin');
-    const reply = await httpRequest(port, '/settings', {
-      method: 'PUT',
-      host: `127.0.0.1:${port}`,
-      headers: { 'x-portico-admin': 'true' },
-      body: typeof body === 'string' ? body : JSON.stringify(body),
-    });
+    const reply = await putSettings(proxy, body);
     assert.equal(reply.status, 400, reply.body);
     assert.match(JSON.parse(reply.body).error, error);
   }
