@@ -17,9 +17,7 @@ test('a proxy whose stdout and stderr readers are gone keeps serving, then drain
   const file = join(dir, 'fleet.json');
   writeFileSync(
     file,
-    JSON.stringify(
-      fleet([{ listener: listener(port, [host]), vhosts: [host] }], [upstream('default/a:80', [1])]),
-    ),
+    JSON.stringify(fleet([{ listener: listener(port), vhosts: [host] }], [upstream('default/a:80', [1])])),
   );
   const child = startPortico([
     'proxy',

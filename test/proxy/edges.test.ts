@@ -81,8 +81,8 @@ describe('proxy edges', () => {
     const outcome = await proxy.apply(
       fleet(
         [
-          { listener: listener(80, [http]), vhosts: [http] },
-          { listener: listener(443, [https], tls), vhosts: [https] },
+          { listener: listener(80), vhosts: [http] },
+          { listener: listener(443, tls), vhosts: [https] },
         ],
         [upstream('default/a:80', [echo.port])],
         secrets,
@@ -125,7 +125,7 @@ describe('proxy edges', () => {
     const config = fleet(
       [
         {
-          listener: listener(443, [https], {
+          listener: listener(443, {
             certificates: [{ hostnames: ['*'], secrets: ['default/fallback'] }],
           }),
           vhosts: [https],
@@ -251,7 +251,7 @@ describe('proxy edges', () => {
     });
     try {
       const http = vhost(80, '*', [route({ type: 'DirectResponse', status: 204 })]);
-      await limited.apply(fleet([{ listener: listener(80, [http]), vhosts: [http] }]));
+      await limited.apply(fleet([{ listener: listener(80), vhosts: [http] }]));
       const limitedPort = limited.addresses()[0]!.port;
       const first = netConnect({ host: '127.0.0.1', port: limitedPort });
       await new Promise((resolve) => first.once('connect', resolve));

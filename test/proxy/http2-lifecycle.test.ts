@@ -129,10 +129,7 @@ describe('proxy HTTP/2 lifecycle', () => {
       // Nor when the endpoints go: both upstream pools of the echo close, gracefully.
       const moved = vhost(8080, 'example.com', [route(forward(['elsewhere']))]);
       const outcome = await proxy.apply(
-        fleet(
-          [{ listener: listener(8080, [moved]), vhosts: [moved] }],
-          [upstream('elsewhere', [await freePort()])],
-        ),
+        fleet([{ listener: listener(8080), vhosts: [moved] }], [upstream('elsewhere', [await freePort()])]),
       );
       assert.equal(outcome.ok, true);
       for (const reply of await Promise.all([...inFlight, ...later])) {

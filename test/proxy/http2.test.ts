@@ -190,9 +190,9 @@ describe('proxy HTTP/2', () => {
     const tlsB = vhost(443, 'b.example.com', [route(forward(['echo-h2c']))]);
     const config = fleet(
       [
-        { listener: listener(80, [plain, grpcOnly]), vhosts: [plain, grpcOnly] },
+        { listener: listener(80), vhosts: [plain, grpcOnly] },
         {
-          listener: listener(443, [tlsA, tlsB], {
+          listener: listener(443, {
             certificates: [
               { hostnames: ['a.example.com'], secrets: ['default/a'] },
               { hostnames: ['b.example.com'], secrets: ['default/b'] },

@@ -100,8 +100,8 @@ describe('proxy lifecycle', () => {
     const vh81 = vhost(81, '*', [route(forward(['default/a:80']))]);
     const config = fleet(
       [
-        { listener: listener(80, [vh80]), vhosts: [vh80] },
-        { listener: listener(81, [vh81]), vhosts: [vh81] },
+        { listener: listener(80), vhosts: [vh80] },
+        { listener: listener(81), vhosts: [vh81] },
       ],
       [upstream('default/a:80', [a.port])],
     );
@@ -120,13 +120,13 @@ describe('proxy lifecycle', () => {
     const vh80 = vhost(80, '*', [route(forward(['default/a:80']))]);
     const vh81 = vhost(81, '*', [route(forward(['default/b:80']))]);
     const ups = [upstream('default/a:80', [a.port]), upstream('default/b:80', [b.port])];
-    await proxy.apply(fleet([{ listener: listener(80, [vh80]), vhosts: [vh80] }], ups));
+    await proxy.apply(fleet([{ listener: listener(80), vhosts: [vh80] }], ups));
     const port80 = portOf(proxy);
     await proxy.apply(
       fleet(
         [
-          { listener: listener(80, [vh80]), vhosts: [vh80] },
-          { listener: listener(81, [vh81]), vhosts: [vh81] },
+          { listener: listener(80), vhosts: [vh80] },
+          { listener: listener(81), vhosts: [vh81] },
         ],
         ups,
       ),
@@ -134,7 +134,7 @@ describe('proxy lifecycle', () => {
     assert.equal(portOf(proxy), port80, 'port-80 kept its socket');
     const port81 = portOf(proxy, 'port-81');
     assert.equal((JSON.parse((await httpRequest(port81, '/')).body) as EchoBody).pod, 'b');
-    await proxy.apply(fleet([{ listener: listener(80, [vh80]), vhosts: [vh80] }], ups));
+    await proxy.apply(fleet([{ listener: listener(80), vhosts: [vh80] }], ups));
     assert.equal(proxy.addresses().filter((x) => x.listener === 'port-81').length, 0);
     await assert.rejects(httpRequest(port81, '/'), /ECONNREFUSED/);
     assert.equal((await httpRequest(port80, '/')).status, 200);

@@ -2,7 +2,6 @@
 // between requests, workers are added and let go under traffic without a failed request, and what cannot change
 // in place (more workers for a proxy serving in its own process) is refused whole. Real proxies, real sockets.
 import assert from 'node:assert/strict';
-import { Agent } from 'node:http';
 import { test } from 'node:test';
 import type { FleetConfig } from '../../src/ir/fleet-config.js';
 import type { ProxySettings } from '../../src/ir/proxy-settings.js';
@@ -14,6 +13,7 @@ import { fleet, forward, listener, route, upstream, vhost } from '../support/fle
 import { closeServer, freePort, httpRequest, startEcho, until } from '../support/http.js';
 import { startOtlpCollector } from '../support/otlp-collector.js';
 import { parsePrometheus, sampleValue } from '../support/prometheus.js';
+import { traffic } from '../support/traffic.js';
 
 const SETTINGS: ProxySettings = {
   logLevel: 'info',
@@ -25,13 +25,13 @@ const SETTINGS: ProxySettings = {
 
 function config(port: number, echoPort: number): FleetConfig {
   const vhosts = [vhost(port, '*', [route(forward(['default/a:80']))])];
-  return fleet([{ listener: listener(port, vhosts), vhosts }], [upstream('default/a:80', [echoPort])]);
+  return fleet([{ listener: listener(port), vhosts }], [upstream('default/a:80', [echoPort])]);
 }
 
 const sidePort = (proxy: PorticoProxy, name: string) =>
   proxy.addresses().find((a) => a.listener === name)!.port;
 
-/** PUT /settings on the proxy's admin API, as the host supervisor sends it. */
+/** PUT /settings on the proxy's admin API, as the host supervisor sends it; a string body goes as it is. */
 function putSettings(
   proxy: PorticoProxy,
   body: unknown,
@@ -42,40 +42,9 @@ function putSettings(
     method: 'PUT',
     host: `127.0.0.1:${port}`,
     headers: { 'content-type': 'application/json', ...headers },
-    body: JSON.stringify(body),
+    body: typeof body === 'string' ? body : JSON.stringify(body),
     timeoutMs: 30_000,
   });
-}
-
-/** Requests back to back on keep-alive lanes and on fresh connections until stopped: what failed, and how many. */
-function traffic(port: number, lanes: number) {
-  let running = true;
-  const failures: string[] = [];
-  let sent = 0;
-  const agents = Array.from({ length: lanes }, () => new Agent({ keepAlive: true, maxSockets: 1 }));
-  const loops = [...agents, false as const].map(async (agent) => {
-    while (running) {
-      try {
-        const reply = await httpRequest(port, '/', { agent, timeoutMs: 10_000 });
-        sent++;
-        if (reply.status !== 200) failures.push(`status ${reply.status}`);
-      } catch (error) {
-        sent++;
-        failures.push((error as Error).message);
-      }
-    }
-  });
-  return {
-    get sent() {
-      return sent;
-    },
-    async stop() {
-      running = false;
-      await Promise.all(loops);
-      for (const agent of agents) agent.destroy();
-      return { sent, failures };
-    },
-  };
 }
 
 test('in process: the access log changes format between requests, tracing starts, more workers are refused', async (t) => {
@@ -141,13 +110,7 @@ test('the admin API takes settings only with its header, and names a field it re
     ['[', /^not JSON/],
   ];
   for (const [body, error] of cases) {
-    const port = sidePort(proxy, 'admin');
-    const reply = await httpRequest(port, '/settings', {
-      method: 'PUT',
-      host: `127.0.0.1:${port}`,
-      headers: { 'x-portico-admin': 'true' },
-      body: typeof body === 'string' ? body : JSON.stringify(body),
-    });
+    const reply = await putSettings(proxy, body);
     assert.equal(reply.status, 400, reply.body);
     assert.match(JSON.parse(reply.body).error, error);
   }
@@ -173,7 +136,7 @@ test('with workers: added and let go under traffic, no request fails, every requ
   const metrics = async () =>
     parsePrometheus((await httpRequest(sidePort(proxy, 'metrics'), '/metrics')).body);
 
-  const load = traffic(port, 6);
+  const load = traffic(6, (agent) => httpRequest(port, '/', { agent, timeoutMs: 10_000 }));
   await until(() => load.sent > 50);
   const grow = await putSettings(proxy, {
     ...SETTINGS,

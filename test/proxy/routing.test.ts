@@ -42,7 +42,7 @@ describe('routing pieces', () => {
       vhost(80, '*', []),
     ];
     const config = simpleFleet(vhosts);
-    const table = compileHostTable(listener(80, vhosts), compileVirtualHosts(config).values());
+    const table = compileHostTable(listener(80), compileVirtualHosts(config).values());
     assert.equal(lookupHost(table, 'a.b.example.com')?.hostname, 'a.b.example.com');
     assert.equal(lookupHost(table, 'x.b.example.com')?.hostname, '*.b.example.com');
     assert.equal(lookupHost(table, 'x.y.example.com')?.hostname, '*.example.com');

@@ -94,7 +94,7 @@ function answers(s: Snapshot): unknown {
 test('changes applied by what they name answer like the config built afresh', () => {
   const next = random(4242);
   const pick: Pick_ = (items) => items[Math.floor(next() * items.length)]!;
-  const listeners = PORTS.map((p) => ({ listener: listener(p, []), vhosts: [] }));
+  const listeners = PORTS.map((p) => ({ listener: listener(p), vhosts: [] }));
   let config: FleetConfig = fleet(
     listeners,
     CLUSTERS.map((c) => upstream(c, [8000])),

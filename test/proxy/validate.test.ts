@@ -80,7 +80,7 @@ describe('validateFleetConfig', () => {
 
   it('requires tls on an HTTPS listener', () => {
     rejects((c) => Object.assign(c.listeners[0]!, { protocol: 'HTTPS' }), /listeners\[0\]\.tls: required/);
-    const l = listener(443, [], { certificates: [{ hostnames: ['*'], secrets: ['default/none'] }] });
+    const l = listener(443, { certificates: [{ hostnames: ['*'], secrets: ['default/none'] }] });
     rejects(
       (c) => c.listeners.push(l),
       /listeners\[1\]\.tls\.certificates\[0\]\.secrets\[0\]: unknown secret/,

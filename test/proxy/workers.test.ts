@@ -24,7 +24,7 @@ function config(port: number, echoPort: number, paths: string[]): FleetConfig {
     route(forward(['default/a:80']), { path: { type: 'PathPrefix', value: p } }),
   );
   const vhosts = [vhost(port, '*', routes)];
-  return fleet([{ listener: listener(port, vhosts), vhosts }], [upstream('default/a:80', [echoPort])]);
+  return fleet([{ listener: listener(port), vhosts }], [upstream('default/a:80', [echoPort])]);
 }
 
 async function startPool(

@@ -60,8 +60,8 @@ export function vhost(port: number, hostname: string, routes: Route[]): VirtualH
   return { name: `port-${port}/${hostname}`, listener: `port-${port}`, hostname, routes };
 }
 
-/** The listener of port `port` (its VirtualHosts name it: `_vhosts` only says which go with it). */
-export function listener(port: number, _vhosts: VirtualHost[], tls?: Listener['tls']): Listener {
+/** The listener of port `port`, named `port-N` as its VirtualHosts name it (`vhost(port, ...)`). */
+export function listener(port: number, tls?: Listener['tls']): Listener {
   return {
     name: `port-${port}`,
     port,
@@ -90,5 +90,5 @@ export function fleet(
 
 /** One HTTP listener on Gateway port 80 with the given virtual hosts. */
 export function simpleFleet(vhosts: VirtualHost[], upstreams: Upstream[] = []): FleetConfig {
-  return fleet([{ listener: listener(80, vhosts), vhosts }], upstreams);
+  return fleet([{ listener: listener(80), vhosts }], upstreams);
 }

@@ -4,13 +4,13 @@
 // collector the test runs on loopback.
 import assert from 'node:assert/strict';
 import { readFile, writeFile } from 'node:fs/promises';
-import { Agent } from 'node:http';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { fleetInfraName } from '../../../src/ir/fleet-infra.js';
 import { PORTS } from '../../../src/ir/well-known.js';
 import { attributeOf, startOtlpCollector } from '../../support/otlp-collector.js';
 import { parsePrometheus, sampleValue } from '../../support/prometheus.js';
+import { traffic } from '../../support/traffic.js';
 import {
   adminGet,
   eventually,
@@ -40,29 +40,6 @@ const textLogAndTracing = (
 interface FleetView {
   fleet: string;
   process?: { pid?: number; restarts: number; health: string };
-}
-
-/** Requests back to back on keep-alive lanes and on fresh connections, until stopped: how many, which failed. */
-function traffic(address: string, lanes: number) {
-  let running = true;
-  let sent = 0;
-  const failures: string[] = [];
-  const agents = Array.from({ length: lanes }, () => new Agent({ keepAlive: true, maxSockets: 1 }));
-  const loops = [...agents, false as const].map(async (agent) => {
-    while (running) {
-      sent++;
-      const reply = await send(address, 8080, 'www.example.com', '/during', agent).catch((error: Error) => ({
-        status: error.message,
-      }));
-      if (reply.status !== 200) failures.push(String(reply.status));
-    }
-  });
-  return async () => {
-    running = false;
-    await Promise.all(loops);
-    for (const agent of agents) agent.destroy();
-    return { sent, failures };
-  };
 }
 
 async function linesOf(file: string): Promise<string[]> {
@@ -113,7 +90,7 @@ test("a standalone proxy logs each request in its access log file, in the format
 
   // Its DataPlaneProxy now sets a Text log of four fields, tracing to the collector, another log level, drain
   // and worker count: all of them settings the running proxy takes in place, under traffic.
-  const stopTraffic = traffic(address, 4);
+  const load = traffic(4, (agent) => send(address, 8080, 'www.example.com', '/during', agent));
   const collector = await startOtlpCollector();
   t.after(() => collector.close());
   await writeFile(join(files, 'params.yaml'), textLogAndTracing(collector.port));
@@ -132,7 +109,7 @@ test("a standalone proxy logs each request in its access log file, in the format
       ? true
       : undefined,
   );
-  const during = await stopTraffic();
+  const during = await load.stop();
   assert.deepEqual(
     during.failures,
     [],

@@ -7,8 +7,8 @@ test('listeners on the proxy’s own ports are left out and explained; others st
   const a = vhost(8080, '*', []);
   const b = vhost(19000, '*', []);
   const config = fleet([
-    { listener: listener(8080, [a]), vhosts: [a] },
-    { listener: listener(19000, [b]), vhosts: [b] },
+    { listener: listener(8080), vhosts: [a] },
+    { listener: listener(19000), vhosts: [b] },
   ]);
   const { fleet: served, errors } = withoutReservedPorts(config);
   assert.deepEqual(
@@ -24,7 +24,7 @@ test('listeners on the proxy’s own ports are left out and explained; others st
 
 test('a fleet without reserved ports is passed through as the same object', () => {
   const a = vhost(8080, '*', []);
-  const config = fleet([{ listener: listener(8080, [a]), vhosts: [a] }]);
+  const config = fleet([{ listener: listener(8080), vhosts: [a] }]);
   const result = withoutReservedPorts(config);
   assert.equal(result.fleet, config);
   assert.deepEqual(result.errors, []);
