@@ -17,7 +17,7 @@ import { stopSignal } from '../platform/stop-signal.js';
 import { createApiClient } from '../provider/kubernetes/api-client.js';
 import { startKubernetesController } from '../provider/kubernetes/controller.js';
 import { DEFAULT_STATUS_WRITE_RATE } from '../provider/kubernetes/write-rate.js';
-import { appendStageTrace, type StageTrace } from '../trace/propagation-trace.js';
+import { appendStageTrace, type StageTrace, traceEventsFile } from '../trace/propagation-trace.js';
 import { logLevelOption } from './log-level-option.js';
 
 // In a pod the controller's ports face the pod network; the NetworkPolicy and Service decide who reaches them.
@@ -76,9 +76,10 @@ function statusWriteRate(qps: string, burst: string): RateLimit {
   return { perSecond, burst: atOnce };
 }
 
-/** The diagnostics hook of `--trace-events` (or $PORTICO_TRACE_EVENTS); an empty value is off. */
-function traceOption(file: string | undefined): { trace?: StageTrace } {
-  return file === undefined || file === '' ? {} : { trace: appendStageTrace(file) };
+/** The diagnostics hook of `--trace-events` (or $PORTICO_TRACE_EVENTS). */
+function traceOption(flag: string | undefined): { trace?: StageTrace } {
+  const file = traceEventsFile(flag);
+  return file === undefined ? {} : { trace: appendStageTrace(file) };
 }
 
 export async function run(argv: string[]): Promise<number> {
@@ -155,7 +156,7 @@ export async function run(argv: string[]): Promise<number> {
     metricsAddress: values['metrics-address'],
     fleetCertificates: fleetCertificateLifetime(values['fleet-certificate-lifetime']),
     log,
-    ...traceOption(values['trace-events'] ?? process.env.PORTICO_TRACE_EVENTS),
+    ...traceOption(values['trace-events']),
     statusWriteRate: writeRate,
   });
   log.info(`${await stopSignal()}: releasing leadership and stopping`);

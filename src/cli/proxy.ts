@@ -14,7 +14,7 @@ import { runStaticProxy } from '../proxy/index.js';
 import { drainOnSignal } from '../proxy/signals.js';
 import { defaultWorkerCount } from '../proxy/workers/cpu-count.js';
 import { createProxyWithWorkers, type WorkerProxyOptions } from '../proxy/workers/pool.js';
-import { appendStageTrace, type StageTrace } from '../trace/propagation-trace.js';
+import { appendStageTrace, type StageTrace, traceEventsFile } from '../trace/propagation-trace.js';
 import { LOG_LEVEL_HELP, logLevelOption } from './log-level-option.js';
 import {
   ACCESS_LOG_FLAGS_HELP,
@@ -156,13 +156,14 @@ function runtimeOptions(values: ProxyArgs): WorkerProxyOptions {
       values['access-log-sampling'],
     ),
     tracing: tracingOption(values['tracing-endpoint'], values['tracing-sampling']),
-    ...traceEvents(values['trace-events'] ?? process.env.PORTICO_TRACE_EVENTS),
+    ...traceEvents(values['trace-events']),
   };
 }
 
 /** The in-process hook, and the file for worker processes (a hook cannot cross into them). */
-function traceEvents(file: string | undefined): { trace?: StageTrace; traceEvents?: string } {
-  return file === undefined || file === '' ? {} : { trace: appendStageTrace(file), traceEvents: file };
+function traceEvents(flag: string | undefined): { trace?: StageTrace; traceEvents?: string } {
+  const file = traceEventsFile(flag);
+  return file === undefined ? {} : { trace: appendStageTrace(file), traceEvents: file };
 }
 
 /** How to reach and prove itself to the discovery server: the options checked, the CA and credentials read. */

@@ -7,6 +7,12 @@ import { PorticoError } from '../platform/errors.js';
 /** Called when a config edit reaches `stage`; `detail` names what (a file, a version). */
 export type StageTrace = (stage: string, detail?: string) => void;
 
+/** The trace file `--trace-events` names, else $PORTICO_TRACE_EVENTS; undefined (off) when neither or empty. */
+export function traceEventsFile(flag: string | undefined, env = process.env): string | undefined {
+  const file = flag ?? env.PORTICO_TRACE_EVENTS;
+  return file === '' ? undefined : file;
+}
+
 /**
  * A StageTrace appending `<epoch ms> <pid> <cpu µs> <stage> <detail>` lines to `file`, which several processes
  * (the controller, its proxies and their workers) may share. `option` names the file's source in an error.
