@@ -20,6 +20,7 @@ import type { Logger } from '../../platform/log-line.js';
 import { type ApiClient, expectStatus, type JsonObject } from './api-client.js';
 import type { CertificateAuthority } from './certificate-secrets.js';
 import { PREVIOUS_CERTIFICATE_ANNOTATION, PREVIOUS_UNTIL_ANNOTATION } from './fleet-certificate-pins.js';
+import { mergePatch } from './merge-patch.js';
 
 // setTimeout cannot wait longer than 2^31-1 ms; a later renewal is looked at again then.
 const MAX_TIMER_MS = 2_147_483_647;
@@ -74,28 +75,20 @@ function secretMetadata(infra: FleetInfra): Metadata {
 /** Annotations the Secret carries for its certificate, which only a renewal changes. */
 const CERTIFICATE_ANNOTATIONS = new Set([PREVIOUS_CERTIFICATE_ANNOTATION, PREVIOUS_UNTIL_ANNOTATION]);
 
-/** `wanted`, with null (a merge patch's removal) for each key of `found` it no longer has. */
-function replacing(
-  found: Record<string, string>,
-  wanted: Record<string, string>,
-  keep: (key: string) => boolean = () => false,
-): Record<string, string | null> {
-  const out: Record<string, string | null> = { ...wanted };
-  for (const key of Object.keys(found)) if (!(key in wanted) && !keep(key)) out[key] = null;
-  return out;
-}
-
 /** A merge patch bringing the Secret's labels and annotations to `wanted`; undefined when they are already. */
 function metadataPatch(existing: JsonObject, wanted: Metadata): JsonObject | undefined {
   const metadata = (existing.metadata ?? {}) as JsonObject;
-  const labels = replacing((metadata.labels ?? {}) as Record<string, string>, wanted.labels);
-  const found = (metadata.annotations ?? {}) as Record<string, string>;
-  const annotations = replacing(found, wanted.annotations, (k) => CERTIFICATE_ANNOTATIONS.has(k));
-  const same = (patch: Record<string, string | null>, on: Record<string, string>) =>
-    Object.entries(patch).every(([k, v]) => on[k] === (v ?? undefined));
-  if (same(labels, (metadata.labels ?? {}) as Record<string, string>) && same(annotations, found))
-    return undefined;
-  return { metadata: { labels, annotations } };
+  const found = {
+    labels: (metadata.labels ?? {}) as Record<string, string>,
+    annotations: (metadata.annotations ?? {}) as Record<string, string>,
+  };
+  // The certificate's own annotations stay as they are: only a renewal changes them.
+  const kept = Object.entries(found.annotations).filter(([k]) => CERTIFICATE_ANNOTATIONS.has(k));
+  const patch = mergePatch(found, {
+    labels: wanted.labels,
+    annotations: { ...wanted.annotations, ...Object.fromEntries(kept) },
+  });
+  return patch === undefined ? undefined : { metadata: patch };
 }
 
 const b64 = (text: string) => Buffer.from(text, 'utf8').toString('base64');
