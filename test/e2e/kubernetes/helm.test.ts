@@ -8,11 +8,19 @@ import type { Cluster } from '../../cluster/harness.js';
 import { helm } from '../../cluster/helm.js';
 import { asList, call, eventually } from '../../cluster/kube-api.js';
 import { type ClusterLease, useCluster } from '../../cluster/shared.js';
-import { httpRequest } from '../../support/http.js';
-import { parsePrometheus, sampleValue } from '../../support/prometheus.js';
+import { sampleValue } from '../../support/prometheus.js';
 import { assertNoFailedRequests, duringTraffic, flowing } from './handover.js';
 import { CHART, cleanup, E2E_ENABLED, E2E_SKIP, install, namespaceLogs, type Release } from './install.js';
-import { echoNamespace, gateway, gatewayClass, programmedAddress, route, served } from './traffic.js';
+import {
+  controllerMetrics,
+  echoNamespace,
+  gateway,
+  gatewayClass,
+  programmedAddress,
+  route,
+  routeAccepted,
+  served,
+} from './traffic.js';
 
 const RELEASE_NS = 'portico-helm';
 const PREFIX = `gateway-helm-${RELEASE_NS}`;
@@ -127,31 +135,6 @@ test('Gateway Namespace Mode with a namespace list: infrastructure RBAC only the
   await gateway(cluster, 'team-z', 'gw', 'portico', [{ name: 'http', port: 80 }]);
 });
 
-/** The controller's /metrics, through its metrics Service. */
-async function controllerMetrics() {
-  const service = await call(
-    cluster,
-    'GET',
-    `/api/v1/namespaces/${RELEASE_NS}/services/portico-gateway-metrics`,
-  );
-  const ip = String(service.body.spec?.clusterIP);
-  const reply = await httpRequest(19001, '/metrics', { address: ip, host: ip, timeoutMs: 5000 });
-  assert.equal(reply.status, 200);
-  return parsePrometheus(reply.body);
-}
-
-/** Whether team-x's route `name` shows our Accepted=True for its current generation. */
-async function acceptedInTeamX(name: string): Promise<boolean> {
-  const r = (
-    await call(cluster, 'GET', `/apis/gateway.networking.k8s.io/v1/namespaces/team-x/httproutes/${name}`)
-  ).body;
-  return asList(r.status?.parents).some((p) =>
-    asList(p.conditions).some(
-      (c) => c.type === 'Accepted' && c.status === 'True' && c.observedGeneration === r.metadata?.generation,
-    ),
-  );
-}
-
 const SLOW_ROUTES = 20;
 
 /**
@@ -175,12 +158,16 @@ async function editServedUnderSlowStatuses(): Promise<string[]> {
   );
   assert.equal(edited.status, 200);
   await served(address, 80, `${last}-edited.example.com`);
-  const metrics = await controllerMetrics();
+  const metrics = await controllerMetrics(cluster, RELEASE_NS);
   assert.equal(sampleValue(metrics, 'portico_status_write_limit', { limit: 'qps' }), 1);
   assert.equal(sampleValue(metrics, 'portico_status_write_limit', { limit: 'burst' }), 1);
   // Statuses lag: writes wait their turn, the edit's is behind the new routes', and yet the edit is served.
   assert.ok((sampleValue(metrics, 'portico_status_write_requests_waiting') ?? 0) >= 1, 'writes waiting');
-  assert.equal(await acceptedInTeamX(last), false, "the edited route's status is not written yet");
+  assert.equal(
+    await routeAccepted(cluster, 'team-x', last),
+    false,
+    "the edited route's status is not written yet",
+  );
   return names;
 }
 
@@ -229,7 +216,7 @@ test('helm upgrade of the watch list, log level and status write rate rolls the 
   // Back at the default rate, the controller writes every status the slow one had queued.
   await eventually(
     async () => {
-      for (const name of slow) if (!(await acceptedInTeamX(name))) return undefined;
+      for (const name of slow) if (!(await routeAccepted(cluster, 'team-x', name))) return undefined;
       return true;
     },
     'the queued statuses written',

@@ -1,7 +1,10 @@
 // Test traffic and fixtures: an echo backend, Gateway API objects, and HTTP requests to a Gateway address.
+import assert from 'node:assert/strict';
+import { DEFAULT_CONTROLLER_NAME } from '../../../src/api/controller-config.js';
 import type { Cluster } from '../../cluster/harness.js';
 import { asList, call, eventually, type Loose, apply as serverSideApply } from '../../cluster/kube-api.js';
 import { httpRequest, type Reply } from '../../support/http.js';
+import { parsePrometheus, type Sample } from '../../support/prometheus.js';
 import { RESTRICTED_CONTAINER, restrictedNamespace, trackClusterObject } from './install.js';
 
 export type { Reply };
@@ -236,4 +239,34 @@ export async function served(address: string, port: number, host: string): Promi
     `${host} through ${address}:${port}`,
     30_000,
   );
+}
+
+/** Whether HTTPRoute `ns/name` shows Portico's Accepted=True for its current generation. */
+export async function routeAccepted(cluster: Cluster, ns: string, name: string): Promise<boolean> {
+  const r = (
+    await call(cluster, 'GET', `/apis/gateway.networking.k8s.io/v1/namespaces/${ns}/httproutes/${name}`)
+  ).body;
+  return asList(r.status?.parents).some(
+    (p) =>
+      p.controllerName === DEFAULT_CONTROLLER_NAME &&
+      asList(p.conditions).some(
+        (c) =>
+          c.type === 'Accepted' && c.status === 'True' && c.observedGeneration === r.metadata?.generation,
+      ),
+  );
+}
+
+/** The controller's /metrics through its metrics Service in `namespace`, in the Prometheus text format. */
+export async function controllerMetrics(cluster: Cluster, namespace: string): Promise<Sample[]> {
+  const service = await call(
+    cluster,
+    'GET',
+    `/api/v1/namespaces/${namespace}/services/portico-gateway-metrics`,
+  );
+  assert.equal(service.status, 200, `Service ${namespace}/portico-gateway-metrics`);
+  const ip = String(service.body.spec?.clusterIP);
+  const reply = await httpRequest(19001, '/metrics', { address: ip, host: ip, timeoutMs: 5000 });
+  assert.equal(reply.status, 200);
+  assert.match(String(reply.headers['content-type']), /^text\/plain; version=0\.0\.4/);
+  return parsePrometheus(reply.body);
 }

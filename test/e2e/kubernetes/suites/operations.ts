@@ -9,11 +9,12 @@ import { DATA_PLANE_PATH } from '../../../../src/provider/kubernetes/peer-data-p
 import type { Cluster } from '../../../cluster/harness.js';
 import { asList, call, eventually, type Loose } from '../../../cluster/kube-api.js';
 import { httpRequest, type Reply } from '../../../support/http.js';
-import { parsePrometheus, type Sample, sampleValue } from '../../../support/prometheus.js';
+import { parsePrometheus, sampleValue } from '../../../support/prometheus.js';
 import { replicaCredential } from '../handover.js';
 import { E2E_SKIP } from '../install.js';
 import {
   condition,
+  controllerMetrics,
   echoBackend,
   echoNamespace,
   gateway,
@@ -60,13 +61,6 @@ async function pods(selector: string): Promise<Loose[]> {
   return asList(r.body.items).filter(
     (p) => p.metadata?.deletionTimestamp === undefined && p.status?.phase === 'Running',
   );
-}
-
-async function controllerMetrics(): Promise<Sample[]> {
-  const reply = await httpGet(await clusterIP(system, 'portico-gateway-metrics'), METRICS_PORT, '/metrics');
-  assert.equal(reply.status, 200);
-  assert.match(String(reply.headers['content-type']), /^text\/plain; version=0\.0\.4/);
-  return parsePrometheus(reply.body);
 }
 
 const PROXY_PODS = `app.kubernetes.io/name=${COMMON_INFRA_LABELS['app.kubernetes.io/name']}`;
@@ -127,7 +121,7 @@ test('/dataplane answers the pod’s loopback and the replicas, and refuses ever
 test('controller metrics count reconciles, translation time, status writes, proxies and config versions', {
   skip: E2E_SKIP,
 }, async () => {
-  const before = await controllerMetrics();
+  const before = await controllerMetrics(cluster, system);
   for (const name of [
     'portico_reconciles_total',
     'portico_translate_seconds_sum',
@@ -148,7 +142,7 @@ test('controller metrics count reconciles, translation time, status writes, prox
   assert.ok(proxies.length >= 1);
   // The gauge follows discovery connections: every proxy pod of every fleet is connected.
   const afterGateway = await eventually(async () => {
-    const m = await controllerMetrics();
+    const m = await controllerMetrics(cluster, system);
     return sampleValue(m, 'portico_connected_proxies') === proxies.length ? m : undefined;
   }, `portico_connected_proxies = ${proxies.length}`);
   const reconciles = sampleValue(afterGateway, 'portico_reconciles_total')!;
@@ -169,7 +163,7 @@ test('controller metrics count reconciles, translation time, status writes, prox
   await route(cluster, NS, 'site', { namespace: NS, name: 'web' }, 'www.example.com', 'echo');
   await served(address, 80, 'www.example.com');
   const afterEdit = await eventually(async () => {
-    const m = await controllerMetrics();
+    const m = await controllerMetrics(cluster, system);
     const v = sampleValue(m, 'portico_fleet_config_version', { fleet: `${NS}/web` });
     return v !== undefined && v > version ? m : undefined;
   }, 'a new config version after the route edit');

@@ -9,9 +9,17 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { DEFAULT_CONTROLLER_NAME } from '../../../../src/api/controller-config.js';
 import type { Cluster } from '../../../cluster/harness.js';
-import { asList, call, eventually, type Loose } from '../../../cluster/kube-api.js';
+import { call, eventually, type Loose } from '../../../cluster/kube-api.js';
 import { E2E_SKIP } from '../install.js';
-import { echoNamespace, gateway, gatewayClass, programmedAddress, route, served } from '../traffic.js';
+import {
+  echoNamespace,
+  gateway,
+  gatewayClass,
+  programmedAddress,
+  route,
+  routeAccepted,
+  served,
+} from '../traffic.js';
 
 const NS = 'status-obstacles';
 const ROUTES = `/apis/gateway.networking.k8s.io/v1/namespaces/${NS}/httproutes`;
@@ -36,18 +44,7 @@ async function ok(method: string, path: string, body: unknown, what: string): Pr
   return r.body;
 }
 
-/** Whether the route shows our Accepted=True for its current generation. */
-async function accepted(name: string): Promise<boolean> {
-  const r = (await call(cluster, 'GET', `${ROUTES}/${name}`)).body;
-  return asList(r.status?.parents).some(
-    (p) =>
-      p.controllerName === DEFAULT_CONTROLLER_NAME &&
-      asList(p.conditions).some(
-        (c) =>
-          c.type === 'Accepted' && c.status === 'True' && c.observedGeneration === r.metadata?.generation,
-      ),
-  );
-}
+const accepted = (name: string): Promise<boolean> => routeAccepted(cluster, NS, name);
 
 /** A route attached to the suite's Gateway, served, then its hostname edited: resolves once the edit is served. */
 async function editServed(name: string): Promise<void> {
