@@ -80,11 +80,9 @@ async function measure(routes: number): Promise<{ stages: EditStages[]; failures
     const i = (k * 7919) % routes;
     const host = `edit-${k}.bench.test`;
     const from = pipeline.marks.length;
-    pipeline.edit(i, host, 2 + k);
-    await pipeline.swapped(pipeline.marks[from]!.t);
+    await pipeline.edit(i, host, 2 + k);
     // The stamping and the sink run once the swap let them: wait for the sink before the next edit.
-    while (!pipeline.marks.slice(from).some((m) => m.stage === 'sink-shown'))
-      await new Promise((resolve) => setImmediate(resolve));
+    await pipeline.reached('sink-shown', pipeline.marks[from]!.t);
     if ((await pipeline.get(host)) !== 200) failures++;
     if (k === WARMUP - 1 && PROFILE !== undefined) await profiler.start();
     if (k >= WARMUP) stages.push(stagesOf(pipeline.marks, from));
