@@ -397,10 +397,11 @@ async function measureAll(kinds: TargetKind[], dir: string): Promise<void> {
 }
 
 async function main(): Promise<void> {
+  const instructions = flags.instructions !== 'off';
   const syscalls = flags.syscalls === 'on';
-  const peers = [VALGRIND, NGINX, ...(syscalls ? [STRACE] : [])];
+  const peers = [...(instructions ? [VALGRIND] : []), NGINX, ...(syscalls ? [STRACE] : [])];
   const present = ensurePeers(peers, installFlag(flags.install));
-  if (!present.has('valgrind')) throw new Error('valgrind is needed to count instructions');
+  if (instructions && !present.has('valgrind')) throw new Error('valgrind is needed to count instructions');
   const load = loadavg().map((n) => n.toFixed(2));
   console.log(`load average at start: ${load.join(' ')} (the counts do not depend on it)`);
   const dir = mkdtempSync(join(tmpdir(), 'portico-bench-instructions-'));
@@ -410,7 +411,7 @@ async function main(): Promise<void> {
     const configFile = join(dir, 'fleet.json');
     writeFileSync(configFile, JSON.stringify(fleetConfig(backend.port)));
     const kinds = targetKinds(backend.port, configFile, present.has('nginx'));
-    if (flags.instructions !== 'off') await measureAll(kinds, dir);
+    if (instructions) await measureAll(kinds, dir);
     if (syscalls && present.has('strace')) {
       console.log('\nsyscalls per request (strace -c over the same requests, no valgrind):');
       for (const kind of kinds) {
