@@ -10,6 +10,7 @@ import { Session } from 'node:inspector/promises';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { type Mark, startPipeline } from './kubernetes-pipeline.js';
+import { median } from './load.js';
 import { CONFIG_PATH_STAGES } from './propagation-stages.js';
 
 const { values } = parseArgs({
@@ -67,8 +68,6 @@ function stagesOf(marks: Mark[], from: number): EditStages {
   }
   return { cpu, wall };
 }
-
-const median = (v: number[]) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)] ?? Number.NaN;
 
 async function measure(routes: number): Promise<{ stages: EditStages[]; failures: number; writes: number }> {
   const pipeline = await startPipeline(routes);

@@ -22,6 +22,7 @@ import {
   get,
   programmedAddress,
 } from '../test/e2e/kubernetes/traffic.js';
+import { median } from './load.js';
 import { CONFIG_PATH_STAGES, parseTrace, stageTable, type TraceEvent } from './propagation-stages.js';
 
 const { values } = parseArgs({
@@ -389,8 +390,8 @@ async function measureSize(
   const edited = afterEdits.statusWrites - beforeEdits.statusWrites;
   const full = afterEdits.fullTranslations - beforeEdits.fullTranslations;
   return {
-    row: `| ${size} | ${seconds(last - first)} | ${seconds(servedLast - last)} | ${seconds(allAccepted - first)} | ${ms(mean)} / ${ms(percentile(edits, 0.99))} | ${ms(floors.sort((a, b) => a - b)[10]!)} | ${(after.resident / 1024 / 1024).toFixed(0)} MiB (heap ${(after.heap / 1024 / 1024).toFixed(0)}) / ${idleCores.toFixed(3)} core | ${loadServed} / ${loadEdits} |`,
-    diagnostics: `| ${size} | ${(passes / EDITS).toFixed(1)} | ${Number.isNaN(full) ? '–' : (full / EDITS).toFixed(2)} | ${ms(translateMs)} | ${(edited / EDITS).toFixed(1)} | ${ms(edits[0]!)} / ${ms(edits[Math.floor(edits.length / 2)]!)} | ${gaps.length === 0 ? '–' : ms(gaps.reduce((a, b) => a + b, 0) / gaps.length)} |`,
+    row: `| ${size} | ${seconds(last - first)} | ${seconds(servedLast - last)} | ${seconds(allAccepted - first)} | ${ms(mean)} / ${ms(percentile(edits, 0.99))} | ${ms(median(floors))} | ${(after.resident / 1024 / 1024).toFixed(0)} MiB (heap ${(after.heap / 1024 / 1024).toFixed(0)}) / ${idleCores.toFixed(3)} core | ${loadServed} / ${loadEdits} |`,
+    diagnostics: `| ${size} | ${(passes / EDITS).toFixed(1)} | ${Number.isNaN(full) ? '–' : (full / EDITS).toFixed(2)} | ${ms(translateMs)} | ${(edited / EDITS).toFixed(1)} | ${ms(edits[0]!)} / ${ms(median(edits))} | ${gaps.length === 0 ? '–' : ms(gaps.reduce((a, b) => a + b, 0) / gaps.length)} |`,
     ...(stages === undefined ? {} : { stages: `${size} routes: ${stages}` }),
   };
 }

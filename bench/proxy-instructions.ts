@@ -39,6 +39,7 @@ import { parseArgs } from 'node:util';
 import { nodeRuntime } from '../toolchain/node-runtime.js';
 import { type CountingClient, countingClient } from './closed-loop-count.js';
 import { type FunctionTime, topSelfTime } from './cpu-profile.js';
+import { median } from './load.js';
 import { startNginx } from './nginx.js';
 import { ensurePeers, installFlag, NGINX, STRACE, VALGRIND } from './peers.js';
 import { children, freePort, startChild } from './processes.js';
@@ -340,11 +341,6 @@ function annotate({ medianFile, jitNames }: Counted): void {
 }
 
 const fmt = (n: number): string => Math.round(n).toLocaleString('en-US');
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
-}
 
 function printRatios(results: Map<string, Counted>): void {
   const nginx = results.get('nginx (1 worker)');
