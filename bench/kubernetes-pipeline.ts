@@ -19,7 +19,7 @@ import { createProxy } from '../src/proxy/proxy.js';
 import { createRunner } from '../src/runner/runner.js';
 import { fleetTls, testCertificates } from '../test/discovery/fixtures.js';
 
-export const NS = 'bench-routes';
+const NS = 'bench-routes';
 const GATEWAY_API = 'gateway.networking.k8s.io/v1';
 const CONTROLLER = 'gateway.portico.io/gatewayclass-controller';
 const FLEET = `${NS}/eg`;
@@ -31,7 +31,7 @@ export interface Mark {
   cpu: number;
 }
 
-export interface Pipeline {
+interface Pipeline {
   /**
    * The watch event of route `i` now showing `host` at `generation`, as one line from the API server; resolves
    * when the proxy has swapped in the config it led to.
@@ -54,7 +54,7 @@ function cpuMs(): number {
   return (u.user + u.system) / 1000;
 }
 
-export function routeRaw(i: number, host: string, generation: number, resourceVersion: number): JsonObject {
+function routeRaw(i: number, host: string, generation: number, resourceVersion: number): JsonObject {
   return {
     apiVersion: GATEWAY_API,
     kind: 'HTTPRoute',

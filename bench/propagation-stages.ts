@@ -17,7 +17,7 @@ export const CONFIG_PATH_STAGES = [
 ] as const;
 
 /** Standalone: file write → first 200. The proxy's Ack (after the swap) runs alongside the first 200. */
-export const STANDALONE_STAGES = [
+const STANDALONE_STAGES = [
   'bench-write',
   'fs-event',
   'gathered',
