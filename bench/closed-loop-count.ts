@@ -6,7 +6,7 @@
 import { connect, type Socket } from 'node:net';
 import { takeResponse } from './open-loop.js';
 
-export interface CountedRun {
+interface CountedRun {
   ok: number;
   errors: number;
   seconds: number;

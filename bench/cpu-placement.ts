@@ -12,9 +12,9 @@ import { readFileSync } from 'node:fs';
  *   never: "added" includes those wakeups).
  * off: the scheduler decides.
  */
-export type PinMode = 'one' | 'client' | 'split' | 'off';
+type PinMode = 'one' | 'client' | 'split' | 'off';
 
-export interface Placement {
+interface Placement {
   load: number;
   proxy: number;
   backend: number;
@@ -43,7 +43,7 @@ export function pin(pid: number, cpu: number): boolean {
 }
 
 /** Busy and stolen jiffies of the whole machine (Linux /proc/stat), or undefined elsewhere. */
-export interface CpuTimes {
+interface CpuTimes {
   total: number;
   steal: number;
 }

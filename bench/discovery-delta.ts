@@ -10,6 +10,7 @@ import {
   testCertificates,
   virtualHost,
 } from '../test/discovery/fixtures.js';
+import { median } from './load.js';
 
 const hosts = Number(process.argv[2] ?? 2000);
 const rounds = Number(process.argv[3] ?? 20);
@@ -55,10 +56,9 @@ async function measure(label: string, edit: (round: number) => ReturnType<typeof
     bytes = wireBytes(message);
     resources = message.resources.length;
   }
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!.toFixed(2);
   console.log(
     `${label.padEnd(22)} resources sent ${String(resources).padStart(5)}  bytes ${String(bytes).padStart(8)}  ` +
-      `setFleet median ${median(setFleetMs)} ms  setFleet→received median ${median(deliveredMs)} ms`,
+      `setFleet median ${median(setFleetMs).toFixed(2)} ms  setFleet→received median ${median(deliveredMs).toFixed(2)} ms`,
   );
 }
 

@@ -10,6 +10,7 @@ import { Session } from 'node:inspector/promises';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { type Mark, startPipeline } from './kubernetes-pipeline.js';
+import { median } from './load.js';
 import { CONFIG_PATH_STAGES } from './propagation-stages.js';
 
 const { values } = parseArgs({
@@ -68,8 +69,6 @@ function stagesOf(marks: Mark[], from: number): EditStages {
   return { cpu, wall };
 }
 
-const median = (v: number[]) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)] ?? Number.NaN;
-
 async function measure(routes: number): Promise<{ stages: EditStages[]; failures: number; writes: number }> {
   const pipeline = await startPipeline(routes);
   const stages: EditStages[] = [];
@@ -80,11 +79,9 @@ async function measure(routes: number): Promise<{ stages: EditStages[]; failures
     const i = (k * 7919) % routes;
     const host = `edit-${k}.bench.test`;
     const from = pipeline.marks.length;
-    pipeline.edit(i, host, 2 + k);
-    await pipeline.swapped(pipeline.marks[from]!.t);
+    await pipeline.edit(i, host, 2 + k);
     // The stamping and the sink run once the swap let them: wait for the sink before the next edit.
-    while (!pipeline.marks.slice(from).some((m) => m.stage === 'sink-shown'))
-      await new Promise((resolve) => setImmediate(resolve));
+    await pipeline.reached('sink-shown', pipeline.marks[from]!.t);
     if ((await pipeline.get(host)) !== 200) failures++;
     if (k === WARMUP - 1 && PROFILE !== undefined) await profiler.start();
     if (k >= WARMUP) stages.push(stagesOf(pipeline.marks, from));

@@ -19,6 +19,15 @@ export function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
 
+/**
+ * The median of `values`, in any order (left as they are): `percentile` 50 of them sorted, so of an even count
+ * the upper of the two middle values (not their mean); NaN for none.
+ */
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return percentile(sorted, 50);
+}
+
 /** Throughput and latency percentiles of one measured phase (sorts `latencies` in place). */
 export function summarize(latencies: number[], seconds: number, errors: number): LoadResult {
   latencies.sort((a, b) => a - b);

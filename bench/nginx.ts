@@ -17,7 +17,7 @@ function portOpen(port: number): Promise<boolean> {
 }
 
 /** How to run it besides the defaults (a master process and its workers, started directly). */
-export interface NginxRun {
+interface NginxRun {
   /** A command (and its arguments) that runs nginx, e.g. valgrind: nginx's own command line follows it. */
   wrap?: string[];
   /** Without a master process: nginx serves in the one process it was started as (workers must be 1). */

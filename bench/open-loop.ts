@@ -33,7 +33,7 @@ const CONNECTION_CLOSE = [Buffer.from('\r\nconnection: close'), Buffer.from('\r\
 const STATUS_200 = Buffer.from('HTTP/1.1 200');
 
 /** A complete response at the start of the received bytes: its status, and whether the server closes. */
-export interface Response {
+interface Response {
   ok: boolean;
   close: boolean;
 }
@@ -75,7 +75,7 @@ function parseResponse(data: Buffer): Response | undefined {
 }
 
 /** The bytes of one connection's request in flight: what came so far, and whether an answer is awaited. */
-export interface AwaitedResponse {
+interface AwaitedResponse {
   received: Buffer | undefined;
   busy: boolean;
 }

@@ -5,7 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { has } from './processes.js';
 
 /** A command a bench uses and the Debian package that ships it. */
-export interface Peer {
+interface Peer {
   command: string;
   debianPackage: string;
 }

@@ -25,7 +25,7 @@ const CLOCK_TICKS = ((): number => {
 })();
 
 /** User + system CPU time of a process in microseconds (Linux /proc), or undefined elsewhere. */
-export function cpuMicros(pid: number | undefined): number | undefined {
+function cpuMicros(pid: number | undefined): number | undefined {
   if (pid === undefined) return undefined;
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');

@@ -22,6 +22,7 @@ import {
   get,
   programmedAddress,
 } from '../test/e2e/kubernetes/traffic.js';
+import { median } from './load.js';
 import { CONFIG_PATH_STAGES, parseTrace, stageTable, type TraceEvent } from './propagation-stages.js';
 
 const { values } = parseArgs({
@@ -48,10 +49,13 @@ const CLUSTER_STAGES = [
   ...CONFIG_PATH_STAGES,
   'bench-200',
 ] as const;
-const benchMarks: string[] = [];
-/** A line as appendStageTrace writes it (the bench's cpu column is not comparable: 0). */
-const benchMark = (stage: string) =>
-  benchMarks.push(`${(performance.timeOrigin + performance.now()).toFixed(3)} bench 0 ${stage} `);
+/** The bench's own event at `stage`, on the trace lines' clock (epoch ms); its CPU time is not comparable: 0. */
+const benchMark = (stage: string): TraceEvent => ({
+  t: performance.timeOrigin + performance.now(),
+  pid: 'bench',
+  cpuUs: 0,
+  stage,
+});
 const SIZES = values.sizes.split(',').map(Number);
 const EDITS = Number(values.edits);
 const IN_FLIGHT = Number(values['in-flight']);
@@ -116,21 +120,24 @@ async function checkAllServed(address: string, from: number, to: number): Promis
   await Promise.all(Array.from({ length: IN_FLIGHT }, worker));
 }
 
-/** Per edit: how long before the answering poll the poll before it was sent (the figure's resolution). */
-const pollGaps: number[] = [];
-
 /**
  * Polls with a fresh connection each time (as a new client would come), 2 ms apart, until `host` answers 200;
- * resolves with when the 200 arrived. A poll just too early costs at most one period, recorded in pollGaps.
+ * resolves with when the 200 arrived. A poll just too early costs at most one period: how long before the
+ * answering poll the poll before it was sent (the figure's resolution) is pushed to `pollGaps` if given.
  */
-async function servedAt(address: string, host: string, timeoutMs = 600_000): Promise<number> {
+async function servedAt(
+  address: string,
+  host: string,
+  timeoutMs = 600_000,
+  pollGaps?: number[],
+): Promise<number> {
   const deadline = performance.now() + timeoutMs;
   let previous = Number.NaN;
   for (;;) {
     const sent = performance.now();
     const reply = await get(address, PORT, host).catch(() => undefined);
     if (reply?.status === 200) {
-      if (!Number.isNaN(previous)) pollGaps.push(sent - previous);
+      if (!Number.isNaN(previous)) pollGaps?.push(sent - previous);
       return performance.now();
     }
     previous = sent;
@@ -228,23 +235,33 @@ async function controllerSample(cluster: Cluster): Promise<ControllerSample> {
   };
 }
 
-async function editPropagation(cluster: Cluster, address: string, size: number): Promise<number[]> {
+/**
+ * EDITS edits' propagation: each one's time from its PATCH until its new name is served, the bench's own trace
+ * events around them, and each one's poll period before the first 200.
+ */
+async function editPropagation(
+  cluster: Cluster,
+  address: string,
+  size: number,
+): Promise<{ times: number[]; marks: TraceEvent[]; pollGaps: number[] }> {
   const times: number[] = [];
+  const marks: TraceEvent[] = [];
+  const pollGaps: number[] = [];
   for (let k = 0; k < EDITS; k++) {
     const i = k % size;
     const host = `edit-${size}-${k}.bench.test`;
     const patch = { spec: { hostnames: [host] } };
-    benchMark('bench-edit');
+    marks.push(benchMark('bench-edit'));
     const sent = performance.now();
     const reply = await call(cluster, 'PATCH', `${ROUTES}/r-${i}`, patch, {
       contentType: 'application/merge-patch+json',
     });
-    benchMark('bench-patched');
+    marks.push(benchMark('bench-patched'));
     if (reply.status !== 200) throw new Error(`patching r-${i}: HTTP ${reply.status}`);
-    times.push((await servedAt(address, host, 60_000)) - sent);
-    benchMark('bench-200');
+    times.push((await servedAt(address, host, 60_000, pollGaps)) - sent);
+    marks.push(benchMark('bench-200'));
   }
-  return times;
+  return { times, marks, pollGaps };
 }
 
 /** Tracing on: the controller's Deployment gets the variable (it rolls), the proxies get it from their class. */
@@ -288,10 +305,10 @@ function podTraces(cluster: Cluster, selector: string, container: string, since:
   );
 }
 
-/** Where the edits since `since` went: the bench's marks with the controller's and the proxies' lines. */
-function editStages(cluster: Cluster, since: number): string {
+/** Where the edits since `since` went: the bench's `marks` with the controller's and the proxies' lines. */
+function editStages(cluster: Cluster, since: number, marks: TraceEvent[]): string {
   const events = [
-    ...parseTrace(benchMarks.join('\n')),
+    ...marks,
     ...podTraces(cluster, 'app.kubernetes.io/component=controller', 'controller', since),
     ...podTraces(cluster, 'app.kubernetes.io/name=portico-proxy', 'proxy', since),
   ].sort((a, b) => a.t - b.t);
@@ -350,12 +367,11 @@ async function measureSize(
     ),
   ]);
   const beforeEdits = await controllerSample(cluster);
-  benchMarks.length = 0;
   const editsFrom = performance.timeOrigin + performance.now();
-  pollGaps.length = 0;
-  const edits = (await editPropagation(cluster, address, size)).sort((a, b) => a - b);
-  const gaps = pollGaps.slice();
-  const stages = STAGES ? editStages(cluster, editsFrom) : undefined;
+  const propagation = await editPropagation(cluster, address, size);
+  const edits = propagation.times.sort((a, b) => a - b);
+  const gaps = propagation.pollGaps;
+  const stages = STAGES ? editStages(cluster, editsFrom, propagation.marks) : undefined;
   const loadEdits = load();
   const afterEdits = await controllerSample(cluster);
   const floors: number[] = [];
@@ -374,8 +390,8 @@ async function measureSize(
   const edited = afterEdits.statusWrites - beforeEdits.statusWrites;
   const full = afterEdits.fullTranslations - beforeEdits.fullTranslations;
   return {
-    row: `| ${size} | ${seconds(last - first)} | ${seconds(servedLast - last)} | ${seconds(allAccepted - first)} | ${ms(mean)} / ${ms(percentile(edits, 0.99))} | ${ms(floors.sort((a, b) => a - b)[10]!)} | ${(after.resident / 1024 / 1024).toFixed(0)} MiB (heap ${(after.heap / 1024 / 1024).toFixed(0)}) / ${idleCores.toFixed(3)} core | ${loadServed} / ${loadEdits} |`,
-    diagnostics: `| ${size} | ${(passes / EDITS).toFixed(1)} | ${Number.isNaN(full) ? '–' : (full / EDITS).toFixed(2)} | ${ms(translateMs)} | ${(edited / EDITS).toFixed(1)} | ${ms(edits[0]!)} / ${ms(edits[Math.floor(edits.length / 2)]!)} | ${gaps.length === 0 ? '–' : ms(gaps.reduce((a, b) => a + b, 0) / gaps.length)} |`,
+    row: `| ${size} | ${seconds(last - first)} | ${seconds(servedLast - last)} | ${seconds(allAccepted - first)} | ${ms(mean)} / ${ms(percentile(edits, 0.99))} | ${ms(median(floors))} | ${(after.resident / 1024 / 1024).toFixed(0)} MiB (heap ${(after.heap / 1024 / 1024).toFixed(0)}) / ${idleCores.toFixed(3)} core | ${loadServed} / ${loadEdits} |`,
+    diagnostics: `| ${size} | ${(passes / EDITS).toFixed(1)} | ${Number.isNaN(full) ? '–' : (full / EDITS).toFixed(2)} | ${ms(translateMs)} | ${(edited / EDITS).toFixed(1)} | ${ms(edits[0]!)} / ${ms(median(edits))} | ${gaps.length === 0 ? '–' : ms(gaps.reduce((a, b) => a + b, 0) / gaps.length)} |`,
     ...(stages === undefined ? {} : { stages: `${size} routes: ${stages}` }),
   };
 }

@@ -20,6 +20,7 @@ import { reuseUnchangedLists } from '../src/provider/standalone/snapshot-reuse.j
 import type { CompiledVirtualHost } from '../src/proxy/routing.js';
 import { compileSnapshot } from '../src/proxy/snapshot.js';
 import { createTranslateCache, translate } from '../src/translate/index.js';
+import { median } from './load.js';
 import { baseYaml, routeYaml } from './propagation-fixtures.js';
 
 const { values } = parseArgs({
@@ -97,7 +98,6 @@ edit('/r/base.yaml', base, false);
 for (let i = 0; i < 20; i++) edit(`/r/warm-${i}.yaml`, routeYaml(`warm-${i}`), false);
 for (let i = 0; i < EDITS; i++) edit(`/r/added-${i}.yaml`, routeYaml(`added-${i}`), true);
 
-const median = (v: number[]) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)] ?? Number.NaN;
 const mean = (v: number[]) => v.reduce((a, b) => a + b, 0) / v.length;
 console.log(`one route added to ${ROUTES}+ routes, ${EDITS} edits, in-process (CPU ms)`);
 let sum = 0;

@@ -2,6 +2,7 @@
 // first stage → its last, e.g. file write → first 200), the wall time since the previous stage and, within one
 // process, its CPU time. Used by bench/propagation.ts (standalone) and bench/propagation-kubernetes.ts (cluster).
 import { readFile } from 'node:fs/promises';
+import { median } from './load.js';
 
 /** An edit's path from its translation to the proxy's swap, the same whatever fed the controller. */
 export const CONFIG_PATH_STAGES = [
@@ -16,7 +17,7 @@ export const CONFIG_PATH_STAGES = [
 ] as const;
 
 /** Standalone: file write → first 200. The proxy's Ack (after the swap) runs alongside the first 200. */
-export const STANDALONE_STAGES = [
+const STANDALONE_STAGES = [
   'bench-write',
   'fs-event',
   'gathered',
@@ -44,11 +45,6 @@ export function parseTrace(text: string, source = ''): TraceEvent[] {
     events.push({ t: Number(t), pid: `${source}${pid!}`, cpuUs: Number(cpu), stage });
   }
   return events.sort((a, b) => a.t - b.t);
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
 }
 
 /**

@@ -39,6 +39,7 @@ import { parseArgs } from 'node:util';
 import { nodeRuntime } from '../toolchain/node-runtime.js';
 import { type CountingClient, countingClient } from './closed-loop-count.js';
 import { type FunctionTime, topSelfTime } from './cpu-profile.js';
+import { median } from './load.js';
 import { startNginx } from './nginx.js';
 import { ensurePeers, installFlag, NGINX, STRACE, VALGRIND } from './peers.js';
 import { children, freePort, startChild } from './processes.js';
@@ -341,11 +342,6 @@ function annotate({ medianFile, jitNames }: Counted): void {
 
 const fmt = (n: number): string => Math.round(n).toLocaleString('en-US');
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
-}
-
 function printRatios(results: Map<string, Counted>): void {
   const nginx = results.get('nginx (1 worker)');
   const relay = results.get('tcp relay (Node floor)');
@@ -397,10 +393,11 @@ async function measureAll(kinds: TargetKind[], dir: string): Promise<void> {
 }
 
 async function main(): Promise<void> {
+  const instructions = flags.instructions !== 'off';
   const syscalls = flags.syscalls === 'on';
-  const peers = [VALGRIND, NGINX, ...(syscalls ? [STRACE] : [])];
+  const peers = [...(instructions ? [VALGRIND] : []), NGINX, ...(syscalls ? [STRACE] : [])];
   const present = ensurePeers(peers, installFlag(flags.install));
-  if (!present.has('valgrind')) throw new Error('valgrind is needed to count instructions');
+  if (instructions && !present.has('valgrind')) throw new Error('valgrind is needed to count instructions');
   const load = loadavg().map((n) => n.toFixed(2));
   console.log(`load average at start: ${load.join(' ')} (the counts do not depend on it)`);
   const dir = mkdtempSync(join(tmpdir(), 'portico-bench-instructions-'));
@@ -410,7 +407,7 @@ async function main(): Promise<void> {
     const configFile = join(dir, 'fleet.json');
     writeFileSync(configFile, JSON.stringify(fleetConfig(backend.port)));
     const kinds = targetKinds(backend.port, configFile, present.has('nginx'));
-    if (flags.instructions !== 'off') await measureAll(kinds, dir);
+    if (instructions) await measureAll(kinds, dir);
     if (syscalls && present.has('strace')) {
       console.log('\nsyscalls per request (strace -c over the same requests, no valgrind):');
       for (const kind of kinds) {

@@ -24,7 +24,7 @@ import { parseArgs } from 'node:util';
 import { bestAcceptBalancing } from '../src/proxy/workers/pool.js';
 import { nodeRuntime } from '../toolchain/node-runtime.js';
 import { cpuTimes, keepCpusAwake, parsePinMode, pin, placement, stealPercent } from './cpu-placement.js';
-import { closedLoopNode, closedLoopWrk, type LoadResult, percentile, summarize } from './load.js';
+import { closedLoopNode, closedLoopWrk, type LoadResult, median, percentile, summarize } from './load.js';
 import { startNginx } from './nginx.js';
 import { fixedRateRaw, type OpenLoopResult } from './open-loop.js';
 import { ensurePeers, installFlag, NGINX, WRK } from './peers.js';
@@ -88,11 +88,6 @@ async function startNginxH1(
   const port = await freePort();
   const { pid } = await startNginx(parent, `nginx-${workers}`, workers, nginxH1(backendPort, port), [port]);
   return { port, pid };
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
 }
 
 interface RoundResults<R extends LoadResult = LoadResult> {

@@ -5,6 +5,7 @@ import type { ApiObject } from '../src/api/kinds.js';
 import { buildSnapshot } from '../src/api/snapshot.js';
 import { validateObject } from '../src/api/validate.js';
 import { createTranslateCache, type TranslateOptions, translate } from '../src/translate/index.js';
+import { median } from './load.js';
 
 const GATEWAYS = 500;
 const ROUTES_PER_GATEWAY = 10;
@@ -136,11 +137,6 @@ const objects = world();
 const routes = objects.filter((o) => o.kind === 'HTTPRoute').length;
 const gateways = objects.filter((o) => o.kind === 'Gateway').length;
 console.log(`input: ${gateways} Gateways, ${routes} HTTPRoutes, ${objects.length} objects in all`);
-
-function median(xs: number[]): number {
-  const sorted = [...xs].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
-}
 
 const RUNS = 7;
 const snapshot = buildSnapshot(objects);

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
 import type { UpstreamHead } from '../src/proxy/response-head.js';
 import { EndpointPool, UpstreamExchange } from '../src/proxy/upstream-client.js';
-import { closedLoopNode, closedLoopWrk, type LoadResult } from './load.js';
+import { closedLoopNode, closedLoopWrk, type LoadResult, median } from './load.js';
 
 const ROUNDS = 3;
 const SECONDS = 3;
@@ -129,7 +129,7 @@ try {
   backend.kill('SIGTERM');
 }
 for (const [name, list] of results) {
-  const rps = list.map((x) => x.requestsPerSecond).sort((a, b) => a - b)[Math.floor(list.length / 2)]!;
+  const rps = median(list.map((x) => x.requestsPerSecond));
   console.log(
     `${name.padEnd(16)} ${rps.toFixed(0).padStart(7)} req/s (median of ${ROUNDS} × ${SECONDS} s, 50 connections)`,
   );
