@@ -4,7 +4,7 @@
 // text: a request forwarded with its headers unchanged passes runs of its own lines on (request-head.ts), and
 // the list of names and values is made only when something asks for it.
 import { bytesAre, digitsValue, headerLine, latin1Bytes, nameIs, readHeaderLine } from './header-line.js';
-import { hasToken, parseContentLength } from './http-syntax.js';
+import { hasToken, parseContentLength, TOKEN as TOKEN_RULE } from './http-syntax.js';
 import type { Refusal } from './refusal.js';
 import { knownName } from './wire-names.js';
 
@@ -42,6 +42,8 @@ const SP = 32;
 const CR = 13;
 const LF = 10;
 const SLASH = 47;
+/** RFC 9110 token bytes, for the method: the one table, bound in this module (see header-line.ts). */
+const TOKEN = TOKEN_RULE;
 /** Reused for every header line of every head: parsing a head is synchronous. */
 const LINE = headerLine();
 // Per header line, four offsets into the head's text: where the line starts, its colon, its value's start and end.
@@ -53,13 +55,6 @@ const CLOSE_VALUE = latin1Bytes('close');
 
 /** An absolute-form target: scheme, authority, then the path and query (RFC 9112 §3.2.2). */
 const ABSOLUTE_FORM = /^https?:\/\/([^/?#@]*)([/?][^#]*)?$/i;
-
-/** RFC 9110 token bytes, for the method. */
-const TOKEN = new Uint8Array(256);
-for (const c of "!#$%&'*+-.^_`|~") TOKEN[c.charCodeAt(0)] = 1;
-for (let c = 48; c <= 57; c++) TOKEN[c] = 1;
-for (let c = 65; c <= 90; c++) TOKEN[c] = 1;
-for (let c = 97; c <= 122; c++) TOKEN[c] = 1;
 
 /** reg-name bytes of a Host (unreserved, sub-delims, `%`): RFC 9110 §7.2 with RFC 3986 §3.2.2. */
 const REG_NAME = new Uint8Array(256);
