@@ -10,7 +10,7 @@ import {
   fleetConfigDelta,
 } from '../../ir/fleet-config-patch.js';
 import { type AdminView, type SideServer, sideServerAddress, startSideServers } from '../admin.js';
-import type { ReconfigureOutcome, RuntimeSettings } from '../live-settings.js';
+import { type ReconfigureOutcome, type RuntimeSettings, setProcessSettings } from '../live-settings.js';
 import { emptyMetrics, type MetricsSnapshot, mergeMetrics, renderMetrics } from '../metrics.js';
 import { type ProxyOptions, type ProxyOptionsInput, resolveProxyOptions } from '../options.js';
 import { type ApplyOutcome, createProxy, type Proxy as PorticoProxy } from '../proxy.js';
@@ -291,9 +291,7 @@ async function applyToAll(
 async function reconfigureWorkers(pool: Pool, settings: RuntimeSettings): Promise<ReconfigureOutcome> {
   if (pool.draining) return { ok: false, error: 'proxy is draining' };
   const { options } = pool;
-  options.setLogLevel?.(settings.logLevel);
-  options.drainMs = settings.drainMs;
-  options.maxDrainMs = settings.maxDrainMs;
+  setProcessSettings(options, settings);
   pool.settings = {
     ...pool.settings,
     drainMs: settings.drainMs,
