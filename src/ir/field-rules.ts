@@ -14,8 +14,11 @@ export const MAX_TIMEOUT_MS = 86_400_000;
  */
 export const MAX_REGEX_PROGRAM_SIZE = 200;
 
-// RFC 9110 token characters, indexed by char code (codes past the table read undefined: not a token).
-const TOKEN = new Uint8Array(256);
+/**
+ * RFC 9110 token characters, indexed by char code or byte (codes past the table read undefined: not a token).
+ * The proxy's parsers read a head's bytes with it (through proxy/http-syntax.ts).
+ */
+export const TOKEN = new Uint8Array(256);
 for (const c of "!#$%&'*+-.^_`|~") TOKEN[c.charCodeAt(0)] = 1;
 for (let c = 48; c <= 57; c++) TOKEN[c] = 1;
 for (let c = 65; c <= 90; c++) TOKEN[c] = 1;

@@ -4,7 +4,7 @@
 // text: a request forwarded with its headers unchanged passes runs of its own lines on (request-head.ts), and
 // the list of names and values is made only when something asks for it.
 import { bytesAre, digitsValue, headerLine, latin1Bytes, nameIs, readHeaderLine } from './header-line.js';
-import { hasToken, parseContentLength } from './http-syntax.js';
+import { hasToken, parseContentLength, TOKEN as TOKEN_RULE } from './http-syntax.js';
 import type { Refusal } from './refusal.js';
 import { knownName } from './wire-names.js';
 
@@ -42,6 +42,8 @@ const SP = 32;
 const CR = 13;
 const LF = 10;
 const SLASH = 47;
+/** RFC 9110 token bytes, for the method: the one table, bound in this module (see header-line.ts). */
+const TOKEN = TOKEN_RULE;
 /** Reused for every header line of every head: parsing a head is synchronous. */
 const LINE = headerLine();
 // Per header line, four offsets into the head's text: where the line starts, its colon, its value's start and end.
@@ -53,13 +55,6 @@ const CLOSE_VALUE = latin1Bytes('close');
 
 /** An absolute-form target: scheme, authority, then the path and query (RFC 9112 §3.2.2). */
 const ABSOLUTE_FORM = /^https?:\/\/([^/?#@]*)([/?][^#]*)?$/i;
-
-/** RFC 9110 token bytes, for the method. */
-const TOKEN = new Uint8Array(256);
-for (const c of "!#$%&'*+-.^_`|~") TOKEN[c.charCodeAt(0)] = 1;
-for (let c = 48; c <= 57; c++) TOKEN[c] = 1;
-for (let c = 65; c <= 90; c++) TOKEN[c] = 1;
-for (let c = 97; c <= 122; c++) TOKEN[c] = 1;
 
 /** reg-name bytes of a Host (unreserved, sub-delims, `%`): RFC 9110 §7.2 with RFC 3986 §3.2.2. */
 const REG_NAME = new Uint8Array(256);
@@ -263,7 +258,7 @@ function headerLines(
     if (malformed !== undefined) return fail(400, malformed);
     const name = knownName(bytes, pos, LINE.colon)?.name;
     if (name !== undefined) {
-      const refused = judge(bytes, lineValue(text, from), name, minor, f);
+      const refused = judge(bytes, text, from, name, minor, f);
       if (refused !== undefined) return refused;
       if (name === 'host' && ++hosts > 1) return fail(400, 'more than one Host header');
     }
@@ -300,37 +295,46 @@ function lineValue(text: string, from: number): string {
 }
 
 /**
- * Judges one line whose name the proxy knows (its value at LINE, and as `value` text); returns why the request
- * is refused, if it is.
+ * Judges one line whose name the proxy knows (its value at LINE in `bytes`; the head's `text` starts at `from`
+ * in them); returns why the request is refused, if it is. The value is cut from the text (lineValue) only by
+ * the branches that read it as a string: most known lines are judged on their bytes alone.
  */
-function judge(bytes: Buffer, value: string, name: string, minor: number, f: Framing): Refusal | undefined {
+function judge(
+  bytes: Buffer,
+  text: string,
+  from: number,
+  name: string,
+  minor: number,
+  f: Framing,
+): Refusal | undefined {
   const { valueStart, valueEnd } = LINE;
   switch (name) {
     case 'host':
       if (!isHostValue(bytes, valueStart, valueEnd)) return fail(400, 'invalid Host header');
-      f.host ??= value;
+      f.host ??= lineValue(text, from);
       return undefined;
     case 'content-length': {
       let n = digitsValue(bytes, valueStart, valueEnd);
-      if (n === -2) n = parseContentLength(value);
+      if (n === -2) n = parseContentLength(lineValue(text, from));
       if (n < 0 || (f.contentLength !== -1 && n !== f.contentLength))
         return fail(400, 'invalid content-length');
       f.contentLength = n;
       return undefined;
     }
     case 'transfer-encoding': {
+      const value = lineValue(text, from);
       f.transferEncoding = f.transferEncoding === undefined ? value : `${f.transferEncoding}, ${value}`;
       return undefined;
     }
     case 'connection':
-      connectionOptions(bytes, value, minor, f);
+      connectionOptions(bytes, text, from, minor, f);
       return undefined;
     case 'upgrade':
       // HTTP/2 is never reached by an upgrade (RFC 9113 dropped it): such a request is served as it is.
-      if (value.trim().toLowerCase() !== 'h2c') f.upgradeHeader = true;
+      if (lineValue(text, from).trim().toLowerCase() !== 'h2c') f.upgradeHeader = true;
       return undefined;
     case 'expect':
-      if (value.toLowerCase() !== '100-continue') return fail(417, 'unsupported expectation');
+      if (lineValue(text, from).toLowerCase() !== '100-continue') return fail(417, 'unsupported expectation');
       f.expectContinue = minor === 1;
       return undefined;
     default:
@@ -338,8 +342,11 @@ function judge(bytes: Buffer, value: string, name: string, minor: number, f: Fra
   }
 }
 
-/** A Connection line's options: close, keep-alive (HTTP/1.0), upgrade, and whether it names other fields. */
-function connectionOptions(bytes: Buffer, value: string, minor: number, f: Framing): void {
+/**
+ * A Connection line's options: close, keep-alive (HTTP/1.0), upgrade, and whether it names other fields. The
+ * usual lone `keep-alive` or `close` is read on the bytes; only a list is cut from `text` (see judge).
+ */
+function connectionOptions(bytes: Buffer, text: string, from: number, minor: number, f: Framing): void {
   const { valueStart, valueEnd } = LINE;
   if (nameIs(bytes, valueStart, valueEnd, KEEP_ALIVE_VALUE)) {
     if (minor === 0) f.connectionClose = false;
@@ -349,6 +356,7 @@ function connectionOptions(bytes: Buffer, value: string, minor: number, f: Frami
     f.connectionClose = true;
     return;
   }
+  const value = lineValue(text, from);
   if (hasToken(value, 'close')) f.connectionClose = true;
   else if (minor === 0 && hasToken(value, 'keep-alive')) f.connectionClose = false;
   if (hasToken(value, 'upgrade')) f.connectionUpgrade = true;

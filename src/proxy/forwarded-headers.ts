@@ -37,7 +37,27 @@ export function clientHeaderRule(lowerName: string): ClientHeaderRule {
   if (first !== X) return lowerName === 'forwarded' ? DROP : PASS;
   if (lowerName === 'x-forwarded-for') return FORWARDED_FOR;
   if (lowerName === 'x-request-id') return REQUEST_ID;
-  return lowerName.startsWith('x-forwarded-') || lowerName.startsWith('x-portico-') ? DROP : PASS;
+  return untrustedPrefix(lowerName, 0, lowerName.length) ? DROP : PASS;
+}
+
+/**
+ * Whether the header name text [from, to) (in any case) starts as the names a client may not send on do: any
+ * x-forwarded-* (x-forwarded-for aside, which clientHeaderRule decides first) and every x-portico-*. Read in
+ * place, so a head's unknown names are judged without cutting or lower-casing them (request-head.ts).
+ */
+export function untrustedPrefix(text: string, from: number, to: number): boolean {
+  return startsWithName(text, from, to, 'x-forwarded-') || startsWithName(text, from, to, 'x-portico-');
+}
+
+/** Whether text [from, to) starts with `prefix` (lower-case letters and `-`) in any ASCII case. */
+function startsWithName(text: string, from: number, to: number, prefix: string): boolean {
+  if (to - from < prefix.length) return false;
+  for (let i = 0; i < prefix.length; i++) {
+    // `| 0x20` lower-cases a letter; of the other characters it maps only CR onto one of the prefix's (`-`).
+    const c = text.charCodeAt(from + i);
+    if ((c | 0x20) !== prefix.charCodeAt(i) || c === 13) return false;
+  }
+  return true;
 }
 
 const MAX_REQUEST_ID = 128;

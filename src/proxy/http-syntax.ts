@@ -1,7 +1,7 @@
 // HTTP/1.1 field syntax (RFC 9110 §5, §8.6) shared by the request parser and the upstream response parser.
 
 // Token and field-value rules are the fleet config's own (what a config may hold is what the wire may carry).
-export { isFieldValue as isValidFieldValue, isHeaderName, isToken } from '../ir/field-rules.js';
+export { isFieldValue as isValidFieldValue, isHeaderName, isToken, TOKEN } from '../ir/field-rules.js';
 
 /** Whether a comma-separated list (Connection, Transfer-Encoding) holds `token` (lower case). */
 export function hasToken(list: string, token: string): boolean {

@@ -5,6 +5,7 @@ import { ACCESS_LOG_FIELDS } from '../ir/access-log.js';
 import type { ProxySettings } from '../ir/proxy-settings.js';
 import type { LogLevel } from '../platform/log-line.js';
 import type { AccessLogOptions } from './access-log.js';
+import type { ProxyOptions } from './options.js';
 import type { TracingOptions } from './span-exporter.js';
 
 export interface RuntimeSettings {
@@ -19,6 +20,19 @@ export interface RuntimeSettings {
 }
 
 export type ReconfigureOutcome = { ok: true } | { ok: false; error: string };
+
+/**
+ * What a proxy's own process takes of new settings at once, whether it serves or leads workers: its log level
+ * and the times of its next drain.
+ */
+export function setProcessSettings(
+  options: Pick<ProxyOptions, 'setLogLevel' | 'drainMs' | 'maxDrainMs'>,
+  settings: RuntimeSettings,
+): void {
+  options.setLogLevel?.(settings.logLevel);
+  options.drainMs = settings.drainMs;
+  options.maxDrainMs = settings.maxDrainMs;
+}
 
 export function runtimeSettings(settings: ProxySettings): RuntimeSettings {
   const log = settings.accessLog;

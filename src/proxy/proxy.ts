@@ -15,6 +15,7 @@ import {
   type RuntimeSettings,
   sameAccessLog,
   sameTracing,
+  setProcessSettings,
 } from './live-settings.js';
 import { createProxyMetrics } from './metrics.js';
 import { bindPort, type ProxyOptions, type ProxyOptionsInput, resolveProxyOptions } from './options.js';
@@ -347,9 +348,7 @@ function reconfigureNow(state: ProxyState, settings: RuntimeSettings): Reconfigu
       ok: false,
       error: `this proxy serves in its own process (one worker): ${settings.workers} workers need a restart`,
     };
-  options.setLogLevel?.(settings.logLevel);
-  options.drainMs = settings.drainMs;
-  options.maxDrainMs = settings.maxDrainMs;
+  setProcessSettings(options, settings);
   if (!sameAccessLog(options.accessLog, settings.accessLog)) {
     const old = rt.accessLog;
     const write = options.accessLog?.write ?? state.accessLogWrite;

@@ -13,6 +13,7 @@ import {
   PASS,
   REQUEST_ID,
   TRACE_PARENT,
+  untrustedPrefix,
 } from './forwarded-headers.js';
 import { clientIp, connectionListed, type HeaderMap, HOP_BY_HOP, isInternalAddress } from './headers.js';
 import { isHeaderName, isValidFieldValue } from './http-syntax.js';
@@ -106,7 +107,8 @@ function requestHeadFromWire(req: ClientRequest, head: RequestHead, o: HeadOptio
   for (let k = 0, i = 0; k < names.length; k++, i += 4) {
     const name = names[k];
     const start = offsets[i]!;
-    if (name === undefined ? !untrustedName(text, start, offsets[i + 1]!) : passesAsIs(name, o)) {
+    // An unknown name is never x-forwarded-for or x-request-id (both are known): only the prefix rule applies.
+    if (name === undefined ? !untrustedPrefix(text, start, offsets[i + 1]!) : passesAsIs(name, o)) {
       if (run < 0) run = start;
       continue;
     }
@@ -128,21 +130,6 @@ function requestHeadFromWire(req: ClientRequest, head: RequestHead, o: HeadOptio
   client.lines ??= connectionLines(facts);
   out += forwardingLines(facts, client.lines, forwardedFor, requestIds ?? NO_IDS, nextRequestId);
   return `${out}${framing(o)}\r\n`;
-}
-
-/**
- * An unknown name the client may not send on (forwarded-headers.ts): another x-forwarded-* or any x-portico-*
- * (the names are tokens, so `| 0x20` lower-cases exactly).
- */
-function untrustedName(text: string, from: number, to: number): boolean {
-  return startsWithName(text, from, to, 'x-forwarded-') || startsWithName(text, from, to, 'x-portico-');
-}
-
-function startsWithName(text: string, from: number, to: number, prefix: string): boolean {
-  if (to - from < prefix.length) return false;
-  for (let i = 0; i < prefix.length; i++)
-    if ((text.charCodeAt(from + i) | 0x20) !== prefix.charCodeAt(i)) return false;
-  return true;
 }
 
 /** The head from the client's raw header lines, one by one. */

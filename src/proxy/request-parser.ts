@@ -12,14 +12,6 @@ import {
 import { type HeadSearch, headEnd } from './header-line.js';
 import type { Refusal } from './refusal.js';
 
-export {
-  CHUNKED_REQUEST,
-  type ParsedRequest,
-  parseRequestHead,
-  RequestHead,
-  type RequestHeadLimits,
-} from './client-head.js';
-
 /** Receives what the parser reads; calls come in order: head, body chunks, end. */
 export interface RequestParserSink {
   onRequestHead(request: RequestHead): void;

@@ -6,7 +6,6 @@ import { compileRegex } from '../ir/field-rules.js';
 import type {
   FleetConfig,
   HeaderMatch,
-  Listener,
   PathMatch,
   QueryParamMatch,
   Route,
@@ -144,10 +143,9 @@ export function compileVirtualHost(vhost: VirtualHost): CompiledVirtualHost {
   };
 }
 
-export function compileHostTable(listener: Listener, vhosts: Iterable<CompiledVirtualHost>): HostTable {
-  const table: HostTable = { exact: new Map(), wildcards: [] };
-  for (const vhost of vhosts) if (vhost.listener === listener.name) addHost(table, vhost);
-  return table;
+/** A listener's table of VirtualHosts by hostname, empty: addHost puts each in. */
+export function emptyHostTable(): HostTable {
+  return { exact: new Map(), wildcards: [] };
 }
 
 /**
@@ -176,23 +174,29 @@ export function removeHost(table: HostTable, vhost: CompiledVirtualHost): void {
 }
 
 /**
- * Compiles every virtual host; `cache` (per proxy) reuses the compiled form of VirtualHost objects seen
- * before, so when the caller keeps unchanged resources' objects across updates, only changes are compiled.
+ * A VirtualHost compiled; `cache` (per proxy) reuses the compiled form of VirtualHost objects seen before, so
+ * when the caller keeps unchanged resources' objects across updates, only changes are compiled.
  */
+export function compiledVirtualHost(
+  v: VirtualHost,
+  cache: WeakMap<VirtualHost, CompiledVirtualHost> | undefined,
+): CompiledVirtualHost {
+  let compiled = cache?.get(v);
+  if (compiled === undefined) {
+    compiled = compileVirtualHost(v);
+    cache?.set(v, compiled);
+  }
+  return compiled;
+}
+
+/** Every virtual host compiled (compiledVirtualHost), by name. */
 export function compileVirtualHosts(
   config: FleetConfig,
-  cache: WeakMap<VirtualHost, CompiledVirtualHost> = new WeakMap(),
+  cache?: WeakMap<VirtualHost, CompiledVirtualHost>,
 ): Map<string, CompiledVirtualHost> {
-  return new Map(
-    config.virtualHosts.map((v) => {
-      let compiled = cache.get(v);
-      if (compiled === undefined) {
-        compiled = compileVirtualHost(v);
-        cache.set(v, compiled);
-      }
-      return [v.name, compiled];
-    }),
-  );
+  const out = new Map<string, CompiledVirtualHost>();
+  for (const v of config.virtualHosts) out.set(v.name, compiledVirtualHost(v, cache));
+  return out;
 }
 
 /** The Host header without its port, lower case (`[::1]:80` → `[::1]`). */

@@ -8,8 +8,9 @@ import type { LoadBalancing } from './options.js';
 import {
   addHost,
   type CompiledVirtualHost,
-  compileHostTable,
-  compileVirtualHost,
+  compiledVirtualHost,
+  compileVirtualHosts,
+  emptyHostTable,
   type HostTable,
   removeHost,
 } from './routing.js';
@@ -39,15 +40,6 @@ export interface Snapshot {
 
 type CompiledCache = WeakMap<VirtualHost, CompiledVirtualHost>;
 
-function compiledOf(v: VirtualHost, cache: CompiledCache | undefined): CompiledVirtualHost {
-  let compiled = cache?.get(v);
-  if (compiled === undefined) {
-    compiled = compileVirtualHost(v);
-    cache?.set(v, compiled);
-  }
-  return compiled;
-}
-
 function clusterState(config: FleetConfig, name: string): ClusterState | undefined {
   const c = findByName(config.clusters, name);
   if (c === undefined) return undefined;
@@ -76,11 +68,13 @@ export function compileSnapshot(
   ) {
     return updatedSnapshot(previous, config, version, change, cache);
   }
-  const vhosts = new Map<string, CompiledVirtualHost>();
-  for (const v of config.virtualHosts) vhosts.set(v.name, compiledOf(v, cache));
-  const listeners = new Map(
-    config.listeners.map((l) => [l.name, { listener: l, hosts: compileHostTable(l, vhosts.values()) }]),
-  );
+  const vhosts = compileVirtualHosts(config, cache);
+  const listeners = new Map(config.listeners.map((l) => [l.name, { listener: l, hosts: emptyHostTable() }]));
+  // One pass: each VirtualHost into its listener's table, as a change puts one in (updatedSnapshot).
+  for (const c of vhosts.values()) {
+    const table = listeners.get(c.listener)?.hosts;
+    if (table !== undefined) addHost(table, c);
+  }
   const endpoints = new Map(config.endpoints.map((e) => [e.name, e.endpoints]));
   const clusters = new Map(
     config.clusters.map((c) => [
@@ -104,7 +98,7 @@ function updatedSnapshot(
   for (const { type, name } of change.changed) {
     if (type === 'virtualHosts') {
       const v = findByName(config.virtualHosts, name);
-      if (v !== undefined) compiled.push(compiledOf(v, cache));
+      if (v !== undefined) compiled.push(compiledVirtualHost(v, cache));
     } else if (type === 'clusters' || type === 'endpoints') clusterNames.add(name);
   }
   for (const { type, name } of change.removed)

@@ -2,12 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { isInternalAddress } from '../../src/proxy/headers.js';
 import { redirectLocation, rewritePath } from '../../src/proxy/rewrite.js';
-import {
-  compileHostTable,
-  compileVirtualHosts,
-  hostWithoutPort,
-  lookupHost,
-} from '../../src/proxy/routing.js';
+import { hostWithoutPort, lookupHost } from '../../src/proxy/routing.js';
+import { compileSnapshot } from '../../src/proxy/snapshot.js';
 import { listener, simpleFleet, vhost } from '../support/fleet.js';
 
 describe('routing pieces', () => {
@@ -42,7 +38,7 @@ describe('routing pieces', () => {
       vhost(80, '*', []),
     ];
     const config = simpleFleet(vhosts);
-    const table = compileHostTable(listener(80), compileVirtualHosts(config).values());
+    const table = compileSnapshot(config, '0').listeners.get(listener(80).name)!.hosts;
     assert.equal(lookupHost(table, 'a.b.example.com')?.hostname, 'a.b.example.com');
     assert.equal(lookupHost(table, 'x.b.example.com')?.hostname, '*.b.example.com');
     assert.equal(lookupHost(table, 'x.y.example.com')?.hostname, '*.example.com');

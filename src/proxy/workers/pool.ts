@@ -10,7 +10,7 @@ import {
   fleetConfigDelta,
 } from '../../ir/fleet-config-patch.js';
 import { type AdminView, type SideServer, sideServerAddress, startSideServers } from '../admin.js';
-import type { ReconfigureOutcome, RuntimeSettings } from '../live-settings.js';
+import { type ReconfigureOutcome, type RuntimeSettings, setProcessSettings } from '../live-settings.js';
 import { emptyMetrics, type MetricsSnapshot, mergeMetrics, renderMetrics } from '../metrics.js';
 import { type ProxyOptions, type ProxyOptionsInput, resolveProxyOptions } from '../options.js';
 import { type ApplyOutcome, createProxy, type Proxy as PorticoProxy } from '../proxy.js';
@@ -215,10 +215,7 @@ function onExit(pool: Pool, slot: WorkerSlot, code: number | null, signal: strin
   const replace = (): void => {
     if (pool.draining || pool.closed) return;
     const next = fork(pool, Math.min(index, pool.slots.length));
-    void enqueue(pool, async () => {
-      await next.started;
-      if (pool.current !== undefined) await applyTo(pool, next, pool.current.config, pool.current.version);
-    }).catch(() => undefined);
+    void enqueue(pool, () => catchUp(pool, next)).catch(() => undefined);
   };
   if (delayMs === 0) replace();
   else setTimeout(replace, delayMs).unref();
@@ -294,9 +291,7 @@ async function applyToAll(
 async function reconfigureWorkers(pool: Pool, settings: RuntimeSettings): Promise<ReconfigureOutcome> {
   if (pool.draining) return { ok: false, error: 'proxy is draining' };
   const { options } = pool;
-  options.setLogLevel?.(settings.logLevel);
-  options.drainMs = settings.drainMs;
-  options.maxDrainMs = settings.maxDrainMs;
+  setProcessSettings(options, settings);
   pool.settings = {
     ...pool.settings,
     drainMs: settings.drainMs,
@@ -334,17 +329,20 @@ async function resizeWorkers(pool: Pool, workers: number): Promise<void> {
   while (pool.slots.length < workers) added.push(fork(pool, pool.slots.length));
   if (leaving.length + added.length > 0)
     pool.options.log.info(`${pool.slots.length} workers (${added.length} added, ${leaving.length} let go)`);
-  await Promise.all(
-    added.map(async (slot) => {
-      // One that dies first is replaced, with the current config, as any dead worker is.
-      const started = await slot.started.then(
-        () => true,
-        () => false,
-      );
-      if (started && pool.current !== undefined)
-        await applyTo(pool, slot, pool.current.config, pool.current.version);
-    }),
+  await Promise.all(added.map((slot) => catchUp(pool, slot)));
+}
+
+/**
+ * A new worker (a replacement, or one more), once it started, gets the config the others serve, if they serve
+ * one yet. One that exits before it starts gets nothing: it is replaced, as any dead worker is (onExit).
+ */
+async function catchUp(pool: Pool, slot: WorkerSlot): Promise<void> {
+  const started = await slot.started.then(
+    () => true,
+    () => false,
   );
+  if (started && pool.current !== undefined)
+    await applyTo(pool, slot, pool.current.config, pool.current.version);
 }
 
 /** Every worker's counts and liveness, asked now; a silent worker's last counts stand, and it is not live. */

@@ -55,16 +55,12 @@ export function runWorker(settings: WorkerSettings): void {
       send({ type: 'applied', id: message.id, outcome, addresses: [] });
       return;
     }
-    // A delta says exactly what changed: the worker's proxy validates and compiles only that.
+    // A delta says exactly what changed: the worker's proxy validates and compiles only that. Its changed
+    // resources go as they came: the change's readers take only their type and name.
     const change =
       config === undefined || delta === undefined
         ? undefined
-        : {
-            since: config,
-            config: next,
-            changed: delta.changed.map(({ type, name }) => ({ type, name })),
-            removed: delta.removed,
-          };
+        : { since: config, config: next, changed: delta.changed, removed: delta.removed };
     const outcome = await proxy.apply(next, message.version, change);
     if (outcome.ok) config = next;
     const addresses = proxy.addresses();
