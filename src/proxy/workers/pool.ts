@@ -221,7 +221,6 @@ function onExit(pool: Pool, slot: WorkerSlot, code: number | null, signal: strin
   else setTimeout(replace, delayMs).unref();
 }
 
-/** Sends `config` to one worker, whole or as a delta from what it applied last. */
 /** What a worker that applied `sent` needs to reach `config`: from `change` when it starts there, else compared. */
 function workerDelta(
   sent: FleetConfig,
@@ -238,6 +237,7 @@ function workerDelta(
   return { changed, removed: change.removed };
 }
 
+/** Sends `config` to one worker, whole or as a delta from what it applied last. */
 async function applyTo(
   pool: Pool,
   slot: WorkerSlot,
