@@ -6,6 +6,7 @@ import type { FleetInfra } from '../../../src/ir/fleet-infra.js';
 import { discardingLogger } from '../../../src/platform/log-line.js';
 import type { ApiClient, JsonObject } from '../../../src/provider/kubernetes/api-client.js';
 import { createFleetClientSecrets } from '../../../src/provider/kubernetes/fleet-client-secrets.js';
+import { applyMergePatch } from '../../support/apply-merge-patch.js';
 
 const ca = generateCertificates({ namespace: 'sys' });
 const authority = { caCertPem: ca.caCertPem, caKeyPem: ca.caKeyPem };
@@ -20,18 +21,6 @@ const INFRA: FleetInfra = {
 };
 const ACCOUNT = { name: INFRA.name, uid: 'sa-uid-1' };
 const NAME = 'proxy-default-eg-e41e7b31-client-cert';
-
-/** RFC 7386, as the API server applies a merge patch: objects merge, null removes, anything else replaces. */
-function mergePatch(target: unknown, patch: unknown): unknown {
-  if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) return patch;
-  const out: Record<string, unknown> =
-    typeof target === 'object' && target !== null && !Array.isArray(target) ? { ...target } : {};
-  for (const [key, value] of Object.entries(patch)) {
-    if (value === null) delete out[key];
-    else out[key] = mergePatch(out[key], value);
-  }
-  return out;
-}
 
 /** Secrets in memory with the API server's answers; every request is recorded as `METHOD name`. */
 function fakeApi(): { client: ApiClient; secrets: Map<string, JsonObject>; calls: string[] } {
@@ -51,7 +40,7 @@ function fakeApi(): { client: ApiClient; secrets: Map<string, JsonObject>; calls
         return { status: 201, body: object };
       }
       if (method === 'PATCH' && found !== undefined && name !== undefined) {
-        const merged = mergePatch(found, body) as JsonObject;
+        const merged = applyMergePatch(found, body) as JsonObject;
         secrets.set(name, merged);
         return { status: 200, body: merged };
       }

@@ -3,21 +3,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { mergePatch } from '../../../src/provider/kubernetes/merge-patch.js';
+import { applyMergePatch } from '../../support/apply-merge-patch.js';
 import { random } from '../../translate/random-edits.js';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
-
-/** RFC 7386 MergePatch(target, patch). */
-function applyPatch(target: Json | undefined, patch: Json): Json {
-  if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) return patch;
-  const out: Record<string, Json> =
-    typeof target === 'object' && target !== null && !Array.isArray(target) ? { ...target } : {};
-  for (const [key, value] of Object.entries(patch)) {
-    if (value === null) delete out[key];
-    else out[key] = applyPatch(out[key], value);
-  }
-  return out;
-}
 
 function randomValue(next: () => number, depth: number): Json {
   const roll = next();
@@ -36,7 +25,7 @@ test('applying the patch to the old value gives the new one, for random values',
     if (typeof before !== 'object' || before === null || Array.isArray(before)) continue;
     if (typeof after !== 'object' || after === null || Array.isArray(after)) continue;
     const patch = mergePatch(before, after);
-    assert.deepEqual(applyPatch(before, patch ?? {}), after, JSON.stringify({ before, after, patch }));
+    assert.deepEqual(applyMergePatch(before, patch ?? {}), after, JSON.stringify({ before, after, patch }));
     if (patch === undefined) assert.deepEqual(before, after);
   }
 });
