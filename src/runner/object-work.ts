@@ -51,6 +51,16 @@ const defaultTimer = (ms: number, fire: () => void): (() => void) => {
   return () => clearTimeout(timer);
 };
 
+/** Forgets the object at `key`: its retry no longer waits, it leaves the queue and the entries. */
+function forgetEntry(entries: Map<string, Entry>, queue: Set<string>, key: string): void {
+  const entry = entries.get(key);
+  if (entry === undefined) return;
+  entry.cancelRetry?.();
+  entry.queued = false;
+  queue.delete(key);
+  entries.delete(key);
+}
+
 export function createObjectWork(options: ObjectWorkOptions): ObjectWork {
   const now = options.now ?? Date.now;
   const setTimer = options.setTimer ?? defaultTimer;
@@ -67,26 +77,6 @@ export function createObjectWork(options: ObjectWorkOptions): ObjectWork {
     entry.queued = true;
     queue.add(key);
     pump();
-  }
-
-  function forget(key: string, entry: Entry): void {
-    entry.cancelRetry?.();
-    entry.queued = false;
-    queue.delete(key);
-  }
-
-  function drop(keys: Iterable<string>): void {
-    for (const key of keys) {
-      const entry = entries.get(key);
-      if (entry === undefined) continue;
-      forget(key, entry);
-      entries.delete(key);
-    }
-  }
-
-  function forgetAll(): void {
-    for (const [key, entry] of entries) forget(key, entry);
-    entries.clear();
   }
 
   function pump(): void {
@@ -155,26 +145,24 @@ export function createObjectWork(options: ObjectWorkOptions): ObjectWork {
       if (mayTry(entry.backoff, fingerprint, now())) enqueue(key, entry);
     },
     retain(keys) {
-      // Deleting the entry being visited is safe in a Map's iteration: no copy of thousands of keys per pass.
-      for (const [key, entry] of entries) {
-        if (keys.has(key)) continue;
-        forget(key, entry);
-        entries.delete(key);
-      }
+      // Deleting the key being visited is safe in a Map's iteration: no copy of thousands of keys per pass.
+      for (const key of entries.keys()) if (!keys.has(key)) forgetEntry(entries, queue, key);
     },
-    forget: drop,
+    forget(keys) {
+      for (const key of keys) forgetEntry(entries, queue, key);
+    },
     failing: (key) => entries.get(key)?.backoff !== undefined,
     idle() {
       if (active === 0 && queue.size === 0) return Promise.resolve();
       return new Promise((resolve) => idleWaiters.push(resolve));
     },
     reset() {
-      forgetAll();
+      for (const key of entries.keys()) forgetEntry(entries, queue, key);
       queue.clear();
     },
     stop() {
       stopped = true;
-      forgetAll();
+      for (const key of entries.keys()) forgetEntry(entries, queue, key);
       queue.clear();
       for (const wake of idleWaiters.splice(0)) wake();
       idleWaiters = [];
