@@ -33,7 +33,8 @@ export interface FileWatchOptions {
   /** Full rescan period, the safety net under `fs.watch`; 0 turns it off. */
   pollIntervalMs?: number;
   /** A file must stay gone (or empty) this long before it is reported removed (or emptied), so editors'
-   * rename-and-replace and in-place truncate-then-write are no removal. */
+   * rename-and-replace and in-place truncate-then-write are no removal, even from a writer the machine's load
+   * holds up between its truncate and its write (50 ms was seen to be too short under load: routes went). */
   removalDelayMs?: number;
   /** Told when an event arrives, its batch is gathered and its files are read (diagnostics). */
   trace?: StageTrace;
@@ -48,7 +49,7 @@ export interface FileWatcher {
 // Gathering window: none by default (the events already queued are taken together, on the next turn of the
 // event loop). A save's later steps raise their own events and are read then; a file caught empty mid-write
 // or missing mid-rename is held by the empty-file and removal delays, so a window would only add latency.
-const DEFAULTS = { debounceMs: 0, pollIntervalMs: 2000, removalDelayMs: 50 };
+const DEFAULTS = { debounceMs: 0, pollIntervalMs: 2000, removalDelayMs: 500 };
 const RESOURCE_EXTENSIONS = new Set(['.yaml', '.yml', '.json']);
 // Files are stat'ed and read synchronously: for a resource file that costs ~0.03 ms, where the thread-pool round
 // trips of fs/promises cost ~0.7 ms each, and a full scan (start, the poll) of thousands of files would hold
