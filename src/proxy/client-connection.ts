@@ -5,7 +5,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import { CHUNKED_REQUEST, type RequestHead } from './client-head.js';
-import { ClientRequest, type RequestBody } from './client-request.js';
+import { ClientRequest, clientFacts, type RequestBody } from './client-request.js';
 import { ClientResponse, type ResponseConnection } from './client-response.js';
 import { matchPreface, PREFACE_MORE, PREFACE_NO } from './h2/preface.js';
 import { RequestParser, type RequestParserSink } from './request-parser.js';
@@ -287,7 +287,7 @@ export class ClientConnection implements RequestParserSink, ResponseConnection {
       head.method,
       head.target,
       head,
-      this.socket,
+      clientFacts(this.socket),
       body,
       head.bodyLength === CHUNKED_REQUEST,
       head.contentLength,

@@ -1,9 +1,43 @@
-// One request as the proxy's own HTTP/1.1 server read it: the parsed head, its socket and, when it has one,
-// its body as a stream.
+// One request as the proxy's servers read it: the parsed head, what its client connection says about the client
+// (read when the request arrives: an HTTP/2 session's socket is unbound once a reset tore it down) and, when it
+// has one, its body as a stream.
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Readable } from 'node:stream';
 import type { RequestHead } from './client-head.js';
+import type { ConnectionLines } from './forwarded-headers.js';
+import { clientIp, isInternalAddress } from './headers.js';
+
+/** What a client connection says about its client, read once per connection. */
+export interface ClientFacts {
+  /** The peer address as the socket gave it (the access log's); undefined when it was already gone. */
+  address: string | undefined;
+  /** The same with IPv4-mapped IPv6 unwrapped: the forwarding headers'. */
+  ip: string;
+  /** `x-portico-internal: true` or `x-portico-external-address: <ip>`, as name and value. */
+  origin: readonly [string, string];
+  /** The forwarding lines of an HTTP/1.1 head, made on first use. */
+  lines: ConnectionLines | undefined;
+}
+
+const CLIENT = Symbol('portico.client');
+type TaggedSocket = Socket & { [CLIENT]?: ClientFacts };
+
+/** The client's facts of `socket`, read on the first request and kept on the socket for the next ones. */
+export function clientFacts(socket: Socket): ClientFacts {
+  const tagged = socket as TaggedSocket;
+  let facts = tagged[CLIENT];
+  if (facts === undefined) {
+    const address = socket.remoteAddress;
+    const ip = clientIp(address);
+    const origin = isInternalAddress(ip)
+      ? (['x-portico-internal', 'true'] as const)
+      : (['x-portico-external-address', ip] as const);
+    facts = { address, ip, origin, lines: undefined };
+    tagged[CLIENT] = facts;
+  }
+  return facts;
+}
 
 /** A request body: its bytes as a stream, then the trailer fields the client sent after them, if any. */
 export interface RequestBody extends Readable {
@@ -31,7 +65,8 @@ export class ClientRequest {
     readonly url: string,
     /** Header lines as received (name, value, ...), or the HTTP/1.1 head they stand in. */
     private readonly lines: string[] | RequestHead,
-    readonly socket: Socket,
+    /** Its client connection's facts (clientFacts). */
+    readonly client: ClientFacts,
     /** The body, or null when the request has none. */
     readonly body: RequestBody | null,
     /** The body is chunked on the wire (its length is unknown). */

@@ -22,8 +22,9 @@ import { type ForwardPlan, nextEndpoint, resolveRequest, upstreamHeaders } from 
 import { ResponseHead, type UpstreamHead } from './response-head.js';
 import type { ListenerContext, ProxyRuntime } from './runtime.js';
 import { endpointKey } from './snapshot.js';
+import { recordTelemetry } from './telemetry.js';
 import { type TraceContext, traceparentOf } from './trace-context.js';
-import { requestSpan, requestTrace } from './tracing.js';
+import { requestTrace } from './tracing.js';
 import { forwardableTrailers } from './trailers.js';
 import {
   type UpstreamCall,
@@ -372,12 +373,17 @@ class Answer implements ResponseListener {
     const metrics = this.rt.metrics;
     const seconds = (performance.now() - this.started) / 1000;
     metrics.requestFinished();
-    metrics.request(this.listener, this.routeName, this.res.statusCode, seconds);
+    metrics.request(this.listener, this.routeName, this.status(), seconds);
     const traced = this.trace?.sampled === true;
     if (!this.logged && !traced) return;
-    const entry = this.entry(seconds * 1000);
-    if (this.logged) this.rt.accessLog?.record(entry);
-    if (traced) this.rt.tracing?.exporter.record(requestSpan(this.trace!, this.started, entry));
+    recordTelemetry(this.rt, this.logged, traced ? this.trace : undefined, this.started, () =>
+      this.entry(seconds * 1000),
+    );
+  }
+
+  /** The status the client got: 0 when no response head was sent (a client gone first, an abort). */
+  private status(): number {
+    return this.res.headersSent ? this.res.statusCode : (this.abortStatus ?? 0);
   }
 
   private entry(durationMs: number): AccessLogEntry {
@@ -388,7 +394,7 @@ class Answer implements ResponseListener {
       authority: req.host,
       path: req.url,
       protocol: res.protocol,
-      status: res.headersSent ? res.statusCode : (this.abortStatus ?? 0),
+      status: this.status(),
       flag: this.flag,
       bytesReceived: req.body?.received ?? 0,
       bytesSent: res.bodyBytesSent,
@@ -398,7 +404,7 @@ class Answer implements ResponseListener {
       routeName: this.routeName,
       listener: this.listener,
       requestId: this.requestId,
-      clientAddress: req.socket.remoteAddress,
+      clientAddress: req.client.address,
     };
   }
 }

@@ -1,10 +1,8 @@
 // The request head toward an upstream, as one string. The common case (no request header filters) is built
 // in one pass over the client's raw header lines; with filters, from the header map the filters edited.
-import type { Socket } from 'node:net';
 import type { RequestHead } from './client-head.js';
 import type { ClientRequest } from './client-request.js';
 import {
-  type ConnectionLines,
   clientHeaderRule,
   connectionLines,
   FORWARDED_FOR,
@@ -15,35 +13,9 @@ import {
   TRACE_PARENT,
   untrustedPrefix,
 } from './forwarded-headers.js';
-import { clientIp, connectionListed, type HeaderMap, HOP_BY_HOP, isInternalAddress } from './headers.js';
+import { connectionListed, type HeaderMap, HOP_BY_HOP } from './headers.js';
 import { isHeaderName, isValidFieldValue } from './http-syntax.js';
 import { nextRequestId } from './request-id.js';
-
-/** What the forwarding headers say about a client connection, computed once per connection. */
-interface ClientFacts {
-  ip: string;
-  /** `x-portico-internal: true` or `x-portico-external-address: <ip>`, as name and value. */
-  origin: readonly [string, string];
-  /** The same as lines of an HTTP/1.1 head, made on first use. */
-  lines: ConnectionLines | undefined;
-}
-
-const CLIENT = Symbol('portico.client');
-type TaggedSocket = Socket & { [CLIENT]?: ClientFacts };
-
-export function clientFacts(socket: Socket): ClientFacts {
-  const tagged = socket as TaggedSocket;
-  let facts = tagged[CLIENT];
-  if (facts === undefined) {
-    const ip = clientIp(socket.remoteAddress);
-    const origin = isInternalAddress(ip)
-      ? (['x-portico-internal', 'true'] as const)
-      : (['x-portico-external-address', ip] as const);
-    facts = { ip, origin, lines: undefined };
-    tagged[CLIENT] = facts;
-  }
-  return facts;
-}
 
 // What the one-pass builder does with a (lower-case) request header name besides the forwarding headers'
 // rules (forwarded-headers.ts); absent: pass it on. Hop-by-hop ones (headers.ts) are dropped.
@@ -125,7 +97,7 @@ function requestHeadFromWire(req: ClientRequest, head: RequestHead, o: HeadOptio
   if (run >= 0) out += text.slice(run);
   if (o.traceparent !== undefined) out += `traceparent: ${o.traceparent}\r\n`;
   out += `host: ${o.hostRewrite ?? head.host ?? o.authority}\r\n`;
-  const client = clientFacts(req.socket);
+  const client = req.client;
   const facts = { clientIp: client.ip, origin: client.origin, proto: o.proto, timeoutMs: o.timeoutMs };
   client.lines ??= connectionLines(facts);
   out += forwardingLines(facts, client.lines, forwardedFor, requestIds ?? NO_IDS, nextRequestId);
@@ -165,7 +137,7 @@ function requestHeadFromLines(req: ClientRequest, o: HeadOptions): string {
   }
   if (o.traceparent !== undefined) head += `traceparent: ${o.traceparent}\r\n`;
   if (!host) head += `host: ${o.hostRewrite ?? o.authority}\r\n`;
-  const client = clientFacts(req.socket);
+  const client = req.client;
   const facts = { clientIp: client.ip, origin: client.origin, proto: o.proto, timeoutMs: o.timeoutMs };
   const ours = forwardingHeaders(facts, forwardedFor, requestIds ?? NO_IDS, nextRequestId);
   for (let i = 0; i < ours.length; i += 2) head += `${ours[i]}: ${ours[i + 1]}\r\n`;

@@ -4,7 +4,6 @@ import type { Endpoint, ForwardAction, HeaderModifier, Route, RouteFilter } from
 import type { ResponseFlag } from './access-log.js';
 import type { ClientRequest } from './client-request.js';
 import { addForwardingHeaders, applyHeaderModifier, endToEndHeaders, type HeaderMap } from './headers.js';
-import { clientFacts } from './request-head.js';
 import { nextRequestId } from './request-id.js';
 import { redirectLocation, rewritePath } from './rewrite.js';
 import { filtersFor, findRoute, hostWithoutPort, lookupHost, pickBackend } from './routing.js';
@@ -144,7 +143,7 @@ export function upstreamHeaders(
     headers.connection = 'upgrade';
     headers.upgrade = req.headers.upgrade ?? 'websocket';
   }
-  const client = clientFacts(req.socket);
+  const client = req.client;
   const facts = { clientIp: client.ip, origin: client.origin, proto, timeoutMs: plan.action.timeoutMs };
   addForwardingHeaders(headers, facts, nextRequestId);
   if (traceparent !== undefined) headers.traceparent = traceparent;

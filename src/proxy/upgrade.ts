@@ -4,14 +4,15 @@ import { request as httpRequest, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { Duplex } from 'node:stream';
-import type { ResponseFlag } from './access-log.js';
+import type { AccessLogEntry, ResponseFlag } from './access-log.js';
 import type { ClientRequest } from './client-request.js';
 import { responseHeaders } from './headers.js';
 import { resolveRequest, upstreamHeaders } from './resolve.js';
 import type { ListenerContext, ProxyRuntime } from './runtime.js';
 import { endpointKey } from './snapshot.js';
+import { recordTelemetry } from './telemetry.js';
 import { type TraceContext, traceparentOf } from './trace-context.js';
-import { requestSpan, requestTrace } from './tracing.js';
+import { requestTrace } from './tracing.js';
 
 /** How long an upgrade socket the proxy ended is kept for the client to read the answer. */
 const LINGER_MS = 1000;
@@ -55,7 +56,7 @@ function recordOnClose(
     const durationMs = performance.now() - outcome.started;
     // A TLS or plain socket: its counts are the tunnel's bytes each way, heads included.
     const counted = socket as Partial<Pick<Socket, 'bytesRead' | 'bytesWritten'>>;
-    const entry = {
+    const entry = (): AccessLogEntry => ({
       startMs: Date.now() - durationMs,
       method: req.method,
       authority: req.host,
@@ -71,10 +72,9 @@ function recordOnClose(
       routeName: outcome.routeName,
       listener: listener.name,
       requestId: outcome.requestId,
-      clientAddress: req.socket.remoteAddress,
-    };
-    if (logged) rt.accessLog?.record(entry);
-    if (traced) rt.tracing?.exporter.record(requestSpan(trace!, outcome.started, entry));
+      clientAddress: req.client.address,
+    });
+    recordTelemetry(rt, logged, traced ? trace : undefined, outcome.started, entry);
   });
 }
 

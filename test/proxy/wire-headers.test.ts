@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import type { Socket } from 'node:net';
 import { describe, it } from 'node:test';
 import { parseRequestHead, RequestHead } from '../../src/proxy/client-head.js';
-import { ClientRequest } from '../../src/proxy/client-request.js';
+import { ClientRequest, clientFacts } from '../../src/proxy/client-request.js';
 import { DROP_FROM_RESPONSE, hopByHopFree } from '../../src/proxy/headers.js';
 import { type HeadOptions, requestHeadFromRaw } from '../../src/proxy/request-head.js';
 import { parseResponseHead, ResponseHead } from '../../src/proxy/response-head.js';
@@ -138,8 +138,15 @@ describe('HTTP/1.1 header fast paths', () => {
         maxHeadersCount: 100,
       });
       assert.ok(parsed instanceof RequestHead, `${JSON.stringify(lines)}: ${JSON.stringify(parsed)}`);
-      const wire = new ClientRequest('GET', target, parsed, socket, null, false);
-      const listed = new ClientRequest('GET', target, [...parsed.rawHeaders], socket, null, false);
+      const wire = new ClientRequest('GET', target, parsed, clientFacts(socket), null, false);
+      const listed = new ClientRequest(
+        'GET',
+        target,
+        [...parsed.rawHeaders],
+        clientFacts(socket),
+        null,
+        false,
+      );
       assert.notEqual(wire.head, undefined);
       assert.equal(listed.head, undefined);
       const options: HeadOptions = {

@@ -4,8 +4,7 @@
 // connection-specific field, a content-length that is not one number.
 
 import type { ServerHttp2Stream } from 'node:http2';
-import type { Socket } from 'node:net';
-import { ClientRequest } from '../client-request.js';
+import { type ClientFacts, ClientRequest } from '../client-request.js';
 import { HTTP2_CONNECTION_SPECIFIC } from '../headers.js';
 import { isValidFieldValue, parseContentLength } from '../http-syntax.js';
 import type { Refusal } from '../refusal.js';
@@ -19,7 +18,7 @@ export function requestFromStream(
   stream: ServerHttp2Stream,
   raw: string[],
   ended: boolean,
-  socket: Socket,
+  client: ClientFacts,
   /** SETTINGS_MAX_HEADER_LIST_SIZE: nghttp2 enforces it only once the client acknowledged our SETTINGS. */
   maxHeaderListSize: number,
 ): ClientRequest | Refusal {
@@ -71,5 +70,5 @@ export function requestFromStream(
   if (cookie !== undefined) lines.push('cookie', cookie);
   const body = ended ? null : new H2RequestBody(stream);
   const chunked = body !== null && contentLength < 0;
-  return new ClientRequest(method, path, lines, socket, body, chunked, contentLength);
+  return new ClientRequest(method, path, lines, client, body, chunked, contentLength);
 }

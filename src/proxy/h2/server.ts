@@ -12,6 +12,7 @@ import {
 } from 'node:http2';
 import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
+import { clientFacts } from '../client-request.js';
 import { handleRequest } from '../handler.js';
 import type { Http2Limits } from '../options.js';
 import { hostWithoutPort } from '../routing.js';
@@ -110,7 +111,13 @@ function serveStream(
 ): void {
   const { rt } = ctx;
   const socket = session.socket as Socket;
-  const request = requestFromStream(stream, raw, ended, socket, rt.options.http2.maxHeaderListSize);
+  const request = requestFromStream(
+    stream,
+    raw,
+    ended,
+    clientFacts(socket),
+    rt.options.http2.maxHeaderListSize,
+  );
   if (!('method' in request)) {
     if (request.status === 0) stream.close(NGHTTP2_PROTOCOL_ERROR);
     else answerLocally(stream, request.status);
