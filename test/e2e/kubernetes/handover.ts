@@ -1,6 +1,7 @@
 // Availability e2e helpers: continuous traffic that counts every failure, the controller's Lease and pods,
 // a recorder of every Programmed condition a Gateway shows, and service account tokens for discovery streams.
 import assert from 'node:assert/strict';
+import { request } from 'node:http';
 import type { TestContext } from 'node:test';
 import type { NodeState } from '../../../src/discovery/server.js';
 import { SERVER_CERT_SECRET } from '../../../src/provider/kubernetes/certificate-secrets.js';
@@ -10,7 +11,6 @@ import { DATA_PLANE_PATH, parseDataPlaneReport } from '../../../src/provider/kub
 import type { Cluster } from '../../cluster/harness.js';
 import { asList, call, eventually, type Loose, watch } from '../../cluster/kube-api.js';
 import { httpRequest } from '../../support/http.js';
-import { get } from './traffic.js';
 
 export const CONTROLLER = 'gateway.portico.io/gatewayclass-controller';
 const CONTROLLER_SELECTOR = 'app.kubernetes.io/component=controller';
@@ -23,14 +23,72 @@ export interface TrafficTarget {
 
 export interface TrafficResult {
   requests: number;
-  /** One line per non-2xx reply or connection error, with the target and when it happened. */
+  /** One line per non-2xx reply or connection error, with the target, its phases and when it happened. */
   failures: string[];
+  /** Requests answered, but after more than SLOW_MS: each with the phase that took the time. */
+  slow: string[];
 }
 
 export interface Traffic {
   /** Requests completed so far (to wait until traffic really flows). */
   count(): number;
   stop(): Promise<TrafficResult>;
+}
+
+/**
+ * The longest a request may take before it counts as lost. Generous: a loaded 2-vCPU node can hold a request
+ * for seconds (a SYN retransmitted, a pod descheduled), and a request a stopping proxy accepted is answered
+ * within its drain or its connection is cut, so a lost one still fails, and says in which phase.
+ */
+const LOST_MS = 30_000;
+/** Answered later than this: reported with its phases, not failed. */
+const SLOW_MS = 5_000;
+
+/** One traffic request's outcome and where its time went. */
+interface Timed {
+  status: number | undefined;
+  error: string | undefined;
+  /** ms from sending to the TCP connection being up (undefined: it never was). */
+  connectedMs: number | undefined;
+  totalMs: number;
+}
+
+/**
+ * One request on a fresh connection, timed by phase: a connection that is slow to come up is the machine's or
+ * kube-proxy's (the proxy answers nothing before accepting); a connection up and an answer slow or missing is the
+ * proxy's to explain. The request id lets a lost request be found in the proxies' access logs.
+ */
+function timedRequest(target: TrafficTarget, requestId: string): Promise<Timed> {
+  return new Promise((resolve) => {
+    const sent = Date.now();
+    let connectedMs: number | undefined;
+    const done = (status: number | undefined, error: string | undefined): void =>
+      resolve({ status, error, connectedMs, totalMs: Date.now() - sent });
+    const req = request(
+      {
+        host: target.address,
+        port: target.port,
+        path: '/traffic',
+        headers: { host: target.host, 'x-request-id': requestId },
+        agent: false,
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => done(res.statusCode, undefined));
+        res.on('error', (error) => done(res.statusCode, error.message));
+      },
+    );
+    req.on('socket', (socket) => socket.once('connect', () => (connectedMs = Date.now() - sent)));
+    req.on('error', (error) => done(undefined, error.message));
+    req.setTimeout(LOST_MS, () => req.destroy(new Error(`no response within ${LOST_MS} ms`)));
+    req.end();
+  });
+}
+
+function phases(t: Timed): string {
+  return t.connectedMs === undefined
+    ? `never connected (${t.totalMs} ms)`
+    : `connected after ${t.connectedMs} ms, ${t.status === undefined ? 'no answer' : `answered ${t.status}`} after ${t.totalMs} ms`;
 }
 
 /**
@@ -41,31 +99,31 @@ export function startTraffic(targets: TrafficTarget[], concurrent = 2): Traffic 
   let stopped = false;
   let requests = 0;
   const failures: string[] = [];
+  const slow: string[] = [];
   const started = Date.now();
-  async function loop(target: TrafficTarget): Promise<void> {
-    while (!stopped) {
-      const sent = Date.now();
-      const label = () =>
-        `${target.host} via ${target.address}:${target.port} sent at +${sent - started} ms, failed after ${Date.now() - sent} ms`;
-      try {
-        const reply = await get(target.address, target.port, target.host, '/traffic');
-        if (reply.status < 200 || reply.status > 299) failures.push(`${label()}: HTTP ${reply.status}`);
-      } catch (error) {
-        failures.push(`${label()}: ${(error as Error).message}`);
-      }
+  async function loop(target: TrafficTarget, loopId: number): Promise<void> {
+    for (let n = 0; !stopped; n++) {
+      const sentAt = Date.now() - started;
+      const id = `e2e-traffic-${started}-${loopId}-${n}`;
+      const t = await timedRequest(target, id);
+      const label = `${target.host} via ${target.address}:${target.port} sent at +${sentAt} ms (x-request-id ${id}): ${phases(t)}`;
+      if (t.error !== undefined) failures.push(`${label}: ${t.error}`);
+      else if (t.status === undefined || t.status < 200 || t.status > 299)
+        failures.push(`${label}: HTTP ${t.status}`);
+      else if (t.totalMs > SLOW_MS) slow.push(label);
       requests++;
     }
   }
   const loops = [
-    ...targets.map((t) => loop(t)),
-    ...Array.from({ length: concurrent }, (_, i) => loop(targets[i % targets.length]!)),
+    ...targets.map((t, i) => loop(t, i)),
+    ...Array.from({ length: concurrent }, (_, i) => loop(targets[i % targets.length]!, targets.length + i)),
   ];
   return {
     count: () => requests,
     async stop() {
       stopped = true;
       await Promise.all(loops);
-      return { requests, failures };
+      return { requests, failures, slow };
     },
   };
 }
@@ -98,7 +156,9 @@ export async function duringTraffic(
 
 /** Traffic ran, and not one request failed. */
 export function assertNoFailedRequests(t: TestContext, result: TrafficResult): void {
-  t.diagnostic(`${result.requests} requests, ${result.failures.length} failed`);
+  t.diagnostic(`${result.requests} requests, ${result.failures.length} failed, ${result.slow.length} slow`);
+  // Slow but answered: the machine's load, told apart from a lost request by its phases.
+  for (const line of result.slow) t.diagnostic(`slow: ${line}`);
   assert.ok(result.requests > 0, 'traffic ran');
   assert.deepEqual(result.failures, [], `${result.failures.length} of ${result.requests} requests failed`);
 }
