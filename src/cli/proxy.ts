@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 import { type DiscoveryClientOptions, startDiscoveryClient } from '../discovery/client.js';
-import { PROXY_SETTINGS_DEFAULTS } from '../ir/proxy-settings.js';
+import { MAX_PROXY_WORKERS, PROXY_SETTINGS_DEFAULTS } from '../ir/proxy-settings.js';
 import { PORTS } from '../ir/well-known.js';
 import { PorticoError } from '../platform/errors.js';
 import { formatHostPort, parseHostPort } from '../platform/host-port.js';
@@ -47,6 +47,7 @@ const HELP = `usage: portico proxy --discovery HOST:PORT --fleet KEY --node ID -
   --config-file FILE        serve this fleet config (JSON or YAML) instead of asking discovery
   --workers N               processes serving the listeners (default: the CPUs this container may use —
                             its cgroup CPU quota, else its affinity mask); 1 serves in this process
+  --max-workers N           the most workers a settings change (PUT /settings) may ask for (default 1024)
 ${LOG_LEVEL_HELP}
 ${ACCESS_LOG_FLAGS_HELP}
 ${TRACING_FLAGS_HELP}
@@ -73,12 +74,18 @@ async function readRequired(path: string | undefined, option: string): Promise<s
   }
 }
 
-function workerCount(value: string | undefined): number {
-  if (value === undefined) return defaultWorkerCount();
+function wholeWorkers(value: string, option: string): number {
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 1 || n > 1024)
-    throw new PorticoError('E_USAGE', `--workers: expected a whole number from 1 to 1024, got '${value}'`);
+  if (!Number.isInteger(n) || n < 1 || n > MAX_PROXY_WORKERS)
+    throw new PorticoError(
+      'E_USAGE',
+      `${option}: expected a whole number from 1 to ${MAX_PROXY_WORKERS}, got '${value}'`,
+    );
   return n;
+}
+
+function workerCount(value: string | undefined): number {
+  return value === undefined ? defaultWorkerCount() : wholeWorkers(value, '--workers');
 }
 
 const OPTIONS = {
@@ -100,6 +107,7 @@ const OPTIONS = {
   'max-drain-seconds': { type: 'string', default: String(PROXY_SETTINGS_DEFAULTS.maxDrainSeconds) },
   'config-file': { type: 'string' },
   workers: { type: 'string' },
+  'max-workers': { type: 'string', default: String(MAX_PROXY_WORKERS) },
   'access-log': { type: 'string', default: PROXY_SETTINGS_DEFAULTS.accessLogFormat },
   'access-log-fields': { type: 'string' },
   'access-log-sampling': { type: 'string', default: '100' },
@@ -150,6 +158,7 @@ function runtimeOptions(values: ProxyArgs): WorkerProxyOptions {
     drainMs: seconds(values['drain-seconds'], '--drain-seconds') * 1000,
     maxDrainMs: seconds(values['max-drain-seconds'], '--max-drain-seconds') * 1000,
     workers: workerCount(values.workers),
+    maxWorkers: wholeWorkers(values['max-workers'], '--max-workers'),
     accessLog: accessLogOption(
       values['access-log'],
       values['access-log-fields'],

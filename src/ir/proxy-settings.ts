@@ -33,7 +33,8 @@ export const PROXY_SETTINGS_DEFAULTS = {
   maxDrainSeconds: 60,
 } as const;
 
-const MAX_WORKERS = 1024;
+/** The most workers any proxy runs (DataPlaneProxy `spec.workers` allows as many). */
+export const MAX_PROXY_WORKERS = 1024;
 const MAX_DRAIN_SECONDS = 86_400;
 
 /** Whether two settings say the same (key order aside). */
@@ -125,7 +126,7 @@ export function parseProxySettings(value: unknown): ProxySettings {
     accessLog: accessLogAt(o.accessLog),
     drainSeconds: numberAt(o.drainSeconds, 'drainSeconds', 0, MAX_DRAIN_SECONDS),
     maxDrainSeconds: numberAt(o.maxDrainSeconds, 'maxDrainSeconds', 0, MAX_DRAIN_SECONDS),
-    workers: numberAt(o.workers, 'workers', 1, MAX_WORKERS, true),
+    workers: numberAt(o.workers, 'workers', 1, MAX_PROXY_WORKERS, true),
   };
   if (o.tracing !== undefined) settings.tracing = tracingAt(o.tracing);
   return settings;

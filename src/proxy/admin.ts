@@ -5,7 +5,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { FleetConfig } from '../ir/fleet-config.js';
-import { parseProxySettings } from '../ir/proxy-settings.js';
+import { type ProxySettings, parseProxySettings } from '../ir/proxy-settings.js';
 import { type AdminRequestGuard, refuseAdminRequest } from '../platform/admin-request-guard.js';
 import { isPorticoError, PorticoError } from '../platform/errors.js';
 import { parseHostPort } from '../platform/host-port.js';
@@ -26,6 +26,8 @@ export interface AdminView {
   startDrain(): void;
   /** New settings while serving (PUT /settings). */
   reconfigure(settings: RuntimeSettings): Promise<ReconfigureOutcome>;
+  /** The most workers PUT /settings may ask for. */
+  readonly maxWorkers: number;
   metrics(): string | Promise<string>;
 }
 
@@ -61,26 +63,45 @@ function readBody(req: IncomingMessage, limit: number): Promise<string | undefin
   });
 }
 
-/** PUT /settings: 200 once applied, 400 naming the field refused, 409 when only a restart can apply them. */
-async function putSettings(view: AdminView, req: IncomingMessage, res: ServerResponse): Promise<void> {
+/** The settings last taken through PUT /settings; null until one was (the proxy runs on its flags). */
+interface TakenSettings {
+  settings: ProxySettings | null;
+}
+
+/**
+ * PUT /settings: 200 once applied, 400 naming the field refused, 409 when only a restart can apply them. What
+ * was taken is shown by GET /settings, so a supervisor sees a change it did not make and puts its own back.
+ */
+async function putSettings(
+  view: AdminView,
+  taken: TakenSettings,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
   const body = await readBody(req, MAX_SETTINGS_BYTES);
   if (body === undefined) {
     json(res, 413, { error: `settings over ${MAX_SETTINGS_BYTES} bytes` });
     return;
   }
-  let settings: RuntimeSettings;
+  let settings: ProxySettings;
   try {
-    settings = runtimeSettings(parseProxySettings(JSON.parse(body)));
+    settings = parseProxySettings(JSON.parse(body));
   } catch (error) {
     const why = isPorticoError(error) ? error.message : `not JSON: ${(error as Error).message}`;
     json(res, 400, { error: why });
     return;
   }
-  const outcome = await view.reconfigure(settings);
+  if (settings.workers > view.maxWorkers) {
+    json(res, 400, { error: `workers: expected at most ${view.maxWorkers} (this proxy's --max-workers)` });
+    return;
+  }
+  const outcome = await view.reconfigure(runtimeSettings(settings));
+  if (outcome.ok) taken.settings = settings;
   json(res, outcome.ok ? 200 : 409, outcome.ok ? { applied: true } : { error: outcome.error });
 }
 
 function adminRoutes(view: AdminView): Record<string, Route> {
+  const taken: TakenSettings = { settings: null };
   return {
     'GET /config_dump': (_req, res) => {
       const config = view.config();
@@ -91,7 +112,8 @@ function adminRoutes(view: AdminView): Record<string, Route> {
       );
     },
     'GET /version': (_req, res) => json(res, 200, view.version() ?? { version: null }),
-    'PUT /settings': (req, res) => putSettings(view, req, res),
+    'PUT /settings': (req, res) => putSettings(view, taken, req, res),
+    'GET /settings': (_req, res) => json(res, 200, taken.settings),
     'POST /drain': async (_req, res) => {
       view.startDrain();
       json(res, 202, { draining: true, inFlight: await view.inFlight() });

@@ -1,4 +1,5 @@
 // Every knob of the proxy runtime with its default, in one place.
+import { MAX_PROXY_WORKERS } from '../ir/proxy-settings.js';
 import { discardingLogger, type Logger, type LogLevel } from '../platform/log-line.js';
 import type { StageTrace } from '../trace/propagation-trace.js';
 import type { AccessLogOptions } from './access-log.js';
@@ -99,6 +100,8 @@ export interface ProxyOptions {
   drainMs: number;
   /** Drain: give up waiting for requests in flight after this (from drain start). */
   maxDrainMs: number;
+  /** The most workers a settings change (PUT /settings) may ask for: its supervisor's cap, not the machine's. */
+  maxWorkers: number;
   /** One line per event; never receives secrets. */
   log: Logger;
   /** Changes the level of `log` (its creator's to give): settings changed in place may change it. */
@@ -150,6 +153,7 @@ export const DEFAULT_PROXY_OPTIONS: ProxyOptions = {
   loadBalancing: 'round-robin',
   drainMs: 5_000,
   maxDrainMs: 60_000,
+  maxWorkers: MAX_PROXY_WORKERS,
   log: discardingLogger,
 };
 

@@ -421,6 +421,7 @@ function adminView(state: ProxyState, proxy: InProcessProxy): AdminView {
     inFlight: () => rt.metrics.inFlight,
     startDrain: () => void proxy.drain(),
     reconfigure: (settings) => proxy.reconfigure(settings),
+    maxWorkers: state.options.maxWorkers,
     metrics: () => rt.metrics.render(),
   };
 }

@@ -95,12 +95,19 @@ test('in process: the access log changes format between requests, tracing starts
 });
 
 test('the admin API takes settings only with its header, and names a field it refuses', async (t) => {
-  const proxy = createProxy({ bindAddress: '127.0.0.1', adminAddress: '127.0.0.1:0', log: discardingLogger });
+  const proxy = createProxy({
+    bindAddress: '127.0.0.1',
+    adminAddress: '127.0.0.1:0',
+    log: discardingLogger,
+    maxWorkers: 4,
+  });
   t.after(() => proxy.close());
   await proxy.started;
   assert.equal((await putSettings(proxy, SETTINGS, {})).status, 403);
   const cases: [unknown, RegExp][] = [
     [{ ...SETTINGS, workers: 0 }, /^workers: expected a number from 1/],
+    // Its supervisor's cap, not the 1,024 a DataPlaneProxy may ask for.
+    [{ ...SETTINGS, workers: 5 }, /^workers: expected at most 4 \(this proxy's --max-workers\)/],
     [
       { ...SETTINGS, accessLog: { format: 'json', fields: ['method', 'cookie'] } },
       /^accessLog\.fields\[1\]: unknown/,
@@ -114,6 +121,22 @@ test('the admin API takes settings only with its header, and names a field it re
     assert.equal(reply.status, 400, reply.body);
     assert.match(JSON.parse(reply.body).error, error);
   }
+});
+
+test('GET /settings shows what PUT /settings took last (null while the proxy runs on its flags)', async (t) => {
+  const proxy = createProxy({ bindAddress: '127.0.0.1', adminAddress: '127.0.0.1:0', log: discardingLogger });
+  t.after(() => proxy.close());
+  await proxy.started;
+  const port = sidePort(proxy, 'admin');
+  const shown = async () =>
+    JSON.parse((await httpRequest(port, '/settings', { host: `127.0.0.1:${port}` })).body) as unknown;
+  assert.equal(await shown(), null);
+  const taken = { ...SETTINGS, accessLog: { format: 'off' as const } };
+  assert.equal((await putSettings(proxy, taken)).status, 200);
+  assert.deepEqual(await shown(), taken);
+  // A refused change is not shown as taken.
+  assert.equal((await putSettings(proxy, { ...SETTINGS, workers: 2 })).status, 409);
+  assert.deepEqual(await shown(), taken);
 });
 
 test('with workers: added and let go under traffic, no request fails, every request counted', async (t) => {

@@ -21,6 +21,8 @@ export interface HostProxyArgsInput {
   serverName?: string;
   /** The file the proxy appends its stage timestamps to (diagnostics). */
   traceEvents?: string;
+  /** The most workers a settings change may ask of it: the supervisor's cap. */
+  maxWorkers: number;
 }
 
 export interface HostProxySettingsInput {
@@ -75,6 +77,7 @@ export function hostProxyArgs(input: HostProxyArgsInput): string[] {
     '--ready-address',
     on(HOST_PROXY_PORTS.ready),
   ];
+  args.push('--max-workers', String(input.maxWorkers));
   if (input.serverName !== undefined) args.push('--server-name', input.serverName);
   if (input.traceEvents !== undefined) args.push('--trace-events', input.traceEvents);
   return args;

@@ -10,7 +10,7 @@ import { probeLiveness } from './liveness-probe.js';
 import { followLog, type LogFollower } from './log-follower.js';
 import { processStartTime } from './process-identity.js';
 import { type ProxyRecord, removeProxyRecord, writeProxyRecord } from './proxy-records.js';
-import { putProxySettings } from './settings-request.js';
+import { putProxySettings, takenSettings } from './settings-request.js';
 import type {
   ProxyExit,
   ProxyHealth,
@@ -270,6 +270,7 @@ export async function probe(ctx: SupervisorContext, slot: Slot): Promise<void> {
     setHealth(ctx, slot, 'live', undefined);
     // Settings that changed while it was starting are sent now that it answers.
     if (first) void reconfigure(ctx, slot);
+    else void restoreSettings(ctx, slot);
     return;
   }
   const starting = !slot.answered && Date.now() - slot.startedAt < ctx.settings.probeStartupGraceMs;
@@ -373,6 +374,26 @@ export async function reconfigure(ctx: SupervisorContext, slot: Slot): Promise<v
   } finally {
     slot.reconfiguring = false;
   }
+}
+
+/**
+ * Puts the supervisor's settings back when the process shows others (anything on its loopback can PUT
+ * /settings: the access log off, spans sent elsewhere): what it took last is read after each good probe.
+ */
+async function restoreSettings(ctx: SupervisorContext, slot: Slot): Promise<void> {
+  const admin = slot.spec.admin;
+  const watched = slot.process;
+  if (admin === undefined || slot.reconfiguring || slot.settings === undefined) return;
+  const taken = await takenSettings(admin, ctx.settings.probeTimeoutMs);
+  if (slot.process !== watched || slot.reconfiguring || slot.stopRequested || ctx.detached) return;
+  if (taken === undefined || sameProxySettings(taken, slot.settings)) return;
+  say(
+    ctx,
+    slot.spec.fleet,
+    'its settings were changed by someone else through its admin API; restoring them',
+  );
+  slot.settings = taken;
+  await reconfigure(ctx, slot);
 }
 
 /** The `--max-drain-seconds` a proxy was started with, when given. */

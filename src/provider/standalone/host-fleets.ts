@@ -158,6 +158,7 @@ export function proxySpecs(
         keyFile: files.key,
         serverName: DISCOVERY_SERVER_NAME,
         traceEvents: options.traceEvents,
+        maxWorkers: workersMax,
       }),
       settings: hostProxySettings({
         drainSeconds: options.proxyDrainSeconds,

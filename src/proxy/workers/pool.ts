@@ -412,6 +412,7 @@ function poolView(pool: Pool, proxy: PorticoProxy): AdminView {
     inFlight: async () => (await workerStats(pool)).reduce((n, s) => n + s.metrics.inFlight, 0),
     startDrain: () => void proxy.drain(),
     reconfigure: (settings) => proxy.reconfigure(settings),
+    maxWorkers: pool.options.maxWorkers,
     metrics: async () => {
       const each = (await workerStats(pool)).map((s) => s.metrics);
       const serving = pool.slots.filter((slot) => slot.sent !== undefined).length;

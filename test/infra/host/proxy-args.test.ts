@@ -13,6 +13,7 @@ test("a host proxy binds its listeners and its own ports on the fleet's address,
     certFile: '/state/proxy.crt',
     keyFile: '/state/proxy.key',
     serverName: 'portico-gateway',
+    maxWorkers: 4,
   });
   const value = (flag: string) => args[args.indexOf(flag) + 1];
   assert.equal(args[0], 'proxy');
@@ -23,6 +24,8 @@ test("a host proxy binds its listeners and its own ports on the fleet's address,
   assert.equal(value('--ready-address'), '127.0.1.7:19003');
   assert.equal(value('--cert-file'), '/state/proxy.crt');
   assert.equal(value('--server-name'), 'portico-gateway');
+  // A settings change through its admin API cannot ask for more workers than the supervisor allows.
+  assert.equal(value('--max-workers'), '4');
   assert.ok(!args.includes('--token-file'));
   // What may change while it runs is the supervisor's to add (settings): a change there restarts nothing.
   for (const flag of ['--drain-seconds', '--max-drain-seconds', '--workers', '--access-log', '--log-level'])

@@ -232,6 +232,39 @@ test('changed settings are sent to the running process: nothing restarts, the re
   assert.equal(info?.restarts, 0);
 });
 
+test("settings changed behind the supervisor's back are put back, without a restart", async (t) => {
+  const { supervisor, portOf, ask, until, lines } = harness(t, { probeIntervalMs: 50 });
+  const port = await freePort();
+  supervisor.sync([settingsSpec(port, SETTINGS)]);
+  const first = await portOf('default/eg', undefined);
+  await until(() => supervisor.list()[0]?.health === 'live', 'a probe answered');
+  // Anything on the proxy's loopback can PUT /settings: here, the access log off and spans sent elsewhere.
+  const rogue = {
+    ...SETTINGS,
+    accessLog: { format: 'off' },
+    tracing: { endpoint: 'http://127.0.0.9:4318/v1/traces' },
+  };
+  const put = await fetch(`http://127.0.0.1:${port}/settings`, {
+    method: 'PUT',
+    body: JSON.stringify(rogue),
+  });
+  assert.equal(put.status, 200);
+  await until(
+    () => lines.some((l) => l.source === 'supervisor' && l.line.includes('changed by someone else')),
+    'the change seen',
+  );
+  // The supervisor's PUT follows the line: what the process shows turns back to the supervisor's settings.
+  let shown: unknown = rogue;
+  for (const deadline = Date.now() + WAIT_LIMIT_MS; Date.now() < deadline; ) {
+    shown = JSON.parse(await ask(port, '/settings'));
+    if (JSON.stringify(shown) === JSON.stringify(SETTINGS)) break;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  assert.deepEqual(shown, SETTINGS);
+  assert.equal(supervisor.list()[0]?.pid, first.pid, 'the same process');
+  assert.equal(supervisor.list()[0]?.restarts, 0);
+});
+
 test('settings the process refuses restart it with them', async (t) => {
   const { supervisor, portOf, ask, until, lines } = harness(t, { probeIntervalMs: 50 });
   const port = await freePort();
