@@ -22,8 +22,11 @@ export const HOST_PACKAGES = [
 ];
 export const RUNC_VERSION = 'v1.5.2';
 export const HELM_VERSION = 'v4.3.1';
-/** Debian packages unpacked into the Portico image: the C/C++ runtime Node links against, and tini as PID 1. */
-export const IMAGE_PACKAGES = ['libc6', 'libgcc-s1', 'libstdc++6', 'tini'];
+/**
+ * Debian packages unpacked into the Portico image: the C/C++ runtime Node links against (libatomic since Node 26),
+ * and tini as PID 1. The build runs the image's Node on them, so a library missing here fails it.
+ */
+export const IMAGE_PACKAGES = ['libc6', 'libgcc-s1', 'libstdc++6', 'libatomic1', 'tini'];
 
 export interface GoBuild {
   /** Folder of the Go module, relative to toolchain/.. (the repository). */
