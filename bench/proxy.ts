@@ -1,7 +1,7 @@
 // `npm run bench:proxy`: Portico's proxy against nginx (upstream keep-alive), each with one and with two
 // workers, and a byte relay (the floor: one more Node process hop, no HTTP), in front of the same node:http
 // backend, same load generator, same run. Portico's two workers run on this Node (round robin by the primary
-// on Node 20) and, when the image's Node can be had, on it too (SO_REUSEPORT on Node 24). Prints throughput,
+// on Node 20) and, when the image's Node can be had, on it too (SO_REUSEPORT on Node 26). Prints throughput,
 // p50/p99, CPU per request over every process of a target, how connections spread over Portico's workers,
 // the 1→2 worker scaling of both, and the latency each adds over a direct request at a fixed 1,000
 // requests/s, with the CPU steal seen meanwhile. Bounded: about 9 min with the defaults.

@@ -4,8 +4,11 @@
 export const KUBERNETES_VERSION = 'v1.36.3';
 export const PAUSE_VERSION = '3.10.2';
 export const COREDNS_VERSION = 'v1.12.2';
-/** The Node the image runs: the newest 24.x LTS on the npm registry (Node 20 ended 2026-04-30). */
-export const NODE_VERSION = '24.21.0';
+/**
+ * The Node the image runs: the newest 26.x (Active LTS since October 2026) on the npm registry. Kept at the newest
+ * patch of its line, which carries the security fixes: test/toolchain/image-node.test.ts fails when it is not.
+ */
+export const NODE_VERSION = '26.12.1';
 /**
  * Debian packages on the host: the CNI plugins and iptables the node runs, libseccomp to build runc (Debian's
  * runc 1.1 cannot start containerd 2's pod sandboxes on this kernel: "can't get final child's PID from pipe").
@@ -19,8 +22,11 @@ export const HOST_PACKAGES = [
 ];
 export const RUNC_VERSION = 'v1.5.2';
 export const HELM_VERSION = 'v4.3.1';
-/** Debian packages unpacked into the Portico image: the C/C++ runtime Node links against, and tini as PID 1. */
-export const IMAGE_PACKAGES = ['libc6', 'libgcc-s1', 'libstdc++6', 'tini'];
+/**
+ * Debian packages unpacked into the Portico image: the C/C++ runtime Node links against (libatomic since Node 26),
+ * and tini as PID 1. The build runs the image's Node on them, so a library missing here fails it.
+ */
+export const IMAGE_PACKAGES = ['libc6', 'libgcc-s1', 'libstdc++6', 'libatomic1', 'tini'];
 
 export interface GoBuild {
   /** Folder of the Go module, relative to toolchain/.. (the repository). */

@@ -321,6 +321,16 @@ function download(name: string, command: string, args: string[], dir: string): v
   runLogged(name, command, args, { cwd: dir });
 }
 
+/**
+ * Runs the image's Node inside the image's file system (chroot, as root builds it), so a shared library that a
+ * Node release newly links (Node 26: libatomic.so.1) and IMAGE_PACKAGES lacks fails here, not at pod start.
+ */
+function checkImageNode(system: string): void {
+  const { stdout } = runLogged('node-in-image', 'chroot', [system, '/usr/local/bin/node', '--version'], {});
+  if (stdout.trim() !== `v${NODE_VERSION}`)
+    throw new ToolchainError(`the image's Node reports ${stdout.trim()}, not v${NODE_VERSION}`);
+}
+
 /** The runtime layers every Portico image shares: Debian's C/C++ runtime and tini, and Node from npm. */
 function runtimeBase(tool: string): string {
   const key = hash(RECIPE_VERSION, NODE_VERSION, IMAGE_PACKAGES.join(','), PASSWD, GROUP, LAUNCHER);
@@ -370,6 +380,7 @@ function runtimeBase(tool: string): string {
   chmodSync(join(node, 'node'), 0o755);
   writeFileSync(join(node, 'portico'), LAUNCHER);
   chmodSync(join(node, 'portico'), 0o755);
+  checkImageNode(system);
   layerOf(system, join(dir, 'system.tar'));
   ociImage(tool, [
     '--out-layout',

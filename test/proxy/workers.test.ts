@@ -1,7 +1,8 @@
 // A proxy with several worker processes is one proxy to the outside: a config is applied by every worker
 // before apply resolves, a dead worker is replaced without touching the others' connections, a drain waits for
 // every worker's requests, and the metrics add the workers up. Real worker processes (node:cluster), real
-// sockets; the accept balancing is the best the running Node has (round robin on 20, SO_REUSEPORT on 24).
+// sockets; the accept balancing is the best the running Node has (round robin on 20, SO_REUSEPORT on the
+// image's 26).
 import assert from 'node:assert/strict';
 import cluster from 'node:cluster';
 import { Agent } from 'node:http';
