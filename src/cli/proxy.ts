@@ -9,7 +9,7 @@ import { PORTS } from '../ir/well-known.js';
 import { PorticoError } from '../platform/errors.js';
 import { formatHostPort, parseHostPort } from '../platform/host-port.js';
 import { requireLoopback } from '../platform/listen-scope.js';
-import { createLogger, type LogLevel, logToStderr } from '../platform/log-line.js';
+import { createLogger, type LogLevel, logToStderrTimed } from '../platform/log-line.js';
 import { runStaticProxy } from '../proxy/index.js';
 import { drainOnSignal } from '../proxy/signals.js';
 import { defaultWorkerCount } from '../proxy/workers/cpu-count.js';
@@ -220,7 +220,7 @@ export async function run(argv: string[]): Promise<number> {
     return 0;
   }
   // At info, discovery's debug lines (deltas waiting for a whole update) are not shown.
-  const log = createLogger(logLevelOption(values['log-level']), logToStderr);
+  const log = createLogger(logLevelOption(values['log-level']), logToStderrTimed);
   const runtime = { ...runtimeOptions(values), log, setLogLevel: (level: LogLevel) => log.setLevel(level) };
   if (values['config-file'] !== undefined) return runStaticProxy(values['config-file'], runtime);
   const settings = await discoverySettings(values);

@@ -34,10 +34,21 @@ export function logToStdout(line: string): void {
   console.log(escapeLogLine(line));
 }
 
-/** Writes `line` (escaped) and a newline to stderr: the proxy's log, errors of one-shot commands. */
+/** Writes `line` (escaped) and a newline to stderr: errors of one-shot commands. */
 export function logToStderr(line: string): void {
   console.error(escapeLogLine(line));
 }
+
+/**
+ * Writes `line` (escaped) to stderr after the time (ISO 8601, UTC, ms): the proxy's log, which a file or a
+ * container runtime may keep without times of its own (standalone's `<state-dir>/logs/`).
+ */
+export function logToStderrTimed(line: string): void {
+  console.error(`${new Date().toISOString()} ${escapeLogLine(line)}`);
+}
+
+/** `2026-11-28T06:10:00.123Z ` as logToStderrTimed writes it. */
+const LINE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z /;
 
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -75,8 +86,13 @@ export function createLogger(level: LogLevel, sink: (line: string) => void = log
   };
 }
 
-/** A line as createLogger wrote it, split into its level and its text; a line without a level word has none. */
-export function splitLogLevel(line: string): { level: LogLevel | undefined; text: string } {
+/**
+ * A line as createLogger wrote it (after its time, when a timed sink wrote one), split into its level and its
+ * text; a line without a level word has none.
+ */
+export function splitLogLevel(timedLine: string): { level: LogLevel | undefined; text: string } {
+  const time = LINE_TIME.exec(timedLine);
+  const line = time === null ? timedLine : timedLine.slice(time[0].length);
   const space = line.indexOf(' ');
   const word = space < 0 ? '' : line.slice(0, space);
   return isLogLevel(word) ? { level: word, text: line.slice(space + 1) } : { level: undefined, text: line };

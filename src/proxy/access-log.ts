@@ -141,19 +141,30 @@ function textFormat(fields: readonly AccessLogField[], readers: FieldReader[], t
     for (let i = 0; i < readers.length; i++) {
       const value = readers[i]!(entry, time);
       const text = value === undefined ? '-' : String(value);
-      line += `${keys[i]}${needsQuotes(text) ? JSON.stringify(text) : text}`;
+      line += `${keys[i]}${needsQuotes(text) ? asciiJsonString(text) : text}`;
     }
     return line;
   };
 }
 
-/** A JSON string literal: printable ASCII without quote or backslash as is, anything else through JSON.stringify. */
+/** A JSON string literal: printable ASCII without quote or backslash as is, anything else escaped. */
 function jsonString(text: string): string {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    if (c < 32 || c === 34 || c === 92 || c >= 127) return JSON.stringify(text);
+    if (c < 32 || c === 34 || c === 92 || c >= 127) return asciiJsonString(text);
   }
   return `"${text}"`;
+}
+
+/**
+ * JSON.stringify's literal with every character past ASCII as \uXXXX: it leaves U+0085, U+2028 and U+2029 raw,
+ * and a reader that splits on Unicode line breaks would cut the line there (an h2 `:path` byte 0x85 is one).
+ */
+function asciiJsonString(text: string): string {
+  return JSON.stringify(text).replace(
+    /[\u007f-\uffff]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
 }
 
 function needsQuotes(text: string): boolean {

@@ -1,7 +1,12 @@
 // The leveled logger: lines below its level are dropped, the rest carry their level and stay one line.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { createLogger, discardingLogger, splitLogLevel } from '../../src/platform/log-line.js';
+import {
+  createLogger,
+  discardingLogger,
+  logToStderrTimed,
+  splitLogLevel,
+} from '../../src/platform/log-line.js';
 
 test('a logger drops lines below its level and prefixes the others', () => {
   const lines: string[] = [];
@@ -31,6 +36,16 @@ test('a line a logger wrote splits back into its level and text; other lines hav
     text: 'warning: not a level word',
   });
   assert.deepEqual(splitLogLevel('info'), { level: undefined, text: 'info' });
+});
+
+test("the proxy's stderr lines start with their time, which splitting sets aside", (t) => {
+  const written = t.mock.method(console, 'error', () => {});
+  createLogger('info', logToStderrTimed).warn('listener a:\nin use');
+  const line = String(written.mock.calls[0]?.arguments[0]);
+  const time = line.slice(0, line.indexOf(' '));
+  assert.match(time, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+  assert.ok(Math.abs(Date.parse(time) - Date.now()) < 60_000, `${time} is now`);
+  assert.deepEqual(splitLogLevel(line), { level: 'warn', text: 'listener a:\\nin use' });
 });
 
 test('the discarding logger takes every level and writes nothing', (t) => {

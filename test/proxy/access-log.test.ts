@@ -333,10 +333,14 @@ describe('access log lines', () => {
       '/ctl\u0000\u001f\u007f',
       '/é€😀',
       '/lone\ud800',
-      '/sep\u2028',
+      '/sep\u2028\u2029',
+      '/nel\u0085',
     ]) {
       const entry = { ...sample, path: text, authority: `${text}.example`, requestId: text };
-      assert.deepEqual(JSON.parse(json(entry)), {
+      const line = json(entry);
+      // Printable ASCII only: no reader, Unicode-aware or not, finds a line break inside a line.
+      assert.match(line, /^[\x20-\x7e]+$/, JSON.stringify(line));
+      assert.deepEqual(JSON.parse(line), {
         path: text,
         authority: `${text}.example`,
         request_id: text,
@@ -344,6 +348,11 @@ describe('access log lines', () => {
         bytes_sent: 5,
       });
     }
+  });
+
+  it('a text line quotes and escapes what is not printable ASCII', () => {
+    const line = lineFormat('text', ['path', 'status'])({ ...sample, path: '/nel\u0085sep\u2028é' });
+    assert.equal(line, 'path="/nel\\u0085sep\\u2028\\u00e9" status=200');
   });
 
   it('start times are ISO 8601 in ms, the same as Date gives, across seconds and back in time', () => {

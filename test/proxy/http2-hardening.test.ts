@@ -176,6 +176,24 @@ describe('proxy HTTP/2 hardening', () => {
     await othersServed();
   });
 
+  it('refuses a :path that is not visible ASCII with 400, as the HTTP/1.1 front refuses such a target', async () => {
+    const session = await h2Session(`http://127.0.0.1:${port}`);
+    session.on('error', () => {});
+    try {
+      // Latin-1 bytes on the wire (0xef, 0x85): written raw into an HTTP/1.1 request line, they are not one.
+      for (const path of ['/na\u00efve', '/nel\u0085']) {
+        const reply = await h2Request(session, path);
+        assert.equal(reply.status, 400, `${JSON.stringify(path)}: ${reply.body}`);
+      }
+      // A space is nghttp2's to refuse: it resets the stream before the proxy sees it.
+      assert.notEqual((await h2Request(session, '/sp ace')).rstCode, 0);
+      assert.equal((await h2Request(session, '/na%C3%AFve')).status, 200, 'percent-encoded, it passes');
+    } finally {
+      session.destroy();
+    }
+    await othersServed();
+  });
+
   it('answers 408 to an upload that stalls, and resets its stream', async () => {
     const session = await h2Session(`http://127.0.0.1:${port}`);
     try {

@@ -11,6 +11,18 @@ import type { Refusal } from '../refusal.js';
 import { H2RequestBody } from './request-body.js';
 
 /**
+ * Whether every character is visible ASCII, as an HTTP/1.1 request target must be (RFC 9112 §3.2, the HTTP/1.1
+ * front's rule): the path goes into an upstream request line as it is.
+ */
+function isVisibleAscii(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c <= 32 || c >= 127) return false;
+  }
+  return true;
+}
+
+/**
  * The request on `stream`, or why it is refused (status 0: reset the stream). `raw`: the header block as
  * received (name, value, ...); `ended`: the HEADERS frame ended the stream (no body).
  */
@@ -63,7 +75,11 @@ export function requestFromStream(
     lines.push(name, value);
   }
   if (method === 'CONNECT') return { status: 501, reason: 'CONNECT is not proxied' };
-  if (path === '' || (path.charCodeAt(0) !== 47 && !(path === '*' && method === 'OPTIONS')))
+  if (
+    path === '' ||
+    (path.charCodeAt(0) !== 47 && !(path === '*' && method === 'OPTIONS')) ||
+    !isVisibleAscii(path)
+  )
     return { status: 400, reason: 'invalid :path' };
   const hostValue = authority ?? host;
   if (hostValue !== undefined) lines.push('host', hostValue);

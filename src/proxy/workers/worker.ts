@@ -4,7 +4,7 @@ import cluster from 'node:cluster';
 import { isMainThread } from 'node:worker_threads';
 import type { FleetConfig } from '../../ir/fleet-config.js';
 import { patchFleetConfig } from '../../ir/fleet-config-patch.js';
-import { type Logger, type LogLevel, logToStderr } from '../../platform/log-line.js';
+import { type Logger, type LogLevel, logToStderrTimed } from '../../platform/log-line.js';
 import { appendStageTrace } from '../../trace/propagation-trace.js';
 import { createProxy } from '../proxy.js';
 import type { FromWorker, ToWorker, WorkerSettings } from './protocol.js';
@@ -21,7 +21,7 @@ function primaryLogger(id: number): Logger {
   const line = (level: LogLevel) => (text: string) => {
     if (process.connected)
       process.send?.({ type: 'log', level, line: text } satisfies FromWorker, undefined, undefined, () => {});
-    else logToStderr(`${level} worker ${id}: ${text}`);
+    else logToStderrTimed(`${level} worker ${id}: ${text}`);
   };
   return { debug: line('debug'), info: line('info'), warn: line('warn'), error: line('error') };
 }
