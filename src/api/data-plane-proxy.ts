@@ -5,6 +5,9 @@ import { FleetShapeSchema } from './fleet-shape.js';
 
 export const PORTICO_GROUP = 'gateway.portico.io';
 
+/** A query parameter name as a client sends it: unreserved characters and percent-escapes (no `&`, `=`, `,`). */
+const QUERY_NAME_PATTERN = '^[A-Za-z0-9._~%-]+$';
+
 export const DataPlaneProxySchema = Type.Object({
   apiVersion: Type.String(),
   kind: Type.Literal('DataPlaneProxy'),
@@ -35,6 +38,12 @@ export const DataPlaneProxySchema = Type.Object({
               fields: Type.Optional(Type.Array(Type.String(), { minItems: 1, maxItems: 32 })),
               // Percent of requests logged; absent: 100.
               sampling: Type.Optional(Type.Integer({ minimum: 0, maximum: 100 })),
+              // Query parameters whose values a line shows as REDACTED (tokens, keys); absent: none.
+              redactQueryParameters: Type.Optional(
+                Type.Array(Type.String({ minLength: 1, maxLength: 128, pattern: QUERY_NAME_PATTERN }), {
+                  maxItems: 32,
+                }),
+              ),
             }),
           ),
           // W3C trace context and spans by OTLP/HTTP; absent: off. The endpoint is checked by the translator.

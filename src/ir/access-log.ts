@@ -26,6 +26,13 @@ export function isAccessLogField(name: string): name is AccessLogField {
   return (ACCESS_LOG_FIELDS as readonly string[]).includes(name);
 }
 
+export const MAX_REDACTED_QUERY_NAMES = 32;
+
+/** A query parameter name the proxy can be told to redact: what its flag (a comma-separated list) carries. */
+export function isRedactableQueryName(name: unknown): name is string {
+  return typeof name === 'string' && name.length > 0 && name.length <= 128 && !name.includes(',');
+}
+
 /** A fleet's access log as its DataPlaneProxy sets it; absent: the proxy's default (JSON, every field, all). */
 export interface FleetAccessLog {
   format: 'json' | 'text' | 'off';
@@ -33,4 +40,6 @@ export interface FleetAccessLog {
   fields?: AccessLogField[];
   /** Percent of requests logged; absent: 100. */
   sampling?: number;
+  /** Query parameters whose values a line shows as REDACTED; absent: none. */
+  redactQueryParameters?: string[];
 }

@@ -16,6 +16,8 @@ function accessLogFlags(log: FleetAccessLog): string[] {
   if (log.format !== 'off') {
     if (log.fields !== undefined) args.push('--access-log-fields', log.fields.join(','));
     if (log.sampling !== undefined) args.push('--access-log-sampling', String(log.sampling));
+    if (log.redactQueryParameters !== undefined)
+      args.push('--access-log-redact-query', log.redactQueryParameters.join(','));
   }
   return args;
 }

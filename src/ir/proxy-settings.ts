@@ -9,6 +9,8 @@ import {
   type AccessLogField,
   type FleetAccessLog,
   isAccessLogField,
+  isRedactableQueryName,
+  MAX_REDACTED_QUERY_NAMES,
 } from './access-log.js';
 import { type FleetTracing, tracingEndpointProblem } from './tracing.js';
 
@@ -50,6 +52,7 @@ function canonical(s: ProxySettings): string {
     log.format,
     log.fields ?? null,
     log.sampling ?? 100,
+    log.redactQueryParameters ?? [],
     s.tracing?.endpoint ?? null,
     s.tracing?.sampling ?? 100,
     s.drainSeconds,
@@ -82,7 +85,7 @@ function percentAt(value: unknown, field: string): number | undefined {
 }
 
 function accessLogAt(value: unknown): FleetAccessLog {
-  const o = objectAt(value, 'accessLog', ['format', 'fields', 'sampling']);
+  const o = objectAt(value, 'accessLog', ['format', 'fields', 'sampling', 'redactQueryParameters']);
   if (o.format !== 'json' && o.format !== 'text' && o.format !== 'off')
     throw invalid('accessLog.format', 'expected json, text or off');
   const log: FleetAccessLog = { format: o.format };
@@ -97,7 +100,20 @@ function accessLogAt(value: unknown): FleetAccessLog {
   }
   const sampling = percentAt(o.sampling, 'accessLog.sampling');
   if (sampling !== undefined) log.sampling = sampling;
+  if (o.redactQueryParameters !== undefined)
+    log.redactQueryParameters = queryNamesAt(o.redactQueryParameters, 'accessLog.redactQueryParameters');
   return log;
+}
+
+/** Names a flag can carry (comma-separated): 1 to 128 characters, no comma, at most 32. */
+function queryNamesAt(value: unknown, field: string): string[] {
+  if (!Array.isArray(value) || value.length > MAX_REDACTED_QUERY_NAMES)
+    throw invalid(field, `expected a list of at most ${MAX_REDACTED_QUERY_NAMES} names`);
+  return value.map((name: unknown, i) => {
+    if (!isRedactableQueryName(name))
+      throw invalid(`${field}[${i}]`, 'expected a name of 1 to 128 characters, no comma');
+    return name;
+  });
 }
 
 function tracingAt(value: unknown): FleetTracing {

@@ -25,6 +25,8 @@ export interface AccessLogOptions {
   fields: readonly AccessLogField[];
   /** The share of requests logged, 0 to 1. */
   sampling: number;
+  /** Query parameters whose values a line shows as REDACTED; absent: none. */
+  redactQuery?: readonly string[];
   /** Where the lines go; default: the process's stdout. */
   write?: (text: string) => void;
   /** The longest a line waits to share a write with others; default 1 s. */
@@ -113,9 +115,15 @@ export function accessLogFields(names: readonly string[], source: string): Acces
 export type LineFormat = (entry: AccessLogEntry) => string;
 
 /** The line format for `format` and `fields`, its per-field work decided once rather than per line. */
-export function lineFormat(format: AccessLogFormat, fields: readonly AccessLogField[]): LineFormat {
+export function lineFormat(
+  format: AccessLogFormat,
+  fields: readonly AccessLogField[],
+  redactQuery: readonly string[] = [],
+): LineFormat {
   const time = new StartTime();
-  const readers = fields.map((field) => VALUE[field]);
+  const redacted = new Set(redactQuery);
+  const path: FieldReader = (e) => redactedPath(e.path, redacted);
+  const readers = fields.map((field) => (field === 'path' && redacted.size > 0 ? path : VALUE[field]));
   return format === 'json' ? jsonFormat(fields, readers, time) : textFormat(fields, readers, time);
 }
 
@@ -145,6 +153,39 @@ function textFormat(fields: readonly AccessLogField[], readers: FieldReader[], t
     }
     return line;
   };
+}
+
+/** What a query value becomes when its parameter's name is one to redact. */
+const REDACTED = 'REDACTED';
+
+/**
+ * `path` with the value of every query parameter named in `names` (as sent, or percent-decoded: `%74oken` is
+ * `token`) replaced by REDACTED; the names, the order and the other parameters stay as they came.
+ */
+export function redactedPath(path: string, names: ReadonlySet<string>): string {
+  const query = path.indexOf('?');
+  if (query < 0) return path;
+  const pairs = path.slice(query + 1).split('&');
+  let changed = false;
+  for (let i = 0; i < pairs.length; i++) {
+    const pair = pairs[i]!;
+    const equals = pair.indexOf('=');
+    const name = equals < 0 ? pair : pair.slice(0, equals);
+    if (!names.has(name) && !names.has(decodedName(name))) continue;
+    pairs[i] = `${name}=${REDACTED}`;
+    changed = true;
+  }
+  return changed ? `${path.slice(0, query + 1)}${pairs.join('&')}` : path;
+}
+
+/** A query name percent-decoded (`+` is a space in a form), or as it is when its escapes are malformed. */
+function decodedName(name: string): string {
+  if (!name.includes('%') && !name.includes('+')) return name;
+  try {
+    return decodeURIComponent(name.replaceAll('+', ' '));
+  } catch {
+    return name;
+  }
 }
 
 /** A JSON string literal: printable ASCII without quote or backslash as is, anything else escaped. */
@@ -192,7 +233,7 @@ export class AccessLog {
 
   constructor(private readonly options: AccessLogOptions) {
     this.write = options.write ?? ((text) => process.stdout.write(text));
-    this.format = lineFormat(options.format, options.fields);
+    this.format = lineFormat(options.format, options.fields, options.redactQuery);
     this.flushIntervalMs = options.flushIntervalMs ?? FLUSH_INTERVAL_MS;
   }
 

@@ -46,6 +46,9 @@ export function runtimeSettings(settings: ProxySettings): RuntimeSettings {
             format: log.format,
             fields: log.fields ?? [...ACCESS_LOG_FIELDS],
             sampling: (log.sampling ?? 100) / 100,
+            ...(log.redactQueryParameters === undefined
+              ? {}
+              : { redactQuery: [...log.redactQueryParameters] }),
           },
     tracing:
       tracing === undefined
@@ -67,7 +70,8 @@ export function sameAccessLog(
     a.format === b.format &&
     a.sampling === b.sampling &&
     a.fields.length === b.fields.length &&
-    a.fields.every((f, i) => f === b.fields[i])
+    a.fields.every((f, i) => f === b.fields[i]) &&
+    (a.redactQuery ?? []).join(',') === (b.redactQuery ?? []).join(',')
   );
 }
 

@@ -49,6 +49,8 @@ function fleetAccessLog(spec: AccessLogSpec): FleetAccessLog {
   const log: FleetAccessLog = { format: spec.format === 'Text' ? 'text' : 'json' };
   if (spec.fields !== undefined) log.fields = spec.fields.filter(isAccessLogField);
   if (spec.sampling !== undefined && spec.sampling !== 100) log.sampling = spec.sampling;
+  if (spec.redactQueryParameters !== undefined && spec.redactQueryParameters.length > 0)
+    log.redactQueryParameters = [...spec.redactQueryParameters];
   return log;
 }
 

@@ -17,6 +17,19 @@ test('portico proxy logs every request as JSON with every field unless told othe
   });
 });
 
+test('--access-log-redact-query names the query parameters a line redacts', () => {
+  assert.deepEqual(accessLogOption('json', 'path', '100', 'token, api_key'), {
+    format: 'json',
+    fields: ['path'],
+    sampling: 1,
+    redactQuery: ['token', 'api_key'],
+  });
+  assert.throws(
+    () => accessLogOption('json', undefined, '100', 'token,,key'),
+    /--access-log-redact-query: expected at most 32 names of 1 to 128 characters/,
+  );
+});
+
 test('a bad access log flag is an error that names the flag', () => {
   assert.throws(
     () => accessLogOption('xml', undefined, '100'),

@@ -13,6 +13,7 @@ import {
   type AccessLogOptions,
   accessLogFields,
   lineFormat,
+  redactedPath,
   StartTime,
 } from '../../src/proxy/access-log.js';
 import { createProxy, type Proxy as PorticoProxy } from '../../src/proxy/index.js';
@@ -348,6 +349,23 @@ describe('access log lines', () => {
         bytes_sent: 5,
       });
     }
+  });
+
+  it('redacts the values of named query parameters, as sent or percent-decoded, and nothing else', () => {
+    const names = new Set(['token', 'api key']);
+    const cases: [string, string][] = [
+      ['/a', '/a'],
+      ['/a?x=1', '/a?x=1'],
+      ['/a?token=s3cret&x=1', '/a?token=REDACTED&x=1'],
+      ['/a?x=1&token=&token=two', '/a?x=1&token=REDACTED&token=REDACTED'],
+      ['/a?%74oken=s3cret', '/a?%74oken=REDACTED'],
+      ['/a?api+key=k&api%20key=k2', '/a?api+key=REDACTED&api%20key=REDACTED'],
+      ['/a?token', '/a?token=REDACTED'],
+      ['/a?tokens=kept&Token=kept&%zz=kept', '/a?tokens=kept&Token=kept&%zz=kept'],
+    ];
+    for (const [path, expected] of cases) assert.equal(redactedPath(path, names), expected, path);
+    const line = lineFormat('json', ['path'], ['token'])({ ...sample, path: '/p?token=abc&q=1' });
+    assert.deepEqual(JSON.parse(line), { path: '/p?token=REDACTED&q=1' });
   });
 
   it('a text line quotes and escapes what is not printable ASCII', () => {

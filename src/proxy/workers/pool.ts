@@ -127,7 +127,14 @@ function createPool(
       // The settings cross to the workers as JSON: a writer given in-process stays behind (workers use stdout).
       ...(log === undefined
         ? {}
-        : { accessLog: { format: log.format, fields: log.fields, sampling: log.sampling } }),
+        : {
+            accessLog: {
+              format: log.format,
+              fields: log.fields,
+              sampling: log.sampling,
+              ...(log.redactQuery === undefined ? {} : { redactQuery: log.redactQuery }),
+            },
+          }),
       ...(traceEvents === undefined ? {} : { traceEvents }),
       // Each worker exports its own requests' spans (plain data: it crosses as JSON).
       ...(options.tracing === undefined ? {} : { tracing: options.tracing }),

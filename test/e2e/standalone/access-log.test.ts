@@ -33,7 +33,7 @@ const textLogAndTracing = (
 ) => `${PARAMS_HEAD.replace('workers: 2', 'workers: 3')}  logLevel: debug
   drainSeconds: 30
   telemetry:
-    accessLog: {format: Text, fields: [method, path, status, request_id]}
+    accessLog: {format: Text, fields: [method, path, status, request_id], redactQueryParameters: [token]}
     tracing: {endpoint: 'http://127.0.0.1:${collectorPort}/v1/traces'}
 `;
 
@@ -99,6 +99,12 @@ test("a standalone proxy logs each request in its access log file, in the format
     return (await linesOf(file)).find((l) => l.startsWith('method=GET path=/text '));
   });
   assert.match(text, /^method=GET path=\/text status=200 request_id=[0-9a-f-]{36}$/);
+  // The class's redaction reached every worker: a token in a query is never written.
+  assert.equal((await send(address, 8080, 'www.example.com', '/text?token=s3cret&q=1', false)).status, 200);
+  await eventually('a line whose token is redacted', async () =>
+    (await linesOf(file)).find((l) => l.startsWith('method=GET path=/text?token=REDACTED&q=1 ')),
+  );
+  assert.ok(!(await readFile(file, 'utf8')).includes('s3cret'), 'the token is in no line');
   await eventually(
     'the span of a request at the collector',
     async () => collector.spans.some((s) => attributeOf(s, 'url.path') === '/text') || undefined,
