@@ -48,6 +48,8 @@ describe('proxy process under client resets (HTTP/2, access log and tracing on)'
   let backend: Server;
   let collector: OtlpCollector;
   let slowRequests = 0;
+  let silentRequests = 0;
+  let metricsPort: number;
   const cert = selfSigned('tls.example.com', ['tls.example.com']);
 
   const logLines = (): LogLine[] =>
@@ -84,6 +86,11 @@ describe('proxy process under client resets (HTTP/2, access log and tracing on)'
     dir = mkdtempSync(join(tmpdir(), 'portico-resets-'));
     // /slow: a head and a little body, then nothing (the request stays open); /big: 50 MB; else a short answer.
     backend = createServer((req, res) => {
+      // No answer at all: the request is in flight until its client goes.
+      if (req.url?.startsWith('/silent')) {
+        silentRequests++;
+        return;
+      }
       if (req.url?.startsWith('/slow')) {
         slowRequests++;
         res.writeHead(200, { 'content-type': 'text/plain' });
@@ -113,6 +120,7 @@ describe('proxy process under client resets (HTTP/2, access log and tracing on)'
     const backendPort = await listen(backend);
     collector = await startOtlpCollector();
     plainPort = await freePort();
+    metricsPort = await freePort();
     tlsPort = await freePort();
     const config = fleet(
       [
@@ -143,7 +151,7 @@ describe('proxy process under client resets (HTTP/2, access log and tracing on)'
         '--admin-address',
         'off',
         '--metrics-address',
-        'off',
+        `127.0.0.1:${metricsPort}`,
         '--ready-address',
         'off',
         '--drain-seconds',
@@ -194,6 +202,24 @@ describe('proxy process under client resets (HTTP/2, access log and tracing on)'
     const line = await logged('/slow?case=rst');
     assert.equal(line.status, 200);
     assert.equal(line.response_flags, 'client_disconnect');
+    await stillServing();
+  });
+
+  it('a request its client reset before any answer counts as code 0, not 200', async () => {
+    const session = h2Connect(`http://127.0.0.1:${plainPort}`);
+    session.on('error', () => {});
+    const stream = session.request({ ':path': '/silent?case=code', ':authority': 'plain.example.com' });
+    stream.on('error', () => {});
+    await until(() => silentRequests >= 1 || exitCode !== undefined);
+    (session.socket as Socket).resetAndDestroy();
+    const line = await logged('/silent?case=code');
+    assert.equal(line.status, 0);
+    const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+    const counted = metrics.split('\n').filter((l) => l.startsWith('portico_requests_total{'));
+    assert.ok(
+      counted.some((l) => l.includes('code="0"')),
+      `a code="0" series among:\n${counted.join('\n')}`,
+    );
     await stillServing();
   });
 
