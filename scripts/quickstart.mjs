@@ -3,6 +3,7 @@
 // Arguments after `--` go to `portico standalone`, e.g. to run it beside another controller:
 //   npm start -- --admin-address 127.0.0.1:0 --discovery-address 127.0.0.1:0 --state-dir /tmp/qs
 import { spawn } from 'node:child_process';
+import { request } from 'node:http';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -37,6 +38,15 @@ const controller = start(
   {},
   ['ignore', 'pipe', 'inherit'],
 );
+// At once, not after the wait below: a controller that fails at its start must fail `npm start` and take the
+// backends with it.
+let controllerExited = false;
+let failed = false;
+controller.on('exit', (code) => {
+  controllerExited = true;
+  stop();
+  process.exitCode = failed || code !== 0 ? (code || 1) : 0;
+});
 // The controller's output is passed through; its startup line says where the admin API really is (port 0).
 let adminAddress = new Promise((resolve) => {
   let seen = '';
@@ -49,17 +59,34 @@ let adminAddress = new Promise((resolve) => {
   controller.on('exit', () => resolve(undefined));
 });
 
+/** The status of GET / with Host www.example.com at the Gateway's address, or 0 when nothing answered. */
+function served(address) {
+  return new Promise((resolve) => {
+    const req = request(
+      { host: address, port: 8080, path: '/', headers: { host: 'www.example.com' }, agent: false },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      },
+    );
+    req.setTimeout(2_000, () => req.destroy());
+    req.on('error', () => resolve(0));
+    req.end();
+  });
+}
+
+/** The Gateway's address once it is Programmed and a request through it is answered 200: what the user tries next. */
 async function gatewayAddress() {
   adminAddress = await adminAddress;
   if (adminAddress === undefined) return undefined;
-  for (let attempt = 0; attempt < 200; attempt++) {
+  for (let attempt = 0; attempt < 200 && !controllerExited; attempt++) {
     try {
       const response = await fetch(`http://${adminAddress}/api/resources?kind=Gateway&namespace=default`);
       const body = await response.json();
       const gateway = body.items?.find((item) => item.metadata?.name === 'eg');
       const programmed = gateway?.status?.conditions?.find((c) => c.type === 'Programmed');
       const address = gateway?.status?.addresses?.[0]?.value;
-      if (programmed?.status === 'True' && address) return address;
+      if (programmed?.status === 'True' && address && (await served(address)) === 200) return address;
     } catch {
       // the controller is still starting
     }
@@ -70,7 +97,13 @@ async function gatewayAddress() {
 
 const address = await gatewayAddress();
 if (address === undefined) {
-  console.error('quickstart: the Gateway did not become Programmed; see the controller output above');
+  console.error(
+    'quickstart: the Gateway did not become Programmed and serve a request; see the controller output above',
+  );
+  // Nothing to try: stop the backends and the controller, and say so in the exit status.
+  failed = true;
+  stop();
+  process.exitCode = 1;
 } else {
   const getOption = adminAddress === '127.0.0.1:18001' ? '' : ` --admin-address ${adminAddress}`;
   console.log(`
@@ -91,7 +124,3 @@ function stop() {
 }
 process.on('SIGINT', stop);
 process.on('SIGTERM', stop);
-controller.on('exit', (code) => {
-  stop();
-  process.exitCode = code ?? 1;
-});

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -30,5 +31,36 @@ test('portico controller refuses a status write rate that is not one, naming the
     assert.equal(result.status, 1, result.stderr);
     assert.match(result.stderr, message);
     assert.doesNotMatch(result.stderr, /service account|kubeconfig/);
+  }
+});
+
+test('portico standalone ends at once when it cannot start: a missing path, a taken discovery port', async () => {
+  const stateDir = mkdtempSync(join(tmpdir(), 'portico-standalone-'));
+  const standalone = (...args: string[]) =>
+    spawnSync(
+      process.execPath,
+      [PORTICO_MAIN, 'standalone', '--state-dir', stateDir, '--admin-address', '127.0.0.1:0', ...args],
+      // A hang (the discovery port and the lock held after the error) ends here with no status.
+      { encoding: 'utf8', timeout: 20_000 },
+    );
+  const missing = standalone('-f', join(stateDir, 'missing'), '--discovery-address', '127.0.0.1:0');
+  assert.equal(missing.status, 1, `exited: ${missing.status} ${missing.signal} ${missing.stderr}`);
+  assert.match(missing.stderr, /missing: no such file or directory/);
+  const taken = createServer();
+  await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+  try {
+    const { port } = taken.address() as AddressInfo;
+    const files = join(stateDir, 'files');
+    mkdirSync(files);
+    const busy = standalone('-f', files, '--discovery-address', `127.0.0.1:${port}`);
+    assert.equal(busy.status, 1, `exited: ${busy.status} ${busy.signal} ${busy.stderr}`);
+    assert.match(
+      busy.stderr,
+      new RegExp(
+        `--discovery-address: cannot listen on 127\\.0\\.0\\.1:${port}: the address is in use .*--discovery-address, e\\.g\\. 127\\.0\\.0\\.1:0`,
+      ),
+    );
+  } finally {
+    taken.close();
   }
 });

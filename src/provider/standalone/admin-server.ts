@@ -30,6 +30,15 @@ export interface AdminServer {
   close(): Promise<void>;
 }
 
+/** Why a controller's own server could not listen on `address`, naming the flag that sets it. */
+export function listenError(source: string, address: string, error: NodeJS.ErrnoException): PorticoError {
+  const reason =
+    error.code === 'EADDRINUSE'
+      ? `the address is in use (is another controller running? give each its own ${source}, e.g. 127.0.0.1:0)`
+      : error.message;
+  return new PorticoError('E_IO', `${source}: cannot listen on ${address}: ${reason}`, { cause: error });
+}
+
 export async function startAdminServer(options: AdminServerOptions): Promise<AdminServer> {
   const source = options.source ?? '--admin-address';
   const wanted = parseHostPort(options.address ?? DEFAULT_ADMIN_ADDRESS, source);
@@ -52,14 +61,9 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Adm
     }
   });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', (error: NodeJS.ErrnoException) => {
-      const text = formatHostPort(wanted);
-      const reason =
-        error.code === 'EADDRINUSE'
-          ? 'the address is in use (is another controller running? give each its own address)'
-          : error.message;
-      reject(new PorticoError('E_IO', `${source}: cannot listen on ${text}: ${reason}`, { cause: error }));
-    });
+    server.once('error', (error: NodeJS.ErrnoException) =>
+      reject(listenError(source, formatHostPort(wanted), error)),
+    );
     server.listen(wanted.port, wanted.host, () => resolve());
   });
   const bound = server.address() as AddressInfo;

@@ -11,7 +11,7 @@ import { createRunner, type ResourceSource, type Runner } from '../../runner/run
 import { appendStageTrace, type StageTrace } from '../../trace/propagation-trace.js';
 import type { DataPlaneState } from '../../translate/index.js';
 import { dataPlaneState } from '../data-plane-state.js';
-import { type AdminServer, startAdminServer } from './admin-server.js';
+import { type AdminServer, listenError, startAdminServer } from './admin-server.js';
 import { adminView } from './admin-view.js';
 import { acquireControllerLock } from './controller-lock.js';
 import { type StandaloneDiscoveryTls, standaloneDiscoveryTls } from './discovery-tls.js';
@@ -167,15 +167,38 @@ function createStandaloneRunner(options: StandaloneOptions, parts: StandalonePar
 }
 
 export async function startStandalone(options: StandaloneOptions): Promise<StandaloneController> {
+  // What started so far, undone in reverse when a later step fails: a missing path or a taken port must end
+  // the command, not leave it holding the discovery port and the state dir's lock.
+  const undo: (() => unknown)[] = [];
+  try {
+    return await startParts(options, undo);
+  } catch (error) {
+    for (const step of undo.reverse()) {
+      try {
+        await step();
+      } catch {
+        // Undoing the rest matters more than why one part would not stop.
+      }
+    }
+    throw error;
+  }
+}
+
+async function startParts(
+  options: StandaloneOptions,
+  undo: (() => unknown)[],
+): Promise<StandaloneController> {
   const { log, config } = options;
   const controllerName = config.gateway.controllerName;
   requireLocalAddresses(options);
   const trace = options.traceEvents === undefined ? undefined : appendStageTrace(options.traceEvents);
   const lock = acquireControllerLock(options.stateDir);
+  undo.push(() => lock.release());
   const tls = await standaloneDiscoveryTls(options.stateDir, options.controllerNamespace, {
     log,
     ...(options.fleetCertificates === undefined ? {} : { lifetime: options.fleetCertificates }),
   });
+  undo.push(() => tls.close());
   const discovery: DiscoveryServer = createDiscoveryServer({
     address: options.discoveryAddress,
     tls: tls.server,
@@ -183,7 +206,13 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
     trace,
     log: options.discoveryLog ?? log,
   });
-  const { port: discoveryPort } = await discovery.start();
+  const { port: discoveryPort } = await discovery.start().catch((error: Error) => {
+    const cause = error.cause as NodeJS.ErrnoException | undefined;
+    throw cause?.code === undefined
+      ? error
+      : listenError('--discovery-address', options.discoveryAddress, cause);
+  });
+  undo.push(() => discovery.close());
   const discoveryAddress = formatHostPort({
     ...parseHostPort(options.discoveryAddress, '--discovery-address'),
     port: discoveryPort,
@@ -193,18 +222,23 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
   let runner: Runner | undefined;
   const dataPlaneChanged = (): void => runner?.settle();
   const host = await openHostFleets({ ...options, onChange: dataPlaneChanged });
+  // Proxies adopted from an earlier run keep serving: this one only stops watching them.
+  undo.push(() => host.supervisor.detach());
   const store = await openResourceStore({ stateDir: options.stateDir });
   const started = createStandaloneRunner(options, { store, host, discovery, discoveryAddress, tls, trace });
   runner = started;
+  undo.push(() => started.stop());
   discovery.on('change', dataPlaneChanged);
 
   const batches = fileBatches(store, started, options.paths, log, trace);
+  undo.push(() => batches.close());
   const watcher = await watchFiles({
     paths: options.paths,
     onBatch: (batch) => batches.apply(batch),
     onError: (error) => log.error(error.message),
     trace,
   });
+  undo.push(() => watcher.close());
   const admin: AdminServer = await startAdminServer({
     address: options.adminAddress,
     source: '--admin-address',

@@ -2,6 +2,7 @@
 // so this is the only test that uses them), its printed curl commands, `portico get`, and Ctrl-C.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
+import { type AddressInfo, createServer } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { PORTICO_MAIN, REPO_ROOT } from '../../support/portico.js';
@@ -70,4 +71,52 @@ test('the quickstart starts, prints working curl commands, and stops cleanly on 
   assert.match(out, /SIGTERM: draining proxies and stopping[\s\S]*stopped/);
   // The proxy is gone with the controller: its address no longer answers.
   await assert.rejects(send(address!, Number(port), 'www.example.com', '/'));
+});
+
+test('a quickstart whose controller cannot start fails, and takes its echo backends with it', async (t) => {
+  const dir = await tempDir(t, 'quickstart-fails');
+  // An admin address the controller cannot take (another program's): it exits 1 at its start.
+  const taken = createServer();
+  await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+  defer(t, () => new Promise<void>((resolve) => taken.close(() => resolve())));
+  const { port } = taken.address() as AddressInfo;
+  const script = spawn(
+    process.execPath,
+    [
+      join(REPO_ROOT, 'scripts/quickstart.mjs'),
+      '--admin-address',
+      `127.0.0.1:${port}`,
+      '--discovery-address',
+      '127.0.0.1:0',
+      '--state-dir',
+      join(dir, 'state'),
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let out = '';
+  script.stdout.setEncoding('utf8').on('data', (c: string) => {
+    out += c;
+  });
+  script.stderr.setEncoding('utf8').on('data', (c: string) => {
+    out += c;
+  });
+  const exited = new Promise<number | null>((resolve) => script.on('exit', (code) => resolve(code)));
+  defer(t, async () => {
+    if (script.exitCode === null) script.kill('SIGKILL');
+  });
+  const code = await exited;
+  assert.notEqual(code, 0, out);
+  assert.match(out, /--admin-address: cannot listen on/);
+  // The backends went with it: their fixed ports take a new listener.
+  for (const backend of [3001, 3002]) {
+    await eventually(`port ${backend} free`, async () => {
+      const probe = createServer();
+      const free = await new Promise<boolean>((resolve) => {
+        probe.once('error', () => resolve(false));
+        probe.listen(backend, '127.0.0.1', () => resolve(true));
+      });
+      if (free) await new Promise<void>((resolve) => probe.close(() => resolve()));
+      return free || undefined;
+    });
+  }
 });
