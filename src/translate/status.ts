@@ -44,7 +44,22 @@ function programmedVerdict(gw: GatewayEntry, fleet: FleetState) {
       message: `Waiting for a ready proxy of fleet ${gw.fleet} to apply generation ${generation}`,
     };
   }
+  // Applied, yet a Gateway whose every valid listener failed to bind serves nothing: not Programmed.
+  const errors = gw.listeners.filter(ready).map((l) => listenerError(l, fleet));
+  const first = errors[0];
+  if (first !== undefined && errors.every((e) => e !== undefined)) {
+    return {
+      ok: false,
+      reason: 'Invalid',
+      message: `No listener is programmed: listener ${first.listener}: ${first.message}`,
+    };
+  }
   return { ok: true, reason: 'Programmed', message: 'Programmed' };
+}
+
+/** Why a proxy of the fleet could not serve this listener (its port taken, say), if one said so. */
+function listenerError(l: ListenerState, fleet: FleetState) {
+  return fleet?.listenerErrors.find((e) => e.gateway === l.gatewayKey && e.listener === l.spec.name);
 }
 
 function listenerStatus(
@@ -53,7 +68,7 @@ function listenerStatus(
   fleet: FleetState,
   gen: number,
 ): ListenerStatus {
-  const error = fleet?.listenerErrors.find((e) => e.gateway === l.gatewayKey && e.listener === l.spec.name);
+  const error = listenerError(l, fleet);
   let programmed: Condition;
   if (!ready(l)) {
     const why = !l.accepted.ok
