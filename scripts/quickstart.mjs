@@ -45,7 +45,7 @@ let failed = false;
 controller.on('exit', (code) => {
   controllerExited = true;
   stop();
-  process.exitCode = failed || code !== 0 ? (code || 1) : 0;
+  process.exitCode = failed || code !== 0 ? code || 1 : 0;
 });
 // The controller's output is passed through; its startup line says where the admin API really is (port 0).
 let adminAddress = new Promise((resolve) => {

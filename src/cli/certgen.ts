@@ -11,7 +11,7 @@ import {
 import { DEFAULT_CONTROLLER_NAMESPACE } from '../certificates/certs.js';
 import { PorticoError } from '../platform/errors.js';
 
-const HELP = `usage: portico certgen --local DIR [--namespace NS] [--extra-san NAME]... [--force] [--fleet KEY]...
+export const HELP = `usage: portico certgen --local DIR [--namespace NS] [--extra-san NAME]... [--force] [--fleet KEY]...
        portico certgen --kubernetes [--namespace NS] [--kubeconfig PATH] [--rotate]
 
 Creates the certificates that secure config discovery between the controller and its proxies: a CA and a

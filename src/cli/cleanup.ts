@@ -5,7 +5,7 @@ import { DEFAULT_CONTROLLER_NAME, DEFAULT_CONTROLLER_NAMESPACE } from '../api/co
 import { CONTROLLER_SERVICE } from '../ir/well-known.js';
 import { createLogger, logToStdout } from '../platform/log-line.js';
 
-const HELP = `usage: portico cleanup [--namespace NS] [--controller-name NAME] [--fleet-namespaces own|all|A,B]
+export const HELP = `usage: portico cleanup [--namespace NS] [--controller-name NAME] [--fleet-namespaces own|all|A,B]
                        [--kubeconfig PATH]
 
 Stops the controller of NS (its Deployment portico-gateway scaled to zero), then deletes the proxy fleets

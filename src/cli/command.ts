@@ -1,5 +1,6 @@
 // A subcommand: its one-line summary and a lazily loaded entry point returning the process exit code.
 export interface Command {
   summary: string;
-  load: () => Promise<{ run: (argv: string[]) => Promise<number> }>;
+  /** The module's entry point and its usage text (shown with a usage error). */
+  load: () => Promise<{ run: (argv: string[]) => Promise<number>; HELP: string }>;
 }

@@ -23,7 +23,7 @@ import { logLevelOption } from './log-level-option.js';
 // In a pod the controller's ports face the pod network; the NetworkPolicy and Service decide who reaches them.
 const ANY = '0.0.0.0';
 
-const HELP = `usage: portico controller --config FILE [options]
+export const HELP = `usage: portico controller --config FILE [options]
 
 Watches Gateway API resources on a Kubernetes cluster, creates the proxy fleets' infrastructure, writes
 status, and serves the proxies their configuration.

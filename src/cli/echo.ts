@@ -6,7 +6,7 @@ import { PorticoError } from '../platform/errors.js';
 import { logToStdout } from '../platform/log-line.js';
 import { serveUntilSignal } from './serve-until-signal.js';
 
-const HELP = `usage: portico echo [--port N] [--host ADDR]
+export const HELP = `usage: portico echo [--port N] [--host ADDR]
 
 Replies to every request with JSON: path, host, method, proto, headers (name -> list of values),
 namespace, ingress, service, pod (from NAMESPACE, INGRESS_NAME, SERVICE_NAME, POD_NAME).

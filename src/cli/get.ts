@@ -7,8 +7,9 @@ import { parseHostPort } from '../platform/host-port.js';
 import { DEFAULT_ADMIN_ADDRESS } from '../provider/standalone/admin-server.js';
 import type { ResourceObject } from '../provider/standalone/admin-state.js';
 import { ageSince, formatTable } from './output.js';
+import { usageError } from './usage.js';
 
-const HELP = `usage: portico get gatewayclasses|gateways|httproutes|grpcroutes [NAME] [options]
+export const HELP = `usage: portico get gatewayclasses|gateways|httproutes|grpcroutes [NAME] [options]
 
 Lists the resources of the standalone controller running on this machine, with their status. Errors in its
 resource files are listed after them, on stderr (the objects of a broken file keep their last good content).
@@ -200,7 +201,7 @@ function parseOptions(argv: string[]) {
       },
     });
   } catch (error) {
-    throw new PorticoError('E_USAGE', `get: ${(error as Error).message}\n\n${HELP}`);
+    throw usageError('get', HELP, error);
   }
 }
 

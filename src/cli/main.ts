@@ -3,6 +3,7 @@
 import { exitCodeOf, isPorticoError } from '../platform/errors.js';
 import type { Command } from './command.js';
 import { quietBrokenOutput } from './quiet-broken-output.js';
+import { usageError } from './usage.js';
 
 quietBrokenOutput();
 
@@ -61,7 +62,11 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   const module = await command.load();
-  return module.run(rest);
+  try {
+    return await module.run(rest);
+  } catch (error) {
+    throw usageError(name, module.HELP, error);
+  }
 }
 
 main(process.argv.slice(2)).then(

@@ -25,7 +25,7 @@ import {
 
 const LOOPBACK = '127.0.0.1';
 
-const HELP = `usage: portico proxy --discovery HOST:PORT --fleet KEY --node ID --ca-file FILE [options]
+export const HELP = `usage: portico proxy --discovery HOST:PORT --fleet KEY --node ID --ca-file FILE [options]
        portico proxy --config-file FILE [options]
 
   --discovery HOST:PORT     discovery server (always TLS 1.3)

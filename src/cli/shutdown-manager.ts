@@ -11,7 +11,7 @@ import { serveUntilSignal } from './serve-until-signal.js';
 const LISTEN = `0.0.0.0:${PORTS.shutdownManager}`;
 const PROXY_ADMIN = `127.0.0.1:${PORTS.proxyAdmin}`;
 
-const HELP = `usage: portico shutdown-manager [--listen ${LISTEN}] [--proxy-admin ${PROXY_ADMIN}]
+export const HELP = `usage: portico shutdown-manager [--listen ${LISTEN}] [--proxy-admin ${PROXY_ADMIN}]
        portico shutdown-manager drain [--proxy-admin ${PROXY_ADMIN}] [--timeout-seconds 60]
 
 Without a subcommand: serves GET /healthz until SIGTERM.

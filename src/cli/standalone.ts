@@ -21,7 +21,7 @@ import { stopStandalone } from '../provider/standalone/stop.js';
 export const DEFAULT_DISCOVERY_ADDRESS = `127.0.0.1:${PORTS.discovery}`;
 export const DEFAULT_STATE_DIR = '.portico';
 
-const HELP = `usage: portico standalone -f PATH... [options]
+export const HELP = `usage: portico standalone -f PATH... [options]
        portico standalone --stop [--state-dir DIR]
 
 Runs the controller on this machine: reads Gateway API resources from YAML files and directories, applies

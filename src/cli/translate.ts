@@ -16,8 +16,9 @@ import { PorticoError } from '../platform/errors.js';
 import { logToStderr } from '../platform/log-line.js';
 import { redact } from '../platform/redact.js';
 import { translate } from '../translate/index.js';
+import { parseArgsProblem } from './usage.js';
 
-const HELP = `usage: portico translate -f PATH... [options]
+export const HELP = `usage: portico translate -f PATH... [options]
 
 Translates Gateway API resources offline and prints the result.
 
@@ -41,7 +42,7 @@ export async function run(argv: string[]): Promise<number> {
   try {
     parsed = parse(argv);
   } catch (error) {
-    console.error(`portico translate: ${(error as Error).message}\n\n${HELP}`);
+    console.error(`portico translate: ${parseArgsProblem(error) ?? (error as Error).message}\n\n${HELP}`);
     return 2;
   }
   const { values } = parsed;

@@ -30,12 +30,17 @@ export type PorticoErrorCode =
   /** An object Portico would make exists and belongs to someone else: left alone and reported. */
   | 'E_CONFLICT';
 
+/** The exit status of a command line that cannot be run (as translate documents, and shells and getopt use). */
+export const EXIT_USAGE = 2;
+
 /** The exit status of a process that cannot bind an address it must own (EADDRINUSE's number on Linux). */
 export const EXIT_ADDRESS_IN_USE = 98;
 
 /** The exit status for an error that ends a command: 1, or a status a supervisor acts on. */
 export function exitCodeOf(error: unknown): number {
-  return isPorticoError(error) && error.code === 'E_ADDRESS_IN_USE' ? EXIT_ADDRESS_IN_USE : 1;
+  if (!isPorticoError(error)) return 1;
+  if (error.code === 'E_ADDRESS_IN_USE') return EXIT_ADDRESS_IN_USE;
+  return error.code === 'E_USAGE' ? EXIT_USAGE : 1;
 }
 
 export class PorticoError extends Error {

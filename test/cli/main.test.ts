@@ -14,6 +14,23 @@ test('an unknown subcommand exits 2 and lists the commands', () => {
   assert.match(result.stderr, /usage: portico <command>/);
 });
 
+test('every command says what is wrong with its command line in plain words, with its usage, and exits 2', () => {
+  for (const [args, message] of [
+    [['standalone', '--bogus'], /^portico: standalone: unknown option --bogus\n\nusage: portico standalone/],
+    [['proxy', '--workers'], /^portico: proxy: --workers needs a value\n\nusage: portico proxy/],
+    [['get', 'gateways', '--help=x'], /^portico: get: --help takes no value\n\nusage: portico get/],
+    [['echo', 'extra'], /^portico: echo: unexpected argument 'extra'\n\nusage: portico echo/],
+    [['translate', '--nope'], /^portico translate: unknown option --nope\n\nusage: portico translate/],
+  ] as const) {
+    const result = spawnSync(process.execPath, [PORTICO_MAIN, ...args], {
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
+    assert.equal(result.status, 2, `${args.join(' ')}: ${result.stderr}`);
+    assert.match(result.stderr, message);
+  }
+});
+
 test('portico controller refuses a status write rate that is not one, naming the flag, before it starts', () => {
   const config = join(mkdtempSync(join(tmpdir(), 'portico-controller-')), 'portico.yaml');
   writeFileSync(config, 'apiVersion: gateway.portico.io/v1alpha1\nkind: PorticoGateway\n');
@@ -27,8 +44,8 @@ test('portico controller refuses a status write rate that is not one, naming the
       [PORTICO_MAIN, 'controller', '--config', config, '--proxy-image', 'p', flag, value],
       { encoding: 'utf8', timeout: 20_000 },
     );
-    // Refused before it reads a kubeconfig or the service account (there is neither here).
-    assert.equal(result.status, 1, result.stderr);
+    // Refused before it reads a kubeconfig or the service account (there is neither here): a usage error.
+    assert.equal(result.status, 2, result.stderr);
     assert.match(result.stderr, message);
     assert.doesNotMatch(result.stderr, /service account|kubeconfig/);
   }

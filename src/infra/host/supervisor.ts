@@ -167,7 +167,7 @@ function syncSlots(ctx: SupervisorContext, desired: readonly ProxySpec[]): void 
   const byFleet = new Map<string, ProxySpec>();
   for (const spec of desired) {
     if (byFleet.has(spec.fleet)) {
-      throw new PorticoError('E_USAGE', `proxy supervisor: fleet '${spec.fleet}' is listed twice`);
+      throw new PorticoError('E_CONFIG', `proxy supervisor: fleet '${spec.fleet}' is listed twice`);
     }
     byFleet.set(spec.fleet, { ...spec, args: [...spec.args] });
   }
@@ -227,7 +227,7 @@ export function createProxySupervisor(options: ProxySupervisorOptions): ProxySup
       options.onChange?.();
     },
     sync(desired) {
-      if (shuttingDown) throw new PorticoError('E_USAGE', 'the proxy supervisor is shutting down');
+      if (shuttingDown) throw new PorticoError('E_CONFIG', 'the proxy supervisor is shutting down');
       syncSlots(ctx, desired);
     },
     list() {

@@ -52,7 +52,7 @@ export function acquireControllerLock(stateDir: string): ControllerLock {
     const holder = lockHolder(stateDir);
     if (holder !== undefined) {
       throw new PorticoError(
-        'E_USAGE',
+        'E_CONFIG',
         `--state-dir: another standalone controller (pid ${holder.pid}) uses ${stateDir}; stop it first ` +
           `('portico standalone --stop --state-dir ${stateDir}') or give this one its own --state-dir`,
       );

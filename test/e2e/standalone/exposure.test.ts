@@ -25,7 +25,8 @@ for (const [option, flag] of [
       option,
       '0.0.0.0:0',
     ]);
-    assert.equal(await child.exited, 1);
+    // A command line that cannot be run: a usage error.
+    assert.equal(await child.exited, 2);
     assert.match(child.stderr(), new RegExp(`${option}: 0\\.0\\.0\\.0 is not a loopback address.*${flag}`));
   });
 }
