@@ -42,6 +42,7 @@ const COMMANDS: Record<string, Command> = {
     summary: 'translate resources offline: statuses, fleet configs, infrastructure',
     load: () => import('./translate.js'),
   },
+  version: { summary: 'print the Portico and Node.js versions', load: () => import('./version.js') },
 };
 
 function usage(): string {
@@ -56,7 +57,8 @@ async function main(argv: string[]): Promise<number> {
     console.log(usage());
     return name === undefined ? 2 : 0;
   }
-  const command = COMMANDS[name];
+  // The spelling most tools take as well.
+  const command = COMMANDS[name === '--version' ? 'version' : name];
   if (command === undefined) {
     console.error(`portico: unknown command '${name}'\n\n${usage()}`);
     return 2;

@@ -1,4 +1,5 @@
 // Proxy counters and histograms, rendered in the Prometheus text exposition format.
+import { buildInfoMetric } from '../platform/build-info.js';
 import type { SpanOutcomes } from './span-exporter.js';
 
 const BUCKETS_SECONDS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -319,5 +320,6 @@ export function renderMetrics(snapshot: MetricsSnapshot): string {
   out.push('# TYPE portico_tracing_spans_total counter');
   out.push(`portico_tracing_spans_total{outcome="exported"} ${snapshot.spans.exported}`);
   out.push(`portico_tracing_spans_total{outcome="dropped"} ${snapshot.spans.dropped}`);
+  out.push(buildInfoMetric());
   return `${out.join('\n')}\n`;
 }

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { PORTICO_MAIN } from '../support/portico.js';
+import { PORTICO_MAIN, REPO_ROOT } from '../support/portico.js';
 
 test('an unknown subcommand exits 2 and lists the commands', () => {
   const result = spawnSync(process.execPath, [PORTICO_MAIN, 'no-such-command'], { encoding: 'utf8' });
@@ -79,5 +79,22 @@ test('portico standalone ends at once when it cannot start: a missing path, a ta
     );
   } finally {
     taken.close();
+  }
+});
+
+test('portico version (and --version) print the package version and the Node.js that runs it', () => {
+  const { version } = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as {
+    version: string;
+  };
+  for (const args of [['version'], ['--version']]) {
+    const result = spawnSync(process.execPath, [PORTICO_MAIN, ...args], {
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
+    assert.equal(result.status, 0, result.stderr);
+    assert.equal(
+      result.stdout,
+      `portico ${version} (Node.js ${process.version}, ${process.platform}/${process.arch})\n`,
+    );
   }
 });

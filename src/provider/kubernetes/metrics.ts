@@ -1,4 +1,5 @@
 // The controller's Prometheus metrics (text format 0.0.4): counters, gauges and a translation-time summary.
+import { buildInfoMetric } from '../../platform/build-info.js';
 export interface ControllerMetrics {
   reconciles: number;
   reconcileErrors: number;
@@ -121,5 +122,6 @@ export function formatMetrics(m: ControllerMetrics, own: ProcessSample = process
   metric('process_cpu_seconds_total', 'counter', 'User and system CPU time of the process.', [
     ['', own.cpuSeconds],
   ]);
+  lines.push(buildInfoMetric());
   return `${lines.join('\n')}\n`;
 }
