@@ -17,7 +17,7 @@ resource files are listed after them, on stderr (the objects of a broken file ke
 options:
   -n, --namespace NS       namespace to list (default: default; ignored for gatewayclasses)
   -A, --all-namespaces     list every namespace (adds a NAMESPACE column)
-  -o, --output FORMAT      wide, json or yaml (default: a table)
+  -o, --output FORMAT      wide, name, json or yaml (default: a table)
       --admin-address A    the controller's admin API (default: ${DEFAULT_ADMIN_ADDRESS})
   -h, --help               this text`;
 
@@ -37,7 +37,18 @@ interface ResourceType {
 
 const AGE: Column = { header: 'AGE', cell: (r, now) => ageSince(r.metadata.creationTimestamp, now) };
 
-// The columns are the additionalPrinterColumns of the Gateway API CRDs, so output matches `kubectl get`.
+// A route's condition over every parent that reports one: True when all say True, False when one does not,
+// <none> when no parent reports (a route attached nowhere says so instead of showing an empty cell).
+const ROUTE_COLUMNS: Column[] = [
+  { header: 'HOSTNAMES', cell: (r) => jsonCell(field(r.spec, 'hostnames')) },
+  { header: 'ACCEPTED', cell: (r) => parentsCondition(r, 'Accepted') },
+  { header: 'RESOLVED', cell: (r) => parentsCondition(r, 'ResolvedRefs') },
+  AGE,
+  { header: 'PARENTS', cell: (r) => parentNames(r), wide: true },
+];
+
+// The columns are the additionalPrinterColumns of the Gateway API CRDs (and, for routes, their status as the
+// Gateway API's own kubectl plugin shows it), so output reads as `kubectl get` does.
 const TYPES: ResourceType[] = [
   {
     kind: 'GatewayClass',
@@ -59,20 +70,13 @@ const TYPES: ResourceType[] = [
       { header: 'ADDRESS', cell: (r) => firstAddress(r) },
       { header: 'PROGRAMMED', cell: (r) => conditionStatus(r, 'Programmed') },
       AGE,
+      { header: 'ACCEPTED', cell: (r) => conditionStatus(r, 'Accepted'), wide: true },
+      { header: 'LISTENERS', cell: (r) => String(list(field(r.status, 'listeners')).length), wide: true },
+      { header: 'ATTACHED ROUTES', cell: (r) => String(attachedRoutes(r)), wide: true },
     ],
   },
-  {
-    kind: 'HTTPRoute',
-    plural: 'httproutes',
-    namespaced: true,
-    columns: [{ header: 'HOSTNAMES', cell: (r) => jsonCell(field(r.spec, 'hostnames')) }, AGE],
-  },
-  {
-    kind: 'GRPCRoute',
-    plural: 'grpcroutes',
-    namespaced: true,
-    columns: [{ header: 'HOSTNAMES', cell: (r) => jsonCell(field(r.spec, 'hostnames')) }, AGE],
-  },
+  { kind: 'HTTPRoute', plural: 'httproutes', namespaced: true, columns: ROUTE_COLUMNS },
+  { kind: 'GRPCRoute', plural: 'grpcroutes', namespaced: true, columns: ROUTE_COLUMNS },
 ];
 
 const ALIASES: Record<string, string> = {
@@ -118,8 +122,8 @@ export async function runGet(argv: string[], io: GetIo): Promise<number> {
     throw new PorticoError('E_USAGE', `get: ${what}\n\n${HELP}`);
   }
   const output = values.output;
-  if (output !== undefined && !['wide', 'json', 'yaml'].includes(output)) {
-    throw new PorticoError('E_USAGE', `get: --output must be wide, json or yaml, not '${output}'`);
+  if (output !== undefined && !['wide', 'name', 'json', 'yaml'].includes(output)) {
+    throw new PorticoError('E_USAGE', `get: --output must be wide, name, json or yaml, not '${output}'`);
   }
   const allNamespaces = type.namespaced && values['all-namespaces'] === true && name === undefined;
   const namespace = type.namespaced && !allNamespaces ? (values.namespace ?? 'default') : undefined;
@@ -140,6 +144,16 @@ function show(
   io: GetIo,
 ): number {
   const { name, namespace, output, allNamespaces } = request;
+  if (output === 'name') {
+    if (name !== undefined && items[0] === undefined) {
+      const where = namespace === undefined ? '' : ` in namespace ${namespace}`;
+      throw new PorticoError('E_VALIDATION', `${type.plural} "${name}" not found${where}`);
+    }
+    // kubectl's `-o name`: kind.group/name, one a line, for scripts.
+    for (const r of items)
+      io.stdout(`${type.kind.toLowerCase()}.gateway.networking.k8s.io/${r.metadata.name}\n`);
+    return 0;
+  }
   if (name !== undefined) {
     const found = items[0];
     if (found === undefined) {
@@ -288,6 +302,41 @@ function conditionStatus(resource: ResourceObject, type: string): string {
       'status',
     ),
   );
+}
+
+function list(value: unknown): unknown[] {
+  return Array.isArray(value) ? value : [];
+}
+
+function parentsCondition(route: ResourceObject, type: string): string {
+  const statuses = list(field(route.status, 'parents')).map((p) =>
+    text(
+      field(
+        list(field(p, 'conditions')).find((c) => field(c, 'type') === type),
+        'status',
+      ),
+    ),
+  );
+  if (statuses.length === 0) return '<none>';
+  return statuses.every((s) => s === 'True') ? 'True' : statuses.includes('False') ? 'False' : 'Unknown';
+}
+
+/** The Gateways (and their sections) a route names, as namespace/name[/section] when not its own namespace. */
+function parentNames(route: ResourceObject): string {
+  const names = list(field(route.spec, 'parentRefs')).map((ref) => {
+    const ns = text(field(ref, 'namespace'));
+    const section = text(field(ref, 'sectionName'));
+    const own = ns === '' || ns === route.metadata.namespace;
+    return `${own ? '' : `${ns}/`}${text(field(ref, 'name'))}${section === '' ? '' : `/${section}`}`;
+  });
+  return names.length === 0 ? '<none>' : names.join(',');
+}
+
+function attachedRoutes(gateway: ResourceObject): number {
+  return list(field(gateway.status, 'listeners')).reduce<number>((n, l) => {
+    const attached = field(l, 'attachedRoutes');
+    return n + (typeof attached === 'number' ? attached : 0);
+  }, 0);
 }
 
 /** kubectl's `.status.addresses[*].value` column shows the first address only. */

@@ -74,18 +74,36 @@ test('gatewayclasses are cluster-wide: CONTROLLER, ACCEPTED, AGE, and DESCRIPTIO
   assert.match(wide.stdout, /the default class$/m);
 });
 
-test('httproutes show their hostnames as kubectl does', async (t) => {
+test('httproutes show their hostnames and whether their parents accepted them and resolved their refs', async (t) => {
   const get = await controller(t);
   const { stdout } = await get('httproutes');
   assert.equal(
     stdout,
     [
-      'NAME        HOSTNAMES                               AGE',
-      'backend     ["www.example.com","api.example.com"]   44m',
-      'catch-all                                           60s',
+      'NAME        HOSTNAMES                               ACCEPTED   RESOLVED   AGE',
+      'backend     ["www.example.com","api.example.com"]   True       False      44m',
+      'catch-all                                           <none>     <none>     60s',
       '',
     ].join('\n'),
   );
+  const wide = await get('httproutes', '-o', 'wide');
+  assert.match(wide.stdout, /^NAME .* AGE {3}PARENTS$/m);
+  assert.match(wide.stdout, /^backend .* 44m {3}eg,infra\/shared\/https$/m);
+});
+
+test('gateways -o wide add ACCEPTED, LISTENERS and ATTACHED ROUTES; -o name prints kind.group/name', async (t) => {
+  const get = await controller(t);
+  const wide = await get('gateways', '-o', 'wide');
+  assert.match(
+    wide.stdout.split('\n')[0] ?? '',
+    /PROGRAMMED {3}AGE {3}ACCEPTED {3}LISTENERS {3}ATTACHED ROUTES$/,
+  );
+  const names = await get('httproutes', '-o', 'name');
+  assert.equal(
+    names.stdout,
+    'httproute.gateway.networking.k8s.io/backend\nhttproute.gateway.networking.k8s.io/catch-all\n',
+  );
+  assert.equal((await get('gtw', 'eg', '-o', 'name')).stdout, 'gateway.gateway.networking.k8s.io/eg\n');
 });
 
 test('grpcroutes show their hostnames too, and are not listed as httproutes', async (t) => {
@@ -93,7 +111,11 @@ test('grpcroutes show their hostnames too, and are not listed as httproutes', as
   const { stdout } = await get('grpcroutes');
   assert.equal(
     stdout,
-    ['NAME   HOSTNAMES              AGE', 'echo   ["grpc.example.com"]   30m', ''].join('\n'),
+    [
+      'NAME   HOSTNAMES              ACCEPTED   RESOLVED   AGE',
+      'echo   ["grpc.example.com"]   <none>     <none>     30m',
+      '',
+    ].join('\n'),
   );
   const yaml = parse((await get('grpcroute', 'echo', '-o', 'yaml')).stdout);
   assert.equal(yaml.kind, 'GRPCRoute');
@@ -120,7 +142,7 @@ test('nothing to show is said on stderr, like kubectl; a missing name is an erro
   assert.equal(empty.stderr, 'No resources found in nowhere namespace.\n');
   await assert.rejects(get('gateway', 'missing'), /gateways "missing" not found in namespace default/);
   await assert.rejects(get('pods'), (e: unknown) => isPorticoError(e) && e.code === 'E_USAGE');
-  await assert.rejects(get('gateways', '-o', 'xml'), /--output must be wide, json or yaml/);
+  await assert.rejects(get('gateways', '-o', 'xml'), /--output must be wide, name, json or yaml/);
 });
 
 async function freePort(): Promise<number> {

@@ -49,8 +49,19 @@ export const FIXTURE_RESOURCES: ResourceObject[] = [
     apiVersion: GROUP,
     kind: 'HTTPRoute',
     metadata: { name: 'backend', namespace: 'default', creationTimestamp: minutesAgo(44), generation: 2 },
-    spec: { parentRefs: [{ name: 'eg' }], hostnames: ['www.example.com', 'api.example.com'] },
-    status: { parents: [] },
+    spec: {
+      parentRefs: [{ name: 'eg' }, { name: 'shared', namespace: 'infra', sectionName: 'https' }],
+      hostnames: ['www.example.com', 'api.example.com'],
+    },
+    status: {
+      parents: [
+        {
+          parentRef: { name: 'eg' },
+          controllerName: 'gateway.portico.io/gatewayclass-controller',
+          conditions: [condition('Accepted', 'True'), condition('ResolvedRefs', 'False')],
+        },
+      ],
+    },
   },
   {
     apiVersion: GROUP,
