@@ -62,7 +62,8 @@ export class ClientRequest {
   get headers(): IncomingHttpHeaders {
     let map = this.headerMap;
     if (map === undefined) {
-      map = {};
+      // No prototype: a client's `__proto__` or `constructor` field is a key, not an inherited member.
+      map = Object.create(null) as IncomingHttpHeaders;
       const raw = this.rawHeaders;
       for (let i = 0; i < raw.length; i += 2) {
         const name = raw[i]!.toLowerCase();
