@@ -12,6 +12,7 @@ import type {
   VirtualHost,
   WeightedBackend,
 } from '../ir/fleet-config.js';
+import { normalizePath } from './path-normalization.js';
 
 /** What route matching looks at in a request. */
 export interface RequestFacts {
@@ -64,7 +65,8 @@ export interface HostTable {
 
 function pathPredicate(match: PathMatch | undefined): ((path: string) => boolean) | undefined {
   if (match === undefined) return undefined;
-  const value = match.value;
+  // Requests are matched normalised (path-normalization.ts), so a configured path is compared in that form too.
+  const value = match.type === 'RegularExpression' ? match.value : normalizedMatchValue(match.value);
   switch (match.type) {
     case 'Exact':
       return (path) => path === value;
@@ -76,6 +78,11 @@ function pathPredicate(match: PathMatch | undefined): ((path: string) => boolean
     case 'RegularExpression':
       return compileRegex(value);
   }
+}
+
+/** A configured Exact or PathPrefix value as requests are matched; one no request can have stays as it is. */
+export function normalizedMatchValue(value: string): string {
+  return normalizePath(value) ?? value;
 }
 
 function valuePredicate(m: HeaderMatch | QueryParamMatch): (value: string | undefined) => boolean {
