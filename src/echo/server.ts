@@ -49,15 +49,17 @@ function canonicalName(name: string): string {
 }
 
 function headerLists(req: EchoRequest): Record<string, string[]> {
-  const out: Record<string, string[]> = {};
+  // A Map: a client's `__proto__` or `constructor` field is a name like any other, not a prototype member.
+  const out = new Map<string, string[]>();
   for (let i = 0; i < req.rawHeaders.length; i += 2) {
     if (req.rawHeaders[i]!.startsWith(':')) continue;
     const name = canonicalName(req.rawHeaders[i]!.toLowerCase());
-    const values = out[name] ?? [];
-    values.push(req.rawHeaders[i + 1]!);
-    out[name] = values;
+    const values = out.get(name);
+    if (values === undefined) out.set(name, [req.rawHeaders[i + 1]!]);
+    else values.push(req.rawHeaders[i + 1]!);
   }
-  return out;
+  // fromEntries defines own properties, so even `__proto__` becomes a plain key of the JSON object.
+  return Object.fromEntries(out);
 }
 
 /** `250ms`, `1s`, `1.5s`, `2m`; a bare number is seconds. Anything else: no delay. */

@@ -15,6 +15,13 @@ export const MAX_TIMEOUT_MS = 86_400_000;
 export const MAX_REGEX_PROGRAM_SIZE = 200;
 
 /**
+ * Patterns are refused by their length before anything parses them (parsing costs time and memory by the
+ * character). 1,024 is what the Gateway API lets a path or query param value be; a header value may be longer,
+ * a GRPCRoute's service and method patterns make one path pattern together, and both are held to it too.
+ */
+export const MAX_REGEX_LENGTH = 1024;
+
+/**
  * RFC 9110 token characters, indexed by char code or byte (codes past the table read undefined: not a token).
  * The proxy's parsers read a head's bytes with it (through proxy/http-syntax.ts).
  */
@@ -110,13 +117,23 @@ function compileOrProblem(pattern: string): RE2JS | string {
   return hit;
 }
 
+function lengthProblem(pattern: string): string | undefined {
+  return pattern.length > MAX_REGEX_LENGTH
+    ? `regular expression too long (${pattern.length} characters, at most ${MAX_REGEX_LENGTH})`
+    : undefined;
+}
+
 export function regexProblem(pattern: string): string | undefined {
+  const tooLong = lengthProblem(pattern);
+  if (tooLong !== undefined) return tooLong;
   const c = compileOrProblem(pattern);
   return typeof c === 'string' ? c : undefined;
 }
 
 /** A whole-value matcher for a pattern regexProblem accepts; throws for one it refuses. */
 export function compileRegex(pattern: string): (value: string) => boolean {
+  const tooLong = lengthProblem(pattern);
+  if (tooLong !== undefined) throw new Error(tooLong);
   const c = compileOrProblem(pattern);
   if (typeof c === 'string') throw new Error(c);
   return (value) => c.testExact(value);

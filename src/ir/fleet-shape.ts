@@ -66,3 +66,104 @@ export interface FleetShape {
 
 /** Environment variables Portico sets in the proxy container itself. */
 export const RESERVED_PROXY_ENV: readonly string[] = ['POD_NAME', 'POD_NAMESPACE'];
+
+// What a DataPlaneProxy may not do to the proxy's pod, in one place: the translator refuses a shape that tries
+// (naming the field), and the renderer takes from a shape only what passes, so neither alone is the only guard.
+// Portico's own pod is Pod Security `restricted` (non-root, no privilege escalation, ALL capabilities dropped, a
+// read-only root, RuntimeDefault seccomp); a shape may choose ids and add restrictions, never take one away.
+
+/** The one capability Pod Security `restricted` lets a container add. */
+export const ADDABLE_CAPABILITY = 'NET_BIND_SERVICE';
+
+/** SELinux types Pod Security admits for a container (`spc_t` and the like run it unconfined). */
+export const CONTAINER_SELINUX_TYPES: readonly string[] = [
+  'container_t',
+  'container_init_t',
+  'container_kvm_t',
+  'container_engine_t',
+];
+
+/** The sysctls Pod Security `baseline` calls safe: namespaced, and nothing another pod or the node sees. */
+export const SAFE_SYSCTLS: ReadonlySet<string> = new Set([
+  'kernel.shm_rmid_forced',
+  'net.ipv4.ip_local_port_range',
+  'net.ipv4.ip_unprivileged_port_start',
+  'net.ipv4.tcp_syncookies',
+  'net.ipv4.ping_group_range',
+  'net.ipv4.ip_local_reserved_ports',
+  'net.ipv4.tcp_keepalive_time',
+  'net.ipv4.tcp_fin_timeout',
+  'net.ipv4.tcp_keepalive_intvl',
+  'net.ipv4.tcp_keepalive_probes',
+]);
+
+/** Annotations that set a pod's or container's AppArmor or seccomp profile the old way, around its fields. */
+const SECURITY_ANNOTATION_PREFIXES: readonly string[] = [
+  'container.apparmor.security.beta.kubernetes.io/',
+  'seccomp.security.alpha.kubernetes.io/',
+  'container.seccomp.security.alpha.kubernetes.io/',
+];
+
+export function isSecurityAnnotation(key: string): boolean {
+  return SECURITY_ANNOTATION_PREFIXES.some((prefix) => key.startsWith(prefix));
+}
+
+function json(value: unknown): KubeJson | undefined {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? (value as KubeJson)
+    : undefined;
+}
+
+/** The field of SELinux options that would loosen the container's confinement, if any. */
+function seLinuxWeakening(options: KubeJson): string | undefined {
+  if (options.user !== undefined) return 'seLinuxOptions.user';
+  if (options.role !== undefined) return 'seLinuxOptions.role';
+  const type = options.type;
+  if (type !== undefined && !CONTAINER_SELINUX_TYPES.includes(String(type))) return 'seLinuxOptions.type';
+  return undefined;
+}
+
+/**
+ * The first field of a (pod or container) security context that would make the proxy's pod weaker than
+ * Portico's own, as a path below the context; undefined when it has none. A profile must be RuntimeDefault: a
+ * node's Localhost profile may allow anything, and Portico cannot tell.
+ */
+export function weakeningField(s: KubeJson): string | undefined {
+  const checks: [string, boolean][] = [
+    ['runAsNonRoot', s.runAsNonRoot === false],
+    ['runAsUser', s.runAsUser === 0],
+    ['allowPrivilegeEscalation', s.allowPrivilegeEscalation === true],
+    ['privileged', s.privileged === true],
+    ['readOnlyRootFilesystem', s.readOnlyRootFilesystem === false],
+    ['procMount', s.procMount !== undefined && s.procMount !== 'Default'],
+    [
+      'seccompProfile.type',
+      s.seccompProfile !== undefined && json(s.seccompProfile)?.type !== 'RuntimeDefault',
+    ],
+    [
+      'appArmorProfile.type',
+      s.appArmorProfile !== undefined && json(s.appArmorProfile)?.type !== 'RuntimeDefault',
+    ],
+    ['windowsOptions.hostProcess', json(s.windowsOptions)?.hostProcess === true],
+  ];
+  const found = checks.find(([, weaker]) => weaker);
+  if (found !== undefined) return found[0];
+  if (s.seLinuxOptions !== undefined) {
+    const options = json(s.seLinuxOptions);
+    const field = options === undefined ? 'seLinuxOptions' : seLinuxWeakening(options);
+    if (field !== undefined) return field;
+  }
+  const added = json(s.capabilities)?.add;
+  if (added !== undefined) {
+    const list = Array.isArray(added) ? added : [added];
+    const extra = list.findIndex((c) => c !== ADDABLE_CAPABILITY);
+    if (extra >= 0) return `capabilities.add[${extra}]`;
+  }
+  const sysctls = s.sysctls;
+  if (sysctls !== undefined) {
+    const list = Array.isArray(sysctls) ? sysctls : [sysctls];
+    const unsafe = list.findIndex((entry) => !SAFE_SYSCTLS.has(String(json(entry)?.name)));
+    if (unsafe >= 0) return `sysctls[${unsafe}].name`;
+  }
+  return undefined;
+}

@@ -4,6 +4,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Readable } from 'node:stream';
+import type { TLSSocket } from 'node:tls';
 import type { RequestHead } from './client-head.js';
 import type { ConnectionLines } from './forwarded-headers.js';
 import { clientIp, isInternalAddress } from './headers.js';
@@ -18,6 +19,8 @@ export interface ClientFacts {
   origin: readonly [string, string];
   /** The forwarding lines of an HTTP/1.1 head, made on first use. */
   lines: ConnectionLines | undefined;
+  /** The TLS server name (SNI) the client asked for; undefined on cleartext or without one. */
+  serverName: string | undefined;
 }
 
 const CLIENT = Symbol('portico.client');
@@ -33,7 +36,14 @@ export function clientFacts(socket: Socket): ClientFacts {
     const origin = isInternalAddress(ip)
       ? (['x-portico-internal', 'true'] as const)
       : (['x-portico-external-address', ip] as const);
-    facts = { address, ip, origin, lines: undefined };
+    const sni = (socket as Partial<TLSSocket>).servername;
+    facts = {
+      address,
+      ip,
+      origin,
+      lines: undefined,
+      serverName: typeof sni === 'string' && sni !== '' ? sni : undefined,
+    };
     tagged[CLIENT] = facts;
   }
   return facts;
@@ -97,7 +107,8 @@ export class ClientRequest {
   get headers(): IncomingHttpHeaders {
     let map = this.headerMap;
     if (map === undefined) {
-      map = {};
+      // No prototype: a client's `__proto__` or `constructor` field is a key, not an inherited member.
+      map = Object.create(null) as IncomingHttpHeaders;
       const raw = this.rawHeaders;
       for (let i = 0; i < raw.length; i += 2) {
         const name = raw[i]!.toLowerCase();

@@ -85,8 +85,16 @@ export function hopByHopFree(raw: string[], drop: ReadonlySet<string>): string[]
   return out;
 }
 
+/**
+ * An empty header map without a prototype: a field named `__proto__`, `constructor` or `hasOwnProperty` is
+ * then a key like any other, never an inherited member read as a value or a prototype replaced on assignment.
+ */
+export function emptyHeaderMap(): HeaderMap {
+  return Object.create(null) as HeaderMap;
+}
+
 function toMap(lines: string[]): HeaderMap {
-  const out: HeaderMap = {};
+  const out = emptyHeaderMap();
   for (let i = 0; i < lines.length; i += 2) {
     const name = lines[i]!.toLowerCase();
     const value = lines[i + 1]!;

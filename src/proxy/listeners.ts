@@ -3,11 +3,13 @@
 import type { AddressInfo, ListenOptions } from 'node:net';
 import type { Listener } from '../ir/fleet-config.js';
 import { PorticoError } from '../platform/errors.js';
+import type { ClientRequest } from './client-request.js';
 import { type ClientServer, createClientServer } from './client-server.js';
 import { createH2Listener } from './h2/server.js';
-import { handleRequest } from './handler.js';
+import { handleRequest, respondLocally } from './handler.js';
+import { hostWithoutPort } from './routing.js';
 import type { ListenerContext, ProxyRuntime } from './runtime.js';
-import { type CertificateTable, selectCertificate } from './tls.js';
+import { type CertificateTable, misdirectedHost, selectCertificate, sessionOptions } from './tls.js';
 import { handleUpgrade } from './upgrade.js';
 
 export interface BoundListener {
@@ -20,6 +22,20 @@ export interface BoundListener {
   certificates?: CertificateTable;
   /** HTTPS only: the certificate of the default context, to notice a change. */
   defaultCertificate?: string;
+  /** HTTPS only: whether the default context resumes sessions (CertificateTable.resumable). */
+  resumable?: boolean;
+}
+
+/** The answer to an upgrade for a host the connection's certificate was not chosen for. */
+const MISDIRECTED_UPGRADE =
+  'HTTP/1.1 421 Misdirected Request\r\nserver: portico\r\ncontent-length: 0\r\nconnection: close\r\n\r\n';
+
+/** An HTTPS request whose Host falls under another certificate entry than its connection's SNI (tls.ts). */
+function misdirected(bound: Omit<BoundListener, 'server'>, req: ClientRequest): boolean {
+  const table = bound.certificates;
+  const host = req.host;
+  if (table === undefined || host === undefined) return false;
+  return misdirectedHost(table, req.client.serverName, hostWithoutPort(host));
 }
 
 function createListenerServer(rt: ProxyRuntime, bound: Omit<BoundListener, 'server'>): ClientServer {
@@ -40,6 +56,7 @@ function createListenerServer(rt: ProxyRuntime, bound: Omit<BoundListener, 'serv
         ? {
             cert: bound.certificates?.fallbackSecret.certificatePem,
             key: bound.certificates?.fallbackSecret.privateKeyPem,
+            ...sessionOptions(bound.certificates),
             SNICallback: (serverName, done) => {
               const table = bound.certificates;
               if (table === undefined) done(new PorticoError('E_CERTIFICATE', 'no certificates'));
@@ -47,8 +64,14 @@ function createListenerServer(rt: ProxyRuntime, bound: Omit<BoundListener, 'serv
             },
           }
         : undefined,
-    onRequest: (req, res) => handleRequest(rt, context, req, res),
-    onUpgrade: (req, socket, head) => handleUpgrade(rt, context, req, socket, head),
+    onRequest: (req, res) => {
+      if (misdirected(bound, req)) respondLocally(res, 421, rt.draining || context.closing);
+      else handleRequest(rt, context, req, res);
+    },
+    onUpgrade: (req, socket, head) => {
+      if (misdirected(bound, req)) socket.end(MISDIRECTED_UPGRADE);
+      else handleUpgrade(rt, context, req, socket, head);
+    },
     http2: createH2Listener(rt, context, () => bound.certificates),
     onConnection: (socket) => {
       rt.metrics.connectionOpened(name);
@@ -70,6 +93,7 @@ export async function bindListener(
     port,
     certificates,
     defaultCertificate: certificates?.fallbackSecret.certificatePem,
+    resumable: certificates?.resumable,
   } satisfies Omit<BoundListener, 'server'> as BoundListener;
   const server = createListenerServer(rt, bound);
   bound.server = server;
@@ -95,16 +119,18 @@ export async function bindListener(
   return bound;
 }
 
-/** Installs new certificates; the default context is rebuilt only when its certificate changed. */
+/** Installs new certificates; the default context is rebuilt only when its certificate or resumability changed. */
 export function updateCertificates(bound: BoundListener, certificates: CertificateTable): void {
   bound.certificates = certificates;
   const secret = certificates.fallbackSecret;
-  if (bound.defaultCertificate !== secret.certificatePem) {
+  if (bound.defaultCertificate !== secret.certificatePem || bound.resumable !== certificates.resumable) {
     bound.server.setSecureContext({
       cert: secret.certificatePem,
       key: secret.privateKeyPem,
+      ...sessionOptions(certificates),
     });
     bound.defaultCertificate = secret.certificatePem;
+    bound.resumable = certificates.resumable;
   }
 }
 

@@ -4,6 +4,7 @@ import type { Endpoint, ForwardAction, HeaderModifier, Route, RouteFilter } from
 import type { ResponseFlag } from './access-log.js';
 import type { ClientRequest } from './client-request.js';
 import { addForwardingHeaders, applyHeaderModifier, endToEndHeaders, type HeaderMap } from './headers.js';
+import { normalizePath } from './path-normalization.js';
 import { nextRequestId } from './request-id.js';
 import { redirectLocation, rewritePath } from './rewrite.js';
 import { filtersFor, findRoute, hostWithoutPort, lookupHost, pickBackend } from './routing.js';
@@ -37,6 +38,9 @@ const NO_MODIFIERS: HeaderModifier[] = [];
 
 const NO_ROUTE: Plan = { kind: 'local', routeName: '-', status: 404, flag: 'no_route' };
 
+/** A path servers read in different ways (path-normalization.ts): matched by no route, sent nowhere. */
+const REFUSED_PATH: Plan = { kind: 'local', routeName: '-', status: 400, flag: 'invalid_request' };
+
 export type Plan =
   | { kind: 'local'; routeName: string; status: number; flag?: ResponseFlag }
   | { kind: 'redirect'; routeName: string; status: number; location: string }
@@ -57,8 +61,11 @@ export function resolveRequest(
   // The parser hands over origin-form only (absolute-form is rewritten there, its authority as Host).
   const url = req.url;
   const q = url.indexOf('?');
-  const path = q < 0 ? url : url.slice(0, q);
+  const rawPath = q < 0 ? url : url.slice(0, q);
   const search = q < 0 ? '' : url.slice(q);
+  // Matched, rewritten, redirected and forwarded normalised: the backend gets the path that was matched.
+  const path = rawPath.charCodeAt(0) === 47 ? normalizePath(rawPath) : rawPath;
+  if (path === undefined) return REFUSED_PATH;
   const compiled = findRoute(vhost, { method: req.method, path, search, message: req, params: undefined });
   if (compiled === undefined) return NO_ROUTE;
   const route = compiled.route;
@@ -87,7 +94,7 @@ export function resolveRequest(
     action,
     cluster,
     endpoint,
-    target: url,
+    target: path === rawPath ? url : path + search,
     requestModifiers: NO_MODIFIERS,
     hostRewrite: undefined,
     responseModifiers: NO_MODIFIERS,

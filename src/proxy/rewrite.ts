@@ -1,5 +1,6 @@
 // Path rewriting and redirect locations, with the Gateway API's rules for prefixes, schemes and ports.
 import type { PathMatch, PathModifier, RedirectAction } from '../ir/fleet-config.js';
+import { normalizedMatchValue } from './routing.js';
 
 /** Replaces the matched prefix segment-aware: prefix `/foo` → `/bar` turns `/foo/x` into `/bar/x`. */
 function replacePrefix(path: string, prefix: string, replacement: string): string {
@@ -13,8 +14,9 @@ function replacePrefix(path: string, prefix: string, replacement: string): strin
 /** The new path for a request path under a path modifier; `match` is the route's path match. */
 export function rewritePath(path: string, modifier: PathModifier, match: PathMatch | undefined): string {
   if (modifier.type === 'ReplaceFullPath') return modifier.value;
-  // ReplacePrefixMatch is only valid with a PathPrefix match; elsewhere the whole path is the prefix `/`.
-  const prefix = match?.type === 'PathPrefix' ? match.value : '/';
+  // ReplacePrefixMatch is only valid with a PathPrefix match; elsewhere the whole path is the prefix `/`. The
+  // path is normalised, so the prefix it matched is the normalised value.
+  const prefix = match?.type === 'PathPrefix' ? normalizedMatchValue(match.value) : '/';
   return replacePrefix(path, prefix, modifier.value);
 }
 

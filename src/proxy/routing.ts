@@ -1,7 +1,6 @@
 // Compiles a FleetConfig's virtual hosts and routes into lookup structures: hosts in Maps and suffix lists,
 // regexes compiled once (RE2: linear in the input, never backtracking), so a request costs one host lookup and a
 // walk over that host's routes.
-import type { IncomingHttpHeaders } from 'node:http';
 import { compileRegex } from '../ir/field-rules.js';
 import type {
   FleetConfig,
@@ -13,6 +12,7 @@ import type {
   VirtualHost,
   WeightedBackend,
 } from '../ir/fleet-config.js';
+import { normalizePath } from './path-normalization.js';
 
 /** What route matching looks at in a request. */
 export interface RequestFacts {
@@ -21,8 +21,8 @@ export interface RequestFacts {
   path: string;
   /** The raw query with its `?`, or '' */
   search: string;
-  /** The request; its `headers` object is built (lazily) only when a header match needs it. */
-  message: { readonly headers: IncomingHttpHeaders };
+  /** The request; header matches read its lines (name, value, ...) as received. */
+  message: { readonly rawHeaders: readonly string[] };
   /** The query's parameters, parsed when a query match first needs them. */
   params: URLSearchParams | undefined;
 }
@@ -65,7 +65,8 @@ export interface HostTable {
 
 function pathPredicate(match: PathMatch | undefined): ((path: string) => boolean) | undefined {
   if (match === undefined) return undefined;
-  const value = match.value;
+  // Requests are matched normalised (path-normalization.ts), so a configured path is compared in that form too.
+  const value = match.type === 'RegularExpression' ? match.value : normalizedMatchValue(match.value);
   switch (match.type) {
     case 'Exact':
       return (path) => path === value;
@@ -79,15 +80,54 @@ function pathPredicate(match: PathMatch | undefined): ((path: string) => boolean
   }
 }
 
+/** A configured Exact or PathPrefix value as requests are matched; one no request can have stays as it is. */
+export function normalizedMatchValue(value: string): string {
+  return normalizePath(value) ?? value;
+}
+
 function valuePredicate(m: HeaderMatch | QueryParamMatch): (value: string | undefined) => boolean {
   if (m.type === 'Exact') return (v) => v === m.value;
   const matches = compileRegex(m.value);
   return (v) => v !== undefined && matches(v);
 }
 
-function headerValue(headers: IncomingHttpHeaders, name: string): string | undefined {
-  const v = headers[name];
-  return Array.isArray(v) ? v.join(',') : v;
+/**
+ * The value a header match sees for a field repeated in the request: its lines combined in order (RFC 9110
+ * §5.3, as the Gateway API's HTTPHeaderMatch asks), with `, ` as Node's HTTP/2 server joins them, so a field
+ * sent as two lines and as one combined line, over HTTP/1.1 or HTTP/2, is matched alike; `cookie` with `; `
+ * (RFC 9113 §8.2.3 joins HTTP/2 cookie crumbs so). Undefined when the request has no such field.
+ */
+export function combinedFieldValue(raw: readonly string[], lowerName: string): string | undefined {
+  let combined: string | undefined;
+  const length = lowerName.length;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!;
+    if (name.length !== length || name.toLowerCase() !== lowerName) continue;
+    const value = raw[i + 1]!;
+    if (combined === undefined) combined = value;
+    else combined += lowerName === 'cookie' ? `; ${value}` : `, ${value}`;
+  }
+  return combined;
+}
+
+/** Whether any line of the field matches: Set-Cookie values cannot be combined (RFC 9110 §5.3). */
+function anyLineMatches(
+  raw: readonly string[],
+  lowerName: string,
+  test: (value: string | undefined) => boolean,
+): boolean {
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!;
+    if (name.length === lowerName.length && name.toLowerCase() === lowerName && test(raw[i + 1])) return true;
+  }
+  return false;
+}
+
+function headerPredicate(h: HeaderMatch): Predicate {
+  const test = valuePredicate(h);
+  const name = h.name;
+  if (name === 'set-cookie') return (f) => anyLineMatches(f.message.rawHeaders, name, test);
+  return (f) => test(combinedFieldValue(f.message.rawHeaders, name));
 }
 
 function compileMatch(route: Route): Predicate {
@@ -104,9 +144,7 @@ function compileMatch(route: Route): Predicate {
   for (const h of match.headers) {
     if (seenHeaders.has(h.name)) continue;
     seenHeaders.add(h.name);
-    const test = valuePredicate(h);
-    const name = h.name;
-    checks.push((f) => test(headerValue(f.message.headers, name)));
+    checks.push(headerPredicate(h));
   }
   const seenParams = new Set<string>();
   for (const q of match.queryParams) {

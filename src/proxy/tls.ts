@@ -1,5 +1,6 @@
 // SNI certificate selection for HTTPS listeners. Secure contexts are built once per secret content and
 // reused across config swaps, so an unrelated change does not re-parse every key.
+import { constants } from 'node:crypto';
 import { createSecureContext, type SecureContext } from 'node:tls';
 import type { ListenerTls, TlsSecret } from '../ir/fleet-config.js';
 import { PorticoError } from '../platform/errors.js';
@@ -12,6 +13,12 @@ export interface CertificateTable {
   fallback: SecureContext;
   /** The secret behind `fallback`: https servers need PEMs for their default context. */
   fallbackSecret: TlsSecret;
+  /**
+   * Whether TLS sessions may be resumed: only when every name gets the same certificate. Node decides a
+   * resumption on the listener's default context before the SNI callback runs (a resumed handshake never
+   * reaches it), so a session of one certificate would otherwise resume a handshake for another's name.
+   */
+  resumable: boolean;
 }
 
 export interface SecureContextCache {
@@ -54,11 +61,13 @@ export function compileCertificates(
   const wildcards: CertificateTable['wildcards'] = [];
   let any: { context: SecureContext; secret: TlsSecret } | undefined;
   let first: { context: SecureContext; secret: TlsSecret } | undefined;
+  const served = new Set<SecureContext>();
   for (const choice of tls.certificates) {
     const name = choice.secrets[0];
     const secret = name === undefined ? undefined : secrets.get(name);
     if (secret === undefined) continue;
     const context = cache.get(secret);
+    served.add(context);
     first ??= { context, secret };
     for (const raw of choice.hostnames) {
       const hostname = raw.toLowerCase();
@@ -70,7 +79,21 @@ export function compileCertificates(
   const fallback = any ?? first;
   if (fallback === undefined) throw new PorticoError('E_CERTIFICATE', 'no usable certificate');
   wildcards.sort((a, b) => b.suffix.length - a.suffix.length);
-  return { exact, wildcards, fallback: fallback.context, fallbackSecret: fallback.secret };
+  return {
+    exact,
+    wildcards,
+    fallback: fallback.context,
+    fallbackSecret: fallback.secret,
+    resumable: served.size === 1,
+  };
+}
+
+/**
+ * The default context's options for a table: without session tickets when it serves several certificates
+ * (see `resumable`). Node keeps no session-id cache of its own, so no ticket means no resumption at all.
+ */
+export function sessionOptions(table: CertificateTable | undefined): { secureOptions: number } {
+  return { secureOptions: table === undefined || table.resumable ? 0 : constants.SSL_OP_NO_TICKET };
 }
 
 function wildcardOf(
@@ -96,4 +119,14 @@ export function listenerHostnameOf(table: CertificateTable, serverName: string):
   if (table.exact.has(name)) return name;
   const wildcard = wildcardOf(table, name);
   return wildcard === undefined ? '*' : `*${wildcard.suffix}`;
+}
+
+/**
+ * A request for `host` (without its port) on a connection whose certificate was chosen for `serverName` (its
+ * SNI) falls under another listener entry: the client must ask again on a connection of its own (421, RFC 9110
+ * §15.5.20). Without SNI the client took the default certificate for whatever it asks: nothing to compare.
+ */
+export function misdirectedHost(table: CertificateTable, serverName: unknown, host: string): boolean {
+  if (typeof serverName !== 'string' || serverName === '') return false;
+  return listenerHostnameOf(table, host) !== listenerHostnameOf(table, serverName);
 }

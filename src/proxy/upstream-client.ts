@@ -85,6 +85,12 @@ export class UpstreamExchange implements UpstreamCall {
 }
 
 const MAX_HEAD_BYTES = 64 * 1024;
+/**
+ * Interim (1xx) responses allowed before the final one: 100 Continue, a few 103 Early Hints, a 102 Processing
+ * now and then. More is a backend flooding the proxy with heads to parse, for as long as the route has no
+ * timeout: the exchange fails (502) and the connection is closed.
+ */
+export const MAX_INTERIM_RESPONSES = 64;
 /** Every upstream socket reads into this; the sink gets views of it, valid only during its call. */
 const READ_BUFFER = Buffer.allocUnsafe(64 * 1024);
 /** An upstream's trailers get the bounds a client's get, with its head's size limit. */
@@ -116,6 +122,8 @@ class UpstreamConnection {
   private remaining = 0;
   private keepAlive = true;
   private requestSent = false;
+  /** Interim responses read for the current exchange. */
+  private interim = 0;
   private failure: Error | undefined = undefined;
 
   constructor(private readonly pool: EndpointPool) {
@@ -146,7 +154,10 @@ class UpstreamConnection {
     exchange.connection = this;
     this.state = HEAD;
     this.partial = undefined;
-    this.keepAlive = true;
+    this.interim = 0;
+    // After a CONNECT a server may make the connection a tunnel, whatever its answer says about a body: the
+    // connection carries nothing more (the proxy refuses CONNECT from clients; this holds for any caller).
+    this.keepAlive = !exchange.head.startsWith('CONNECT ');
     const socket = this.socket;
     socket.write(exchange.head, 'latin1');
     if (exchange.body === null) this.requestSent = true;
@@ -325,6 +336,10 @@ class UpstreamConnection {
       // 101 was never asked for (upgrades take another path); other 1xx are interim.
       if (head.status === 101) {
         this.fail('unexpected 101 response', 'invalid_response');
+        return -1;
+      }
+      if (++this.interim > MAX_INTERIM_RESPONSES) {
+        this.fail(`more than ${MAX_INTERIM_RESPONSES} interim responses`, 'invalid_response');
         return -1;
       }
       return offset;

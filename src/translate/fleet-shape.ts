@@ -4,15 +4,15 @@
 import type { FleetShape as ApiFleetShape } from '../api/fleet-shape.js';
 import {
   type FleetShape,
+  isSecurityAnnotation,
   type KubeJson,
   PROXY_EXIT_SECONDS,
   PROXY_MAX_DRAIN_SECONDS,
   RESERVED_PROXY_ENV,
+  weakeningField,
 } from '../ir/fleet-shape.js';
 
 const AT = 'spec.kubernetes';
-/** The one capability Pod Security `restricted` lets a container add. */
-const ADDABLE_CAPABILITY = 'NET_BIND_SERVICE';
 
 function workloadProblem(k: ApiFleetShape): string | undefined {
   if (k.deployment !== undefined && k.daemonSet !== undefined)
@@ -56,22 +56,18 @@ function budgetProblem(k: ApiFleetShape): string | undefined {
 
 /** The first field of a security context that would make the proxy's pod weaker than Portico's own. */
 function weakerSecurity(s: KubeJson | undefined, at: string): string | undefined {
-  if (s === undefined) return undefined;
-  const weakening: [string, boolean][] = [
-    ['runAsNonRoot', s.runAsNonRoot === false],
-    ['runAsUser', s.runAsUser === 0],
-    ['allowPrivilegeEscalation', s.allowPrivilegeEscalation === true],
-    ['privileged', s.privileged === true],
-    ['readOnlyRootFilesystem', s.readOnlyRootFilesystem === false],
-    ['procMount', s.procMount === 'Unmasked'],
-    ['seccompProfile.type', (s.seccompProfile as KubeJson | undefined)?.type === 'Unconfined'],
-  ];
-  const added = ((s.capabilities as KubeJson | undefined)?.add ?? []) as string[];
-  const extra = added.findIndex((c) => c !== ADDABLE_CAPABILITY);
-  if (extra >= 0) weakening.push([`capabilities.add[${extra}]`, true]);
-  const found = weakening.find(([, weaker]) => weaker);
-  if (found === undefined) return undefined;
-  return `${at}.${found[0]}: must not weaken the proxy's security context (Pod Security "restricted")`;
+  const field = s === undefined ? undefined : weakeningField(s);
+  return field === undefined
+    ? undefined
+    : `${at}.${field}: must not weaken the proxy's security context (Pod Security "restricted")`;
+}
+
+/** An annotation that would set a profile around the security context's fields (the old way of setting them). */
+function securityAnnotation(annotations: Record<string, string> | undefined): string | undefined {
+  const key = Object.keys(annotations ?? {}).find(isSecurityAnnotation);
+  return key === undefined
+    ? undefined
+    : `${AT}.pod.annotations[${JSON.stringify(key)}]: must not weaken the proxy's security context (Pod Security "restricted"): set profiles in securityContext`;
 }
 
 function podProblem(k: ApiFleetShape, drainSeconds: number): string | undefined {
@@ -84,7 +80,8 @@ function podProblem(k: ApiFleetShape, drainSeconds: number): string | undefined 
     return `${AT}.container.env[${reserved}].name: ${k.container?.env?.[reserved]?.name} is set by Portico`;
   return (
     weakerSecurity(k.pod?.securityContext, `${AT}.pod.securityContext`) ??
-    weakerSecurity(k.container?.securityContext, `${AT}.container.securityContext`)
+    weakerSecurity(k.container?.securityContext, `${AT}.container.securityContext`) ??
+    securityAnnotation(k.pod?.annotations)
   );
 }
 

@@ -203,14 +203,15 @@ describe('proxy data plane', () => {
     httpRequest(port, path, options);
   const echo = (body: string) => JSON.parse(body) as EchoBody;
 
-  it('forwards a matched request with the headers Portico adds both ways, path and query verbatim', async () => {
-    const reply = await get('/some/p%41th;x?b=2&a=%20&a=1', { headers: { 'x-forwarded-for': '10.1.1.1' } });
+  it('forwards a matched request with the headers Portico adds both ways, path normalised, query verbatim', async () => {
+    const reply = await get('/some/p%41th/x?b=2&a=%20&a=1', { headers: { 'x-forwarded-for': '10.1.1.1' } });
     assert.equal(reply.status, 200);
     assert.equal(reply.headers.server, 'portico');
     assert.ok(reply.headers.date);
     assert.match(String(reply.headers['x-portico-upstream-service-time']), /^\d+$/);
     const body = echo(reply.body);
-    assert.equal(body.path, '/some/p%41th;x?b=2&a=%20&a=1');
+    // The escape of an unreserved character is decoded (path-normalization.ts); the query is not touched.
+    assert.equal(body.path, '/some/pAth/x?b=2&a=%20&a=1');
     assert.equal(body.host, 'example.com');
     assert.deepEqual(body.headers['X-Forwarded-For'], ['10.1.1.1, 127.0.0.1']);
     assert.deepEqual(body.headers['X-Forwarded-Proto'], ['http']);

@@ -1,12 +1,13 @@
 // A DataPlaneProxy's spec.kubernetes over the objects Portico renders by default: the pod's and the proxy
 // container's fields, the Service's, and the autoscaler and disruption budget that exist only when asked for.
-// Security contexts merge field by field over Portico's own; the translator has refused any value that would
-// weaken them (root, privilege, a writable root filesystem, added capabilities, no seccomp), so a user may only
-// choose among settings Pod Security `restricted` admits (another non-root uid, an fsGroup, SELinux options).
+// Security contexts take from a shape only ids and restrictions that weaken nothing (ir/fleet-shape.ts), over
+// Portico's own: the translator refuses a shape that tries more, and whatever reaches here unchecked is left out,
+// so a pod is never less than Pod Security `restricted` as Portico makes it.
 import type {
   V1Container,
   V1ObjectMeta,
   V1PodDisruptionBudget,
+  V1PodSecurityContext,
   V1PodSpec,
   V1PodTemplateSpec,
   V1SecurityContext,
@@ -16,27 +17,81 @@ import type {
   V2MetricSpec,
 } from '@kubernetes/client-node';
 import type { FleetInfra } from '../../ir/fleet-infra.js';
-import { defaultTerminationGraceSeconds, type FleetShape } from '../../ir/fleet-shape.js';
+import {
+  ADDABLE_CAPABILITY,
+  defaultTerminationGraceSeconds,
+  type FleetShape,
+  isSecurityAnnotation,
+  type KubeJson,
+  weakeningField,
+} from '../../ir/fleet-shape.js';
 
 /** Shape fields are Kubernetes JSON already checked against Kubernetes' own field shapes: handed on as typed. */
 function as<T>(value: unknown): T {
   return value as T;
 }
 
-/** Capabilities are dropped whole (ours: ALL) and added only as the translator let through. */
-function containerSecurity(
-  ours: V1SecurityContext,
-  theirs: V1SecurityContext | undefined,
-): V1SecurityContext {
-  if (theirs === undefined) return ours;
-  const drop = [...new Set([...(ours.capabilities?.drop ?? []), ...(theirs.capabilities?.drop ?? [])])];
-  const add = theirs.capabilities?.add;
+/** What a shape may set in a pod's security context: ids, and restrictions that weaken nothing. */
+const POD_SECURITY_FIELDS: readonly string[] = [
+  'runAsUser',
+  'runAsGroup',
+  'fsGroup',
+  'fsGroupChangePolicy',
+  'supplementalGroups',
+  'supplementalGroupsPolicy',
+  'seLinuxOptions',
+  'appArmorProfile',
+];
+
+/** What a shape may set in the proxy container's: the same, capabilities aside (see containerSecurity). */
+const CONTAINER_SECURITY_FIELDS: readonly string[] = [
+  'runAsUser',
+  'runAsGroup',
+  'seLinuxOptions',
+  'appArmorProfile',
+];
+
+/**
+ * The fields of `theirs` among `fields` that weaken nothing (weakeningField, the translator's own rule): the
+ * translator refused a shape with any other, and what reaches here unchecked is left out, never rendered.
+ */
+function safeFields(theirs: KubeJson | undefined, fields: readonly string[]): KubeJson {
+  const out: Record<string, unknown> = {};
+  for (const field of fields) {
+    const value = theirs?.[field];
+    if (value !== undefined && weakeningField({ [field]: value }) === undefined) out[field] = value;
+  }
+  return out;
+}
+
+/** The pod's context: Portico's own, with the ids, SELinux level and safe sysctls a shape chose. */
+function podSecurity(ours: V1PodSecurityContext, theirs: KubeJson | undefined): V1PodSecurityContext {
+  const sysctls = (Array.isArray(theirs?.sysctls) ? theirs.sysctls : []).filter(
+    (s: unknown) => weakeningField({ sysctls: [s] }) === undefined,
+  );
   return {
     ...ours,
-    ...theirs,
-    capabilities: { drop, ...(add === undefined || add.length === 0 ? {} : { add }) },
-    seccompProfile: theirs.seccompProfile ?? ours.seccompProfile,
+    ...as<V1PodSecurityContext>(safeFields(theirs, POD_SECURITY_FIELDS)),
+    ...(sysctls.length === 0 ? {} : { sysctls: as<V1PodSecurityContext['sysctls']>(sysctls) }),
   };
+}
+
+/** Capabilities are dropped whole (ours: ALL) and only NET_BIND_SERVICE may be added; the rest is ours. */
+function containerSecurity(ours: V1SecurityContext, theirs: KubeJson | undefined): V1SecurityContext {
+  if (theirs === undefined) return ours;
+  const capabilities = as<V1SecurityContext['capabilities']>(theirs.capabilities);
+  const drop = [...new Set([...(ours.capabilities?.drop ?? []), ...(capabilities?.drop ?? [])])];
+  const add = (capabilities?.add ?? []).filter((c) => c === ADDABLE_CAPABILITY);
+  return {
+    ...ours,
+    ...as<V1SecurityContext>(safeFields(theirs, CONTAINER_SECURITY_FIELDS)),
+    capabilities: { drop, ...(add.length === 0 ? {} : { add }) },
+  };
+}
+
+/** Annotations without those that set a security profile around the pod's fields (isSecurityAnnotation). */
+function withoutSecurityAnnotations(annotations: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(annotations).filter(([key]) => !isSecurityAnnotation(key)));
 }
 
 /** The proxy container with the shape's resources, extra environment and security context. */
@@ -47,10 +102,7 @@ export function shapedProxyContainer(container: V1Container, shape: FleetShape |
     ...container,
     env: [...(container.env ?? []), ...as<V1Container['env'] & object>(c.env ?? [])],
     ...(c.resources === undefined ? {} : { resources: as<V1Container['resources']>(c.resources) }),
-    securityContext: containerSecurity(
-      container.securityContext ?? {},
-      as<V1SecurityContext | undefined>(c.securityContext),
-    ),
+    securityContext: containerSecurity(container.securityContext ?? {}, c.securityContext),
   };
 }
 
@@ -72,12 +124,12 @@ export function shapedPodTemplate(
   const pod = infra.kubernetes?.pod;
   const spec = template.spec as V1PodSpec;
   const labels = { ...pod?.labels, ...template.metadata?.labels };
-  const annotations = { ...pod?.annotations, ...template.metadata?.annotations };
+  const annotations = withoutSecurityAnnotations({ ...pod?.annotations, ...template.metadata?.annotations });
   const shaped: V1PodSpec = {
     ...spec,
     terminationGracePeriodSeconds:
       pod?.terminationGracePeriodSeconds ?? defaultTerminationGraceSeconds(infra.drainSeconds),
-    securityContext: { ...spec.securityContext, ...as<V1PodSpec['securityContext']>(pod?.securityContext) },
+    securityContext: podSecurity(spec.securityContext ?? {}, pod?.securityContext),
     ...(pod?.nodeSelector === undefined ? {} : { nodeSelector: { ...pod.nodeSelector } }),
     ...(pod?.tolerations === undefined ? {} : { tolerations: as<V1PodSpec['tolerations']>(pod.tolerations) }),
     ...(pod?.affinity === undefined ? {} : { affinity: as<V1PodSpec['affinity']>(pod.affinity) }),

@@ -17,12 +17,16 @@ export function headerLines(headers: IncomingHttpHeaders): string[] {
   return lines;
 }
 
-/** Header lines as an HTTP/2 header object: lower-case names, repeats as lists. */
+/**
+ * Header lines as an HTTP/2 header object (`first`'s fields, then the lines'): lower-case names, repeats as
+ * lists. A new object without a prototype, so a field named `__proto__` or `constructor` is a key like any other.
+ */
 export function headerObject(
   lines: string[],
-  into: OutgoingHttpHeaders,
+  first: OutgoingHttpHeaders,
   validate: boolean,
 ): OutgoingHttpHeaders {
+  const into = Object.assign(Object.create(null) as OutgoingHttpHeaders, first);
   for (let i = 0; i < lines.length; i += 2) {
     const name = lines[i]!.toLowerCase();
     const value = lines[i + 1]!;

@@ -2,7 +2,7 @@
 // (hop-by-hop already gone): Host becomes :authority, `te` goes along only as `trailers`.
 import type { OutgoingHttpHeaders } from 'node:http2';
 import type { ClientRequest } from '../client-request.js';
-import type { HeaderMap } from '../headers.js';
+import { emptyHeaderMap, type HeaderMap } from '../headers.js';
 
 /** The client asked for trailers (`te: trailers`, gRPC's requirement), which HTTP/2 lets through alone. */
 function wantsTrailers(raw: string[]): boolean {
@@ -22,12 +22,12 @@ export function h2RequestHeaders(
   authority: string,
 ): OutgoingHttpHeaders {
   const host = headers.host;
-  const out: OutgoingHttpHeaders = {
-    ':method': method,
-    ':path': target,
-    ':scheme': 'http',
-    ':authority': (Array.isArray(host) ? host[0] : host) ?? authority,
-  };
+  // No prototype: a request field named `__proto__` or `constructor` is copied as a key like any other.
+  const out = emptyHeaderMap() as OutgoingHttpHeaders;
+  out[':method'] = method;
+  out[':path'] = target;
+  out[':scheme'] = 'http';
+  out[':authority'] = (Array.isArray(host) ? host[0] : host) ?? authority;
   for (const name in headers) {
     // Framing is HTTP/2's own; the length goes along from the parsed request only.
     if (name === 'host' || name === 'content-length' || name === 'transfer-encoding') continue;
