@@ -92,25 +92,20 @@ function valuePredicate(m: HeaderMatch | QueryParamMatch): (value: string | unde
 }
 
 /**
- * The value a header match sees for a field repeated in the request: its lines combined in order (RFC 9110
- * §5.3, as the Gateway API's HTTPHeaderMatch asks), with `, ` as Node's HTTP/2 server joins them, so a field
- * sent as two lines and as one combined line, over HTTP/1.1 or HTTP/2, is matched alike; `cookie` with `; `
- * (RFC 9113 §8.2.3 joins HTTP/2 cookie crumbs so). Undefined when the request has no such field.
+ * The cookie a header match sees: its lines joined with `; `, as RFC 9113 §8.2.3 joins HTTP/2 cookie crumbs (a
+ * client may split one cookie header into crumbs anywhere). Undefined when the request has none.
  */
-export function combinedFieldValue(raw: readonly string[], lowerName: string): string | undefined {
-  let combined: string | undefined;
-  const length = lowerName.length;
+export function joinedCookie(raw: readonly string[]): string | undefined {
+  let joined: string | undefined;
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i]!;
-    if (name.length !== length || name.toLowerCase() !== lowerName) continue;
-    const value = raw[i + 1]!;
-    if (combined === undefined) combined = value;
-    else combined += lowerName === 'cookie' ? `; ${value}` : `, ${value}`;
+    if (name.length !== 6 || name.toLowerCase() !== 'cookie') continue;
+    joined = joined === undefined ? raw[i + 1]! : `${joined}; ${raw[i + 1]!}`;
   }
-  return combined;
+  return joined;
 }
 
-/** Whether any line of the field matches: Set-Cookie values cannot be combined (RFC 9110 §5.3). */
+/** Whether any line of the field matches on its own. */
 function anyLineMatches(
   raw: readonly string[],
   lowerName: string,
@@ -123,11 +118,17 @@ function anyLineMatches(
   return false;
 }
 
+/**
+ * A header match against a field the request may repeat: each line's value on its own, never the lines joined
+ * (a joined string is one no client sent, and a rule on one value must not be dodged by sending two), over
+ * HTTP/1.1 and HTTP/2 alike; a line `one, two` is one value. Cookie alone is joined first: HTTP/2 crumbs are
+ * pieces of one header, not values.
+ */
 function headerPredicate(h: HeaderMatch): Predicate {
   const test = valuePredicate(h);
   const name = h.name;
-  if (name === 'set-cookie') return (f) => anyLineMatches(f.message.rawHeaders, name, test);
-  return (f) => test(combinedFieldValue(f.message.rawHeaders, name));
+  if (name === 'cookie') return (f) => test(joinedCookie(f.message.rawHeaders));
+  return (f) => anyLineMatches(f.message.rawHeaders, name, test);
 }
 
 function compileMatch(route: Route): Predicate {
