@@ -2,6 +2,7 @@
 // route parents that turned False (or came False), or turned back True, as one line naming the object, where the
 // condition sits, its reason and message. So a route to a missing Service or a refused class shows in the log the
 // moment it happens, and its fix too, without reading statuses.
+import type { Logger } from '../platform/log-line.js';
 import type { ObjectStatus } from '../translate/types.js';
 import { statusKey } from './status-stamps.js';
 
@@ -12,6 +13,13 @@ interface Found {
 }
 
 type Conditions = Map<string, Found>;
+
+/** One condition's change: `trouble` when it went wrong (a warning), else it came right again. */
+export interface ConditionChange {
+  kind: string;
+  text: string;
+  trouble: boolean;
+}
 
 function field(value: unknown, key: string): unknown {
   return typeof value === 'object' && value !== null ? (value as Record<string, unknown>)[key] : undefined;
@@ -52,7 +60,8 @@ function conditionsOf(status: ObjectStatus | undefined): Conditions {
   if (status === undefined) return out;
   const s = status.status;
   addConditions(out, '', s.conditions);
-  for (const l of list(s.listeners)) addConditions(out, `listener ${text(field(l, 'name'))}: `, field(l, 'conditions'));
+  for (const l of list(s.listeners))
+    addConditions(out, `listener ${text(field(l, 'name'))}: `, field(l, 'conditions'));
   for (const p of list(s.parents))
     addConditions(out, `parent ${parentName(field(p, 'parentRef'))}: `, field(p, 'conditions'));
   return out;
@@ -66,8 +75,8 @@ function conditionsOf(status: ObjectStatus | undefined): Conditions {
 export function conditionChanges(
   previous: ReadonlyMap<string, ObjectStatus>,
   next: readonly ObjectStatus[],
-): string[] {
-  const lines: string[] = [];
+): ConditionChange[] {
+  const lines: ConditionChange[] = [];
   for (const status of next) {
     const key = statusKey(status);
     const before = conditionsOf(previous.get(key));
@@ -78,11 +87,21 @@ export function conditionChanges(
         c.reason !== 'Pending' &&
         (where.endsWith('Conflicted') ? c.status === 'True' : c.status === 'False');
       if (bad(now) && !(bad(was) && was?.reason === now.reason && was.message === now.message)) {
-        lines.push(`${key}: ${where}=${now.status} (${now.reason}): ${now.message}`);
+        const text = `${key}: ${where}=${now.status} (${now.reason}): ${now.message}`;
+        lines.push({ kind: status.kind, text, trouble: true });
       } else if (!bad(now) && bad(was) && now.status !== 'Unknown') {
-        lines.push(`${key}: ${where}=${now.status} again (${now.reason})`);
+        lines.push({
+          kind: status.kind,
+          text: `${key}: ${where}=${now.status} again (${now.reason})`,
+          trouble: false,
+        });
       }
     }
   }
   return lines;
+}
+
+/** Each change as one line: what went wrong at warn level, what came right at info. */
+export function logConditionChanges(log: Logger, changes: readonly ConditionChange[]): void {
+  for (const c of changes) (c.trouble ? log.warn : log.info)(c.text);
 }

@@ -11,6 +11,7 @@ import {
   type TranslateResult,
   translate,
 } from '../translate/index.js';
+import { type ConditionChange, conditionChanges } from './condition-changes.js';
 import { type InfraProblem, withInfraProblems } from './infra-problems.js';
 import { createRunnerMetrics, type RunnerMetrics } from './metrics.js';
 import { createPublishedFleets, type FleetPublisher } from './publish.js';
@@ -74,6 +75,8 @@ export interface RunnerOptions {
   onTranslated?(result: TranslateResult, pass: { number: number; seconds: number }): void;
   /** Marks the start of a pass (pass) and the end of each stage (snapshot, translated, discovery-sent, statuses). */
   trace?(stage: string): void;
+  /** Conditions a pass turned False or back True (condition-changes.ts), one line each, before they are shown. */
+  onConditionChanges?(changes: readonly ConditionChange[]): void;
 }
 
 export interface Runner extends Schedule {
@@ -103,6 +106,13 @@ export function createRunner(options: RunnerOptions): Runner {
   // The translation's statuses as last stamped: a delta from them stamps and shows only what changed.
   let stampedFrom: readonly ObjectStatus[] | undefined;
 
+  /** Against the statuses last stamped: what those about to be stamped turned False, or back True. */
+  function tellConditionChanges(next: readonly ObjectStatus[]): void {
+    if (options.onConditionChanges === undefined) return;
+    const lines = conditionChanges(stamper.current(), next);
+    if (lines.length > 0) options.onConditionChanges(lines);
+  }
+
   /** Stamps and shows the pass's statuses: what changed when the translation and the sink can say, else all. */
   async function statuses(
     result: TranslateResult,
@@ -117,6 +127,7 @@ export function createRunner(options: RunnerOptions): Runner {
       sink.wantsAll?.() !== true
     ) {
       const changed = withInfraProblems(delta.changed, result.infra, problems);
+      tellConditionChanges(changed);
       const stamped = stamper.stampChanged(changed, delta.removed, shownOf, now);
       stampedFrom = result.statuses;
       trace('statuses');
@@ -125,6 +136,7 @@ export function createRunner(options: RunnerOptions): Runner {
       return;
     }
     const amended = withInfraProblems(result.statuses, result.infra, problems);
+    tellConditionChanges(amended);
     const stamped = stamper.stamp(amended, shownOf, now);
     stampedFrom = result.statuses;
     trace('statuses');

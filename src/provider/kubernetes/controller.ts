@@ -6,6 +6,7 @@ import type { RateLimit } from '../../discovery/token-bucket.js';
 import type { ProxyRuntime } from '../../infra/kubernetes/render.js';
 import type { FleetInfra } from '../../ir/fleet-infra.js';
 import type { Logger } from '../../platform/log-line.js';
+import { logConditionChanges } from '../../runner/condition-changes.js';
 import { createRunner, type ResourceSource, type Runner } from '../../runner/runner.js';
 import type { StageTrace } from '../../trace/propagation-trace.js';
 import type { ApiClient } from './api-client.js';
@@ -189,6 +190,7 @@ function createClusterRunner(options: KubernetesControllerOptions, parts: Cluste
     applies: parts.leading,
     metrics: parts.metrics,
     onError: (error) => log.error(`reconcile failed, retrying: ${(error as Error).message}`),
+    onConditionChanges: (changes) => logConditionChanges(log, changes),
     ...(options.trace === undefined ? {} : { trace: options.trace }),
     onTranslated: (result, pass) => {
       log.debug(

@@ -7,6 +7,7 @@ import { createDiscoveryServer, type DiscoveryServer } from '../../discovery/ser
 import { formatHostPort, parseHostPort } from '../../platform/host-port.js';
 import { requireLoopback } from '../../platform/listen-scope.js';
 import type { Logger } from '../../platform/log-line.js';
+import { logConditionChanges } from '../../runner/condition-changes.js';
 import { createRunner, type ResourceSource, type Runner } from '../../runner/runner.js';
 import { appendStageTrace, type StageTrace } from '../../trace/propagation-trace.js';
 import type { DataPlaneState } from '../../translate/index.js';
@@ -157,6 +158,12 @@ function createStandaloneRunner(options: StandaloneOptions, parts: StandalonePar
       },
     },
     statuses: { show: () => announcements.announce(runner.statuses().values()) },
+    // Gateways have their own lines here (gateway-announcements.ts: programmed at an address, or why not).
+    onConditionChanges: (changes) =>
+      logConditionChanges(
+        log,
+        changes.filter((c) => c.kind !== 'Gateway'),
+      ),
     onError: (error) =>
       log.error(
         `reconcile failed, the last good state keeps serving: ${(error as Error).stack ?? String(error)}`,

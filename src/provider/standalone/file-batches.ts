@@ -38,10 +38,11 @@ export function fileBatches(
       for (const o of store.objects()) counts.set(o.kind, (counts.get(o.kind) ?? 0) + 1);
       const summary = [...counts].map(([kind, n]) => `${n} ${kind}`).join(', ');
       log.info(`loaded ${summary || 'no objects'} from ${paths.join(', ')}`);
-    } else if (changed) {
+    } else {
       const files = [...batch.changed.keys(), ...batch.removed].join(', ');
       // Written once the config is on its way (the pass yields after publishing), still before its statuses.
-      setImmediate(() => log.info(`applied changes from ${files}`));
+      if (changed) setImmediate(() => log.info(`applied changes from ${files}`));
+      else log.info(`no change from ${files}: the objects read are the ones already applied`);
     }
   }
 

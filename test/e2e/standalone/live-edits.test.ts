@@ -200,3 +200,24 @@ test('a broken file is reported with file and line and keeps its last good conte
   assert.deepEqual((await adminGet<{ items: unknown[] }>(c.admin, '/api/errors')).items, []);
   assert.equal(await annotated(), undefined);
 });
+
+test('what an edit does to statuses is in the log: a route to a missing Service, its fix, and an edit that changes nothing', async (t) => {
+  const { files, stateDir } = await exampleCopy(t, 'quickstart', ['web', 'api']);
+  const extra = join(files, 'extra.yaml');
+  await writeFile(extra, route('extra', 'extra.example.com', 'backend-api'));
+  const c = await startStandalone(t, { args: ['-f', files], pool: '127.0.44.0/24', stateDir });
+  const address = await programmedAddress(c.admin, 'default', 'eg');
+  await untilStatus(address, 8080, 'extra.example.com', '/', 200);
+  await writeFile(extra, route('extra', 'extra.example.com', 'backend-gone'));
+  await waitForOutput(
+    c.child,
+    /warn HTTPRoute default\/extra: parent eg: ResolvedRefs=False \(BackendNotFound\): .*backend-gone/,
+  );
+  await writeFile(extra, route('extra', 'extra.example.com', 'backend-api'));
+  await waitForOutput(c.child, /info HTTPRoute default\/extra: parent eg: ResolvedRefs=True again/);
+  // The same objects in other words (a comment added): said, and nothing else happens.
+  await writeFile(extra, `# the same route\n${route('extra', 'extra.example.com', 'backend-api')}`);
+  await waitForOutput(c.child, /info no change from \S*extra\.yaml/);
+  const warnings = c.child.stdout().match(/warn HTTPRoute default\/extra: /g) ?? [];
+  assert.equal(warnings.length, 1, 'the problem was told once');
+});
