@@ -237,6 +237,14 @@ async function startParts(
   undo.push(() => started.stop());
   discovery.on('change', dataPlaneChanged);
 
+  // Before the files are read (the first pass starts proxies): a taken admin address must start none.
+  const admin: AdminServer = await startAdminServer({
+    address: options.adminAddress,
+    source: '--admin-address',
+    allowRemote: options.allowRemoteAdmin === true,
+    getState: () => adminView({ runner: started, store, discovery, ...host }),
+  });
+  undo.push(() => admin.close());
   const batches = fileBatches(store, started, options.paths, log, trace);
   undo.push(() => batches.close());
   const watcher = await watchFiles({
@@ -246,12 +254,6 @@ async function startParts(
     trace,
   });
   undo.push(() => watcher.close());
-  const admin: AdminServer = await startAdminServer({
-    address: options.adminAddress,
-    source: '--admin-address',
-    allowRemote: options.allowRemoteAdmin === true,
-    getState: () => adminView({ runner: started, store, discovery, ...host }),
-  });
   log.info(
     `controller ${controllerName}: admin API on http://${admin.address}, discovery on ${discoveryAddress}`,
   );

@@ -2,6 +2,7 @@
 // so this is the only test that uses them), its printed curl commands, `portico get`, and Ctrl-C.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
+import { readdirSync } from 'node:fs';
 import { type AddressInfo, createServer } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -107,6 +108,8 @@ test('a quickstart whose controller cannot start fails, and takes its echo backe
   const code = await exited;
   assert.notEqual(code, 0, out);
   assert.match(out, /--admin-address: cannot listen on/);
+  // It failed before reading the files, so no proxy was started to be left behind (each would log here).
+  assert.deepEqual(readdirSync(join(dir, 'state', 'logs')), []);
   // The backends went with it: their fixed ports take a new listener.
   for (const backend of [3001, 3002]) {
     await eventually(`port ${backend} free`, async () => {
