@@ -11,6 +11,8 @@
 //   --awake on|off       keep vCPUs from halting in the latency phase (default on; see keepCpusAwake)
 //   --only throughput|latency  one phase alone
 //   --image-node on|off  also run Portico's two workers on the image's Node (default on)
+//   --compare-node V     also run them on Node V from the npm registry (e.g. 24.21.0, an earlier image's), so a
+//                        runtime move is measured old against new in one run
 //   --baseline DIR       also run one worker of another build (a checkout of an earlier commit, built with
 //                        `npm run build`): a change's before and after in the same run
 //   --h2 on|off          then run the HTTP/2 half, bench/proxy-h2.ts (default on; off with --only)
@@ -42,6 +44,7 @@ const { values: flags } = parseArgs({
     pin: { type: 'string', default: 'one' },
     awake: { type: 'string', default: 'on' },
     'image-node': { type: 'string', default: 'on' },
+    'compare-node': { type: 'string' },
     baseline: { type: 'string' },
     h2: { type: 'string' },
     install: { type: 'string' },
@@ -168,10 +171,10 @@ const PORTICO_1_BASELINE = 'portico (1 worker, --baseline build)';
 const NGINX_1 = 'nginx (1 worker)';
 const NGINX_2 = 'nginx (2 workers)';
 
-/** The image's Node (toolchain/node-runtime.ts) when it differs from this one and can be had. */
-function imageNodePath(): { path: string; version: string; balancing: string } | undefined {
+/** The image's Node (toolchain/node-runtime.ts), or `version`, when it differs from this one and can be had. */
+function imageNodePath(wanted?: string): { path: string; version: string; balancing: string } | undefined {
   try {
-    const path = nodeRuntime();
+    const path = nodeRuntime(wanted);
     const version = execFileSync(path, ['--version'], { encoding: 'utf8' }).trim();
     if (version === process.version) return undefined;
     return { path, version, balancing: bestAcceptBalancing(version.slice(1)) };
@@ -257,6 +260,15 @@ async function main(): Promise<void> {
             imageNode.path,
             2,
           );
+    const otherNode = flags['compare-node'] === undefined ? undefined : imageNodePath(flags['compare-node']);
+    const portico2Other =
+      otherNode === undefined
+        ? undefined
+        : await startPortico(
+            `portico (2 workers, ${otherNode.version}, ${otherNode.balancing})`,
+            otherNode.path,
+            2,
+          );
     // The relay runs from TypeScript through tsx like the backend: its code is too small for that to matter.
     const relay = await startChild(
       process.execPath,
@@ -281,6 +293,7 @@ async function main(): Promise<void> {
       ...(baseline === undefined ? [] : [baseline]),
       portico2,
       ...(portico2Image === undefined ? [] : [portico2Image]),
+      ...(portico2Other === undefined ? [] : [portico2Other]),
       { name: 'tcp relay (floor)', role: 'proxy', port: relay.port, pids: () => processTree(relay.pid) },
       ...(nginx === undefined ? [] : [nginxTarget(NGINX_1, nginx)]),
       ...(nginx2 === undefined ? [] : [nginxTarget(NGINX_2, nginx2)]),
