@@ -86,7 +86,7 @@ test('certgen refuses to overwrite without --force and explains the options', ()
   assert.match(again.stderr, /ca\.crt already exists \(use --force/);
   assert.equal(certgen('--local', dir, '--force').status, 0);
   const missing = certgen();
-  assert.equal(missing.status, 1);
+  assert.equal(missing.status, 2, 'a usage error');
   assert.match(missing.stderr, /--local DIR is required/);
   const help = certgen('--help');
   assert.equal(help.status, 0);

@@ -72,7 +72,8 @@ describe('portico shutdown-manager', () => {
 
   it('rejects an unknown subcommand', async () => {
     const child = startPortico(['shutdown-manager', 'explode']);
-    assert.equal(await child.exited, 1);
+    // A usage error.
+    assert.equal(await child.exited, 2);
     assert.match(child.stderr(), /unexpected argument 'explode'/);
   });
 });
