@@ -128,8 +128,7 @@ test('a worker killed under traffic: only its own connections fail, the rest all
     for (const agent of lanes) agent.destroy();
   });
   for (const agent of lanes) assert.equal((await httpRequest(port, '/', { agent })).status, 200);
-  const [onVictim = 0] = await acceptedByWorker(proxy);
-  assert.ok(onVictim > 0, 'the first worker holds some lanes');
+  assert.ok(((await acceptedByWorker(proxy))[0] ?? 0) > 0, 'the first worker holds some lanes');
   let running = true;
   const outcomes = lanes.map(async (agent) => {
     let ok = 0;
@@ -145,6 +144,9 @@ test('a worker killed under traffic: only its own connections fail, the rest all
     return { ok, failed: undefined };
   });
   await new Promise((r) => setTimeout(r, 200));
+  // Every connection the first worker ever accepted, read just before it dies: a lane the client reopened
+  // (a loaded machine) may have landed there since the warm-up, so no earlier count bounds what fails.
+  const [onVictim = 0] = await acceptedByWorker(proxy);
   const victim = Object.values(cluster.workers ?? {})[0];
   assert.ok(victim !== undefined);
   victim.process.kill('SIGKILL');
@@ -154,7 +156,9 @@ test('a worker killed under traffic: only its own connections fail, the rest all
   running = false;
   const results = await Promise.all(outcomes);
   const failed = results.filter((r) => r.failed !== undefined);
-  assert.equal(failed.length, onVictim, `lanes that failed: ${JSON.stringify(results)}`);
+  // Only the victim's lanes fail: at least one, never more than it held.
+  const report = `lanes that failed: ${JSON.stringify(results)}; the victim accepted ${onVictim}`;
+  assert.ok(failed.length >= 1 && failed.length <= onVictim, report);
   for (const r of results.filter((x) => x.failed === undefined)) assert.ok(r.ok > 0);
   // The replacement starts and receives the config: the pool is whole again.
   for (;;) {
