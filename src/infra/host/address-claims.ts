@@ -18,9 +18,11 @@ export interface AddressClaims {
   release(address: string): void;
   /** Gives up every claim of this state directory. */
   releaseAll(): void;
+  /** Another state directory's claim on the address, if one holds it. */
+  holderOf(address: string): Claim | undefined;
 }
 
-interface Claim {
+export interface Claim {
   stateDir: string;
   fleet: string;
 }
@@ -85,6 +87,10 @@ export function openAddressClaims(dir: string, stateDir: string, inUse: ClaimInU
     release(address) {
       mine.delete(address);
       if (read(address)?.stateDir === stateDir) rmSync(file(address), { force: true });
+    },
+    holderOf(address) {
+      const owner = read(address);
+      return owner === undefined || owner.stateDir === stateDir ? undefined : owner;
     },
     releaseAll() {
       mine.clear();

@@ -141,11 +141,29 @@ export async function openAddressPool(options: AddressPoolOptions = {}): Promise
     const address =
       takeFreeAddress(assignments, usable, (a) => usableFor(a, fleet)) ??
       exhausted(source, cidrText, usable.length);
+    tellWhoHolds(address, fleet);
     const previous = holderOf(assignments, address);
     if (previous !== undefined) assignments.delete(previous);
     assignments.set(fleet, { address });
     dirty = true;
     return address;
+  }
+
+  /**
+   * When another controller's proxies keep an address a fleet would have had (the first of the pool, which the
+   * examples name), says so, naming them and how to stop them: a person curling that address reaches them.
+   */
+  function tellWhoHolds(address: string, fleet: string): void {
+    const first = usable[0];
+    if (first === undefined || first === address || assignments.has(holderOf(assignments, first) ?? ''))
+      return;
+    const holder = claims?.holderOf(first);
+    if (holder === undefined) return;
+    options.onWarning?.(
+      `fleet ${fleet} is at ${address}: ${first} is held by fleet ${holder.fleet} of the standalone controller ` +
+        `with --state-dir ${holder.stateDir}, whose proxies keep serving there ` +
+        `(stop them: portico standalone --stop --state-dir ${holder.stateDir})`,
+    );
   }
 
   function release(fleet: string): void {

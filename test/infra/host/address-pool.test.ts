@@ -123,14 +123,23 @@ test('pools of two state dirs sharing the host-wide claims never hand out the sa
     claims: openAddressClaims(claimsDir, '/state/a', inUse),
   });
   running.add('/state/a');
+  const warningsOfB: string[] = [];
   const b = await openAddressPool({
     stateDir: await tempDir(t),
     claims: openAddressClaims(claimsDir, '/state/b', inUse),
+    onWarning: (m) => warningsOfB.push(m),
   });
   const fromA = a.assign(['default/eg', 'team-a/web']);
   const fromB = b.assign(['default/eg']);
   assert.deepEqual([...fromA.values()], ['127.0.1.1', '127.0.1.2']);
   assert.equal(fromB.get('default/eg'), '127.0.1.3');
+  // Not where the examples say: who holds that address, and how to stop them.
+  assert.deepEqual(warningsOfB, [
+    'fleet default/eg is at 127.0.1.3: 127.0.1.1 is held by fleet default/eg of the standalone controller with ' +
+      '--state-dir /state/a, whose proxies keep serving there (stop them: portico standalone --stop --state-dir /state/a)',
+  ]);
+  b.assign(['default/eg', 'other/gw']);
+  assert.equal(warningsOfB.length, 2, 'each new fleet that cannot have it is told once');
   assert.equal(JSON.parse(await readFile(join(claimsDir, '127.0.1.1'), 'utf8')).stateDir, '/state/a');
 
   // A released address is free for others; a claim whose owner runs nothing any more is taken over.
