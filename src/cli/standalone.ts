@@ -17,6 +17,7 @@ import { stopSignal } from '../platform/stop-signal.js';
 import { DEFAULT_ADMIN_ADDRESS } from '../provider/standalone/admin-server.js';
 import { DEFAULT_PROXY_WORKERS_MAX, startStandalone } from '../provider/standalone/controller.js';
 import { stopStandalone } from '../provider/standalone/stop.js';
+import { logLevelOption } from './log-level-option.js';
 
 export const DEFAULT_DISCOVERY_ADDRESS = `127.0.0.1:${PORTS.discovery}`;
 export const DEFAULT_STATE_DIR = '.portico';
@@ -47,6 +48,7 @@ options:
                                DataPlaneProxy's spec.workers, else this machine's CPUs, up to N
   --stop-proxies-on-exit       on SIGTERM/SIGINT, drain and stop the proxies too
   --stop                       stop the controller using --state-dir and drain all its proxies, then exit
+  --log-level LEVEL            the controller's own lines: debug, info (default), warn or error
   -h, --help                   show this help
 
 diagnostics:
@@ -80,6 +82,7 @@ const OPTIONS = {
   'stop-proxies-on-exit': { type: 'boolean', default: false },
   stop: { type: 'boolean', default: false },
   'trace-events': { type: 'string' },
+  'log-level': { type: 'string', default: 'info' },
   help: { type: 'boolean', short: 'h', default: false },
 } satisfies ParseArgsConfig['options'];
 
@@ -127,9 +130,10 @@ export async function run(argv: string[]): Promise<number> {
     });
     return 0;
   }
+  const level = logLevelOption(values['log-level']);
   const { config, paths } = await configAndPaths(values);
   const drain = values['proxy-drain-seconds'];
-  const log = createLogger('info', logToStdout);
+  const log = createLogger(level, logToStdout);
   const controller = await startStandalone({
     config,
     paths,
@@ -147,7 +151,7 @@ export async function run(argv: string[]): Promise<number> {
     traceEvents: values['trace-events'] === undefined ? undefined : resolve(values['trace-events']),
     log,
     // One host's own discovery server: only its trouble is worth a line, not each proxy connecting.
-    discoveryLog: createLogger('warn', logToStdout),
+    discoveryLog: createLogger(level === 'debug' || level === 'info' ? 'warn' : level, logToStdout),
   });
   const signal = await stopSignal();
   const stopProxies = values['stop-proxies-on-exit'];

@@ -17,6 +17,10 @@ test('an unknown subcommand exits 2 and lists the commands', () => {
 test('every command says what is wrong with its command line in plain words, with its usage, and exits 2', () => {
   for (const [args, message] of [
     [['standalone', '--bogus'], /^portico: standalone: unknown option --bogus\n\nusage: portico standalone/],
+    [
+      ['standalone', '-f', '.', '--log-level', 'loud'],
+      /^portico: --log-level: 'loud' is not debug, info, warn, error/,
+    ],
     [['proxy', '--workers'], /^portico: proxy: --workers needs a value\n\nusage: portico proxy/],
     [['get', 'gateways', '--help=x'], /^portico: get: --help takes no value\n\nusage: portico get/],
     [['echo', 'extra'], /^portico: echo: unexpected argument 'extra'\n\nusage: portico echo/],
