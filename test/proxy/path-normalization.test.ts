@@ -7,12 +7,11 @@ import assert from 'node:assert/strict';
 import type { ClientHttp2Session } from 'node:http2';
 import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { discardingLogger } from '../../src/platform/log-line.js';
-import { createProxy, type Proxy as PorticoProxy } from '../../src/proxy/index.js';
 import { normalizePath } from '../../src/proxy/path-normalization.js';
 import { forward, route, simpleFleet, upstream, vhost } from '../support/fleet.js';
-import { h2Request, h2Session } from '../support/h2.js';
+import { h2Request } from '../support/h2.js';
 import { closeServer, type EchoBody, startEcho } from '../support/http.js';
+import { type ServingProxy, servingProxy } from '../support/serving-proxy.js';
 
 const WITHIN = { timeout: 15_000 };
 
@@ -49,7 +48,7 @@ function outcome(reply: RawReply | { status: number; body: string }): string | n
 }
 
 describe('path normalisation before matching, rewriting and forwarding', () => {
-  let proxy: PorticoProxy;
+  let served: ServingProxy;
   let port: number;
   let echo: Awaited<ReturnType<typeof startEcho>>;
   let session: ClientHttp2Session;
@@ -83,15 +82,12 @@ describe('path normalisation before matching, rewriting and forwarding', () => {
       ],
       [upstream('default/app:80', [echo.port])],
     );
-    proxy = createProxy({ bindAddress: '127.0.0.1', portMap: () => 0, log: discardingLogger });
-    assert.deepEqual(await proxy.apply(config), { ok: true, listenerErrors: [] });
-    port = proxy.addresses().find((a) => a.listener === 'port-80')!.port;
-    session = await h2Session(`http://127.0.0.1:${port}`);
+    served = await servingProxy(config);
+    ({ port, session } = served);
   });
 
   after(async () => {
-    session.destroy();
-    await proxy.close();
+    await served.close();
     await closeServer(echo.server);
   });
 

@@ -20,12 +20,10 @@ import {
 } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type { Cluster } from '../../src/ir/fleet-config.js';
-import { discardingLogger } from '../../src/platform/log-line.js';
 import { ClientRequest, clientFacts } from '../../src/proxy/client-request.js';
-import { createProxy, type Proxy as PorticoProxy } from '../../src/proxy/index.js';
 import { forward, route, simpleFleet, type Upstream, upstream, vhost } from '../support/fleet.js';
-import { h2Session } from '../support/h2.js';
 import { closeServer, type EchoBody, startEcho } from '../support/http.js';
+import { type ServingProxy, servingProxy } from '../support/serving-proxy.js';
 
 const NAMES = ['__proto__', 'constructor', 'hasOwnProperty'] as const;
 /** A request that never gets an answer fails its test, not the whole file. */
@@ -285,7 +283,7 @@ function echoed(body: string): Map<string, string[]> {
 }
 
 describe('header and trailer fields named like Object.prototype members', () => {
-  let proxy: PorticoProxy;
+  let served: ServingProxy;
   let port: number;
   let echo: Awaited<ReturnType<typeof startEcho>>;
   const mirror = http1Mirror();
@@ -343,15 +341,12 @@ describe('header and trailer fields named like Object.prototype members', () => 
       ],
       upstreams,
     );
-    proxy = createProxy({ bindAddress: '127.0.0.1', portMap: () => 0, log: discardingLogger });
-    assert.deepEqual(await proxy.apply(config), { ok: true, listenerErrors: [] });
-    port = proxy.addresses().find((a) => a.listener === 'port-80')!.port;
-    session = await h2Session(`http://127.0.0.1:${port}`);
+    served = await servingProxy(config);
+    ({ port, session } = served);
   });
 
   after(async () => {
-    session.destroy();
-    await proxy.close();
+    await served.close();
     await closeServer(echo.server);
     await closeServer(mirror);
     raw.close();
