@@ -136,6 +136,8 @@ interface Framing {
   transferEncoding: string | undefined;
   connectionClose: boolean;
   connectionUpgrade: boolean;
+  /** Upgrade lines seen, and whether the last named one protocol the proxy may tunnel (not h2c, not a list). */
+  upgradeLines: number;
   upgradeHeader: boolean;
   expectContinue: boolean;
   host: string | undefined;
@@ -245,6 +247,7 @@ function headerLines(
     transferEncoding: undefined,
     connectionClose: minor === 0,
     connectionUpgrade: false,
+    upgradeLines: 0,
     upgradeHeader: false,
     expectContinue: false,
     host: undefined,
@@ -270,7 +273,7 @@ function headerLines(
   if (method === 'CONNECT') return fail(405, 'CONNECT is not supported');
   const bodyLength = framedLength(f, minor);
   if (typeof bodyLength !== 'number') return bodyLength;
-  const upgrade = f.connectionUpgrade && f.upgradeHeader && minor === 1;
+  const upgrade = f.connectionUpgrade && f.upgradeLines === 1 && f.upgradeHeader && minor === 1;
   return new RequestHead(
     method,
     form.target,
@@ -329,10 +332,14 @@ function judge(
     case 'connection':
       connectionOptions(bytes, text, from, minor, f);
       return undefined;
-    case 'upgrade':
-      // HTTP/2 is never reached by an upgrade (RFC 9113 dropped it): such a request is served as it is.
-      if (lineValue(text, from).trim().toLowerCase() !== 'h2c') f.upgradeHeader = true;
+    case 'upgrade': {
+      // Tunnelled only as one protocol on one line: h2c is never reached by an upgrade (RFC 9113 dropped it), and
+      // a list or a second line may name it; such a request is served as it is (Upgrade is hop-by-hop: dropped).
+      const value = lineValue(text, from).trim().toLowerCase();
+      f.upgradeLines++;
+      f.upgradeHeader = value !== '' && value !== 'h2c' && !value.includes(',');
       return undefined;
+    }
     case 'expect':
       if (lineValue(text, from).toLowerCase() !== '100-continue') return fail(417, 'unsupported expectation');
       f.expectContinue = minor === 1;

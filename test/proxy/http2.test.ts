@@ -12,7 +12,7 @@ import {
   type Http2Server,
 } from 'node:http2';
 import { request as httpsRequest } from 'node:https';
-import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
+import { connect, createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import * as grpc from '@grpc/grpc-js';
@@ -267,6 +267,32 @@ describe('proxy HTTP/2', () => {
     const seen = (JSON.parse(upgrade.body) as EchoBody).headers;
     assert.equal(seen.Upgrade, undefined);
     assert.equal(seen['Http2-Settings'], undefined);
+  });
+
+  it('never tunnels an Upgrade that names h2c among others, or comes on two lines: served as a plain request', async () => {
+    for (const lines of [
+      ['upgrade: h2c, websocket'],
+      ['upgrade: websocket, h2c'],
+      ['upgrade: h2c', 'upgrade: websocket'],
+      ['upgrade: websocket', 'upgrade: websocket'],
+    ]) {
+      const raw = await new Promise<string>((resolve, reject) => {
+        const socket = connect({ host: '127.0.0.1', port });
+        let text = '';
+        socket.setEncoding('latin1');
+        socket.on('data', (c: string) => {
+          text += c;
+        });
+        socket.on('end', () => resolve(text));
+        socket.on('error', reject);
+        socket.write(
+          `GET /hello HTTP/1.1\r\nhost: example.com\r\nconnection: upgrade, close\r\n${lines.map((l) => `${l}\r\n`).join('')}sec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\nsec-websocket-version: 13\r\n\r\n`,
+        );
+      });
+      assert.match(raw, /^HTTP\/1\.1 200 /, `${lines.join(' + ')}: ${raw.slice(0, 200)}`);
+      const seen = (JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4)) as EchoBody).headers;
+      assert.equal(seen.Upgrade, undefined, lines.join(' + '));
+    }
   });
 
   it('is reached by curl with --http2-prior-knowledge', async () => {
