@@ -15,24 +15,27 @@ export interface ConnectionCaps {
   /** The connection from `address` is authorized or gone: it no longer counts. */
   release(address: string): void;
   pending(): number;
+  /** Whether the global bound is reached (a new connection is refused whatever its address). */
+  full(): boolean;
+  /** Whether `address` is below its own cap: room in all would admit it. */
+  addressHasRoom(address: string): boolean;
 }
 
 export function createConnectionCaps(options: ConnectionCapsOptions): ConnectionCaps {
   let pending = 0;
   /** Source address → its connections not authorized yet. */
   const byAddress = new Map<string, number>();
+  const addressHasRoom = (address: string): boolean =>
+    (isLoopbackHost(address) && !options.capLoopbackSources) ||
+    (byAddress.get(address) ?? 0) < options.maxUnauthorizedPerAddress;
   return {
     admit(address) {
-      const fromAddress = byAddress.get(address) ?? 0;
-      const perAddressCap =
-        isLoopbackHost(address) && !options.capLoopbackSources
-          ? Number.POSITIVE_INFINITY
-          : options.maxUnauthorizedPerAddress;
-      if (pending >= options.maxUnauthorizedConnections || fromAddress >= perAddressCap) return false;
+      if (pending >= options.maxUnauthorizedConnections || !addressHasRoom(address)) return false;
       pending++;
-      byAddress.set(address, fromAddress + 1);
+      byAddress.set(address, (byAddress.get(address) ?? 0) + 1);
       return true;
     },
+    addressHasRoom,
     release(address) {
       pending--;
       const left = (byAddress.get(address) ?? 1) - 1;
@@ -40,5 +43,6 @@ export function createConnectionCaps(options: ConnectionCapsOptions): Connection
       else byAddress.delete(address);
     },
     pending: () => pending,
+    full: () => pending >= options.maxUnauthorizedConnections,
   };
 }

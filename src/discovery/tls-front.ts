@@ -8,7 +8,7 @@ import { type TLSSocket, Server as TlsServer } from 'node:tls';
 import { PorticoError } from '../platform/errors.js';
 import { formatHostPort, parseHostPort } from '../platform/host-port.js';
 import type { Logger } from '../platform/log-line.js';
-import { createConnectionCaps } from './connection-caps.js';
+import { type ConnectionCaps, createConnectionCaps } from './connection-caps.js';
 import { createTokenBucket, type RateLimit, type TokenBucket } from './token-bucket.js';
 
 export interface TlsFrontOptions {
@@ -46,8 +46,30 @@ interface Connection {
   socket: Socket;
   timer: NodeJS.Timeout;
   authorized: boolean;
+  /** Its TLS handshake is done. */
+  secured: boolean;
+  /** Closed to make room: it no longer counts. */
+  evicted: boolean;
   address: string;
   reviews: TokenBucket;
+}
+
+/**
+ * Makes room for a new connection when the global bound is reached: the oldest one still in its TLS handshake
+ * goes. A flood of connections that never handshake (loopback is uncapped per address in standalone, where
+ * every proxy connects from 127.0.0.1) then churns through its own, and a proxy's connection, whose handshake
+ * takes milliseconds, gets in; false when every pending connection is past its handshake.
+ */
+function evictOldestHandshaking(connections: Map<string, Connection>, caps: ConnectionCaps): boolean {
+  for (const connection of connections.values()) {
+    if (connection.authorized || connection.secured || connection.evicted) continue;
+    connection.evicted = true;
+    clearTimeout(connection.timer);
+    caps.release(connection.address);
+    connection.socket.destroy();
+    return true;
+  }
+  return false;
 }
 
 const MIN_VERSION = 'TLSv1.3';
@@ -60,7 +82,13 @@ export function createTlsFront(options: TlsFrontOptions): TlsFront {
   // Plain TCP first: the count and the deadline start at accept, before any TLS work is done for the peer.
   const tcp = createServer((socket) => {
     const address = sourceAddress(socket);
-    if (!caps.admit(address)) {
+    const admitted =
+      caps.admit(address) ||
+      (caps.full() &&
+        caps.addressHasRoom(address) &&
+        evictOldestHandshaking(connections, caps) &&
+        caps.admit(address));
+    if (!admitted) {
       socket.destroy();
       return;
     }
@@ -68,6 +96,8 @@ export function createTlsFront(options: TlsFrontOptions): TlsFront {
     const connection: Connection = {
       socket,
       authorized: false,
+      secured: false,
+      evicted: false,
       address,
       reviews: createTokenBucket(options.reviewRate),
       timer: setTimeout(() => {
@@ -80,7 +110,7 @@ export function createTlsFront(options: TlsFrontOptions): TlsFront {
     connections.set(key, connection);
     socket.once('close', () => {
       clearTimeout(connection.timer);
-      if (!connection.authorized) caps.release(connection.address);
+      if (!connection.authorized && !connection.evicted) caps.release(connection.address);
       if (connections.get(key) === connection) connections.delete(key);
     });
     socket.on('error', () => {});
@@ -91,7 +121,7 @@ export function createTlsFront(options: TlsFrontOptions): TlsFront {
     listen: () => listenOn(tcp, options.address),
     authorized(peer) {
       const connection = connections.get(peer);
-      if (connection === undefined || connection.authorized) return;
+      if (connection === undefined || connection.authorized || connection.evicted) return;
       connection.authorized = true;
       clearTimeout(connection.timer);
       caps.release(connection.address);
@@ -121,10 +151,11 @@ function secureServer(options: TlsFrontOptions, connections: Map<string, Connect
   });
   tls.on('secureConnection', (socket: TLSSocket) => {
     const connection = connections.get(peerOf(socket));
-    if (connection === undefined) {
+    if (connection === undefined || connection.evicted) {
       socket.destroy();
       return;
     }
+    connection.secured = true;
     options.onSecureConnection(socket);
   });
   // A failed handshake (no certificate, another CA, TLS 1.2, the deadline) ends its connection.

@@ -97,6 +97,44 @@ test('loopback sources (standalone: every proxy) share only the global bound', a
   for (const c of local) c.socket.destroy();
 });
 
+test('a loopback flood that fills every pre-auth slot keeps no proxy out: the oldest handshaking one makes room', async (t) => {
+  // Standalone: every proxy connects from 127.0.0.1, so loopback has no per-address cap, only the global one.
+  const CAP = 64;
+  const local = createDiscoveryServer({
+    address: '127.0.0.1:0',
+    tls: { caPem: certs.caCertPem, certPem: certs.serverCertPem, keyPem: certs.serverKeyPem },
+    auth: {
+      mode: 'token',
+      authenticate,
+      authorize: (identity, request) => identity.extra.fleet?.includes(request.fleet) === true,
+    },
+    maxUnauthorizedConnections: CAP,
+    // The flood is held long: without room made, the proxy would wait it out.
+    handshakeTimeoutMs: 30_000,
+    helloTimeoutMs: 30_000,
+  });
+  const { port: localPort } = await local.start();
+  t.after(() => local.close());
+  local.setFleet(sampleFleet('default/eg'));
+  const flood: Awaited<ReturnType<typeof silent>>[] = [];
+  for (let i = 0; i < CAP + 16; i++) flood.push(await silent('127.0.0.1', localPort));
+  // The server closes what it cannot admit: every slot is then held by the flood.
+  await waitFor('the 16 over the bound closed', () => flood.filter((c) => c.closed()).length >= 16);
+  const proxy = openRawStream({
+    port: localPort,
+    tls: { caPem: certs.caCertPem },
+    token: 'valid.default/eg',
+    fleet: 'default/eg',
+    node: 'through-the-flood',
+  });
+  assert.equal((await proxy.next()).full, true);
+  // It got in while the flood still held its slots (they expire only after 30 s): room was made for it.
+  const held = flood.filter((c) => !c.closed()).length;
+  assert.ok(held >= CAP - 8, `${held} flood connections still open when the proxy got its config`);
+  proxy.close();
+  for (const c of flood) c.socket.destroy();
+});
+
 test('a connection may carry only a few streams at once', async () => {
   const session = http2Connect(`https://127.0.0.1:${port}`, {
     ca: certs.caCertPem,
