@@ -20,6 +20,8 @@ export interface ClientServerOptions extends ProxyLimits {
   onRequest(request: ClientRequest, response: ClientResponse): void;
   onUpgrade(request: ClientRequest, socket: Socket, head: Buffer): void;
   onConnection(socket: Socket): void;
+  /** A connection was closed at accept: maxConnections were open. */
+  onRefused?(): void;
   /** Where connections that chose HTTP/2 (ALPN `h2`, or the h2c preface) go; absent: HTTP/1.1 only. */
   http2?: Http2Handoff;
 }
@@ -74,11 +76,18 @@ export function createClientServer(options: ClientServerOptions): ClientServer {
       ? createNetServer({ allowHalfOpen: true, noDelay: true }, accept)
       : // No half-open TLS: a client gone during the handshake would linger until the handshake timeout.
         createTlsServer(
-          { ...options.tls, ALPNProtocols: http2 === undefined ? ['http/1.1'] : ['h2', 'http/1.1'] },
+          {
+            ...options.tls,
+            ALPNProtocols: http2 === undefined ? ['http/1.1'] : ['h2', 'http/1.1'],
+            handshakeTimeout: options.tlsHandshakeTimeoutMs,
+          },
           accept,
         );
   if (options.tls !== undefined) server.on('tlsClientError', (_error, socket: Socket) => socket.destroy());
-  if (options.maxConnections > 0) server.maxConnections = options.maxConnections;
+  if (options.maxConnections > 0) {
+    server.maxConnections = options.maxConnections;
+    server.on('drop', () => options.onRefused?.());
+  }
 
   // One timer for all connections: each compares its phase start with this clock (resolution: the interval).
   const shortest = Math.min(

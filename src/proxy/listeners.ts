@@ -51,6 +51,7 @@ function createListenerServer(rt: ProxyRuntime, bound: Omit<BoundListener, 'serv
     requestBodyBufferBytes: limits.requestBodyBufferBytes,
     keepAliveTimeoutMs: limits.keepAliveTimeoutMs,
     maxConnections: limits.maxConnections,
+    tlsHandshakeTimeoutMs: limits.tlsHandshakeTimeoutMs,
     tls:
       bound.protocol === 'HTTPS'
         ? {
@@ -77,6 +78,7 @@ function createListenerServer(rt: ProxyRuntime, bound: Omit<BoundListener, 'serv
       rt.metrics.connectionOpened(name);
       socket.on('close', () => rt.metrics.connectionClosed(name));
     },
+    onRefused: () => rt.metrics.connectionRefused(name),
   });
 }
 

@@ -43,6 +43,8 @@ export interface MetricsSnapshot {
   /** `<cluster>\u0000<kind>` → count. */
   upstreamErrors: [string, number][];
   connections: [string, number][];
+  /** Listener → connections closed at accept because the listener had maxConnections open. */
+  refusedConnections: [string, number][];
   /** Connections accepted since start: how a proxy's workers share the load. */
   accepted: number;
   inFlight: number;
@@ -59,6 +61,7 @@ export interface ProxyMetrics {
   request(listener: string, route: string, code: number, seconds: number): void;
   upstreamError(cluster: string, kind: string): void;
   connectionOpened(listener: string): void;
+  connectionRefused(listener: string): void;
   connectionClosed(listener: string): void;
   readonly inFlight: number;
   requestStarted(): void;
@@ -93,6 +96,7 @@ class ProxyMetricsTable implements ProxyMetrics {
   private readonly stats = new Map<string, Map<string, RouteStats>>();
   private readonly upstreamErrors = new Map<string, number>();
   private readonly connections = new Map<string, number>();
+  private readonly refusedConnections = new Map<string, number>();
   private accepted = 0;
   private requestsInFlight = 0;
   private readonly spanCounts = { exported: 0, dropped: 0 };
@@ -148,6 +152,10 @@ class ProxyMetricsTable implements ProxyMetrics {
     bump(this.connections, listener);
   }
 
+  connectionRefused(listener: string): void {
+    bump(this.refusedConnections, listener);
+  }
+
   connectionClosed(listener: string): void {
     bump(this.connections, listener, -1);
     // The last connection of a removed listener: its gauge goes.
@@ -178,6 +186,7 @@ class ProxyMetricsTable implements ProxyMetrics {
       routes,
       upstreamErrors: [...this.upstreamErrors],
       connections: [...this.connections],
+      refusedConnections: [...this.refusedConnections],
       accepted: this.accepted,
       inFlight: this.requestsInFlight,
       spans: { ...this.spanCounts },
@@ -231,6 +240,7 @@ export function emptyMetrics(): MetricsSnapshot {
     routes: [],
     upstreamErrors: [],
     connections: [],
+    refusedConnections: [],
     accepted: 0,
     inFlight: 0,
     spans: { exported: 0, dropped: 0 },
@@ -242,6 +252,7 @@ export function mergeMetrics(snapshots: readonly MetricsSnapshot[]): MetricsSnap
   const routes = new Map<string, MetricsSnapshot['routes'][number]>();
   const upstreamErrors = new Map<string, number>();
   const connections = new Map<string, number>();
+  const refusedConnections = new Map<string, number>();
   let accepted = 0;
   let inFlight = 0;
   const spans = { exported: 0, dropped: 0 };
@@ -266,6 +277,7 @@ export function mergeMetrics(snapshots: readonly MetricsSnapshot[]): MetricsSnap
     }
     addInto(upstreamErrors, s.upstreamErrors);
     addInto(connections, s.connections);
+    addInto(refusedConnections, s.refusedConnections);
     accepted += s.accepted;
     inFlight += s.inFlight;
   }
@@ -273,6 +285,7 @@ export function mergeMetrics(snapshots: readonly MetricsSnapshot[]): MetricsSnap
     routes: [...routes.values()],
     upstreamErrors: [...upstreamErrors],
     connections: [...connections],
+    refusedConnections: [...refusedConnections],
     accepted,
     inFlight,
     spans,
@@ -312,6 +325,13 @@ export function renderMetrics(snapshot: MetricsSnapshot): string {
   out.push('# TYPE portico_active_connections gauge');
   for (const [listener, n] of snapshot.connections) {
     out.push(`portico_active_connections{${labels({ listener })}} ${n}`);
+  }
+  out.push(
+    '# HELP portico_connections_refused_total Client connections closed at accept: the listener had its maximum open.',
+  );
+  out.push('# TYPE portico_connections_refused_total counter');
+  for (const [listener, n] of snapshot.refusedConnections) {
+    out.push(`portico_connections_refused_total{${labels({ listener })}} ${n}`);
   }
   out.push('# HELP portico_requests_in_flight Requests being answered.');
   out.push('# TYPE portico_requests_in_flight gauge');

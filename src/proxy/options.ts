@@ -29,8 +29,13 @@ export interface ProxyLimits {
   requestBodyBufferBytes: number;
   /** Idle keep-alive client connections are closed after this. */
   keepAliveTimeoutMs: number;
-  /** Connections accepted per listener at once; 0 is unlimited. */
+  /**
+   * Connections open per listener at once, in each worker; past it a new one is closed at accept and counted
+   * (portico_connections_refused_total), so a flood cannot take the process's file descriptors. 0: unlimited.
+   */
   maxConnections: number;
+  /** A TLS handshake must finish within this (Node's own default holds a silent connection 120 s). */
+  tlsHandshakeTimeoutMs: number;
 }
 
 /** HTTP/2 limits, downstream and upstream (Node's own defaults allow unlimited concurrent streams). */
@@ -128,7 +133,8 @@ export const DEFAULT_PROXY_OPTIONS: ProxyOptions = {
     requestBodyIdleTimeoutMs: 10_000,
     requestBodyBufferBytes: 64 * 1024,
     keepAliveTimeoutMs: 60_000,
-    maxConnections: 0,
+    maxConnections: 16_384,
+    tlsHandshakeTimeoutMs: 10_000,
   },
   http2: {
     maxConcurrentStreams: 128,

@@ -10,4 +10,5 @@ export const TEST_LIMITS: ProxyLimits = {
   requestBodyBufferBytes: 64 * 1024,
   keepAliveTimeoutMs: 10_000,
   maxConnections: 0,
+  tlsHandshakeTimeoutMs: 10_000,
 };
