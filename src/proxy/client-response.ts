@@ -1,6 +1,6 @@
 // One response written by the proxy's own HTTP/1.1 server: the head is built once from a flat header list,
 // framed (content-length as given, else chunked, else close-delimited for HTTP/1.0 clients) and sent with
-// the first body bytes in one socket write.
+// the first body bytes in one socket write, or alone when the upstream's head came without any (sendHead).
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import { equalsLowerCase, isHeaderName, isValidFieldValue } from './http-syntax.js';
@@ -35,6 +35,8 @@ export interface ProxyResponse {
   write(chunk: Buffer): boolean;
   /** Ends the response with its last body bytes (copied) and trailer lines, where the client can take them. */
   end(chunk?: Buffer, trailers?: string[]): void;
+  /** Sends the head written by writeHead now, not with the first body bytes: they may be long in coming. */
+  sendHead(): void;
   /** Body bytes handed to the transport so far (framing and headers not counted). */
   readonly bodyBytesSent: number;
   /** `HTTP/1.0`, `HTTP/1.1` or `HTTP/2`, as the access log shows it. */
@@ -178,7 +180,7 @@ export class ClientResponse implements ProxyResponse {
   write(chunk: Buffer): boolean {
     if (this.closed || this.writableFinished) return true;
     if (this.noBody || chunk.length === 0) {
-      this.flushHead();
+      this.sendHead();
       return true;
     }
     this.bodyBytesSent += chunk.length;
@@ -194,7 +196,7 @@ export class ClientResponse implements ProxyResponse {
     const last = this.chunked ? lastChunk(trailers) : LAST_CHUNK;
     if (this.noBody || chunk === undefined || chunk.length === 0) {
       if (this.chunked) this.send(undefined, last);
-      else this.flushHead();
+      else this.sendHead();
     } else {
       this.bodyBytesSent += chunk.length;
       if (this.chunked) this.sendChunk(chunk, last);
@@ -232,7 +234,7 @@ export class ClientResponse implements ProxyResponse {
     this.listener?.onResponseClose();
   }
 
-  private flushHead(): void {
+  sendHead(): void {
     const head = this.pendingHead;
     if (head === undefined) return;
     this.pendingHead = undefined;

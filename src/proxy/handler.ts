@@ -245,7 +245,7 @@ class Forwarding implements UpstreamSink {
     this.finish();
   }
 
-  onUpstreamHead(status: number, head: UpstreamHead): void {
+  onUpstreamHead(status: number, head: UpstreamHead, alone: boolean): void {
     if (this.backendDeadline !== undefined) cancel(this.backendDeadline);
     this.responded = true;
     if (this.finished) {
@@ -254,6 +254,8 @@ class Forwarding implements UpstreamSink {
     }
     try {
       this.writeResponseHead(status, head);
+      // A streaming client (gRPC server streaming, server-sent events) waits for the head, not the first bytes.
+      if (alone) this.res.sendHead();
     } catch (error) {
       // A header Node will not send (bad characters from a filter): fail this request only.
       this.rt.options.log.warn(`upstream response refused: ${(error as Error).message}`);

@@ -25,8 +25,11 @@ export class UpstreamError extends Error {
 
 /** Receives one exchange's outcome; exactly one of onUpstreamEnd / onUpstreamError ends it. */
 export interface UpstreamSink {
-  /** The final response head (interim 1xx responses are skipped). */
-  onUpstreamHead(status: number, head: UpstreamHead): void;
+  /**
+   * The final response head (interim 1xx responses are skipped). `alone`: no body bytes came with it, yet a body
+   * follows; the client should have the head now (a stream may wait long before its first bytes).
+   */
+  onUpstreamHead(status: number, head: UpstreamHead, alone: boolean): void;
   /** A body chunk, valid only during the call (copy to keep it); return false to stop reading until `exchange.resume()`. */
   onUpstreamData(chunk: Buffer): boolean;
   /**
@@ -345,7 +348,7 @@ class UpstreamConnection {
       return offset;
     }
     if (!head.keepAlive) this.keepAlive = false;
-    exchange.sink.onUpstreamHead(head.status, head);
+    exchange.sink.onUpstreamHead(head.status, head, head.bodyLength !== 0 && offset === chunk.length);
     if (this.exchange !== exchange) return -1;
     if (head.bodyLength === 0) {
       if (offset < chunk.length) this.keepAlive = false;

@@ -1,5 +1,6 @@
 // Raw HTTP/2 frames for tests that must send what a well-behaved client library will not.
 import { connect, type Socket } from 'node:net';
+import { connect as tlsConnect } from 'node:tls';
 
 export const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
 export const HEADERS = 0x1;
@@ -11,6 +12,8 @@ export const WINDOW_UPDATE = 0x8;
 export const CONTINUATION = 0x9;
 export const END_STREAM = 0x1;
 export const END_HEADERS = 0x4;
+/** SETTINGS_INITIAL_WINDOW_SIZE: the flow-control window the peer may fill on each of our streams. */
+export const SETTINGS_INITIAL_WINDOW_SIZE = 0x4;
 
 export function frame(
   type: number,
@@ -42,6 +45,16 @@ export function requestBlock(path: string, authority: string, contentLength?: nu
   return Buffer.concat(parts);
 }
 
+/** A SETTINGS frame with `entries` as (identifier, value) pairs. */
+export function settingsFrame(entries: [number, number][]): Buffer {
+  const payload = Buffer.alloc(6 * entries.length);
+  entries.forEach(([id, value], i) => {
+    payload.writeUInt16BE(id, 6 * i);
+    payload.writeUInt32BE(value, 6 * i + 2);
+  });
+  return frame(SETTINGS, 0, 0, payload);
+}
+
 export function windowUpdate(streamId: number, increment: number): Buffer {
   const payload = Buffer.alloc(4);
   payload.writeUInt32BE(increment);
@@ -55,12 +68,26 @@ export interface ReceivedFrame {
   payload: Buffer;
 }
 
-/** A raw connection: sends the preface and empty SETTINGS, collects every frame the server sends. */
+/**
+ * A raw connection: sends the preface and `settings` (empty by default), collects every frame the server sends.
+ * `tls`: over TLS with ALPN h2, `servername` as SNI (the certificate is not checked). `reset()` sends a TCP RST.
+ */
 export function rawH2(
   port: number,
-): Promise<{ socket: Socket; frames: ReceivedFrame[]; closed: Promise<void> }> {
+  settings: Buffer = frame(SETTINGS, 0, 0),
+  tls?: { servername: string },
+): Promise<{ socket: Socket; frames: ReceivedFrame[]; closed: Promise<void>; reset: () => void }> {
   return new Promise((resolve, reject) => {
-    const socket = connect({ host: '127.0.0.1', port });
+    const tcp = connect({ host: '127.0.0.1', port });
+    const socket =
+      tls === undefined
+        ? tcp
+        : tlsConnect({
+            socket: tcp,
+            servername: tls.servername,
+            ALPNProtocols: ['h2'],
+            rejectUnauthorized: false,
+          });
     const frames: ReceivedFrame[] = [];
     let pending = Buffer.alloc(0);
     socket.on('data', (chunk: Buffer) => {
@@ -79,9 +106,10 @@ export function rawH2(
     });
     socket.on('error', () => {});
     const closed = new Promise<void>((done) => socket.on('close', () => done()));
-    socket.once('connect', () => {
-      socket.write(Buffer.concat([PREFACE, frame(SETTINGS, 0, 0)]));
-      resolve({ socket, frames, closed });
+    socket.once(tls === undefined ? 'connect' : 'secureConnect', () => {
+      socket.write(Buffer.concat([PREFACE, settings]));
+      // A TCP reset (RST) of the connection under TLS too.
+      resolve({ socket, frames, closed, reset: () => tcp.resetAndDestroy() });
     });
     socket.once('error', reject);
   });

@@ -96,6 +96,18 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
+/**
+ * Polls `condition` every 10 ms until it holds; after `ms` fails with `state()`, what was seen last (a bound
+ * that says why, where the test's own timeout would only say that it ran out).
+ */
+export async function within(ms: number, condition: () => boolean, state: () => string): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`not within ${ms} ms: ${state()}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
 /** Polls `condition` every 10 ms until it holds (the test's own timeout bounds the wait). */
 export async function until(condition: () => boolean): Promise<void> {
   while (!condition()) await new Promise((resolve) => setTimeout(resolve, 10));

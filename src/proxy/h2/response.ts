@@ -1,8 +1,9 @@
-// One response on an HTTP/2 stream: the head is held until the first body bytes or the end (so a response
+// One response on an HTTP/2 stream: the head is held until the first body bytes, the end (so a response
 // without body or trailers goes out as one HEADERS frame with END_STREAM, as gRPC's trailers-only answers
-// need), hop-by-hop fields are dropped (HTTP/2 forbids them), and trailers follow the data when there are any and
-// the client said it takes them (`te: trailers`, as every gRPC client does); for the others the response ends with
-// its last DATA frame, without waiting for trailers that would be dropped anyway (one frame and event fewer).
+// need) or sendHead (the upstream's head came alone: a streaming client waits for it); hop-by-hop fields are
+// dropped (HTTP/2 forbids them), and trailers follow the data when there are any and the client said it takes
+// them (`te: trailers`, as every gRPC client does); for the others the response ends with its last DATA frame,
+// without waiting for trailers that would be dropped anyway (one frame and event fewer).
 import { constants, type OutgoingHttpHeaders, type ServerHttp2Stream } from 'node:http2';
 import type { ProxyResponse, ResponseListener } from '../client-response.js';
 import { headerObject } from './header-block.js';
@@ -100,6 +101,12 @@ export class H2Response implements ProxyResponse {
     // response that asked for no trailers would then reach the client as a short but complete one.
     if (!this.stream.destroyed) this.stream.destroy(RESPONSE_CUT);
     this.close();
+  }
+
+  sendHead(): void {
+    // respond() throws on a stream Node closed already.
+    if (this.closed || this.stream.destroyed || this.stream.closed) return;
+    this.flushHead();
   }
 
   /** Reports the end once (from end(), or from the session when the stream closed first). */

@@ -55,6 +55,11 @@ function serverOptions(limits: Http2Limits): Parameters<typeof createServer>[0] 
 
 function ignore(): void {}
 
+/** Closing the socket closes its session's streams (CANCEL), and each stream's close cancels its upstream. */
+function destroySocket(this: Socket): void {
+  this.destroy();
+}
+
 /** What serving a stream needs besides the stream. */
 interface StreamContext {
   rt: ProxyRuntime;
@@ -94,7 +99,12 @@ export function createH2Listener(
     },
   );
   return {
-    accept: (socket) => server.emit('connection', socket),
+    accept: (socket) => {
+      // A client's FIN ends its session: it can send no WINDOW_UPDATE, so data queued for it would wait forever.
+      // Cleartext sockets allow half-open (HTTP/1.1 answers a half-closed client), which Node's HTTP/2 never ends.
+      socket.once('end', destroySocket);
+      server.emit('connection', socket);
+    },
     closeSessions: () => sessions.goAwayAll(),
     destroySessions: () => sessions.destroyAll(),
   };

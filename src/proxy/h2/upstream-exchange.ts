@@ -102,9 +102,10 @@ export class H2UpstreamExchange implements UpstreamCall {
     const status = headers[':status'] ?? 502;
     // Interim responses come as 'headers' events, never here.
     this.responded = true;
-    this.sink.onUpstreamHead(status, { rawHeaders: headerLines(headers) });
-    if (!this.done && (flags & NGHTTP2_FLAG_END_STREAM) !== 0) this.complete();
-    else if (this.noResponseBody) this.complete();
+    // A head that ends the stream (a gRPC trailers-only answer) goes on with that end, as one frame.
+    const ended = (flags & NGHTTP2_FLAG_END_STREAM) !== 0 || this.noResponseBody;
+    this.sink.onUpstreamHead(status, { rawHeaders: headerLines(headers) }, !ended);
+    if (ended) this.complete();
   }
 
   private complete(): void {
