@@ -5,6 +5,7 @@ import { formatResourceError, type ResourceError } from '../api/common.js';
 import { PorticoError } from '../platform/errors.js';
 import { DEFAULT_ADMIN_ADDRESS } from '../provider/standalone/admin-server.js';
 import type { ResourceObject } from '../provider/standalone/admin-state.js';
+import { getConfig } from './get-config.js';
 import { ageSince, formatTable } from './output.js';
 import { kubernetesSource, type ResourceSource, resourceKind, standaloneSource } from './resource-source.js';
 import { usageError } from './usage.js';
@@ -13,6 +14,7 @@ import { usageError } from './usage.js';
 export const WATCH_INTERVAL_MS = 500;
 
 export const HELP = `usage: portico get gatewayclasses|gateways|httproutes|grpcroutes [NAME] [options]
+       portico get config [FLEET] [-o yaml|json] [--admin-address A | --proxy-admin A]
 
 Lists the resources of the standalone controller running on this machine (or, with --kubeconfig, of a
 cluster), with their status. Kinds take kubectl's names too: gc, gtw, gateway, httproute, and plural.group.
@@ -27,6 +29,10 @@ options:
                            interrupted; the source is read every ${WATCH_INTERVAL_MS} ms
       --admin-address A    the controller's admin API (default: ${DEFAULT_ADMIN_ADDRESS})
       --kubeconfig FILE    read a Kubernetes cluster instead (the kubeconfig's current context)
+      --proxy-admin A      get config: one proxy's own config dump (its --admin-address, port 19000)
+
+get config prints each fleet's configuration as its proxies are served it (listeners, virtual hosts, routes,
+clusters, endpoints; private keys redacted), or with --proxy-admin what that proxy has applied.
   -h, --help               this text`;
 
 interface Column {
@@ -187,6 +193,17 @@ export async function runGet(argv: string[], io: GetIo): Promise<number> {
     return 0;
   }
   const [typeName, name, ...extra] = positionals;
+  if (typeName === 'config' && extra.length === 0) {
+    io.stdout(
+      await getConfig({
+        ...(name === undefined ? {} : { fleet: name }),
+        ...(values.output === undefined ? {} : { output: values.output }),
+        adminAddress: values['admin-address'] ?? DEFAULT_ADMIN_ADDRESS,
+        ...(values['proxy-admin'] === undefined ? {} : { proxyAdmin: values['proxy-admin'] }),
+      }),
+    );
+    return 0;
+  }
   const type = TYPES.find((t) => t.plural === resourceKind(typeName)?.plural);
   if (type === undefined || extra.length > 0) {
     const what =
@@ -283,6 +300,7 @@ function parseOptions(argv: string[]) {
         output: { type: 'string', short: 'o' },
         'admin-address': { type: 'string' },
         kubeconfig: { type: 'string' },
+        'proxy-admin': { type: 'string' },
         watch: { type: 'boolean', short: 'w' },
         help: { type: 'boolean', short: 'h' },
       },

@@ -5,6 +5,7 @@ import { spawn } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { parse } from 'yaml';
 import { startPortico, waitForOutput } from '../../support/child.js';
 import { PORTICO_MAIN } from '../../support/portico.js';
 import { defer, exampleCopy, programmedAddress, startStandalone } from './harness.js';
@@ -73,6 +74,22 @@ test('describe explains a Gateway, a broken route and a route attached nowhere; 
   );
   const listed = await portico('get', 'httproutes', '--admin-address', c.admin);
   assert.match(listed.stdout, /^orphan +\[\] +<none> +<none>/m);
+
+  // get config: the fleet's config as discovery serves it, and one proxy's own dump; the same routes.
+  const served = await portico('get', 'config', 'default/eg', '--admin-address', c.admin);
+  assert.equal(served.code, 0, served.stderr);
+  const servedConfig = parse(served.stdout) as { fleet: string; virtualHosts: { domains?: string[] }[] };
+  assert.equal(servedConfig.fleet, 'default/eg');
+  assert.match(served.stdout, /www\.example\.com/);
+  const applied = await portico('get', 'config', '-o', 'json', '--proxy-admin', `${address}:19000`);
+  assert.equal(applied.code, 0, applied.stderr);
+  assert.deepEqual(
+    (JSON.parse(applied.stdout) as { virtualHosts: unknown }).virtualHosts,
+    servedConfig.virtualHosts,
+  );
+  const missing = await portico('get', 'config', 'default/nope', '--admin-address', c.admin);
+  assert.equal(missing.code, 1);
+  assert.match(missing.stderr, /fleet "default\/nope" not found/);
 
   // get -w: the table, then a row each time a route changes.
   const watcher = startPortico(['get', 'httproutes', '-w', '--admin-address', c.admin]);
