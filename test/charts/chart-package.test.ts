@@ -80,6 +80,24 @@ test('npm run chart packages a chart helm reads back', () => {
   assert.match(rendered.stdout, /image: "?ghcr\.io\/portico\/portico:0\.1\.0"?/);
 });
 
+test('logFormat json reaches the controller as --log-format=json; anything but text or json is refused', () => {
+  const helm = binary(readManifest(), 'helm');
+  const render = (value: string) =>
+    spawnSync(
+      helm,
+      ['template', 'portico', CHART_DIR, '-n', 'portico-gateway-system', '--set', `logFormat=${value}`],
+      {
+        encoding: 'utf8',
+        maxBuffer: 64 * 1024 * 1024,
+      },
+    );
+  assert.match(render('json').stdout, /- --log-format=json\n/);
+  assert.doesNotMatch(render('text').stdout, /--log-format/);
+  const wrong = render('xml');
+  assert.notEqual(wrong.status, 0);
+  assert.match(wrong.stderr, /logFormat/);
+});
+
 test('npm run chart with an unknown option is a usage error, exit 2', () => {
   const wrong = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/chart-package.ts', '--push'], {
     cwd: REPO,
