@@ -6,7 +6,15 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -46,7 +54,17 @@ before(() => {
   layout = join(archive, '..', 'layout');
 });
 
-after(() => rmSync(work, { recursive: true, force: true }));
+after(() => {
+  rmSync(work, { recursive: true, force: true });
+  // The test's cache keeps the runtime layer and node_modules; of the app images only the one built now.
+  const images = join(cacheDir(), 'image-test', 'images', 'portico');
+  const current = archive === '' ? undefined : join(archive, '..');
+  if (!existsSync(images)) return;
+  for (const key of readdirSync(images)) {
+    const dir = join(images, key);
+    if (dir !== current) rmSync(dir, { recursive: true, force: true });
+  }
+});
 
 test('prints the image, its digest and how to push it', () => {
   assert.match(
