@@ -7,11 +7,15 @@ import { DEFAULT_ADMIN_ADDRESS } from '../provider/standalone/admin-server.js';
 import type { ResourceObject } from '../provider/standalone/admin-state.js';
 import { getConfig } from './get-config.js';
 import { ageSince, formatTable } from './output.js';
-import { kubernetesSource, type ResourceSource, resourceKind, standaloneSource } from './resource-source.js';
+import {
+  type ChangeFeed,
+  kubernetesSource,
+  type ResourceSource,
+  resourceKind,
+  STANDALONE_POLL_MS,
+  standaloneSource,
+} from './resource-source.js';
 import { usageError } from './usage.js';
-
-/** How often -w reads the source again (the admin API has no watch stream; a cluster is read the same way). */
-export const WATCH_INTERVAL_MS = 500;
 
 export const HELP = `usage: portico get gatewayclasses|gateways|httproutes|grpcroutes [NAME] [options]
        portico get config [FLEET] [-o yaml|json] [--admin-address A | --proxy-admin A]
@@ -26,7 +30,7 @@ options:
   -A, --all-namespaces     list every namespace (adds a NAMESPACE column)
   -o, --output FORMAT      wide, name, json or yaml (default: a table)
   -w, --watch              after the list, print each object again whenever it changes (or goes), until
-                           interrupted; the source is read every ${WATCH_INTERVAL_MS} ms
+                           interrupted (a cluster's watch stream; the standalone API is read every ${STANDALONE_POLL_MS} ms)
       --admin-address A    the controller's admin API (default: ${DEFAULT_ADMIN_ADDRESS})
       --kubeconfig FILE    read a Kubernetes cluster instead (the kubeconfig's current context)
       --proxy-admin A      get config: one proxy's own config dump (its --admin-address, port 19000)
@@ -117,19 +121,6 @@ export function run(argv: string[]): Promise<number> {
   });
 }
 
-/** Waits `ms`, or less when `stop` aborts meanwhile. */
-function pause(ms: number, stop: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      stop?.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    stop?.addEventListener('abort', done, { once: true });
-  });
-}
-
 /** What a watch compares: an object's content without what changes on its own (none yet; kept explicit). */
 function watchIdentity(r: ResourceObject): string {
   return JSON.stringify({ metadata: r.metadata, spec: r.spec, status: r.status });
@@ -147,6 +138,7 @@ async function watch(
   type: ResourceType,
   initial: ResourceObject[],
   read: () => Promise<ResourceObject[]>,
+  feed: ChangeFeed,
   request: { output?: string; allNamespaces: boolean },
   io: GetIo,
 ): Promise<number> {
@@ -167,7 +159,7 @@ async function watch(
     }
   };
   while (!(io.stop?.aborted ?? false)) {
-    await pause(WATCH_INTERVAL_MS, io.stop);
+    await feed.next();
     if (io.stop?.aborted ?? false) break;
     const now = await read();
     const changed = now.filter((r) => seen.get(objectKey(r)) !== watchIdentity(r));
@@ -223,7 +215,8 @@ export async function runGet(argv: string[], io: GetIo): Promise<number> {
   const code = show(type, items, { name, namespace, output, allNamespaces }, io);
   reportLoadErrors(await source.loadErrors(), io);
   if (values.watch !== true) return code;
-  return watch(type, items, () => source.list(kind, namespace, name), { output, allNamespaces }, io);
+  const feed = source.changes(kind, namespace, io.stop);
+  return watch(type, items, () => source.list(kind, namespace, name), feed, { output, allNamespaces }, io);
 }
 
 function show(

@@ -4,6 +4,7 @@
 import type { ResourceError } from '../api/common.js';
 import { PorticoError } from '../platform/errors.js';
 import { parseHostPort } from '../platform/host-port.js';
+import type { ApiClient } from '../provider/kubernetes/api-client.js';
 import type { FleetState, ResourceObject } from '../provider/standalone/admin-state.js';
 
 export interface ResourceKind {
@@ -52,10 +53,37 @@ export interface FleetView {
   proxies: { header: string[]; rows: string[][] };
 }
 
+/** Tells a watcher when to read again. */
+export interface ChangeFeed {
+  /** Resolves once objects may have changed since the last call, or at once when the watch is stopped. */
+  next(): Promise<void>;
+}
+
+/** How often a watch asks the standalone admin API again: it has no watch stream. */
+export const STANDALONE_POLL_MS = 500;
+
+/** Waits `ms`, or less when `stop` aborts meanwhile. */
+export function pause(ms: number, stop: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      stop?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    stop?.addEventListener('abort', done, { once: true });
+  });
+}
+
 export interface ResourceSource {
   /** Where the objects come from, for messages: "the standalone controller at …", "the cluster of …". */
   readonly where: string;
   list(kind: ResourceKind, namespace?: string, name?: string): Promise<ResourceObject[]>;
+  /**
+   * When objects of `kind` (in `namespace`, or all) may have changed: a cluster's watch stream says so; the
+   * standalone admin API has none, so it is read again every STANDALONE_POLL_MS.
+   */
+  changes(kind: ResourceKind, namespace: string | undefined, stop: AbortSignal | undefined): ChangeFeed;
   fleets(): Promise<FleetView[]>;
   /** Problems in the resource files (standalone only; a cluster has none). */
   loadErrors(): Promise<ResourceError[]>;
@@ -101,6 +129,9 @@ export function standaloneSource(adminAddress: string): ResourceSource {
     },
     async fleets() {
       return (itemsOf(await get('/api/fleets'), where) as FleetState[]).map(standaloneFleetView);
+    },
+    changes(_kind, _namespace, stop) {
+      return { next: () => pause(STANDALONE_POLL_MS, stop) };
     },
     async loadErrors() {
       try {
@@ -173,12 +204,19 @@ export async function kubernetesSource(kubeconfig: string): Promise<ResourceSour
     const body = expectStatus(reply, `list ${what}`, [200]);
     return Array.isArray(body.items) ? body.items : [];
   };
+  const collection = (kind: ResourceKind, namespace: string | undefined) => {
+    const base = `/apis/${kind.apiVersion}`;
+    return namespace === undefined
+      ? `${base}/${kind.plural}`
+      : `${base}/namespaces/${namespace}/${kind.plural}`;
+  };
   return {
     where,
+    changes(kind, namespace, stop) {
+      return watchFeed(client, collection(kind, namespace), stop);
+    },
     async list(kind, namespace, name) {
-      const base = `/apis/${kind.apiVersion}`;
-      const path =
-        namespace === undefined ? `${base}/${kind.plural}` : `${base}/namespaces/${namespace}/${kind.plural}`;
+      const path = collection(kind, namespace);
       const items = (await getList(path, kind.plural)) as ResourceObject[];
       return items
         .map((item) => ({ ...item, apiVersion: item.apiVersion ?? kind.apiVersion, kind: kind.kind }))
@@ -205,6 +243,56 @@ export async function kubernetesSource(kubeconfig: string): Promise<ResourceSour
     async loadErrors() {
       return [];
     },
+  };
+}
+
+/** After a watch stream fails (the API server restarting, say), how long before it is opened again. */
+const REWATCH_DELAY_MS = 1000;
+
+/**
+ * The API server's watch on `path`, from the resourceVersion of a fresh list, opened again whenever it ends
+ * (the server closes watches after a while; a 410 for a too-old version starts over from a new list). Every
+ * event but a bookmark wakes the watcher.
+ */
+function watchFeed(client: ApiClient, path: string, stop: AbortSignal | undefined): ChangeFeed {
+  let changed = false;
+  let wake: () => void = () => {};
+  const signal = () => {
+    changed = true;
+    wake();
+  };
+  void (async () => {
+    while (!(stop?.aborted ?? false)) {
+      try {
+        const listed = await client.request('GET', path);
+        const version = (listed.body.metadata as { resourceVersion?: string } | undefined)?.resourceVersion;
+        const query = `watch=1${version === undefined ? '' : `&resourceVersion=${encodeURIComponent(version)}`}`;
+        const handle = client.watch(`${path}?${query}`, (event) => {
+          if (event.type !== 'BOOKMARK') signal();
+        });
+        const onStop = () => handle.stop();
+        stop?.addEventListener('abort', onStop, { once: true });
+        await handle.done.finally(() => stop?.removeEventListener('abort', onStop));
+      } catch {
+        await pause(REWATCH_DELAY_MS, stop);
+      }
+    }
+  })();
+  return {
+    next: () =>
+      new Promise<void>((resolve) => {
+        const done = () => {
+          changed = false;
+          stop?.removeEventListener('abort', done);
+          resolve();
+        };
+        if (changed || (stop?.aborted ?? false)) {
+          done();
+          return;
+        }
+        wake = done;
+        stop?.addEventListener('abort', done, { once: true });
+      }),
   };
 }
 

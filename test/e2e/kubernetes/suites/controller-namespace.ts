@@ -6,6 +6,7 @@ import { DEFAULT_CONTROLLER_NAME } from '../../../../src/api/controller-config.j
 import { fleetInfraName } from '../../../../src/ir/fleet-infra.js';
 import type { Cluster } from '../../../cluster/harness.js';
 import { asList, call, eventually } from '../../../cluster/kube-api.js';
+import { startPortico, waitForOutput } from '../../../support/child.js';
 import { PORTICO_MAIN } from '../../../support/portico.js';
 import { E2E_SKIP } from '../install.js';
 import {
@@ -166,6 +167,26 @@ test('describe and get read the cluster through a kubeconfig, as egctl and kubec
   assert.equal(listed.code, 0, listed.stderr);
   assert.match(listed.stdout, /^broken +\["x\.example\.com"\] +True +False/m);
   assert.match(listed.stdout, /^orphan +\["o\.example\.com"\] +<none> +<none>/m);
+
+  // get -w on the API server's watch stream: the table, then one row when a route changes.
+  const watcher = startPortico(['get', 'httproutes', '-n', 'describe', '-w', ...kubeconfig]);
+  try {
+    await waitForOutput(watcher, /^served +\["d\.example\.com"\]/m);
+    await route(
+      cluster,
+      'describe',
+      'broken',
+      { namespace: 'describe', name: 'gw' },
+      'y.example.com',
+      'gone',
+    );
+    await waitForOutput(watcher, /^broken +\["y\.example\.com"\]/m);
+    assert.equal(watcher.stdout().match(/^NAME /gm)?.length, 1, 'the header is printed once');
+    watcher.process.kill('SIGINT');
+    assert.equal(await watcher.exited, 0);
+  } finally {
+    watcher.process.kill('SIGKILL');
+  }
 });
 
 test('several GatewayClasses on one controller are all Accepted', { skip: E2E_SKIP }, async () => {
