@@ -65,6 +65,11 @@ export interface Http2Limits {
    * CVE-2025-8671) per window; more gets GOAWAY(ENHANCE_YOUR_CALM) and the session destroyed.
    */
   maxStreamResetsPerWindow: number;
+  /**
+   * The same across all sessions of one client address (per worker): more cuts its sessions and closes its new
+   * HTTP/2 connections at once until the window ends, so churning connections buys no more resets.
+   */
+  maxStreamResetsPerSource: number;
   streamResetWindowMs: number;
   /** A session with no frame for this long is closed (GOAWAY). */
   idleTimeoutMs: number;
@@ -148,6 +153,7 @@ export const DEFAULT_PROXY_OPTIONS: ProxyOptions = {
     maxSettings: 32,
     maxOutstandingPings: 10,
     maxStreamResetsPerWindow: 400,
+    maxStreamResetsPerSource: 2000,
     streamResetWindowMs: 10_000,
     idleTimeoutMs: 60_000,
     upstreamSessionsPerEndpoint: 16,

@@ -82,7 +82,12 @@ export class H2UpstreamExchange implements UpstreamCall {
     stream.once('wantTrailers', () => {
       const trailers = body.trailers;
       if (stream.destroyed || stream.closed) return;
-      stream.sendTrailers(trailers === undefined ? {} : headerObject(trailers, {}, false));
+      try {
+        stream.sendTrailers(trailers === undefined ? {} : headerObject(trailers, {}, false));
+      } catch {
+        // Trailers Node will not send (they came from the client): the body ends without them.
+        if (!stream.destroyed && !stream.closed) stream.sendTrailers({});
+      }
     });
     body.on('data', (chunk: Buffer) => {
       if (this.done) return;
