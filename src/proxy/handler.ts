@@ -337,7 +337,8 @@ class Forwarding implements UpstreamSink {
     this.finish();
     this.answer.flag = UPSTREAM_FLAG[error.kind];
     this.rt.metrics.upstreamError(this.plan.cluster.name, error.kind);
-    respondLocally(this.res, 502, this.closing);
+    // An upstream that stopped taking the body timed out; every other failure is a bad gateway.
+    respondLocally(this.res, error.kind === 'send_timeout' ? 504 : 502, this.closing);
   }
 }
 
@@ -417,6 +418,7 @@ const UPSTREAM_FLAG: Record<UpstreamErrorKind, ResponseFlag> = {
   error: 'upstream_connect_failure',
   reset: 'upstream_reset',
   invalid_response: 'invalid_upstream_response',
+  send_timeout: 'upstream_timeout',
 };
 
 const REQUEST_ID_LINE = '\r\nx-request-id: ';

@@ -105,6 +105,11 @@ export interface ProxyOptions {
   upstreamIdleTimeoutMs: number;
   /** A connection to an upstream endpoint must be established within this (else 502). */
   upstreamConnectTimeoutMs: number;
+  /**
+   * An upstream that takes no byte of a request body for this long (its window or socket full) fails the request:
+   * 504 before a response head, a cut stream after. Every route kind, with or without a route timeout.
+   */
+  upstreamSendTimeoutMs: number;
   loadBalancing: LoadBalancing;
   /** Drain: keep serving this long after readiness fails, so load balancers stop sending. */
   drainMs: number;
@@ -162,6 +167,7 @@ export const DEFAULT_PROXY_OPTIONS: ProxyOptions = {
   upstreamConnectionsPerEndpoint: 128,
   upstreamIdleTimeoutMs: 4_000,
   upstreamConnectTimeoutMs: 10_000,
+  upstreamSendTimeoutMs: 60_000,
   loadBalancing: 'round-robin',
   drainMs: 5_000,
   maxDrainMs: 60_000,

@@ -175,11 +175,13 @@ function createRuntime(options: ProxyOptions): ProxyRuntime {
     maxConnections: options.upstreamConnectionsPerEndpoint,
     idleTimeoutMs: options.upstreamIdleTimeoutMs,
     connectTimeoutMs: options.upstreamConnectTimeoutMs,
+    sendTimeoutMs: options.upstreamSendTimeoutMs,
   };
   const h2Pool = {
     limits: options.http2,
     idleTimeoutMs: options.upstreamIdleTimeoutMs,
     connectTimeoutMs: options.upstreamConnectTimeoutMs,
+    sendTimeoutMs: options.upstreamSendTimeoutMs,
   };
   const metrics = createProxyMetrics();
   return {
