@@ -73,6 +73,12 @@ export interface Http2Limits {
   streamResetWindowMs: number;
   /** A session with no frame for this long is closed (GOAWAY). */
   idleTimeoutMs: number;
+  /**
+   * A connection that chose HTTP/2 (ALPN, or the cleartext preface) must send its SETTINGS within this, else it
+   * is closed: Node's session waits for them without a deadline, and its idle timeout GOAWAYs a client that
+   * never reads it.
+   */
+  prefaceTimeoutMs: number;
   /** Upstream h2c: sessions per endpoint at most (each takes up to the peer's concurrent streams). */
   upstreamSessionsPerEndpoint: number;
   /** Upstream h2c: streams per session at most, below the peer's own limit when it is higher. */
@@ -161,6 +167,7 @@ export const DEFAULT_PROXY_OPTIONS: ProxyOptions = {
     maxStreamResetsPerSource: 2000,
     streamResetWindowMs: 10_000,
     idleTimeoutMs: 60_000,
+    prefaceTimeoutMs: 10_000,
     upstreamSessionsPerEndpoint: 16,
     upstreamMaxConcurrentStreams: 100,
   },

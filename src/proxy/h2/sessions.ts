@@ -62,7 +62,13 @@ export class SessionTable {
     };
     this.sessions.set(session, state);
     session.on('error', ignore);
-    session.on('close', () => this.sessions.delete(session));
+    // The client's SETTINGS (the end of its preface) must come within the deadline.
+    const preface = setTimeout(cutSession, limits.prefaceTimeoutMs, session, socket);
+    session.once('remoteSettings', () => clearTimeout(preface));
+    session.on('close', () => {
+      clearTimeout(preface);
+      this.sessions.delete(session);
+    });
     // Idle: GOAWAY; idle again (a stream that never ends, e.g. a client that stopped reading): cut.
     session.setTimeout(limits.idleTimeoutMs, () => {
       if (state.goingAway) cutSession(session, socket);
