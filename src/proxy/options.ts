@@ -79,6 +79,11 @@ export interface Http2Limits {
    * never reads it.
    */
   prefaceTimeoutMs: number;
+  /**
+   * Upstream requests (HTTP/1.1 connections or h2c streams) one downstream HTTP/2 connection holds at once; its
+   * further requests wait for one of its own to end (upstream-share.ts).
+   */
+  maxUpstreamPerSession: number;
   /** Upstream h2c: sessions per endpoint at most (each takes up to the peer's concurrent streams). */
   upstreamSessionsPerEndpoint: number;
   /** Upstream h2c: streams per session at most, below the peer's own limit when it is higher. */
@@ -168,6 +173,7 @@ export const DEFAULT_PROXY_OPTIONS: ProxyOptions = {
     streamResetWindowMs: 10_000,
     idleTimeoutMs: 60_000,
     prefaceTimeoutMs: 10_000,
+    maxUpstreamPerSession: 32,
     upstreamSessionsPerEndpoint: 16,
     upstreamMaxConcurrentStreams: 100,
   },

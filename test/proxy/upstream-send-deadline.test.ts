@@ -10,7 +10,7 @@ import { discardingLogger } from '../../src/platform/log-line.js';
 import { createProxy, type InProcessProxy } from '../../src/proxy/proxy.js';
 import { forward, route, simpleFleet, upstream, vhost } from '../support/fleet.js';
 import { h2Session } from '../support/h2.js';
-import { within } from '../support/http.js';
+import { settledWithin, within } from '../support/http.js';
 
 const SEND_TIMEOUT_MS = 500;
 const WITHIN_MS = 10_000;
@@ -68,19 +68,6 @@ describe('proxy: the upstream send deadline', () => {
     await new Promise<void>((resolve) => deafH2.close(() => resolve()));
   });
 
-  /** `promise`, or a failure naming `what` if it has not settled within WITHIN_MS. */
-  async function answered<T>(promise: Promise<T>, what: string): Promise<T> {
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`no answer within ${WITHIN_MS} ms: ${what}`)), WITHIN_MS);
-    });
-    try {
-      return await Promise.race([promise, late]);
-    } finally {
-      clearTimeout(timer);
-    }
-  }
-
   /** Uploads over HTTP/1.1 until the proxy answers; the status it gave. */
   function uploadH1(path: string): Promise<string> {
     return new Promise((resolve) => {
@@ -107,7 +94,10 @@ describe('proxy: the upstream send deadline', () => {
 
   it('answers 504 to an HTTP/1.1 upload its HTTP/1.1 backend stopped reading, and closes that connection', async () => {
     const before = deafSockets.length;
-    assert.equal(await answered(uploadH1('/upload'), 'HTTP/1.1 upload'), 'HTTP/1.1 504 Gateway Timeout');
+    assert.equal(
+      await settledWithin(WITHIN_MS, uploadH1('/upload'), 'HTTP/1.1 upload'),
+      'HTTP/1.1 504 Gateway Timeout',
+    );
     const upstreamSide = deafSockets[before]!;
     // Reading what the kernel holds, the backend then sees the proxy's end.
     upstreamSide.on('close', () => {});
@@ -144,7 +134,7 @@ describe('proxy: the upstream send deadline', () => {
         stream.on('drain', pump);
         pump();
       });
-      assert.equal(await answered(upload, 'HTTP/2 upload'), 504);
+      assert.equal(await settledWithin(WITHIN_MS, upload, 'HTTP/2 upload'), 504);
       const upstreamSide = deafStreams[before]!;
       await within(
         WITHIN_MS,

@@ -21,7 +21,7 @@ import { type CertificateTable, listenerHostnameOf } from '../tls.js';
 import { isGrpcContentType } from './grpc-status.js';
 import { requestFromStream } from './request.js';
 import { H2Response, type StreamOwner } from './response.js';
-import { SessionTable } from './sessions.js';
+import { type SessionState, SessionTable } from './sessions.js';
 
 const { NGHTTP2_NO_ERROR, NGHTTP2_PROTOCOL_ERROR, NGHTTP2_FLAG_END_STREAM } = constants;
 
@@ -112,7 +112,7 @@ export function createH2Listener(
             sessions.countReset(stream, session, state);
         });
         if (stream.closed) return;
-        serveStream(ctx, stream, headers, raw, (flags & NGHTTP2_FLAG_END_STREAM) !== 0, session);
+        serveStream(ctx, stream, headers, raw, (flags & NGHTTP2_FLAG_END_STREAM) !== 0, session, state);
         // Draining: this stream is answered, the client opens the next ones elsewhere (HTTP/1.1's `connection:
         // close`).
         if ((rt.draining || context.closing) && !state.goingAway) sessions.goAway(session, state);
@@ -148,6 +148,7 @@ function serveStream(
   raw: string[],
   ended: boolean,
   session: Http2Session,
+  state: SessionState,
 ): void {
   const { rt } = ctx;
   const socket = session.socket as Socket;
@@ -158,6 +159,7 @@ function serveStream(
     clientFacts(socket),
     rt.options.http2.maxHeaderListSize,
   );
+  if ('method' in request) request.upstreamShare = state.upstream;
   if (!('method' in request)) {
     if (request.status === 0) stream.close(NGHTTP2_PROTOCOL_ERROR);
     else answerLocally(stream, request.status);

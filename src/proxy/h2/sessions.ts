@@ -4,6 +4,7 @@ import { constants, type Http2Session, type ServerHttp2Stream } from 'node:http2
 import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { Http2Limits } from '../options.js';
+import { UpstreamShare } from '../upstream-share.js';
 import { ResetGuard, SourceResets } from './reset-guard.js';
 
 const { NGHTTP2_ENHANCE_YOUR_CALM } = constants;
@@ -29,6 +30,8 @@ export interface SessionState {
   source: string;
   /** The session's own socket (Node hands out a guarded stand-in that cannot be destroyed). */
   socket: Socket;
+  /** What its streams may hold upstream at once. */
+  upstream: UpstreamShare;
 }
 
 export class SessionTable {
@@ -59,6 +62,7 @@ export class SessionTable {
       cut: false,
       source: socket.remoteAddress ?? '',
       socket,
+      upstream: new UpstreamShare(limits.maxUpstreamPerSession, () => session.destroyed || socket.destroyed),
     };
     this.sessions.set(session, state);
     session.on('error', ignore);
