@@ -27,7 +27,7 @@ import {
 } from './supervisor-slot.js';
 import { trimLog } from './watched-process.js';
 
-export { backoffDelay, proxyAccessLogFile, proxyLogFile } from './supervisor-slot.js';
+export { proxyAccessLogFile, proxyLogFile } from './supervisor-slot.js';
 
 export interface ProxySpec {
   fleet: string;

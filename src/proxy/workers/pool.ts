@@ -9,6 +9,7 @@ import {
   findByName,
   fleetConfigDelta,
 } from '../../ir/fleet-config-patch.js';
+import { type BackoffTimings, backoffDelay } from '../../platform/backoff.js';
 import { type AdminView, type SideServer, sideServerAddress, startSideServers } from '../admin.js';
 import { type ReconfigureOutcome, type RuntimeSettings, setProcessSettings } from '../live-settings.js';
 import { emptyMetrics, type MetricsSnapshot, mergeMetrics, renderMetrics } from '../metrics.js';
@@ -21,7 +22,8 @@ import { forkWorker, type WorkerSlot } from './worker-slot.js';
 const STATS_TIMEOUT_MS = 2_000;
 /** A worker that dies within this of its start counts toward a crash loop. */
 const YOUNG_MS = 10_000;
-const MAX_RESTART_DELAY_MS = 5_000;
+/** A crash loop's restarts: 100 ms after the second quick death, doubling to 5 s. */
+const RESTART_BACKOFF: BackoffTimings = { firstMs: 100, maxMs: 5_000 };
 /** The least a worker let go by a smaller worker count keeps answering before it closes idle connections. */
 const RETIRE_DRAIN_MS = 1_000;
 /** After a drain's maximum, workers still running are killed. */
@@ -215,7 +217,7 @@ function onExit(pool: Pool, slot: WorkerSlot, code: number | null, signal: strin
   if (retiring || pool.draining || pool.closed) return;
   pool.restarts++;
   pool.crashLoop = Date.now() - slot.forkedAt < YOUNG_MS ? pool.crashLoop + 1 : 0;
-  const delayMs = pool.crashLoop === 0 ? 0 : Math.min(MAX_RESTART_DELAY_MS, 100 * 2 ** (pool.crashLoop - 1));
+  const delayMs = pool.crashLoop === 0 ? 0 : backoffDelay(pool.crashLoop, RESTART_BACKOFF);
   pool.options.log.warn(
     `worker ${slot.worker.id} exited (${signal ?? code}); starting another${delayMs > 0 ? ` in ${delayMs} ms` : ''}`,
   );
