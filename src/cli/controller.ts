@@ -9,7 +9,7 @@ import {
   MIN_FLEET_CERTIFICATE_LIFETIME_MS,
   parseLifetime,
 } from '../certificates/fleet-certificate-lifetime.js';
-import type { RateLimit } from '../discovery/token-bucket.js';
+import type { RateLimit } from '../platform/token-bucket.js';
 import { CONTROLLER_SERVICE, PORTS } from '../ir/well-known.js';
 import { PorticoError } from '../platform/errors.js';
 import { createLogger } from '../platform/log-line.js';

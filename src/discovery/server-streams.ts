@@ -4,7 +4,7 @@ import { Metadata, type ServerDuplexStream, status } from '@grpc/grpc-js';
 import type { Logger } from '../platform/log-line.js';
 import type { ClientMessage, ServerMessage } from './protocol.js';
 import type { NodeState } from './server-types.js';
-import { createTokenBucket, type RateLimit, type TokenBucket } from './token-bucket.js';
+import { createTokenBucket, type RateLimit, type TokenBucket } from '../platform/token-bucket.js';
 
 export type Call = ServerDuplexStream<ClientMessage, ServerMessage>;
 

@@ -2,7 +2,7 @@ import type { PorticoGatewayConfig } from '../../api/controller-config.js';
 import type { FleetCertificateLifetime } from '../../certificates/fleet-certificate-lifetime.js';
 import { type CertificatePins, createCertificatePins } from '../../discovery/certificate-pins.js';
 import { createDiscoveryServer, type DiscoveryServer } from '../../discovery/server.js';
-import type { RateLimit } from '../../discovery/token-bucket.js';
+import type { RateLimit } from '../../platform/token-bucket.js';
 import type { ProxyRuntime } from '../../infra/kubernetes/render.js';
 import type { FleetInfra } from '../../ir/fleet-infra.js';
 import type { Logger } from '../../platform/log-line.js';
