@@ -11,7 +11,7 @@ import type { ClassState } from './classes.js';
 import { compileRoute } from './compile-route.js';
 import { condition, type Verdict } from './conditions.js';
 import { effectiveHostnames } from './hostnames.js';
-import { selectorMatches } from './label-selector.js';
+import { selectorMatches } from '../api/label-selector.js';
 import { attachable, type ListenerState, takesKind } from './listeners.js';
 import type { SnapshotLookup } from './lookup.js';
 import type { CompiledRoute } from './route-rules.js';

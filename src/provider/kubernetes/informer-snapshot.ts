@@ -9,7 +9,7 @@ import {
   type ResourceSnapshot,
   type UnusableObject,
 } from '../../api/snapshot.js';
-import { selectorMatches } from '../../translate/label-selector.js';
+import { selectorMatches } from '../../api/label-selector.js';
 import type { Informer } from './informer.js';
 import { WATCHED_KINDS } from './watched-kinds.js';
 
