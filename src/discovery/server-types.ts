@@ -4,9 +4,9 @@
 import type { FleetConfig } from '../ir/fleet-config.js';
 import type { FleetConfigChange } from '../ir/fleet-config-patch.js';
 import type { Logger } from '../platform/log-line.js';
+import type { RateLimit } from '../platform/token-bucket.js';
 import type { StageTrace } from '../trace/propagation-trace.js';
 import type { CertificatePins } from './certificate-pins.js';
-import type { RateLimit } from '../platform/token-bucket.js';
 
 export interface Identity {
   username: string;
