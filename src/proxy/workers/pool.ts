@@ -10,6 +10,7 @@ import {
   fleetConfigDelta,
 } from '../../ir/fleet-config-patch.js';
 import { type BackoffTimings, backoffDelay } from '../../platform/backoff.js';
+import { family } from '../../platform/prometheus-text.js';
 import { type AdminView, type SideServer, sideServerAddress, startSideServers } from '../admin.js';
 import { type ReconfigureOutcome, type RuntimeSettings, setProcessSettings } from '../live-settings.js';
 import { emptyMetrics, type MetricsSnapshot, mergeMetrics, renderMetrics } from '../metrics.js';
@@ -445,15 +446,21 @@ function mergeOutcomes(outcomes: Extract<ApplyOutcome, { ok: true }>[]): ApplyOu
 /** The primary's own series: workers, restarts, and each worker's accepted connections (the spread). */
 export function workerLines(each: MetricsSnapshot[], serving: number, restarts: number): string {
   return [
-    '# HELP portico_proxy_workers Worker processes serving a config (a replacement counts once it applied one).',
-    '# TYPE portico_proxy_workers gauge',
-    `portico_proxy_workers ${serving}`,
-    '# HELP portico_proxy_worker_restarts_total Workers that died and were replaced.',
-    '# TYPE portico_proxy_worker_restarts_total counter',
-    `portico_proxy_worker_restarts_total ${restarts}`,
-    '# HELP portico_proxy_worker_connections_total Connections accepted, by worker (its place, 0 to workers-1).',
-    '# TYPE portico_proxy_worker_connections_total counter',
-    ...each.map((m, i) => `portico_proxy_worker_connections_total{worker="${i}"} ${m.accepted}`),
+    ...family(
+      'portico_proxy_workers',
+      'gauge',
+      'Worker processes serving a config (a replacement counts once it applied one).',
+      [[undefined, serving]],
+    ),
+    ...family('portico_proxy_worker_restarts_total', 'counter', 'Workers that died and were replaced.', [
+      [undefined, restarts],
+    ]),
+    ...family(
+      'portico_proxy_worker_connections_total',
+      'counter',
+      'Connections accepted, by worker (its place, 0 to workers-1).',
+      each.map((m, i) => [{ worker: String(i) }, m.accepted] as const),
+    ),
     '',
   ].join('\n');
 }
