@@ -1,16 +1,11 @@
 // The controller's Prometheus metrics (text format 0.0.4): counters, gauges and a translation-time summary.
 import { buildInfoMetric } from '../../platform/build-info.js';
 import { family, type LabelPairs, type MetricType } from '../../platform/prometheus-text.js';
-export interface ControllerMetrics {
-  reconciles: number;
-  reconcileErrors: number;
-  translateSecondsSum: number;
-  translations: { full: number; changedRoutes: number; again: number };
+import { createRunnerMetrics, type RunnerMetrics } from '../../runner/metrics.js';
+/** The runner's counters, and what only the Kubernetes controller has: status writes, applies, leadership. */
+export interface ControllerMetrics extends RunnerMetrics {
   statusWrites: number;
   infraApplies: number;
-  connectedProxies: number;
-  /** fleet → config version currently served. */
-  configVersions: Map<string, number>;
   leader: boolean;
   /** The rate limit status writes wait for, and how they waited. */
   statusWriteRate?: {
@@ -21,17 +16,7 @@ export interface ControllerMetrics {
 }
 
 export function createMetrics(): ControllerMetrics {
-  return {
-    reconciles: 0,
-    reconcileErrors: 0,
-    translateSecondsSum: 0,
-    translations: { full: 0, changedRoutes: 0, again: 0 },
-    statusWrites: 0,
-    infraApplies: 0,
-    connectedProxies: 0,
-    configVersions: new Map(),
-    leader: false,
-  };
+  return { ...createRunnerMetrics(), statusWrites: 0, infraApplies: 0, leader: false };
 }
 
 /** What the process itself uses, as Prometheus' process collector names it: operators size the controller by it. */
