@@ -21,7 +21,7 @@ import type {
   ProxySpec,
   ProxySupervisorOptions,
   SUPERVISOR_DEFAULTS,
-} from './supervisor.js';
+} from './supervisor-types.js';
 import { spawnDetached, type WatchedProcess, watchAdopted } from './watched-process.js';
 
 export interface SupervisorContext {

@@ -2,6 +2,8 @@
 // (a delta once it has one), answers for them all (one readiness, one drain, one metrics endpoint) and
 // restarts a worker that dies. To the discovery client it is one proxy: apply resolves once every worker
 // applied, and fails if any refused.
+
+import type { ApplyOutcome } from '../../ir/apply-outcome.js';
 import type { FleetConfig } from '../../ir/fleet-config.js';
 import {
   type FleetConfigChange,
@@ -15,7 +17,7 @@ import { type AdminView, type SideServer, sideServerAddress, startSideServers } 
 import { type ReconfigureOutcome, type RuntimeSettings, setProcessSettings } from '../live-settings.js';
 import { emptyMetrics, type MetricsSnapshot, mergeMetrics, renderMetrics } from '../metrics.js';
 import { type ProxyOptions, type ProxyOptionsInput, resolveProxyOptions } from '../options.js';
-import { type ApplyOutcome, createProxy, type Proxy as PorticoProxy } from '../proxy.js';
+import { createProxy, type Proxy as PorticoProxy } from '../proxy.js';
 import type { AcceptBalancing, FromWorker, WorkerSettings, WorkerStats } from './protocol.js';
 import { forkWorker, type WorkerSlot } from './worker-slot.js';
 
