@@ -81,10 +81,10 @@ export function createH2Listener(
   );
   const owner: StreamOwner = { resetByProxy: (stream) => sessions.markResetByProxy(stream) };
   const ctx: StreamContext = { rt, context, certificates, sessions, owner };
-  // Streams are taken from their session's event: Node emits them a tick after their HEADERS, and a stream reset
-  // in the same read is destroyed by then and no longer knows its session (the server's event would lose it).
   /** The socket being handed to Node: it emits 'session' for it before emit('connection') returns. */
   let arriving: Socket | undefined;
+  // Streams are taken from their session's event: Node emits them a tick after their HEADERS, and a stream reset
+  // in the same read is destroyed by then and no longer knows its session (the server's event would lose it).
   server.on('session', (session: Http2Session) => {
     if (arriving === undefined) {
       // Not how Node hands sessions out today; were it to change, refuse rather than keep what cannot be cut.
@@ -95,28 +95,8 @@ export function createH2Listener(
     const state = sessions.track(session, arriving);
     session.on(
       'stream',
-      (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, flags: number, raw: string[]) => {
-        // First: a stream error nobody hears would end the process.
-        stream.on('error', ignore);
-        // Reset already (the rapid-reset pattern): its events came before this one. It counts toward the bounds
-        // all the same, and nothing is started upstream for it.
-        if (stream.destroyed) {
-          if (stream.aborted || (stream.rstCode ?? NGHTTP2_NO_ERROR) !== NGHTTP2_NO_ERROR)
-            sessions.countReset(stream, session, state);
-          return;
-        }
-        // Reset before its response ended (any code), or after with an error code.
-        stream.on('aborted', () => sessions.countReset(stream, session, state));
-        stream.on('close', () => {
-          if (!stream.aborted && (stream.rstCode ?? NGHTTP2_NO_ERROR) !== NGHTTP2_NO_ERROR)
-            sessions.countReset(stream, session, state);
-        });
-        if (stream.closed) return;
-        serveStream(ctx, stream, headers, raw, (flags & NGHTTP2_FLAG_END_STREAM) !== 0, session, state);
-        // Draining: this stream is answered, the client opens the next ones elsewhere (HTTP/1.1's `connection:
-        // close`).
-        if ((rt.draining || context.closing) && !state.goingAway) sessions.goAway(session, state);
-      },
+      (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, flags: number, raw: string[]) =>
+        onStream(ctx, session, state, stream, headers, (flags & NGHTTP2_FLAG_END_STREAM) !== 0, raw),
     );
   });
   return {
@@ -138,6 +118,41 @@ export function createH2Listener(
     closeSessions: () => sessions.goAwayAll(),
     destroySessions: () => sessions.destroyAll(),
   };
+}
+
+/** The client reset the stream, or made the proxy reset it: before its response ended, or with an error code. */
+function wasReset(stream: ServerHttp2Stream): boolean {
+  return stream.aborted || (stream.rstCode ?? NGHTTP2_NO_ERROR) !== NGHTTP2_NO_ERROR;
+}
+
+/** A stream as its session emits it: its resets counted, then served unless it is gone already. */
+function onStream(
+  ctx: StreamContext,
+  session: Http2Session,
+  state: SessionState,
+  stream: ServerHttp2Stream,
+  headers: IncomingHttpHeaders,
+  ended: boolean,
+  raw: string[],
+): void {
+  const { rt, context, sessions } = ctx;
+  // First: a stream error nobody hears would end the process.
+  stream.on('error', ignore);
+  // Reset already (the rapid-reset pattern): its events came before this one. It counts toward the bounds all the
+  // same, and nothing is started upstream for it.
+  if (stream.destroyed) {
+    if (wasReset(stream)) sessions.countReset(stream, session, state);
+    return;
+  }
+  // 'aborted': reset before its response ended (any code); else a close with an error code.
+  stream.on('aborted', () => sessions.countReset(stream, session, state));
+  stream.on('close', () => {
+    if (!stream.aborted && wasReset(stream)) sessions.countReset(stream, session, state);
+  });
+  if (stream.closed) return;
+  serveStream(ctx, stream, headers, raw, ended, session, state);
+  // Draining: this stream is answered, the client opens the next ones elsewhere (HTTP/1.1's `connection: close`).
+  if ((rt.draining || context.closing) && !state.goingAway) sessions.goAway(session, state);
 }
 
 /** One stream: refused, misdirected (421), or a request for the handler with an H2Response. */
