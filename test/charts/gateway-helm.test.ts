@@ -414,6 +414,10 @@ test('the chart carries the Gateway API standard CRDs exactly as the pinned rele
   const withCrds = template('portico-gateway-system', ['crds.gatewayAPI.enabled=true']);
   assert.match(withCrds, /name: gateways\.gateway\.networking\.k8s\.io/);
   assert.match(withCrds, /name: httproutes\.gateway\.networking\.k8s\.io/);
+  // v1.7's safe-upgrades policy comes with them: once installed, it refuses any Gateway API CRD older than v1.7.
+  assert.match(withCrds, /^kind: ValidatingAdmissionPolicy$/m);
+  assert.match(withCrds, /^kind: ValidatingAdmissionPolicyBinding$/m);
+  assert.match(withCrds, /v1\.\[0-6\]/);
 });
 
 test('chart version and appVersion follow package.json', () => {
