@@ -84,6 +84,7 @@ const endpointPool = new EndpointPool('127.0.0.1', backendPort, `127.0.0.1:${bac
   maxConnections: 128,
   idleTimeoutMs: 4000,
   connectTimeoutMs: 10_000,
+  sendTimeoutMs: 60_000,
 });
 const viaPortico = createServer((req, res) => {
   let head = `${req.method} ${req.url} HTTP/1.1\r\n`;

@@ -90,6 +90,24 @@ async function runMode(cluster: Cluster, mode: Mode, runTest: string | undefined
     'the GatewayClass supportedFeatures',
     60_000,
   );
+  // The controller read the installed Gateway API CRDs (by name, with the chart's RBAC) and found the release it
+  // is built for: a run on CRDs it does not support would measure the wrong thing.
+  const supported = await eventually(
+    async () => {
+      const r = await call(cluster, 'GET', classPath);
+      const conditions: unknown = r.body.status?.conditions;
+      const found = Array.isArray(conditions)
+        ? (conditions as { type: string; status: string; message: string }[]).find(
+            (c) => c.type === 'SupportedVersion',
+          )
+        : undefined;
+      return found;
+    },
+    'the GatewayClass SupportedVersion condition',
+    60_000,
+  );
+  if (supported.status !== 'True') throw new Error(`GatewayClass ${GATEWAY_CLASS}: ${supported.message}`);
+  stage(`SupportedVersion=True: ${supported.message}`);
   const out = join(cacheDir(), 'conformance', `${mode}.yaml`);
   mkdirSync(join(out, '..'), { recursive: true });
   const pkg = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { version: string };

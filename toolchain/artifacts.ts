@@ -23,6 +23,12 @@ export const HOST_PACKAGES = [
 export const RUNC_VERSION = 'v1.5.2';
 export const HELM_VERSION = 'v4.3.1';
 /**
+ * The Go the conformance module needs: Gateway API v1.7.0 says `go 1.27.0`, newer than the machine's Go 1.26.
+ * The go command fetches this approved toolchain through the Go module proxy (GOTOOLCHAIN), about 76 MB once per
+ * machine; every other module here stays on the machine's own Go (GOTOOLCHAIN=local).
+ */
+export const CONFORMANCE_GO_TOOLCHAIN = 'go1.27.3';
+/**
  * Debian packages unpacked into the Portico image: the C/C++ runtime Node links against (libatomic since Node 26),
  * and tini as PID 1. The build runs the image's Node on them, so a library missing here fails it.
  */
@@ -39,6 +45,10 @@ export interface GoBuild {
   cgo?: boolean;
   /** Build the module's own tests as one binary (`go test -c`) instead of main packages. */
   test?: boolean;
+  /** GOTOOLCHAIN for this module's go commands; the machine's own Go (`local`) when absent. */
+  toolchain?: string;
+  /** Folders under the module (each a `replace` target) whose files are part of the build's cache key. */
+  vendored?: string[];
 }
 
 function versionFlags(version: string): string {
@@ -61,6 +71,13 @@ const KUBE_COMMANDS = [
   'kube-proxy',
   'kubectl',
 ];
+
+/**
+ * The suite's echo servers' module, `sigs.k8s.io/gateway-api-conformance-images`: the Go module proxy serves no
+ * version of it, so its public v0.1.0 tag is kept here unmodified and conformance/go.mod replaces it with this folder
+ * (conformance/third_party/README.md says why v0.1.0 stands in for the v0.2.0 the suite names).
+ */
+const CONFORMANCE_IMAGES_SOURCE = 'third_party/gateway-api-conformance-images';
 
 export const GO_BUILDS: Record<string, GoBuild> = {
   kubernetes: {
@@ -118,12 +135,16 @@ export const GO_BUILDS: Record<string, GoBuild> = {
     packages: ['.'],
     names: ['conformance.test'],
     test: true,
+    toolchain: CONFORMANCE_GO_TOOLCHAIN,
+    vendored: [CONFORMANCE_IMAGES_SOURCE],
   },
   'echo-basic': {
     module: 'conformance',
-    packages: ['sigs.k8s.io/gateway-api/conformance/echo-basic'],
+    packages: ['sigs.k8s.io/gateway-api-conformance-images/echo-basic'],
     names: ['echo-basic'],
     ldflags: '-s -w',
+    toolchain: CONFORMANCE_GO_TOOLCHAIN,
+    vendored: [CONFORMANCE_IMAGES_SOURCE],
   },
 };
 
@@ -151,9 +172,8 @@ export const BINARY_IMAGES: Record<string, ImageRecipe> = {
   },
   'echo-basic': {
     names: [
-      'registry.k8s.io/gateway-api/echo-basic:v1.5.1',
-      'registry.k8s.io/gateway-api/echo-basic:v1.6.0-dev.2',
-      'registry.k8s.io/gateway-api/echo-basic:v1.6.0-dev.3',
+      'registry.k8s.io/gateway-api/conformance/echo-basic:v0.1.0',
+      'registry.k8s.io/gateway-api/conformance/echo-basic:v0.2.0',
     ],
     binaries: ['echo-basic'],
     entrypoint: ['/echo-basic'],

@@ -129,7 +129,12 @@ function runLoggedInBackground(
 }
 
 function checkGo(): string {
-  const found = spawnSync('go', ['env', 'GOVERSION'], { encoding: 'utf8' });
+  // The machine's own Go, whatever GOTOOLCHAIN the shell exports (the README's go1.27.3 is the conformance
+  // module's): it builds, and keys the cache of, every module that names no toolchain of its own.
+  const found = spawnSync('go', ['env', 'GOVERSION'], {
+    encoding: 'utf8',
+    env: { ...process.env, GOTOOLCHAIN: 'local' },
+  });
   if (found.error !== undefined || found.status !== 0) {
     throw new ToolchainError('Go 1.26 or newer is needed on PATH to build the Kubernetes test toolchain');
   }
@@ -160,13 +165,32 @@ function installHostPackages(): void {
   runLogged('apt-install', 'apt-get', ['install', '-y', '-qq', ...missing], { env });
 }
 
+/** Every file under `dir`, as paths relative to it, sorted. */
+function filesUnder(dir: string, prefix = ''): string[] {
+  return readdirSync(join(dir, prefix), { withFileTypes: true })
+    .flatMap((e) => {
+      const path = prefix === '' ? e.name : `${prefix}/${e.name}`;
+      return e.isDirectory() ? filesUnder(dir, path) : [path];
+    })
+    .sort();
+}
+
 function goModuleKey(build: (typeof GO_BUILDS)[string], goVersion: string): string {
   const dir = join(REPO, build.module);
   const sources = readdirSync(dir)
     .filter((f) => f.endsWith('.go') || f === 'go.mod' || f === 'go.sum')
     .sort()
     .map((f) => `${f}:${fileHash(join(dir, f))}`);
-  return hash(RECIPE_VERSION, goVersion, JSON.stringify(build), ...sources);
+  const vendored = (build.vendored ?? []).flatMap((v) =>
+    filesUnder(join(dir, v)).map((f) => `${v}/${f}:${fileHash(join(dir, v, f))}`),
+  );
+  // A build on a fetched toolchain is keyed by that toolchain, not by the machine's Go.
+  return hash(RECIPE_VERSION, build.toolchain ?? goVersion, JSON.stringify(build), ...sources, ...vendored);
+}
+
+/** GOTOOLCHAIN for a module's go commands: the one its builds name, else the machine's own Go. */
+function toolchainOf(module: string): string {
+  return Object.values(GO_BUILDS).find((b) => b.module === module)?.toolchain ?? 'local';
 }
 
 /** Builds a GO_BUILDS entry into <cache>/<name>/<key>/ unless it is there. */
@@ -183,7 +207,7 @@ async function goBuild(name: string, goVersion: string): Promise<Record<string, 
   mkdirSync(tmp, { recursive: true });
   const env = {
     ...process.env,
-    GOTOOLCHAIN: 'local',
+    GOTOOLCHAIN: build.toolchain ?? 'local',
     CGO_ENABLED: build.cgo === true ? '1' : '0',
     GOFLAGS: '-mod=readonly -buildvcs=false',
   };
@@ -206,7 +230,7 @@ function moduleDir(module: string, path: string): string {
   const out = execFileSync('go', ['mod', 'download', '-json', path], {
     cwd: join(REPO, module),
     encoding: 'utf8',
-    env: { ...process.env, GOTOOLCHAIN: 'local', GOFLAGS: '-mod=readonly' },
+    env: { ...process.env, GOTOOLCHAIN: toolchainOf(module), GOFLAGS: '-mod=readonly' },
   });
   const dir = (JSON.parse(out) as { Dir?: string }).Dir;
   if (dir === undefined) throw new ToolchainError(`go mod download ${path} gave no directory`);

@@ -4,6 +4,7 @@ export * from './controller-config.js';
 export * from './core.js';
 export * from './data-plane-proxy.js';
 export * from './gateway.js';
+export * from './gateway-api-bundle.js';
 export * from './gateway-class.js';
 export * from './grpc-route.js';
 export * from './http-route.js';

@@ -115,8 +115,26 @@ export function durationMs(text: string): number | undefined {
   return consumed === text.length && text.length > 0 ? total : undefined;
 }
 
-function httpRouteErrors(r: HTTPRoute): FieldError[] {
+/** Gateway API v1.7 (Standard): a rule name may appear once in a route (HTTPRoute and GRPCRoute alike). */
+function ruleNameErrors(rules: readonly { name?: string }[]): FieldError[] {
+  const first = new Map<string, number>();
   const errors: FieldError[] = [];
+  rules.forEach((rule, i) => {
+    if (rule.name === undefined) return;
+    const earlier = first.get(rule.name);
+    if (earlier === undefined) first.set(rule.name, i);
+    else {
+      errors.push({
+        path: ['spec', 'rules', i, 'name'],
+        message: `rule name must be unique within the route; same as rules[${earlier}]`,
+      });
+    }
+  });
+  return errors;
+}
+
+function httpRouteErrors(r: HTTPRoute): FieldError[] {
+  const errors: FieldError[] = ruleNameErrors(r.spec.rules);
   r.spec.rules.forEach((rule, i) => {
     const at = ['spec', 'rules', i];
     rule.matches.forEach((m, j) => {
@@ -184,7 +202,7 @@ function methodMatchErrors(m: GRPCMethodMatch, at: (string | number)[]): FieldEr
 }
 
 function grpcRouteErrors(r: GRPCRoute): FieldError[] {
-  const errors: FieldError[] = [];
+  const errors: FieldError[] = ruleNameErrors(r.spec.rules);
   r.spec.rules.forEach((rule, i) => {
     const at = ['spec', 'rules', i];
     rule.matches.forEach((m, j) => {

@@ -2,6 +2,7 @@
 import type { EndpointSlice, Namespace, Secret, Service } from './core.js';
 import type { DataPlaneProxy } from './data-plane-proxy.js';
 import type { Gateway } from './gateway.js';
+import type { InstalledCrds } from './gateway-api-bundle.js';
 import type { GatewayClass } from './gateway-class.js';
 import type { GRPCRoute } from './grpc-route.js';
 import type { HTTPRoute } from './http-route.js';
@@ -29,6 +30,11 @@ export interface ResourceSnapshot {
   secrets: Secret[];
   dataPlaneProxies: DataPlaneProxy[];
   unusable: UnusableObject[];
+  /**
+   * The Gateway API CRDs the cluster has installed, with their bundle versions (the Kubernetes provider reads
+   * them); absent where there are none to read (standalone mode) or they could not be read.
+   */
+  installedCrds?: InstalledCrds;
   /**
    * A hint, not data: how the route lists came to be, step by step from earlier snapshots' lists, so a
    * translator that translated one of those can redo just the routes changed since (it may ignore the hint).

@@ -9,11 +9,11 @@ import {
   MIN_FLEET_CERTIFICATE_LIFETIME_MS,
   parseLifetime,
 } from '../certificates/fleet-certificate-lifetime.js';
-import type { RateLimit } from '../discovery/token-bucket.js';
 import { CONTROLLER_SERVICE, PORTS } from '../ir/well-known.js';
 import { PorticoError } from '../platform/errors.js';
 import { createLogger, logSink } from '../platform/log-line.js';
 import { stopSignal } from '../platform/stop-signal.js';
+import type { RateLimit } from '../platform/token-bucket.js';
 import { createApiClient } from '../provider/kubernetes/api-client.js';
 import { startKubernetesController } from '../provider/kubernetes/controller.js';
 import { DEFAULT_STATUS_WRITE_RATE } from '../provider/kubernetes/write-rate.js';

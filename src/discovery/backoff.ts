@@ -1,4 +1,6 @@
-// Reconnect delays: exponential from initialMs, capped at maxMs, with jitter so a fleet does not reconnect in step.
+// Reconnect delays: the house backoff (platform/backoff.ts) from initialMs, capped at maxMs, jittered so a fleet
+// does not reconnect in step.
+import { backoffDelay, jittered } from '../platform/backoff.js';
 
 export interface Backoff {
   initialMs: number;
@@ -11,6 +13,5 @@ export function reconnectDelayMs(
   backoff: Backoff,
   random: () => number = Math.random,
 ): number {
-  const ceiling = Math.min(backoff.maxMs, backoff.initialMs * 2 ** Math.min(failures, 30));
-  return ceiling / 2 + random() * (ceiling / 2);
+  return jittered(backoffDelay(failures + 1, { firstMs: backoff.initialMs, maxMs: backoff.maxMs }), random);
 }

@@ -4,7 +4,7 @@
 import { status } from '@grpc/grpc-js';
 import type { CertificatePins } from './certificate-pins.js';
 import type { Stream, StreamSet } from './server-streams.js';
-import type { Refusal } from './stream-auth.js';
+import type { Refusal } from './server-types.js';
 
 export interface CertificateEnforcement {
   /** Follows an admitted stream that presented the certificate with this fingerprint. */

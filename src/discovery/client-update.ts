@@ -1,22 +1,13 @@
 // The proxy's side of one discovery update: a full or delta message turned into a whole FleetConfig on top of
 // what the proxy applied, applied (or found unchanged), and answered with the Ack or Nack it earns. A resource
 // whose body does not parse is refused alone; the rest of the update still applies.
+
+import type { ApplyOutcome, RejectedResource } from '../ir/apply-outcome.js';
 import { FLEET_CONFIG_SCHEMA_VERSION, type FleetConfig, isFleetResourceType } from '../ir/fleet-config.js';
 import { type FleetConfigChange, patchFleetConfig } from '../ir/fleet-config-patch.js';
 import type { StageTrace } from '../trace/propagation-trace.js';
 import type { Ack, ServerMessage } from './protocol.js';
 import { assembleFleetConfig, parseResource, type ReceivedResource, resourceKey } from './resources.js';
-
-/** A resource refused alone: the proxy keeps its last good version (or leaves a new one out). */
-export interface RejectedResource {
-  type: string;
-  name: string;
-  error: string;
-}
-
-export type ApplyOutcome =
-  | { ok: true; listenerErrors: { listener: string; message: string }[]; rejected?: RejectedResource[] }
-  | { ok: false; error: string };
 
 /** What the proxy serves: the resources of the last applied config, and what it reported about them. */
 export interface AppliedState {

@@ -10,8 +10,6 @@ import { type ChannelSource, type ClientTls, channelSource, sameTls } from './cl
 import { type AppliedState, type ApplyConfig, applyUpdate, NOTHING_APPLIED } from './client-update.js';
 import { type ClientMessage, type ServerMessage, streamMethod } from './protocol.js';
 
-export type { ApplyOutcome, RejectedResource } from './client-update.js';
-
 export interface DiscoveryClientOptions {
   /** `host:port` of the discovery server. */
   address: string;

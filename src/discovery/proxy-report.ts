@@ -8,6 +8,11 @@ export const MAX_REPORTED_TEXT_BYTES = 4096;
 export const MAX_REPORTED_ITEMS = 64;
 /** Gateways one Ack may claim to have applied (a merged fleet's Gateways). */
 export const MAX_APPLIED_GATEWAYS = 1024;
+/**
+ * The longest Gateway key, `<namespace>/<name>`: a namespace is a DNS label (63) and a Gateway name a DNS
+ * subdomain (253). A cut key would never match its Gateway, which would then wait for its proxies forever.
+ */
+export const MAX_GATEWAY_KEY_BYTES = 63 + 1 + 253;
 
 /** `text` within `maxBytes` UTF-8 bytes (marker included), cut on a character boundary. */
 export function capText(text: string, maxBytes = MAX_REPORTED_TEXT_BYTES): string {
@@ -37,7 +42,7 @@ export function ackReport(ack: Ack): ReportedState {
     appliedGateways: Object.fromEntries(
       ack.appliedGateways
         .slice(0, MAX_APPLIED_GATEWAYS)
-        .map((g) => [capText(g.name, 256), Number(g.generation)]),
+        .map((g) => [capText(g.name, MAX_GATEWAY_KEY_BYTES), Number(g.generation)]),
     ),
     listenerErrors: ack.listenerErrors
       .slice(0, MAX_REPORTED_ITEMS)

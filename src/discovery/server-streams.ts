@@ -2,9 +2,9 @@
 // refused with a status (`fail`), or gone (`drop`) — and the deadline of a credential that expires.
 import { Metadata, type ServerDuplexStream, status } from '@grpc/grpc-js';
 import type { Logger } from '../platform/log-line.js';
+import { createTokenBucket, type RateLimit, type TokenBucket } from '../platform/token-bucket.js';
 import type { ClientMessage, ServerMessage } from './protocol.js';
 import type { NodeState } from './server-types.js';
-import { createTokenBucket, type RateLimit, type TokenBucket } from './token-bucket.js';
 
 export type Call = ServerDuplexStream<ClientMessage, ServerMessage>;
 

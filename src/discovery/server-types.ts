@@ -1,12 +1,13 @@
 // The discovery server's public shapes: who a peer is, how it is authenticated, the options, and what the
 // server reports about each connected proxy.
 
+import type { status } from '@grpc/grpc-js';
 import type { FleetConfig } from '../ir/fleet-config.js';
 import type { FleetConfigChange } from '../ir/fleet-config-patch.js';
 import type { Logger } from '../platform/log-line.js';
+import type { RateLimit } from '../platform/token-bucket.js';
 import type { StageTrace } from '../trace/propagation-trace.js';
 import type { CertificatePins } from './certificate-pins.js';
-import type { RateLimit } from './token-bucket.js';
 
 export interface Identity {
   username: string;
@@ -99,3 +100,9 @@ export const SERVER_DEFAULTS = {
   reviewRate: { burst: 4, perSecond: 1 / 60 },
   reportRate: { burst: 16, perSecond: 4 },
 } as const;
+
+/** Why a stream is refused: the gRPC status it ends with and what it tells the proxy. */
+export interface Refusal {
+  code: status;
+  details: string;
+}

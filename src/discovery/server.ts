@@ -7,7 +7,7 @@ import { status } from '@grpc/grpc-js';
 import { PorticoError } from '../platform/errors.js';
 import { discardingLogger, type Logger } from '../platform/log-line.js';
 import { enforceCertificatePins } from './certificate-enforcement.js';
-import { checkFleetShape } from './fleet-shape.js';
+import { checkFleetConfig } from './fleet-config-check.js';
 import { createFleetSubscriptions } from './fleet-subscriptions.js';
 import { type GrpcListener, listenGrpc } from './grpc-listener.js';
 import { createStreamSet, describeStream } from './server-streams.js';
@@ -84,7 +84,7 @@ export function createDiscoveryServer(options: DiscoveryServerOptions): Discover
       await closing?.close();
     },
     setFleet(config, change) {
-      checkFleetShape(config, change);
+      checkFleetConfig(config, change);
       subscriptions.setFleet(config, change);
     },
     removeFleet: (name) => subscriptions.removeFleet(name),

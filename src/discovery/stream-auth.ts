@@ -7,15 +7,10 @@ import { certificateNotCurrent } from './certificate-enforcement.js';
 import type { CertificatePins } from './certificate-pins.js';
 import type { Hello } from './protocol.js';
 import type { Call } from './server-streams.js';
-import type { DiscoveryAuth, Identity } from './server-types.js';
+import type { DiscoveryAuth, Identity, Refusal } from './server-types.js';
 import { createTokenCache, type TokenCache } from './token-cache.js';
 
 /** Why a stream is refused: the status and text its proxy sees. */
-export interface Refusal {
-  code: status;
-  details: string;
-}
-
 export type Verdict<T> = { ok: true; value: T } | { ok: false; refusal: Refusal };
 
 export interface StreamAuth {

@@ -8,8 +8,8 @@ import { type TLSSocket, Server as TlsServer } from 'node:tls';
 import { PorticoError } from '../platform/errors.js';
 import { formatHostPort, parseHostPort } from '../platform/host-port.js';
 import type { Logger } from '../platform/log-line.js';
+import { createTokenBucket, type RateLimit, type TokenBucket } from '../platform/token-bucket.js';
 import { type ConnectionCaps, createConnectionCaps } from './connection-caps.js';
-import { createTokenBucket, type RateLimit, type TokenBucket } from './token-bucket.js';
 
 export interface TlsFrontOptions {
   /** `host:port`; port 0 lets the OS choose. */

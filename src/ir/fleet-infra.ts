@@ -20,6 +20,21 @@ export const OWNING_GATEWAYCLASS_LABEL = 'gateway.portico.io/owning-gatewayclass
 /** The Gateway API's own label for infrastructure made for one Gateway. */
 export const GATEWAY_NAME_LABEL = 'gateway.networking.k8s.io/gateway-name';
 
+/** Most characters a Kubernetes label value may have. */
+export const MAX_LABEL_VALUE = 63;
+
+/**
+ * A Gateway or GatewayClass name as a label value. Names may have 253 characters, label values 63: a name that fits
+ * is itself; a longer one is its first 54 characters (without a trailing `-`, `.` or `_`, since a value must end
+ * alphanumeric), `-` and 8 hex of the whole name's SHA-256, so two long names that share a beginning still differ.
+ */
+export function labelValue(name: string): string {
+  if (name.length <= MAX_LABEL_VALUE) return name;
+  const hash = createHash('sha256').update(name).digest('hex').slice(0, 8);
+  const body = name.slice(0, MAX_LABEL_VALUE - 9).replace(/[^A-Za-z0-9]+$/, '');
+  return `${body}-${hash}`;
+}
+
 /** Ports below 1024 bind at port + 10000 inside the pod, so the proxy needs no privilege. */
 export function containerPort(port: number): number {
   return port < 1024 ? port + PRIVILEGED_PORT_OFFSET : port;

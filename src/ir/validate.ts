@@ -1,6 +1,7 @@
 // Structural validation of a FleetConfig received from outside (discovery, a file): a proxy must reject a bad
 // config with an error naming the field, and keep serving the previous one.
 import { PorticoError } from '../platform/errors.js';
+import type { RejectedResource as BaseRejectedResource } from './apply-outcome.js';
 import {
   headerNameProblem,
   headerValueProblem,
@@ -294,12 +295,8 @@ export function validateFleetConfig(value: unknown): FleetConfig {
   return config;
 }
 
-/** A resource the proxy did not take: its last good version stays in force (a new one is left out). */
-export interface RejectedResource {
-  type: FleetResourceType;
-  name: string;
-  error: string;
-}
+/** A resource validation refused (its type one the proxy knows). */
+export type RejectedResource = BaseRejectedResource & { type: FleetResourceType };
 
 function nameOf(item: unknown, index: number): string {
   const name = isRecord(item) ? item.name : undefined;

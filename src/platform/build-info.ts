@@ -2,6 +2,7 @@
 // beside `dist` in the image and a checkout alike) and the Node.js that runs it. `portico version` prints it, and
 // every /metrics shows it as portico_build_info.
 import { readFileSync } from 'node:fs';
+import { family } from './prometheus-text.js';
 
 export interface BuildInfo {
   version: string;
@@ -29,9 +30,10 @@ export function buildInfo(): BuildInfo {
 /** The portico_build_info gauge (always 1, its labels the build), in the Prometheus text format. */
 export function buildInfoMetric(): string {
   const { version, node } = buildInfo();
-  return [
-    '# HELP portico_build_info The Portico build and Node.js that run this process (always 1).',
-    '# TYPE portico_build_info gauge',
-    `portico_build_info{version="${version}",node="${node}"} 1`,
-  ].join('\n');
+  return family(
+    'portico_build_info',
+    'gauge',
+    'The Portico build and Node.js that run this process (always 1).',
+    [[{ version, node }, 1]],
+  ).join('\n');
 }

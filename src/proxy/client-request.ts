@@ -8,6 +8,7 @@ import type { TLSSocket } from 'node:tls';
 import type { RequestHead } from './client-head.js';
 import type { ConnectionLines } from './forwarded-headers.js';
 import { clientIp, isInternalAddress } from './headers.js';
+import type { UpstreamShare } from './upstream-share.js';
 
 /** What a client connection says about its client, read once per connection. */
 export interface ClientFacts {
@@ -68,6 +69,8 @@ export function firstHost(raw: readonly string[]): string | undefined {
 
 export class ClientRequest {
   private headerMap: IncomingHttpHeaders | undefined = undefined;
+  /** HTTP/2: its connection's share of upstream places (upstream-share.ts); HTTP/1.1 holds one at a time. */
+  upstreamShare: UpstreamShare | undefined = undefined;
 
   constructor(
     readonly method: string,

@@ -83,6 +83,8 @@ class Forwarding implements UpstreamSink {
   private readonly routeDeadline: Deadline | undefined = undefined;
   private backendDeadline: Deadline | undefined = undefined;
   private activeKey: string | undefined = undefined;
+  /** Holds a place of its connection's upstream share (HTTP/2 clients). */
+  private sharing = false;
   private readonly bodyless: boolean;
   private readonly chunked: boolean;
   private readonly method: string;
@@ -146,6 +148,21 @@ class Forwarding implements UpstreamSink {
   }
 
   private attempt(endpoint: Endpoint, now = performance.now()): void {
+    const share = this.req.upstreamShare;
+    if (share !== undefined && !this.sharing) {
+      let waited = false;
+      share.take(() => {
+        // It ended (client gone, route timeout) while it waited: the place goes to the next.
+        if (this.finished) {
+          share.give();
+          return;
+        }
+        this.sharing = true;
+        this.attempt(endpoint, waited ? performance.now() : now);
+      });
+      waited = true;
+      return;
+    }
     const rt = this.rt;
     if (rt.options.loadBalancing === 'least-request') {
       const key = endpointKey(endpoint);
@@ -199,6 +216,10 @@ class Forwarding implements UpstreamSink {
   }
 
   private release(): void {
+    if (this.sharing) {
+      this.sharing = false;
+      this.req.upstreamShare!.give();
+    }
     const key = this.activeKey;
     if (key === undefined) return;
     this.activeKey = undefined;
@@ -337,7 +358,8 @@ class Forwarding implements UpstreamSink {
     this.finish();
     this.answer.flag = UPSTREAM_FLAG[error.kind];
     this.rt.metrics.upstreamError(this.plan.cluster.name, error.kind);
-    respondLocally(this.res, 502, this.closing);
+    // An upstream that stopped taking the body timed out; every other failure is a bad gateway.
+    respondLocally(this.res, error.kind === 'send_timeout' ? 504 : 502, this.closing);
   }
 }
 
@@ -417,6 +439,7 @@ const UPSTREAM_FLAG: Record<UpstreamErrorKind, ResponseFlag> = {
   error: 'upstream_connect_failure',
   reset: 'upstream_reset',
   invalid_response: 'invalid_upstream_response',
+  send_timeout: 'upstream_timeout',
 };
 
 const REQUEST_ID_LINE = '\r\nx-request-id: ';

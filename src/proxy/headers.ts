@@ -33,6 +33,47 @@ export const NOT_SENT_OVER_HTTP2: ReadonlySet<string> = new Set([
   'http2-settings',
 ]);
 
+/**
+ * Fields Node refuses to send more than once in an HTTP/2 header block (it throws, which out of an event handler
+ * ends the process). Node keeps the first of each when it receives a block; so does the proxy when it sends one.
+ */
+export const SINGLE_VALUE_OVER_HTTP2: ReadonlySet<string> = new Set([
+  'access-control-allow-credentials',
+  'access-control-max-age',
+  'access-control-request-method',
+  'age',
+  'authorization',
+  'content-encoding',
+  'content-language',
+  'content-length',
+  'content-location',
+  'content-md5',
+  'content-range',
+  'content-type',
+  'date',
+  'dnt',
+  'etag',
+  'expires',
+  'from',
+  'host',
+  'if-match',
+  'if-modified-since',
+  'if-none-match',
+  'if-range',
+  'if-unmodified-since',
+  'last-modified',
+  'location',
+  'max-forwards',
+  'proxy-authorization',
+  'range',
+  'referer',
+  'retry-after',
+  'tk',
+  'upgrade-insecure-requests',
+  'user-agent',
+  'x-content-type-options',
+]);
+
 /** Connection may not list these: framing and Host are the proxy's to write, never a client's to remove. */
 const NOT_LISTABLE = new Set(['content-length', 'transfer-encoding', 'host']);
 

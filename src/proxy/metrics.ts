@@ -1,5 +1,6 @@
 // Proxy counters and histograms, rendered in the Prometheus text exposition format.
 import { buildInfoMetric } from '../platform/build-info.js';
+import { family, familyHead, type LabelPairs, sampleLine } from '../platform/prometheus-text.js';
 import type { SpanOutcomes } from './span-exporter.js';
 
 const BUCKETS_SECONDS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -71,16 +72,6 @@ export interface ProxyMetrics {
   /** Live series only (a config change prunes first). */
   snapshot(): MetricsSnapshot;
   render(): string;
-}
-
-function escapeLabel(value: string): string {
-  return value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
-}
-
-function labels(pairs: Record<string, string>): string {
-  return Object.entries(pairs)
-    .map(([k, v]) => `${k}="${escapeLabel(v)}"`)
-    .join(',');
 }
 
 export function createProxyMetrics(): ProxyMetrics {
@@ -295,51 +286,77 @@ export function mergeMetrics(snapshots: readonly MetricsSnapshot[]): MetricsSnap
 /** The Prometheus text exposition of a snapshot. */
 export function renderMetrics(snapshot: MetricsSnapshot): string {
   const out: string[] = [];
-  out.push('# HELP portico_requests_total Requests answered, by listener, route and status code.');
-  out.push('# TYPE portico_requests_total counter');
+  const requests: [LabelPairs, number][] = [];
   for (const { listener, route, byCode } of snapshot.routes) {
-    for (const [code, n] of byCode) {
-      out.push(`portico_requests_total{${labels({ listener, route, code: String(code) })}} ${n}`);
-    }
+    for (const [code, n] of byCode) requests.push([{ listener, route, code: String(code) }, n]);
   }
-  out.push('# HELP portico_request_duration_seconds Time from request to response end.');
-  out.push('# TYPE portico_request_duration_seconds histogram');
+  out.push(
+    ...family(
+      'portico_requests_total',
+      'counter',
+      'Requests answered, by listener, route and status code.',
+      requests,
+    ),
+  );
+  out.push(
+    ...familyHead('portico_request_duration_seconds', 'histogram', 'Time from request to response end.'),
+  );
   for (const r of snapshot.routes) {
-    const names = labels({ listener: r.listener, route: r.route });
+    const names = { listener: r.listener, route: r.route };
     let cumulative = 0;
     BUCKETS_SECONDS.forEach((le, i) => {
       cumulative += r.buckets[i]!;
-      out.push(`portico_request_duration_seconds_bucket{${names},le="${le}"} ${cumulative}`);
+      out.push(
+        sampleLine('portico_request_duration_seconds_bucket', { ...names, le: String(le) }, cumulative),
+      );
     });
-    out.push(`portico_request_duration_seconds_bucket{${names},le="+Inf"} ${r.count}`);
-    out.push(`portico_request_duration_seconds_sum{${names}} ${r.sum}`);
-    out.push(`portico_request_duration_seconds_count{${names}} ${r.count}`);
-  }
-  out.push('# HELP portico_upstream_errors_total Upstream failures, by cluster and kind.');
-  out.push('# TYPE portico_upstream_errors_total counter');
-  for (const [key, n] of snapshot.upstreamErrors) {
-    const [cluster = '', kind = ''] = key.split('\u0000');
-    out.push(`portico_upstream_errors_total{${labels({ cluster, kind })}} ${n}`);
-  }
-  out.push('# HELP portico_active_connections Open client connections, by listener.');
-  out.push('# TYPE portico_active_connections gauge');
-  for (const [listener, n] of snapshot.connections) {
-    out.push(`portico_active_connections{${labels({ listener })}} ${n}`);
+    out.push(sampleLine('portico_request_duration_seconds_bucket', { ...names, le: '+Inf' }, r.count));
+    out.push(sampleLine('portico_request_duration_seconds_sum', names, r.sum));
+    out.push(sampleLine('portico_request_duration_seconds_count', names, r.count));
   }
   out.push(
-    '# HELP portico_connections_refused_total Client connections closed at accept: the listener had its maximum open.',
+    ...family(
+      'portico_upstream_errors_total',
+      'counter',
+      'Upstream failures, by cluster and kind.',
+      [...snapshot.upstreamErrors].map(([key, n]) => {
+        const [cluster = '', kind = ''] = key.split('\u0000');
+        return [{ cluster, kind }, n] as const;
+      }),
+    ),
   );
-  out.push('# TYPE portico_connections_refused_total counter');
-  for (const [listener, n] of snapshot.refusedConnections) {
-    out.push(`portico_connections_refused_total{${labels({ listener })}} ${n}`);
-  }
-  out.push('# HELP portico_requests_in_flight Requests being answered.');
-  out.push('# TYPE portico_requests_in_flight gauge');
-  out.push(`portico_requests_in_flight ${snapshot.inFlight}`);
-  out.push('# HELP portico_tracing_spans_total Spans by outcome: exported to the collector, or dropped.');
-  out.push('# TYPE portico_tracing_spans_total counter');
-  out.push(`portico_tracing_spans_total{outcome="exported"} ${snapshot.spans.exported}`);
-  out.push(`portico_tracing_spans_total{outcome="dropped"} ${snapshot.spans.dropped}`);
+  out.push(
+    ...family(
+      'portico_active_connections',
+      'gauge',
+      'Open client connections, by listener.',
+      [...snapshot.connections].map(([listener, n]) => [{ listener }, n] as const),
+    ),
+  );
+  out.push(
+    ...family(
+      'portico_connections_refused_total',
+      'counter',
+      'Client connections closed at accept: the listener had its maximum open.',
+      [...snapshot.refusedConnections].map(([listener, n]) => [{ listener }, n] as const),
+    ),
+  );
+  out.push(
+    ...family('portico_requests_in_flight', 'gauge', 'Requests being answered.', [
+      [undefined, snapshot.inFlight],
+    ]),
+  );
+  out.push(
+    ...family(
+      'portico_tracing_spans_total',
+      'counter',
+      'Spans by outcome: exported to the collector, or dropped.',
+      [
+        [{ outcome: 'exported' }, snapshot.spans.exported],
+        [{ outcome: 'dropped' }, snapshot.spans.dropped],
+      ],
+    ),
+  );
   out.push(buildInfoMetric());
   return `${out.join('\n')}\n`;
 }

@@ -65,9 +65,25 @@ export interface Http2Limits {
    * CVE-2025-8671) per window; more gets GOAWAY(ENHANCE_YOUR_CALM) and the session destroyed.
    */
   maxStreamResetsPerWindow: number;
+  /**
+   * The same across all sessions of one client address (per worker): more cuts its sessions and closes its new
+   * HTTP/2 connections at once until the window ends, so churning connections buys no more resets.
+   */
+  maxStreamResetsPerSource: number;
   streamResetWindowMs: number;
   /** A session with no frame for this long is closed (GOAWAY). */
   idleTimeoutMs: number;
+  /**
+   * A connection that chose HTTP/2 (ALPN, or the cleartext preface) must send its SETTINGS within this, else it
+   * is closed: Node's session waits for them without a deadline, and its idle timeout GOAWAYs a client that
+   * never reads it.
+   */
+  prefaceTimeoutMs: number;
+  /**
+   * Upstream requests (HTTP/1.1 connections or h2c streams) one downstream HTTP/2 connection holds at once; its
+   * further requests wait for one of its own to end (upstream-share.ts).
+   */
+  maxUpstreamPerSession: number;
   /** Upstream h2c: sessions per endpoint at most (each takes up to the peer's concurrent streams). */
   upstreamSessionsPerEndpoint: number;
   /** Upstream h2c: streams per session at most, below the peer's own limit when it is higher. */
@@ -100,6 +116,11 @@ export interface ProxyOptions {
   upstreamIdleTimeoutMs: number;
   /** A connection to an upstream endpoint must be established within this (else 502). */
   upstreamConnectTimeoutMs: number;
+  /**
+   * An upstream that takes no byte of a request body for this long (its window or socket full) fails the request:
+   * 504 before a response head, a cut stream after. Every route kind, with or without a route timeout.
+   */
+  upstreamSendTimeoutMs: number;
   loadBalancing: LoadBalancing;
   /** Drain: keep serving this long after readiness fails, so load balancers stop sending. */
   drainMs: number;
@@ -148,14 +169,18 @@ export const DEFAULT_PROXY_OPTIONS: ProxyOptions = {
     maxSettings: 32,
     maxOutstandingPings: 10,
     maxStreamResetsPerWindow: 400,
+    maxStreamResetsPerSource: 2000,
     streamResetWindowMs: 10_000,
     idleTimeoutMs: 60_000,
+    prefaceTimeoutMs: 10_000,
+    maxUpstreamPerSession: 32,
     upstreamSessionsPerEndpoint: 16,
     upstreamMaxConcurrentStreams: 100,
   },
   upstreamConnectionsPerEndpoint: 128,
   upstreamIdleTimeoutMs: 4_000,
   upstreamConnectTimeoutMs: 10_000,
+  upstreamSendTimeoutMs: 60_000,
   loadBalancing: 'round-robin',
   drainMs: 5_000,
   maxDrainMs: 60_000,

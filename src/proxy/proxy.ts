@@ -1,6 +1,7 @@
 // The proxy runtime: applies fleet configs (validate, compile, bind, swap), drains, and reports.
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { ApplyOutcome } from '../ir/apply-outcome.js';
 import type { FleetConfig, Listener, TlsSecret, VirtualHost } from '../ir/fleet-config.js';
 import type { FleetConfigChange } from '../ir/fleet-config-patch.js';
 import { type RejectedResource, validateFleetResources } from '../ir/validate.js';
@@ -32,15 +33,6 @@ import { createTracing } from './tracing.js';
 import { EndpointPool } from './upstream-client.js';
 import { createUpstreamPools } from './upstream-pools.js';
 import type { WorkerStats } from './workers/protocol.js';
-
-export type ApplyOutcome =
-  | {
-      ok: true;
-      listenerErrors: { listener: string; message: string }[];
-      /** Resources refused alone: their last good version serves (present only when some were). */
-      rejected?: RejectedResource[];
-    }
-  | { ok: false; error: string };
 
 export interface Proxy {
   /**
@@ -175,11 +167,13 @@ function createRuntime(options: ProxyOptions): ProxyRuntime {
     maxConnections: options.upstreamConnectionsPerEndpoint,
     idleTimeoutMs: options.upstreamIdleTimeoutMs,
     connectTimeoutMs: options.upstreamConnectTimeoutMs,
+    sendTimeoutMs: options.upstreamSendTimeoutMs,
   };
   const h2Pool = {
     limits: options.http2,
     idleTimeoutMs: options.upstreamIdleTimeoutMs,
     connectTimeoutMs: options.upstreamConnectTimeoutMs,
+    sendTimeoutMs: options.upstreamSendTimeoutMs,
   };
   const metrics = createProxyMetrics();
   return {

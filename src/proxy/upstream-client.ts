@@ -9,10 +9,17 @@ import { ChunkedDecoder, type ChunkedLimits } from './chunked-decoder.js';
 import type { RequestBody } from './client-request.js';
 import { type HeadSearch, headEnd } from './header-line.js';
 import { CHUNKED, parseResponseHeadBytes, UNTIL_CLOSE, type UpstreamHead } from './response-head.js';
+import { awaitUpstreamDrain, sendStallMessage } from './send-stall.js';
 import { lastChunk, MAX_TRAILERS } from './trailers.js';
 
 /** Why an exchange failed: `reset` (closed or reset before a complete response) may be retried. */
-export type UpstreamErrorKind = 'refused' | 'reset' | 'invalid_response' | 'connect_timeout' | 'error';
+export type UpstreamErrorKind =
+  | 'refused'
+  | 'reset'
+  | 'invalid_response'
+  | 'connect_timeout'
+  | 'send_timeout'
+  | 'error';
 
 export class UpstreamError extends Error {
   constructor(
@@ -44,6 +51,8 @@ export interface UpstreamPoolOptions {
   maxConnections: number;
   idleTimeoutMs: number;
   connectTimeoutMs: number;
+  /** A request body the upstream takes nothing of for this long fails its exchange. */
+  sendTimeoutMs: number;
 }
 
 /** What a request handler holds of an exchange under way, whatever the upstream protocol. */
@@ -173,8 +182,13 @@ class UpstreamConnection {
   private sendBody(exchange: UpstreamExchange, body: RequestBody): void {
     const socket = this.socket;
     const chunked = exchange.chunked;
+    const sendTimeoutMs = this.pool.options.sendTimeoutMs;
     const onDrain = (): void => {
       if (exchange.connection === this) body.resume();
+    };
+    const onStall = (): void => {
+      if (exchange.connection === this && !this.requestSent)
+        this.fail(sendStallMessage(sendTimeoutMs), 'send_timeout');
     };
     body.on('data', (chunk: Buffer) => {
       if (exchange.connection !== this) return;
@@ -187,11 +201,8 @@ class UpstreamConnection {
         flushed = socket.write('\r\n', 'latin1');
         socket.uncork();
       } else flushed = socket.write(chunk);
-      // Backpressure: stop reading from the client while the upstream is slower.
-      if (!flushed) {
-        body.pause();
-        socket.once('drain', onDrain);
-      }
+      // Backpressure: stop reading from the client while the upstream is slower, within the send deadline.
+      if (!flushed) awaitUpstreamDrain(body, socket, sendTimeoutMs, onDrain, onStall);
     });
     body.on('end', () => {
       if (exchange.connection !== this) return;

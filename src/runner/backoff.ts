@@ -1,12 +1,8 @@
-// Per-object retry delays, pure: an object that failed waits before it is tried again, twice as long after each
-// failure in a row, up to a cap; a success or a change of what is wanted of the object starts it afresh.
+// Per-object retry delays, pure: an object that failed waits before it is tried again (platform/backoff.ts), and
+// a success or a change of what is wanted of the object starts it afresh.
+import { type BackoffTimings, backoffDelay } from '../platform/backoff.js';
 
-export interface BackoffTimings {
-  /** The wait after a first failure. */
-  firstMs: number;
-  /** The longest wait, however many failures in a row. */
-  maxMs: number;
-}
+export type { BackoffTimings };
 
 /** 2 s after a first failure, doubling to 5 min: a refused object costs the API server little while it stays refused. */
 export const OBJECT_BACKOFF: BackoffTimings = { firstMs: 2_000, maxMs: 300_000 };
@@ -18,12 +14,6 @@ export interface Backoff {
   failures: number;
   /** Not tried again before this time (ms, on the caller's clock). */
   retryAt: number;
-}
-
-/** The wait after `failures` failures in a row (1 or more). */
-export function backoffDelay(failures: number, timings: BackoffTimings): number {
-  const doublings = Math.min(Math.max(failures - 1, 0), 52);
-  return Math.min(timings.firstMs * 2 ** doublings, timings.maxMs);
 }
 
 /** The state after another failure at `now`; a failure of another fingerprint counts as a first one. */

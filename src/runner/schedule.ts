@@ -1,5 +1,6 @@
 // When reconcile passes run: triggers while a pass runs lead to exactly one more pass, data plane news waits a
 // moment to be gathered, and a failed pass is retried with a doubling delay until one succeeds.
+import { backoffDelay } from '../platform/backoff.js';
 
 export interface ScheduleTimings {
   /** How long data plane news (Acks, process changes) is gathered before it is translated. */
@@ -40,8 +41,8 @@ export function createSchedule(
       if (await pass()) again = true;
       failures = 0;
     } catch (error) {
-      const delay = Math.min(timings.retryFirstMs * 2 ** failures, timings.retryMaxMs);
       failures++;
+      const delay = backoffDelay(failures, { firstMs: timings.retryFirstMs, maxMs: timings.retryMaxMs });
       onError(error, delay);
       if (retryTimer === undefined && !stopped) {
         retryTimer = setTimeout(() => {

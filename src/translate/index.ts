@@ -1,6 +1,7 @@
 // translate(snapshot, options, dataPlane?) → fleet configs, statuses, infra specs. Pure and deterministic:
 // no I/O, clock or randomness, and every input list is put in a total order before use.
 import type { Gateway } from '../api/gateway.js';
+import type { InstalledCrds } from '../api/gateway-api-bundle.js';
 import type { RouteObject } from '../api/route-kinds.js';
 import type { ResourceSnapshot } from '../api/snapshot.js';
 import type { FleetConfig } from '../ir/fleet-config.js';
@@ -71,7 +72,7 @@ export function translate(
   const last = cache?.lastPass;
   if (cache !== undefined && last !== undefined && sameInputs(last.inputs, inputs)) {
     cache.translations.again++;
-    return againWithDataPlane(last, options, dataPlane);
+    return againWithDataPlane(last, options, dataPlane, snapshot.installedCrds);
   }
   if (cache !== undefined && last?.world !== undefined) {
     const changed = translateChangedRoutes(snapshot, inputs, options, dataPlane, cache, last);
@@ -125,7 +126,7 @@ export function translate(
     gateways: sortedByNsName(ours).map((g) => gateways.get(nsName(g))!),
     routeStatuses,
   };
-  const statuses = statusesOf(frame, options, dataPlane);
+  const statuses = statusesOf(frame, options, dataPlane, snapshot.installedCrds);
   if (cache !== undefined) {
     cache.lastPass = {
       inputs,
@@ -144,8 +145,9 @@ function againWithDataPlane(
   last: LastPass,
   options: TranslateOptions,
   dataPlane: DataPlaneState | undefined,
+  installed: InstalledCrds | undefined,
 ): TranslateResult {
-  const statuses = statusesOf(last.frame, options, dataPlane);
+  const statuses = statusesOf(last.frame, options, dataPlane, installed);
   const since = last.statuses;
   last.statuses = statuses;
   // The class and Gateway statuses are made again; every route status is the same object.
@@ -222,7 +224,7 @@ function translateChangedRoutes(
   );
   if (routeStatuses === undefined) return undefined;
   const frame: StatusFrame = { ...last.frame, routeStatuses: routeStatuses.list };
-  const statuses = statusesOf(frame, options, dataPlane);
+  const statuses = statusesOf(frame, options, dataPlane, snapshot.installedCrds);
   const since = last.statuses;
   cache.lastPass = { inputs, fleets: configs, infra, frame, statuses, world };
   const changed = [
@@ -268,9 +270,10 @@ function statusesOf(
   frame: StatusFrame,
   options: TranslateOptions,
   dataPlane: DataPlaneState | undefined,
+  installed: InstalledCrds | undefined,
 ): ObjectStatus[] {
   const statuses: ObjectStatus[] = [];
-  for (const c of frame.classes) statuses.push(classStatus(c, options.deployType));
+  for (const c of frame.classes) statuses.push(classStatus(c, options.deployType, installed));
   for (const g of frame.gateways) statuses.push(gatewayStatus(g, dataPlane));
   for (const s of frame.routeStatuses) statuses.push(s);
   return statuses;

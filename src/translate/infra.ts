@@ -7,6 +7,7 @@ import {
   type FleetInfra,
   fleetInfraName,
   GATEWAY_NAME_LABEL,
+  labelValue,
   OWNING_GATEWAY_NAME_LABEL,
   OWNING_GATEWAY_NAMESPACE_LABEL,
   OWNING_GATEWAYCLASS_LABEL,
@@ -22,10 +23,11 @@ export function fleetInfra(
 ): FleetInfra {
   const labels: Record<string, string> = { ...COMMON_INFRA_LABELS };
   const first = gateways[0]!;
-  if (merged) labels[OWNING_GATEWAYCLASS_LABEL] = first.classState.gatewayClass.metadata.name;
+  // Names may be longer than a label value (253 against 63): labelValue keeps them apart by hash.
+  if (merged) labels[OWNING_GATEWAYCLASS_LABEL] = labelValue(first.classState.gatewayClass.metadata.name);
   else {
     labels[OWNING_GATEWAY_NAMESPACE_LABEL] = first.gateway.metadata.namespace ?? 'default';
-    labels[OWNING_GATEWAY_NAME_LABEL] = first.gateway.metadata.name;
+    labels[OWNING_GATEWAY_NAME_LABEL] = labelValue(first.gateway.metadata.name);
   }
   // A merged fleet spans namespaces, so it stays in the controller namespace even in Gateway Namespace Mode.
   const inGatewayNamespace = deployType === 'GatewayNamespace' && !merged;
@@ -33,7 +35,7 @@ export function fleetInfra(
   const propagated = merged
     ? { labels: {}, annotations: {} }
     : {
-        labels: { ...infrastructure?.labels, [GATEWAY_NAME_LABEL]: first.gateway.metadata.name },
+        labels: { ...infrastructure?.labels, [GATEWAY_NAME_LABEL]: labelValue(first.gateway.metadata.name) },
         annotations: { ...infrastructure?.annotations },
       };
   const infra: FleetInfra = {

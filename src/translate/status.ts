@@ -1,24 +1,37 @@
 // Status objects for what this controller owns: its GatewayClasses, their Gateways, and route parents.
 import type { Condition } from '../api/common.js';
 import type { ListenerStatus } from '../api/gateway.js';
+import type { InstalledCrds } from '../api/gateway-api-bundle.js';
 import type { DeployType } from '../ir/fleet-infra.js';
 import type { ClassState } from './classes.js';
 import { condition } from './conditions.js';
 import { supportedFeatures } from './features.js';
 import { type ListenerState, ready } from './listeners.js';
 import type { GatewayEntry, RouteState } from './routes.js';
+import { supportedVersionVerdict } from './supported-version.js';
 import type { DataPlaneState, ObjectStatus } from './types.js';
 
-export function classStatus(c: ClassState, deployType: DeployType): ObjectStatus {
+/** `installed`: the Gateway API CRDs the cluster has, when known; then the class says whether they are supported. */
+export function classStatus(
+  c: ClassState,
+  deployType: DeployType,
+  installed: InstalledCrds | undefined,
+): ObjectStatus {
   const g = c.gatewayClass;
   const a = c.accepted;
+  const gen = g.metadata.generation;
+  const conditions = [condition('Accepted', a.ok, a.reason, a.message, gen)];
+  if (installed !== undefined) {
+    const v = supportedVersionVerdict(installed);
+    conditions.push(condition('SupportedVersion', v.ok, v.reason, v.message, gen));
+  }
   return {
     apiVersion: g.apiVersion,
     kind: 'GatewayClass',
     name: g.metadata.name,
-    generation: g.metadata.generation,
+    generation: gen,
     status: {
-      conditions: [condition('Accepted', a.ok, a.reason, a.message, g.metadata.generation)],
+      conditions,
       supportedFeatures: supportedFeatures(deployType).map((name) => ({ name })),
     },
   };

@@ -293,3 +293,26 @@ test('objects from the API server: fields this schema does not declare are not r
     );
   }
 });
+
+test('v1.7 CEL rule: a rule name appears once in an HTTPRoute or a GRPCRoute', () => {
+  for (const kind of ['HTTPRoute', 'GRPCRoute']) {
+    const route = validateObject({
+      apiVersion: 'gateway.networking.k8s.io/v1',
+      kind,
+      metadata: { name: 'r' },
+      spec: { rules: [{ name: 'a' }, { name: 'b' }, {}, { name: 'a' }] },
+    });
+    assert.equal(route.ok, false, kind);
+    if (!route.ok)
+      assert.deepEqual(route.errors.map(formatResourceError), [
+        `${kind} default/r: spec.rules[3].name: rule name must be unique within the route; same as rules[0]`,
+      ]);
+    const distinct = validateObject({
+      apiVersion: 'gateway.networking.k8s.io/v1',
+      kind,
+      metadata: { name: 'r' },
+      spec: { rules: [{ name: 'a' }, { name: 'b' }, {}, {}] },
+    });
+    assert.equal(distinct.ok, true, kind);
+  }
+});

@@ -7,6 +7,11 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { parse, parseAllDocuments } from 'yaml';
+import {
+  BUNDLE_VERSION_ANNOTATION,
+  GATEWAY_API_BUNDLE_VERSION,
+  READ_GATEWAY_API_CRDS,
+} from '../../src/api/gateway-api-bundle.js';
 import { COMMON_INFRA_LABELS } from '../../src/ir/fleet-infra.js';
 import { createMetrics, formatMetrics } from '../../src/provider/kubernetes/metrics.js';
 import { emptyMetrics, renderMetrics } from '../../src/proxy/metrics.js';
@@ -125,6 +130,36 @@ test('both modes: the controllerâ€™s own namespace grants exactly what a fleetâ€
         role?.rules?.some((r) => JSON.stringify(r) === JSON.stringify(rule)),
         `${sets.join(' ') || 'Controller Namespace Mode'}: ${rule.resources[0]}`,
       );
+  }
+});
+
+test('the controller may read exactly the Gateway API CRDs it checks the versions of, by name, in every mode', () => {
+  const rule = {
+    apiGroups: ['apiextensions.k8s.io'],
+    resources: ['customresourcedefinitions'],
+    resourceNames: READ_GATEWAY_API_CRDS.map((crd) => `${crd}.gateway.networking.k8s.io`),
+    verbs: ['get'],
+  };
+  for (const sets of [
+    [],
+    ['config.deployType=GatewayNamespace'],
+    ['config.watch.type=Namespaces', 'config.watch.namespaces={a}'],
+  ]) {
+    const docs = parseAllDocuments(template('portico-gateway-system', sets))
+      .map((d) => d.toJS() as { kind: string; metadata: { name: string }; rules?: unknown[] } | null)
+      .filter((d) => d !== null);
+    const reader = docs.find((d) => d.kind === 'ClusterRole' && d.metadata.name.endsWith('-reader'));
+    assert.ok(
+      reader?.rules?.some((r) => JSON.stringify(r) === JSON.stringify(rule)),
+      sets.join(' ') || 'default',
+    );
+  }
+});
+
+test('the chart ships the Gateway API bundle the controller is built for', () => {
+  for (const f of readdirSync(join(CHART, 'gateway-api'))) {
+    const text = readFileSync(join(CHART, 'gateway-api', f), 'utf8');
+    assert.match(text, new RegExp(`${BUNDLE_VERSION_ANNOTATION}: ${GATEWAY_API_BUNDLE_VERSION}\\n`), f);
   }
 });
 
@@ -379,6 +414,10 @@ test('the chart carries the Gateway API standard CRDs exactly as the pinned rele
   const withCrds = template('portico-gateway-system', ['crds.gatewayAPI.enabled=true']);
   assert.match(withCrds, /name: gateways\.gateway\.networking\.k8s\.io/);
   assert.match(withCrds, /name: httproutes\.gateway\.networking\.k8s\.io/);
+  // v1.7's safe-upgrades policy comes with them: once installed, it refuses any Gateway API CRD older than v1.7.
+  assert.match(withCrds, /^kind: ValidatingAdmissionPolicy$/m);
+  assert.match(withCrds, /^kind: ValidatingAdmissionPolicyBinding$/m);
+  assert.match(withCrds, /v1\.\[0-6\]/);
 });
 
 test('chart version and appVersion follow package.json', () => {

@@ -213,7 +213,7 @@ test('Services: pod IPs, ClusterIPs and LoadBalancer addresses answer from the h
     'create',
     'deployment',
     'echo',
-    '--image=registry.k8s.io/gateway-api/echo-basic:v1.5.1',
+    '--image=registry.k8s.io/gateway-api/conformance/echo-basic:v0.1.0',
     '--replicas=2',
   ]);
   kubectl([

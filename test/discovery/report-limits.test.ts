@@ -3,7 +3,12 @@
 // stale version earns at most one full resend, and the error text a proxy may report is capped.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { MAX_REPORTED_ITEMS, MAX_REPORTED_TEXT_BYTES } from '../../src/discovery/proxy-report.js';
+import {
+  ackReport,
+  MAX_GATEWAY_KEY_BYTES,
+  MAX_REPORTED_ITEMS,
+  MAX_REPORTED_TEXT_BYTES,
+} from '../../src/discovery/proxy-report.js';
 import { createDiscoveryServer, type DiscoveryServer } from '../../src/discovery/server.js';
 import {
   fleetTls,
@@ -118,4 +123,23 @@ test('the error text and the lists a proxy reports are capped', async () => {
   );
   assert.match(nacked.lastError!, /^version \d+ rejected: éxxx/);
   stream.close();
+});
+
+test('an applied Gateway of the longest legal key (63-character namespace, 253-character name) is kept whole', () => {
+  const longest = `${'n'.repeat(63)}/${'g'.repeat(253)}`;
+  const tooLong = `${longest}x`;
+  const report = ackReport({
+    version: '7',
+    nonce: '1',
+    listenerErrors: [],
+    appliedGateways: [
+      { name: longest, generation: 3 },
+      { name: tooLong, generation: 4 },
+    ],
+    rejectedResources: [],
+  });
+  assert.equal(report.appliedGateways[longest], 3);
+  assert.equal(Buffer.byteLength(longest), MAX_GATEWAY_KEY_BYTES);
+  // Past any legal key, the name is cut (and so matches no Gateway).
+  assert.equal(report.appliedGateways[tooLong], undefined);
 });

@@ -1,9 +1,11 @@
 // What a connection that says nothing costs: a TLS handshake that never starts is cut at its deadline (Node's
-// default held it 120 s); and a listener's open connections are bounded, the ones over it closed at accept and
-// counted, while a connection freed lets the next one in.
+// default held it 120 s), as is an HTTP/2 connection (by ALPN or the cleartext preface) that never sends its
+// SETTINGS; and a listener's open connections are bounded, the ones over it closed at accept and counted, while
+// a connection freed lets the next one in.
 import assert from 'node:assert/strict';
 import { connect as netConnect, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { connect as tlsConnect } from 'node:tls';
 import { discardingLogger } from '../../src/platform/log-line.js';
 import { createProxy, type Proxy as PorticoProxy } from '../../src/proxy/index.js';
 import { selfSigned } from '../support/certs.js';
@@ -34,6 +36,7 @@ describe('the TLS handshake deadline and the per-listener connection cap', () =>
       log: discardingLogger,
       metricsAddress: '127.0.0.1:0',
       limits: { tlsHandshakeTimeoutMs: DEADLINE_MS, maxConnections: MAX_CONNECTIONS },
+      http2: { prefaceTimeoutMs: DEADLINE_MS },
     });
     await proxy.started;
     const config = fleet(
@@ -64,6 +67,35 @@ describe('the TLS handshake deadline and the per-listener connection cap', () =>
     const socket = netConnect({ host: '127.0.0.1', port: tlsPort });
     socket.on('error', () => {});
     const started = Date.now();
+    await closed(socket);
+    assert.ok(Date.now() - started >= DEADLINE_MS - 50, 'not before its deadline');
+  });
+
+  it('a TLS connection that chose h2 and sends no preface is cut at the preface deadline', async () => {
+    const socket = tlsConnect({
+      host: '127.0.0.1',
+      port: tlsPort,
+      servername: 'tls.example.com',
+      ALPNProtocols: ['h2'],
+      rejectUnauthorized: false,
+    });
+    socket.on('error', () => {});
+    await new Promise((resolve) => socket.once('secureConnect', resolve));
+    assert.equal(socket.alpnProtocol, 'h2');
+    const started = Date.now();
+    // Read what the server sends (its SETTINGS): a paused socket would not hear the close.
+    socket.resume();
+    await closed(socket);
+    assert.ok(Date.now() - started >= DEADLINE_MS - 50, 'not before its deadline');
+  });
+
+  it('a cleartext connection that sends the HTTP/2 preface but no SETTINGS is cut at the preface deadline', async () => {
+    const socket = netConnect({ host: '127.0.0.1', port: plainPort });
+    socket.on('error', () => {});
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.write('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n');
+    const started = Date.now();
+    socket.resume();
     await closed(socket);
     assert.ok(Date.now() - started >= DEADLINE_MS - 50, 'not before its deadline');
   });

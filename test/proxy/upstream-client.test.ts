@@ -106,6 +106,7 @@ describe('upstream HTTP/1.1 client', () => {
       maxConnections: 2,
       idleTimeoutMs: 4000,
       connectTimeoutMs: 1000,
+      sendTimeoutMs: 60_000,
     });
   });
 
@@ -161,6 +162,7 @@ describe('upstream HTTP/1.1 client', () => {
       maxConnections: 2,
       idleTimeoutMs: 4000,
       connectTimeoutMs: 1000,
+      sendTimeoutMs: 60_000,
     });
     try {
       const burst = await Promise.all([exchange(two, '/who'), exchange(two, '/who')]);
@@ -182,6 +184,7 @@ describe('upstream HTTP/1.1 client', () => {
       maxConnections: 1,
       idleTimeoutMs: 4000,
       connectTimeoutMs: 1000,
+      sendTimeoutMs: 60_000,
     });
     try {
       // The whole chunked body arrives in one read: the sink pauses, then the exchange ends.

@@ -210,6 +210,7 @@ describe('the upstream client itself', () => {
       maxConnections: 1,
       idleTimeoutMs: 60_000,
       connectTimeoutMs: 5_000,
+      sendTimeoutMs: 60_000,
     });
     try {
       const send = (method: string, target: string) =>

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { afterFailure, backoffDelay, mayTry, OBJECT_BACKOFF } from '../../src/runner/backoff.js';
+import { backoffDelay } from '../../src/platform/backoff.js';
+import { afterFailure, mayTry, OBJECT_BACKOFF } from '../../src/runner/backoff.js';
 
 test('the wait doubles from 2 s with each failure in a row and stops at 5 min', () => {
   const waits = [1, 2, 3, 4, 8, 9, 10, 100, 10_000].map((n) => backoffDelay(n, OBJECT_BACKOFF));

@@ -37,6 +37,58 @@ function literal(index: number, value: string): Buffer {
   return Buffer.concat([Buffer.from([...name, value.length]), Buffer.from(value, 'latin1')]);
 }
 
+/** An HPACK integer with an `n`-bit prefix whose upper bits are `flags` (RFC 7541 §5.1). */
+function hpackInteger(value: number, n: number, flags: number): Buffer {
+  const max = (1 << n) - 1;
+  if (value < max) return Buffer.from([flags | value]);
+  const bytes = [flags | max];
+  let rest = value - max;
+  while (rest >= 128) {
+    bytes.push((rest % 128) | 128);
+    rest = Math.floor(rest / 128);
+  }
+  bytes.push(rest);
+  return Buffer.from(bytes);
+}
+
+/** An HPACK literal field without indexing, with a new name: any name and value length (no Huffman). */
+export function literalField(name: string, value: string): Buffer {
+  return Buffer.concat([
+    Buffer.from([0x00]),
+    hpackInteger(name.length, 7, 0),
+    Buffer.from(name, 'latin1'),
+    hpackInteger(value.length, 7, 0),
+    Buffer.from(value, 'latin1'),
+  ]);
+}
+
+/** A header block as HEADERS plus CONTINUATION frames of at most 16 KiB (the default SETTINGS_MAX_FRAME_SIZE). */
+export function headerFrames(streamId: number, block: Buffer, endStream: boolean): Buffer {
+  const pieces: Buffer[] = [];
+  for (let at = 0; at === 0 || at < block.length; at += 16_384) pieces.push(block.subarray(at, at + 16_384));
+  return Buffer.concat(
+    pieces.map((piece, i) => {
+      const last = i === pieces.length - 1 ? END_HEADERS : 0;
+      if (i === 0) return frame(HEADERS, last | (endStream ? END_STREAM : 0), streamId, piece);
+      return frame(CONTINUATION, last, streamId, piece);
+    }),
+  );
+}
+
+/** An RST_STREAM frame with error `code`. */
+export function rstStream(streamId: number, code: number): Buffer {
+  const payload = Buffer.alloc(4);
+  payload.writeUInt32BE(code);
+  return frame(RST_STREAM, 0, streamId, payload);
+}
+
+/** The DATA payloads the server sent on `streamId`, in order. */
+export function dataOf(frames: ReceivedFrame[], streamId: number): Buffer {
+  return Buffer.concat(
+    frames.filter((f) => f.type === DATA && f.streamId === streamId).map((f) => f.payload),
+  );
+}
+
 /** A request header block: :method GET (POST with a content-length), :scheme http, :path and :authority. */
 export function requestBlock(path: string, authority: string, contentLength?: number): Buffer {
   const method = contentLength === undefined ? 0x82 : 0x83;
@@ -70,15 +122,17 @@ export interface ReceivedFrame {
 
 /**
  * A raw connection: sends the preface and `settings` (empty by default), collects every frame the server sends.
- * `tls`: over TLS with ALPN h2, `servername` as SNI (the certificate is not checked). `reset()` sends a TCP RST.
+ * `tls`: over TLS with ALPN h2, `servername` as SNI (the certificate is not checked). `from`: the client's own
+ * loopback address (another client, as the proxy sees it). `reset()` sends a TCP RST.
  */
 export function rawH2(
   port: number,
   settings: Buffer = frame(SETTINGS, 0, 0),
   tls?: { servername: string },
+  from = '127.0.0.1',
 ): Promise<{ socket: Socket; frames: ReceivedFrame[]; closed: Promise<void>; reset: () => void }> {
   return new Promise((resolve, reject) => {
-    const tcp = connect({ host: '127.0.0.1', port });
+    const tcp = connect({ host: '127.0.0.1', port, localAddress: from });
     const socket =
       tls === undefined
         ? tcp

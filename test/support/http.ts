@@ -112,3 +112,16 @@ export async function within(ms: number, condition: () => boolean, state: () => 
 export async function until(condition: () => boolean): Promise<void> {
   while (!condition()) await new Promise((resolve) => setTimeout(resolve, 10));
 }
+
+/** `promise`'s value, or a failure naming `what` when it has not settled within `ms`. */
+export async function settledWithin<T>(ms: number, promise: Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`not settled within ${ms} ms: ${what}`)), ms);
+  });
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -77,3 +77,48 @@ for (const newerFirstInFile of [false, true]) {
     assert.equal(listener.conditions.find((c) => c.type === 'Programmed')?.reason, 'Invalid');
   });
 }
+
+// Gateway API v1.7's GatewayNameMaximumLength: a Gateway may be named with 253 characters. Every name and label
+// derived from it must still be legal (63 characters at most), and two such Gateways must never share any.
+const LONG = `gateway-name-maximum-length-${'a'.repeat(225)}`;
+const LONG_TWIN = `${LONG.slice(0, -1)}b`;
+const LABEL_VALUE = /^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$/;
+
+for (const deployType of ['ControllerNamespace', 'GatewayNamespace'] as const) {
+  test(`253-character Gateway names: every derived name and label is legal and their infrastructure never collides (${deployType})`, () => {
+    const text = [
+      `apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: eg}
+spec:
+  controllerName: gateway.portico.io/gatewayclass-controller
+`,
+      gateway(LONG, '2026-01-01T00:00:00Z'),
+      gateway(LONG_TWIN, '2026-02-01T00:00:00Z'),
+    ].join('---\n');
+    const snap = buildSnapshot(parseYamlFile('long.yaml', text).objects.map((o) => o.object));
+    const result = translate(snap, { ...options, deployType });
+    assert.equal(result.infra.length, 2);
+    for (const infra of result.infra) {
+      assert.ok(infra.name.length <= 63, infra.name);
+      assert.match(infra.name, /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/);
+      for (const [key, value] of Object.entries({ ...infra.labels, ...infra.propagated.labels })) {
+        assert.ok(value.length <= 63, `${key}: ${value}`);
+        assert.match(value, LABEL_VALUE, key);
+      }
+    }
+    const [one, two] = result.infra;
+    assert.notEqual(one!.name, two!.name);
+    assert.notDeepEqual(one!.labels, two!.labels);
+    assert.notEqual(
+      one!.propagated.labels['gateway.networking.k8s.io/gateway-name'],
+      two!.propagated.labels['gateway.networking.k8s.io/gateway-name'],
+    );
+    // Neither is told the other holds its infrastructure.
+    for (const name of [LONG, LONG_TWIN]) {
+      const status = result.statuses.find((s) => s.kind === 'Gateway' && s.name === name);
+      assert.ok(status, name);
+      assert.doesNotMatch(JSON.stringify(status), /already used by fleet/);
+    }
+  });
+}

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { fleetInfraName } from '../../ir/fleet-infra.js';
 import { proxySettingsFlags } from '../../ir/proxy-flags.js';
 import { type ProxySettings, sameProxySettings } from '../../ir/proxy-settings.js';
+import { backoffDelay } from '../../platform/backoff.js';
 import { EXIT_ADDRESS_IN_USE } from '../../platform/errors.js';
 import { probeLiveness } from './liveness-probe.js';
 import { followLog, type LogFollower } from './log-follower.js';
@@ -20,7 +21,7 @@ import type {
   ProxySpec,
   ProxySupervisorOptions,
   SUPERVISOR_DEFAULTS,
-} from './supervisor.js';
+} from './supervisor-types.js';
 import { spawnDetached, type WatchedProcess, watchAdopted } from './watched-process.js';
 
 export interface SupervisorContext {
@@ -32,11 +33,6 @@ export interface SupervisorContext {
   slots: Map<string, Slot>;
   /** Set once the supervisor let go of its processes: what happens to them is no longer its business. */
   detached: boolean;
-}
-
-/** The delay before restart number `failures` (1-based) of a crash loop. */
-export function backoffDelay(failures: number, initialMs: number, maxMs: number): number {
-  return Math.min(maxMs, initialMs * 2 ** Math.max(0, failures - 1));
 }
 
 /** The log file of a fleet's proxy. */
@@ -209,7 +205,11 @@ function exitedProcess(
   }
   if (Date.now() - slot.startedAt >= ctx.settings.stableAfterMs) slot.failures = 0;
   slot.failures++;
-  const delay = backoffDelay(slot.failures, ctx.settings.backoffInitialMs, ctx.settings.backoffMaxMs);
+  // Restart number `failures` (1-based) of a crash loop.
+  const delay = backoffDelay(slot.failures, {
+    firstMs: ctx.settings.backoffInitialMs,
+    maxMs: ctx.settings.backoffMaxMs,
+  });
   const how = watched.adopted ? 'exit status unknown' : (signal ?? `code ${code}`);
   say(ctx, slot.spec.fleet, `proxy exited (${how}); restarting in ${delay} ms`);
   setState(ctx, slot, 'backoff');

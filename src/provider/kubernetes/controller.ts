@@ -2,10 +2,10 @@ import type { PorticoGatewayConfig } from '../../api/controller-config.js';
 import type { FleetCertificateLifetime } from '../../certificates/fleet-certificate-lifetime.js';
 import { type CertificatePins, createCertificatePins } from '../../discovery/certificate-pins.js';
 import { createDiscoveryServer, type DiscoveryServer } from '../../discovery/server.js';
-import type { RateLimit } from '../../discovery/token-bucket.js';
 import type { ProxyRuntime } from '../../infra/kubernetes/render.js';
 import type { FleetInfra } from '../../ir/fleet-infra.js';
 import type { Logger } from '../../platform/log-line.js';
+import type { RateLimit } from '../../platform/token-bucket.js';
 import { logConditionChanges } from '../../runner/condition-changes.js';
 import { createRunner, type ResourceSource, type Runner } from '../../runner/runner.js';
 import type { StageTrace } from '../../trace/propagation-trace.js';
@@ -17,6 +17,7 @@ import { followFleetSecrets, observedFingerprint } from './fleet-certificate-pin
 import { createFleetClientSecrets } from './fleet-client-secrets.js';
 import { type Endpoint, serveHttp } from './http-endpoints.js';
 import { createInfraApplier, type InfraApplier } from './infra-applier.js';
+import { type InstalledCrdsWatch, watchInstalledCrds } from './installed-crds.js';
 import { type Leadership, startLeading } from './leadership.js';
 import { type ControllerMetrics, createMetrics, formatMetrics } from './metrics.js';
 import {
@@ -162,6 +163,8 @@ interface ClusterParts {
   infraIndex: { byFleet: Map<string, FleetInfra> };
   /** Controller Namespace Mode: the certificate each fleet's Secret holds, for discovery. */
   certificates: CertificatePins | undefined;
+  /** The Gateway API CRDs installed, for the GatewayClasses' SupportedVersion. */
+  crds: InstalledCrdsWatch;
 }
 
 function createClusterRunner(options: KubernetesControllerOptions, parts: ClusterParts): Runner {
@@ -173,16 +176,19 @@ function createClusterRunner(options: KubernetesControllerOptions, parts: Cluste
       controllerNamespace,
       deployType: config.provider.kubernetes.deploy.type,
     },
-    source: withCertificatePins(
-      clusterSource({
-        resources,
-        ownNodes: () => discovery.nodes(),
-        peers: parts.peers,
-        infraOf: (fleet) => infraIndex.byFleet.get(fleet),
-        graceEndsAt: () => parts.grace.endsAt,
-      }),
-      parts.certificates,
-      controllerNamespace,
+    source: withInstalledCrds(
+      withCertificatePins(
+        clusterSource({
+          resources,
+          ownNodes: () => discovery.nodes(),
+          peers: parts.peers,
+          infraOf: (fleet) => infraIndex.byFleet.get(fleet),
+          graceEndsAt: () => parts.grace.endsAt,
+        }),
+        parts.certificates,
+        controllerNamespace,
+      ),
+      parts.crds,
     ),
     discovery,
     infra: { apply: async (result) => ({ problems: await infra.sync(result.infra) }) },
@@ -199,6 +205,18 @@ function createClusterRunner(options: KubernetesControllerOptions, parts: Cluste
       infraIndex.byFleet = new Map(result.infra.map((i) => [i.fleet, i]));
     },
   });
+}
+
+/** Every pass's snapshot carries the Gateway API CRDs as last read (the translator's SupportedVersion). */
+function withInstalledCrds(source: ResourceSource, crds: InstalledCrdsWatch): ResourceSource {
+  return {
+    ...source,
+    snapshot() {
+      const snapshot = source.snapshot();
+      const installedCrds = crds.current();
+      return installedCrds === undefined ? snapshot : { ...snapshot, installedCrds };
+    },
+  };
 }
 
 /** Every replica's passes keep discovery's certificate table to the fleets' Secrets as the watch sees them. */
@@ -292,7 +310,9 @@ export async function startKubernetesController(
     log,
     credential: () => peerCredential(tls.keyPem),
   });
+  const crds = watchInstalledCrds({ client, log, onChange: wake });
   const started = createClusterRunner(options, {
+    crds,
     resources,
     statusSink,
     discovery: served,
@@ -309,7 +329,7 @@ export async function startKubernetesController(
   // arriving meanwhile takes over, so an edit never waits behind the pass its predecessor's Ack started.
   served.on('change', started.settle);
 
-  await resources.start();
+  await Promise.all([resources.start(), crds.start()]);
   log.info(
     `controller ${config.gateway.controllerName}: watching, discovery on port ${discoveryPort}, status writes at most ${rate.limit.perSecond}/s (bursts of ${rate.limit.burst})`,
   );
@@ -323,6 +343,7 @@ export async function startKubernetesController(
     async close() {
       closed = true;
       started.stop();
+      crds.stop();
       infra.stop();
       statusSink.stop();
       served.off('change', started.settle);

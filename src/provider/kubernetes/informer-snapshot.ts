@@ -3,13 +3,13 @@
 // informers say changed, not rebuilt from all of them: an edit among thousands costs what it touched.
 import type { LabelSelector } from '../../api/common.js';
 import type { ApiObject } from '../../api/kinds.js';
+import { selectorMatches } from '../../api/label-selector.js';
 import {
   emptySnapshot,
   type ListChange,
   type ResourceSnapshot,
   type UnusableObject,
 } from '../../api/snapshot.js';
-import { selectorMatches } from '../../translate/label-selector.js';
 import type { Informer } from './informer.js';
 import { WATCHED_KINDS } from './watched-kinds.js';
 

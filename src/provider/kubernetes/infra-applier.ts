@@ -112,7 +112,10 @@ interface FleetObjects {
 
 const keyOf = (kind: string, namespace: string, name: string) => `${kind} ${namespace}/${name}`;
 
-/** The fleet key an existing object's owning labels name (undefined: they name none). */
+/**
+ * The owner an object's owning labels name: a fleet key, except that a name longer than a label value is there as
+ * its `labelValue` (cut, with a hash). Compared with the same reading of the fleet's own labels, never with its key.
+ */
 function owningFleet(labels: Record<string, string>): string | undefined {
   const merged = labels[OWNING_GATEWAYCLASS_LABEL];
   if (merged !== undefined) return merged;
@@ -163,7 +166,7 @@ async function existing(
   kind: KindPath,
   namespace: string,
   name: string,
-  fleet: string | undefined,
+  infra: FleetInfra | undefined,
 ): Promise<{ exists: boolean; served?: JsonObject; foreign?: string }> {
   const reply = await client.request('GET', objectPath(kind.apiVersion, kind.resource, name, namespace));
   if (reply.status === 404) return { exists: false };
@@ -178,7 +181,9 @@ async function existing(
   }
   // Another fleet's (another controller's, in a shared namespace) whose name collides: never take it over.
   const owner = owningFleet(labels);
-  if (owner === undefined || fleet === undefined || owner === fleet) return { exists: true, served: body };
+  if (owner === undefined || infra === undefined || owner === owningFleet(infra.labels)) {
+    return { exists: true, served: body };
+  }
   const foreign = `${id} already exists for fleet ${owner}, whose infrastructure name is the same; it is left alone`;
   return { exists: true, foreign };
 }
@@ -309,7 +314,7 @@ async function ensureObject(options: InfraApplierOptions, state: ApplierState, d
   const { client, log } = options;
   const key = keyOf(d.kind.kind, d.namespace, d.name);
   if (state.applied.get(key) !== d.json) {
-    const found = await existing(client, d.kind, d.namespace, d.name, d.fleet);
+    const found = await existing(client, d.kind, d.namespace, d.name, d.infra);
     if (found.foreign !== undefined) {
       state.applied.delete(key);
       throw new PorticoError('E_CONFLICT', found.foreign);
@@ -352,7 +357,7 @@ async function removeUnwantedShapes(
   for (const kind of SHAPE_KINDS) {
     const key = keyOf(kind.kind, namespace, name);
     if (wanted.has(kind.kind) || state.absent.has(key)) continue;
-    const found = await existing(options.client, kind, namespace, name, fleet.fleet);
+    const found = await existing(options.client, kind, namespace, name, fleet.infra);
     if (found.exists && found.foreign === undefined) {
       if (workload !== undefined && (kind === DEPLOYMENT || kind === DAEMONSET)) {
         onObject(workload);

@@ -7,6 +7,7 @@
 import { isRouteKind } from '../../api/route-kinds.js';
 import { withinStatusLimits } from '../../api/status-limits.js';
 import { PorticoError } from '../../platform/errors.js';
+import { OWN_CONDITION_TYPES } from '../../translate/conditions.js';
 import type { ObjectStatus } from '../../translate/index.js';
 import { type ApiClient, expectStatus, type JsonObject } from './api-client.js';
 import { mergePatch } from './merge-patch.js';
@@ -51,12 +52,45 @@ export function canonical(value: unknown): string {
 
 const MAX_ATTEMPTS = 4;
 
+/** The conditions in `shown` of types Portico does not write: another controller's, kept as they are. */
+function foreignConditions(shown: unknown): JsonObject[] {
+  if (!Array.isArray(shown)) return [];
+  return (shown as JsonObject[]).filter(
+    (c) => typeof c.type === 'string' && !OWN_CONDITION_TYPES.has(c.type),
+  );
+}
+
+/**
+ * Our status with the conditions other controllers put on the object (and on each of its listeners, by name)
+ * kept, after ours: `conditions` is an atomic list, so a write that left them out would remove them. Ours come
+ * first, so where the list is too long, what is cut is theirs, as with route parents.
+ */
+function withForeignConditions(status: JsonObject, previous: JsonObject | undefined): JsonObject {
+  if (previous === undefined) return status;
+  const next: JsonObject = { ...status };
+  const theirs = foreignConditions(previous.conditions);
+  if (Array.isArray(status.conditions) && theirs.length > 0) {
+    next.conditions = [...(status.conditions as JsonObject[]), ...theirs];
+  }
+  if (Array.isArray(status.listeners) && Array.isArray(previous.listeners)) {
+    const shown = previous.listeners as JsonObject[];
+    next.listeners = (status.listeners as JsonObject[]).map((listener) => {
+      const before = shown.find((l) => l.name === listener.name);
+      const kept = foreignConditions(before?.conditions);
+      if (kept.length === 0 || !Array.isArray(listener.conditions)) return listener;
+      return { ...listener, conditions: [...(listener.conditions as JsonObject[]), ...kept] };
+    });
+  }
+  return next;
+}
+
 export function createStatusWriter(options: StatusWriterOptions): StatusWriter {
   const { client, rate } = options;
 
   function nextStatus(s: ObjectStatus, previous: JsonObject | undefined): JsonObject {
     const status = s.status as JsonObject;
-    if (!isRouteKind(s.kind)) return withinStatusLimits(status) as JsonObject;
+    if (!isRouteKind(s.kind))
+      return withinStatusLimits(withForeignConditions(status, previous)) as JsonObject;
     // Route status is shared by every controller with a parent: keep the entries that are not ours, first, so
     // when there are too many, ours are the ones cut.
     const others = ((previous?.parents ?? []) as JsonObject[]).filter(

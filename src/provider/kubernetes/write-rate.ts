@@ -1,7 +1,7 @@
 // The client side rate limit of status writes: `burst` requests at once, then `perSecond`, in the order asked
 // for. Thousands of new routes then reach the API server as a steady stream a shared control plane can take,
 // and how long writes waited for their turn is counted (an operator sees the limit biting).
-import { createTokenBucket, type RateLimit } from '../../discovery/token-bucket.js';
+import { createTokenBucket, type RateLimit } from '../../platform/token-bucket.js';
 
 export interface WriteRate {
   readonly limit: RateLimit;

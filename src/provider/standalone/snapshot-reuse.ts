@@ -16,7 +16,7 @@ export function reuseUnchangedLists(
   if (previous === undefined) return next;
   const out = { ...next };
   for (const key of Object.keys(next) as (keyof ResourceSnapshot)[]) {
-    if (key === 'routeChanges') continue; // a hint, not a list
+    if (key === 'routeChanges' || key === 'installedCrds') continue; // a hint and a record, not lists
     if (sameItems(previous[key], next[key])) (out as Record<string, unknown>)[key] = previous[key];
   }
   return out;

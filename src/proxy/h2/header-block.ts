@@ -1,7 +1,7 @@
 // HTTP/2 header blocks as Node's objects and as the flat lines (name, value, ...) the rest of the proxy uses.
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http2';
 import { InvalidHeaderError } from '../client-response.js';
-import { NOT_SENT_OVER_HTTP2 } from '../headers.js';
+import { NOT_SENT_OVER_HTTP2, SINGLE_VALUE_OVER_HTTP2 } from '../headers.js';
 import { isHeaderName, isValidFieldValue } from '../http-syntax.js';
 
 /** Header fields of an HTTP/2 block as flat lines (name, value, ...), pseudo-headers left out. */
@@ -35,6 +35,7 @@ export function headerObject(
       throw new InvalidHeaderError(`invalid character in header ${JSON.stringify(name)}`);
     const existing = into[name];
     if (existing === undefined) into[name] = value;
+    else if (SINGLE_VALUE_OVER_HTTP2.has(name)) continue;
     else if (Array.isArray(existing)) existing.push(value);
     else into[name] = [String(existing), value];
   }

@@ -12,6 +12,15 @@ const { NGHTTP2_NO_ERROR } = constants;
 /** Why a response was cut: the stream's own error listener ignores it, the client sees INTERNAL_ERROR. */
 const RESPONSE_CUT = new Error('response cut: its upstream failed mid-body');
 
+/**
+ * Node still takes frames on the stream: respond() and sendTrailers() throw on a stream that is destroyed or
+ * closed (a client's RST_STREAM(NO_ERROR) closes it, and a request body still unread keeps it from being
+ * destroyed), and a throw from an event handler ends the process.
+ */
+function open(stream: ServerHttp2Stream): boolean {
+  return !stream.destroyed && !stream.closed;
+}
+
 /** What the stream's session learns from its responses. */
 export interface StreamOwner {
   /** The proxy reset this stream on purpose: not a client's doing. */
@@ -49,7 +58,7 @@ export class H2Response implements ProxyResponse {
   }
 
   write(chunk: Buffer): boolean {
-    if (this.closed || this.writableFinished || this.stream.destroyed) return true;
+    if (this.closed || this.writableFinished || !open(this.stream)) return true;
     this.flushHead();
     if (chunk.length === 0 || this.headRequest) return true;
     this.bodyBytesSent += chunk.length;
@@ -62,7 +71,7 @@ export class H2Response implements ProxyResponse {
     if (!this.headersSent) this.writeHead(this.statusCode, ['content-length', '0']);
     this.writableFinished = true;
     const stream = this.stream;
-    if (!stream.destroyed) {
+    if (open(stream)) {
       const hasBody = chunk !== undefined && chunk.length > 0 && !this.headRequest;
       const hasTrailers = this.acceptsTrailers && trailers !== undefined && trailers.length > 0;
       if (this.pendingHead !== undefined && !hasBody && !hasTrailers) {
@@ -85,7 +94,7 @@ export class H2Response implements ProxyResponse {
   abort(status: number): void {
     if (this.closed || this.writableFinished) return;
     const stream = this.stream;
-    if (!this.headersSent && !stream.destroyed) {
+    if (!this.headersSent && open(stream)) {
       this.statusCode = status;
       stream.respond({ ':status': status, server: 'portico', 'content-length': '0' }, { endStream: true });
     }
@@ -104,8 +113,7 @@ export class H2Response implements ProxyResponse {
   }
 
   sendHead(): void {
-    // respond() throws on a stream Node closed already.
-    if (this.closed || this.stream.destroyed || this.stream.closed) return;
+    if (this.closed || !open(this.stream)) return;
     this.flushHead();
   }
 
@@ -134,12 +142,18 @@ export class H2Response implements ProxyResponse {
     const lines = this.trailers;
     this.trailers = undefined;
     const stream = this.stream;
-    if (stream.destroyed) return;
+    if (!open(stream)) return;
     try {
       stream.sendTrailers(lines === undefined ? {} : headerObject(lines, {}, true));
     } catch {
       // Trailers Node will not send (odd characters): end without them.
-      stream.sendTrailers({});
+      try {
+        stream.sendTrailers({});
+      } catch {
+        // Not even those: the stream would wait for them forever.
+        this.owner.resetByProxy(stream);
+        stream.destroy(RESPONSE_CUT);
+      }
     }
   }
 }

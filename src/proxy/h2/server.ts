@@ -21,9 +21,9 @@ import { type CertificateTable, listenerHostnameOf } from '../tls.js';
 import { isGrpcContentType } from './grpc-status.js';
 import { requestFromStream } from './request.js';
 import { H2Response, type StreamOwner } from './response.js';
-import { SessionTable } from './sessions.js';
+import { type SessionState, SessionTable } from './sessions.js';
 
-const { NGHTTP2_PROTOCOL_ERROR, NGHTTP2_FLAG_END_STREAM } = constants;
+const { NGHTTP2_NO_ERROR, NGHTTP2_PROTOCOL_ERROR, NGHTTP2_FLAG_END_STREAM } = constants;
 
 export interface H2Listener {
   /** Serves HTTP/2 on a socket whose first bytes (if any were read) were put back. */
@@ -76,38 +76,83 @@ export function createH2Listener(
 ): H2Listener {
   const limits = rt.options.http2;
   const server: Http2Server = createServer(serverOptions(limits));
-  const sessions = new SessionTable(limits, () =>
-    rt.options.log.warn(
-      `listener ${context.name}: too many stream resets on one HTTP/2 connection, closing it`,
-    ),
+  const sessions = new SessionTable(limits, (message) =>
+    rt.options.log.warn(`listener ${context.name}: ${message}`),
   );
   const owner: StreamOwner = { resetByProxy: (stream) => sessions.markResetByProxy(stream) };
   const ctx: StreamContext = { rt, context, certificates, sessions, owner };
-  server.on('session', (session: Http2Session) => sessions.track(session));
-  server.on(
-    'stream',
-    (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, flags: number, raw: string[]) => {
-      // First: a stream error nobody hears would end the process.
-      stream.on('error', ignore);
-      const session = stream.session;
-      if (session === undefined) return;
-      const state = sessions.track(session);
-      stream.on('close', () => sessions.streamClosed(stream, session, state));
-      serveStream(ctx, stream, headers, raw, (flags & NGHTTP2_FLAG_END_STREAM) !== 0, session);
-      // Draining: this stream is answered, the client opens the next ones elsewhere (HTTP/1.1's `connection: close`).
-      if ((rt.draining || context.closing) && !state.goingAway) sessions.goAway(session, state);
-    },
-  );
+  /** The socket being handed to Node: it emits 'session' for it before emit('connection') returns. */
+  let arriving: Socket | undefined;
+  // Streams are taken from their session's event: Node emits them a tick after their HEADERS, and a stream reset
+  // in the same read is destroyed by then and no longer knows its session (the server's event would lose it).
+  server.on('session', (session: Http2Session) => {
+    if (arriving === undefined) {
+      // Not how Node hands sessions out today; were it to change, refuse rather than keep what cannot be cut.
+      rt.options.log.error(`listener ${context.name}: an HTTP/2 session came without its socket; closing it`);
+      session.destroy();
+      return;
+    }
+    const state = sessions.track(session, arriving);
+    session.on(
+      'stream',
+      (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, flags: number, raw: string[]) =>
+        onStream(ctx, session, state, stream, headers, (flags & NGHTTP2_FLAG_END_STREAM) !== 0, raw),
+    );
+  });
   return {
     accept: (socket) => {
       // A client's FIN ends its session: it can send no WINDOW_UPDATE, so data queued for it would wait forever.
       // Cleartext sockets allow half-open (HTTP/1.1 answers a half-closed client), which Node's HTTP/2 never ends.
       socket.once('end', destroySocket);
-      server.emit('connection', socket);
+      if (sessions.refuses(socket.remoteAddress)) {
+        socket.destroy();
+        return;
+      }
+      arriving = socket;
+      try {
+        server.emit('connection', socket);
+      } finally {
+        arriving = undefined;
+      }
     },
     closeSessions: () => sessions.goAwayAll(),
     destroySessions: () => sessions.destroyAll(),
   };
+}
+
+/** The client reset the stream, or made the proxy reset it: before its response ended, or with an error code. */
+function wasReset(stream: ServerHttp2Stream): boolean {
+  return stream.aborted || (stream.rstCode ?? NGHTTP2_NO_ERROR) !== NGHTTP2_NO_ERROR;
+}
+
+/** A stream as its session emits it: its resets counted, then served unless it is gone already. */
+function onStream(
+  ctx: StreamContext,
+  session: Http2Session,
+  state: SessionState,
+  stream: ServerHttp2Stream,
+  headers: IncomingHttpHeaders,
+  ended: boolean,
+  raw: string[],
+): void {
+  const { rt, context, sessions } = ctx;
+  // First: a stream error nobody hears would end the process.
+  stream.on('error', ignore);
+  // Reset already (the rapid-reset pattern): its events came before this one. It counts toward the bounds all the
+  // same, and nothing is started upstream for it.
+  if (stream.destroyed) {
+    if (wasReset(stream)) sessions.countReset(stream, session, state);
+    return;
+  }
+  // 'aborted': reset before its response ended (any code); else a close with an error code.
+  stream.on('aborted', () => sessions.countReset(stream, session, state));
+  stream.on('close', () => {
+    if (!stream.aborted && wasReset(stream)) sessions.countReset(stream, session, state);
+  });
+  if (stream.closed) return;
+  serveStream(ctx, stream, headers, raw, ended, session, state);
+  // Draining: this stream is answered, the client opens the next ones elsewhere (HTTP/1.1's `connection: close`).
+  if ((rt.draining || context.closing) && !state.goingAway) sessions.goAway(session, state);
 }
 
 /** One stream: refused, misdirected (421), or a request for the handler with an H2Response. */
@@ -118,6 +163,7 @@ function serveStream(
   raw: string[],
   ended: boolean,
   session: Http2Session,
+  state: SessionState,
 ): void {
   const { rt } = ctx;
   const socket = session.socket as Socket;
@@ -128,6 +174,7 @@ function serveStream(
     clientFacts(socket),
     rt.options.http2.maxHeaderListSize,
   );
+  if ('method' in request) request.upstreamShare = state.upstream;
   if (!('method' in request)) {
     if (request.status === 0) stream.close(NGHTTP2_PROTOCOL_ERROR);
     else answerLocally(stream, request.status);
@@ -148,6 +195,9 @@ function serveStream(
     headers.te !== undefined,
   );
   stream.on('close', () => response.close());
+  // The client reset the stream before its response ended. With NO_ERROR Node keeps the stream (no 'close') while
+  // writes wait for a window that will never open: the response ends here, which cancels its upstream.
+  stream.on('aborted', () => response.close());
   if (request.body !== null) watchBodyStall(stream, response, rt.options.limits.requestBodyIdleTimeoutMs);
   handleRequest(rt, ctx.context, request, response);
 }

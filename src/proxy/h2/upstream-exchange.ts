@@ -9,6 +9,7 @@ import {
   type OutgoingHttpHeaders,
 } from 'node:http2';
 import type { RequestBody } from '../client-request.js';
+import { awaitUpstreamDrain, sendStallMessage } from '../send-stall.js';
 import {
   type UpstreamCall,
   UpstreamError,
@@ -23,6 +24,8 @@ const { NGHTTP2_CANCEL, NGHTTP2_NO_ERROR, NGHTTP2_REFUSED_STREAM, NGHTTP2_FLAG_E
 export interface StreamSlot {
   /** The stream ended (its slot on the session is free again). */
   streamDone(session: ClientHttp2Session): void;
+  /** A request body the upstream takes nothing of for this long fails the exchange. */
+  readonly sendTimeoutMs: number;
 }
 
 export class H2UpstreamExchange implements UpstreamCall {
@@ -75,22 +78,32 @@ export class H2UpstreamExchange implements UpstreamCall {
       const kind: UpstreamErrorKind = code === NGHTTP2_REFUSED_STREAM || !this.responded ? 'reset' : 'error';
       this.fail(`upstream stream closed (code ${code})`, kind);
     });
-    if (this.body !== null) this.sendBody(stream, this.body);
+    if (this.body !== null) this.sendBody(stream, this.body, slot.sendTimeoutMs);
   }
 
-  private sendBody(stream: ClientHttp2Stream, body: RequestBody): void {
+  private sendBody(stream: ClientHttp2Stream, body: RequestBody, sendTimeoutMs: number): void {
+    const resume = (): void => {
+      body.resume();
+    };
+    const onStall = (): void => {
+      if (this.done || stream.writableEnded) return;
+      this.fail(sendStallMessage(sendTimeoutMs), 'send_timeout');
+      if (!stream.closed) stream.close(NGHTTP2_CANCEL);
+    };
     stream.once('wantTrailers', () => {
       const trailers = body.trailers;
       if (stream.destroyed || stream.closed) return;
-      stream.sendTrailers(trailers === undefined ? {} : headerObject(trailers, {}, false));
+      try {
+        stream.sendTrailers(trailers === undefined ? {} : headerObject(trailers, {}, false));
+      } catch {
+        // Trailers Node will not send (they came from the client): the body ends without them.
+        if (!stream.destroyed && !stream.closed) stream.sendTrailers({});
+      }
     });
     body.on('data', (chunk: Buffer) => {
       if (this.done) return;
-      // Backpressure: stop reading from the client while the upstream's window is full.
-      if (!stream.write(chunk)) {
-        body.pause();
-        stream.once('drain', () => body.resume());
-      }
+      // Backpressure: stop reading from the client while the upstream's window is full, within the send deadline.
+      if (!stream.write(chunk)) awaitUpstreamDrain(body, stream, sendTimeoutMs, resume, onStall);
     });
     body.on('end', () => {
       if (!this.done) stream.end();

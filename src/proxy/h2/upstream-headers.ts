@@ -2,7 +2,7 @@
 // (hop-by-hop already gone): Host becomes :authority, `te` goes along only as `trailers`.
 import type { OutgoingHttpHeaders } from 'node:http2';
 import type { ClientRequest } from '../client-request.js';
-import { emptyHeaderMap, type HeaderMap } from '../headers.js';
+import { emptyHeaderMap, type HeaderMap, SINGLE_VALUE_OVER_HTTP2 } from '../headers.js';
 
 /** The client asked for trailers (`te: trailers`, gRPC's requirement), which HTTP/2 lets through alone. */
 function wantsTrailers(raw: string[]): boolean {
@@ -31,7 +31,9 @@ export function h2RequestHeaders(
   for (const name in headers) {
     // Framing is HTTP/2's own; the length goes along from the parsed request only.
     if (name === 'host' || name === 'content-length' || name === 'transfer-encoding') continue;
-    out[name] = headers[name];
+    const value = headers[name]!;
+    // An HTTP/1.1 client's repeat of a single-value field: Node would refuse the whole request.
+    out[name] = Array.isArray(value) && SINGLE_VALUE_OVER_HTTP2.has(name) ? value[0] : value;
   }
   if (req.contentLength >= 0) out['content-length'] = String(req.contentLength);
   if (wantsTrailers(req.rawHeaders)) out.te = 'trailers';

@@ -11,6 +11,8 @@ export interface H2PoolOptions {
   limits: Http2Limits;
   idleTimeoutMs: number;
   connectTimeoutMs: number;
+  /** A request body the upstream takes nothing of for this long fails its exchange. */
+  sendTimeoutMs: number;
 }
 
 interface PooledSession {
@@ -33,6 +35,10 @@ function cutSocket(socket: Socket): void {
 }
 
 export class H2EndpointPool implements StreamSlot {
+  get sendTimeoutMs(): number {
+    return this.options.sendTimeoutMs;
+  }
+
   private readonly sessions: PooledSession[] = [];
   private readonly bySession = new Map<ClientHttp2Session, PooledSession>();
   private readonly queue: H2UpstreamExchange[] = [];

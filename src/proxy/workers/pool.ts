@@ -2,6 +2,8 @@
 // (a delta once it has one), answers for them all (one readiness, one drain, one metrics endpoint) and
 // restarts a worker that dies. To the discovery client it is one proxy: apply resolves once every worker
 // applied, and fails if any refused.
+
+import type { ApplyOutcome } from '../../ir/apply-outcome.js';
 import type { FleetConfig } from '../../ir/fleet-config.js';
 import {
   type FleetConfigChange,
@@ -9,11 +11,13 @@ import {
   findByName,
   fleetConfigDelta,
 } from '../../ir/fleet-config-patch.js';
+import { type BackoffTimings, backoffDelay } from '../../platform/backoff.js';
+import { family } from '../../platform/prometheus-text.js';
 import { type AdminView, type SideServer, sideServerAddress, startSideServers } from '../admin.js';
 import { type ReconfigureOutcome, type RuntimeSettings, setProcessSettings } from '../live-settings.js';
 import { emptyMetrics, type MetricsSnapshot, mergeMetrics, renderMetrics } from '../metrics.js';
 import { type ProxyOptions, type ProxyOptionsInput, resolveProxyOptions } from '../options.js';
-import { type ApplyOutcome, createProxy, type Proxy as PorticoProxy } from '../proxy.js';
+import { createProxy, type Proxy as PorticoProxy } from '../proxy.js';
 import type { AcceptBalancing, FromWorker, WorkerSettings, WorkerStats } from './protocol.js';
 import { forkWorker, type WorkerSlot } from './worker-slot.js';
 
@@ -21,7 +25,8 @@ import { forkWorker, type WorkerSlot } from './worker-slot.js';
 const STATS_TIMEOUT_MS = 2_000;
 /** A worker that dies within this of its start counts toward a crash loop. */
 const YOUNG_MS = 10_000;
-const MAX_RESTART_DELAY_MS = 5_000;
+/** A crash loop's restarts: 100 ms after the second quick death, doubling to 5 s. */
+const RESTART_BACKOFF: BackoffTimings = { firstMs: 100, maxMs: 5_000 };
 /** The least a worker let go by a smaller worker count keeps answering before it closes idle connections. */
 const RETIRE_DRAIN_MS = 1_000;
 /** After a drain's maximum, workers still running are killed. */
@@ -215,7 +220,7 @@ function onExit(pool: Pool, slot: WorkerSlot, code: number | null, signal: strin
   if (retiring || pool.draining || pool.closed) return;
   pool.restarts++;
   pool.crashLoop = Date.now() - slot.forkedAt < YOUNG_MS ? pool.crashLoop + 1 : 0;
-  const delayMs = pool.crashLoop === 0 ? 0 : Math.min(MAX_RESTART_DELAY_MS, 100 * 2 ** (pool.crashLoop - 1));
+  const delayMs = pool.crashLoop === 0 ? 0 : backoffDelay(pool.crashLoop, RESTART_BACKOFF);
   pool.options.log.warn(
     `worker ${slot.worker.id} exited (${signal ?? code}); starting another${delayMs > 0 ? ` in ${delayMs} ms` : ''}`,
   );
@@ -443,15 +448,21 @@ function mergeOutcomes(outcomes: Extract<ApplyOutcome, { ok: true }>[]): ApplyOu
 /** The primary's own series: workers, restarts, and each worker's accepted connections (the spread). */
 export function workerLines(each: MetricsSnapshot[], serving: number, restarts: number): string {
   return [
-    '# HELP portico_proxy_workers Worker processes serving a config (a replacement counts once it applied one).',
-    '# TYPE portico_proxy_workers gauge',
-    `portico_proxy_workers ${serving}`,
-    '# HELP portico_proxy_worker_restarts_total Workers that died and were replaced.',
-    '# TYPE portico_proxy_worker_restarts_total counter',
-    `portico_proxy_worker_restarts_total ${restarts}`,
-    '# HELP portico_proxy_worker_connections_total Connections accepted, by worker (its place, 0 to workers-1).',
-    '# TYPE portico_proxy_worker_connections_total counter',
-    ...each.map((m, i) => `portico_proxy_worker_connections_total{worker="${i}"} ${m.accepted}`),
+    ...family(
+      'portico_proxy_workers',
+      'gauge',
+      'Worker processes serving a config (a replacement counts once it applied one).',
+      [[undefined, serving]],
+    ),
+    ...family('portico_proxy_worker_restarts_total', 'counter', 'Workers that died and were replaced.', [
+      [undefined, restarts],
+    ]),
+    ...family(
+      'portico_proxy_worker_connections_total',
+      'counter',
+      'Connections accepted, by worker (its place, 0 to workers-1).',
+      each.map((m, i) => [{ worker: String(i) }, m.accepted] as const),
+    ),
     '',
   ].join('\n');
 }

@@ -1,5 +1,6 @@
 // The messages between a proxy's primary process and its workers (node:cluster IPC, structured clone).
 
+import type { ApplyOutcome } from '../../ir/apply-outcome.js';
 import type { FleetConfig } from '../../ir/fleet-config.js';
 import type { FleetConfigDelta } from '../../ir/fleet-config-patch.js';
 import type { LogLevel } from '../../platform/log-line.js';
@@ -7,7 +8,6 @@ import type { AccessLogOptions } from '../access-log.js';
 import type { ReconfigureOutcome, RuntimeSettings } from '../live-settings.js';
 import type { MetricsSnapshot } from '../metrics.js';
 import type { Http2Limits, ProxyLimits } from '../options.js';
-import type { ApplyOutcome } from '../proxy.js';
 import type { TracingOptions } from '../span-exporter.js';
 
 /** How connections reach workers: the kernel spreads them (SO_REUSEPORT), or the primary hands them out. */

@@ -1,7 +1,8 @@
 // Portico installed with the chart's defaults (Controller Namespace Mode, one replica), once for these suites:
 // one and several GatewayClasses, merged Gateways, what operators rely on, faults of real components, gRPC,
-// status writes the API server refuses or throttles, and a fleet shaped by its class's and its Gateway's
-// DataPlaneProxy.
+// status writes the API server refuses or throttles, a fleet shaped by its class's and its Gateway's
+// DataPlaneProxy, 253-character Gateway names, and the Gateway API CRD versions it finds (last: it deletes a
+// CRD).
 import { after, before } from 'node:test';
 import type { Cluster } from '../../cluster/harness.js';
 import { type ClusterLease, useCluster } from '../../cluster/shared.js';
@@ -11,9 +12,11 @@ import * as faults from './suites/faults.js';
 import * as fleetCertificates from './suites/fleet-certificates.js';
 import * as fleetShape from './suites/fleet-shape.js';
 import * as grpc from './suites/grpc.js';
+import * as longNames from './suites/long-names.js';
 import * as merged from './suites/merged.js';
 import * as operations from './suites/operations.js';
 import * as statusObstacles from './suites/status-obstacles.js';
+import * as supportedVersion from './suites/supported-version.js';
 
 let lease: ClusterLease;
 let cluster: Cluster;
@@ -32,7 +35,9 @@ before(async () => {
     faults,
     grpc,
     fleetCertificates,
+    longNames,
     statusObstacles,
+    supportedVersion,
   ])
     await suite.setup(cluster, system);
 });

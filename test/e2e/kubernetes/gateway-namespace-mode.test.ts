@@ -1,7 +1,7 @@
 // Portico in Gateway Namespace Mode with two controller replicas, once for these suites: infrastructure and
 // token authentication in each Gateway's namespace, availability (handover, restart) under traffic, and two
 // tenants' isolation while one misbehaves (fleets in each Gateway's namespace, so a namespace quota bites), and a
-// fleet shaped by its class's and its Gateway's DataPlaneProxy.
+// fleet shaped by its class's and its Gateway's DataPlaneProxy, and 253-character Gateway names.
 import { after, before } from 'node:test';
 import type { Cluster } from '../../cluster/harness.js';
 import { type ClusterLease, useCluster } from '../../cluster/shared.js';
@@ -9,6 +9,7 @@ import { cleanup, E2E_ENABLED, install, namespaceLogs } from './install.js';
 import * as availability from './suites/availability.js';
 import * as fleetShape from './suites/fleet-shape.js';
 import * as gatewayNamespace from './suites/gateway-namespace.js';
+import * as longNames from './suites/long-names.js';
 import * as tenantFaults from './suites/tenant-faults.js';
 
 let lease: ClusterLease;
@@ -30,6 +31,7 @@ before(async () => {
   await fleetShape.setup(cluster, release.namespace, 'GatewayNamespace');
   for (const suite of [gatewayNamespace, availability, tenantFaults])
     await suite.setup(cluster, release.namespace);
+  await longNames.setup(cluster, release.namespace, 'GatewayNamespace');
 });
 after(async () => {
   if (!E2E_ENABLED) return;

@@ -16,7 +16,6 @@ import { fileURLToPath } from 'node:url';
 import { matchesProcess } from '../../../src/infra/host/process-identity.js';
 import { readProxyRecords } from '../../../src/infra/host/proxy-records.js';
 import {
-  backoffDelay,
   createProxySupervisor,
   formatProxyLogLine,
   type ProxyLogLine,
@@ -28,6 +27,7 @@ import {
 import { trimLog } from '../../../src/infra/host/watched-process.js';
 import { proxySettingsFlags } from '../../../src/ir/proxy-flags.js';
 import type { ProxySettings } from '../../../src/ir/proxy-settings.js';
+import { backoffDelay } from '../../../src/platform/backoff.js';
 import { freePort } from '../../support/http.js';
 
 const FAKE_PROXY = fileURLToPath(new URL('./fake-proxy.mjs', import.meta.url));
@@ -89,7 +89,7 @@ const spec = (fleet: string, address: string, ...extra: string[]) => ({
 
 test('the backoff doubles from its start up to its cap', () => {
   assert.deepEqual(
-    [1, 2, 3, 4, 5, 6, 10].map((n) => backoffDelay(n, 500, 5000)),
+    [1, 2, 3, 4, 5, 6, 10].map((n) => backoffDelay(n, { firstMs: 500, maxMs: 5000 })),
     [500, 1000, 2000, 4000, 5000, 5000, 5000],
   );
   assert.equal(formatProxyLogLine({ fleet: 'default/eg', source: 'proxy', line: 'hi' }), '[default/eg] hi');

@@ -217,3 +217,79 @@ test('every request of a write waits its turn under the write rate', async () =>
   );
   assert.deepEqual(turns, [0, 1], 'a turn before the read and one before the write');
 });
+
+test("another controller's Gateway and listener conditions are kept as they are; ours are replaced", async () => {
+  const foreign = {
+    type: 'example.com/Audited',
+    status: 'True',
+    reason: 'Seeded',
+    message: '',
+    observedGeneration: 1,
+    lastTransitionTime: '2026-01-01T00:00:00Z',
+  };
+  const stale = { ...accepted, observedGeneration: 1, lastTransitionTime: '2026-01-01T00:00:00Z' };
+  const { client, requests } = fakeClient({
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    kind: 'Gateway',
+    metadata: { name: 'eg', namespace: 'apps', generation: 2, resourceVersion: '7' },
+    status: {
+      conditions: [stale, foreign],
+      listeners: [
+        { name: 'http', supportedKinds: [], attachedRoutes: 0, conditions: [stale, foreign] },
+        { name: 'gone', supportedKinds: [], attachedRoutes: 0, conditions: [foreign] },
+      ],
+    },
+  });
+  const writer = createStatusWriter({ client, controllerName: OURS, onWrite: () => {} });
+  const now = { ...accepted, observedGeneration: 2, lastTransitionTime: '2026-02-01T00:00:00Z' };
+  await writer.write(
+    {
+      apiVersion: 'gateway.networking.k8s.io/v1',
+      kind: 'Gateway',
+      namespace: 'apps',
+      name: 'eg',
+      generation: 2,
+      status: {
+        conditions: [now],
+        listeners: [{ name: 'http', supportedKinds: [], attachedRoutes: 0, conditions: [now] }],
+      },
+    },
+    undefined,
+  );
+  const patch = requests.find((r) => r.method === 'PATCH');
+  const status = (
+    patch!.body as { status: { conditions: unknown[]; listeners: { conditions: unknown[] }[] } }
+  ).status;
+  assert.deepEqual(status.conditions, [now, foreign]);
+  // A listener no longer in the spec goes, with whatever it held; a listener that stays keeps theirs.
+  assert.equal(status.listeners.length, 1);
+  assert.deepEqual(status.listeners[0]!.conditions, [now, foreign]);
+});
+
+test('a status that differs from what is shown only by foreign conditions is not written', async () => {
+  const foreign = {
+    type: 'example.com/Audited',
+    status: 'True',
+    reason: 'Seeded',
+    message: '',
+    observedGeneration: 1,
+  };
+  const { client, requests } = fakeClient({
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    kind: 'GatewayClass',
+    metadata: { name: 'eg', generation: 1, resourceVersion: '7' },
+    status: { conditions: [accepted, foreign] },
+  });
+  const writer = createStatusWriter({ client, controllerName: OURS, onWrite: () => {} });
+  await writer.write(
+    {
+      apiVersion: 'gateway.networking.k8s.io/v1',
+      kind: 'GatewayClass',
+      name: 'eg',
+      generation: 1,
+      status: { conditions: [accepted] },
+    },
+    undefined,
+  );
+  assert.equal(requests.filter((r) => r.method === 'PATCH').length, 0);
+});

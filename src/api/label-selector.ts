@@ -1,5 +1,5 @@
 // Kubernetes label selector semantics (matchLabels and matchExpressions, all must hold).
-import type { LabelSelector } from '../api/common.js';
+import type { LabelSelector } from './common.js';
 
 export function selectorMatches(selector: LabelSelector, labels: Record<string, string>): boolean {
   for (const [k, v] of Object.entries(selector.matchLabels ?? {})) if (labels[k] !== v) return false;

@@ -9,7 +9,7 @@ import { PorticoError } from '../platform/errors.js';
  * Every list is a list of uniquely named items. With `change` (from a config checked before), only the lists that
  * changed and, in them, the named items and their neighbours are looked at: the rest was checked already.
  */
-export function checkFleetShape(config: FleetConfig, change?: FleetConfigChange): void {
+export function checkFleetConfig(config: FleetConfig, change?: FleetConfigChange): void {
   if (typeof config.fleet !== 'string' || config.fleet === '') {
     throw new PorticoError('E_FLEET_CONFIG', 'setFleet: fleet config has no fleet key');
   }

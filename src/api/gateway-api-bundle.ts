@@ -1,0 +1,29 @@
+// The Gateway API CRD bundle this build is made for, and what a cluster has installed of it. Every Gateway API
+// CRD carries its release as the annotation `gateway.networking.k8s.io/bundle-version`.
+
+/** The release of the Gateway API standard CRDs this build reads, ships in its chart and is conformance-tested on. */
+export const GATEWAY_API_BUNDLE_VERSION = 'v1.7.0';
+export const BUNDLE_VERSION_ANNOTATION = 'gateway.networking.k8s.io/bundle-version';
+
+/** The Gateway API CRDs Portico reads (plural names in gateway.networking.k8s.io), in a stable order. */
+export const READ_GATEWAY_API_CRDS = [
+  'gatewayclasses',
+  'gateways',
+  'httproutes',
+  'grpcroutes',
+  'referencegrants',
+] as const;
+
+/**
+ * What the cluster has installed of the CRDs Portico reads, as last read: each plural name → its bundle-version
+ * annotation ('' when the CRD has none), or null when the CRD is not installed.
+ */
+export interface InstalledCrds {
+  versions: Readonly<Record<string, string | null>>;
+}
+
+/** `v1.7.0` → [1, 7]; undefined for anything that is not a release version. */
+export function bundleMinor(version: string): [number, number] | undefined {
+  const m = /^v(\d+)\.(\d+)\.\d+$/.exec(version);
+  return m === null ? undefined : [Number(m[1]), Number(m[2])];
+}
