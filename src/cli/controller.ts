@@ -11,14 +11,14 @@ import {
 } from '../certificates/fleet-certificate-lifetime.js';
 import { CONTROLLER_SERVICE, PORTS } from '../ir/well-known.js';
 import { PorticoError } from '../platform/errors.js';
-import { createLogger } from '../platform/log-line.js';
+import { createLogger, logSink } from '../platform/log-line.js';
 import { stopSignal } from '../platform/stop-signal.js';
 import type { RateLimit } from '../platform/token-bucket.js';
 import { createApiClient } from '../provider/kubernetes/api-client.js';
 import { startKubernetesController } from '../provider/kubernetes/controller.js';
 import { DEFAULT_STATUS_WRITE_RATE } from '../provider/kubernetes/write-rate.js';
 import { appendStageTrace, type StageTrace, traceEventsFile } from '../trace/propagation-trace.js';
-import { logLevelOption } from './log-level-option.js';
+import { logFormatOption, logLevelOption } from './log-level-option.js';
 
 // In a pod the controller's ports face the pod network; the NetworkPolicy and Service decide who reaches them.
 const ANY = '0.0.0.0';
@@ -36,6 +36,8 @@ options:
   --proxy-image-pull-policy P  Always, IfNotPresent (default) or Never
   --proxy-image-pull-secrets A,B  image pull Secrets the proxy pods get (in their namespace)
   --log-level LEVEL          debug, info (default), warn or error
+  --log-format FORMAT        text (default: time, level, message) or json (one object a line); the proxy
+                             Deployments it makes log in the same format
   --discovery-service-port N port of the ${CONTROLLER_SERVICE} Service proxies dial (default ${PORTS.discovery})
   --discovery-address H:P    config discovery, gRPC over TLS (default ${ANY}:${PORTS.discovery})
   --health-address H:P       /healthz and /readyz; /dataplane only for loopback and the other replicas
@@ -94,6 +96,7 @@ export async function run(argv: string[]): Promise<number> {
       'proxy-image-pull-secrets': { type: 'string', default: '' },
       'discovery-service-port': { type: 'string', default: String(PORTS.discovery) },
       'log-level': { type: 'string', default: 'info' },
+      'log-format': { type: 'string', default: 'text' },
       'discovery-address': { type: 'string', default: `${ANY}:${PORTS.discovery}` },
       'health-address': { type: 'string', default: `${ANY}:${PORTS.controllerHttp}` },
       'metrics-address': { type: 'string', default: `${ANY}:${PORTS.metrics}` },
@@ -138,19 +141,26 @@ export async function run(argv: string[]): Promise<number> {
     );
   }
   const logLevel = logLevelOption(values['log-level']);
+  const logFormat = logFormatOption(values['log-format']);
   const pullSecrets = values['proxy-image-pull-secrets']
     .split(',')
     .map((s) => s.trim())
     .filter((s) => s !== '');
   const writeRate = statusWriteRate(values['status-write-qps'], values['status-write-burst']);
   const client = await createApiClient(values.kubeconfig);
-  const log = createLogger(logLevel);
+  const log = createLogger(logLevel, logSink(logFormat));
   const controller = await startKubernetesController({
     config,
     client,
     controllerNamespace: values.namespace ?? client.namespace ?? DEFAULT_CONTROLLER_NAMESPACE,
     identity: values.identity ?? process.env.POD_NAME ?? hostname(),
-    proxy: { image: proxyImage, imagePullPolicy: pullPolicy, imagePullSecrets: pullSecrets, discoveryPort },
+    proxy: {
+      image: proxyImage,
+      imagePullPolicy: pullPolicy,
+      imagePullSecrets: pullSecrets,
+      discoveryPort,
+      logFormat,
+    },
     discoveryAddress: values['discovery-address'],
     healthAddress: values['health-address'],
     metricsAddress: values['metrics-address'],

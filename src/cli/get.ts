@@ -3,22 +3,40 @@ import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
 import { formatResourceError, type ResourceError } from '../api/common.js';
 import { PorticoError } from '../platform/errors.js';
-import { parseHostPort } from '../platform/host-port.js';
 import { DEFAULT_ADMIN_ADDRESS } from '../provider/standalone/admin-server.js';
 import type { ResourceObject } from '../provider/standalone/admin-state.js';
+import { getConfig } from './get-config.js';
 import { ageSince, formatTable } from './output.js';
+import {
+  type ChangeFeed,
+  kubernetesSource,
+  type ResourceSource,
+  resourceKind,
+  STANDALONE_POLL_MS,
+  standaloneSource,
+} from './resource-source.js';
 import { usageError } from './usage.js';
 
 export const HELP = `usage: portico get gatewayclasses|gateways|httproutes|grpcroutes [NAME] [options]
+       portico get config [FLEET] [-o yaml|json] [--admin-address A | --proxy-admin A]
 
-Lists the resources of the standalone controller running on this machine, with their status. Errors in its
-resource files are listed after them, on stderr (the objects of a broken file keep their last good content).
+Lists the resources of the standalone controller running on this machine (or, with --kubeconfig, of a
+cluster), with their status. Kinds take kubectl's names too: gc, gtw, gateway, httproute, and plural.group.
+Errors in the standalone resource files are listed after them, on stderr (the objects of a broken file keep
+their last good content).
 
 options:
   -n, --namespace NS       namespace to list (default: default; ignored for gatewayclasses)
   -A, --all-namespaces     list every namespace (adds a NAMESPACE column)
   -o, --output FORMAT      wide, name, json or yaml (default: a table)
+  -w, --watch              after the list, print each object again whenever it changes (or goes), until
+                           interrupted (a cluster's watch stream; the standalone API is read every ${STANDALONE_POLL_MS} ms)
       --admin-address A    the controller's admin API (default: ${DEFAULT_ADMIN_ADDRESS})
+      --kubeconfig FILE    read a Kubernetes cluster instead (the kubeconfig's current context)
+      --proxy-admin A      get config: one proxy's own config dump (its --admin-address, port 19000)
+
+get config prints each fleet's configuration as its proxies are served it (listeners, virtual hosts, routes,
+clusters, endpoints; private keys redacted), or with --proxy-admin what that proxy has applied.
   -h, --help               this text`;
 
 interface Column {
@@ -79,33 +97,85 @@ const TYPES: ResourceType[] = [
   { kind: 'GRPCRoute', plural: 'grpcroutes', namespaced: true, columns: ROUTE_COLUMNS },
 ];
 
-const ALIASES: Record<string, string> = {
-  gatewayclass: 'gatewayclasses',
-  gatewayclasses: 'gatewayclasses',
-  gc: 'gatewayclasses',
-  gateway: 'gateways',
-  gateways: 'gateways',
-  gtw: 'gateways',
-  httproute: 'httproutes',
-  httproutes: 'httproutes',
-  grpcroute: 'grpcroutes',
-  grpcroutes: 'grpcroutes',
-};
-
 export interface GetIo {
   stdout: (text: string) => void;
   stderr: (text: string) => void;
   now: () => number;
+  /** Ends a watch (-w); the process's SIGINT and SIGTERM do for the command line. */
+  stop?: AbortSignal;
 }
 
-const PROCESS_IO: GetIo = {
-  stdout: (t) => process.stdout.write(t),
-  stderr: (t) => process.stderr.write(t),
-  now: Date.now,
-};
-
 export function run(argv: string[]): Promise<number> {
-  return runGet(argv, PROCESS_IO);
+  const stop = new AbortController();
+  const onSignal = () => stop.abort();
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  return runGet(argv, {
+    stdout: (t) => process.stdout.write(t),
+    stderr: (t) => process.stderr.write(t),
+    now: Date.now,
+    stop: stop.signal,
+  }).finally(() => {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  });
+}
+
+/** What a watch compares: an object's content without what changes on its own (none yet; kept explicit). */
+function watchIdentity(r: ResourceObject): string {
+  return JSON.stringify({ metadata: r.metadata, spec: r.spec, status: r.status });
+}
+
+function objectKey(r: ResourceObject): string {
+  return `${r.metadata.namespace ?? ''}/${r.metadata.name}`;
+}
+
+/**
+ * `-w`: reads the source every WATCH_INTERVAL_MS and prints each object that changed, appeared or went — a
+ * table row without the header (as kubectl does), a name, or the object as JSON or YAML — until stopped.
+ */
+async function watch(
+  type: ResourceType,
+  initial: ResourceObject[],
+  read: () => Promise<ResourceObject[]>,
+  feed: ChangeFeed,
+  request: { output?: string; allNamespaces: boolean },
+  io: GetIo,
+): Promise<number> {
+  const seen = new Map(initial.map((r) => [objectKey(r), watchIdentity(r)]));
+  const lastObjects = new Map(initial.map((r) => [objectKey(r), r]));
+  const print = (changed: ResourceObject[]) => {
+    if (changed.length === 0) return;
+    if (request.output === 'name') {
+      for (const r of changed)
+        io.stdout(`${type.kind.toLowerCase()}.gateway.networking.k8s.io/${r.metadata.name}\n`);
+    } else if (request.output === 'json') {
+      for (const r of changed) io.stdout(`${JSON.stringify(r, null, 4)}\n`);
+    } else if (request.output === 'yaml') {
+      for (const r of changed) io.stdout(`---\n${stringify(r)}`);
+    } else {
+      const rows = table(type, changed, request.allNamespaces, request.output === 'wide', io.now());
+      io.stdout(rows.slice(rows.indexOf('\n') + 1));
+    }
+  };
+  while (!(io.stop?.aborted ?? false)) {
+    await feed.next();
+    if (io.stop?.aborted ?? false) break;
+    const now = await read();
+    const changed = now.filter((r) => seen.get(objectKey(r)) !== watchIdentity(r));
+    const current = new Set(now.map(objectKey));
+    const gone = [...lastObjects.values()].filter((r) => !current.has(objectKey(r)));
+    for (const r of gone) {
+      seen.delete(objectKey(r));
+      lastObjects.delete(objectKey(r));
+    }
+    for (const r of changed) {
+      seen.set(objectKey(r), watchIdentity(r));
+      lastObjects.set(objectKey(r), r);
+    }
+    print([...changed, ...gone]);
+  }
+  return 0;
 }
 
 export async function runGet(argv: string[], io: GetIo): Promise<number> {
@@ -115,7 +185,18 @@ export async function runGet(argv: string[], io: GetIo): Promise<number> {
     return 0;
   }
   const [typeName, name, ...extra] = positionals;
-  const type = TYPES.find((t) => t.plural === ALIASES[typeName?.toLowerCase() ?? '']);
+  if (typeName === 'config' && extra.length === 0) {
+    io.stdout(
+      await getConfig({
+        ...(name === undefined ? {} : { fleet: name }),
+        ...(values.output === undefined ? {} : { output: values.output }),
+        adminAddress: values['admin-address'] ?? DEFAULT_ADMIN_ADDRESS,
+        ...(values['proxy-admin'] === undefined ? {} : { proxyAdmin: values['proxy-admin'] }),
+      }),
+    );
+    return 0;
+  }
+  const type = TYPES.find((t) => t.plural === resourceKind(typeName)?.plural);
   if (type === undefined || extra.length > 0) {
     const what =
       typeName === undefined ? 'a resource type is required' : `unknown resource type '${typeName}'`;
@@ -127,14 +208,15 @@ export async function runGet(argv: string[], io: GetIo): Promise<number> {
   }
   const allNamespaces = type.namespaced && values['all-namespaces'] === true && name === undefined;
   const namespace = type.namespaced && !allNamespaces ? (values.namespace ?? 'default') : undefined;
-  const adminAddress = values['admin-address'] ?? DEFAULT_ADMIN_ADDRESS;
-  parseHostPort(adminAddress, '--admin-address');
-
-  const items = await fetchResources(adminAddress, type.kind, namespace, name);
+  const source = await sourceOf(values);
+  const kind = resourceKind(type.plural)!;
+  const items = await source.list(kind, namespace, name);
   // Said last, on stderr: what is shown may be the last good content of a file that is broken now.
   const code = show(type, items, { name, namespace, output, allNamespaces }, io);
-  reportLoadErrors(await fetchLoadErrors(adminAddress), io);
-  return code;
+  reportLoadErrors(await source.loadErrors(), io);
+  if (values.watch !== true) return code;
+  const feed = source.changes(kind, namespace, io.stop);
+  return watch(type, items, () => source.list(kind, namespace, name), feed, { output, allNamespaces }, io);
 }
 
 function show(
@@ -187,18 +269,17 @@ function reportLoadErrors(errors: ResourceError[], io: GetIo): void {
   for (const e of errors) io.stderr(`  ${formatResourceError(e)}\n`);
 }
 
-/** The controller's current load errors; none when it cannot tell (an older controller, say). */
-async function fetchLoadErrors(adminAddress: string): Promise<ResourceError[]> {
-  try {
-    const response = await fetch(`http://${adminAddress}/api/errors`, {
-      signal: AbortSignal.timeout(10_000),
-    });
-    if (!response.ok) return [];
-    const parsed = (await response.json()) as { items?: unknown };
-    return Array.isArray(parsed.items) ? (parsed.items as ResourceError[]) : [];
-  } catch {
-    return [];
+/** The cluster of --kubeconfig, else the standalone controller of --admin-address. */
+export async function sourceOf(values: {
+  kubeconfig?: string;
+  'admin-address'?: string;
+}): Promise<ResourceSource> {
+  if (values.kubeconfig !== undefined) {
+    if (values['admin-address'] !== undefined)
+      throw new PorticoError('E_USAGE', '--kubeconfig and --admin-address name two sources: give one');
+    return kubernetesSource(values.kubeconfig);
   }
+  return standaloneSource(values['admin-address'] ?? DEFAULT_ADMIN_ADDRESS);
 }
 
 function parseOptions(argv: string[]) {
@@ -211,6 +292,9 @@ function parseOptions(argv: string[]) {
         'all-namespaces': { type: 'boolean', short: 'A' },
         output: { type: 'string', short: 'o' },
         'admin-address': { type: 'string' },
+        kubeconfig: { type: 'string' },
+        'proxy-admin': { type: 'string' },
+        watch: { type: 'boolean', short: 'w' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -234,46 +318,6 @@ function table(
     ...columns.map((c) => c.cell(r, now)),
   ]);
   return formatTable(header, rows);
-}
-
-async function fetchResources(
-  adminAddress: string,
-  kind: string,
-  namespace: string | undefined,
-  name: string | undefined,
-): Promise<ResourceObject[]> {
-  const query = new URLSearchParams({ kind });
-  if (namespace !== undefined) query.set('namespace', namespace);
-  if (name !== undefined) query.set('name', name);
-  const url = `http://${adminAddress}/api/resources?${query}`;
-  let response: Response;
-  try {
-    response = await fetch(url, { signal: AbortSignal.timeout(10_000) });
-  } catch (error) {
-    throw new PorticoError(
-      'E_IO',
-      `no standalone controller answers at ${adminAddress} (is 'portico standalone' running? ` +
-        `otherwise pass its --admin-address)`,
-      { cause: error },
-    );
-  }
-  const body = await response.text();
-  if (!response.ok) {
-    throw new PorticoError(
-      'E_IO',
-      `the controller at ${adminAddress} answered ${response.status}: ${body.trim()}`,
-    );
-  }
-  try {
-    const parsed = JSON.parse(body) as { items?: unknown };
-    if (Array.isArray(parsed.items)) return parsed.items as ResourceObject[];
-  } catch {
-    // Reported below, with the rest of the unexpected answers.
-  }
-  throw new PorticoError(
-    'E_IO',
-    `the controller at ${adminAddress} answered something other than a resource list`,
-  );
 }
 
 function field(value: unknown, key: string): unknown {

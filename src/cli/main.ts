@@ -1,49 +1,11 @@
 #!/usr/bin/env node
 // `portico <subcommand> ...`: one executable for the controller, the proxy and the tools around them.
 import { exitCodeOf, isPorticoError } from '../platform/errors.js';
-import type { Command } from './command.js';
+import { COMMANDS } from './commands.js';
 import { quietBrokenOutput } from './quiet-broken-output.js';
 import { usageError } from './usage.js';
 
 quietBrokenOutput();
-
-// Each subcommand loads only its own modules, so `portico proxy` never pays for the controller's imports.
-const COMMANDS: Record<string, Command> = {
-  certgen: {
-    summary: 'create the CA, server and client certificates for config discovery',
-    load: () => import('./certgen.js'),
-  },
-  cleanup: {
-    summary: "delete a controller's proxy fleets, certificates and Lease (when uninstalling it)",
-    load: () => import('./cleanup.js'),
-  },
-  controller: {
-    summary: 'run the controller on a Kubernetes cluster',
-    load: () => import('./controller.js'),
-  },
-  echo: { summary: 'run the echo test backend', load: () => import('./echo.js') },
-  get: {
-    summary: "kubectl-style tables of the standalone controller's resources",
-    load: () => import('./get.js'),
-  },
-  proxy: {
-    summary: 'run a data-plane proxy fed by the discovery server (or a config file)',
-    load: () => import('./proxy.js'),
-  },
-  'shutdown-manager': {
-    summary: 'health endpoint and graceful drain of a proxy pod',
-    load: () => import('./shutdown-manager.js'),
-  },
-  standalone: {
-    summary: 'run the controller on this machine from YAML files, proxies as local processes',
-    load: () => import('./standalone.js'),
-  },
-  translate: {
-    summary: 'translate resources offline: statuses, fleet configs, infrastructure',
-    load: () => import('./translate.js'),
-  },
-  version: { summary: 'print the Portico and Node.js versions', load: () => import('./version.js') },
-};
 
 function usage(): string {
   const width = Math.max(...Object.keys(COMMANDS).map((n) => n.length));

@@ -9,13 +9,13 @@ import { PORTS } from '../ir/well-known.js';
 import { PorticoError } from '../platform/errors.js';
 import { formatHostPort, parseHostPort } from '../platform/host-port.js';
 import { requireLoopback } from '../platform/listen-scope.js';
-import { createLogger, type LogLevel, logToStderrTimed } from '../platform/log-line.js';
+import { createLogger, type LogLevel, logSink } from '../platform/log-line.js';
 import { runStaticProxy } from '../proxy/index.js';
 import { drainOnSignal } from '../proxy/signals.js';
 import { defaultWorkerCount } from '../proxy/workers/cpu-count.js';
 import { createProxyWithWorkers, type WorkerProxyOptions } from '../proxy/workers/pool.js';
 import { appendStageTrace, type StageTrace, traceEventsFile } from '../trace/propagation-trace.js';
-import { LOG_LEVEL_HELP, logLevelOption } from './log-level-option.js';
+import { LOG_FORMAT_HELP, LOG_LEVEL_HELP, logFormatOption, logLevelOption } from './log-level-option.js';
 import {
   ACCESS_LOG_FLAGS_HELP,
   accessLogOption,
@@ -49,6 +49,7 @@ export const HELP = `usage: portico proxy --discovery HOST:PORT --fleet KEY --no
                             its cgroup CPU quota, else its affinity mask); 1 serves in this process
   --max-workers N           the most workers a settings change (PUT /settings) may ask for (default 1024)
 ${LOG_LEVEL_HELP}
+${LOG_FORMAT_HELP}
 ${ACCESS_LOG_FLAGS_HELP}
 ${TRACING_FLAGS_HELP}
 
@@ -116,6 +117,7 @@ const OPTIONS = {
   'tracing-sampling': { type: 'string', default: '100' },
   'trace-events': { type: 'string' },
   'log-level': { type: 'string', default: PROXY_SETTINGS_DEFAULTS.logLevel },
+  'log-format': { type: 'string', default: 'text' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -222,7 +224,10 @@ export async function run(argv: string[]): Promise<number> {
     return 0;
   }
   // At info, discovery's debug lines (deltas waiting for a whole update) are not shown.
-  const log = createLogger(logLevelOption(values['log-level']), logToStderrTimed);
+  const log = createLogger(
+    logLevelOption(values['log-level']),
+    logSink(logFormatOption(values['log-format']), (line) => process.stderr.write(`${line}\n`)),
+  );
   const runtime = { ...runtimeOptions(values), log, setLogLevel: (level: LogLevel) => log.setLevel(level) };
   if (values['config-file'] !== undefined) return runStaticProxy(values['config-file'], runtime);
   const settings = await discoverySettings(values);

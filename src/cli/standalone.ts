@@ -12,12 +12,12 @@ import { DEFAULT_CLAIMS_DIR } from '../infra/host/address-claims.js';
 import { DEFAULT_ADDRESS_POOL } from '../infra/host/address-pool.js';
 import { PORTS } from '../ir/well-known.js';
 import { PorticoError } from '../platform/errors.js';
-import { createLogger, logToStdout } from '../platform/log-line.js';
+import { createLogger, logSink } from '../platform/log-line.js';
 import { stopSignal } from '../platform/stop-signal.js';
 import { DEFAULT_ADMIN_ADDRESS } from '../provider/standalone/admin-server.js';
 import { DEFAULT_PROXY_WORKERS_MAX, startStandalone } from '../provider/standalone/controller.js';
 import { stopStandalone } from '../provider/standalone/stop.js';
-import { logLevelOption } from './log-level-option.js';
+import { logFormatOption, logLevelOption } from './log-level-option.js';
 
 export const DEFAULT_DISCOVERY_ADDRESS = `127.0.0.1:${PORTS.discovery}`;
 export const DEFAULT_STATE_DIR = '.portico';
@@ -49,6 +49,8 @@ options:
   --stop-proxies-on-exit       on SIGTERM/SIGINT, drain and stop the proxies too
   --stop                       stop the controller using --state-dir and drain all its proxies, then exit
   --log-level LEVEL            the controller's own lines: debug, info (default), warn or error
+  --log-format FORMAT          text (default: time, level, message) or json (one object a line); the proxies'
+                               lines it relays, too
   -h, --help                   show this help
 
 diagnostics:
@@ -83,6 +85,7 @@ const OPTIONS = {
   stop: { type: 'boolean', default: false },
   'trace-events': { type: 'string' },
   'log-level': { type: 'string', default: 'info' },
+  'log-format': { type: 'string', default: 'text' },
   help: { type: 'boolean', short: 'h', default: false },
 } satisfies ParseArgsConfig['options'];
 
@@ -126,14 +129,15 @@ export async function run(argv: string[]): Promise<number> {
     await stopStandalone({
       stateDir,
       claimsDir: values['address-claims-dir'],
-      log: createLogger('info', logToStdout),
+      log: createLogger('info', logSink(logFormatOption(values['log-format']))),
     });
     return 0;
   }
   const level = logLevelOption(values['log-level']);
+  const sink = logSink(logFormatOption(values['log-format']));
   const { config, paths } = await configAndPaths(values);
   const drain = values['proxy-drain-seconds'];
-  const log = createLogger(level, logToStdout);
+  const log = createLogger(level, sink);
   const controller = await startStandalone({
     config,
     paths,
@@ -151,7 +155,7 @@ export async function run(argv: string[]): Promise<number> {
     traceEvents: values['trace-events'] === undefined ? undefined : resolve(values['trace-events']),
     log,
     // One host's own discovery server: only its trouble is worth a line, not each proxy connecting.
-    discoveryLog: createLogger(level === 'debug' || level === 'info' ? 'warn' : level, logToStdout),
+    discoveryLog: createLogger(level === 'debug' || level === 'info' ? 'warn' : level, sink),
   });
   const signal = await stopSignal();
   const stopProxies = values['stop-proxies-on-exit'];

@@ -50,6 +50,42 @@ export function logToStderrTimed(line: string): void {
 /** `2026-11-28T06:10:00.123Z ` as logToStderrTimed writes it. */
 const LINE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z /;
 
+/** How a process writes its log: `text` (time, level, message) or `json` (one object a line). */
+export const LOG_FORMATS = ['text', 'json'] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
+
+export function isLogFormat(value: string): value is LogFormat {
+  return (LOG_FORMATS as readonly string[]).includes(value);
+}
+
+/**
+ * One log record as a JSON line: `{"time":…,"level":…,"msg":…}`, time in RFC 3339 (UTC, ms). JSON.stringify
+ * escapes every control character; the line and paragraph separators it leaves are escaped too, so a record is
+ * one line for every reader.
+ */
+export function jsonLogRecord(time: Date, level: LogLevel, message: string): string {
+  return JSON.stringify({ time: time.toISOString(), level, msg: message })
+    .replaceAll('\u2028', '\\u2028')
+    .replaceAll('\u2029', '\\u2029');
+}
+
+/**
+ * A sink for createLogger that writes each line in `format` with its time to `write` (stdout by default): text
+ * as `<time> <level> <message>` (escaped, as logToStderrTimed writes), json as jsonLogRecord. A line without a
+ * level word counts as info.
+ */
+export function logSink(
+  format: LogFormat,
+  write: (line: string) => void = (line) => process.stdout.write(`${line}\n`),
+  now: () => Date = () => new Date(),
+): (line: string) => void {
+  if (format === 'text') return (line) => write(`${now().toISOString()} ${escapeLogLine(line)}`);
+  return (line) => {
+    const { level, text } = splitLogLevel(line);
+    write(jsonLogRecord(now(), level ?? 'info', text));
+  };
+}
+
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
@@ -87,15 +123,30 @@ export function createLogger(level: LogLevel, sink: (line: string) => void = log
 }
 
 /**
- * A line as createLogger wrote it (after its time, when a timed sink wrote one), split into its level and its
- * text; a line without a level word has none.
+ * A line as createLogger wrote it (after its time, when a timed sink wrote one; or a JSON record a json sink
+ * wrote), split into its level and its text; a line without a level word has none.
  */
 export function splitLogLevel(timedLine: string): { level: LogLevel | undefined; text: string } {
+  const record = jsonRecordOf(timedLine);
+  if (record !== undefined) return record;
   const time = LINE_TIME.exec(timedLine);
   const line = time === null ? timedLine : timedLine.slice(time[0].length);
   const space = line.indexOf(' ');
   const word = space < 0 ? '' : line.slice(0, space);
   return isLogLevel(word) ? { level: word, text: line.slice(space + 1) } : { level: undefined, text: line };
+}
+
+/** A line jsonLogRecord wrote, read back; undefined for any other line. */
+function jsonRecordOf(line: string): { level: LogLevel | undefined; text: string } | undefined {
+  if (!line.startsWith('{"time":')) return undefined;
+  try {
+    const record = JSON.parse(line) as { level?: unknown; msg?: unknown };
+    if (typeof record.msg !== 'string') return undefined;
+    const level = typeof record.level === 'string' && isLogLevel(record.level) ? record.level : undefined;
+    return { level, text: escapeLogLine(record.msg) };
+  } catch {
+    return undefined;
+  }
 }
 
 /** The logger of a module nobody gave one: every line dropped. The one such default, so none writes on its own. */

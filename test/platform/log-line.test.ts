@@ -4,6 +4,8 @@ import { test } from 'node:test';
 import {
   createLogger,
   discardingLogger,
+  jsonLogRecord,
+  logSink,
   logToStderrTimed,
   splitLogLevel,
 } from '../../src/platform/log-line.js';
@@ -56,4 +58,47 @@ test('the discarding logger takes every level and writes nothing', (t) => {
   discardingLogger.warn('w');
   discardingLogger.error('e');
   assert.equal(written.mock.callCount() + errors.mock.callCount(), 0);
+});
+
+test('a text sink puts the time before each line; a json sink writes one record a line', () => {
+  const at = new Date('2026-11-28T10:00:00.123Z');
+  const text: string[] = [];
+  createLogger(
+    'info',
+    logSink(
+      'text',
+      (l) => text.push(l),
+      () => at,
+    ),
+  ).warn('listener a:\nin use');
+  assert.deepEqual(text, ['2026-11-28T10:00:00.123Z warn listener a:\\nin use']);
+  const json: string[] = [];
+  const sink = logSink(
+    'json',
+    (l) => json.push(l),
+    () => at,
+  );
+  createLogger('info', sink).error('bad\u2028forged "line"');
+  sink('a line without a level word');
+  assert.equal(json.length, 2);
+  assert.ok(
+    json.every((l) => !/[\n\r\u2028\u2029]/.test(l)),
+    'each record is one line',
+  );
+  assert.deepEqual(JSON.parse(json[0]!), {
+    time: '2026-11-28T10:00:00.123Z',
+    level: 'error',
+    msg: 'bad\u2028forged "line"',
+  });
+  assert.deepEqual(JSON.parse(json[1]!), {
+    time: '2026-11-28T10:00:00.123Z',
+    level: 'info',
+    msg: 'a line without a level word',
+  });
+});
+
+test('a json record splits back into its level and its text, as a timed text line does', () => {
+  const record = jsonLogRecord(new Date(), 'warn', 'listener a:\nin use');
+  assert.deepEqual(splitLogLevel(record), { level: 'warn', text: 'listener a:\\nin use' });
+  assert.deepEqual(splitLogLevel('{"time": not json'), { level: undefined, text: '{"time": not json' });
 });

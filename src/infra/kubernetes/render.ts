@@ -20,6 +20,7 @@ import type { DeployType, FleetInfra } from '../../ir/fleet-infra.js';
 import { PROXY_MAX_DRAIN_SECONDS } from '../../ir/fleet-shape.js';
 import { fleetProxyFlags } from '../../ir/proxy-flags.js';
 import { CA_CONFIGMAP, CONTROLLER_SERVICE, PORTS, PRIVILEGED_PORT_OFFSET } from '../../ir/well-known.js';
+import type { LogFormat } from '../../platform/log-line.js';
 import {
   fleetAutoscaler,
   fleetDisruptionBudget,
@@ -35,6 +36,8 @@ export interface ProxyRuntime {
   imagePullSecrets?: string[];
   /** Port of the controller's Service for config discovery (default PORTS.discovery). */
   discoveryPort?: number;
+  /** The proxies' log format: the controller's own (json adds the flag; text is the proxy's default). */
+  logFormat?: LogFormat;
 }
 
 export interface RenderOptions extends ProxyRuntime {
@@ -230,6 +233,7 @@ function defaultProxyContainer(infra: FleetInfra, options: RenderOptions, creds:
       // Absent: the proxy counts the CPUs its container may use (its CPU limit).
       ...(infra.workers === undefined ? [] : ['--workers', String(infra.workers)]),
       ...fleetProxyFlags(infra),
+      ...(options.logFormat === 'json' ? ['--log-format', 'json'] : []),
     ],
     env: [
       { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { splitLogLevel } from '../../../src/platform/log-line.js';
 import { waitForOutput } from '../../support/child.js';
 import { startStandalone, tempDir } from './harness.js';
 
@@ -50,7 +51,9 @@ test('values and file names with line breaks are escaped in the log, one line ea
     c.child.stdout(),
   );
   assert.ok(
-    lines.some((l) => l.startsWith('error ') && l.includes(`bad\\n${FORGED} by a file name.yaml`)),
+    lines.some(
+      (l) => splitLogLevel(l).level === 'error' && l.includes(`bad\\n${FORGED} by a file name.yaml`),
+    ),
     c.child.stdout(),
   );
 });

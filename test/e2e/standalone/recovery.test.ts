@@ -62,7 +62,7 @@ test('a restarted controller keeps every fleet on its address', async (t) => {
   const aaa = await programmedAddress(first.admin, 'default', 'aaa');
   assert.notEqual(aaa, eg);
   assert.equal(await first.stop(), 0);
-  assert.match(first.child.stdout(), /SIGTERM: draining proxies and stopping\n(.*\n)*info stopped\n/);
+  assert.match(first.child.stdout(), /SIGTERM: draining proxies and stopping\n(.*\n)*\S+ info stopped\n/);
 
   const second = await startStandalone(t, { args: ['-f', files], pool, stateDir });
   assert.equal(await programmedAddress(second.admin, 'default', 'eg'), eg);

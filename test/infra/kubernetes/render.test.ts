@@ -396,3 +396,16 @@ test('Service fields: type, load-balancer settings, and the class’s annotation
   );
   assert.equal(internal.service.spec?.type, 'ClusterIP');
 });
+
+test("the controller's json log format reaches its proxies; text, the proxy's default, adds no flag", () => {
+  const argsOf = (logFormat: 'text' | 'json' | undefined) =>
+    renderFleetObjects(INFRA, { ...GATEWAY_NAMESPACE, ...(logFormat === undefined ? {} : { logFormat }) })
+      .workload.spec!.template.spec!.containers[0]!.args!;
+  const json = argsOf('json');
+  assert.deepEqual(json.slice(json.indexOf('--log-format'), json.indexOf('--log-format') + 2), [
+    '--log-format',
+    'json',
+  ]);
+  assert.ok(!argsOf('text').includes('--log-format'));
+  assert.deepEqual(argsOf('text'), argsOf(undefined));
+});

@@ -1,10 +1,13 @@
 // Controller Namespace Mode end to end on the real cluster: the installed controller, two Gateways → two fleets.
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { test } from 'node:test';
 import { DEFAULT_CONTROLLER_NAME } from '../../../../src/api/controller-config.js';
 import { fleetInfraName } from '../../../../src/ir/fleet-infra.js';
 import type { Cluster } from '../../../cluster/harness.js';
 import { asList, call, eventually } from '../../../cluster/kube-api.js';
+import { startPortico, waitForOutput } from '../../../support/child.js';
+import { PORTICO_MAIN } from '../../../support/portico.js';
 import { E2E_SKIP } from '../install.js';
 import {
   condition,
@@ -99,6 +102,91 @@ test('one GatewayClass, two Gateways: two fleets, two addresses, routes by Host,
 
   const gw = await gatewayStatus(cluster, 'apps', 'gw-a');
   assert.equal(condition(gw, 'Programmed')?.observedGeneration, gw.metadata?.generation);
+});
+
+/** The built CLI, run to its end without blocking this process. */
+function portico(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [PORTICO_MAIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (s: string) => {
+    stdout += s;
+  });
+  child.stderr.setEncoding('utf8').on('data', (s: string) => {
+    stderr += s;
+  });
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
+}
+
+test('describe and get read the cluster through a kubeconfig, as egctl and kubectl do', {
+  skip: E2E_SKIP,
+}, async () => {
+  await echoNamespace(cluster, 'describe', ['echo-d']);
+  await gatewayClass(cluster, 'portico', CONTROLLER);
+  await gateway(cluster, 'describe', 'gw', 'portico', [{ name: 'http', port: 80 }]);
+  await route(
+    cluster,
+    'describe',
+    'served',
+    { namespace: 'describe', name: 'gw' },
+    'd.example.com',
+    'echo-d',
+  );
+  await route(cluster, 'describe', 'broken', { namespace: 'describe', name: 'gw' }, 'x.example.com', 'gone');
+  await route(
+    cluster,
+    'describe',
+    'orphan',
+    { namespace: 'describe', name: 'nope' },
+    'o.example.com',
+    'echo-d',
+  );
+  const address = await programmedAddress(cluster, 'describe', 'gw');
+  await served(address, 80, 'd.example.com');
+  const kubeconfig = ['--kubeconfig', cluster.kubeconfigPath];
+
+  const gw = await eventually(async () => {
+    const r = await portico('describe', 'gateway', 'gw', '-n', 'describe', ...kubeconfig);
+    assert.equal(r.code, 0, r.stderr);
+    // The fleet's Deployment reports its ready replica a moment after the Gateway is Programmed.
+    return /^ {4}1\/1 /m.test(r.stdout) ? r.stdout : undefined;
+  }, "describe showing the fleet's ready proxy");
+  assert.match(gw, new RegExp(`^Addresses: +${address.replaceAll('.', '\\.')}$`, 'm'));
+  assert.match(gw, /^ {2}Programmed +True +Programmed/m);
+  assert.match(gw, /^ {2}HTTPRoute +describe +broken +\* +True +False$/m);
+  assert.match(gw, /^ {2}HTTPRoute +describe +served +\* +True +True$/m);
+  assert.match(gw, new RegExp(`^Fleet: {2}describe/gw\n {2}Deployment: +${system}/proxy-describe-gw-`, 'm'));
+
+  const broken = await portico('describe', 'httproute', 'broken', '-n', 'describe', ...kubeconfig);
+  assert.match(broken.stdout, /^ {2}parent Gateway describe\/gw: ResolvedRefs=False \(BackendNotFound\)/m);
+  const orphan = await portico('describe', 'httproute', 'orphan', '-n', 'describe', ...kubeconfig);
+  assert.match(orphan.stdout, /^Status: +attached to no Gateway/m);
+  assert.match(orphan.stdout, /Gateway describe\/nope: no status: Gateway describe\/nope does not exist/);
+
+  const listed = await portico('get', 'httproutes', '-n', 'describe', ...kubeconfig);
+  assert.equal(listed.code, 0, listed.stderr);
+  assert.match(listed.stdout, /^broken +\["x\.example\.com"\] +True +False/m);
+  assert.match(listed.stdout, /^orphan +\["o\.example\.com"\] +<none> +<none>/m);
+
+  // get -w on the API server's watch stream: the table, then one row when a route changes.
+  const watcher = startPortico(['get', 'httproutes', '-n', 'describe', '-w', ...kubeconfig]);
+  try {
+    await waitForOutput(watcher, /^served +\["d\.example\.com"\]/m);
+    await route(
+      cluster,
+      'describe',
+      'broken',
+      { namespace: 'describe', name: 'gw' },
+      'y.example.com',
+      'gone',
+    );
+    await waitForOutput(watcher, /^broken +\["y\.example\.com"\]/m);
+    assert.equal(watcher.stdout().match(/^NAME /gm)?.length, 1, 'the header is printed once');
+    watcher.process.kill('SIGINT');
+    assert.equal(await watcher.exited, 0);
+  } finally {
+    watcher.process.kill('SIGKILL');
+  }
 });
 
 test('several GatewayClasses on one controller are all Accepted', { skip: E2E_SKIP }, async () => {

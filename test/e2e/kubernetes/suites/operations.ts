@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { DEFAULT_CONTROLLER_NAME } from '../../../../src/api/controller-config.js';
 import { COMMON_INFRA_LABELS, fleetInfraName } from '../../../../src/ir/fleet-infra.js';
+import { splitLogLevel } from '../../../../src/platform/log-line.js';
 import { DATA_PLANE_PATH } from '../../../../src/provider/kubernetes/peer-data-plane.js';
 import type { Cluster } from '../../../cluster/harness.js';
 import { asList, call, eventually, type Loose } from '../../../cluster/kube-api.js';
@@ -358,7 +359,7 @@ test('a fresh fleet starting and a Service scaled to zero and back log no error 
   const lines = controllerLogSince(since);
   assert.ok(lines.length > 0, 'the controller logged since the test began');
   assert.deepEqual(
-    lines.filter((line) => line.startsWith('error ') || /invalid object/.test(line)),
+    lines.filter((line) => splitLogLevel(line).level === 'error' || /invalid object/.test(line)),
     [],
   );
   const removed = await call(cluster, 'DELETE', `${GATEWAYS}/fresh`);
