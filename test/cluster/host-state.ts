@@ -35,6 +35,9 @@ function clusterProcesses(): string[] {
       const fromCache =
         servers.some((d) => cmd.includes(d)) ||
         (cmd.includes(join(cache, 'kubernetes')) && KUBERNETES_SERVERS.test(cmd));
+      // The image test (test/toolchain/portico-image.test.ts) runs its own containerd from the cache, beside a
+      // cluster test, in a directory of its own: not a cluster's.
+      if (cmd.includes('portico-image-')) continue;
       if (fromCache || cmd.includes('portico-cluster-') || cmd.includes('portico-k8s-')) {
         out.push(`${pid} ${cmd.slice(0, 200)}`);
       }
