@@ -252,9 +252,10 @@ const REWATCH_DELAY_MS = 1000;
 /**
  * The API server's watch on `path`, from the resourceVersion of a fresh list, opened again whenever it ends
  * (the server closes watches after a while; a 410 for a too-old version starts over from a new list). Every
- * event but a bookmark wakes the watcher.
+ * event but a bookmark wakes the watcher, and so does every fresh list, which may hold a change no event will
+ * report.
  */
-function watchFeed(client: ApiClient, path: string, stop: AbortSignal | undefined): ChangeFeed {
+export function watchFeed(client: ApiClient, path: string, stop: AbortSignal | undefined): ChangeFeed {
   let changed = false;
   let wake: () => void = () => {};
   const signal = () => {
@@ -266,6 +267,9 @@ function watchFeed(client: ApiClient, path: string, stop: AbortSignal | undefine
       try {
         const listed = await client.request('GET', path);
         const version = (listed.body.metadata as { resourceVersion?: string } | undefined)?.resourceVersion;
+        // What changed between the watcher's own list and this one (or while the last stream was down) sends no
+        // event: read again once now, and the stream covers everything after this version.
+        signal();
         const query = `watch=1${version === undefined ? '' : `&resourceVersion=${encodeURIComponent(version)}`}`;
         const handle = client.watch(`${path}?${query}`, (event) => {
           if (event.type !== 'BOOKMARK') signal();

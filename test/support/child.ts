@@ -50,3 +50,19 @@ export function waitForOutput(child: Child, pattern: RegExp): Promise<RegExpExec
     check();
   });
 }
+
+/** waitForOutput, failing with what the child printed when nothing matches within `ms`. */
+export async function waitForOutputWithin(
+  child: Child,
+  pattern: RegExp,
+  ms = 60_000,
+): Promise<RegExpExecArray> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`printed no ${pattern} within ${ms} ms:\n${child.stdout()}${child.stderr()}`)),
+      ms,
+    );
+  });
+  return Promise.race([waitForOutput(child, pattern), timeout]).finally(() => clearTimeout(timer));
+}

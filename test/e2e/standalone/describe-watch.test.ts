@@ -6,7 +6,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { parse } from 'yaml';
-import { startPortico, waitForOutput } from '../../support/child.js';
+import { startPortico, waitForOutputWithin } from '../../support/child.js';
 import { PORTICO_MAIN } from '../../support/portico.js';
 import { defer, exampleCopy, programmedAddress, startStandalone } from './harness.js';
 
@@ -96,10 +96,10 @@ test('describe explains a Gateway, a broken route and a route attached nowhere; 
   defer(t, () => {
     watcher.process.kill('SIGKILL');
   });
-  await waitForOutput(watcher, /^www +\["www\.example\.com"\]/m);
+  await waitForOutputWithin(watcher, /^www +\["www\.example\.com"\]/m);
   const file = join(files, 'problems.yaml');
   await writeFile(file, (await readFile(file, 'utf8')).replace('gone.example.com', 'renamed.example.com'));
-  await waitForOutput(watcher, /^gone-backend +\["renamed\.example\.com"\] +True +False/m);
+  await waitForOutputWithin(watcher, /^gone-backend +\["renamed\.example\.com"\] +True +False/m);
   assert.equal(watcher.stdout().match(/^NAME /gm)?.length, 1, 'the header is printed once');
   assert.doesNotMatch(
     watcher.stdout().split('renamed')[1] ?? '',

@@ -6,7 +6,7 @@ import { DEFAULT_CONTROLLER_NAME } from '../../../../src/api/controller-config.j
 import { fleetInfraName } from '../../../../src/ir/fleet-infra.js';
 import type { Cluster } from '../../../cluster/harness.js';
 import { asList, call, eventually } from '../../../cluster/kube-api.js';
-import { startPortico, waitForOutput } from '../../../support/child.js';
+import { startPortico, waitForOutputWithin } from '../../../support/child.js';
 import { PORTICO_MAIN } from '../../../support/portico.js';
 import { E2E_SKIP } from '../install.js';
 import {
@@ -171,7 +171,7 @@ test('describe and get read the cluster through a kubeconfig, as egctl and kubec
   // get -w on the API server's watch stream: the table, then one row when a route changes.
   const watcher = startPortico(['get', 'httproutes', '-n', 'describe', '-w', ...kubeconfig]);
   try {
-    await waitForOutput(watcher, /^served +\["d\.example\.com"\]/m);
+    await waitForOutputWithin(watcher, /^served +\["d\.example\.com"\]/m);
     await route(
       cluster,
       'describe',
@@ -180,7 +180,7 @@ test('describe and get read the cluster through a kubeconfig, as egctl and kubec
       'y.example.com',
       'gone',
     );
-    await waitForOutput(watcher, /^broken +\["y\.example\.com"\]/m);
+    await waitForOutputWithin(watcher, /^broken +\["y\.example\.com"\]/m);
     assert.equal(watcher.stdout().match(/^NAME /gm)?.length, 1, 'the header is printed once');
     watcher.process.kill('SIGINT');
     assert.equal(await watcher.exited, 0);
