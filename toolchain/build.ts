@@ -4,7 +4,6 @@
 //
 //   npm run toolchain [-- --only NAME[,NAME]] [--force]
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import {
   chmodSync,
   copyFileSync,
@@ -21,7 +20,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { BINARY_IMAGES, GO_BUILDS, HOST_PACKAGES, PAUSE_VERSION } from './artifacts.js';
 import { cacheDir, type Manifest, manifestPath, REPO } from './manifest.js';
-import { buildPorticoImage, builtDist } from './portico-image.js';
+import { buildPorticoImage, builtDist, fileHash, hash } from './portico-image.js';
 
 const GO_MINIMUM = [1, 26];
 /** Bumped when a recipe changes in a way the inputs below do not show. */
@@ -31,16 +30,6 @@ class ToolchainError extends Error {}
 
 function log(message: string): void {
   process.stderr.write(`toolchain: ${message}\n`);
-}
-
-function hash(...parts: (string | Buffer)[]): string {
-  const h = createHash('sha256');
-  for (const p of parts) h.update(p).update('\0');
-  return h.digest('hex').slice(0, 16);
-}
-
-function fileHash(path: string): string {
-  return hash(readFileSync(path));
 }
 
 interface Finished {

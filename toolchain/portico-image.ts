@@ -46,13 +46,15 @@ function log(message: string): void {
   process.stderr.write(`image: ${message}\n`);
 }
 
-function hash(...parts: (string | Buffer)[]): string {
+/** A cache key: the first 16 hex digits of the SHA-256 of `parts`, each ended by a NUL (build.ts keys by it too). */
+export function hash(...parts: (string | Buffer)[]): string {
   const h = createHash('sha256');
   for (const p of parts) h.update(p).update('\0');
   return h.digest('hex').slice(0, 16);
 }
 
-function fileHash(path: string): string {
+/** The cache key of a file's content. */
+export function fileHash(path: string): string {
   return hash(readFileSync(path));
 }
 
