@@ -32,9 +32,4 @@ export class UpstreamShare {
     if (next === undefined) this.held--;
     else setImmediate(next);
   }
-
-  /** Requests waiting for a place. */
-  get queued(): number {
-    return this.waiting.length;
-  }
 }
