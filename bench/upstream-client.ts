@@ -7,8 +7,8 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
-import type { UpstreamHead } from '../src/proxy/response-head.js';
-import { EndpointPool, UpstreamExchange } from '../src/proxy/upstream-client.js';
+import { EndpointPool, UpstreamExchange } from '../src/proxy/upstream/http1.js';
+import type { UpstreamHead } from '../src/proxy/wire/response-head.js';
 import { closedLoopNode, closedLoopWrk, type LoadResult, median } from './load.js';
 
 const ROUNDS = 3;

@@ -3,8 +3,8 @@
 
 import { ACCESS_LOG_FIELDS, isRedactableQueryName, MAX_REDACTED_QUERY_NAMES } from '../ir/access-log.js';
 import { PorticoError } from '../platform/errors.js';
-import { type AccessLogOptions, accessLogFields } from '../proxy/access-log.js';
-import { type TracingOptions, tracingEndpoint } from '../proxy/span-exporter.js';
+import { type AccessLogOptions, accessLogFields } from '../proxy/telemetry/access-log.js';
+import { type TracingOptions, tracingEndpoint } from '../proxy/telemetry/span-exporter.js';
 
 export const ACCESS_LOG_FLAGS_HELP = `  --access-log FORMAT       one line per request on stdout: json (default), text or off
   --access-log-fields A,B   the fields of a line, in order (default: all): ${ACCESS_LOG_FIELDS.join(', ')}

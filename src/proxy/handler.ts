@@ -2,37 +2,37 @@
 // route/backend timeouts, client-abort cancellation and the status codes of docs/architecture.md (What the proxy answers).
 import { performance } from 'node:perf_hooks';
 import type { Endpoint } from '../ir/fleet-config.js';
-import type { AccessLogEntry, ResponseFlag } from './access-log.js';
-import { BodyGate } from './body-gate.js';
-import type { ClientRequest, RequestBody } from './client-request.js';
-import type { ProxyResponse, ResponseListener } from './client-response.js';
 import { cancel, Deadline, schedule } from './deadlines.js';
-import { grpcAnswerLines } from './h2/grpc-status.js';
-import { H2UpstreamExchange } from './h2/upstream-exchange.js';
-import { h2RequestHeaders } from './h2/upstream-headers.js';
-import {
-  applyHeaderModifier,
-  DROP_FROM_RESPONSE,
-  type HeaderMap,
-  hopByHopFree,
-  responseHeaders,
-} from './headers.js';
-import { type HeadOptions, requestHeadFromMap, requestHeadFromRaw, sendable } from './request-head.js';
-import { type ForwardPlan, nextEndpoint, resolveRequest, upstreamHeaders } from './resolve.js';
-import { ResponseHead, type UpstreamHead } from './response-head.js';
+import type { ProxyResponse, ResponseListener } from './downstream/client-response.js';
+import type { ClientRequest, RequestBody } from './exchange.js';
+import { type ForwardPlan, nextEndpoint, resolveRequest, upstreamHeaders } from './routing/resolve.js';
+import { endpointKey } from './routing/snapshot.js';
 import type { ListenerContext, ProxyRuntime } from './runtime.js';
-import { endpointKey } from './snapshot.js';
-import { recordTelemetry } from './telemetry.js';
-import { type TraceContext, traceparentOf } from './trace-context.js';
-import { requestTrace } from './tracing.js';
-import { forwardableTrailers } from './trailers.js';
+import type { AccessLogEntry, ResponseFlag } from './telemetry/access-log.js';
+import { recordTelemetry } from './telemetry/record.js';
+import { type TraceContext, traceparentOf } from './telemetry/trace-context.js';
+import { requestTrace } from './telemetry/tracing.js';
+import { BodyGate } from './upstream/body-gate.js';
+import { H2UpstreamExchange } from './upstream/h2c-exchange.js';
+import { h2RequestHeaders } from './upstream/h2c-headers.js';
 import {
   type UpstreamCall,
   type UpstreamError,
   type UpstreamErrorKind,
   UpstreamExchange,
   type UpstreamSink,
-} from './upstream-client.js';
+} from './upstream/http1.js';
+import { type HeadOptions, requestHeadFromMap, requestHeadFromRaw, sendable } from './upstream/http1-head.js';
+import { grpcAnswerLines } from './wire/grpc-status.js';
+import {
+  applyHeaderModifier,
+  DROP_FROM_RESPONSE,
+  type HeaderMap,
+  hopByHopFree,
+  responseHeaders,
+} from './wire/headers.js';
+import { ResponseHead, type UpstreamHead } from './wire/response-head.js';
+import { forwardableTrailers } from './wire/trailers.js';
 
 /** An empty-bodied answer from the proxy itself; `close` while draining or when the listener goes away. */
 export function respondLocally(res: ProxyResponse, status: number, close: boolean, location?: string): void {

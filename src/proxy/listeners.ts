@@ -3,13 +3,18 @@
 import type { AddressInfo, ListenOptions } from 'node:net';
 import type { Listener } from '../ir/fleet-config.js';
 import { PorticoError } from '../platform/errors.js';
-import type { ClientRequest } from './client-request.js';
-import { type ClientServer, createClientServer } from './client-server.js';
-import { createH2Listener } from './h2/server.js';
+import { type ClientServer, createClientServer } from './downstream/client-server.js';
+import { createH2Listener } from './downstream/h2/server.js';
+import {
+  type CertificateTable,
+  misdirectedHost,
+  selectCertificate,
+  sessionOptions,
+} from './downstream/tls.js';
+import type { ClientRequest } from './exchange.js';
 import { handleRequest, respondLocally } from './handler.js';
-import { hostWithoutPort } from './routing.js';
+import { hostWithoutPort } from './routing/route-table.js';
 import type { ListenerContext, ProxyRuntime } from './runtime.js';
-import { type CertificateTable, misdirectedHost, selectCertificate, sessionOptions } from './tls.js';
 import { handleUpgrade } from './upgrade.js';
 
 export interface BoundListener {

@@ -4,9 +4,9 @@
 import { ACCESS_LOG_FIELDS } from '../ir/access-log.js';
 import type { ProxySettings } from '../ir/proxy-settings.js';
 import type { LogLevel } from '../platform/log-line.js';
-import type { AccessLogOptions } from './access-log.js';
 import type { ProxyOptions } from './options.js';
-import type { TracingOptions } from './span-exporter.js';
+import type { AccessLogOptions } from './telemetry/access-log.js';
+import type { TracingOptions } from './telemetry/span-exporter.js';
 
 export interface RuntimeSettings {
   logLevel: LogLevel;

@@ -2,8 +2,8 @@
 import { MAX_PROXY_WORKERS } from '../ir/proxy-settings.js';
 import { discardingLogger, type Logger, type LogLevel } from '../platform/log-line.js';
 import type { StageTrace } from '../trace/propagation-trace.js';
-import type { AccessLogOptions } from './access-log.js';
-import type { TracingOptions } from './span-exporter.js';
+import type { AccessLogOptions } from './telemetry/access-log.js';
+import type { TracingOptions } from './telemetry/span-exporter.js';
 
 export type LoadBalancing = 'round-robin' | 'least-request';
 

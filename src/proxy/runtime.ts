@@ -1,13 +1,13 @@
 // The state shared by every listener of one proxy: the current snapshot, the upstream pool, counters.
 import type { Duplex } from 'node:stream';
-import type { AccessLog } from './access-log.js';
-import type { H2EndpointPool } from './h2/upstream-pools.js';
-import type { ProxyMetrics } from './metrics.js';
 import type { ProxyOptions } from './options.js';
-import type { Snapshot } from './snapshot.js';
-import type { Tracing } from './tracing.js';
-import type { EndpointPool } from './upstream-client.js';
-import type { UpstreamPools } from './upstream-pools.js';
+import type { Snapshot } from './routing/snapshot.js';
+import type { AccessLog } from './telemetry/access-log.js';
+import type { ProxyMetrics } from './telemetry/metrics.js';
+import type { Tracing } from './telemetry/tracing.js';
+import type { H2EndpointPool } from './upstream/h2c-pool.js';
+import type { EndpointPool } from './upstream/http1.js';
+import type { UpstreamPools } from './upstream/pools.js';
 
 export interface ProxyRuntime {
   options: ProxyOptions;

@@ -7,6 +7,7 @@ import { connect, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { ACCESS_LOG_FIELDS } from '../../src/ir/access-log.js';
 import { discardingLogger } from '../../src/platform/log-line.js';
+import { createProxy, type Proxy as PorticoProxy } from '../../src/proxy/index.js';
 import {
   AccessLog,
   type AccessLogEntry,
@@ -15,8 +16,7 @@ import {
   lineFormat,
   redactedPath,
   StartTime,
-} from '../../src/proxy/access-log.js';
-import { createProxy, type Proxy as PorticoProxy } from '../../src/proxy/index.js';
+} from '../../src/proxy/telemetry/access-log.js';
 import { forward, route, simpleFleet, upstream, vhost } from '../support/fleet.js';
 import { closeServer, httpRequest, listen, until } from '../support/http.js';
 

@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { type AddressInfo, createServer, type Server, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { parseResponseHead } from '../../src/proxy/response-head.js';
 import {
   EndpointPool,
   type UpstreamError,
   UpstreamExchange,
   type UpstreamSink,
-} from '../../src/proxy/upstream-client.js';
+} from '../../src/proxy/upstream/http1.js';
+import { parseResponseHead } from '../../src/proxy/wire/response-head.js';
 import { MALFORMED_CHUNKED, TOO_MANY_TRAILERS } from '../support/malformed-chunked.js';
 
 interface Outcome {
