@@ -1,11 +1,11 @@
-// One request as the proxy's servers read it: the parsed head, what its client connection says about the client
-// (read when the request arrives: an HTTP/2 session's socket is unbound once a reset tore it down) and, when it
-// has one, its body as a stream.
+// The exchange: what a request and its response are to the handler, whichever protocol brought them. A request
+// as the proxy's servers read it (the parsed head, what its client connection says about the client, read when
+// the request arrives: an HTTP/2 session's socket is unbound once a reset tore it down, and its body as a
+// stream), the listener it came in on, and the response the handler answers through.
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Readable } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
-import type { UpstreamShare } from './downstream/h2/upstream-share.js';
 import type { ConnectionLines } from './wire/forwarded-headers.js';
 import { clientIp, isInternalAddress } from './wire/headers.js';
 import type { RequestHead } from './wire/request-head.js';
@@ -67,10 +67,26 @@ export function firstHost(raw: readonly string[]): string | undefined {
   return undefined;
 }
 
+/** A connection's places upstream, which its requests take and give back one each (downstream/h2/upstream-share.ts). */
+export interface UpstreamPlaces {
+  /** Runs `start` now when a place is free (taking it), else when one of the connection's places frees. */
+  take(start: () => void): void;
+  /** Gives back a place take() gave. */
+  give(): void;
+}
+
+/** What a request needs to know about the socket it arrived on. */
+export interface ListenerContext {
+  name: string;
+  proto: 'http' | 'https';
+  /** Being removed: responses ask clients to reconnect (to the listener that replaces it, if any). */
+  closing: boolean;
+}
+
 export class ClientRequest {
   private headerMap: IncomingHttpHeaders | undefined = undefined;
-  /** HTTP/2: its connection's share of upstream places (upstream-share.ts); HTTP/1.1 holds one at a time. */
-  upstreamShare: UpstreamShare | undefined = undefined;
+  /** HTTP/2: its connection's share of upstream places (downstream/h2/upstream-share.ts); HTTP/1.1 holds one at a time. */
+  upstreamShare: UpstreamPlaces | undefined = undefined;
 
   constructor(
     readonly method: string,
@@ -126,4 +142,52 @@ export class ClientRequest {
     }
     return map;
   }
+}
+
+/** The handler as the servers call it, for a request and the response it answers through. */
+export type ExchangeHandler = (
+  context: ListenerContext,
+  request: ClientRequest,
+  response: ProxyResponse,
+) => void;
+
+/** Who hears about the response's socket: set by the request handler. */
+export interface ResponseListener {
+  /** The socket takes more bytes again after write() returned false. */
+  onResponseDrain(): void;
+  /** The response ended (all bytes handed to the socket) or its connection went away; called once. */
+  onResponseClose(): void;
+}
+
+/** What the request handler answers through: an HTTP/1.1 response on a connection, or an HTTP/2 stream. */
+export interface ProxyResponse {
+  statusCode: number;
+  readonly headersSent: boolean;
+  /** end() ran: every byte is with the transport. */
+  readonly writableFinished: boolean;
+  listener: ResponseListener | undefined;
+  /** The request is gRPC over HTTP/2: the proxy's own answers are gRPC statuses, not bare HTTP ones. */
+  readonly grpc: boolean;
+  /** Status and header lines (name, value, ...); `validate`: throw InvalidHeaderError for one that cannot be sent. */
+  writeHead(status: number, lines: string[], validate?: boolean): void;
+  /**
+   * HTTP/1.1 only: status and header lines as text, each ending in CRLF and fit to send as it is (an upstream's
+   * lines passed on), with what writeHead would learn from them: a content-length and a date line among them;
+   * `close`: the connection closes after this response (a `connection: close` line is added).
+   */
+  writeHeadText?(status: number, lines: string, hasLength: boolean, hasDate: boolean, close: boolean): void;
+  /** A body chunk (copied); false when the transport is full (wait for onResponseDrain). */
+  write(chunk: Buffer): boolean;
+  /** Ends the response with its last body bytes (copied) and trailer lines, where the client can take them. */
+  end(chunk?: Buffer, trailers?: string[]): void;
+  /** Sends the head written by writeHead now, not with the first body bytes: they may be long in coming. */
+  sendHead(): void;
+  /** Body bytes handed to the transport so far (framing and headers not counted). */
+  readonly bodyBytesSent: number;
+  /** `HTTP/1.0`, `HTTP/1.1` or `HTTP/2`, as the access log shows it. */
+  readonly protocol: string;
+  /** Answers `status` with no body (or cuts a response under way) without reading the rest of the request. */
+  abort(status: number): void;
+  /** Abandons the response: the client must see it broken, not short. */
+  destroy(): void;
 }

@@ -3,11 +3,16 @@
 import { performance } from 'node:perf_hooks';
 import type { Endpoint } from '../ir/fleet-config.js';
 import { cancel, Deadline, schedule } from './deadlines.js';
-import type { ProxyResponse, ResponseListener } from './downstream/client-response.js';
-import type { ClientRequest, RequestBody } from './exchange.js';
+import type {
+  ClientRequest,
+  ListenerContext,
+  ProxyResponse,
+  RequestBody,
+  ResponseListener,
+} from './exchange.js';
 import { type ForwardPlan, nextEndpoint, resolveRequest, upstreamHeaders } from './routing/resolve.js';
 import { endpointKey } from './routing/snapshot.js';
-import type { ListenerContext, ProxyRuntime } from './runtime.js';
+import type { ProxyRuntime } from './runtime.js';
 import type { AccessLogEntry, ResponseFlag } from './telemetry/access-log.js';
 import { recordTelemetry } from './telemetry/record.js';
 import { type TraceContext, traceparentOf } from './telemetry/trace-context.js';

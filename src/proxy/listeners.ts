@@ -11,10 +11,10 @@ import {
   selectCertificate,
   sessionOptions,
 } from './downstream/tls.js';
-import type { ClientRequest } from './exchange.js';
+import type { ClientRequest, ListenerContext } from './exchange.js';
 import { handleRequest, respondLocally } from './handler.js';
 import { hostWithoutPort } from './routing/route-table.js';
-import type { ListenerContext, ProxyRuntime } from './runtime.js';
+import type { ProxyRuntime } from './runtime.js';
 import { handleUpgrade } from './upgrade.js';
 
 export interface BoundListener {
@@ -78,7 +78,12 @@ function createListenerServer(rt: ProxyRuntime, bound: Omit<BoundListener, 'serv
       if (misdirected(bound, req)) socket.end(MISDIRECTED_UPGRADE);
       else handleUpgrade(rt, context, req, socket, head);
     },
-    http2: createH2Listener(rt, context, () => bound.certificates),
+    http2: createH2Listener(
+      rt,
+      context,
+      () => bound.certificates,
+      (on, req, res) => handleRequest(rt, on, req, res),
+    ),
     onConnection: (socket) => {
       rt.metrics.connectionOpened(name);
       socket.on('close', () => rt.metrics.connectionClosed(name));

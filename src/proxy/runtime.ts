@@ -28,11 +28,3 @@ export interface ProxyRuntime {
   /** Trace context and spans; undefined: off (a client's traceparent passes on untouched). */
   tracing: Tracing | undefined;
 }
-
-/** What a request needs to know about the socket it arrived on. */
-export interface ListenerContext {
-  name: string;
-  proto: 'http' | 'https';
-  /** Being removed: responses ask clients to reconnect (to the listener that replaces it, if any). */
-  closing: boolean;
-}

@@ -3,49 +3,9 @@
 // the first body bytes in one socket write, or alone when the upstream's head came without any (sendHead).
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
-import { equalsLowerCase, isHeaderName, isValidFieldValue } from '../wire/http-syntax.js';
+import type { ProxyResponse, ResponseListener } from '../exchange.js';
+import { equalsLowerCase, InvalidHeaderError, isHeaderName, isValidFieldValue } from '../wire/http-syntax.js';
 import { LAST_CHUNK, lastChunk } from '../wire/trailers.js';
-
-/** Who hears about the response's socket: set by the request handler. */
-export interface ResponseListener {
-  /** The socket takes more bytes again after write() returned false. */
-  onResponseDrain(): void;
-  /** The response ended (all bytes handed to the socket) or its connection went away; called once. */
-  onResponseClose(): void;
-}
-
-/** What the request handler answers through: an HTTP/1.1 response on a connection, or an HTTP/2 stream. */
-export interface ProxyResponse {
-  statusCode: number;
-  readonly headersSent: boolean;
-  /** end() ran: every byte is with the transport. */
-  readonly writableFinished: boolean;
-  listener: ResponseListener | undefined;
-  /** The request is gRPC over HTTP/2: the proxy's own answers are gRPC statuses, not bare HTTP ones. */
-  readonly grpc: boolean;
-  /** Status and header lines (name, value, ...); `validate`: throw InvalidHeaderError for one that cannot be sent. */
-  writeHead(status: number, lines: string[], validate?: boolean): void;
-  /**
-   * HTTP/1.1 only: status and header lines as text, each ending in CRLF and fit to send as it is (an upstream's
-   * lines passed on), with what writeHead would learn from them: a content-length and a date line among them;
-   * `close`: the connection closes after this response (a `connection: close` line is added).
-   */
-  writeHeadText?(status: number, lines: string, hasLength: boolean, hasDate: boolean, close: boolean): void;
-  /** A body chunk (copied); false when the transport is full (wait for onResponseDrain). */
-  write(chunk: Buffer): boolean;
-  /** Ends the response with its last body bytes (copied) and trailer lines, where the client can take them. */
-  end(chunk?: Buffer, trailers?: string[]): void;
-  /** Sends the head written by writeHead now, not with the first body bytes: they may be long in coming. */
-  sendHead(): void;
-  /** Body bytes handed to the transport so far (framing and headers not counted). */
-  readonly bodyBytesSent: number;
-  /** `HTTP/1.0`, `HTTP/1.1` or `HTTP/2`, as the access log shows it. */
-  readonly protocol: string;
-  /** Answers `status` with no body (or cuts a response under way) without reading the rest of the request. */
-  abort(status: number): void;
-  /** Abandons the response: the client must see it broken, not short. */
-  destroy(): void;
-}
 
 /** What the connection learns from its response. */
 export interface ResponseConnection {
@@ -56,8 +16,6 @@ export interface ResponseConnection {
   /** Answers `status` (or cuts a response under way) and closes without reading the rest of the request. */
   abortRequest(status: number): void;
 }
-
-export class InvalidHeaderError extends Error {}
 
 const statusLines = new Map<number, string>();
 function statusLine(status: number): string {

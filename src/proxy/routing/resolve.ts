@@ -2,7 +2,7 @@
 // shared by plain requests and WebSocket upgrades.
 import type { Endpoint, ForwardAction, HeaderModifier, Route, RouteFilter } from '../../ir/fleet-config.js';
 import type { ClientRequest } from '../exchange.js';
-import type { ProxyRuntime } from '../runtime.js';
+import type { LoadBalancing } from '../options.js';
 import type { ResponseFlag } from '../telemetry/access-log.js';
 import {
   addForwardingHeaders,
@@ -15,6 +15,13 @@ import { nextRequestId } from './request-id.js';
 import { redirectLocation, rewritePath } from './rewrite.js';
 import { filtersFor, findRoute, hostWithoutPort, lookupHost, pickBackend } from './route-table.js';
 import { type ClusterState, pickEndpoint, type Snapshot } from './snapshot.js';
+
+/** What choosing an endpoint reads of the proxy (its runtime, given from above): how it balances, and its load. */
+export interface Balancing {
+  readonly options: { readonly loadBalancing: LoadBalancing };
+  /** Requests in flight per endpoint key, for least-request balancing. */
+  readonly activeByEndpoint: Map<string, number>;
+}
 
 export interface ForwardPlan {
   kind: 'forward';
@@ -34,7 +41,7 @@ export interface ForwardPlan {
 }
 
 /** For a retry on another connection: the next endpoint of the plan's cluster. */
-export function nextEndpoint(rt: ProxyRuntime, plan: ForwardPlan): Endpoint | undefined {
+export function nextEndpoint(rt: Balancing, plan: ForwardPlan): Endpoint | undefined {
   return pickEndpoint(plan.cluster, rt.options.loadBalancing, rt.activeByEndpoint);
 }
 
@@ -52,7 +59,7 @@ export type Plan =
   | ForwardPlan;
 
 export function resolveRequest(
-  rt: ProxyRuntime,
+  rt: Balancing,
   snapshot: Snapshot | undefined,
   listenerName: string,
   proto: 'http' | 'https',

@@ -1,8 +1,7 @@
 // HTTP/2 header blocks as Node's objects and as the flat lines (name, value, ...) the rest of the proxy uses.
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http2';
-import { InvalidHeaderError } from '../downstream/client-response.js';
 import { NOT_SENT_OVER_HTTP2, SINGLE_VALUE_OVER_HTTP2 } from './headers.js';
-import { isHeaderName, isValidFieldValue } from './http-syntax.js';
+import { InvalidHeaderError, isHeaderName, isValidFieldValue } from './http-syntax.js';
 
 /** Header fields of an HTTP/2 block as flat lines (name, value, ...), pseudo-headers left out. */
 export function headerLines(headers: IncomingHttpHeaders): string[] {

@@ -45,3 +45,6 @@ export function equalsLowerCase(text: string, lower: string): boolean {
   }
   return true;
 }
+
+/** A header name or value that cannot be sent (set from configuration, or a backend's that HTTP/2 cannot carry). */
+export class InvalidHeaderError extends Error {}

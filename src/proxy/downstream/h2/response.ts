@@ -5,8 +5,8 @@
 // them (`te: trailers`, as every gRPC client does); for the others the response ends with its last DATA frame,
 // without waiting for trailers that would be dropped anyway (one frame and event fewer).
 import { constants, type OutgoingHttpHeaders, type ServerHttp2Stream } from 'node:http2';
+import type { ProxyResponse, ResponseListener } from '../../exchange.js';
 import { headerObject } from '../../wire/h2-header-block.js';
-import type { ProxyResponse, ResponseListener } from '../client-response.js';
 
 const { NGHTTP2_NO_ERROR } = constants;
 /** Why a response was cut: the stream's own error listener ignores it, the client sees INTERNAL_ERROR. */

@@ -12,11 +12,9 @@ import {
 } from 'node:http2';
 import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
-import { clientFacts } from '../../exchange.js';
-import { handleRequest } from '../../handler.js';
-import type { Http2Limits } from '../../options.js';
+import { clientFacts, type ExchangeHandler, type ListenerContext } from '../../exchange.js';
+import type { Http2Limits, ProxyOptions } from '../../options.js';
 import { hostWithoutPort } from '../../routing/route-table.js';
-import type { ListenerContext, ProxyRuntime } from '../../runtime.js';
 import { isGrpcContentType } from '../../wire/grpc-status.js';
 import { type CertificateTable, listenerHostnameOf } from '../tls.js';
 import { requestFromStream } from './request.js';
@@ -60,9 +58,16 @@ function destroySocket(this: Socket): void {
   this.destroy();
 }
 
+/** What the HTTP/2 side reads of the proxy it serves (the runtime, given from above): its knobs, and whether it drains. */
+export interface H2Runtime {
+  readonly options: ProxyOptions;
+  readonly draining: boolean;
+}
+
 /** What serving a stream needs besides the stream. */
 interface StreamContext {
-  rt: ProxyRuntime;
+  rt: H2Runtime;
+  handle: ExchangeHandler;
   context: ListenerContext;
   certificates: () => CertificateTable | undefined;
   sessions: SessionTable;
@@ -70,9 +75,10 @@ interface StreamContext {
 }
 
 export function createH2Listener(
-  rt: ProxyRuntime,
+  rt: H2Runtime,
   context: ListenerContext,
   certificates: () => CertificateTable | undefined,
+  handle: ExchangeHandler,
 ): H2Listener {
   const limits = rt.options.http2;
   const server: Http2Server = createServer(serverOptions(limits));
@@ -80,7 +86,7 @@ export function createH2Listener(
     rt.options.log.warn(`listener ${context.name}: ${message}`),
   );
   const owner: StreamOwner = { resetByProxy: (stream) => sessions.markResetByProxy(stream) };
-  const ctx: StreamContext = { rt, context, certificates, sessions, owner };
+  const ctx: StreamContext = { rt, handle, context, certificates, sessions, owner };
   /** The socket being handed to Node: it emits 'session' for it before emit('connection') returns. */
   let arriving: Socket | undefined;
   // Streams are taken from their session's event: Node emits them a tick after their HEADERS, and a stream reset
@@ -199,7 +205,7 @@ function serveStream(
   // writes wait for a window that will never open: the response ends here, which cancels its upstream.
   stream.on('aborted', () => response.close());
   if (request.body !== null) watchBodyStall(stream, response, rt.options.limits.requestBodyIdleTimeoutMs);
-  handleRequest(rt, ctx.context, request, response);
+  ctx.handle(ctx.context, request, response);
 }
 
 /** An empty answer before the handler saw the request. */
