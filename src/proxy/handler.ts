@@ -18,16 +18,14 @@ import { recordTelemetry } from './telemetry/record.js';
 import { type TraceContext, traceparentOf } from './telemetry/trace-context.js';
 import { requestTrace } from './telemetry/tracing.js';
 import { BodyGate } from './upstream/body-gate.js';
-import { H2UpstreamExchange } from './upstream/h2c-exchange.js';
-import { h2RequestHeaders } from './upstream/h2c-headers.js';
-import {
-  type UpstreamCall,
-  type UpstreamError,
-  type UpstreamErrorKind,
-  UpstreamExchange,
-  type UpstreamSink,
-} from './upstream/http1.js';
-import { type HeadOptions, requestHeadFromMap, requestHeadFromRaw, sendable } from './upstream/http1-head.js';
+import { sendable } from './upstream/http1-head.js';
+import type {
+  AttemptSink,
+  UpstreamAttempt,
+  UpstreamCall,
+  UpstreamError,
+  UpstreamErrorKind,
+} from './upstream/upstream.js';
 import { grpcAnswerLines } from './wire/grpc-status.js';
 import {
   applyHeaderModifier,
@@ -79,7 +77,7 @@ function flatHeaders(raw: HeaderMap): string[] {
  * One forwarded request: the upstream exchange's sink, its timers, retries and the client response. A class
  * so that the per-request state is one object with shared methods instead of a dozen closures.
  */
-class Forwarding implements UpstreamSink {
+class Forwarding implements AttemptSink {
   private exchange: UpstreamCall | undefined = undefined;
   private finished = false;
   private responded = false;
@@ -182,36 +180,20 @@ class Forwarding implements UpstreamSink {
       schedule(this.backendDeadline, backendTimeoutMs, this.startedAt);
     }
     const plan = this.plan;
-    if (plan.cluster.protocol === 'h2c') {
-      const headers = this.headers ?? upstreamHeaders(this.req, plan, this.proto, false, this.traceparent());
-      const session = rt.h2Pools.get(endpoint);
-      const h2Headers = h2RequestHeaders(this.method, plan.target, headers, this.req, session.authority);
-      if (this.answer.logged) this.answer.requestId = headers['x-request-id'] as string | undefined;
-      const exchange = new H2UpstreamExchange(h2Headers, this.body, this.method === 'HEAD', this);
-      this.exchange = exchange;
-      session.send(exchange);
-      return;
-    }
-    const pool = rt.pools.get(endpoint);
-    const options: HeadOptions = {
-      method: this.method,
-      target: plan.target,
+    const attempt: UpstreamAttempt = {
+      plan,
+      request: this.req,
       proto: this.proto,
-      timeoutMs: plan.action.timeoutMs,
-      hostRewrite: plan.hostRewrite,
-      chunked: this.chunked,
-      contentLength: this.req.contentLength,
-      authority: pool.authority,
+      headers: this.headers,
+      body: this.body,
       traceparent: this.traceparent(),
     };
-    const head =
-      this.headers === undefined
-        ? requestHeadFromRaw(this.req, options)
-        : requestHeadFromMap(this.headers, options);
-    if (this.answer.logged) this.answer.requestId = requestIdOf(head);
-    const exchange = new UpstreamExchange(head, this.body, this.chunked, this.method === 'HEAD', this);
-    this.exchange = exchange;
-    pool.send(exchange);
+    rt.upstreams[plan.cluster.protocol].send(endpoint, attempt, this);
+  }
+
+  onUpstreamCall(call: UpstreamCall): void {
+    this.exchange = call;
+    if (this.answer.logged) this.answer.requestId = call.requestId;
   }
 
   /** The traceparent sent upstream: the proxy's span as the parent (tracing on), else none of ours. */
@@ -446,16 +428,6 @@ const UPSTREAM_FLAG: Record<UpstreamErrorKind, ResponseFlag> = {
   invalid_response: 'invalid_upstream_response',
   send_timeout: 'upstream_timeout',
 };
-
-const REQUEST_ID_LINE = '\r\nx-request-id: ';
-
-/** The x-request-id the proxy wrote into an upstream head (the only one: a client's never passes as is). */
-function requestIdOf(head: string): string | undefined {
-  const at = head.indexOf(REQUEST_ID_LINE);
-  if (at < 0) return undefined;
-  const start = at + REQUEST_ID_LINE.length;
-  return head.slice(start, head.indexOf('\r\n', start));
-}
 
 export function handleRequest(
   rt: ProxyRuntime,

@@ -29,6 +29,7 @@ import { AccessLog } from './telemetry/access-log.js';
 import { createLiveNames, type LiveNamesTracker } from './telemetry/live-names.js';
 import { createProxyMetrics } from './telemetry/metrics.js';
 import { createTracing } from './telemetry/tracing.js';
+import { h2cUpstream, http1Upstream } from './upstream/by-protocol.js';
 import { H2EndpointPool } from './upstream/h2c-pool.js';
 import { EndpointPool } from './upstream/http1.js';
 import { createUpstreamPools } from './upstream/pools.js';
@@ -176,11 +177,14 @@ function createRuntime(options: ProxyOptions): ProxyRuntime {
     sendTimeoutMs: options.upstreamSendTimeoutMs,
   };
   const metrics = createProxyMetrics();
+  const pools = createUpstreamPools((address, port, key) => new EndpointPool(address, port, key, h1Pool));
+  const h2Pools = createUpstreamPools((address, port, key) => new H2EndpointPool(address, port, key, h2Pool));
   return {
     options,
     metrics,
-    pools: createUpstreamPools((address, port, key) => new EndpointPool(address, port, key, h1Pool)),
-    h2Pools: createUpstreamPools((address, port, key) => new H2EndpointPool(address, port, key, h2Pool)),
+    pools,
+    h2Pools,
+    upstreams: { http: http1Upstream(pools), h2c: h2cUpstream(h2Pools) },
     snapshot: undefined,
     draining: false,
     activeByEndpoint: new Map(),

@@ -5,6 +5,7 @@ import type { Snapshot } from './routing/snapshot.js';
 import type { AccessLog } from './telemetry/access-log.js';
 import type { ProxyMetrics } from './telemetry/metrics.js';
 import type { Tracing } from './telemetry/tracing.js';
+import type { Upstreams } from './upstream/by-protocol.js';
 import type { H2EndpointPool } from './upstream/h2c-pool.js';
 import type { EndpointPool } from './upstream/http1.js';
 import type { UpstreamPools } from './upstream/pools.js';
@@ -16,6 +17,8 @@ export interface ProxyRuntime {
   pools: UpstreamPools<EndpointPool>;
   /** Multiplexed HTTP/2 (h2c) sessions per upstream endpoint, for clusters of protocol `h2c`. */
   h2Pools: UpstreamPools<H2EndpointPool>;
+  /** The pools above behind one interface, by cluster protocol: what the handler sends through. */
+  upstreams: Upstreams;
   /** Swapped atomically by apply; a request reads it once, at its start. */
   snapshot: Snapshot | undefined;
   draining: boolean;

@@ -1,12 +1,8 @@
 import assert from 'node:assert/strict';
 import { type AddressInfo, createServer, type Server, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import {
-  EndpointPool,
-  type UpstreamError,
-  UpstreamExchange,
-  type UpstreamSink,
-} from '../../src/proxy/upstream/http1.js';
+import { EndpointPool, UpstreamExchange } from '../../src/proxy/upstream/http1.js';
+import type { UpstreamError, UpstreamSink } from '../../src/proxy/upstream/upstream.js';
 import { parseResponseHead } from '../../src/proxy/wire/response-head.js';
 import { MALFORMED_CHUNKED, TOO_MANY_TRAILERS } from '../support/malformed-chunked.js';
 

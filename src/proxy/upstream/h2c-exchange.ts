@@ -10,8 +10,8 @@ import {
 } from 'node:http2';
 import type { RequestBody } from '../exchange.js';
 import { headerLines, headerObject } from '../wire/h2-header-block.js';
-import { type UpstreamCall, UpstreamError, type UpstreamErrorKind, type UpstreamSink } from './http1.js';
 import { awaitUpstreamDrain, sendStallMessage } from './send-stall.js';
+import { type UpstreamCall, UpstreamError, type UpstreamErrorKind, type UpstreamSink } from './upstream.js';
 
 const { NGHTTP2_CANCEL, NGHTTP2_NO_ERROR, NGHTTP2_REFUSED_STREAM, NGHTTP2_FLAG_END_STREAM } = constants;
 
@@ -36,6 +36,11 @@ export class H2UpstreamExchange implements UpstreamCall {
     readonly noResponseBody: boolean,
     readonly sink: UpstreamSink,
   ) {}
+
+  get requestId(): string | undefined {
+    const id = this.headers['x-request-id'];
+    return typeof id === 'string' ? id : undefined;
+  }
 
   /** Opens the stream on `session` (which has room for it). */
   start(session: ClientHttp2Session, slot: StreamSlot): void {

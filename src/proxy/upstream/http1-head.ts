@@ -186,3 +186,13 @@ export function sendable(
   }
   return true;
 }
+
+const REQUEST_ID_LINE = '\r\nx-request-id: ';
+
+/** The x-request-id the proxy wrote into an upstream head (the only one: a client's never passes as is). */
+export function requestIdOf(head: string): string | undefined {
+  const at = head.indexOf(REQUEST_ID_LINE);
+  if (at < 0) return undefined;
+  const start = at + REQUEST_ID_LINE.length;
+  return head.slice(start, head.indexOf('\r\n', start));
+}

@@ -8,44 +8,11 @@ import type { RequestBody } from '../exchange.js';
 import { bodyPiece } from '../wire/body-piece.js';
 import { ChunkedDecoder, type ChunkedLimits } from '../wire/chunked-decoder.js';
 import { type HeadSearch, headEnd } from '../wire/header-line.js';
-import { CHUNKED, parseResponseHeadBytes, UNTIL_CLOSE, type UpstreamHead } from '../wire/response-head.js';
+import { CHUNKED, parseResponseHeadBytes, UNTIL_CLOSE } from '../wire/response-head.js';
 import { lastChunk, MAX_TRAILERS } from '../wire/trailers.js';
+import { requestIdOf } from './http1-head.js';
 import { awaitUpstreamDrain, sendStallMessage } from './send-stall.js';
-
-/** Why an exchange failed: `reset` (closed or reset before a complete response) may be retried. */
-export type UpstreamErrorKind =
-  | 'refused'
-  | 'reset'
-  | 'invalid_response'
-  | 'connect_timeout'
-  | 'send_timeout'
-  | 'error';
-
-export class UpstreamError extends Error {
-  constructor(
-    message: string,
-    readonly kind: UpstreamErrorKind,
-  ) {
-    super(message);
-  }
-}
-
-/** Receives one exchange's outcome; exactly one of onUpstreamEnd / onUpstreamError ends it. */
-export interface UpstreamSink {
-  /**
-   * The final response head (interim 1xx responses are skipped). `alone`: no body bytes came with it, yet a body
-   * follows; the client should have the head now (a stream may wait long before its first bytes).
-   */
-  onUpstreamHead(status: number, head: UpstreamHead, alone: boolean): void;
-  /** A body chunk, valid only during the call (copy to keep it); return false to stop reading until `exchange.resume()`. */
-  onUpstreamData(chunk: Buffer): boolean;
-  /**
-   * The response is complete; `last`: its final body bytes when they arrived with the end (valid during the
-   * call); `trailers`: trailer lines (name, value, ...) when the upstream sent some (HTTP/2 only).
-   */
-  onUpstreamEnd(last: Buffer | undefined, trailers?: string[]): void;
-  onUpstreamError(error: UpstreamError): void;
-}
+import { type UpstreamCall, UpstreamError, type UpstreamErrorKind, type UpstreamSink } from './upstream.js';
 
 export interface UpstreamPoolOptions {
   maxConnections: number;
@@ -53,14 +20,6 @@ export interface UpstreamPoolOptions {
   connectTimeoutMs: number;
   /** A request body the upstream takes nothing of for this long fails its exchange. */
   sendTimeoutMs: number;
-}
-
-/** What a request handler holds of an exchange under way, whatever the upstream protocol. */
-export interface UpstreamCall {
-  /** Abandons the exchange: nothing more is reported. */
-  cancel(): void;
-  /** Reading resumes after the sink returned false from onUpstreamData. */
-  resume(): void;
 }
 
 /** One request toward one endpoint. */
@@ -93,6 +52,10 @@ export class UpstreamExchange implements UpstreamCall {
   /** Reading resumes after the sink returned false from onUpstreamData. */
   resume(): void {
     this.connection?.socket.resume();
+  }
+
+  get requestId(): string | undefined {
+    return requestIdOf(this.head);
   }
 }
 
