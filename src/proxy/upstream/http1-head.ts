@@ -60,7 +60,7 @@ export function requestHeadFromRaw(req: ClientRequest, o: HeadOptions): string {
   return requestHeadFromLines(req, o);
 }
 
-/** Whether a line of a known name (wire-names.ts) is passed on as it came, by the rules requestHeadFromLines applies. */
+/** Whether a line of a known name (wire/header-names.ts) is passed on as it came, by the rules requestHeadFromLines applies. */
 function passesAsIs(name: string, o: HeadOptions): boolean {
   if (HOP_BY_HOP.has(name) || name === 'host' || name === 'content-length') return false;
   const rule = clientHeaderRule(name);

@@ -1,5 +1,5 @@
 // Connection pools, one per upstream endpoint and protocol (our own HTTP/1.1 client: it measured cheaper per
-// request than undici and node:http's Agent, see bench/upstream-client.ts; h2c sessions in h2/upstream-pools.ts),
+// request than undici and node:http's Agent, see bench/upstream-http1.ts; h2c sessions in h2c-pool.ts),
 // made on first use and closed once no cluster uses the endpoint.
 import type { Endpoint } from '../../ir/fleet-config.js';
 import { endpointKey } from '../routing/snapshot.js';

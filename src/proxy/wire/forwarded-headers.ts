@@ -43,7 +43,7 @@ export function clientHeaderRule(lowerName: string): ClientHeaderRule {
 /**
  * Whether the header name text [from, to) (in any case) starts as the names a client may not send on do: any
  * x-forwarded-* (x-forwarded-for aside, which clientHeaderRule decides first) and every x-portico-*. Read in
- * place, so a head's unknown names are judged without cutting or lower-casing them (request-head.ts).
+ * place, so a head's unknown names are judged without cutting or lower-casing them (upstream/http1-head.ts).
  */
 export function untrustedPrefix(text: string, from: number, to: number): boolean {
   return startsWithName(text, from, to, 'x-forwarded-') || startsWithName(text, from, to, 'x-portico-');

@@ -1,7 +1,7 @@
 // One request head as a client sent it (RFC 9112): the request line and header lines, read on the head's bytes
 // with size and count limits and judged for framing. Strict: whatever could be read two ways (smuggling) is
 // refused with the status to answer, never guessed at. The header lines stay where they stand in the head's
-// text: a request forwarded with its headers unchanged passes runs of its own lines on (request-head.ts), and
+// text: a request forwarded with its headers unchanged passes runs of its own lines on (upstream/http1-head.ts), and
 // the list of names and values is made only when something asks for it.
 import { bytesAre, digitsValue, headerLine, latin1Bytes, nameIs, readHeaderLine } from './header-line.js';
 import { knownName } from './header-names.js';
@@ -103,7 +103,7 @@ export class RequestHead implements ParsedRequest {
     readonly text: string,
     /** FIELDS offsets per header line (see above). */
     readonly offsets: number[],
-    /** Per header line, the known lower-case name it has (wire-names.ts), or undefined. */
+    /** Per header line, the known lower-case name it has (header-names.ts), or undefined. */
     readonly names: (string | undefined)[],
     /** An absolute-form target's authority: it replaces the first Host line's value (or is added as Host). */
     readonly authority: string | undefined,

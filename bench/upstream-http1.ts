@@ -1,4 +1,4 @@
-// `node --import tsx bench/upstream-client.ts`: why the proxy forwards with its own HTTP/1.1 client. Three
+// `node --import tsx bench/upstream-http1.ts`: why the proxy forwards with its own HTTP/1.1 client. Three
 // minimal forwarders, node:http's keep-alive Agent, an undici Pool and Portico's EndpointPool, in front of the
 // same backend, measured in the same run (interleaved rounds, median reported). About 35 s.
 import { execFileSync, spawn } from 'node:child_process';
