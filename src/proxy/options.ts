@@ -87,7 +87,7 @@ export interface Http2Limits {
   prefaceTimeoutMs: number;
   /**
    * Upstream requests (HTTP/1.1 connections or h2c streams) one downstream HTTP/2 connection holds at once; its
-   * further requests wait for one of its own to end (upstream-share.ts).
+   * further requests wait for one of its own to end (downstream/h2/upstream-share.ts).
    */
   maxUpstreamPerSession: number;
   /** Upstream h2c: sessions per endpoint at most (each takes up to the peer's concurrent streams). */
