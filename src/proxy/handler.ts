@@ -77,7 +77,7 @@ function flatHeaders(raw: HeaderMap): string[] {
  * One forwarded request: the upstream exchange's sink, its timers, retries and the client response. A class
  * so that the per-request state is one object with shared methods instead of a dozen closures.
  */
-class Forwarding implements AttemptSink {
+class Forwarding implements AttemptSink, UpstreamAttempt {
   private exchange: UpstreamCall | undefined = undefined;
   private finished = false;
   private responded = false;
@@ -92,26 +92,26 @@ class Forwarding implements AttemptSink {
   private readonly chunked: boolean;
   private readonly method: string;
   /** The request headers after request header filters; undefined: built straight from the raw lines. */
-  private headers: HeaderMap | undefined = undefined;
+  headers: HeaderMap | undefined = undefined;
   /** Holds the request body until it is in (or large): set while no upstream connection is taken yet. */
   private gate: BodyGate | undefined = undefined;
   /** The body as sent upstream (buffered first, see BodyGate); null: none. */
-  private body: RequestBody | null = null;
+  body: RequestBody | null = null;
 
   constructor(
     private readonly rt: ProxyRuntime,
-    private readonly plan: ForwardPlan,
-    private readonly req: ClientRequest,
+    readonly plan: ForwardPlan,
+    readonly request: ClientRequest,
     private readonly res: ProxyResponse,
     private readonly closing: boolean,
-    private readonly proto: 'http' | 'https',
+    readonly proto: 'http' | 'https',
     /** The request's record: when it arrived, and what the access log says about it. */
     private readonly answer: Answer,
   ) {
-    this.method = req.method;
-    this.bodyless = req.body === null;
+    this.method = request.method;
+    this.bodyless = request.body === null;
     // A chunked client body is re-framed by us; its length is unknown, so no content-length goes along.
-    this.chunked = req.chunked;
+    this.chunked = request.chunked;
     // 0 is the Gateway API's "no timeout".
     if (plan.action.timeoutMs > 0) {
       this.routeDeadline = new Deadline(this);
@@ -123,7 +123,7 @@ class Forwarding implements AttemptSink {
     const plan = this.plan;
     const headers =
       plan.requestModifiers.length > 0
-        ? upstreamHeaders(this.req, plan, this.proto, false, this.traceparent())
+        ? upstreamHeaders(this.request, plan, this.proto, false, this.traceparent())
         : undefined;
     this.headers = headers;
     if (plan.configuredRequest && !sendable(plan.target, headers, plan.hostRewrite)) {
@@ -137,7 +137,7 @@ class Forwarding implements AttemptSink {
       respondLocally(this.res, 502, this.closing);
       return;
     }
-    const body = this.req.body;
+    const body = this.request.body;
     if (body === null) {
       // The request arrived just now: its start time is this attempt's (one clock reading fewer).
       this.attempt(this.plan.endpoint, this.answer.started);
@@ -151,7 +151,7 @@ class Forwarding implements AttemptSink {
   }
 
   private attempt(endpoint: Endpoint, now = performance.now()): void {
-    const share = this.req.upstreamShare;
+    const share = this.request.upstreamShare;
     if (share !== undefined && !this.sharing) {
       let waited = false;
       share.take(() => {
@@ -179,16 +179,8 @@ class Forwarding implements AttemptSink {
       this.backendDeadline ??= new Deadline(this);
       schedule(this.backendDeadline, backendTimeoutMs, this.startedAt);
     }
-    const plan = this.plan;
-    const attempt: UpstreamAttempt = {
-      plan,
-      request: this.req,
-      proto: this.proto,
-      headers: this.headers,
-      body: this.body,
-      traceparent: this.traceparent(),
-    };
-    rt.upstreams[plan.cluster.protocol].send(endpoint, attempt, this);
+    // The forwarding is the attempt itself: its plan, request, headers and body as they stand (no object per try).
+    rt.upstreams[this.plan.cluster.protocol].send(endpoint, this, this);
   }
 
   onUpstreamCall(call: UpstreamCall): void {
@@ -197,7 +189,7 @@ class Forwarding implements AttemptSink {
   }
 
   /** The traceparent sent upstream: the proxy's span as the parent (tracing on), else none of ours. */
-  private traceparent(): string | undefined {
+  traceparent(): string | undefined {
     const trace = this.answer.trace;
     return trace === undefined ? undefined : traceparentOf(trace);
   }
@@ -205,7 +197,7 @@ class Forwarding implements AttemptSink {
   private release(): void {
     if (this.sharing) {
       this.sharing = false;
-      this.req.upstreamShare!.give();
+      this.request.upstreamShare!.give();
     }
     const key = this.activeKey;
     if (key === undefined) return;

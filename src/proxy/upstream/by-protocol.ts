@@ -28,7 +28,7 @@ export function http1Upstream(pools: UpstreamPools<EndpointPool>): Upstream {
         chunked: request.chunked,
         contentLength: request.contentLength,
         authority: pool.authority,
-        traceparent: attempt.traceparent,
+        traceparent: attempt.traceparent(),
       };
       const head =
         headers === undefined ? requestHeadFromRaw(request, options) : requestHeadFromMap(headers, options);
@@ -51,7 +51,7 @@ export function h2cUpstream(pools: UpstreamPools<H2EndpointPool>): Upstream {
     send(endpoint, attempt, sink) {
       const { plan, request } = attempt;
       const headers =
-        attempt.headers ?? upstreamHeaders(request, plan, attempt.proto, false, attempt.traceparent);
+        attempt.headers ?? upstreamHeaders(request, plan, attempt.proto, false, attempt.traceparent());
       const session = pools.get(endpoint);
       const h2Headers = h2RequestHeaders(request.method, plan.target, headers, request, session.authority);
       const exchange = new H2UpstreamExchange(h2Headers, attempt.body, request.method === 'HEAD', sink);

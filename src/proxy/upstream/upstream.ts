@@ -64,7 +64,7 @@ export interface UpstreamAttempt {
   /** The body as sent upstream (buffered first, see BodyGate); null: none. */
   readonly body: RequestBody | null;
   /** The traceparent sent upstream (the proxy's span as the parent); undefined: none of ours. */
-  readonly traceparent: string | undefined;
+  traceparent(): string | undefined;
 }
 
 /** The handler's side of an attempt: its sink, which also holds the call. */
