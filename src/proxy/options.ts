@@ -52,9 +52,15 @@ export interface Http2Limits {
   maxSessionInvalidFrames: number;
   /** Streams refused (over a limit) per session before it is destroyed. */
   maxSessionRejectedStreams: number;
-  /** Per-stream flow-control window we grant (SETTINGS_INITIAL_WINDOW_SIZE): what one stalled stream may pin. */
+  /**
+   * Per-stream flow-control window we grant (SETTINGS_INITIAL_WINDOW_SIZE): what one stalled stream may pin
+   * beyond the proxy's own buffers, so a connection's stalled uploads pin at most maxConcurrentStreams times it.
+   */
   initialWindowSize: number;
-  /** Connection flow-control window we grant: what all streams of one session may pin together. */
+  /**
+   * Connection flow-control window we grant. It paces a connection but bounds no memory: Node returns it as soon
+   * as DATA reaches a stream's buffer, read or not (docs/security.md, "What an uploader holds").
+   */
   sessionWindowSize: number;
   /** Entries per SETTINGS frame accepted. */
   maxSettings: number;
@@ -164,7 +170,7 @@ export const DEFAULT_PROXY_OPTIONS: ProxyOptions = {
     maxSessionMemoryMb: 10,
     maxSessionInvalidFrames: 100,
     maxSessionRejectedStreams: 100,
-    initialWindowSize: 256 * 1024,
+    initialWindowSize: 64 * 1024,
     sessionWindowSize: 1024 * 1024,
     maxSettings: 32,
     maxOutstandingPings: 10,
