@@ -225,17 +225,9 @@ value of map \`a\`. A misspelled field is an error naming it (and the field it r
 export function renderConfigReference(): string {
   const gatewayApi: string[] = [];
   const ignored: UnknownNote = () => 'Not implemented: admitted, as the API server would, and ignored.';
-  for (const kind of [
-    'GatewayClass',
-    'Gateway',
-    'HTTPRoute',
-    'GRPCRoute',
-    'ReferenceGrant',
-    'Service',
-    'EndpointSlice',
-    'Secret',
-    'Namespace',
-  ] as const) {
+  // Every kind the API layer loads, in its table's order: a kind added there gets its section here.
+  const kinds = (Object.keys(KINDS) as ApiKind[]).filter((k) => k !== 'DataPlaneProxy');
+  for (const kind of kinds) {
     gatewayApi.push(
       `### ${kind}\n\n${table(kindRows(kind, { describe: NO_DESCRIPTION, unknown: ignored }))}\n`,
     );
