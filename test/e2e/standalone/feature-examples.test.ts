@@ -106,3 +106,40 @@ test('tracing: the class DataPlaneProxy exports a span per request to the collec
   assert.equal(span.parentSpanId, '00f067aa0ba902b7');
   assert.equal(span.spanId, forwarded.split('-')[2]);
 });
+
+test('traffic: a redirect, a rewrite with header edits, a 90/10 split and a timeout, seen with curl', async (t) => {
+  const { files, stateDir } = await exampleCopy(t, 'traffic', ['stable', 'canary']);
+  const c = await startStandalone(t, { args: ['-f', files], pool: '127.0.84.0/24', stateDir });
+  const address = await programmedAddress(c.admin, 'default', 'eg');
+  const curl = (rest: string) => shell(`curl -sS -H 'Host: app.example.com' ${rest}`);
+  const moved = await eventually('the redirect', async () => {
+    const out = await curl(`-i http://${address}:8080/old/users`).catch(() => '');
+    return /^HTTP\/1\.1 301/.test(out) ? out : undefined;
+  });
+  assert.match(moved, /^location: http:\/\/app\.example\.com:8080\/v2\/users\r$/m);
+
+  const rewritten = await curl(`-i 'http://${address}:8080/v2/users?id=1'`);
+  assert.match(rewritten, /^HTTP\/1\.1 200/);
+  assert.match(rewritten, /^cache-control: no-store\r$/m);
+  const seen = JSON.parse(rewritten.slice(rewritten.indexOf('\r\n\r\n') + 4)) as EchoBody;
+  assert.equal(seen.pod, 'stable');
+  assert.equal(seen.path, '/users?id=1');
+  assert.deepEqual(seen.headers['X-Api-Version'], ['2']);
+
+  // The README's count: 200 requests in one curl (its URL range), the answering backend of each tallied (the
+  // echo names itself in `service`).
+  const tally = await curl(
+    `'http://${address}:8080/?n=[1-200]' | grep -o '"service":"[^"]*"' | sort | uniq -c`,
+  );
+  const counts = new Map(
+    [...tally.matchAll(/(\d+) "service":"([a-z]+)"/g)].map((m) => [m[2], Number(m[1])] as const),
+  );
+  const stable = counts.get('stable') ?? 0;
+  const canary = counts.get('canary') ?? 0;
+  assert.equal(stable + canary, 200, tally);
+  // 20 expected; 1..60 holds but for a split off by more than nine standard deviations.
+  assert.ok(canary >= 1 && canary <= 60, tally);
+
+  const slow = await curl(`-o /dev/null -w '%{http_code}' 'http://${address}:8080/slow?delay=5s'`);
+  assert.equal(slow, '504');
+});
