@@ -54,6 +54,16 @@ test('HTTPS: make-secret.sh, a TLS listener; curl verifies the certificate and o
   await assert.rejects(
     shell(`curl -sS --resolve www.example.com:8443:${address} https://www.example.com:8443/`),
   );
+
+  // A new certificate written over the Secret's file is served without a restart: curl trusting only the new one
+  // gets through.
+  const before = await readFile(join(secrets, 'tls.crt'), 'utf8');
+  await shell(`sh ${files}/make-secret.sh ${secrets}`);
+  assert.notEqual(await readFile(join(secrets, 'tls.crt'), 'utf8'), before);
+  await eventually('the new certificate served', async () => {
+    const out = await shell(curl).catch(() => '');
+    return /^HTTP\/\S+ 200/.test(out) ? out : undefined;
+  });
 });
 
 test('gRPC: a GRPCRoute answers a grpc-js client and curl over h2c; another method is UNIMPLEMENTED', async (t) => {
