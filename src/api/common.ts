@@ -59,7 +59,10 @@ export const ConditionSchema = Type.Object({
 export type Condition = Static<typeof ConditionSchema>;
 
 /** A string enum as TypeBox literals, so errors can list the allowed values. */
-export function Enum<const T extends readonly string[]>(values: T, options: { default?: T[number] } = {}) {
+export function Enum<const T extends readonly string[]>(
+  values: T,
+  options: { default?: T[number]; description?: string } = {},
+) {
   return Type.Union(
     values.map((v) => Type.Literal(v)),
     options,

@@ -12,39 +12,77 @@ import { parseYamlDocuments } from './yaml-documents.js';
 export const DEFAULT_CONTROLLER_NAME = 'gateway.portico.io/gatewayclass-controller';
 export const DEFAULT_CONTROLLER_NAMESPACE = 'portico-gateway-system';
 
+// Each field's description is what docs/configuration.md says of it (scripts/config-reference.ts).
 export const PorticoGatewayConfigSchema = Type.Object({
   apiVersion: Type.Literal(`${PORTICO_GROUP}/v1alpha1`),
   kind: Type.Literal('PorticoGateway'),
   gateway: Type.Object(
-    { controllerName: Type.String({ minLength: 1, default: DEFAULT_CONTROLLER_NAME }) },
+    {
+      controllerName: Type.String({
+        minLength: 1,
+        default: DEFAULT_CONTROLLER_NAME,
+        description:
+          'The GatewayClass spec.controllerName this controller serves; classes naming another controller, and their Gateways and routes, are left alone and get no status from it.',
+      }),
+    },
     { default: {} },
   ),
   provider: Type.Object(
     {
-      type: Enum(['Kubernetes', 'Standalone'] as const, { default: 'Kubernetes' }),
+      type: Enum(['Kubernetes', 'Standalone'] as const, {
+        default: 'Kubernetes',
+        description:
+          "Where resources come from: a cluster's API server (`portico controller`), or YAML files on this machine (`portico standalone`).",
+      }),
       kubernetes: Type.Object(
         {
           deploy: Type.Object(
             {
               type: Enum(['ControllerNamespace', 'GatewayNamespace'] as const, {
                 default: 'ControllerNamespace',
+                description:
+                  "Where each fleet's ServiceAccount, Deployment and Service are created: the controller's own namespace (discovery by mutual TLS), or each Gateway's namespace, owned by the Gateway (discovery by service-account token).",
               }),
             },
             { default: {} },
           ),
           // Absent: every namespace is watched.
           watch: Type.Optional(
-            Type.Object({
-              type: Enum(['Namespaces', 'NamespaceSelector'] as const),
-              namespaces: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
-              namespaceSelector: Type.Optional(LabelSelectorSchema),
-            }),
+            Type.Object(
+              {
+                type: Enum(['Namespaces', 'NamespaceSelector'] as const, {
+                  description: 'How the watched namespaces are chosen: by name, or by their labels.',
+                }),
+                namespaces: Type.Optional(
+                  Type.Array(Type.String({ minLength: 1 }), {
+                    description: 'The namespaces watched; required when type is Namespaces.',
+                  }),
+                ),
+                namespaceSelector: Type.Optional(
+                  Type.Unsafe<Static<typeof LabelSelectorSchema>>({
+                    ...LabelSelectorSchema,
+                    description:
+                      'Namespaces whose labels match are watched; required when type is NamespaceSelector.',
+                  }),
+                ),
+              },
+              {
+                description:
+                  "Restricts the namespaces whose Gateways, routes and Services are read (absent: all). The controller's own namespace is always watched for its DataPlaneProxy and infrastructure objects.",
+              },
+            ),
           ),
         },
         { default: {} },
       ),
       standalone: Type.Object(
-        { paths: Type.Array(Type.String({ minLength: 1 }), { default: [] }) },
+        {
+          paths: Type.Array(Type.String({ minLength: 1 }), {
+            default: [],
+            description:
+              "YAML files and directories read (and watched) in standalone mode, besides those given with -f; a relative path is taken from the configuration file's folder.",
+          }),
+        },
         { default: {} },
       ),
     },

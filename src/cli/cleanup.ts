@@ -3,7 +3,8 @@
 import { parseArgs } from 'node:util';
 import { DEFAULT_CONTROLLER_NAME, DEFAULT_CONTROLLER_NAMESPACE } from '../api/controller-config.js';
 import { CONTROLLER_SERVICE } from '../ir/well-known.js';
-import { createLogger, logToStdout } from '../platform/log-line.js';
+import { createLogger, logSink } from '../platform/log-line.js';
+import { LOG_FORMAT_HELP, LOG_LEVEL_HELP, logFormatOption, logLevelOption } from './log-level-option.js';
 
 export const HELP = `usage: portico cleanup [--namespace NS] [--controller-name NAME] [--fleet-namespaces own|all|A,B]
                        [--kubeconfig PATH]
@@ -18,6 +19,8 @@ options:
   --controller-name NAME    its controller name, which names its Lease (default ${DEFAULT_CONTROLLER_NAME})
   --fleet-namespaces WHERE  own (Controller Namespace Mode, default), all, or a comma-separated list
   --kubeconfig PATH         use a kubeconfig instead of the pod's service account
+${LOG_LEVEL_HELP}
+${LOG_FORMAT_HELP}
   -h, --help                show this help`;
 
 export async function run(argv: string[]): Promise<number> {
@@ -28,6 +31,8 @@ export async function run(argv: string[]): Promise<number> {
       'controller-name': { type: 'string', default: DEFAULT_CONTROLLER_NAME },
       'fleet-namespaces': { type: 'string', default: 'own' },
       kubeconfig: { type: 'string' },
+      'log-level': { type: 'string', default: 'info' },
+      'log-format': { type: 'string', default: 'text' },
       help: { type: 'boolean', short: 'h', default: false },
     },
     strict: true,
@@ -36,6 +41,10 @@ export async function run(argv: string[]): Promise<number> {
     console.log(HELP);
     return 0;
   }
+  const log = createLogger(
+    logLevelOption(values['log-level']),
+    logSink(logFormatOption(values['log-format'])),
+  );
   const { createApiClient } = await import('../provider/kubernetes/api-client.js');
   const { removeControllerObjects } = await import('../provider/kubernetes/cleanup.js');
   const client = await createApiClient(values.kubeconfig);
@@ -54,8 +63,8 @@ export async function run(argv: string[]): Promise<number> {
     controllerName: values['controller-name'],
     controllerDeployment: CONTROLLER_SERVICE,
     fleetNamespaces,
-    log: createLogger('info', logToStdout),
+    log,
   });
-  logToStdout(`cleanup: ${deleted} objects of the controller in ${namespace} deleted`);
+  log.info(`cleanup: ${deleted} objects of the controller in ${namespace} deleted`);
   return 0;
 }

@@ -60,7 +60,7 @@ _portico_complete() {
       COMPREPLY=( $(compgen -f -- "$cur") )
       return 0 ;;
     -o|--output)
-      COMPREPLY=( $(compgen -W "wide name json yaml" -- "$cur") )
+      COMPREPLY=( $(compgen -W "wide name json yaml jsonpath=" -- "$cur") )
       return 0 ;;
     --log-level)
       COMPREPLY=( $(compgen -W "debug info warn error" -- "$cur") )

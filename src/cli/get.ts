@@ -6,6 +6,7 @@ import { PorticoError } from '../platform/errors.js';
 import { DEFAULT_ADMIN_ADDRESS } from '../provider/standalone/admin-server.js';
 import type { ResourceObject } from '../provider/standalone/admin-state.js';
 import { getConfig } from './get-config.js';
+import { JsonPathError, type JsonPathTemplate, parseJsonPath } from './jsonpath.js';
 import { ageSince, formatTable } from './output.js';
 import {
   type ChangeFeed,
@@ -28,7 +29,9 @@ their last good content).
 options:
   -n, --namespace NS       namespace to list (default: default; ignored for gatewayclasses)
   -A, --all-namespaces     list every namespace (adds a NAMESPACE column)
-  -o, --output FORMAT      wide, name, json or yaml (default: a table)
+  -o, --output FORMAT      wide, name, json, yaml or jsonpath=TEMPLATE (default: a table); a JSONPath
+                           template as kubectl takes it, on the List (or the one object NAME names):
+                           -o jsonpath='{range .items[*]}{.metadata.name}{"\\n"}{end}'
   -w, --watch              after the list, print each object again whenever it changes (or goes), until
                            interrupted (a cluster's watch stream; the standalone API is read every ${STANDALONE_POLL_MS} ms)
       --admin-address A    the controller's admin API (default: ${DEFAULT_ADMIN_ADDRESS})
@@ -139,14 +142,16 @@ async function watch(
   initial: ResourceObject[],
   read: () => Promise<ResourceObject[]>,
   feed: ChangeFeed,
-  request: { output?: string; allNamespaces: boolean },
+  request: { output?: string; jsonPath?: JsonPathTemplate; allNamespaces: boolean },
   io: GetIo,
 ): Promise<number> {
   const seen = new Map(initial.map((r) => [objectKey(r), watchIdentity(r)]));
   const lastObjects = new Map(initial.map((r) => [objectKey(r), r]));
   const print = (changed: ResourceObject[]) => {
     if (changed.length === 0) return;
-    if (request.output === 'name') {
+    if (request.jsonPath !== undefined) {
+      for (const r of changed) io.stdout(request.jsonPath.run(r));
+    } else if (request.output === 'name') {
       for (const r of changed)
         io.stdout(`${type.kind.toLowerCase()}.gateway.networking.k8s.io/${r.metadata.name}\n`);
     } else if (request.output === 'json') {
@@ -203,8 +208,12 @@ export async function runGet(argv: string[], io: GetIo): Promise<number> {
     throw new PorticoError('E_USAGE', `get: ${what}\n\n${HELP}`);
   }
   const output = values.output;
-  if (output !== undefined && !['wide', 'name', 'json', 'yaml'].includes(output)) {
-    throw new PorticoError('E_USAGE', `get: --output must be wide, name, json or yaml, not '${output}'`);
+  const jsonPath = jsonPathOf(output);
+  if (output !== undefined && jsonPath === undefined && !['wide', 'name', 'json', 'yaml'].includes(output)) {
+    throw new PorticoError(
+      'E_USAGE',
+      `get: --output must be wide, name, json, yaml or jsonpath=TEMPLATE, not '${output}'`,
+    );
   }
   const allNamespaces = type.namespaced && values['all-namespaces'] === true && name === undefined;
   const namespace = type.namespaced && !allNamespaces ? (values.namespace ?? 'default') : undefined;
@@ -212,20 +221,46 @@ export async function runGet(argv: string[], io: GetIo): Promise<number> {
   const kind = resourceKind(type.plural)!;
   const items = await source.list(kind, namespace, name);
   // Said last, on stderr: what is shown may be the last good content of a file that is broken now.
-  const code = show(type, items, { name, namespace, output, allNamespaces }, io);
+  const code = show(type, items, { name, namespace, output, jsonPath, allNamespaces }, io);
   reportLoadErrors(await source.loadErrors(), io);
   if (values.watch !== true) return code;
   const feed = source.changes(kind, namespace, io.stop);
-  return watch(type, items, () => source.list(kind, namespace, name), feed, { output, allNamespaces }, io);
+  const request = { output, allNamespaces, ...(jsonPath === undefined ? {} : { jsonPath }) };
+  return watch(type, items, () => source.list(kind, namespace, name), feed, request, io);
+}
+
+/** The template of `-o jsonpath=TEMPLATE` (kubectl's spelling), parsed; undefined for other formats. */
+function jsonPathOf(output: string | undefined): JsonPathTemplate | undefined {
+  if (output === undefined || !/^jsonpath(=|$)/.test(output)) return undefined;
+  const template = output.slice('jsonpath='.length);
+  if (template === '')
+    throw new PorticoError(
+      'E_USAGE',
+      `get: -o jsonpath needs a template, e.g. -o jsonpath='{.items[*].metadata.name}'`,
+    );
+  try {
+    return parseJsonPath(template);
+  } catch (error) {
+    if (!(error instanceof JsonPathError)) throw error;
+    const pointer = `  ${template}\n  ${' '.repeat(error.column - 1)}^`;
+    throw new PorticoError('E_USAGE', `get: -o jsonpath: ${error.message}\n${pointer}`, { cause: error });
+  }
 }
 
 function show(
   type: ResourceType,
   items: ResourceObject[],
-  request: { name?: string; namespace?: string; output?: string; allNamespaces: boolean },
+  request: {
+    name?: string;
+    namespace?: string;
+    output?: string;
+    jsonPath?: JsonPathTemplate | undefined;
+    allNamespaces: boolean;
+  },
   io: GetIo,
 ): number {
   const { name, namespace, output, allNamespaces } = request;
+  if (request.jsonPath !== undefined) return showJsonPath(type, items, request, request.jsonPath, io);
   if (output === 'name') {
     if (name !== undefined && items[0] === undefined) {
       const where = namespace === undefined ? '' : ` in namespace ${namespace}`;
@@ -259,6 +294,27 @@ function show(
     return 0;
   }
   io.stdout(table(type, items, allNamespaces, output === 'wide', io.now()));
+  return 0;
+}
+
+/** kubectl's jsonpath output: the template on the List, or on the one object a name asks for; no newline added. */
+function showJsonPath(
+  type: ResourceType,
+  items: ResourceObject[],
+  request: { name?: string; namespace?: string },
+  template: JsonPathTemplate,
+  io: GetIo,
+): number {
+  if (request.name !== undefined) {
+    const found = items[0];
+    if (found === undefined) {
+      const where = request.namespace === undefined ? '' : ` in namespace ${request.namespace}`;
+      throw new PorticoError('E_VALIDATION', `${type.plural} "${request.name}" not found${where}`);
+    }
+    io.stdout(template.run(found));
+    return 0;
+  }
+  io.stdout(template.run({ apiVersion: 'v1', items, kind: 'List', metadata: { resourceVersion: '' } }));
   return 0;
 }
 

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { createServer } from 'node:net';
 import { test } from 'node:test';
+import { promisify } from 'node:util';
 import { parse } from 'yaml';
 import { runGet } from '../../src/cli/get.js';
 import { isPorticoError } from '../../src/platform/errors.js';
@@ -142,7 +143,54 @@ test('nothing to show is said on stderr, like kubectl; a missing name is an erro
   assert.equal(empty.stderr, 'No resources found in nowhere namespace.\n');
   await assert.rejects(get('gateway', 'missing'), /gateways "missing" not found in namespace default/);
   await assert.rejects(get('pods'), (e: unknown) => isPorticoError(e) && e.code === 'E_USAGE');
-  await assert.rejects(get('gateways', '-o', 'xml'), /--output must be wide, name, json or yaml/);
+  await assert.rejects(get('gateways', '-o', 'xml'), /--output must be wide, name, json, yaml or jsonpath/);
+});
+
+test('-o jsonpath runs the template on the List, or on the named object, as kubectl does', async (t) => {
+  const get = await controller(t);
+  const names = await get('gateways', '-A', '-o', 'jsonpath={.items[*].metadata.name}');
+  assert.equal(names.code, 0);
+  assert.equal(names.stdout, 'eg web');
+  const rows = await get(
+    'gtw',
+    '-A',
+    '-o',
+    'jsonpath={range .items[*]}{.metadata.namespace}/{.metadata.name} {.status.conditions[?(@.type=="Programmed")].status}{"\\n"}{end}',
+  );
+  assert.equal(rows.stdout, 'default/eg True\nteam-a/web False\n');
+  const one = await get('gateway', 'eg', '-o', 'jsonpath={.status.addresses[0].value}');
+  assert.equal(one.stdout, '127.0.1.1');
+  await assert.rejects(get('gateway', 'missing', '-o', 'jsonpath={.x}'), /gateways "missing" not found/);
+  await assert.rejects(get('gateways', '-o', 'jsonpath'), /-o jsonpath needs a template/);
+});
+
+test('the built CLI: -o jsonpath prints through the template; a broken one exits 2 naming its column', async (t) => {
+  const server = await startAdminServer({ address: '127.0.0.1:0', getState: () => fixtureState() });
+  t.after(() => server.close());
+  const run = promisify(execFile);
+  const ok = await run(process.execPath, [
+    PORTICO_MAIN,
+    'get',
+    'httproutes',
+    '--admin-address',
+    server.address,
+    '-o',
+    'jsonpath={.items[0].metadata.name}',
+  ]);
+  assert.equal(ok.stdout, 'backend');
+  const broken = spawnSync(process.execPath, [PORTICO_MAIN, 'get', 'gateways', '-o', 'jsonpath={.items[*}'], {
+    encoding: 'utf8',
+  });
+  assert.equal(broken.status, 2);
+  assert.equal(
+    broken.stderr,
+    [
+      "portico: get: -o jsonpath: column 10: expected ']' to close the '[' at column 8",
+      '  {.items[*}',
+      '           ^',
+      '',
+    ].join('\n'),
+  );
 });
 
 async function freePort(): Promise<number> {

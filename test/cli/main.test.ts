@@ -25,6 +25,10 @@ test('every command says what is wrong with its command line in plain words, wit
     [['get', 'gateways', '--help=x'], /^portico: get: --help takes no value\n\nusage: portico get/],
     [['echo', 'extra'], /^portico: echo: unexpected argument 'extra'\n\nusage: portico echo/],
     [['translate', '--nope'], /^portico translate: unknown option --nope\n\nusage: portico translate/],
+    [['version', '--short'], /^portico: version: unknown option --short\n\nusage: portico version/],
+    [['version', 'extra'], /^portico: version: unexpected argument 'extra'\n\nusage: portico version/],
+    [['cleanup', '--log-level', 'loud'], /^portico: --log-level: 'loud' is not debug, info, warn, error/],
+    [['shutdown-manager', '--log-format', 'xml'], /^portico: --log-format: 'xml' is not text or json/],
   ] as const) {
     const result = spawnSync(process.execPath, [PORTICO_MAIN, ...args], {
       encoding: 'utf8',

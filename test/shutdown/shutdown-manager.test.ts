@@ -63,6 +63,26 @@ describe('portico shutdown-manager', () => {
     }
   });
 
+  it('logs with their time: text by default, --log-format json one record a line, an unreachable proxy a warn', async () => {
+    const port = await freePort();
+    const text = startPortico(['shutdown-manager', 'drain', '--proxy-admin', `127.0.0.1:${port}`]);
+    assert.equal(await text.exited, 0);
+    assert.match(text.stderr(), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z warn shutdown-manager drain: /m);
+    const json = startPortico([
+      'shutdown-manager',
+      'drain',
+      '--proxy-admin',
+      `127.0.0.1:${port}`,
+      '--log-format',
+      'json',
+    ]);
+    assert.equal(await json.exited, 0);
+    const record = JSON.parse(json.stderr().trim()) as { time: string; level: string; msg: string };
+    assert.equal(record.level, 'warn');
+    assert.match(record.msg, /^shutdown-manager drain: .*unreachable/);
+    assert.ok(!Number.isNaN(Date.parse(record.time)));
+  });
+
   it('drain: exits 0 when no proxy answers', async () => {
     const port = await freePort();
     const child = startPortico(['shutdown-manager', 'drain', '--proxy-admin', `127.0.0.1:${port}`]);
