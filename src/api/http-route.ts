@@ -126,7 +126,13 @@ export const HTTPRouteRuleSchema = Type.Object({
       backendRequest: Type.Optional(Type.String({ pattern: DURATION_PATTERN })),
     }),
   ),
-  retry: Unimplemented(),
+  retry: Type.Optional(
+    Type.Object({
+      codes: Type.Array(Type.Integer({ minimum: 400, maximum: 599 }), { maxItems: 200, default: [] }),
+      attempts: Type.Integer({ minimum: 0, default: 1 }),
+      backoff: Type.Optional(Type.String({ pattern: DURATION_PATTERN })),
+    }),
+  ),
   sessionPersistence: Unimplemented(),
 });
 export type HTTPRouteRule = Static<typeof HTTPRouteRuleSchema>;

@@ -166,6 +166,18 @@ export interface ForwardAction {
   timeoutMs: number;
   /** HTTPRoute `timeouts.backendRequest`, per upstream attempt; absent or 0: bounded only by timeoutMs. */
   backendTimeoutMs?: number;
+  /** HTTPRoute `retry`: absent, no retries but the proxy's own (a stale pooled connection). */
+  retry?: RetryPolicy;
+}
+
+/** When a forwarded request is sent again (HTTPRoute `retry`, GEP-1731), always within `timeoutMs`. */
+export interface RetryPolicy {
+  /** Response statuses that are retried; connection failures (refused, reset, no response) always are. */
+  codes: number[];
+  /** Retries after the first attempt; 0 disables them. */
+  attempts: number;
+  /** The wait before a first retry, doubling with each further one (jittered, up to ten times it). */
+  backoffMs: number;
 }
 
 export interface WeightedBackend {

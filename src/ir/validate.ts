@@ -136,6 +136,9 @@ const action = variant({
     // 0 is the Gateway API's "no timeout".
     timeoutMs: timeout,
     backendTimeoutMs: optional(timeout),
+    retry: optional(
+      object({ codes: list(int(400, 599)), attempts: int(0, 1_000_000), backoffMs: int(0, 3_600_000) }),
+    ),
   },
   Redirect: {
     scheme: optional(oneOf('http', 'https')),

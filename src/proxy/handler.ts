@@ -2,6 +2,7 @@
 // route/backend timeouts, client-abort cancellation and the status codes of docs/architecture.md (What the proxy answers).
 import { performance } from 'node:perf_hooks';
 import type { Endpoint } from '../ir/fleet-config.js';
+import { backoffDelay, jittered } from '../platform/backoff.js';
 import { cancel, Deadline, schedule } from './deadlines.js';
 import type {
   ClientRequest,
@@ -17,7 +18,7 @@ import type { AccessLogEntry, ResponseFlag } from './telemetry/access-log.js';
 import { recordTelemetry } from './telemetry/record.js';
 import { type TraceContext, traceparentOf } from './telemetry/trace-context.js';
 import { requestTrace } from './telemetry/tracing.js';
-import { BodyGate } from './upstream/body-gate.js';
+import { BodyGate, ReplayBody } from './upstream/body-gate.js';
 import { sendable } from './upstream/http1-head.js';
 import type {
   AttemptSink,
@@ -82,6 +83,9 @@ class Forwarding implements AttemptSink, UpstreamAttempt {
   private finished = false;
   private responded = false;
   private retriesLeft = 2;
+  /** Retries made under the route's retry policy, and the wait before the next one. */
+  private retries = 0;
+  private retryTimer: NodeJS.Timeout | undefined = undefined;
   private startedAt = 0;
   private readonly routeDeadline: Deadline | undefined = undefined;
   private backendDeadline: Deadline | undefined = undefined;
@@ -183,6 +187,31 @@ class Forwarding implements AttemptSink, UpstreamAttempt {
     rt.upstreams[this.plan.cluster.protocol].send(endpoint, this, this);
   }
 
+  /**
+   * Schedules the route policy's next retry, after its backoff, to an endpoint picked afresh; false when none is
+   * left, or the body cannot be sent again (it outgrew the gate, so part of it went upstream and is gone).
+   */
+  private retryLater(): boolean {
+    const policy = this.plan.action.retry;
+    if (this.finished || policy === undefined || this.retries >= policy.attempts) return false;
+    if (this.body !== null) {
+      const again = this.body instanceof ReplayBody ? this.body.again() : undefined;
+      if (again === undefined) return false;
+      this.body = again;
+    }
+    this.retries++;
+    this.rt.metrics.upstreamRetry(this.plan.cluster.name);
+    const waitMs = jittered(
+      backoffDelay(this.retries, { firstMs: policy.backoffMs, maxMs: policy.backoffMs * 10 }),
+    );
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      // The route deadline may have answered meanwhile (finish() clears this timer, but it may be running).
+      if (!this.finished) this.attempt(nextEndpoint(this.rt, this.plan) ?? this.plan.endpoint);
+    }, waitMs);
+    return true;
+  }
+
   onUpstreamCall(call: UpstreamCall): void {
     this.exchange = call;
     if (this.answer.logged) this.answer.requestId = call.requestId;
@@ -210,6 +239,7 @@ class Forwarding implements AttemptSink, UpstreamAttempt {
 
   finish(): void {
     this.finished = true;
+    if (this.retryTimer !== undefined) clearTimeout(this.retryTimer);
     if (this.routeDeadline !== undefined) cancel(this.routeDeadline);
     if (this.backendDeadline !== undefined) cancel(this.backendDeadline);
   }
@@ -247,6 +277,13 @@ class Forwarding implements AttemptSink, UpstreamAttempt {
 
   onUpstreamHead(status: number, head: UpstreamHead, alone: boolean): void {
     if (this.backendDeadline !== undefined) cancel(this.backendDeadline);
+    // A status the route retries: this answer is dropped (its exchange cancelled) and the request sent again.
+    if (this.plan.action.retry?.codes.includes(status) === true && this.retryLater()) {
+      this.exchange?.cancel();
+      this.exchange = undefined;
+      this.release();
+      return;
+    }
     this.responded = true;
     if (this.finished) {
       this.exchange?.cancel();
@@ -334,6 +371,11 @@ class Forwarding implements AttemptSink, UpstreamAttempt {
         return;
       }
     }
+    // No answer at all (refused, reset, unreachable): the route's retry policy sends it again.
+    if (CONNECTION_FAILURES.has(error.kind) && this.retryLater()) {
+      this.exchange = undefined;
+      return;
+    }
     this.finish();
     this.answer.flag = UPSTREAM_FLAG[error.kind];
     this.rt.metrics.upstreamError(this.plan.cluster.name, error.kind);
@@ -411,6 +453,14 @@ class Answer implements ResponseListener {
     };
   }
 }
+
+/** Failures where no answer came: what a retry policy retries besides its status codes (RetryConnectionError). */
+const CONNECTION_FAILURES: ReadonlySet<UpstreamErrorKind> = new Set<UpstreamErrorKind>([
+  'refused',
+  'connect_timeout',
+  'error',
+  'reset',
+]);
 
 const UPSTREAM_FLAG: Record<UpstreamErrorKind, ResponseFlag> = {
   refused: 'upstream_connect_failure',

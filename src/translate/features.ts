@@ -28,6 +28,8 @@ const FEATURES: readonly string[] = [
   'HTTPRouteQueryParamMatching',
   'HTTPRouteRequestTimeout',
   'HTTPRouteResponseHeaderModification',
+  'HTTPRouteRetryCodes',
+  'HTTPRouteRetryConnectionError',
   'HTTPRouteSchemeRedirect',
   'ReferenceGrant',
 ];

@@ -89,6 +89,7 @@ function ruleActions(rs: RouteState): RouteAction[] {
       timeoutMs: rule.timeoutMs,
     };
     if (rule.backendTimeoutMs !== undefined) action.backendTimeoutMs = rule.backendTimeoutMs;
+    if (rule.retry !== undefined) action.retry = rule.retry;
     return action;
   });
 }

@@ -17,6 +17,7 @@ import {
   type HeaderModifier,
   type PathModifier,
   type RedirectAction,
+  type RetryPolicy,
   type RouteFilter,
   type RouteMatch,
 } from '../ir/fleet-config.js';
@@ -31,6 +32,7 @@ export interface CompiledRule {
   redirect?: RedirectAction;
   timeoutMs: number;
   backendTimeoutMs?: number;
+  retry?: RetryPolicy;
   /** GRPCRoute rules: per match, what the GRPCRoute precedence ranks it by (instead of its path). */
   grpcRanks?: GrpcMatchRank[];
 }
@@ -181,6 +183,27 @@ export function hostnameProblems(hostnames: readonly string[]): string[] {
   return unsupported;
 }
 
+/** The wait before a first retry when `retry.backoff` is not set (implementation-specific by the API). */
+export const DEFAULT_RETRY_BACKOFF_MS = 25;
+/** Retries per request at most: the API sets no bound, and every retry is one more request to a backend. */
+export const MAX_RETRY_ATTEMPTS = 100;
+
+function retryPolicy(
+  retry: { codes: number[]; attempts: number; backoff?: string },
+  at: string,
+  unsupported: string[],
+): RetryPolicy {
+  if (retry.attempts > MAX_RETRY_ATTEMPTS)
+    unsupported.push(`${at}.attempts: at most ${MAX_RETRY_ATTEMPTS} retries per request`);
+  const backoffMs = retry.backoff === undefined ? DEFAULT_RETRY_BACKOFF_MS : durationMs(retry.backoff);
+  if (backoffMs !== undefined) check(unsupported, `${at}.backoff`, timeoutProblem(backoffMs));
+  return {
+    codes: [...new Set(retry.codes)].sort((a, b) => a - b),
+    attempts: Math.min(retry.attempts, MAX_RETRY_ATTEMPTS),
+    backoffMs: backoffMs ?? DEFAULT_RETRY_BACKOFF_MS,
+  };
+}
+
 export function compileHttpRoute(route: HTTPRoute): CompiledRoute {
   const unsupported = hostnameProblems(route.spec.hostnames);
   const rules = route.spec.rules.map((rule, i): CompiledRule => {
@@ -212,6 +235,7 @@ export function compileHttpRoute(route: HTTPRoute): CompiledRoute {
       const ms = durationMs(backendRequest);
       if (ms !== undefined) out.backendTimeoutMs = ms;
     }
+    if (rule.retry !== undefined) out.retry = retryPolicy(rule.retry, `${at}.retry`, unsupported);
     return out;
   });
   return { rules, unsupported };

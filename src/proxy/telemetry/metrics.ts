@@ -43,6 +43,8 @@ export interface MetricsSnapshot {
   }[];
   /** `<cluster>\u0000<kind>` → count. */
   upstreamErrors: [string, number][];
+  /** Cluster → requests sent again by a route's retry policy. */
+  upstreamRetries: [string, number][];
   connections: [string, number][];
   /** Listener → connections closed at accept because the listener had maxConnections open. */
   refusedConnections: [string, number][];
@@ -61,6 +63,7 @@ export interface ProxyMetrics {
   retain(names: () => LiveNames): void;
   request(listener: string, route: string, code: number, seconds: number): void;
   upstreamError(cluster: string, kind: string): void;
+  upstreamRetry(cluster: string): void;
   connectionOpened(listener: string): void;
   connectionRefused(listener: string): void;
   connectionClosed(listener: string): void;
@@ -86,6 +89,7 @@ function bump(map: Map<string, number>, key: string, by = 1): void {
 class ProxyMetricsTable implements ProxyMetrics {
   private readonly stats = new Map<string, Map<string, RouteStats>>();
   private readonly upstreamErrors = new Map<string, number>();
+  private readonly upstreamRetries = new Map<string, number>();
   private readonly connections = new Map<string, number>();
   private readonly refusedConnections = new Map<string, number>();
   private accepted = 0;
@@ -138,6 +142,11 @@ class ProxyMetricsTable implements ProxyMetrics {
     bump(this.upstreamErrors, `${cluster}\u0000${kind}`);
   }
 
+  upstreamRetry(cluster: string): void {
+    if (this.live()?.clusters.has(cluster) === false) return;
+    bump(this.upstreamRetries, cluster);
+  }
+
   connectionOpened(listener: string): void {
     this.accepted++;
     bump(this.connections, listener);
@@ -176,6 +185,7 @@ class ProxyMetricsTable implements ProxyMetrics {
     return {
       routes,
       upstreamErrors: [...this.upstreamErrors],
+      upstreamRetries: [...this.upstreamRetries],
       connections: [...this.connections],
       refusedConnections: [...this.refusedConnections],
       accepted: this.accepted,
@@ -215,6 +225,9 @@ class ProxyMetricsTable implements ProxyMetrics {
     for (const key of this.upstreamErrors.keys()) {
       if (!names.clusters.has(key.slice(0, key.indexOf('\u0000')))) this.upstreamErrors.delete(key);
     }
+    for (const cluster of this.upstreamRetries.keys()) {
+      if (!names.clusters.has(cluster)) this.upstreamRetries.delete(cluster);
+    }
     for (const [listener, n] of this.connections) {
       if (n <= 0 && !names.listeners.has(listener)) this.connections.delete(listener);
     }
@@ -230,6 +243,7 @@ export function emptyMetrics(): MetricsSnapshot {
   return {
     routes: [],
     upstreamErrors: [],
+    upstreamRetries: [],
     connections: [],
     refusedConnections: [],
     accepted: 0,
@@ -242,6 +256,7 @@ export function emptyMetrics(): MetricsSnapshot {
 export function mergeMetrics(snapshots: readonly MetricsSnapshot[]): MetricsSnapshot {
   const routes = new Map<string, MetricsSnapshot['routes'][number]>();
   const upstreamErrors = new Map<string, number>();
+  const upstreamRetries = new Map<string, number>();
   const connections = new Map<string, number>();
   const refusedConnections = new Map<string, number>();
   let accepted = 0;
@@ -267,6 +282,7 @@ export function mergeMetrics(snapshots: readonly MetricsSnapshot[]): MetricsSnap
       into.count += r.count;
     }
     addInto(upstreamErrors, s.upstreamErrors);
+    addInto(upstreamRetries, s.upstreamRetries);
     addInto(connections, s.connections);
     addInto(refusedConnections, s.refusedConnections);
     accepted += s.accepted;
@@ -275,6 +291,7 @@ export function mergeMetrics(snapshots: readonly MetricsSnapshot[]): MetricsSnap
   return {
     routes: [...routes.values()],
     upstreamErrors: [...upstreamErrors],
+    upstreamRetries: [...upstreamRetries],
     connections: [...connections],
     refusedConnections: [...refusedConnections],
     accepted,
@@ -323,6 +340,14 @@ export function renderMetrics(snapshot: MetricsSnapshot): string {
         const [cluster = '', kind = ''] = key.split('\u0000');
         return [{ cluster, kind }, n] as const;
       }),
+    ),
+  );
+  out.push(
+    ...family(
+      'portico_upstream_retries_total',
+      'counter',
+      'Requests sent again by a route retry policy, by cluster.',
+      [...snapshot.upstreamRetries].map(([cluster, n]) => [{ cluster }, n] as const),
     ),
   );
   out.push(

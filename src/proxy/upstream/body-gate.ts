@@ -5,7 +5,7 @@ import { Readable } from 'node:stream';
 import type { RequestBody } from '../exchange.js';
 
 /** The buffered chunks first, then the rest of the source (if it had not ended), with backpressure. */
-class ReplayBody extends Readable implements RequestBody {
+export class ReplayBody extends Readable implements RequestBody {
   trailers: string[] | undefined = undefined;
   /** What the client sent: the source's count (a replay sends those bytes again, it receives none). */
   get received(): number {
@@ -14,9 +14,9 @@ class ReplayBody extends Readable implements RequestBody {
   private readonly rest: RequestBody | null;
 
   constructor(
-    chunks: readonly Buffer[],
+    private readonly chunks: readonly Buffer[],
     private readonly source: RequestBody,
-    ended: boolean,
+    private readonly ended: boolean,
   ) {
     super();
     for (const chunk of chunks) this.push(chunk);
@@ -44,6 +44,11 @@ class ReplayBody extends Readable implements RequestBody {
 
   override _read(): void {
     this.rest?.resume();
+  }
+
+  /** The same body once more, for a retry: only a body that was whole within the gate can be sent again. */
+  again(): ReplayBody | undefined {
+    return this.ended ? new ReplayBody(this.chunks, this.source, true) : undefined;
   }
 }
 
