@@ -137,6 +137,7 @@ export const LISTENER_SET = {
         tls: {
           mode: 'Terminate',
           certificateRefs: [{ group: '', kind: 'Secret', name: 'www-cert', namespace: 'edge' }],
+          options: { 'example.com/cipher-suites': 'modern' },
         },
         allowedRoutes: {
           namespaces: { from: 'Same' },
