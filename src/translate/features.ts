@@ -29,6 +29,7 @@ const FEATURES: readonly string[] = [
   'HTTPRouteRequestTimeout',
   'HTTPRouteResponseHeaderModification',
   'HTTPRouteSchemeRedirect',
+  'ListenerSet',
   'ReferenceGrant',
 ];
 
