@@ -40,8 +40,9 @@ export function listenerSetFleetName(key: string): string {
   return `${LISTENER_SET_PREFIX}${key}`;
 }
 
-export function isListenerSetFleetName(name: string): boolean {
-  return name.startsWith(LISTENER_SET_PREFIX);
+/** The ListenerSet's `ns/name` a fleet `gateways` name stands for; undefined for a Gateway's name. */
+export function listenerSetOfFleetName(name: string): string | undefined {
+  return name.startsWith(LISTENER_SET_PREFIX) ? name.slice(LISTENER_SET_PREFIX.length) : undefined;
 }
 
 export type ListenerProtocol = 'HTTP' | 'HTTPS';

@@ -1,5 +1,5 @@
 // Infrastructure specs per fleet: names, labels and ports of the Kubernetes objects (docs/architecture.md, Names).
-import { type FleetConfig, isListenerSetFleetName } from '../ir/fleet-config.js';
+import { type FleetConfig, listenerSetOfFleetName } from '../ir/fleet-config.js';
 import {
   COMMON_INFRA_LABELS,
   containerPort,
@@ -44,7 +44,7 @@ export function fleetInfra(
     namespace: inGatewayNamespace ? (first.gateway.metadata.namespace ?? 'default') : controllerNamespace,
     labels,
     propagated,
-    gateways: config.gateways.map((g) => g.name).filter((name) => !isListenerSetFleetName(name)),
+    gateways: config.gateways.map((g) => g.name).filter((name) => listenerSetOfFleetName(name) === undefined),
     ports: config.listeners
       .map((l) => ({
         name: `${l.protocol.toLowerCase()}-${l.port}`,
