@@ -116,6 +116,32 @@ function listenerStatus(
   };
 }
 
+/**
+ * Why an address the Gateway asks for in spec.addresses is of a type Portico cannot give (IPAddress is the one it
+ * can); undefined when every one is an IPAddress. An IPAddress without a value asks for any address.
+ */
+function unsupportedAddressOf(g: GatewayEntry['gateway']): string | undefined {
+  const i = (g.spec.addresses ?? []).findIndex((a) => (a.type ?? 'IPAddress') !== 'IPAddress');
+  if (i === -1) return undefined;
+  return `spec.addresses[${i}]: type ${g.spec.addresses![i]!.type} is not supported (IPAddress is)`;
+}
+
+/**
+ * An IPAddress the Gateway asks for by value that its fleet does not have: Portico does not yet ask the load
+ * balancer (or, standalone, the address pool) for a given address, so the Gateway is served at the fleet's own
+ * address and says it is not the one asked for. Undefined when every requested value is the fleet's.
+ */
+function unusableAddress(g: GatewayEntry['gateway'], fleet: FleetState) {
+  if (fleet === undefined || fleet.addresses.length === 0) return undefined;
+  const have = fleet.addresses.map((a) => a.value);
+  const i = (g.spec.addresses ?? []).findIndex(
+    (a) => a.value !== undefined && a.value !== '' && !have.includes(a.value),
+  );
+  if (i === -1) return undefined;
+  const message = `spec.addresses[${i}]: ${g.spec.addresses![i]!.value} is not an address of the Gateway's fleet (it has ${have.join(', ')}); a requested static address is not honoured yet`;
+  return { ok: false, reason: 'AddressNotUsable', message };
+}
+
 /** Why the Gateway's parameters (its class's or its own) cannot be used; undefined when they can. */
 function parametersRefusal(gw: GatewayEntry): string | undefined {
   const c = gw.classState;
@@ -141,10 +167,16 @@ export function gatewayStatus(gw: GatewayEntry, dataPlane: DataPlaneState | unde
   let programmed: Condition;
   let gwProgrammed = { ok: false, reason: 'Invalid', message: '' };
   const refused = parametersRefusal(gw);
+  const unsupportedAddress = unsupportedAddressOf(g);
   if (refused !== undefined && !servedWithout(gw)) {
     accepted = condition('Accepted', false, 'InvalidParameters', refused, gen);
     programmed = condition('Programmed', false, 'Invalid', refused, gen);
     gwProgrammed.message = refused;
+  } else if (unsupportedAddress !== undefined) {
+    // Its fleet serves on as before; the status says the Gateway as asked for cannot be.
+    accepted = condition('Accepted', false, 'UnsupportedAddress', unsupportedAddress, gen);
+    programmed = condition('Programmed', false, 'Invalid', unsupportedAddress, gen);
+    gwProgrammed.message = unsupportedAddress;
   } else if (readyCount === 0) {
     accepted =
       refused === undefined
@@ -160,7 +192,7 @@ export function gatewayStatus(gw: GatewayEntry, dataPlane: DataPlaneState | unde
     } else accepted = condition('Accepted', true, 'Accepted', gw.unusedParameters ?? 'Accepted', gen);
     gwProgrammed =
       gw.infraConflict === undefined
-        ? programmedVerdict(gw, fleet)
+        ? (unusableAddress(g, fleet) ?? programmedVerdict(gw, fleet))
         : { ok: false, reason: 'Invalid', message: gw.infraConflict };
     programmed = condition('Programmed', gwProgrammed.ok, gwProgrammed.reason, gwProgrammed.message, gen);
   }
