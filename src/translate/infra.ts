@@ -54,6 +54,10 @@ export function fleetInfra(
       }))
       .sort((a, b) => a.port - b.port),
   };
+  const requested = first.gateway.spec.addresses?.find(
+    (a) => (a.type ?? 'IPAddress') === 'IPAddress' && a.value !== undefined && a.value !== '',
+  );
+  if (requested?.value !== undefined) infra.requestedAddress = requested.value;
   const p = first.parameters;
   if (p.workers !== undefined) infra.workers = p.workers;
   if (p.drainSeconds !== undefined) infra.drainSeconds = p.drainSeconds;

@@ -127,18 +127,19 @@ function unsupportedAddressOf(g: GatewayEntry['gateway']): string | undefined {
 }
 
 /**
- * An IPAddress the Gateway asks for by value that its fleet does not have: Portico does not yet ask the load
- * balancer (or, standalone, the address pool) for a given address, so the Gateway is served at the fleet's own
- * address and says it is not the one asked for. Undefined when every requested value is the fleet's.
+ * An IPAddress the Gateway asks for by value that its fleet does not have: the load balancer has not given it (an
+ * address it cannot use, or not yet), or the fleet is standalone, whose address pool takes no requests yet.
+ * Undefined when every requested value is the fleet's.
  */
 function unusableAddress(g: GatewayEntry['gateway'], fleet: FleetState) {
-  if (fleet === undefined || fleet.addresses.length === 0) return undefined;
-  const have = fleet.addresses.map((a) => a.value);
+  const have = fleet?.addresses.map((a) => a.value) ?? [];
   const i = (g.spec.addresses ?? []).findIndex(
     (a) => a.value !== undefined && a.value !== '' && !have.includes(a.value),
   );
   if (i === -1) return undefined;
-  const message = `spec.addresses[${i}]: ${g.spec.addresses![i]!.value} is not an address of the Gateway's fleet (it has ${have.join(', ')}); a requested static address is not honoured yet`;
+  const value = g.spec.addresses![i]!.value;
+  const has = have.length === 0 ? 'has no address yet' : `has ${have.join(', ')}`;
+  const message = `spec.addresses[${i}]: ${value} is not an address of the Gateway's fleet (it ${has}): its load balancer did not give it (on Kubernetes the fleet's Service asks for it; standalone fleets cannot ask yet)`;
   return { ok: false, reason: 'AddressNotUsable', message };
 }
 
