@@ -127,6 +127,10 @@ async function runMode(cluster: Cluster, mode: Mode, runTest: string | undefined
     '-contact=portico-maintainers',
     `-mode=${mode}`,
     `-report-output=${out}`,
+    // GatewayStaticAddresses: an address of the cluster's load-balancer pool nothing else is given (the pool hands
+    // out .10 upwards), and one outside it (TEST-NET-1), which the load balancer cannot give.
+    `-usable-address=${cluster.addresses.lbCidr.split('.').slice(0, 3).join('.')}.250`,
+    '-unusable-address=192.0.2.10',
     ...(runTest === undefined ? [] : [`-run-test=${runTest}`]),
   ];
   stage('installed, supportedFeatures published');

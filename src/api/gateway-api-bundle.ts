@@ -9,6 +9,7 @@ export const BUNDLE_VERSION_ANNOTATION = 'gateway.networking.k8s.io/bundle-versi
 export const READ_GATEWAY_API_CRDS = [
   'gatewayclasses',
   'gateways',
+  'listenersets',
   'httproutes',
   'grpcroutes',
   'referencegrants',

@@ -72,6 +72,7 @@ export const GatewayStatusSchema = Type.Object({
   addresses: Type.Optional(Type.Array(GatewayStatusAddressSchema)),
   conditions: Type.Optional(Type.Array(ConditionSchema)),
   listeners: Type.Optional(Type.Array(ListenerStatusSchema)),
+  attachedListenerSets: Type.Optional(Type.Integer()),
 });
 export type GatewayStatus = Static<typeof GatewayStatusSchema>;
 
@@ -96,7 +97,18 @@ export const GatewaySchema = Type.Object({
       Type.Array(Type.Object({ type: Type.Optional(Type.String()), value: Type.Optional(Type.String()) })),
     ),
     infrastructure: Type.Optional(GatewayInfrastructureSchema),
-    allowedListeners: Unimplemented(),
+    // Which namespaces' ListenerSets may add listeners to this Gateway; absent or None: none may.
+    allowedListeners: Type.Optional(
+      Type.Object({
+        namespaces: Type.Object(
+          {
+            from: Enum(['All', 'Selector', 'Same', 'None'] as const, { default: 'None' }),
+            selector: Type.Optional(LabelSelectorSchema),
+          },
+          { default: {} },
+        ),
+      }),
+    ),
     backendTLS: Unimplemented(),
   }),
   // Written by controllers, never read by the translator: kept as is, not validated (API clients hand out Dates).

@@ -20,11 +20,13 @@ import {
 } from './gateway-class.js';
 import { type GRPCRoute, GRPCRouteSchema } from './grpc-route.js';
 import { type HTTPRoute, HTTPRouteSchema } from './http-route.js';
+import { type ListenerSet, ListenerSetSchema } from './listener-set.js';
 import { type ReferenceGrant, ReferenceGrantSchema } from './reference-grant.js';
 
 export type ApiObject =
   | GatewayClass
   | Gateway
+  | ListenerSet
   | HTTPRoute
   | GRPCRoute
   | ReferenceGrant
@@ -45,6 +47,8 @@ export interface KindInfo {
 export const KINDS: Record<ApiKind, KindInfo> = {
   GatewayClass: { apiVersions: GATEWAY_API_VERSIONS, schema: GatewayClassSchema, namespaced: false },
   Gateway: { apiVersions: GATEWAY_API_VERSIONS, schema: GatewaySchema, namespaced: true },
+  // Standard (v1) since Gateway API v1.5; the experimental XListenerSet is another kind.
+  ListenerSet: { apiVersions: [`${GATEWAY_API_GROUP}/v1`], schema: ListenerSetSchema, namespaced: true },
   HTTPRoute: { apiVersions: GATEWAY_API_VERSIONS, schema: HTTPRouteSchema, namespaced: true },
   // Served as v1 only since Gateway API v1.2.
   GRPCRoute: { apiVersions: [`${GATEWAY_API_GROUP}/v1`], schema: GRPCRouteSchema, namespaced: true },

@@ -3,10 +3,12 @@ import type { Gateway } from './gateway.js';
 import type { GRPCMethodMatch, GRPCRoute } from './grpc-route.js';
 import type { BackendRef, HTTPRoute, HTTPRouteFilter } from './http-route.js';
 import type { ApiObject } from './kinds.js';
+import type { ListenerSet } from './listener-set.js';
 import type { FieldError } from './schema-errors.js';
 
 export function semanticErrors(o: ApiObject): FieldError[] {
-  if (o.kind === 'Gateway') return gatewayErrors(o);
+  if (o.kind === 'Gateway') return listenerErrors(o.spec.listeners);
+  if (o.kind === 'ListenerSet') return listenerErrors(o.spec.listeners);
   if (o.kind === 'HTTPRoute') return httpRouteErrors(o);
   if (o.kind === 'GRPCRoute') return grpcRouteErrors(o);
   if (o.kind === 'Secret' && o.type === 'kubernetes.io/tls') {
@@ -22,11 +24,14 @@ function isEmpty(map: Record<string, string> | undefined): boolean {
   return map === undefined || Object.keys(map).length === 0;
 }
 
-function gatewayErrors(g: Gateway): FieldError[] {
+/** The listener rules a Gateway's and a ListenerSet's CRD both enforce. */
+function listenerErrors(
+  listeners: Gateway['spec']['listeners'] | ListenerSet['spec']['listeners'],
+): FieldError[] {
   const errors: FieldError[] = [];
   const names = new Map<string, number>();
   const tuples = new Map<string, number>();
-  g.spec.listeners.forEach((l, i) => {
+  listeners.forEach((l, i) => {
     const at = ['spec', 'listeners', i];
     const sameName = names.get(l.name);
     if (sameName !== undefined)

@@ -7,6 +7,7 @@ import type { GatewayClass } from './gateway-class.js';
 import type { GRPCRoute } from './grpc-route.js';
 import type { HTTPRoute } from './http-route.js';
 import type { ApiObject } from './kinds.js';
+import type { ListenerSet } from './listener-set.js';
 import type { ReferenceGrant } from './reference-grant.js';
 
 /** An object the provider received and cannot use, and why: the objects that refer to it give the reason. */
@@ -21,6 +22,7 @@ export interface UnusableObject {
 export interface ResourceSnapshot {
   gatewayClasses: GatewayClass[];
   gateways: Gateway[];
+  listenerSets: ListenerSet[];
   httpRoutes: HTTPRoute[];
   grpcRoutes: GRPCRoute[];
   referenceGrants: ReferenceGrant[];
@@ -57,6 +59,7 @@ export function emptySnapshot(): ResourceSnapshot {
   return {
     gatewayClasses: [],
     gateways: [],
+    listenerSets: [],
     httpRoutes: [],
     grpcRoutes: [],
     referenceGrants: [],
@@ -79,6 +82,9 @@ export function buildSnapshot(objects: ApiObject[]): ResourceSnapshot {
         break;
       case 'Gateway':
         s.gateways.push(o);
+        break;
+      case 'ListenerSet':
+        s.listenerSets.push(o);
         break;
       case 'HTTPRoute':
         s.httpRoutes.push(o);

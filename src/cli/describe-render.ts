@@ -161,6 +161,8 @@ export function describeResource(resource: ResourceObject, context: DescribeCont
       return describeGatewayClass(resource, context);
     case 'Gateway':
       return describeGateway(resource, context);
+    case 'ListenerSet':
+      return describeListenerSet(resource, context);
     default:
       return describeRoute(resource, context);
   }
@@ -204,6 +206,38 @@ function describeGatewayClass(gc: ResourceObject, context: DescribeContext): str
     `Gateways:\n${gatewayTable}`,
     problems(placed),
     loadErrors(gc),
+    recentChanges(placed, context.now),
+  ].join('');
+}
+
+function describeListenerSet(ls: ResourceObject, context: DescribeContext): string {
+  const parent = field(ls.spec, 'parentRef');
+  const parentNs = text(field(parent, 'namespace')) || (ls.metadata.namespace ?? '');
+  const placed: PlacedCondition[] = conditionsOf(ls.status).map((c) => ({ ...c, where: 'ListenerSet' }));
+  const listeners = list(field(ls.status, 'listeners')).map((l) => {
+    const name = text(field(l, 'name'));
+    for (const c of conditionsOf(l)) placed.push({ ...c, where: `listener ${name}` });
+    const conditions = conditionsOf(l);
+    return [
+      name,
+      String(field(l, 'attachedRoutes') ?? 0),
+      statusOf(conditions, 'Accepted'),
+      statusOf(conditions, 'Programmed'),
+      statusOf(conditions, 'ResolvedRefs'),
+    ];
+  });
+  const listenerTable =
+    listeners.length === 0
+      ? '  <none>\n'
+      : indent(formatTable(['NAME', 'ROUTES', 'ACCEPTED', 'PROGRAMMED', 'RESOLVED'], listeners), 2);
+  return [
+    header(ls, context.now),
+    labelled([['Gateway', `${parentNs}/${text(field(parent, 'name'))}`]]),
+    '\n',
+    `Conditions:\n${indent(conditionTable(conditionsOf(ls.status), context.now), 2)}`,
+    `Listeners:\n${listenerTable}`,
+    problems(placed),
+    loadErrors(ls),
     recentChanges(placed, context.now),
   ].join('');
 }

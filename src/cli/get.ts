@@ -18,11 +18,11 @@ import {
 } from './resource-source.js';
 import { usageError } from './usage.js';
 
-export const HELP = `usage: portico get gatewayclasses|gateways|httproutes|grpcroutes [NAME] [options]
+export const HELP = `usage: portico get gatewayclasses|gateways|listenersets|httproutes|grpcroutes [NAME] [options]
        portico get config [FLEET] [-o yaml|json] [--admin-address A | --proxy-admin A]
 
 Lists the resources of the standalone controller running on this machine (or, with --kubeconfig, of a
-cluster), with their status. Kinds take kubectl's names too: gc, gtw, gateway, httproute, and plural.group.
+cluster), with their status. Kinds take kubectl's names too: gc, gtw, lset, gateway, httproute, and plural.group.
 Errors in the standalone resource files are listed after them, on stderr (the objects of a broken file keep
 their last good content).
 
@@ -92,6 +92,26 @@ const TYPES: ResourceType[] = [
       { header: 'PROGRAMMED', cell: (r) => conditionStatus(r, 'Programmed') },
       AGE,
       { header: 'ACCEPTED', cell: (r) => conditionStatus(r, 'Accepted'), wide: true },
+      { header: 'LISTENERS', cell: (r) => String(list(field(r.status, 'listeners')).length), wide: true },
+      { header: 'ATTACHED ROUTES', cell: (r) => String(attachedRoutes(r)), wide: true },
+    ],
+  },
+  {
+    kind: 'ListenerSet',
+    plural: 'listenersets',
+    namespaced: true,
+    columns: [
+      { header: 'ACCEPTED', cell: (r) => conditionStatus(r, 'Accepted') },
+      { header: 'PROGRAMMED', cell: (r) => conditionStatus(r, 'Programmed') },
+      AGE,
+      {
+        header: 'GATEWAY',
+        cell: (r) => {
+          const ref = field(r.spec, 'parentRef');
+          return `${text(field(ref, 'namespace')) || (r.metadata.namespace ?? '')}/${text(field(ref, 'name'))}`;
+        },
+        wide: true,
+      },
       { header: 'LISTENERS', cell: (r) => String(list(field(r.status, 'listeners')).length), wide: true },
       { header: 'ATTACHED ROUTES', cell: (r) => String(attachedRoutes(r)), wide: true },
     ],

@@ -20,6 +20,7 @@ const GATEWAY_API = 'gateway.networking.k8s.io/v1';
 export const RESOURCE_KINDS: readonly ResourceKind[] = [
   { kind: 'GatewayClass', plural: 'gatewayclasses', namespaced: false, apiVersion: GATEWAY_API },
   { kind: 'Gateway', plural: 'gateways', namespaced: true, apiVersion: GATEWAY_API },
+  { kind: 'ListenerSet', plural: 'listenersets', namespaced: true, apiVersion: GATEWAY_API },
   { kind: 'HTTPRoute', plural: 'httproutes', namespaced: true, apiVersion: GATEWAY_API },
   { kind: 'GRPCRoute', plural: 'grpcroutes', namespaced: true, apiVersion: GATEWAY_API },
 ];
@@ -32,6 +33,7 @@ export const KIND_ALIASES: Readonly<Record<string, string>> = Object.fromEntries
     const names = [k.plural, singular, `${k.plural}.${group}`, `${singular}.${group}`];
     if (k.kind === 'GatewayClass') names.push('gc');
     if (k.kind === 'Gateway') names.push('gtw');
+    if (k.kind === 'ListenerSet') names.push('lset');
     return names.map((n) => [n, k.plural]);
   }),
 );

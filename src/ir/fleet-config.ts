@@ -25,9 +25,24 @@ export interface FleetConfig {
 }
 
 export interface FleetGateway {
-  /** `<namespace>/<name>` */
+  /** `<namespace>/<name>` of a Gateway, or `ListenerSet <namespace>/<name>` (listenerSetFleetName) of a ListenerSet. */
   name: string;
   generation: number;
+}
+
+const LISTENER_SET_PREFIX = 'ListenerSet ';
+
+/**
+ * A ListenerSet's name in a fleet's `gateways` (its listeners' `gatewayListeners` too): its generation is applied
+ * with the Gateway's, and a name with a space is never a Gateway's `<namespace>/<name>`.
+ */
+export function listenerSetFleetName(key: string): string {
+  return `${LISTENER_SET_PREFIX}${key}`;
+}
+
+/** The ListenerSet's `ns/name` a fleet `gateways` name stands for; undefined for a Gateway's name. */
+export function listenerSetOfFleetName(name: string): string | undefined {
+  return name.startsWith(LISTENER_SET_PREFIX) ? name.slice(LISTENER_SET_PREFIX.length) : undefined;
 }
 
 export type ListenerProtocol = 'HTTP' | 'HTTPS';

@@ -77,6 +77,11 @@ export interface FleetInfra extends FleetParameters {
   owner?: { gateway: string; uid?: string };
   gateways: string[];
   ports: FleetInfraPort[];
+  /**
+   * The IP address the fleet's (oldest) Gateway asks for in spec.addresses: the load balancer is asked for it
+   * (the Service's spec.loadBalancerIP). Absent: any address.
+   */
+  requestedAddress?: string;
 }
 
 // Names of a fleet's objects (docs/architecture.md, Names): readable, unique by hash, within 63 characters.

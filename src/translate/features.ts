@@ -6,9 +6,11 @@ import type { DeployType } from '../ir/fleet-infra.js';
 const FEATURES: readonly string[] = [
   'GRPCRoute',
   'Gateway',
+  'GatewayAddressEmpty',
   'GatewayHTTPListenerIsolation',
   'GatewayHTTPSListenerDetectMisdirectedRequests',
   'GatewayPort8080',
+  'GatewayStaticAddresses',
   'HTTPRoute',
   'HTTPRoute303RedirectStatusCode',
   'HTTPRoute307RedirectStatusCode',
@@ -31,6 +33,7 @@ const FEATURES: readonly string[] = [
   'HTTPRouteRetryCodes',
   'HTTPRouteRetryConnectionError',
   'HTTPRouteSchemeRedirect',
+  'ListenerSet',
   'ReferenceGrant',
 ];
 

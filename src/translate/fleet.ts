@@ -5,7 +5,9 @@ import type { RouteObject } from '../api/route-kinds.js';
 import {
   FLEET_CONFIG_SCHEMA_VERSION,
   type FleetConfig,
+  type FleetGateway,
   type Listener,
+  listenerSetFleetName,
   type TlsCertificateChoice,
   type TlsSecret,
   type VirtualHost,
@@ -25,7 +27,7 @@ import {
 } from './fleet-hosts.js';
 import { updateFleet } from './fleet-update.js';
 import { compareSpecificity, covers, effectiveHostnames, isWildcard } from './hostnames.js';
-import { type ListenerState, ready } from './listeners.js';
+import { type ListenerState, listenerRef, ready } from './listeners.js';
 import type { SnapshotLookup } from './lookup.js';
 import type { GatewayEntry, RouteState } from './routes.js';
 import { tlsSecretPems } from './secrets.js';
@@ -49,7 +51,10 @@ export interface FleetInput {
 /** Identity of everything a fleet config is derived from except its attached routes. */
 function frameDeps(input: FleetInput, listeners: ListenerState[]): unknown[] {
   const deps: unknown[] = [input.key];
-  for (const g of input.gateways) deps.push(g.gateway);
+  for (const g of input.gateways) {
+    deps.push(g.gateway);
+    for (const ls of g.listenerSets) deps.push(ls.listenerSet);
+  }
   for (const l of listeners) {
     deps.push(`${l.gatewayKey}|${l.index}|${l.certificates.join(',')}`);
     for (const c of l.certificates) deps.push(input.lookup.secrets.get(c));
@@ -153,9 +158,14 @@ function buildFleetUncached(
   }
   const { clusterRefs } = build;
   const { clusters, endpoints, objects } = fleetClusters(clusterRefs.keys(), input.clusters);
-  const gateways = input.gateways
-    .filter((g) => g.listeners.some(ready))
-    .map((g) => ({ name: g.key, generation: g.gateway.metadata.generation }));
+  const gateways: FleetGateway[] = [];
+  for (const g of input.gateways) {
+    if (g.listeners.some(ready)) gateways.push({ name: g.key, generation: g.gateway.metadata.generation });
+    for (const ls of g.listenerSets) {
+      if (!ls.listeners.some(ready)) continue;
+      gateways.push({ name: listenerSetFleetName(ls.key), generation: ls.listenerSet.metadata.generation });
+    }
+  }
   const config: FleetConfig = {
     schemaVersion: FLEET_CONFIG_SCHEMA_VERSION,
     fleet: input.key,
@@ -279,9 +289,7 @@ function portListener(port: number, onPort: ListenerState[], usedSecrets: Set<st
     name: `port-${port}`,
     port,
     protocol: onPort[0]!.spec.protocol === 'HTTPS' ? 'HTTPS' : 'HTTP',
-    gatewayListeners: onPort
-      .map((l) => ({ gateway: l.gatewayKey, listener: l.spec.name }))
-      .sort(byGatewayListener),
+    gatewayListeners: onPort.map(listenerRef).sort(byGatewayListener),
   };
   if (listener.protocol === 'HTTPS') {
     const certificates: TlsCertificateChoice[] = onPort

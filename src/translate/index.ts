@@ -13,8 +13,9 @@ import { buildFleet, type FleetInput } from './fleet.js';
 import { gatewayParameters } from './gateway-parameters.js';
 import { fleetInfra } from './infra.js';
 import { contestedInfraNames, type InfraClaim } from './infra-names.js';
+import { joinListenerSets } from './listener-sets.js';
 import { evaluateListener, markConflicts, ready } from './listeners.js';
-import { buildLookup, byNsName, lookupInputs, nsName, type SnapshotLookup } from './lookup.js';
+import { buildLookup, byAge, lookupInputs, nsName, type SnapshotLookup } from './lookup.js';
 import {
   changedRouteStatuses,
   composeRouteChange,
@@ -25,7 +26,7 @@ import {
 import { resolveKindConflicts } from './route-kind-conflicts.js';
 import { attachContext, attachRoutes, type GatewayEntry, type RouteState } from './routes.js';
 import { sortedRoutes, sortedRoutesAfter } from './sorted-routes.js';
-import { classStatus, gatewayStatus, routeStatus } from './status.js';
+import { classStatus, gatewayStatus, listenerSetStatus, routeStatus } from './status.js';
 import type {
   DataPlaneState,
   LastPass,
@@ -40,18 +41,6 @@ import { createTranslateMemos } from './types.js';
 
 export { fleetInfraName } from '../ir/fleet-infra.js';
 export * from './types.js';
-
-/** Oldest first (creation time, then namespace/name); objects without a creation time count as newest. */
-function byAge(a: Gateway, b: Gateway): number {
-  const ta = a.metadata.creationTimestamp;
-  const tb = b.metadata.creationTimestamp;
-  if (ta !== tb) {
-    if (ta === undefined) return 1;
-    if (tb === undefined) return -1;
-    return ta < tb ? -1 : 1;
-  }
-  return byNsName(a, b);
-}
 
 /** namespace/name order with each key built once (thousands of routes). */
 function sortedByNsName<T extends { metadata: { namespace?: string; name: string } }>(
@@ -87,10 +76,18 @@ export function translate(
   const classes = evaluateClasses(snapshot, lookup, options.controllerName, cache?.lastGood.classes);
   const ours = snapshot.gateways.filter((g) => classes.has(g.spec.gatewayClassName)).sort(byAge);
   const { gateways, fleets } = gatewayEntries(ours, classes, lookup, memos, options);
+  const listenerSets = joinListenerSets(
+    snapshot.listenerSets,
+    gateways,
+    fleets,
+    lookup,
+    memos.certificateProblems,
+  );
 
   const clusters: ClusterTable = new Map();
   const attach = attachContext({
     gateways,
+    listenerSets,
     lookup,
     table: clusters,
     controllerName: options.controllerName,
@@ -124,6 +121,7 @@ export function translate(
   const frame: StatusFrame = {
     classes: [...classes.values()],
     gateways: sortedByNsName(ours).map((g) => gateways.get(nsName(g))!),
+    listenerSets: [...listenerSets.values()].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)),
     routeStatuses,
   };
   const statuses = statusesOf(frame, options, dataPlane, snapshot.installedCrds);
@@ -150,8 +148,8 @@ function againWithDataPlane(
   const statuses = statusesOf(last.frame, options, dataPlane, installed);
   const since = last.statuses;
   last.statuses = statuses;
-  // The class and Gateway statuses are made again; every route status is the same object.
-  const changed = statuses.slice(0, last.frame.classes.length + last.frame.gateways.length);
+  // The class, Gateway and ListenerSet statuses are made again; every route status is the same object.
+  const changed = statuses.slice(0, dataPlaneStatusCount(last.frame));
   return {
     fleets: last.fleets,
     statuses,
@@ -227,10 +225,7 @@ function translateChangedRoutes(
   const statuses = statusesOf(frame, options, dataPlane, snapshot.installedCrds);
   const since = last.statuses;
   cache.lastPass = { inputs, fleets: configs, infra, frame, statuses, world };
-  const changed = [
-    ...statuses.slice(0, frame.classes.length + frame.gateways.length),
-    ...routeStatuses.changed,
-  ];
+  const changed = [...statuses.slice(0, dataPlaneStatusCount(frame)), ...routeStatuses.changed];
   return {
     fleets: configs,
     statuses,
@@ -258,6 +253,7 @@ function passInputs(snapshot: ResourceSnapshot, options: TranslateOptions): unkn
     options.controllerName,
     options.controllerNamespace,
     options.deployType,
+    s.listenerSets,
   ];
 }
 
@@ -265,7 +261,12 @@ function sameInputs(a: readonly unknown[], b: readonly unknown[]): boolean {
   return a.length === b.length && a.every((x, i) => x === b[i]);
 }
 
-/** Class statuses, then our Gateways' (the only ones the data plane moves), then the routes'. */
+/** How many statuses come before the routes': those a translation makes anew every time. */
+function dataPlaneStatusCount(frame: StatusFrame): number {
+  return frame.classes.length + frame.gateways.length + frame.listenerSets.length;
+}
+
+/** Class statuses, then our Gateways' and ListenerSets' (the ones the data plane moves), then the routes'. */
 function statusesOf(
   frame: StatusFrame,
   options: TranslateOptions,
@@ -275,6 +276,7 @@ function statusesOf(
   const statuses: ObjectStatus[] = [];
   for (const c of frame.classes) statuses.push(classStatus(c, options.deployType, installed));
   for (const g of frame.gateways) statuses.push(gatewayStatus(g, dataPlane));
+  for (const ls of frame.listenerSets) statuses.push(listenerSetStatus(ls, dataPlane));
   for (const s of frame.routeStatuses) statuses.push(s);
   return statuses;
 }
@@ -290,7 +292,10 @@ function cachedLookup(snapshot: ResourceSnapshot, cache: TranslateCache | undefi
   return lookup;
 }
 
-/** Our Gateways with their listeners evaluated, by `ns/name` and grouped by fleet (oldest first in each). */
+/**
+ * Our Gateways with their own listeners evaluated, by `ns/name` and grouped by fleet (oldest first in each);
+ * ListenerSets join them after (listener-sets.ts).
+ */
 function gatewayEntries(
   ours: Gateway[],
   classes: Map<string, ClassState>,
@@ -309,7 +314,15 @@ function gatewayEntries(
     );
     const key = nsName(g);
     const own = gatewayParameters(g, classState, lookup, options.deployType);
-    const entry: GatewayEntry = { gateway: g, key, classState, fleet, listeners, parameters: {} };
+    const entry: GatewayEntry = {
+      gateway: g,
+      key,
+      classState,
+      fleet,
+      listeners,
+      listenerSets: [],
+      parameters: {},
+    };
     if (own.ok) {
       entry.parameters = own.parameters;
       if (own.unused !== undefined) entry.unusedParameters = own.unused;

@@ -1,5 +1,5 @@
 // Infrastructure specs per fleet: names, labels and ports of the Kubernetes objects (docs/architecture.md, Names).
-import type { FleetConfig } from '../ir/fleet-config.js';
+import { type FleetConfig, listenerSetOfFleetName } from '../ir/fleet-config.js';
 import {
   COMMON_INFRA_LABELS,
   containerPort,
@@ -44,7 +44,7 @@ export function fleetInfra(
     namespace: inGatewayNamespace ? (first.gateway.metadata.namespace ?? 'default') : controllerNamespace,
     labels,
     propagated,
-    gateways: config.gateways.map((g) => g.name),
+    gateways: config.gateways.map((g) => g.name).filter((name) => listenerSetOfFleetName(name) === undefined),
     ports: config.listeners
       .map((l) => ({
         name: `${l.protocol.toLowerCase()}-${l.port}`,
@@ -54,6 +54,10 @@ export function fleetInfra(
       }))
       .sort((a, b) => a.port - b.port),
   };
+  const requested = first.gateway.spec.addresses?.find(
+    (a) => (a.type ?? 'IPAddress') === 'IPAddress' && a.value !== undefined && a.value !== '',
+  );
+  if (requested?.value !== undefined) infra.requestedAddress = requested.value;
   const p = first.parameters;
   if (p.workers !== undefined) infra.workers = p.workers;
   if (p.drainSeconds !== undefined) infra.drainSeconds = p.drainSeconds;

@@ -1,19 +1,26 @@
-// Gateway listeners: protocol support, route kinds, TLS certificate references, and port conflicts per fleet.
+// Gateway and ListenerSet listeners: protocol support, route kinds, TLS certificate references, and port
+// conflicts per fleet.
 import { isIP } from 'node:net';
 import type { Secret } from '../api/core.js';
 import type { Gateway, Listener, RouteGroupKind } from '../api/gateway.js';
 import { GATEWAY_API_GROUP } from '../api/gateway-class.js';
+import type { ListenerSet } from '../api/listener-set.js';
 import { isRouteKind, ROUTE_KINDS, type RouteKind, type RouteObject } from '../api/route-kinds.js';
+import { type GatewayListenerRef, listenerSetFleetName } from '../ir/fleet-config.js';
 import { certificateProblem } from './certificates.js';
 import type { Verdict } from './conditions.js';
 import { notFound, nsName, referenceGranted, type SnapshotLookup } from './lookup.js';
 import { tlsSecretPems } from './secrets.js';
 
 export interface ListenerState {
+  /** The Gateway whose fleet serves the listener (a ListenerSet's parent, for a ListenerSet's listener). */
   gateway: Gateway;
   /** `ns/name` of the Gateway */
   gatewayKey: string;
+  /** The listener's index in its Gateway entry's listeners: the Gateway's own, then its ListenerSets'. */
   index: number;
+  /** Set for a listener a ListenerSet adds: that ListenerSet and its `ns/name`. */
+  listenerSet?: { object: ListenerSet; key: string };
   spec: Listener;
   fleet: string;
   accepted: Verdict;
@@ -63,14 +70,32 @@ function routeKinds(l: Listener): { kinds: RouteGroupKind[]; invalid: string[] }
   return { kinds, invalid };
 }
 
+/** The object a listener is declared in: its certificates are resolved from there (ReferenceGrants name it). */
+interface ListenerOwner {
+  kind: 'Gateway' | 'ListenerSet';
+  namespace: string;
+}
+
+/** Which object declares the listener, as the fleet config and the proxies' reports name it. */
+export function listenerRef(l: ListenerState): GatewayListenerRef {
+  const gateway = l.listenerSet === undefined ? l.gatewayKey : listenerSetFleetName(l.listenerSet.key);
+  return { gateway, listener: l.spec.name };
+}
+
+/** `Gateway ns/name listener x` or `ListenerSet ns/name listener x`, for messages. */
+export function describeListener(l: ListenerState): string {
+  const owner = l.listenerSet === undefined ? `Gateway ${l.gatewayKey}` : `ListenerSet ${l.listenerSet.key}`;
+  return `${owner} listener ${l.spec.name}`;
+}
+
 function certificateRefs(
-  g: Gateway,
+  owner: ListenerOwner,
   l: Listener,
   lookup: SnapshotLookup,
   verdicts: WeakMap<Secret, string | undefined>,
 ): { ok: boolean; verdict?: Verdict; secrets: string[] } {
   const secrets: string[] = [];
-  const gwNs = g.metadata.namespace ?? '';
+  const gwNs = owner.namespace;
   const refs = l.tls?.certificateRefs ?? [];
   if (l.protocol === 'HTTPS' && refs.length === 0) {
     // The CRD admits an HTTPS listener with no tls, or with tls.options only: it has no certificate to serve.
@@ -93,7 +118,7 @@ function certificateRefs(
     }
     const permitted = referenceGranted(lookup, {
       fromGroup: GATEWAY_API_GROUP,
-      fromKind: 'Gateway',
+      fromKind: owner.kind,
       fromNamespace: gwNs,
       toGroup: '',
       toKind: 'Secret',
@@ -133,6 +158,52 @@ export function evaluateListener(
 ): ListenerState {
   const l = g.spec.listeners[index]!;
   const base = { gateway: g, gatewayKey: nsName(g), index, spec: l, fleet, attached: [] as RouteObject[] };
+  return evaluateSpec(base, { kind: 'Gateway', namespace: g.metadata.namespace ?? '' }, lookup, verdicts);
+}
+
+/**
+ * Listener `specIndex` of a ListenerSet that joins Gateway `g`, as listener `index` of the Gateway's entry: its
+ * certificates resolve in the ListenerSet's namespace, with ReferenceGrants from ListenerSets.
+ */
+export function evaluateListenerSetListener(
+  g: Gateway,
+  ls: ListenerSet,
+  specIndex: number,
+  index: number,
+  fleet: string,
+  lookup: SnapshotLookup,
+  verdicts: WeakMap<Secret, string | undefined>,
+): ListenerState {
+  const l = ls.spec.listeners[specIndex]!;
+  const base = {
+    gateway: g,
+    gatewayKey: nsName(g),
+    index,
+    listenerSet: { object: ls, key: nsName(ls) },
+    spec: l,
+    fleet,
+    attached: [] as RouteObject[],
+  };
+  return evaluateSpec(
+    base,
+    { kind: 'ListenerSet', namespace: ls.metadata.namespace ?? '' },
+    lookup,
+    verdicts,
+  );
+}
+
+type ListenerBase = Pick<
+  ListenerState,
+  'gateway' | 'gatewayKey' | 'index' | 'listenerSet' | 'spec' | 'fleet' | 'attached'
+>;
+
+function evaluateSpec(
+  base: ListenerBase,
+  owner: ListenerOwner,
+  lookup: SnapshotLookup,
+  verdicts: WeakMap<Secret, string | undefined>,
+): ListenerState {
+  const l = base.spec;
   const okRefs: Verdict = { ok: true, reason: 'ResolvedRefs', message: 'Resolved all references' };
   if (!SUPPORTED_PROTOCOLS.has(l.protocol) || (l.protocol === 'HTTPS' && l.tls?.mode === 'Passthrough')) {
     const what = l.protocol === 'HTTPS' ? 'HTTPS with TLS mode Passthrough' : `protocol ${l.protocol}`;
@@ -164,7 +235,7 @@ export function evaluateListener(
     };
   }
   const { kinds, invalid } = routeKinds(l);
-  const certs = certificateRefs(g, l, lookup, verdicts);
+  const certs = certificateRefs(owner, l, lookup, verdicts);
   let resolvedRefs = okRefs;
   if (invalid.length > 0) {
     resolvedRefs = {
@@ -184,30 +255,33 @@ export function evaluateListener(
 }
 
 /**
- * Within one fleet, the first listener (oldest Gateway, then listener order) keeps its (port, protocol,
- * hostname); a later one on the same port with another protocol, or with the same tuple, is Conflicted.
+ * Within one fleet, the first listener (oldest Gateway, then listener order; ListenerSets' listeners after every
+ * Gateway's own) keeps its (port, protocol, hostname); a later one on the same port with another protocol, or with
+ * the same tuple, is Conflicted. A listener of a protocol Portico does not serve never holds a port, yet is
+ * Conflicted when it asks for one another protocol holds (the ListenerSet conformance tests expect that).
  */
-export function markConflicts(listenersInAgeOrder: ListenerState[]): void {
+export function markConflicts(listenersInOrder: ListenerState[]): void {
   const protocolOfPort = new Map<number, ListenerState>();
   const tuples = new Map<string, ListenerState>();
-  for (const l of listenersInAgeOrder) {
-    if (!l.accepted.ok) continue;
+  for (const l of listenersInOrder) {
+    if (!l.accepted.ok && l.accepted.reason !== 'UnsupportedProtocol') continue;
     const holder = protocolOfPort.get(l.spec.port);
     if (holder !== undefined && holder.spec.protocol !== l.spec.protocol) {
       l.conflict = {
         ok: false,
         reason: 'ProtocolConflict',
-        message: `port ${l.spec.port} is already ${holder.spec.protocol} on ${holder.gatewayKey} listener ${holder.spec.name}`,
+        message: `port ${l.spec.port} is already ${holder.spec.protocol} on ${describeListener(holder)}`,
       };
       continue;
     }
+    if (!l.accepted.ok) continue;
     const tuple = `${l.spec.port}|${l.spec.protocol}|${l.spec.hostname ?? ''}`;
     const same = tuples.get(tuple);
     if (same !== undefined) {
       l.conflict = {
         ok: false,
         reason: 'HostnameConflict',
-        message: `port ${l.spec.port} ${l.spec.protocol} hostname ${l.spec.hostname ?? '(any)'} is already used by ${same.gatewayKey} listener ${same.spec.name}`,
+        message: `port ${l.spec.port} ${l.spec.protocol} hostname ${l.spec.hostname ?? '(any)'} is already used by ${describeListener(same)}`,
       };
       continue;
     }

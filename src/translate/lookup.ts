@@ -30,6 +30,21 @@ export function byNsName(a: { metadata: { namespace?: string; name: string } }, 
   return ka < kb ? -1 : ka > kb ? 1 : 0;
 }
 
+/** Oldest first (creation time, then namespace/name); objects without a creation time count as newest. */
+export function byAge(
+  a: { metadata: { namespace?: string; name: string; creationTimestamp?: string } },
+  b: typeof a,
+): number {
+  const ta = a.metadata.creationTimestamp;
+  const tb = b.metadata.creationTimestamp;
+  if (ta !== tb) {
+    if (ta === undefined) return 1;
+    if (tb === undefined) return -1;
+    return ta < tb ? -1 : 1;
+  }
+  return byNsName(a, b);
+}
+
 /** The snapshot lists a lookup is built from; the same lists (by identity) give the same lookup. */
 export function lookupInputs(s: ResourceSnapshot): readonly unknown[] {
   return [

@@ -1,10 +1,11 @@
-// Route attachment, HTTPRoute and GRPCRoute alike: parentRef → listeners (sectionName, port, allowedRoutes,
-// hostnames) and parent status.
+// Route attachment, HTTPRoute and GRPCRoute alike: parentRef (a Gateway or a ListenerSet) → listeners
+// (sectionName, port, allowedRoutes, hostnames) and parent status.
 import type { Condition } from '../api/common.js';
 import type { Gateway } from '../api/gateway.js';
 import { GATEWAY_API_GROUP } from '../api/gateway-class.js';
 import type { ParentReference, RouteParentStatus } from '../api/http-route.js';
 import { selectorMatches } from '../api/label-selector.js';
+import type { ListenerSet } from '../api/listener-set.js';
 import type { RouteObject } from '../api/route-kinds.js';
 import type { FleetParameters } from '../ir/fleet-infra.js';
 import { type BackendMemo, type ClusterTable, type ResolvedRoute, resolveRouteBackends } from './backends.js';
@@ -21,7 +22,10 @@ export interface GatewayEntry {
   key: string;
   classState: ClassState;
   fleet: string;
+  /** Its own listeners (in spec order), then those of the ListenerSets that joined it (in `listenerSets` order). */
   listeners: ListenerState[];
+  /** The ListenerSets whose listeners joined this Gateway, in precedence order (oldest, then namespace/name). */
+  listenerSets: ListenerSetEntry[];
   /** Its fleet's parameters: its class's, with its own DataPlaneProxy laid over them. */
   parameters: FleetParameters;
   /** Why spec.infrastructure.parametersRef cannot be used: the Gateway is then not accepted. */
@@ -30,6 +34,23 @@ export interface GatewayEntry {
   unusedParameters?: string;
   /** Why its fleet gets no infrastructure: another fleet holds the same infrastructure name. */
   infraConflict?: string;
+}
+
+/** A ListenerSet whose parentRef names one of our Gateways: this controller writes its status. */
+export interface ListenerSetEntry {
+  listenerSet: ListenerSet;
+  /** `ns/name` */
+  key: string;
+  gateway: GatewayEntry;
+  /** Why its listeners do not join the Gateway (reason NotAllowed or ParentNotAccepted); absent when they do. */
+  refused?: Verdict;
+  /** Its listeners as they joined the Gateway's entry, in spec order; empty when refused. */
+  listeners: ListenerState[];
+}
+
+/** The Gateway's own listeners (not those its ListenerSets added). */
+export function ownListeners(gw: GatewayEntry): ListenerState[] {
+  return gw.listeners.filter((l) => l.listenerSet === undefined);
 }
 
 export interface RouteState {
@@ -53,19 +74,57 @@ export interface AttachedListener {
 function namespaceAllowed(l: ListenerState, routeNs: string, lookup: SnapshotLookup): boolean {
   const from = l.spec.allowedRoutes.namespaces;
   if (from.from === 'All') return true;
-  if (from.from === 'Same') return routeNs === (l.gateway.metadata.namespace ?? '');
+  // Same: the namespace of the object that declares the listener (a ListenerSet's own, for its listeners).
+  const declaredIn = l.listenerSet?.object.metadata.namespace ?? l.gateway.metadata.namespace ?? '';
+  if (from.from === 'Same') return routeNs === declaredIn;
   // The API server labels every namespace with its own name; files may omit it.
   const labels = { ...(lookup.namespaceLabels.get(routeNs) ?? {}), 'kubernetes.io/metadata.name': routeNs };
   return from.selector !== undefined && selectorMatches(from.selector, labels);
 }
 
+/** A parent the route names, as this controller sees it: its listeners, or why it has none to offer. */
+interface RouteParent {
+  /** `Gateway ns/name` or `ListenerSet ns/name`, for messages. */
+  label: string;
+  gateway: GatewayEntry;
+  listeners: ListenerState[];
+  refused?: Verdict;
+}
+
+/** The parent a parentRef names, when it is one of ours: a Gateway (its own listeners) or a ListenerSet. */
+function routeParent(
+  ref: ParentReference,
+  routeNs: string,
+  gateways: Map<string, GatewayEntry>,
+  listenerSets: Map<string, ListenerSetEntry>,
+): RouteParent | undefined {
+  if (ref.group !== GATEWAY_API_GROUP) return undefined;
+  const key = `${ref.namespace ?? routeNs}/${ref.name}`;
+  if (ref.kind === 'Gateway') {
+    const gw = gateways.get(key);
+    return gw === undefined
+      ? undefined
+      : { label: `Gateway ${key}`, gateway: gw, listeners: ownListeners(gw) };
+  }
+  if (ref.kind !== 'ListenerSet') return undefined;
+  const ls = listenerSets.get(key);
+  if (ls === undefined) return undefined;
+  const parent: RouteParent = { label: `ListenerSet ${key}`, gateway: ls.gateway, listeners: ls.listeners };
+  if (ls.refused !== undefined) parent.refused = ls.refused;
+  return parent;
+}
+
 function attach(
   route: RouteObject,
   ref: ParentReference,
-  gw: GatewayEntry,
+  parent: RouteParent,
   lookup: SnapshotLookup,
 ): { verdict: Verdict; listeners: ListenerState[] } {
-  let candidates = gw.listeners;
+  if (parent.refused !== undefined) {
+    const message = `${parent.label} is not attached to Gateway ${parent.gateway.key}: ${parent.refused.message}`;
+    return { verdict: { ok: false, reason: 'NotAllowedByListeners', message }, listeners: [] };
+  }
+  let candidates = parent.listeners;
   if (ref.sectionName !== undefined) candidates = candidates.filter((l) => l.spec.name === ref.sectionName);
   if (ref.port !== undefined) candidates = candidates.filter((l) => l.spec.port === ref.port);
   if (candidates.length === 0) {
@@ -79,7 +138,7 @@ function attach(
       verdict: {
         ok: false,
         reason: 'NoMatchingParent',
-        message: `Gateway ${gw.key} has no listener ${what}`,
+        message: `${parent.label} has no listener ${what}`,
       },
       listeners: [],
     };
@@ -90,8 +149,8 @@ function attach(
   if (allowed.length === 0) {
     const message =
       open.length > 0
-        ? `no listener of Gateway ${gw.key} takes ${route.kind}s (allowedRoutes.kinds)`
-        : `no listener of Gateway ${gw.key} allows this route`;
+        ? `no listener of ${parent.label} takes ${route.kind}s (allowedRoutes.kinds)`
+        : `no listener of ${parent.label} allows this route`;
     return { verdict: { ok: false, reason: 'NotAllowedByListeners', message }, listeners: [] };
   }
   const matching = allowed.filter(
@@ -161,6 +220,8 @@ function gatewaySignature(gw: GatewayEntry): string {
 /** What attaching one route reads besides the route: the translation's Gateways, lookup and memos. */
 export interface AttachContext {
   gateways: Map<string, GatewayEntry>;
+  /** Our ListenerSets (those naming one of our Gateways) by `ns/name`, refused ones too. */
+  listenerSets: Map<string, ListenerSetEntry>;
   lookup: SnapshotLookup;
   table: ClusterTable;
   controllerName: string;
@@ -190,6 +251,7 @@ export function attachContext(base: Omit<AttachContext, 'token' | 'signatureOf'>
   if (attachments === undefined) return { ...base, signatureOf };
   const context: unknown[] = [base.lookup, base.controllerName];
   for (const [key, gw] of base.gateways) context.push(key, gw.gateway, signatureOf(gw));
+  for (const [key, ls] of base.listenerSets) context.push(key, ls.listenerSet, ls.refused?.reason ?? '');
   if (attachments.context === undefined || !sameDeps(attachments.context.deps, context)) {
     attachments.context = { deps: context, token: {} };
   } else if (memo !== undefined) {
@@ -204,7 +266,7 @@ export function attachContext(base: Omit<AttachContext, 'token' | 'signatureOf'>
 export function attachOne(route: RouteObject, ctx: AttachContext): RouteState {
   const { attachments, lookup, memo, token } = ctx;
   if (attachments === undefined) {
-    return attachRoute(route, ctx.gateways, lookup, ctx.table, ctx.controllerName, ctx.compiledRoutes, memo);
+    return attachRoute(route, ctx, memo);
   }
   const hit = attachments.routes.get(route);
   // Same route object, same context: its deps are equal by construction (the backends memo keys on lookup).
@@ -216,14 +278,15 @@ export function attachOne(route: RouteObject, ctx: AttachContext): RouteState {
   const deps: unknown[] = [lookup, ctx.controllerName];
   let ours = false;
   for (const ref of route.spec.parentRefs) {
-    const gw =
-      ref.group === GATEWAY_API_GROUP && ref.kind === 'Gateway'
-        ? ctx.gateways.get(`${ref.namespace ?? routeNs}/${ref.name}`)
-        : undefined;
-    if (gw === undefined) deps.push(undefined, '');
+    const parent = routeParent(ref, routeNs, ctx.gateways, ctx.listenerSets);
+    if (parent === undefined) deps.push(undefined, '', '');
     else {
       ours = true;
-      deps.push(gw.gateway, ctx.signatureOf(gw));
+      const ls =
+        ref.kind === 'ListenerSet'
+          ? ctx.listenerSets.get(`${ref.namespace ?? routeNs}/${ref.name}`)
+          : undefined;
+      deps.push(parent.gateway.gateway, ctx.signatureOf(parent.gateway), ls?.listenerSet ?? '');
     }
   }
   // Backends resolve (memoised) exactly when the uncached path would resolve them.
@@ -232,15 +295,7 @@ export function attachOne(route: RouteObject, ctx: AttachContext): RouteState {
     hit.token = token!;
     return hit.state;
   }
-  const state = attachRoute(
-    route,
-    ctx.gateways,
-    lookup,
-    ctx.table,
-    ctx.controllerName,
-    ctx.compiledRoutes,
-    memo,
-  );
+  const state = attachRoute(route, ctx, memo);
   attachments.routes.set(route, { deps, token: token!, ours, state });
   return state;
 }
@@ -259,15 +314,8 @@ export function attachRoutes(routes: readonly RouteObject[], ctx: AttachContext)
   return out;
 }
 
-function attachRoute(
-  route: RouteObject,
-  gateways: Map<string, GatewayEntry>,
-  lookup: SnapshotLookup,
-  table: ClusterTable,
-  controllerName: string,
-  compiledRoutes: WeakMap<RouteObject, CompiledRoute>,
-  memo: BackendMemo | undefined,
-): RouteState {
+function attachRoute(route: RouteObject, ctx: AttachContext, memo: BackendMemo | undefined): RouteState {
+  const { lookup, table, controllerName, compiledRoutes } = ctx;
   const routeNs = route.metadata.namespace ?? '';
   const generation = route.metadata.generation;
   const compiled = compileRoute(route, compiledRoutes);
@@ -276,10 +324,10 @@ function attachRoute(
   const attachedTo: AttachedListener[] = [];
   const seen = new Set<string>();
   for (const ref of route.spec.parentRefs) {
-    if (ref.group !== GATEWAY_API_GROUP || ref.kind !== 'Gateway') continue;
-    const gw = gateways.get(`${ref.namespace ?? routeNs}/${ref.name}`);
-    if (gw === undefined) continue;
-    const refKey = `${ref.namespace ?? ''}/${ref.name}/${ref.sectionName ?? ''}/${ref.port ?? ''}`;
+    const parent = routeParent(ref, routeNs, ctx.gateways, ctx.listenerSets);
+    if (parent === undefined) continue;
+    const gw = parent.gateway;
+    const refKey = `${ref.kind}/${ref.namespace ?? ''}/${ref.name}/${ref.sectionName ?? ''}/${ref.port ?? ''}`;
     if (seen.has(refKey)) continue;
     seen.add(refKey);
     backends ??= resolveRouteBackends(route, lookup, table, memo);
@@ -287,7 +335,7 @@ function attachRoute(
     if (compiled.unsupported.length > 0) {
       verdict = { ok: false, reason: 'UnsupportedValue', message: compiled.unsupported.join('; ') };
     } else {
-      const result = attach(route, ref, gw, lookup);
+      const result = attach(route, ref, parent, lookup);
       verdict = result.verdict;
       for (const l of result.listeners) {
         attachedTo.push({ gatewayKey: gw.key, index: l.index, parent: parents.length });

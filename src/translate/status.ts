@@ -1,13 +1,15 @@
-// Status objects for what this controller owns: its GatewayClasses, their Gateways, and route parents.
+// Status objects for what this controller owns: its GatewayClasses, their Gateways and ListenerSets, and route
+// parents.
 import type { Condition } from '../api/common.js';
 import type { ListenerStatus } from '../api/gateway.js';
 import type { InstalledCrds } from '../api/gateway-api-bundle.js';
+import { listenerSetFleetName } from '../ir/fleet-config.js';
 import type { DeployType } from '../ir/fleet-infra.js';
 import type { ClassState } from './classes.js';
 import { condition } from './conditions.js';
 import { supportedFeatures } from './features.js';
-import { type ListenerState, ready } from './listeners.js';
-import type { GatewayEntry, RouteState } from './routes.js';
+import { type ListenerState, listenerRef, ready } from './listeners.js';
+import { type GatewayEntry, type ListenerSetEntry, ownListeners, type RouteState } from './routes.js';
 import { supportedVersionVerdict } from './supported-version.js';
 import type { DataPlaneState, ObjectStatus } from './types.js';
 
@@ -58,7 +60,9 @@ function programmedVerdict(gw: GatewayEntry, fleet: FleetState) {
     };
   }
   // Applied, yet a Gateway whose every valid listener failed to bind serves nothing: not Programmed.
-  const errors = gw.listeners.filter(ready).map((l) => listenerError(l, fleet));
+  const errors = ownListeners(gw)
+    .filter(ready)
+    .map((l) => listenerError(l, fleet));
   const first = errors[0];
   if (first !== undefined && errors.every((e) => e !== undefined)) {
     return {
@@ -72,7 +76,8 @@ function programmedVerdict(gw: GatewayEntry, fleet: FleetState) {
 
 /** Why a proxy of the fleet could not serve this listener (its port taken, say), if one said so. */
 function listenerError(l: ListenerState, fleet: FleetState) {
-  return fleet?.listenerErrors.find((e) => e.gateway === l.gatewayKey && e.listener === l.spec.name);
+  const ref = listenerRef(l);
+  return fleet?.listenerErrors.find((e) => e.gateway === ref.gateway && e.listener === ref.listener);
 }
 
 function listenerStatus(
@@ -111,6 +116,33 @@ function listenerStatus(
   };
 }
 
+/**
+ * Why an address the Gateway asks for in spec.addresses is of a type Portico cannot give (IPAddress is the one it
+ * can); undefined when every one is an IPAddress. An IPAddress without a value asks for any address.
+ */
+function unsupportedAddressOf(g: GatewayEntry['gateway']): string | undefined {
+  const i = (g.spec.addresses ?? []).findIndex((a) => (a.type ?? 'IPAddress') !== 'IPAddress');
+  if (i === -1) return undefined;
+  return `spec.addresses[${i}]: type ${g.spec.addresses![i]!.type} is not supported (IPAddress is)`;
+}
+
+/**
+ * An IPAddress the Gateway asks for by value that its fleet does not have: the load balancer has not given it (an
+ * address it cannot use, or not yet), or the fleet is standalone, whose address pool takes no requests yet.
+ * Undefined when every requested value is the fleet's.
+ */
+function unusableAddress(g: GatewayEntry['gateway'], fleet: FleetState) {
+  const have = fleet?.addresses.map((a) => a.value) ?? [];
+  const i = (g.spec.addresses ?? []).findIndex(
+    (a) => a.value !== undefined && a.value !== '' && !have.includes(a.value),
+  );
+  if (i === -1) return undefined;
+  const value = g.spec.addresses![i]!.value;
+  const has = have.length === 0 ? 'has no address yet' : `has ${have.join(', ')}`;
+  const message = `spec.addresses[${i}]: ${value} is not an address of the Gateway's fleet (it ${has}): its load balancer did not give it (on Kubernetes the fleet's Service asks for it; standalone fleets cannot ask yet)`;
+  return { ok: false, reason: 'AddressNotUsable', message };
+}
+
 /** Why the Gateway's parameters (its class's or its own) cannot be used; undefined when they can. */
 function parametersRefusal(gw: GatewayEntry): string | undefined {
   const c = gw.classState;
@@ -130,15 +162,22 @@ export function gatewayStatus(gw: GatewayEntry, dataPlane: DataPlaneState | unde
   const g = gw.gateway;
   const gen = g.metadata.generation;
   const fleet = dataPlane?.fleets[gw.fleet];
-  const readyCount = gw.listeners.filter(ready).length;
+  const own = ownListeners(gw);
+  const readyCount = own.filter(ready).length;
   let accepted: Condition;
   let programmed: Condition;
   let gwProgrammed = { ok: false, reason: 'Invalid', message: '' };
   const refused = parametersRefusal(gw);
+  const unsupportedAddress = unsupportedAddressOf(g);
   if (refused !== undefined && !servedWithout(gw)) {
     accepted = condition('Accepted', false, 'InvalidParameters', refused, gen);
     programmed = condition('Programmed', false, 'Invalid', refused, gen);
     gwProgrammed.message = refused;
+  } else if (unsupportedAddress !== undefined) {
+    // Its fleet serves on as before; the status says the Gateway as asked for cannot be.
+    accepted = condition('Accepted', false, 'UnsupportedAddress', unsupportedAddress, gen);
+    programmed = condition('Programmed', false, 'Invalid', unsupportedAddress, gen);
+    gwProgrammed.message = unsupportedAddress;
   } else if (readyCount === 0) {
     accepted =
       refused === undefined
@@ -146,15 +185,15 @@ export function gatewayStatus(gw: GatewayEntry, dataPlane: DataPlaneState | unde
         : condition('Accepted', false, 'InvalidParameters', refused, gen);
     programmed = condition('Programmed', false, 'Invalid', 'No listener is valid', gen);
   } else {
-    const invalid = gw.listeners.length - readyCount;
+    const invalid = own.length - readyCount;
     if (refused !== undefined) accepted = condition('Accepted', false, 'InvalidParameters', refused, gen);
     else if (invalid > 0) {
-      const message = `${invalid} of ${gw.listeners.length} listeners are not valid`;
+      const message = `${invalid} of ${own.length} listeners are not valid`;
       accepted = condition('Accepted', true, 'ListenersNotValid', message, gen);
     } else accepted = condition('Accepted', true, 'Accepted', gw.unusedParameters ?? 'Accepted', gen);
     gwProgrammed =
       gw.infraConflict === undefined
-        ? programmedVerdict(gw, fleet)
+        ? (unusableAddress(g, fleet) ?? programmedVerdict(gw, fleet))
         : { ok: false, reason: 'Invalid', message: gw.infraConflict };
     programmed = condition('Programmed', gwProgrammed.ok, gwProgrammed.reason, gwProgrammed.message, gen);
   }
@@ -163,7 +202,11 @@ export function gatewayStatus(gw: GatewayEntry, dataPlane: DataPlaneState | unde
     status.addresses = fleet.addresses.map((a) => ({ type: a.type, value: a.value }));
   }
   status.conditions = [accepted, programmed];
-  status.listeners = gw.listeners.map((l) => listenerStatus(l, gwProgrammed, fleet, gen));
+  status.listeners = own.map((l) => listenerStatus(l, gwProgrammed, fleet, gen));
+  // Said by Gateways that admit ListenerSets: those with a listener that joined (Accepted=True).
+  if ((g.spec.allowedListeners?.namespaces.from ?? 'None') !== 'None' || gw.listenerSets.length > 0) {
+    status.attachedListenerSets = gw.listenerSets.filter((ls) => ls.listeners.some(ready)).length;
+  }
   return {
     apiVersion: g.apiVersion,
     kind: 'Gateway',
@@ -199,4 +242,93 @@ function routeStatusUncached(rs: RouteState): ObjectStatus {
     generation: r.metadata.generation,
     status: { parents: rs.parents },
   };
+}
+
+/** Has a proxy of the Gateway's fleet applied the ListenerSet's current generation with the Gateway's? */
+function listenerSetProgrammed(ls: ListenerSetEntry, fleet: FleetState) {
+  const gw = ls.gateway;
+  const parent =
+    gw.infraConflict === undefined
+      ? programmedVerdict(gw, fleet)
+      : { ok: false, reason: 'Invalid', message: gw.infraConflict };
+  if (!parent.ok) {
+    const message = `Gateway ${gw.key} is not programmed: ${parent.message}`;
+    return { ok: false, reason: 'ParentNotProgrammed', message };
+  }
+  const generation = ls.listenerSet.metadata.generation;
+  const applied = fleet?.appliedGateways[listenerSetFleetName(ls.key)];
+  if (applied === undefined || applied < generation) {
+    const message = `Waiting for a ready proxy of fleet ${gw.fleet} to apply generation ${generation}`;
+    return { ok: false, reason: 'Pending', message };
+  }
+  const errors = ls.listeners.filter(ready).map((l) => listenerError(l, fleet));
+  const first = errors[0];
+  if (first !== undefined && errors.every((e) => e !== undefined)) {
+    const message = `No listener is programmed: listener ${first.listener}: ${first.message}`;
+    return { ok: false, reason: 'Invalid', message };
+  }
+  return { ok: true, reason: 'Programmed', message: 'Programmed' };
+}
+
+/** A ListenerSet listener: a conflict is its Accepted and Programmed reason, as the ListenerSet tests expect. */
+function listenerEntryStatus(
+  l: ListenerState,
+  setProgrammed: { ok: boolean; reason: string; message: string },
+  fleet: FleetState,
+  gen: number,
+): ListenerStatus {
+  const status = listenerStatus(l, setProgrammed, fleet, gen);
+  const conflict = l.conflict;
+  if (conflict === undefined) return status;
+  const conditions = status.conditions.map((c) =>
+    c.type === 'Accepted' || c.type === 'Programmed'
+      ? condition(c.type, false, conflict.reason, conflict.message, gen)
+      : c,
+  );
+  return { ...status, conditions };
+}
+
+export function listenerSetStatus(ls: ListenerSetEntry, dataPlane: DataPlaneState | undefined): ObjectStatus {
+  const o = ls.listenerSet;
+  const gen = o.metadata.generation;
+  const fleet = dataPlane?.fleets[ls.gateway.fleet];
+  const base = {
+    apiVersion: o.apiVersion,
+    kind: 'ListenerSet',
+    namespace: o.metadata.namespace ?? 'default',
+    name: o.metadata.name,
+    generation: gen,
+  };
+  if (ls.refused !== undefined) {
+    const { reason, message } = ls.refused;
+    const conditions = [
+      condition('Accepted', false, reason, message, gen),
+      condition('Programmed', false, reason, message, gen),
+    ];
+    return { ...base, status: { conditions } };
+  }
+  const readyCount = ls.listeners.filter(ready).length;
+  let accepted: Condition;
+  let programmed: Condition;
+  let setProgrammed = { ok: false, reason: 'Invalid', message: 'No listener is valid' };
+  if (readyCount === 0) {
+    accepted = condition('Accepted', false, 'ListenersNotValid', 'No listener is valid', gen);
+    programmed = condition('Programmed', false, 'ListenersNotValid', 'No listener is valid', gen);
+  } else {
+    const invalid = ls.listeners.length - readyCount;
+    accepted =
+      invalid > 0
+        ? condition(
+            'Accepted',
+            true,
+            'ListenersNotValid',
+            `${invalid} of ${ls.listeners.length} listeners are not valid`,
+            gen,
+          )
+        : condition('Accepted', true, 'Accepted', 'Accepted', gen);
+    setProgrammed = listenerSetProgrammed(ls, fleet);
+    programmed = condition('Programmed', setProgrammed.ok, setProgrammed.reason, setProgrammed.message, gen);
+  }
+  const listeners = ls.listeners.map((l) => listenerEntryStatus(l, setProgrammed, fleet, gen));
+  return { ...base, status: { conditions: [accepted, programmed], listeners } };
 }

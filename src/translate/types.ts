@@ -15,6 +15,7 @@ import {
   type AttachmentMemo,
   createAttachmentMemo,
   type GatewayEntry,
+  type ListenerSetEntry,
   type RouteState,
 } from './routes.js';
 import type { SortedRoutesMemo } from './sorted-routes.js';
@@ -137,6 +138,8 @@ export interface StatusFrame {
   classes: ClassState[];
   /** Our Gateways in namespace/name order, with their evaluated entries. */
   gateways: GatewayEntry[];
+  /** Our ListenerSets (naming one of our Gateways) in namespace/name order. */
+  listenerSets: ListenerSetEntry[];
   routeStatuses: ObjectStatus[];
 }
 

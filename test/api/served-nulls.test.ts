@@ -21,6 +21,7 @@ function isJson(value: unknown): value is Json {
 const CRD_FILES: Partial<Record<ApiKind, string>> = {
   GatewayClass: 'charts/gateway-helm/gateway-api/gateway.networking.k8s.io_gatewayclasses.yaml',
   Gateway: 'charts/gateway-helm/gateway-api/gateway.networking.k8s.io_gateways.yaml',
+  ListenerSet: 'charts/gateway-helm/gateway-api/gateway.networking.k8s.io_listenersets.yaml',
   HTTPRoute: 'charts/gateway-helm/gateway-api/gateway.networking.k8s.io_httproutes.yaml',
   GRPCRoute: 'charts/gateway-helm/gateway-api/gateway.networking.k8s.io_grpcroutes.yaml',
   ReferenceGrant: 'charts/gateway-helm/gateway-api/gateway.networking.k8s.io_referencegrants.yaml',

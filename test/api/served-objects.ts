@@ -104,6 +104,9 @@ export const GATEWAY = {
     ],
     addresses: [{ type: 'IPAddress', value: '10.0.0.1' }],
     infrastructure: { labels: { cost: 'edge' }, annotations: { note: 'x' } },
+    allowedListeners: {
+      namespaces: { from: 'Selector', selector: { matchLabels: { team: 'edge' } } },
+    },
   },
   status: {
     addresses: [{ type: 'IPAddress', value: '10.0.0.1' }],
@@ -113,6 +116,43 @@ export const GATEWAY = {
         name: 'http',
         supportedKinds: [{ group: 'gateway.networking.k8s.io', kind: 'HTTPRoute' }],
         attachedRoutes: 1,
+        conditions: CONDITIONS,
+      },
+    ],
+  },
+};
+
+export const LISTENER_SET = {
+  apiVersion: 'gateway.networking.k8s.io/v1',
+  kind: 'ListenerSet',
+  metadata: metadata('team-a', 'edge'),
+  spec: {
+    parentRef: { group: 'gateway.networking.k8s.io', kind: 'Gateway', name: 'eg', namespace: 'edge' },
+    listeners: [
+      {
+        name: 'team-a',
+        hostname: 'a.example.com',
+        port: 8443,
+        protocol: 'HTTPS',
+        tls: {
+          mode: 'Terminate',
+          certificateRefs: [{ group: '', kind: 'Secret', name: 'www-cert', namespace: 'edge' }],
+          options: { 'example.com/cipher-suites': 'modern' },
+        },
+        allowedRoutes: {
+          namespaces: { from: 'Same' },
+          kinds: [{ group: 'gateway.networking.k8s.io', kind: 'HTTPRoute' }],
+        },
+      },
+    ],
+  },
+  status: {
+    conditions: CONDITIONS,
+    listeners: [
+      {
+        name: 'team-a',
+        supportedKinds: [{ group: 'gateway.networking.k8s.io', kind: 'HTTPRoute' }],
+        attachedRoutes: 0,
         conditions: CONDITIONS,
       },
     ],
@@ -340,6 +380,7 @@ export const DATA_PLANE_PROXY = {
 export const SERVED_OBJECTS: Record<string, Record<string, unknown>> = {
   GatewayClass: GATEWAY_CLASS,
   Gateway: GATEWAY,
+  ListenerSet: LISTENER_SET,
   HTTPRoute: HTTP_ROUTE,
   GRPCRoute: GRPC_ROUTE,
   ReferenceGrant: REFERENCE_GRANT,

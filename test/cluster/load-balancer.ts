@@ -1,5 +1,7 @@
 // The job a cloud provider does for Services of type LoadBalancer: give each one an address from the cluster's
-// pool (routed from the host to the node, where kube-proxy answers for it) and take it back when it goes.
+// pool (routed from the host to the node, where kube-proxy answers for it) and take it back when it goes. A
+// Service naming an address (spec.loadBalancerIP) gets it when it is a free address of the pool; otherwise it
+// stays pending, as with a cloud provider asked for an address it does not have.
 import { type ApiEndpoint, asList, call, type Loose, type WatchStream, watch } from './kube-api.js';
 
 export interface LoadBalancerController {
@@ -57,12 +59,26 @@ export function startLoadBalancerController(
     }
   }
 
+  /** A Service that asks for an address (spec.loadBalancerIP) gets that one, or none while it cannot. */
+  async function reconcileRequested(svc: Loose, s: ServiceKey, wanted: string): Promise<void> {
+    const others = new Set([...assigned].filter(([key]) => key !== s.key).map(([, ip]) => ip));
+    if (!pool.includes(wanted) || others.has(wanted)) {
+      log(`load balancer: ${s.key} asks for ${wanted}, not a free address of ${cidr}; it stays pending`);
+      if (assigned.delete(s.key) || s.ip !== undefined) await setIngress(svc, undefined);
+      return;
+    }
+    assigned.set(s.key, wanted);
+    if (s.ip !== wanted) await setIngress(svc, wanted);
+  }
+
   async function reconcile(type: string, svc: Loose): Promise<void> {
     const s: ServiceKey = { key: keyOf(svc), ip: currentIp(svc) };
     if (type === 'DELETED' || !isOurs(svc)) {
       if (assigned.delete(s.key) && type !== 'DELETED') await setIngress(svc, undefined);
       return;
     }
+    const wanted = svc.spec?.loadBalancerIP;
+    if (typeof wanted === 'string' && wanted !== '') return reconcileRequested(svc, s, wanted);
     if (s.ip !== undefined && assigned.get(s.key) === s.ip) return;
     const taken = new Set(assigned.values());
     const ip =

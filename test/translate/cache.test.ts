@@ -86,3 +86,54 @@ test('with a cache: a route added to a fleet keeps the other VirtualHost objects
   );
   assert.deepEqual(translation(after), translation(translate(edited, options)));
 });
+
+test('with a cache: a ListenerSet listener that admits more namespaces takes routes the memo had refused', () => {
+  const snapshot = load('listener-sets.in.yaml');
+  const cache = createTranslateCache();
+  translate(snapshot, { ...options, cache });
+  // allowedRoutes only: every listener stays as attachable, so only the ListenerSet object says it changed.
+  const edited = {
+    ...snapshot,
+    listenerSets: snapshot.listenerSets.map((ls) => {
+      if (ls.metadata.name !== 'team-a') return ls;
+      const listeners = ls.spec.listeners.map((l) =>
+        l.name === 'http'
+          ? { ...l, allowedRoutes: { ...l.allowedRoutes, namespaces: { from: 'All' as const } } }
+          : l,
+      );
+      return { ...ls, metadata: { ...ls.metadata, generation: 3 }, spec: { ...ls.spec, listeners } };
+    }),
+  };
+  const after = translate(edited, { ...options, cache });
+  assert.deepEqual(translation(after), translation(translate(edited, options)));
+  const route = after.statuses.find((s) => s.kind === 'HTTPRoute' && s.name === 'ls-other-ns')!;
+  assert.match(JSON.stringify(route.status), /"reason":"Accepted"/);
+});
+
+test('with a cache: a Gateway that stops admitting ListenerSets closes their ports; a route change alone keeps them', () => {
+  const snapshot = load('listener-sets.in.yaml');
+  const cache = createTranslateCache();
+  const first = translate(snapshot, { ...options, cache });
+  const withoutRoute = {
+    ...snapshot,
+    httpRoutes: snapshot.httpRoutes.filter((r) => r.metadata.name !== 'gw-route'),
+  };
+  const routesOnly = translate(withoutRoute, { ...options, cache });
+  assert.deepEqual(translation(routesOnly), translation(translate(withoutRoute, options)));
+  const ports = (r: typeof first) =>
+    r.fleets.find((f) => f.fleet === 'infra/edge')!.listeners.map((l) => l.port);
+  assert.deepEqual(ports(routesOnly), ports(first));
+  const closed = {
+    ...withoutRoute,
+    gateways: withoutRoute.gateways.map((g) => {
+      if (g.metadata.name !== 'edge') return g;
+      const { allowedListeners: _, ...spec } = g.spec;
+      return { ...g, spec };
+    }),
+  };
+  const after = translate(closed, { ...options, cache });
+  assert.deepEqual(translation(after), translation(translate(closed, options)));
+  assert.deepEqual(ports(after), [80]);
+  const teamA = after.statuses.find((s) => s.kind === 'ListenerSet' && s.name === 'team-a')!;
+  assert.match(JSON.stringify(teamA.status), /"reason":"NotAllowed"/);
+});

@@ -345,7 +345,10 @@ function fleetWorkload(infra: FleetInfra, options: RenderOptions): V1Deployment 
 
 /** A Service (LoadBalancer unless the shape says otherwise) with one port per listener port, to the container's. */
 function fleetService(infra: FleetInfra, options: RenderOptions): V1Service {
-  return shapedService(defaultService(infra, options), infra);
+  const service = shapedService(defaultService(infra, options), infra);
+  // The address a Gateway asks for goes to the load balancer; a Service of another type has none to give.
+  if (infra.requestedAddress === undefined || service.spec?.type !== 'LoadBalancer') return service;
+  return { ...service, spec: { ...service.spec, loadBalancerIP: infra.requestedAddress } };
 }
 
 function defaultService(infra: FleetInfra, options: RenderOptions): V1Service {

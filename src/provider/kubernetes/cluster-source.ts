@@ -1,6 +1,7 @@
 // The Kubernetes provider's resources for the runner: the informers' snapshot, and the data plane as the
 // proxies on ready pods report it to any replica, with each fleet's Service addresses.
 import { performance } from 'node:perf_hooks';
+import { listenerSetOfFleetName } from '../../ir/fleet-config.js';
 import type { FleetInfra } from '../../ir/fleet-infra.js';
 import { MANAGED_BY, MANAGED_BY_LABEL } from '../../ir/well-known.js';
 import type { ResourceSource } from '../../runner/runner.js';
@@ -70,7 +71,12 @@ export function clusterSource(options: ClusterSourceOptions): ResourceSource {
         return service === undefined ? [] : addressesOfService(resources.raw('Service', service));
       });
       return performance.now() < options.graceEndsAt()
-        ? withRecordedProgrammed(live, fleets, (key) => resources.raw('Gateway', key))
+        ? withRecordedProgrammed(live, fleets, (name) => {
+            const listenerSet = listenerSetOfFleetName(name);
+            return listenerSet === undefined
+              ? resources.raw('Gateway', name)
+              : resources.raw('ListenerSet', listenerSet);
+          })
         : live;
     },
   };

@@ -19,6 +19,7 @@ export type Received = { object: ApiObject } | { unusable: UnusableObject };
 const SNAPSHOT_FIELDS: Record<string, keyof ResourceSnapshot> = {
   GatewayClass: 'gatewayClasses',
   Gateway: 'gateways',
+  ListenerSet: 'listenerSets',
   HTTPRoute: 'httpRoutes',
   GRPCRoute: 'grpcRoutes',
   ReferenceGrant: 'referenceGrants',

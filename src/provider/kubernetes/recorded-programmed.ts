@@ -18,11 +18,14 @@ export function recordedProgrammedGeneration(gateway: JsonObject | undefined): n
     : undefined;
 }
 
-/** `state` with each fleet's Gateways' recorded Programmed generations counted as applied. */
+/**
+ * `state` with each fleet's Gateways' (and ListenerSets') recorded Programmed generations counted as applied.
+ * `gatewayObject` is given each name of a fleet's `gateways`: `ns/name`, or `ListenerSet ns/name`.
+ */
 export function withRecordedProgrammed(
   state: DataPlaneState,
   fleets: readonly FleetConfig[],
-  gatewayObject: (key: string) => JsonObject | undefined,
+  gatewayObject: (name: string) => JsonObject | undefined,
 ): DataPlaneState {
   const out: DataPlaneState = { fleets: { ...state.fleets } };
   for (const fleet of fleets) {

@@ -33,6 +33,15 @@ export const WATCHED_KINDS: readonly WatchedKind[] = [
     statusIsOutput: true,
   },
   {
+    kind: 'ListenerSet',
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    resource: 'listenersets',
+    namespaced: true,
+    statusIsOutput: true,
+    // Standard since Gateway API v1.5: a cluster with older CRDs has none.
+    mayBeAbsent: true,
+  },
+  {
     kind: 'HTTPRoute',
     apiVersion: 'gateway.networking.k8s.io/v1',
     resource: 'httproutes',

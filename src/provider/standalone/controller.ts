@@ -4,6 +4,8 @@ import type { PorticoGatewayConfig } from '../../api/controller-config.js';
 import { buildSnapshot, type ResourceSnapshot } from '../../api/snapshot.js';
 import type { FleetCertificateLifetime } from '../../certificates/fleet-certificate-lifetime.js';
 import { createDiscoveryServer, type DiscoveryServer } from '../../discovery/server.js';
+import type { AddressPool } from '../../infra/host/address-pool.js';
+import type { FleetInfra } from '../../ir/fleet-infra.js';
 import { formatHostPort, parseHostPort } from '../../platform/host-port.js';
 import { requireLoopback } from '../../platform/listen-scope.js';
 import type { Logger } from '../../platform/log-line.js';
@@ -145,6 +147,7 @@ function createStandaloneRunner(options: StandaloneOptions, parts: StandalonePar
     discovery: publisher,
     infra: {
       async apply(result, dataPlane) {
+        const moved = holdRequestedAddresses(host.pool, result.infra);
         const addresses = host.pool.assign(result.fleets.map((f) => f.fleet));
         host.supervisor.sync(
           proxySpecs(result.fleets, result.infra, addresses, { ...options, discoveryAddress, tls }),
@@ -154,7 +157,7 @@ function createStandaloneRunner(options: StandaloneOptions, parts: StandalonePar
         await host.pool.save();
         // Reserved ports, or a new fleet's address, were unknown to this translation: translate once more.
         const newFleet = result.fleets.some((f) => dataPlane.fleets[f.fleet] === undefined);
-        return { learnt: publisher.takeChanged() || newFleet };
+        return { learnt: publisher.takeChanged() || newFleet || moved };
       },
     },
     statuses: { show: () => announcements.announce(runner.statuses().values()) },
@@ -277,4 +280,19 @@ async function startParts(
       lock.release();
     },
   };
+}
+
+/**
+ * Gives each fleet whose Gateway asks for an address in spec.addresses that loopback address, when it is one of the
+ * pool's and no other serving fleet holds it (else the fleet keeps its own, and the Gateway says AddressNotUsable).
+ * True when a fleet's address changed: its proxy moves there, and the statuses are made again.
+ */
+function holdRequestedAddresses(pool: AddressPool, infra: readonly FleetInfra[]): boolean {
+  let moved = false;
+  for (const i of infra) {
+    if (i.requestedAddress === undefined || pool.get(i.fleet) === i.requestedAddress) continue;
+    pool.hold(i.fleet, i.requestedAddress);
+    if (pool.get(i.fleet) === i.requestedAddress) moved = true;
+  }
+  return moved;
 }

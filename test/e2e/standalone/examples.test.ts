@@ -1,12 +1,18 @@
 // Each deployment-mode example in examples/, run by the real `portico standalone` with real proxies and HTTP.
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { rename } from 'node:fs/promises';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import {
   adminGet,
   adminResources,
+  condition,
   echoBody,
+  eventually,
   exampleCopy,
+  type GatewayStatusView,
   programmedAddress,
   send,
   startStandalone,
@@ -93,4 +99,73 @@ test('separate controllers: each serves only its own class; a tenant host is 404
     fleetsA.items.map((f) => f.fleet),
     ['tenant-a/eg'],
   );
+});
+
+/** A keep-alive connection to `address:port` that sends one GET at a time and reads its status and body. */
+async function heldConnection(address: string, port: number) {
+  const socket = connect({ host: address, port });
+  await once(socket, 'connect');
+  let buffered = '';
+  let closed = false;
+  socket.setEncoding('latin1');
+  socket.on('data', (chunk: string) => {
+    buffered += chunk;
+  });
+  socket.on('close', () => {
+    closed = true;
+  });
+  return {
+    get closed() {
+      return closed;
+    },
+    async get(host: string): Promise<{ status: number; body: string }> {
+      buffered = '';
+      socket.write(`GET / HTTP/1.1\r\nhost: ${host}\r\n\r\n`);
+      return eventually(`a reply on the held connection to ${address}:${port}`, async () => {
+        if (closed) throw new Error('the held connection was closed');
+        const end = buffered.indexOf('\r\n\r\n');
+        if (end === -1) return undefined;
+        const length = Number(/\r\ncontent-length: *(\d+)/i.exec(buffered.slice(0, end))?.[1] ?? 0);
+        if (buffered.length < end + 4 + length) return undefined;
+        return {
+          status: Number(buffered.slice(9, 12)),
+          body: buffered.slice(end + 4, end + 4 + length),
+        };
+      });
+    },
+    close: () => socket.destroy(),
+  };
+}
+
+test('ListenerSets: a team file added live opens its port on the shared address; a held connection stays', async (t) => {
+  const { dir, files, stateDir } = await exampleCopy(t, 'listener-sets', ['platform', 'team-a']);
+  // Team A's file comes later, while the fleet serves.
+  const teamFile = join(files, 'team-a.yaml');
+  const parked = join(dir, 'team-a.yaml.parked');
+  await rename(teamFile, parked);
+  const c = await startStandalone(t, { args: ['-f', files], pool: '127.0.25.0/24', stateDir });
+  const address = await programmedAddress(c.admin, 'infra', 'shared');
+  assert.equal(echoBody(await untilStatus(address, 8080, 'www.example.com', '/', 200)).pod, 'platform');
+  const held = await heldConnection(address, 8080);
+  t.after(() => held.close());
+  assert.equal((await held.get('www.example.com')).status, 200);
+
+  await rename(parked, teamFile);
+  assert.equal(echoBody(await untilStatus(address, 8090, 'a.example.com', '/', 200)).pod, 'team-a');
+  // The route of the ListenerSet is not on the Gateway's own listener, nor the Gateway's route on its port.
+  assert.equal((await send(address, 8080, 'a.example.com')).status, 404);
+  assert.equal((await send(address, 8090, 'www.example.com')).status, 404);
+  const after = await held.get('www.example.com');
+  assert.equal(after.status, 200);
+  assert.equal(echoBody({ status: after.status, headers: {}, body: after.body }).pod, 'platform');
+  assert.equal(held.closed, false);
+
+  const status = await eventually('ListenerSet team-a/team-a Programmed', async () => {
+    const [ls] = await adminResources(c.admin, '?kind=ListenerSet&namespace=team-a&name=team-a');
+    const s = ls?.status as GatewayStatusView | undefined;
+    return condition(s?.conditions, 'Programmed')?.status === 'True' ? s : undefined;
+  });
+  assert.equal(status.listeners?.[0]?.attachedRoutes, 1);
+  const [gateway] = await adminResources(c.admin, '?kind=Gateway&namespace=infra&name=shared');
+  assert.equal((gateway?.status as { attachedListenerSets?: number } | undefined)?.attachedListenerSets, 1);
 });

@@ -409,3 +409,13 @@ test("the controller's json log format reaches its proxies; text, the proxy's de
   assert.ok(!argsOf('text').includes('--log-format'));
   assert.deepEqual(argsOf('text'), argsOf(undefined));
 });
+
+test("a Gateway's requested address is the LoadBalancer Service's loadBalancerIP; a ClusterIP Service has none", () => {
+  assert.equal(renderFleetObjects(INFRA, GATEWAY_NAMESPACE).service.spec?.loadBalancerIP, undefined);
+  const requested: FleetInfra = { ...INFRA, requestedAddress: '10.201.0.250' };
+  assert.equal(renderFleetObjects(requested, GATEWAY_NAMESPACE).service.spec?.loadBalancerIP, '10.201.0.250');
+  const clusterIp: FleetInfra = { ...requested, kubernetes: { service: { type: 'ClusterIP' } } };
+  const service = renderFleetObjects(clusterIp, GATEWAY_NAMESPACE).service;
+  assert.equal(service.spec?.type, 'ClusterIP');
+  assert.equal(service.spec?.loadBalancerIP, undefined);
+});

@@ -31,7 +31,7 @@ function recordingLog(): Logger & { lines: string[] } {
   return { lines, debug: add('debug'), info: add('info'), warn: add('warn'), error: add('error') };
 }
 
-const names = ['gatewayclasses', 'gateways', 'httproutes', 'grpcroutes', 'referencegrants'];
+const names = ['gatewayclasses', 'gateways', 'listenersets', 'httproutes', 'grpcroutes', 'referencegrants'];
 
 test('each CRD Portico reads is asked for by name; a missing one reads as null', async () => {
   const requests: string[] = [];
@@ -41,6 +41,7 @@ test('each CRD Portico reads is asked for by name; a missing one reads as null',
   assert.deepEqual(installed?.versions, {
     gatewayclasses: 'v1.7.0',
     gateways: 'v1.7.0',
+    listenersets: 'v1.7.0',
     httproutes: 'v1.7.0',
     grpcroutes: null,
     referencegrants: 'v1.7.0',

@@ -165,6 +165,7 @@ test('objects as the API server serves them, with empty lists as null, are all i
     const fields: Record<ApiKind, string> = {
       GatewayClass: 'gatewayClasses',
       Gateway: 'gateways',
+      ListenerSet: 'listenerSets',
       HTTPRoute: 'httpRoutes',
       GRPCRoute: 'grpcRoutes',
       ReferenceGrant: 'referenceGrants',
