@@ -57,7 +57,10 @@ before(async () => {
   await proxy.started;
   const prefix = (value: string) => ({ path: { type: 'PathPrefix' as const, value } });
   const routes = [
-    route(forward(['flaky'], { retry: policy({ codes: [500], attempts: 3 }) }), prefix('/code-500-attempts-3')),
+    route(
+      forward(['flaky'], { retry: policy({ codes: [500], attempts: 3 }) }),
+      prefix('/code-500-attempts-3'),
+    ),
     route(forward(['flaky'], { retry: policy({}) }), prefix('/all-attempts-2')),
     route(forward(['flaky'], { retry: policy({ attempts: 0 }) }), prefix('/all-attempts-0')),
     route(forward(['flaky']), prefix('/no-policy')),
