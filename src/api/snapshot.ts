@@ -1,5 +1,6 @@
 // ResourceSnapshot: one immutable view of every object the translator reads, arrays per kind.
-import type { EndpointSlice, Namespace, Secret, Service } from './core.js';
+import type { BackendTLSPolicy } from './backend-tls-policy.js';
+import type { ConfigMap, EndpointSlice, Namespace, Secret, Service } from './core.js';
 import type { DataPlaneProxy } from './data-plane-proxy.js';
 import type { Gateway } from './gateway.js';
 import type { InstalledCrds } from './gateway-api-bundle.js';
@@ -28,6 +29,9 @@ export interface ResourceSnapshot {
   endpointSlices: EndpointSlice[];
   namespaces: Namespace[];
   secrets: Secret[];
+  /** ConfigMaps holding CA bundles (`ca.crt`) that BackendTLSPolicies refer to. */
+  configMaps: ConfigMap[];
+  backendTlsPolicies: BackendTLSPolicy[];
   dataPlaneProxies: DataPlaneProxy[];
   unusable: UnusableObject[];
   /**
@@ -64,6 +68,8 @@ export function emptySnapshot(): ResourceSnapshot {
     endpointSlices: [],
     namespaces: [],
     secrets: [],
+    configMaps: [],
+    backendTlsPolicies: [],
     dataPlaneProxies: [],
     unusable: [],
   };
@@ -100,6 +106,12 @@ export function buildSnapshot(objects: ApiObject[]): ResourceSnapshot {
         break;
       case 'Secret':
         s.secrets.push(o);
+        break;
+      case 'ConfigMap':
+        s.configMaps.push(o);
+        break;
+      case 'BackendTLSPolicy':
+        s.backendTlsPolicies.push(o);
         break;
       case 'DataPlaneProxy':
         s.dataPlaneProxies.push(o);

@@ -193,6 +193,15 @@ const RESOURCE_CHECKS: Record<FleetResourceType, Check> = {
       name: nonEmpty,
       service: object({ namespace: str, name: str, port: int(1, 65535) }),
       protocol: oneOf('http', 'h2c'),
+      tls: optional(
+        object({
+          policy: nonEmpty,
+          serverName: nonEmpty,
+          caPem: optional(nonEmpty),
+          subjectAltNames: list(object({ type: oneOf('Hostname', 'URI'), value: nonEmpty })),
+          refused: optional(nonEmpty),
+        }),
+      ),
     }),
   ),
   endpoints: remembered(

@@ -7,6 +7,7 @@ import type { ResourceSnapshot } from '../api/snapshot.js';
 import type { FleetConfig } from '../ir/fleet-config.js';
 import type { FleetConfigChange } from '../ir/fleet-config-patch.js';
 import type { FleetInfra } from '../ir/fleet-infra.js';
+import { backendTlsStatuses, gatewaysByService } from './backend-tls.js';
 import type { ClusterTable } from './backends.js';
 import { type ClassState, evaluateClasses } from './classes.js';
 import { buildFleet, type FleetInput } from './fleet.js';
@@ -125,6 +126,7 @@ export function translate(
     classes: [...classes.values()],
     gateways: sortedByNsName(ours).map((g) => gateways.get(nsName(g))!),
     routeStatuses,
+    policyStatuses: backendTlsStatuses(lookup.backendTls, gatewaysByService(configs), options.controllerName),
   };
   const statuses = statusesOf(frame, options, dataPlane, snapshot.installedCrds);
   if (cache !== undefined) {
@@ -187,6 +189,8 @@ function translateChangedRoutes(
   last: LastPass,
 ): TranslateResult | undefined {
   const world = last.world!;
+  // A policy's ancestors follow the routes that reach its Services: with policies, the full translation.
+  if (snapshot.backendTlsPolicies.length > 0) return undefined;
   // Every input but the two route lists (indexes 2 and 3 of passInputs) is the very same.
   if (!inputs.every((x, i) => i === 2 || i === 3 || x === last.inputs[i])) return undefined;
   const http = composeRouteChange(snapshot.routeChanges?.httpRoutes, last.inputs[2], snapshot.httpRoutes);
@@ -255,6 +259,8 @@ function passInputs(snapshot: ResourceSnapshot, options: TranslateOptions): unkn
     s.secrets,
     s.dataPlaneProxies,
     s.unusable,
+    s.configMaps,
+    s.backendTlsPolicies,
     options.controllerName,
     options.controllerNamespace,
     options.deployType,
@@ -276,6 +282,7 @@ function statusesOf(
   for (const c of frame.classes) statuses.push(classStatus(c, options.deployType, installed));
   for (const g of frame.gateways) statuses.push(gatewayStatus(g, dataPlane));
   for (const s of frame.routeStatuses) statuses.push(s);
+  for (const s of frame.policyStatuses) statuses.push(s);
   return statuses;
 }
 

@@ -138,6 +138,8 @@ export interface StatusFrame {
   /** Our Gateways in namespace/name order, with their evaluated entries. */
   gateways: GatewayEntry[];
   routeStatuses: ObjectStatus[];
+  /** BackendTLSPolicy statuses (after the routes': only a full translation makes them). */
+  policyStatuses: ObjectStatus[];
 }
 
 /**
