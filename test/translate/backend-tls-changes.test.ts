@@ -72,7 +72,8 @@ test('a policy deleted: its Service is plaintext again; the newer conflicting po
   assert.equal(cluster(after.fleets[0], 'apps/system:443').tls, undefined);
   assert.equal(cluster(after.fleets[0], 'apps/secure:443').tls?.policy, 'apps/secure-https-newer');
   const status = after.statuses.find((s) => s.kind === 'BackendTLSPolicy' && s.name === 'secure-https-newer');
-  const ancestors = (status?.status as { ancestors: { conditions: { type: string; reason: string }[] }[] })
+  assert.ok(status !== undefined);
+  const ancestors = (status.status as { ancestors: { conditions: { type: string; reason: string }[] }[] })
     .ancestors;
   assert.equal(ancestors[0]?.conditions.find((c) => c.type === 'Accepted')?.reason, 'Accepted');
 });
