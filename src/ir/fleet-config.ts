@@ -28,6 +28,11 @@ export interface FleetGateway {
   /** `<namespace>/<name>` */
   name: string;
   generation: number;
+  /**
+   * The TlsSecret the proxies present as client certificate to TLS backends (spec.tls.backend.clientCertificateRef);
+   * in a merged fleet, the first Gateway's (by name) that names one is used for every backend.
+   */
+  backendClientCertificate?: string;
 }
 
 export type ListenerProtocol = 'HTTP' | 'HTTPS';

@@ -167,7 +167,13 @@ const route = object({
 });
 /** One resource of each type; an object that passed once is not walked again (configs are immutable). */
 const RESOURCE_CHECKS: Record<FleetResourceType, Check> = {
-  gateways: remembered(object({ name: nonEmpty, generation: int(0, Number.MAX_SAFE_INTEGER) })),
+  gateways: remembered(
+    object({
+      name: nonEmpty,
+      generation: int(0, Number.MAX_SAFE_INTEGER),
+      backendClientCertificate: optional(nonEmpty),
+    }),
+  ),
   listeners: remembered((v, p) => {
     object({
       name: nonEmpty,

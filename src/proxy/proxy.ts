@@ -180,11 +180,11 @@ function createRuntime(options: ProxyOptions): ProxyRuntime {
   const metrics = createProxyMetrics();
   const pools = createUpstreamPools((address, port, key) => new EndpointPool(address, port, key, h1Pool));
   const h2Pools = createUpstreamPools((address, port, key) => new H2EndpointPool(address, port, key, h2Pool));
-  const tlsPools = createTlsUpstreamPools((tls) =>
-    createUpstreamPools((address, port, key) => new EndpointPool(address, port, key, h1Pool, tls)),
+  const tlsPools = createTlsUpstreamPools((tls, client) =>
+    createUpstreamPools((address, port, key) => new EndpointPool(address, port, key, h1Pool, tls, client)),
   );
-  const h2TlsPools = createTlsUpstreamPools((tls) =>
-    createUpstreamPools((address, port, key) => new H2EndpointPool(address, port, key, h2Pool, tls)),
+  const h2TlsPools = createTlsUpstreamPools((tls, client) =>
+    createUpstreamPools((address, port, key) => new H2EndpointPool(address, port, key, h2Pool, tls, client)),
   );
   return {
     options,
@@ -452,4 +452,15 @@ function retainTlsPools(rt: ProxyRuntime, config: FleetConfig): void {
     );
   rt.tlsPools.retain(of('http'));
   rt.h2TlsPools.retain(of('h2c'));
+  // One client certificate per fleet: the first Gateway (by name) that names one; a merged fleet's others are unused.
+  const name = config.gateways.find(
+    (g) => g.backendClientCertificate !== undefined,
+  )?.backendClientCertificate;
+  const secret = name === undefined ? undefined : config.secrets.find((s) => s.name === name);
+  const client =
+    secret === undefined
+      ? undefined
+      : { certificatePem: secret.certificatePem, privateKeyPem: secret.privateKeyPem };
+  rt.tlsPools.useClientCertificate(client);
+  rt.h2TlsPools.useClientCertificate(client);
 }

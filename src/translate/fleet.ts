@@ -5,6 +5,7 @@ import type { RouteObject } from '../api/route-kinds.js';
 import {
   FLEET_CONFIG_SCHEMA_VERSION,
   type FleetConfig,
+  type FleetGateway,
   type Listener,
   type TlsCertificateChoice,
   type TlsSecret,
@@ -49,7 +50,11 @@ export interface FleetInput {
 /** Identity of everything a fleet config is derived from except its attached routes. */
 function frameDeps(input: FleetInput, listeners: ListenerState[]): unknown[] {
   const deps: unknown[] = [input.key];
-  for (const g of input.gateways) deps.push(g.gateway);
+  for (const g of input.gateways) {
+    deps.push(g.gateway);
+    const client = g.backendClientCertificate?.secret;
+    if (client !== undefined) deps.push(input.lookup.secrets.get(client));
+  }
   for (const l of listeners) {
     deps.push(`${l.gatewayKey}|${l.index}|${l.certificates.join(',')}`);
     for (const c of l.certificates) deps.push(input.lookup.secrets.get(c));
@@ -155,7 +160,12 @@ function buildFleetUncached(
   const { clusters, endpoints, objects } = fleetClusters(clusterRefs.keys(), input.clusters);
   const gateways = input.gateways
     .filter((g) => g.listeners.some(ready))
-    .map((g) => ({ name: g.key, generation: g.gateway.metadata.generation }));
+    .map((g): FleetGateway => {
+      const client = g.backendClientCertificate?.secret;
+      if (client === undefined) return { name: g.key, generation: g.gateway.metadata.generation };
+      build.usedSecrets.add(client);
+      return { name: g.key, generation: g.gateway.metadata.generation, backendClientCertificate: client };
+    });
   const config: FleetConfig = {
     schemaVersion: FLEET_CONFIG_SCHEMA_VERSION,
     fleet: input.key,

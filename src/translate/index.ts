@@ -7,6 +7,7 @@ import type { ResourceSnapshot } from '../api/snapshot.js';
 import type { FleetConfig } from '../ir/fleet-config.js';
 import type { FleetConfigChange } from '../ir/fleet-config-patch.js';
 import type { FleetInfra } from '../ir/fleet-infra.js';
+import { backendClientCertificate } from './backend-client-certificate.js';
 import { backendTlsStatuses, gatewaysByService } from './backend-tls.js';
 import type { ClusterTable } from './backends.js';
 import { type ClassState, evaluateClasses } from './classes.js';
@@ -317,6 +318,8 @@ function gatewayEntries(
     const key = nsName(g);
     const own = gatewayParameters(g, classState, lookup, options.deployType);
     const entry: GatewayEntry = { gateway: g, key, classState, fleet, listeners, parameters: {} };
+    const clientCertificate = backendClientCertificate(g, lookup, memos.certificateProblems);
+    if (clientCertificate !== undefined) entry.backendClientCertificate = clientCertificate;
     if (own.ok) {
       entry.parameters = own.parameters;
       if (own.unused !== undefined) entry.unusedParameters = own.unused;

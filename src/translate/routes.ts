@@ -7,6 +7,7 @@ import type { ParentReference, RouteParentStatus } from '../api/http-route.js';
 import { selectorMatches } from '../api/label-selector.js';
 import type { RouteObject } from '../api/route-kinds.js';
 import type { FleetParameters } from '../ir/fleet-infra.js';
+import type { BackendClientCertificate } from './backend-client-certificate.js';
 import { type BackendMemo, type ClusterTable, type ResolvedRoute, resolveRouteBackends } from './backends.js';
 import type { ClassState } from './classes.js';
 import { compileRoute } from './compile-route.js';
@@ -30,6 +31,8 @@ export interface GatewayEntry {
   unusedParameters?: string;
   /** Why its fleet gets no infrastructure: another fleet holds the same infrastructure name. */
   infraConflict?: string;
+  /** spec.tls.backend.clientCertificateRef, resolved; absent when the Gateway names none. */
+  backendClientCertificate?: BackendClientCertificate;
 }
 
 export interface RouteState {

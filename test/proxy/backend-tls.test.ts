@@ -156,3 +156,60 @@ describe('TLS to backends', () => {
     assert.equal(plainConnections, 0);
   });
 });
+
+describe('the Gateway client certificate toward TLS backends', () => {
+  const client = selfSigned('gateway-client', ['gateway-client.example.com']);
+  let proxy: PorticoProxy;
+  let proxyPort: number;
+  let server: HttpsServer;
+  const presented: string[] = [];
+
+  function config(withClient: boolean) {
+    const u = tlsUpstream('mtls', (server.address() as AddressInfo).port, policy());
+    const c = simpleFleet([vhost(80, 'mtls', [route(forward(['mtls']))])], [u]);
+    if (!withClient) return c;
+    return {
+      ...c,
+      gateways: [{ name: 'default/eg', generation: 1, backendClientCertificate: 'default/client' }],
+      secrets: [{ name: 'default/client', ...client }],
+    };
+  }
+
+  before(async () => {
+    server = createHttpsServer(
+      {
+        cert: backendCert.certificatePem,
+        key: backendCert.privateKeyPem,
+        requestCert: true,
+        rejectUnauthorized: true,
+        ca: client.certificatePem,
+      },
+      (req, res) => {
+        const socket = req.socket as typeof req.socket & {
+          getPeerCertificate(): { subject?: { CN?: string } };
+        };
+        presented.push(String(socket.getPeerCertificate().subject?.CN));
+        res.end('mtls');
+      },
+    );
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    proxy = createProxy({ bindAddress: '127.0.0.1', portMap: () => 0, log: discardingLogger });
+    assert.deepEqual(await proxy.apply(config(true)), { ok: true, listenerErrors: [] });
+    proxyPort = proxy.addresses().find((l) => l.listener === 'port-80')!.port;
+  });
+
+  after(async () => {
+    await proxy.close();
+    server.close();
+  });
+
+  it('presents the fleet client certificate to a backend that requires one; without it the backend refuses', async () => {
+    const reply = await httpRequest(proxyPort, '/x', { host: 'mtls', timeoutMs: 10_000 });
+    assert.deepEqual([reply.status, reply.body, presented], [200, 'mtls', ['gateway-client']]);
+    assert.deepEqual(await proxy.apply(config(false)), { ok: true, listenerErrors: [] });
+    const without = await httpRequest(proxyPort, '/x', { host: 'mtls', timeoutMs: 10_000 });
+    assert.equal(without.status, 502);
+    assert.deepEqual(presented, ['gateway-client']);
+  });
+});

@@ -32,8 +32,23 @@ export function backendNameProblem(tls: ClusterTls, cert: PeerCertificate): Erro
   return new Error(`backend certificate names none of the policy's subjectAltNames (${wanted})`);
 }
 
-/** A socket to `host:port` speaking TLS as the policy says; `alpn`: the protocols offered. */
-export function connectBackendTls(host: string, port: number, tls: ClusterTls, alpn: string[]): Socket {
+/** The certificate and key a Gateway presents to its TLS backends (spec.tls.backend.clientCertificateRef). */
+export interface ClientCertificate {
+  certificatePem: string;
+  privateKeyPem: string;
+}
+
+/**
+ * A socket to `host:port` speaking TLS as the policy says; `alpn`: the protocols offered; `client`: the
+ * certificate presented when the backend asks for one.
+ */
+export function connectBackendTls(
+  host: string,
+  port: number,
+  tls: ClusterTls,
+  alpn: string[],
+  client?: ClientCertificate,
+): Socket {
   if (tls.refused !== undefined) {
     // Fail closed: a policy that cannot be honoured yields a socket that errors at once, never a plaintext one.
     const socket = new NetSocket();
@@ -46,6 +61,7 @@ export function connectBackendTls(host: string, port: number, tls: ClusterTls, a
     port,
     servername: tls.serverName,
     ...(tls.caPem === undefined ? {} : { ca: tls.caPem }),
+    ...(client === undefined ? {} : { cert: client.certificatePem, key: client.privateKeyPem }),
     rejectUnauthorized: true,
     ALPNProtocols: alpn,
     checkServerIdentity: (_host, cert) => backendNameProblem(tls, cert),
@@ -74,19 +90,22 @@ export interface TlsUpstreamPools<P extends EndpointPoolLike> {
   get(tls: ClusterTls, endpoint: Endpoint): P;
   /** Keeps the pools of these clusters' settings and endpoints; the rest close gracefully. */
   retain(clusters: Iterable<{ tls: ClusterTls; endpoints: readonly Endpoint[] }>): void;
+  /** The client certificate new connections present; a change closes every pool (gracefully) to use it. */
+  useClientCertificate(client: ClientCertificate | undefined): void;
   destroy(): void;
 }
 
 export function createTlsUpstreamPools<P extends EndpointPoolLike>(
-  registry: (tls: ClusterTls) => UpstreamPools<P>,
+  registry: (tls: ClusterTls, client: ClientCertificate | undefined) => UpstreamPools<P>,
 ): TlsUpstreamPools<P> {
   const bySettings = new Map<string, UpstreamPools<P>>();
+  let client: ClientCertificate | undefined;
   return {
     get(tls, endpoint) {
       const key = tlsKey(tls);
       let pools = bySettings.get(key);
       if (pools === undefined) {
-        pools = registry(tls);
+        pools = registry(tls, client);
         bySettings.set(key, pools);
       }
       return pools.get(endpoint);
@@ -106,6 +125,13 @@ export function createTlsUpstreamPools<P extends EndpointPoolLike>(
           pools.retain([]);
         } else pools.retain(keep);
       }
+    },
+    useClientCertificate(next) {
+      if (next?.certificatePem === client?.certificatePem && next?.privateKeyPem === client?.privateKeyPem)
+        return;
+      client = next;
+      for (const pools of bySettings.values()) pools.retain([]);
+      bySettings.clear();
     },
     destroy() {
       for (const pools of bySettings.values()) pools.destroy();

@@ -6,7 +6,7 @@ import { type ClientHttp2Session, connect } from 'node:http2';
 import { connect as connectTcp, type Socket } from 'node:net';
 import type { ClusterTls } from '../../ir/fleet-config.js';
 import type { Http2Limits } from '../options.js';
-import { connectBackendTls } from './backend-tls.js';
+import { type ClientCertificate, connectBackendTls } from './backend-tls.js';
 import type { H2UpstreamExchange, StreamSlot } from './h2c-exchange.js';
 
 export interface H2PoolOptions {
@@ -54,6 +54,8 @@ export class H2EndpointPool implements StreamSlot {
     private readonly options: H2PoolOptions,
     /** Present: HTTP/2 over TLS (ALPN h2) as this BackendTLSPolicy says, instead of h2c. */
     private readonly tls?: ClusterTls,
+    /** The client certificate presented to TLS backends that ask for one. */
+    private readonly client?: ClientCertificate,
   ) {}
 
   /** Sessions that take new streams now (for tests and stats). */
@@ -92,7 +94,7 @@ export class H2EndpointPool implements StreamSlot {
     const socket =
       this.tls === undefined
         ? connectTcp({ host: this.host, port: this.port, noDelay: true })
-        : connectBackendTls(this.host, this.port, this.tls, ['h2']);
+        : connectBackendTls(this.host, this.port, this.tls, ['h2'], this.client);
     socket.on('error', () => {});
     const session = connect(`${this.tls === undefined ? 'http' : 'https'}://${this.authority}`, {
       createConnection: () => socket,

@@ -11,7 +11,7 @@ import { ChunkedDecoder, type ChunkedLimits } from '../wire/chunked-decoder.js';
 import { type HeadSearch, headEnd } from '../wire/header-line.js';
 import { CHUNKED, parseResponseHeadBytes, UNTIL_CLOSE } from '../wire/response-head.js';
 import { lastChunk, MAX_TRAILERS } from '../wire/trailers.js';
-import { connectBackendTls } from './backend-tls.js';
+import { type ClientCertificate, connectBackendTls } from './backend-tls.js';
 import { requestIdOf } from './http1-head.js';
 import { awaitUpstreamDrain, sendStallMessage } from './send-stall.js';
 import { type UpstreamCall, UpstreamError, type UpstreamErrorKind, type UpstreamSink } from './upstream.js';
@@ -114,7 +114,7 @@ class UpstreamConnection {
             // Reads land in one shared buffer, parsed at once: no buffer per read, no stream machinery.
             onread: { buffer: READ_BUFFER, callback: (n: number) => this.onRead(n) },
           })
-        : connectBackendTls(pool.host, pool.port, tls, ['http/1.1']);
+        : connectBackendTls(pool.host, pool.port, tls, ['http/1.1'], pool.client);
     this.socket = socket;
     // A TLS socket takes no `onread`: its decrypted bytes come as data events.
     if (tls !== undefined) socket.on('data', (chunk: Buffer) => this.onData(chunk));
@@ -389,6 +389,8 @@ export class EndpointPool {
     readonly options: UpstreamPoolOptions,
     /** Present: every connection speaks TLS as this BackendTLSPolicy says. */
     readonly tls?: ClusterTls,
+    /** The client certificate presented to TLS backends that ask for one. */
+    readonly client?: ClientCertificate,
   ) {}
 
   send(exchange: UpstreamExchange): void {
