@@ -73,7 +73,7 @@ test('a BackendTLSPolicy file: TLS to the backend, status on the policy, fail cl
   const { files: dir, stateDir } = await exampleCopy(t, 'quickstart', ['web', 'api']);
   const file = join(dir, 'secure.yaml');
   await writeFile(file, files(port, true));
-  const c = await startStandalone(t, { args: ['-f', dir], pool: '127.0.44.0/24', stateDir });
+  const c = await startStandalone(t, { args: ['-f', dir], pool: '127.0.45.0/24', stateDir });
   const address = await programmedAddress(c.admin, 'default', 'eg');
   const reply = await eventually('the TLS backend through the proxy', async () => {
     const r = await send(address, 8080, 'secure.example.com').catch(() => undefined);
