@@ -1,4 +1,4 @@
-// The core Kubernetes kinds the translator reads: Service, EndpointSlice, Namespace, Secret.
+// The core Kubernetes kinds the translator reads: Service, EndpointSlice, Namespace, Secret, ConfigMap.
 import { type Static, Type } from '@sinclair/typebox';
 import { Enum, ObjectMetaSchema, Unimplemented } from './common.js';
 
@@ -105,3 +105,14 @@ export const SecretSchema = Type.Object({
   immutable: Unimplemented(),
 });
 export type Secret = Static<typeof SecretSchema>;
+
+export const ConfigMapSchema = Type.Object({
+  apiVersion: Type.String(),
+  kind: Type.Literal('ConfigMap'),
+  metadata: ObjectMetaSchema,
+  /** Plain values (a BackendTLSPolicy's CA bundle is `ca.crt`). */
+  data: Type.Record(Type.String(), Type.String(), { default: {} }),
+  binaryData: Unimplemented(),
+  immutable: Unimplemented(),
+});
+export type ConfigMap = Static<typeof ConfigMapSchema>;

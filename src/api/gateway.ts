@@ -109,6 +109,14 @@ export const GatewaySchema = Type.Object({
         ),
       }),
     ),
+    tls: Type.Optional(
+      Type.Object({
+        backend: Type.Optional(
+          Type.Object({ clientCertificateRef: Type.Optional(SecretObjectReferenceSchema) }),
+        ),
+        frontend: Unimplemented(),
+      }),
+    ),
     backendTLS: Unimplemented(),
   }),
   // Written by controllers, never read by the translator: kept as is, not validated (API clients hand out Dates).

@@ -1,6 +1,9 @@
 // Every kind the API layer knows: its apiVersions, schema and scope. The one table to extend for a new kind.
 import type { TSchema } from '@sinclair/typebox';
+import { type BackendTLSPolicy, BackendTLSPolicySchema } from './backend-tls-policy.js';
 import {
+  type ConfigMap,
+  ConfigMapSchema,
   type EndpointSlice,
   EndpointSliceSchema,
   type Namespace,
@@ -34,6 +37,8 @@ export type ApiObject =
   | EndpointSlice
   | Namespace
   | Secret
+  | ConfigMap
+  | BackendTLSPolicy
   | DataPlaneProxy;
 
 export type ApiKind = ApiObject['kind'];
@@ -57,6 +62,12 @@ export const KINDS: Record<ApiKind, KindInfo> = {
   EndpointSlice: { apiVersions: ['discovery.k8s.io/v1'], schema: EndpointSliceSchema, namespaced: true },
   Namespace: { apiVersions: ['v1'], schema: NamespaceSchema, namespaced: false },
   Secret: { apiVersions: ['v1'], schema: SecretSchema, namespaced: true },
+  ConfigMap: { apiVersions: ['v1'], schema: ConfigMapSchema, namespaced: true },
+  BackendTLSPolicy: {
+    apiVersions: [`${GATEWAY_API_GROUP}/v1`],
+    schema: BackendTLSPolicySchema,
+    namespaced: true,
+  },
   DataPlaneProxy: {
     apiVersions: [`${PORTICO_GROUP}/v1alpha1`],
     schema: DataPlaneProxySchema,

@@ -1,4 +1,5 @@
 // Cross-field rules the Gateway API CRDs enforce with CEL: checked after the schema, same error shape.
+import type { BackendTLSPolicy } from './backend-tls-policy.js';
 import type { Gateway } from './gateway.js';
 import type { GRPCMethodMatch, GRPCRoute } from './grpc-route.js';
 import type { BackendRef, HTTPRoute, HTTPRouteFilter } from './http-route.js';
@@ -11,6 +12,7 @@ export function semanticErrors(o: ApiObject): FieldError[] {
   if (o.kind === 'ListenerSet') return listenerErrors(o.spec.listeners);
   if (o.kind === 'HTTPRoute') return httpRouteErrors(o);
   if (o.kind === 'GRPCRoute') return grpcRouteErrors(o);
+  if (o.kind === 'BackendTLSPolicy') return backendTlsPolicyErrors(o);
   if (o.kind === 'Secret' && o.type === 'kubernetes.io/tls') {
     const keys = new Set([...Object.keys(o.data), ...Object.keys(o.stringData ?? {})]);
     return ['tls.crt', 'tls.key']
@@ -216,6 +218,44 @@ function grpcRouteErrors(r: GRPCRoute): FieldError[] {
     });
     errors.push(...filterErrors(rule.filters, [...at, 'filters'], true));
     errors.push(...backendRefErrors(rule.backendRefs, [...at, 'backendRefs'], true));
+  });
+  return errors;
+}
+
+function backendTlsPolicyErrors(p: BackendTLSPolicy): FieldError[] {
+  const errors: FieldError[] = [];
+  const v = p.spec.validation;
+  const refs = (v.caCertificateRefs ?? []).length > 0;
+  const wellKnown = (v.wellKnownCACertificates ?? '') !== '';
+  if (refs && wellKnown)
+    errors.push({
+      path: ['spec', 'validation'],
+      message: 'must not contain both caCertificateRefs and wellKnownCACertificates',
+    });
+  if (!refs && !wellKnown)
+    errors.push({
+      path: ['spec', 'validation'],
+      message: 'must specify either caCertificateRefs or wellKnownCACertificates',
+    });
+  (v.subjectAltNames ?? []).forEach((san, i) => {
+    const at = ['spec', 'validation', 'subjectAltNames', i];
+    const hostname = (san.hostname ?? '') !== '';
+    const uri = (san.uri ?? '') !== '';
+    if (san.type === 'Hostname' && !hostname)
+      errors.push({ path: [...at, 'hostname'], message: 'required when type is Hostname' });
+    if (san.type !== 'Hostname' && hostname)
+      errors.push({ path: [...at, 'hostname'], message: 'must not be set unless type is Hostname' });
+    if (san.type === 'URI' && !uri)
+      errors.push({ path: [...at, 'uri'], message: 'required when type is URI' });
+    if (san.type !== 'URI' && uri)
+      errors.push({ path: [...at, 'uri'], message: 'must not be set unless type is URI' });
+  });
+  const targets = new Map<string, string>();
+  p.spec.targetRefs.forEach((t, i) => {
+    const key = `${t.group}|${t.kind}|${t.name}|${t.sectionName ?? ''}`;
+    if (targets.has(key))
+      errors.push({ path: ['spec', 'targetRefs', i], message: `duplicates targetRefs[${targets.get(key)}]` });
+    else targets.set(key, String(i));
   });
   return errors;
 }

@@ -1,5 +1,6 @@
 // ResourceSnapshot: one immutable view of every object the translator reads, arrays per kind.
-import type { EndpointSlice, Namespace, Secret, Service } from './core.js';
+import type { BackendTLSPolicy } from './backend-tls-policy.js';
+import type { ConfigMap, EndpointSlice, Namespace, Secret, Service } from './core.js';
 import type { DataPlaneProxy } from './data-plane-proxy.js';
 import type { Gateway } from './gateway.js';
 import type { InstalledCrds } from './gateway-api-bundle.js';
@@ -30,6 +31,9 @@ export interface ResourceSnapshot {
   endpointSlices: EndpointSlice[];
   namespaces: Namespace[];
   secrets: Secret[];
+  /** ConfigMaps holding CA bundles (`ca.crt`) that BackendTLSPolicies refer to. */
+  configMaps: ConfigMap[];
+  backendTlsPolicies: BackendTLSPolicy[];
   dataPlaneProxies: DataPlaneProxy[];
   unusable: UnusableObject[];
   /**
@@ -67,6 +71,8 @@ export function emptySnapshot(): ResourceSnapshot {
     endpointSlices: [],
     namespaces: [],
     secrets: [],
+    configMaps: [],
+    backendTlsPolicies: [],
     dataPlaneProxies: [],
     unusable: [],
   };
@@ -106,6 +112,12 @@ export function buildSnapshot(objects: ApiObject[]): ResourceSnapshot {
         break;
       case 'Secret':
         s.secrets.push(o);
+        break;
+      case 'ConfigMap':
+        s.configMaps.push(o);
+        break;
+      case 'BackendTLSPolicy':
+        s.backendTlsPolicies.push(o);
         break;
       case 'DataPlaneProxy':
         s.dataPlaneProxies.push(o);

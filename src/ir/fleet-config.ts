@@ -28,6 +28,11 @@ export interface FleetGateway {
   /** `<namespace>/<name>` of a Gateway, or `ListenerSet <namespace>/<name>` (listenerSetFleetName) of a ListenerSet. */
   name: string;
   generation: number;
+  /**
+   * The TlsSecret the proxies present as client certificate to TLS backends (spec.tls.backend.clientCertificateRef);
+   * in a merged fleet, the first Gateway's (by name) that names one is used for every backend.
+   */
+  backendClientCertificate?: string;
 }
 
 const LISTENER_SET_PREFIX = 'ListenerSet ';
@@ -237,6 +242,27 @@ export interface Cluster {
    * prior knowledge over TCP (Service port `appProtocol: kubernetes.io/h2c`, and every GRPCRoute backend).
    */
   protocol: ClusterProtocol;
+  /** Present when a BackendTLSPolicy applies to the Service port: the proxy speaks TLS to it, never plaintext. */
+  tls?: ClusterTls;
+}
+
+/** How the proxy originates TLS to a cluster's endpoints (BackendTLSPolicy). */
+export interface ClusterTls {
+  /** The policy, `<namespace>/<name>`, for logs and the config dump. */
+  policy: string;
+  /** Sent as SNI; the name the certificate must carry unless `subjectAltNames` are given. */
+  serverName: string;
+  /** PEM CA bundle the chain must lead to; absent: the runtime's well-known CAs (`wellKnownCACertificates: System`). */
+  caPem?: string;
+  /** When not empty, the certificate must carry one of these (and `serverName` is not checked). */
+  subjectAltNames: SubjectAltName[];
+  /** Set when the policy cannot be honoured (its CA is unresolved): every connection fails, none is plaintext. */
+  refused?: string;
+}
+
+export interface SubjectAltName {
+  type: 'Hostname' | 'URI';
+  value: string;
 }
 
 /** The ready endpoints of one Cluster, resolved through EndpointSlices. */

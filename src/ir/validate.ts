@@ -170,7 +170,13 @@ const route = object({
 });
 /** One resource of each type; an object that passed once is not walked again (configs are immutable). */
 const RESOURCE_CHECKS: Record<FleetResourceType, Check> = {
-  gateways: remembered(object({ name: nonEmpty, generation: int(0, Number.MAX_SAFE_INTEGER) })),
+  gateways: remembered(
+    object({
+      name: nonEmpty,
+      generation: int(0, Number.MAX_SAFE_INTEGER),
+      backendClientCertificate: optional(nonEmpty),
+    }),
+  ),
   listeners: remembered((v, p) => {
     object({
       name: nonEmpty,
@@ -196,6 +202,15 @@ const RESOURCE_CHECKS: Record<FleetResourceType, Check> = {
       name: nonEmpty,
       service: object({ namespace: str, name: str, port: int(1, 65535) }),
       protocol: oneOf('http', 'h2c'),
+      tls: optional(
+        object({
+          policy: nonEmpty,
+          serverName: nonEmpty,
+          caPem: optional(nonEmpty),
+          subjectAltNames: list(object({ type: oneOf('Hostname', 'URI'), value: nonEmpty })),
+          refused: optional(nonEmpty),
+        }),
+      ),
     }),
   ),
   endpoints: remembered(

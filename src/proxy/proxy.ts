@@ -29,6 +29,7 @@ import { AccessLog } from './telemetry/access-log.js';
 import { createLiveNames, type LiveNamesTracker } from './telemetry/live-names.js';
 import { createProxyMetrics } from './telemetry/metrics.js';
 import { createTracing } from './telemetry/tracing.js';
+import { createTlsUpstreamPools } from './upstream/backend-tls.js';
 import { h2cUpstream, http1Upstream } from './upstream/by-protocol.js';
 import { H2EndpointPool } from './upstream/h2c-pool.js';
 import { EndpointPool } from './upstream/http1.js';
@@ -179,12 +180,20 @@ function createRuntime(options: ProxyOptions): ProxyRuntime {
   const metrics = createProxyMetrics();
   const pools = createUpstreamPools((address, port, key) => new EndpointPool(address, port, key, h1Pool));
   const h2Pools = createUpstreamPools((address, port, key) => new H2EndpointPool(address, port, key, h2Pool));
+  const tlsPools = createTlsUpstreamPools((tls, client) =>
+    createUpstreamPools((address, port, key) => new EndpointPool(address, port, key, h1Pool, tls, client)),
+  );
+  const h2TlsPools = createTlsUpstreamPools((tls, client) =>
+    createUpstreamPools((address, port, key) => new H2EndpointPool(address, port, key, h2Pool, tls, client)),
+  );
   return {
     options,
     metrics,
     pools,
     h2Pools,
-    upstreams: { http: http1Upstream(pools), h2c: h2cUpstream(h2Pools) },
+    tlsPools,
+    h2TlsPools,
+    upstreams: { http: http1Upstream(pools, tlsPools), h2c: h2cUpstream(h2Pools, h2TlsPools) },
     snapshot: undefined,
     draining: false,
     activeByEndpoint: new Map(),
@@ -240,6 +249,12 @@ async function applyNow(
     rt.pools.retain(endpoints);
     rt.h2Pools.retain(endpoints);
   }
+  if (
+    previous === undefined ||
+    config.endpoints !== previous.config.endpoints ||
+    config.clusters !== previous.config.clusters
+  )
+    retainTlsPools(rt, config);
   state.live.update(config, compiledChange);
   rt.metrics.retain(state.live.names);
   for (const e of listenerErrors) options.log.error(`listener ${e.listener}: ${e.message}`);
@@ -383,6 +398,8 @@ async function closeNow(state: ProxyState): Promise<void> {
   state.sideServers = [];
   rt.pools.destroy();
   rt.h2Pools.destroy();
+  rt.tlsPools.destroy();
+  rt.h2TlsPools.destroy();
   await Promise.all(closing);
   // The last requests' lines and spans are out before close() resolves (a process exits next).
   rt.accessLog?.flush();
@@ -422,4 +439,28 @@ function adminView(state: ProxyState, proxy: InProcessProxy): AdminView {
     maxWorkers: state.options.maxWorkers,
     metrics: () => rt.metrics.render(),
   };
+}
+
+/** Keeps the TLS pools of the clusters that still speak TLS, per protocol; the rest close once idle. */
+function retainTlsPools(rt: ProxyRuntime, config: FleetConfig): void {
+  const endpoints = new Map(config.endpoints.map((e) => [e.name, e.endpoints]));
+  const of = (protocol: 'http' | 'h2c') =>
+    config.clusters.flatMap((c) =>
+      c.tls === undefined || c.protocol !== protocol
+        ? []
+        : [{ tls: c.tls, endpoints: endpoints.get(c.name) ?? [] }],
+    );
+  rt.tlsPools.retain(of('http'));
+  rt.h2TlsPools.retain(of('h2c'));
+  // One client certificate per fleet: the first Gateway (by name) that names one; a merged fleet's others are unused.
+  const name = config.gateways.find(
+    (g) => g.backendClientCertificate !== undefined,
+  )?.backendClientCertificate;
+  const secret = name === undefined ? undefined : config.secrets.find((s) => s.name === name);
+  const client =
+    secret === undefined
+      ? undefined
+      : { certificatePem: secret.certificatePem, privateKeyPem: secret.privateKeyPem };
+  rt.tlsPools.useClientCertificate(client);
+  rt.h2TlsPools.useClientCertificate(client);
 }

@@ -5,6 +5,7 @@ import type { Snapshot } from './routing/snapshot.js';
 import type { AccessLog } from './telemetry/access-log.js';
 import type { ProxyMetrics } from './telemetry/metrics.js';
 import type { Tracing } from './telemetry/tracing.js';
+import type { TlsUpstreamPools } from './upstream/backend-tls.js';
 import type { Upstreams } from './upstream/by-protocol.js';
 import type { H2EndpointPool } from './upstream/h2c-pool.js';
 import type { EndpointPool } from './upstream/http1.js';
@@ -17,6 +18,9 @@ export interface ProxyRuntime {
   pools: UpstreamPools<EndpointPool>;
   /** Multiplexed HTTP/2 (h2c) sessions per upstream endpoint, for clusters of protocol `h2c`. */
   h2Pools: UpstreamPools<H2EndpointPool>;
+  /** The same, per BackendTLSPolicy settings, for clusters that speak TLS to their backends. */
+  tlsPools: TlsUpstreamPools<EndpointPool>;
+  h2TlsPools: TlsUpstreamPools<H2EndpointPool>;
   /** The pools above behind one interface, by cluster protocol: what the handler sends through. */
   upstreams: Upstreams;
   /** Swapped atomically by apply; a request reads it once, at its start. */

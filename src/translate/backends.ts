@@ -1,8 +1,9 @@
 // backendRefs → Clusters: Service and port lookup, ReferenceGrant, EndpointSlice ports by name, ready endpoints.
-import type { EndpointSlice, Service } from '../api/core.js';
+import type { Service } from '../api/core.js';
 import { GATEWAY_API_GROUP } from '../api/gateway-class.js';
 import type { RouteObject } from '../api/route-kinds.js';
 import type { Cluster, ClusterEndpoints, ClusterProtocol, Endpoint } from '../ir/fleet-config.js';
+import { backendTlsFor } from './backend-tls.js';
 import type { Verdict } from './conditions.js';
 import { notFound, referenceGranted, type SnapshotLookup } from './lookup.js';
 
@@ -10,7 +11,7 @@ export interface ResolvedCluster {
   cluster: Cluster;
   endpoints: ClusterEndpoints;
   /** The objects this cluster was derived from, for memoisation by identity. */
-  deps: readonly (Service | EndpointSlice)[];
+  deps: readonly unknown[];
 }
 
 export interface ResolvedBackend {
@@ -64,8 +65,10 @@ function resolveCluster(
   if (table.has(name)) return name;
   const slices = lookup.slices.get(`${ns}/${service.metadata.name}`) ?? [];
   const before = previous?.get(name);
-  // Same Service and EndpointSlice objects as last time: keep the same Cluster objects (cheap diffs).
-  if (before !== undefined && sameObjects(before.deps, [service, ...slices])) {
+  const tls = backendTlsFor(lookup.backendTls, service, port);
+  const deps = tls === undefined ? [service, ...slices] : [service, ...slices, tls.policy, tls.tls.caPem];
+  // Same Service, EndpointSlice and policy objects as last time: keep the same Cluster objects (cheap diffs).
+  if (before !== undefined && sameObjects(before.deps, deps)) {
     table.set(name, before);
     return name;
   }
@@ -86,10 +89,13 @@ function resolveCluster(
     }
   }
   endpoints.sort((a, b) => (a.address < b.address ? -1 : a.address > b.address ? 1 : a.port - b.port));
+  const cluster: Cluster = { name, service: { namespace: ns, name: service.metadata.name, port }, protocol };
+  if (tls !== undefined) cluster.tls = tls.tls;
   table.set(name, {
-    cluster: { name, service: { namespace: ns, name: service.metadata.name, port }, protocol },
-    endpoints: { name, endpoints },
-    deps: [service, ...slices],
+    cluster,
+    // A policy that cannot be honoured leaves no endpoint to try (503): fail closed, never plaintext.
+    endpoints: { name, endpoints: tls?.tls.refused === undefined ? endpoints : [] },
+    deps,
   });
   return name;
 }

@@ -54,6 +54,8 @@ function frameDeps(input: FleetInput, listeners: ListenerState[]): unknown[] {
   for (const g of input.gateways) {
     deps.push(g.gateway);
     for (const ls of g.listenerSets) deps.push(ls.listenerSet);
+    const client = g.backendClientCertificate?.secret;
+    if (client !== undefined) deps.push(input.lookup.secrets.get(client));
   }
   for (const l of listeners) {
     deps.push(`${l.gatewayKey}|${l.index}|${l.certificates.join(',')}`);
@@ -160,7 +162,18 @@ function buildFleetUncached(
   const { clusters, endpoints, objects } = fleetClusters(clusterRefs.keys(), input.clusters);
   const gateways: FleetGateway[] = [];
   for (const g of input.gateways) {
-    if (g.listeners.some(ready)) gateways.push({ name: g.key, generation: g.gateway.metadata.generation });
+    if (g.listeners.some(ready)) {
+      const client = g.backendClientCertificate?.secret;
+      if (client === undefined) gateways.push({ name: g.key, generation: g.gateway.metadata.generation });
+      else {
+        build.usedSecrets.add(client);
+        gateways.push({
+          name: g.key,
+          generation: g.gateway.metadata.generation,
+          backendClientCertificate: client,
+        });
+      }
+    }
     for (const ls of g.listenerSets) {
       if (!ls.listeners.some(ready)) continue;
       gateways.push({ name: listenerSetFleetName(ls.key), generation: ls.listenerSet.metadata.generation });

@@ -7,6 +7,8 @@ import type { ResourceSnapshot } from '../api/snapshot.js';
 import type { FleetConfig } from '../ir/fleet-config.js';
 import type { FleetConfigChange } from '../ir/fleet-config-patch.js';
 import type { FleetInfra } from '../ir/fleet-infra.js';
+import { backendClientCertificate } from './backend-client-certificate.js';
+import { backendTlsStatuses, gatewaysByService } from './backend-tls.js';
 import type { ClusterTable } from './backends.js';
 import { type ClassState, evaluateClasses } from './classes.js';
 import { buildFleet, type FleetInput } from './fleet.js';
@@ -123,6 +125,7 @@ export function translate(
     gateways: sortedByNsName(ours).map((g) => gateways.get(nsName(g))!),
     listenerSets: [...listenerSets.values()].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)),
     routeStatuses,
+    policyStatuses: backendTlsStatuses(lookup.backendTls, gatewaysByService(configs), options.controllerName),
   };
   const statuses = statusesOf(frame, options, dataPlane, snapshot.installedCrds);
   if (cache !== undefined) {
@@ -185,6 +188,8 @@ function translateChangedRoutes(
   last: LastPass,
 ): TranslateResult | undefined {
   const world = last.world!;
+  // A policy's ancestors follow the routes that reach its Services: with policies, the full translation.
+  if (snapshot.backendTlsPolicies.length > 0) return undefined;
   // Every input but the two route lists (indexes 2 and 3 of passInputs) is the very same.
   if (!inputs.every((x, i) => i === 2 || i === 3 || x === last.inputs[i])) return undefined;
   const http = composeRouteChange(snapshot.routeChanges?.httpRoutes, last.inputs[2], snapshot.httpRoutes);
@@ -250,6 +255,8 @@ function passInputs(snapshot: ResourceSnapshot, options: TranslateOptions): unkn
     s.secrets,
     s.dataPlaneProxies,
     s.unusable,
+    s.configMaps,
+    s.backendTlsPolicies,
     options.controllerName,
     options.controllerNamespace,
     options.deployType,
@@ -278,6 +285,7 @@ function statusesOf(
   for (const g of frame.gateways) statuses.push(gatewayStatus(g, dataPlane));
   for (const ls of frame.listenerSets) statuses.push(listenerSetStatus(ls, dataPlane));
   for (const s of frame.routeStatuses) statuses.push(s);
+  for (const s of frame.policyStatuses) statuses.push(s);
   return statuses;
 }
 
@@ -323,6 +331,8 @@ function gatewayEntries(
       listenerSets: [],
       parameters: {},
     };
+    const clientCertificate = backendClientCertificate(g, lookup, memos.certificateProblems);
+    if (clientCertificate !== undefined) entry.backendClientCertificate = clientCertificate;
     if (own.ok) {
       entry.parameters = own.parameters;
       if (own.unused !== undefined) entry.unusedParameters = own.unused;

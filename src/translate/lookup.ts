@@ -4,6 +4,7 @@ import type { DataPlaneProxy } from '../api/data-plane-proxy.js';
 import { objectId } from '../api/kinds.js';
 import type { ReferenceGrant } from '../api/reference-grant.js';
 import type { ResourceSnapshot } from '../api/snapshot.js';
+import { type BackendTlsIndex, indexBackendTlsPolicies } from './backend-tls.js';
 
 export const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
 
@@ -15,6 +16,8 @@ export interface SnapshotLookup {
   secrets: Map<string, Secret>;
   grantsByNamespace: Map<string, ReferenceGrant[]>;
   dataPlaneProxies: Map<string, DataPlaneProxy>;
+  /** BackendTLSPolicies by the Service (port) they hold, and each policy's verdict. */
+  backendTls: BackendTlsIndex;
   /** `Kind ns/name` → why the provider could not use that object. */
   unusable: Map<string, string>;
 }
@@ -55,6 +58,8 @@ export function lookupInputs(s: ResourceSnapshot): readonly unknown[] {
     s.referenceGrants,
     s.dataPlaneProxies,
     s.unusable,
+    s.configMaps,
+    s.backendTlsPolicies,
   ];
 }
 
@@ -66,6 +71,7 @@ export function buildLookup(s: ResourceSnapshot): SnapshotLookup {
     secrets: new Map(),
     grantsByNamespace: new Map(),
     dataPlaneProxies: new Map(),
+    backendTls: indexBackendTlsPolicies(s.backendTlsPolicies, s.configMaps),
     unusable: new Map(),
   };
   for (const n of s.namespaces) l.namespaceLabels.set(n.metadata.name, n.metadata.labels ?? {});

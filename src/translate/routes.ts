@@ -8,6 +8,7 @@ import { selectorMatches } from '../api/label-selector.js';
 import type { ListenerSet } from '../api/listener-set.js';
 import type { RouteObject } from '../api/route-kinds.js';
 import type { FleetParameters } from '../ir/fleet-infra.js';
+import type { BackendClientCertificate } from './backend-client-certificate.js';
 import { type BackendMemo, type ClusterTable, type ResolvedRoute, resolveRouteBackends } from './backends.js';
 import type { ClassState } from './classes.js';
 import { compileRoute } from './compile-route.js';
@@ -34,6 +35,8 @@ export interface GatewayEntry {
   unusedParameters?: string;
   /** Why its fleet gets no infrastructure: another fleet holds the same infrastructure name. */
   infraConflict?: string;
+  /** spec.tls.backend.clientCertificateRef, resolved; absent when the Gateway names none. */
+  backendClientCertificate?: BackendClientCertificate;
 }
 
 /** A ListenerSet whose parentRef names one of our Gateways: this controller writes its status. */

@@ -201,7 +201,11 @@ export function gatewayStatus(gw: GatewayEntry, dataPlane: DataPlaneState | unde
   if (servedWithout(gw) && readyCount > 0 && fleet !== undefined && fleet.addresses.length > 0) {
     status.addresses = fleet.addresses.map((a) => ({ type: a.type, value: a.value }));
   }
-  status.conditions = [accepted, programmed];
+  const client = gw.backendClientCertificate?.verdict;
+  status.conditions =
+    client === undefined
+      ? [accepted, programmed]
+      : [accepted, programmed, condition('ResolvedRefs', client.ok, client.reason, client.message, gen)];
   status.listeners = own.map((l) => listenerStatus(l, gwProgrammed, fleet, gen));
   // Said by Gateways that admit ListenerSets: those with a listener that joined (Accepted=True).
   if ((g.spec.allowedListeners?.namespaces.from ?? 'None') !== 'None' || gw.listenerSets.length > 0) {

@@ -141,6 +141,8 @@ export interface StatusFrame {
   /** Our ListenerSets (naming one of our Gateways) in namespace/name order. */
   listenerSets: ListenerSetEntry[];
   routeStatuses: ObjectStatus[];
+  /** BackendTLSPolicy statuses (after the routes': only a full translation makes them). */
+  policyStatuses: ObjectStatus[];
 }
 
 /**

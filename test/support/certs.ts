@@ -9,7 +9,8 @@ export interface TestCertificate {
   privateKeyPem: string;
 }
 
-export function selfSigned(commonName: string, dnsNames: string[]): TestCertificate {
+/** `uris`: URI subjectAltNames (SPIFFE IDs and the like) besides the DNS names. */
+export function selfSigned(commonName: string, dnsNames: string[], uris: string[] = []): TestCertificate {
   const dir = mkdtempSync(join(tmpdir(), 'portico-cert-'));
   try {
     const key = join(dir, 'key.pem');
@@ -33,7 +34,7 @@ export function selfSigned(commonName: string, dnsNames: string[]): TestCertific
         '-subj',
         `/CN=${commonName}`,
         '-addext',
-        `subjectAltName=${dnsNames.map((d) => `DNS:${d}`).join(',')}`,
+        `subjectAltName=${[...dnsNames.map((d) => `DNS:${d}`), ...uris.map((u) => `URI:${u}`)].join(',')}`,
       ],
       { stdio: 'ignore' },
     );

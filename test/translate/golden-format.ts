@@ -38,6 +38,11 @@ export function goldenText(result: TranslateResult): string {
       certificatePem: certificateLabel(s.certificatePem) ?? s.certificatePem,
       privateKeyPem: '<redacted>',
     })),
+    clusters: f.clusters.map((c) =>
+      c.tls?.caPem === undefined
+        ? c
+        : { ...c, tls: { ...c.tls, caPem: certificateLabel(c.tls.caPem) ?? c.tls.caPem } },
+    ),
   }));
   return stringify(
     { statuses: result.statuses, fleets, infra: result.infra },

@@ -27,6 +27,8 @@ const SNAPSHOT_FIELDS: Record<string, keyof ResourceSnapshot> = {
   EndpointSlice: 'endpointSlices',
   Namespace: 'namespaces',
   Secret: 'secrets',
+  ConfigMap: 'configMaps',
+  BackendTLSPolicy: 'backendTlsPolicies',
   DataPlaneProxy: 'dataPlaneProxies',
 };
 

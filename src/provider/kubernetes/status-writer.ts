@@ -89,6 +89,13 @@ export function createStatusWriter(options: StatusWriterOptions): StatusWriter {
 
   function nextStatus(s: ObjectStatus, previous: JsonObject | undefined): JsonObject {
     const status = s.status as JsonObject;
+    // A policy's ancestors are shared the same way as route parents: others' entries kept, first.
+    if (s.kind === 'BackendTLSPolicy') {
+      const others = ((previous?.ancestors ?? []) as JsonObject[]).filter(
+        (a) => a.controllerName !== options.controllerName,
+      );
+      return { ...status, ancestors: [...others, ...((status.ancestors ?? []) as JsonObject[])] };
+    }
     if (!isRouteKind(s.kind))
       return withinStatusLimits(withForeignConditions(status, previous)) as JsonObject;
     // Route status is shared by every controller with a parent: keep the entries that are not ours, first, so

@@ -1,5 +1,6 @@
 // The kinds the Kubernetes provider watches, with their API paths and what counts as a real change.
 import type { JsonObject } from './api-client.js';
+import { configMapEssentials } from './config-map-essentials.js';
 import { secretEssentials, TLS_SECRET_FIELD_SELECTOR } from './secret-essentials.js';
 
 export interface WatchedKind {
@@ -80,6 +81,22 @@ export const WATCHED_KINDS: readonly WatchedKind[] = [
     statusIsOutput: false,
     fieldSelector: TLS_SECRET_FIELD_SELECTOR,
     essentials: secretEssentials,
+  },
+  {
+    kind: 'ConfigMap',
+    apiVersion: 'v1',
+    resource: 'configmaps',
+    namespaced: true,
+    statusIsOutput: false,
+    essentials: configMapEssentials,
+  },
+  {
+    kind: 'BackendTLSPolicy',
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    resource: 'backendtlspolicies',
+    namespaced: true,
+    statusIsOutput: true,
+    mayBeAbsent: true,
   },
   {
     kind: 'DataPlaneProxy',

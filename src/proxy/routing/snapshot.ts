@@ -2,7 +2,13 @@
 // route and endpoint at its start, in one go, and keeps what it resolved; so a config that changed a few
 // resources updates the lookup tables in place (all at once, between two requests) instead of building new ones
 // for thousands of VirtualHosts, and requests in flight finish on what they started with.
-import type { ClusterProtocol, Endpoint, FleetConfig, VirtualHost } from '../../ir/fleet-config.js';
+import type {
+  ClusterProtocol,
+  ClusterTls,
+  Endpoint,
+  FleetConfig,
+  VirtualHost,
+} from '../../ir/fleet-config.js';
 import { type FleetConfigChange, findByName } from '../../ir/fleet-config-patch.js';
 import type { LoadBalancing } from '../options.js';
 import {
@@ -24,6 +30,8 @@ export interface ClusterState {
   name: string;
   /** How its endpoints are reached: HTTP/1.1, or HTTP/2 with prior knowledge. */
   protocol: ClusterProtocol;
+  /** Present: TLS to the endpoints as the cluster's BackendTLSPolicy says. */
+  tls: ClusterTls | undefined;
   endpoints: Endpoint[];
   /** Round-robin position. */
   next: number;
@@ -44,7 +52,7 @@ function clusterState(config: FleetConfig, name: string): ClusterState | undefin
   const c = findByName(config.clusters, name);
   if (c === undefined) return undefined;
   const endpoints = findByName(config.endpoints, name)?.endpoints ?? [];
-  return { name, protocol: c.protocol, endpoints, next: 0 };
+  return { name, protocol: c.protocol, tls: c.tls, endpoints, next: 0 };
 }
 
 /**
@@ -79,7 +87,7 @@ export function compileSnapshot(
   const clusters = new Map(
     config.clusters.map((c) => [
       c.name,
-      { name: c.name, protocol: c.protocol, endpoints: endpoints.get(c.name) ?? [], next: 0 },
+      { name: c.name, protocol: c.protocol, tls: c.tls, endpoints: endpoints.get(c.name) ?? [], next: 0 },
     ]),
   );
   return { config, version, listeners, clusters, vhosts };

@@ -2,6 +2,7 @@
 // (one head string; an HTTP/2 header block) on its own pools; the handler picks one by the cluster's protocol.
 import type { ClusterProtocol } from '../../ir/fleet-config.js';
 import { upstreamHeaders } from '../routing/resolve.js';
+import type { TlsUpstreamPools } from './backend-tls.js';
 import { H2UpstreamExchange } from './h2c-exchange.js';
 import { h2RequestHeaders } from './h2c-headers.js';
 import type { H2EndpointPool } from './h2c-pool.js';
@@ -13,12 +14,16 @@ import type { Upstream } from './upstream.js';
 /** An Upstream per cluster protocol. */
 export type Upstreams = Readonly<Record<ClusterProtocol, Upstream>>;
 
-/** HTTP/1.1: the head written as one string, from the client's raw lines when no filter changed them. */
-export function http1Upstream(pools: UpstreamPools<EndpointPool>): Upstream {
+/** HTTP/1.1 (over TLS under a BackendTLSPolicy): the head written as one string, from the client's raw lines when no filter changed them. */
+export function http1Upstream(
+  pools: UpstreamPools<EndpointPool>,
+  tlsPools: TlsUpstreamPools<EndpointPool>,
+): Upstream {
   return {
     send(endpoint, attempt, sink) {
       const { plan, request, headers } = attempt;
-      const pool = pools.get(endpoint);
+      const tls = plan.cluster.tls;
+      const pool = tls === undefined ? pools.get(endpoint) : tlsPools.get(tls, endpoint);
       const options: HeadOptions = {
         method: request.method,
         target: plan.target,
@@ -45,14 +50,18 @@ export function http1Upstream(pools: UpstreamPools<EndpointPool>): Upstream {
   };
 }
 
-/** h2c: a stream on a pooled session, its header block made from the forwarding headers. */
-export function h2cUpstream(pools: UpstreamPools<H2EndpointPool>): Upstream {
+/** h2c (h2 over TLS under a BackendTLSPolicy): a stream on a pooled session, its header block made from the forwarding headers. */
+export function h2cUpstream(
+  pools: UpstreamPools<H2EndpointPool>,
+  tlsPools: TlsUpstreamPools<H2EndpointPool>,
+): Upstream {
   return {
     send(endpoint, attempt, sink) {
       const { plan, request } = attempt;
+      const tls = plan.cluster.tls;
       const headers =
         attempt.headers ?? upstreamHeaders(request, plan, attempt.proto, false, attempt.traceparent());
-      const session = pools.get(endpoint);
+      const session = tls === undefined ? pools.get(endpoint) : tlsPools.get(tls, endpoint);
       const h2Headers = h2RequestHeaders(request.method, plan.target, headers, request, session.authority);
       const exchange = new H2UpstreamExchange(h2Headers, attempt.body, request.method === 'HEAD', sink);
       sink.onUpstreamCall(exchange);

@@ -4,7 +4,9 @@
 // finish); one idle for the idle timeout is closed.
 import { type ClientHttp2Session, connect } from 'node:http2';
 import { connect as connectTcp, type Socket } from 'node:net';
+import type { ClusterTls } from '../../ir/fleet-config.js';
 import type { Http2Limits } from '../options.js';
+import { type ClientCertificate, connectBackendTls } from './backend-tls.js';
 import type { H2UpstreamExchange, StreamSlot } from './h2c-exchange.js';
 
 export interface H2PoolOptions {
@@ -50,6 +52,10 @@ export class H2EndpointPool implements StreamSlot {
     /** `host:port`, the :authority when a request has no Host. */
     readonly authority: string,
     private readonly options: H2PoolOptions,
+    /** Present: HTTP/2 over TLS (ALPN h2) as this BackendTLSPolicy says, instead of h2c. */
+    private readonly tls?: ClusterTls,
+    /** The client certificate presented to TLS backends that ask for one. */
+    private readonly client?: ClientCertificate,
   ) {}
 
   /** Sessions that take new streams now (for tests and stats). */
@@ -85,9 +91,12 @@ export class H2EndpointPool implements StreamSlot {
   private open(): PooledSession | undefined {
     if (this.closed || this.sessions.length >= this.options.limits.upstreamSessionsPerEndpoint)
       return undefined;
-    const socket = connectTcp({ host: this.host, port: this.port, noDelay: true });
+    const socket =
+      this.tls === undefined
+        ? connectTcp({ host: this.host, port: this.port, noDelay: true })
+        : connectBackendTls(this.host, this.port, this.tls, ['h2'], this.client);
     socket.on('error', () => {});
-    const session = connect(`http://${this.authority}`, {
+    const session = connect(`${this.tls === undefined ? 'http' : 'https'}://${this.authority}`, {
       createConnection: () => socket,
       settings: {
         initialWindowSize: this.options.limits.initialWindowSize,

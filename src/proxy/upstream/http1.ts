@@ -4,12 +4,14 @@
 // client (undici, node:http Agent) because it does only what a proxy needs. Classes here (no hierarchy):
 // one object per connection and per exchange, their methods shared, so a request allocates little.
 import { connect, type Socket } from 'node:net';
+import type { ClusterTls } from '../../ir/fleet-config.js';
 import type { RequestBody } from '../exchange.js';
 import { bodyPiece } from '../wire/body-piece.js';
 import { ChunkedDecoder, type ChunkedLimits } from '../wire/chunked-decoder.js';
 import { type HeadSearch, headEnd } from '../wire/header-line.js';
 import { CHUNKED, parseResponseHeadBytes, UNTIL_CLOSE } from '../wire/response-head.js';
 import { lastChunk, MAX_TRAILERS } from '../wire/trailers.js';
+import { type ClientCertificate, connectBackendTls } from './backend-tls.js';
 import { requestIdOf } from './http1-head.js';
 import { awaitUpstreamDrain, sendStallMessage } from './send-stall.js';
 import { type UpstreamCall, UpstreamError, type UpstreamErrorKind, type UpstreamSink } from './upstream.js';
@@ -102,16 +104,22 @@ class UpstreamConnection {
   private failure: Error | undefined = undefined;
 
   constructor(private readonly pool: EndpointPool) {
-    const socket = connect({
-      host: pool.host,
-      port: pool.port,
-      noDelay: true,
-      // Reads land in one shared buffer, parsed at once: no buffer per read, no stream machinery.
-      onread: { buffer: READ_BUFFER, callback: (n: number) => this.onRead(n) },
-    });
+    const tls = pool.tls;
+    const socket =
+      tls === undefined
+        ? connect({
+            host: pool.host,
+            port: pool.port,
+            noDelay: true,
+            // Reads land in one shared buffer, parsed at once: no buffer per read, no stream machinery.
+            onread: { buffer: READ_BUFFER, callback: (n: number) => this.onRead(n) },
+          })
+        : connectBackendTls(pool.host, pool.port, tls, ['http/1.1'], pool.client);
     this.socket = socket;
+    // A TLS socket takes no `onread`: its decrypted bytes come as data events.
+    if (tls !== undefined) socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.setTimeout(pool.options.connectTimeoutMs);
-    socket.once('connect', () => socket.setTimeout(0));
+    socket.once(tls === undefined ? 'connect' : 'secureConnect', () => socket.setTimeout(0));
     socket.on('timeout', () => {
       const error = new Error('connect timeout') as NodeJS.ErrnoException;
       error.code = 'ETIMEDOUT';
@@ -379,6 +387,10 @@ export class EndpointPool {
     /** `host:port` (IPv6 in brackets), the Host header when a request has none. */
     readonly authority: string,
     readonly options: UpstreamPoolOptions,
+    /** Present: every connection speaks TLS as this BackendTLSPolicy says. */
+    readonly tls?: ClusterTls,
+    /** The client certificate presented to TLS backends that ask for one. */
+    readonly client?: ClientCertificate,
   ) {}
 
   send(exchange: UpstreamExchange): void {

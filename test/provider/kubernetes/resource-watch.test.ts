@@ -173,6 +173,8 @@ test('objects as the API server serves them, with empty lists as null, are all i
       EndpointSlice: 'endpointSlices',
       Namespace: 'namespaces',
       Secret: 'secrets',
+      ConfigMap: 'configMaps',
+      BackendTLSPolicy: 'backendTlsPolicies',
       DataPlaneProxy: 'dataPlaneProxies',
     };
     for (const field of Object.values(fields)) expected[field] = [];
