@@ -51,11 +51,18 @@ test("CORS CEL and schema rules: '*' alone, the origin pattern, cors required", 
     errors.join('\n'),
   );
   assert.ok(
-    errors.some((e) => e.includes('filters[2].cors.allowOrigins[0]')),
+    errors.some((e) => e.includes('filters[1].type: CORS may appear only once')),
     errors.join('\n'),
   );
+  const schema = load(`    - {type: CORS, cors: {allowOrigins: ["ftp://a.test"], maxAge: 0}}\n`).errors.map(
+    formatResourceError,
+  );
   assert.ok(
-    errors.some((e) => e.includes('filters[2].cors.maxAge')),
-    errors.join('\n'),
+    schema.some((e) => e.includes('filters[0].cors.allowOrigins[0]')),
+    schema.join('\n'),
+  );
+  assert.ok(
+    schema.some((e) => e.includes('filters[0].cors.maxAge')),
+    schema.join('\n'),
   );
 });
