@@ -32,6 +32,35 @@ export const PathModifierSchema = Type.Object({
   replacePrefixMatch: Type.Optional(Type.String({ maxLength: 1024 })),
 });
 
+const HTTP_METHODS = [
+  'GET',
+  'HEAD',
+  'POST',
+  'PUT',
+  'DELETE',
+  'CONNECT',
+  'OPTIONS',
+  'TRACE',
+  'PATCH',
+] as const;
+
+/** The CRD's CORSOrigin pattern: `*`, or http(s)://host[:port] with a `*` or `*.` host allowed. */
+const CORS_ORIGIN_PATTERN =
+  '(^\\*$)|(^(http(s)?):\\/\\/(((\\*\\.)?([a-zA-Z0-9\\-]+\\.)*[a-zA-Z0-9-]+|\\*)(:([0-9]{1,5}))?)$)';
+
+export const CORSFilterSchema = Type.Object({
+  allowOrigins: Type.Array(Type.String({ minLength: 1, maxLength: 253, pattern: CORS_ORIGIN_PATTERN }), {
+    maxItems: 64,
+    default: [],
+  }),
+  allowCredentials: Type.Optional(Type.Boolean()),
+  allowMethods: Type.Array(Enum([...HTTP_METHODS, '*'] as const), { maxItems: 9, default: [] }),
+  allowHeaders: Type.Array(HeaderNameSchema, { maxItems: 64, default: [] }),
+  exposeHeaders: Type.Array(HeaderNameSchema, { maxItems: 64, default: [] }),
+  maxAge: Type.Integer({ minimum: 1, maximum: 2_147_483_647, default: 5 }),
+});
+export type CORSFilter = Static<typeof CORSFilterSchema>;
+
 export const HTTPRouteFilterSchema = Type.Object({
   // Any string the CRD admits; the translator reports types it does not implement.
   type: Type.String({ minLength: 1 }),
@@ -58,7 +87,7 @@ export const HTTPRouteFilterSchema = Type.Object({
   // Filter types the translator reports as not supported.
   requestMirror: Unimplemented(),
   extensionRef: Unimplemented(),
-  cors: Unimplemented(),
+  cors: Type.Optional(CORSFilterSchema),
   externalAuth: Unimplemented(),
 });
 export type HTTPRouteFilter = Static<typeof HTTPRouteFilterSchema>;
@@ -103,9 +132,7 @@ export const HTTPRouteMatchSchema = Type.Object({
     }),
     { maxItems: 16, default: [] },
   ),
-  method: Type.Optional(
-    Enum(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'CONNECT', 'OPTIONS', 'TRACE', 'PATCH'] as const),
-  ),
+  method: Type.Optional(Enum(HTTP_METHODS)),
 });
 export type HTTPRouteMatch = Static<typeof HTTPRouteMatchSchema>;
 

@@ -67,7 +67,11 @@ const FILTER_FIELDS: Record<string, keyof HTTPRouteFilter> = {
   ResponseHeaderModifier: 'responseHeaderModifier',
   RequestRedirect: 'requestRedirect',
   URLRewrite: 'urlRewrite',
+  CORS: 'cors',
 };
+
+/** The CORS filter's lists whose `*` must stand alone (the CRD's CEL rules). */
+const CORS_WILDCARD_LISTS = ['allowOrigins', 'allowMethods', 'allowHeaders'] as const;
 
 function filterErrors(
   filters: HTTPRouteFilter[],
@@ -85,6 +89,14 @@ function filterErrors(
       errors.push({ path: [...at, i, 'type'], message: `${f.type} may appear only once` });
     }
     seen.add(f.type);
+    for (const list of CORS_WILDCARD_LISTS) {
+      const values: readonly string[] = f.cors?.[list] ?? [];
+      if (values.includes('*') && values.length > 1)
+        errors.push({
+          path: [...at, i, 'cors', list],
+          message: "'*' cannot be listed alongside other values",
+        });
+    }
     const path = f.requestRedirect?.path ?? f.urlRewrite?.path;
     const pathField = f.requestRedirect !== undefined ? 'requestRedirect' : 'urlRewrite';
     if (path !== undefined) {

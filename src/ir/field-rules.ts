@@ -90,6 +90,19 @@ export function virtualHostnameProblem(hostname: string): string | undefined {
   return WILDCARD_OR_ANY.test(hostname) ? undefined : 'must be a DNS hostname, a *.wildcard or *';
 }
 
+const CORS_ORIGIN = new RegExp(`^https?://(\\*|(\\*\\.)?${LABEL}(\\.${LABEL})*)(?<port>:[0-9]{1,5})?$`);
+
+/** A CORS allowed origin: `*`, or `http(s)://host[:port]` whose host may be `*` or begin with `*.` (lower case). */
+export function corsOriginProblem(origin: string): string | undefined {
+  if (origin === '*') return undefined;
+  const m = CORS_ORIGIN.exec(origin);
+  const portText = m?.groups?.port;
+  const port = portText === undefined ? 80 : Number(portText.slice(1));
+  return m !== null && origin === origin.toLowerCase() && port >= 1 && port <= 65535
+    ? undefined
+    : "must be '*' or http(s)://host[:port] in lower case, the host a DNS name, '*' or '*.' followed by one";
+}
+
 export function timeoutProblem(ms: number): string | undefined {
   return Number.isInteger(ms) && ms >= 0 && ms <= MAX_TIMEOUT_MS ? undefined : 'must be at most 24h';
 }

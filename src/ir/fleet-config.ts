@@ -155,7 +155,27 @@ export interface QueryParamMatch {
 export type RouteFilter =
   | { type: 'RequestHeaderModifier'; headers: HeaderModifier }
   | { type: 'ResponseHeaderModifier'; headers: HeaderModifier }
-  | { type: 'URLRewrite'; hostname?: string; path?: PathModifier };
+  | { type: 'URLRewrite'; hostname?: string; path?: PathModifier }
+  /** Route filters only: the proxy answers CORS preflights itself and adds CORS headers to responses. */
+  | { type: 'CORS'; cors: CorsPolicy };
+
+/** An HTTPRoute CORS filter (Gateway API `HTTPCORSFilter`), with its defaults applied. */
+export interface CorsPolicy {
+  /**
+   * `*` alone (any origin), or `http(s)://<host>[:<port>]` in lower case, where host may be `*` (any) or start
+   * with `*.` (one or more labels); without a port the scheme's default (80, 443) is meant. Empty: none allowed.
+   */
+  allowOrigins: string[];
+  /** Methods (`GET`), or `*` alone. Empty: no `access-control-allow-methods`. */
+  allowMethods: string[];
+  /** Header names as configured, or `*` alone. */
+  allowHeaders: string[];
+  /** Header names as configured, or `*` alone. */
+  exposeHeaders: string[];
+  /** `access-control-max-age`, seconds (the Gateway API default is 5). */
+  maxAgeSeconds: number;
+  allowCredentials: boolean;
+}
 
 export interface HeaderModifier {
   /** Replace (or add) these headers. Names lower case. */

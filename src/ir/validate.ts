@@ -3,6 +3,7 @@
 import { PorticoError } from '../platform/errors.js';
 import type { RejectedResource as BaseRejectedResource } from './apply-outcome.js';
 import {
+  corsOriginProblem,
   headerNameProblem,
   headerValueProblem,
   MAX_TIMEOUT_MS,
@@ -111,11 +112,34 @@ const pathModifier = variant({
   ReplaceFullPath: { value: pathValue },
   ReplacePrefixMatch: { value: pathValue },
 });
-const filter = variant({
+const bool: Check = (v, p) => {
+  if (typeof v !== 'boolean') fail(p, 'must be true or false');
+};
+/** A list whose `*` stands alone (the Gateway API's rule for CORS lists). */
+const wildcardList =
+  (item: Check): Check =>
+  (v, p) => {
+    list((entry, at) => {
+      if (entry !== '*') item(entry, at);
+    })(v, p);
+    if ((v as unknown[]).includes('*') && (v as unknown[]).length > 1) fail(p, "'*' must stand alone");
+  };
+const cors = object({
+  allowOrigins: wildcardList(rule(corsOriginProblem)),
+  allowMethods: wildcardList(headerName),
+  allowHeaders: wildcardList(headerName),
+  exposeHeaders: wildcardList(headerName),
+  maxAgeSeconds: int(0, 2_147_483_647),
+  allowCredentials: bool,
+});
+const requestFilters = {
   RequestHeaderModifier: { headers: headerModifier },
   ResponseHeaderModifier: { headers: headerModifier },
   URLRewrite: { hostname: optional(preciseHostname), path: optional(pathModifier) },
-});
+};
+const filter = variant(requestFilters);
+// CORS answers preflights before a backend is chosen: a route's filter, never a backend's.
+const routeFilter = variant({ ...requestFilters, CORS: { cors } });
 const valueMatch: Check = (v, p) => {
   object({ type: oneOf('Exact', 'RegularExpression'), name: nonEmpty, value: str })(v, p);
   const m = v as { type: string; value: string };
@@ -165,7 +189,7 @@ const route = object({
     queryParams: list(valueMatch),
     method: optional(nonEmpty),
   }),
-  filters: list(filter),
+  filters: list(routeFilter),
   action,
 });
 /** One resource of each type; an object that passed once is not walked again (configs are immutable). */

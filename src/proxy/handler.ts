@@ -38,13 +38,22 @@ import {
 import { ResponseHead, type UpstreamHead } from './wire/response-head.js';
 import { forwardableTrailers } from './wire/trailers.js';
 
-/** An empty-bodied answer from the proxy itself; `close` while draining or when the listener goes away. */
-export function respondLocally(res: ProxyResponse, status: number, close: boolean, location?: string): void {
+/**
+ * An empty-bodied answer from the proxy itself; `close` while draining or when the listener goes away. `extra`:
+ * header lines (name, value, ...) it carries besides a location (a CORS preflight's).
+ */
+export function respondLocally(
+  res: ProxyResponse,
+  status: number,
+  close: boolean,
+  location?: string,
+  extra?: readonly string[],
+): void {
   if (res.headersSent) {
     res.destroy();
     return;
   }
-  if (res.grpc && location === undefined) {
+  if (res.grpc && location === undefined && extra === undefined) {
     // Trailers-only: HTTP 200 whose headers carry the gRPC status.
     res.writeHead(200, grpcAnswerLines(status));
     res.end();
@@ -52,9 +61,10 @@ export function respondLocally(res: ProxyResponse, status: number, close: boolea
   }
   const headers = ['server', 'portico', 'content-length', '0'];
   if (location !== undefined) headers.push('location', location);
+  if (extra !== undefined) headers.push(...extra);
   if (close) headers.push('connection', 'close');
   try {
-    res.writeHead(status, headers, location !== undefined);
+    res.writeHead(status, headers, location !== undefined || extra !== undefined);
   } catch {
     // Only a location built from odd request bytes can be refused: answer without it.
     res.writeHead(500, ['server', 'portico', 'content-length', '0']);
@@ -489,7 +499,7 @@ export function handleRequest(
   answer.routeName = plan.routeName;
   if (plan.kind === 'local') {
     answer.flag = plan.flag;
-    respondLocally(res, plan.status, close);
+    respondLocally(res, plan.status, close, undefined, plan.headers);
   } else if (plan.kind === 'redirect') respondLocally(res, plan.status, close, plan.location);
   else {
     const forwarding = new Forwarding(rt, plan, req, res, close, listener.proto, answer);

@@ -13,7 +13,7 @@ import type {
 } from '../ir/fleet-config.js';
 import type { FleetConfigChange } from '../ir/fleet-config-patch.js';
 import type { ClusterTable, ResolvedCluster, ResolvedRoute } from './backends.js';
-import { compareSpecificity, listenerServes } from './hostnames.js';
+import { compareSpecificity, listenerServes, originalHostnameRank } from './hostnames.js';
 import type { ListenerState } from './listeners.js';
 import { comparePrecedence, type RankedRoute } from './precedence.js';
 import type { RouteState } from './routes.js';
@@ -156,8 +156,13 @@ export function hostVirtualHost(
   rankedMemo: TranslateMemos['rankedRoutes'],
 ): VirtualHost {
   const ranked: RankedRoute[] = [];
-  for (const rs of host.contributors.values()) ranked.push(...rankedRoutesOf(rs, rankedMemo));
-  ranked.sort(comparePrecedence);
+  // Rules of the route whose own hostname is the more specific come first, whatever their matches.
+  const hostRank = new Map<RouteObject, number>();
+  for (const rs of host.contributors.values()) {
+    ranked.push(...rankedRoutesOf(rs, rankedMemo));
+    hostRank.set(rs.route, originalHostnameRank(rs.route.spec.hostnames, host.hostname));
+  }
+  ranked.sort((a, b) => hostRank.get(b.source)! - hostRank.get(a.source)! || comparePrecedence(a, b));
   const routes = ranked.map((r) => r.route);
   return before !== undefined && before.hostname === host.hostname && sameItems(before.routes, routes)
     ? before

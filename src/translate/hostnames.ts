@@ -53,3 +53,22 @@ export function compareSpecificity(a: string | undefined, b: string | undefined)
   if (ra === 1 && sa.length !== sb.length) return sb.length - sa.length;
   return sa < sb ? -1 : sa > sb ? 1 : 0;
 }
+
+/**
+ * How specific a route's own hostnames are for the VirtualHost hostname `h` (Gateway API route precedence,
+ * feature GatewayRouteHostnameIntersectionPrecedence): of the route hostnames that match `h`, the most characters
+ * of an exact one, then the most characters of any, as one number (higher wins). A route without hostnames
+ * matches everything and ranks 0. Ranked by the route's original hostnames, not their intersection with the
+ * listener's, so `abc.example.com` outranks `*.example.com` on a listener for `abc.example.com`.
+ */
+export function originalHostnameRank(routeHostnames: readonly string[], h: string): number {
+  let exact = 0;
+  let any = 0;
+  for (const r of routeHostnames) {
+    if (r !== h && !covers(r, h)) continue;
+    if (!isWildcard(r)) exact = Math.max(exact, r.length);
+    any = Math.max(any, r.length);
+  }
+  // Hostnames have at most 253 characters: the exact length dominates.
+  return exact * 1024 + any;
+}

@@ -1,4 +1,4 @@
-// Gateway API match precedence across all routes of a VirtualHost. HTTPRoute: Exact path >
+// Gateway API match precedence across all routes of a VirtualHost (after the routes' own hostnames: fleet-hosts.ts). HTTPRoute: Exact path >
 // RegularExpression (longest pattern) > longest PathPrefix > has method > most headers > most query params;
 // GRPCRoute: Exact > RegularExpression > any method, then longest service > longest method > most headers; then oldest route > namespace/name > rule order >
 // match order.

@@ -1,9 +1,10 @@
 // An HTTPRoute's rules in fleet-config terms (matches, filters, redirect, timeouts), and the pieces GRPCRoute
 // rules share with them (header matches, filters, hostnames): pure functions of the route alone.
 import { isIP } from 'node:net';
-import type { HTTPRoute, HTTPRouteFilter, HTTPRouteMatch } from '../api/http-route.js';
+import type { CORSFilter, HTTPRoute, HTTPRouteFilter, HTTPRouteMatch } from '../api/http-route.js';
 import { durationMs } from '../api/semantic-rules.js';
 import {
+  corsOriginProblem,
   headerValueProblem,
   isHeaderName,
   pathProblem,
@@ -12,6 +13,7 @@ import {
   timeoutProblem,
 } from '../ir/field-rules.js';
 import {
+  type CorsPolicy,
   DEFAULT_ROUTE_TIMEOUT_MS,
   type HeaderMatch,
   type HeaderModifier,
@@ -84,6 +86,25 @@ function checkPathModifier(p: PathModifier, at: string, unsupported: string[]): 
   check(unsupported, `${at}.${field}`, pathProblem(p.value));
 }
 
+/**
+ * A CORS filter with the Gateway API's defaults: origins compared in lower case (scheme and host are
+ * case-insensitive), no credentials unless set, max age as the CRD defaulted it.
+ */
+function corsPolicy(f: CORSFilter, at: string, unsupported: string[]): CorsPolicy {
+  const allowOrigins = f.allowOrigins.map((o) => o.toLowerCase());
+  allowOrigins.forEach((o, i) => {
+    check(unsupported, `${at}.allowOrigins[${i}]`, corsOriginProblem(o));
+  });
+  return {
+    allowOrigins,
+    allowMethods: [...f.allowMethods],
+    allowHeaders: [...f.allowHeaders],
+    exposeHeaders: [...f.exposeHeaders],
+    maxAgeSeconds: f.maxAge,
+    allowCredentials: f.allowCredentials === true,
+  };
+}
+
 function compileMatch(m: HTTPRouteMatch, at: string, unsupported: string[]): RouteMatch {
   const out: RouteMatch = { headers: [], queryParams: [] };
   const p = m.path;
@@ -147,6 +168,9 @@ export function compileFilters(
         checkPathModifier(rewrite.path, `${field}.urlRewrite.path`, unsupported);
       }
       out.push(rewrite);
+    } else if (f.type === 'CORS' && f.cors !== undefined && allowRedirect) {
+      // A route's filter only: the preflight is answered before any backend is chosen.
+      out.push({ type: 'CORS', cors: corsPolicy(f.cors, `${field}.cors`, unsupported) });
     } else if (f.type === 'RequestRedirect' && f.requestRedirect !== undefined && allowRedirect) {
       const r = f.requestRedirect;
       redirect = { type: 'Redirect', statusCode: r.statusCode };

@@ -1,6 +1,13 @@
 // Decides what to do with a request (local answer, redirect, or forward to an endpoint with which headers),
 // shared by plain requests and WebSocket upgrades.
-import type { Endpoint, ForwardAction, HeaderModifier, Route, RouteFilter } from '../../ir/fleet-config.js';
+import type {
+  CorsPolicy,
+  Endpoint,
+  ForwardAction,
+  HeaderModifier,
+  Route,
+  RouteFilter,
+} from '../../ir/fleet-config.js';
 import type { ClientRequest } from '../exchange.js';
 import type { LoadBalancing } from '../options.js';
 import type { ResponseFlag } from '../telemetry/access-log.js';
@@ -10,6 +17,7 @@ import {
   endToEndHeaders,
   type HeaderMap,
 } from '../wire/headers.js';
+import { corsRequest, corsResponseModifier, isPreflight, preflightHeaders } from './cors.js';
 import { normalizePath } from './path-normalization.js';
 import { nextRequestId } from './request-id.js';
 import { redirectLocation, rewritePath } from './rewrite.js';
@@ -54,7 +62,8 @@ const NO_ROUTE: Plan = { kind: 'local', routeName: '-', status: 404, flag: 'no_r
 const REFUSED_PATH: Plan = { kind: 'local', routeName: '-', status: 400, flag: 'invalid_request' };
 
 export type Plan =
-  | { kind: 'local'; routeName: string; status: number; flag?: ResponseFlag }
+  /** `headers`: lines (name, value, ...) the answer carries (a CORS preflight's). */
+  | { kind: 'local'; routeName: string; status: number; flag?: ResponseFlag; headers?: string[] }
   | { kind: 'redirect'; routeName: string; status: number; location: string }
   | ForwardPlan;
 
@@ -81,6 +90,13 @@ export function resolveRequest(
   const compiled = findRoute(vhost, { method: req.method, path, search, message: req, params: undefined });
   if (compiled === undefined) return NO_ROUTE;
   const route = compiled.route;
+  const cors = corsPolicy(route);
+  // A preflight is the route's CORS filter's to answer: it never reaches the backend.
+  if (cors !== undefined) {
+    const facts = corsRequest(req.rawHeaders);
+    if (isPreflight(req.method, facts))
+      return { kind: 'local', routeName: route.name, status: 200, headers: preflightHeaders(cors, facts) };
+  }
   const action = route.action;
   if (action.type === 'DirectResponse')
     return { kind: 'local', routeName: route.name, status: action.status };
@@ -113,8 +129,14 @@ export function resolveRequest(
     configuredRequest: false,
   };
   const filters = filtersFor(route, backend);
-  if (filters.length > 0) applyFilters(plan, filters, route, path, search);
+  if (filters.length > 0) applyFilters(plan, filters, route, path, search, req.rawHeaders);
   return plan;
+}
+
+/** The route's CORS filter's policy, if it has one. */
+function corsPolicy(route: Route): CorsPolicy | undefined {
+  for (const f of route.filters) if (f.type === 'CORS') return f.cors;
+  return undefined;
 }
 
 /** The route's and backend's filters on the plan: header modifiers in order, a URLRewrite's host and path. */
@@ -124,6 +146,7 @@ function applyFilters(
   route: Route,
   path: string,
   search: string,
+  rawHeaders: readonly string[],
 ): void {
   let upstreamPath = path;
   const requestModifiers: HeaderModifier[] = [];
@@ -133,6 +156,7 @@ function applyFilters(
       requestModifiers.push(f.headers);
       plan.configuredRequest = true;
     } else if (f.type === 'ResponseHeaderModifier') responseModifiers.push(f.headers);
+    else if (f.type === 'CORS') responseModifiers.push(corsResponseModifier(f.cors, corsRequest(rawHeaders)));
     else {
       plan.configuredRequest = true;
       if (f.hostname !== undefined) plan.hostRewrite = f.hostname;
