@@ -4,9 +4,12 @@
 import type { DeployType } from '../ir/fleet-infra.js';
 
 const FEATURES: readonly string[] = [
+  'BackendTLSPolicy',
+  'BackendTLSPolicySANValidation',
   'GRPCRoute',
   'Gateway',
   'GatewayAddressEmpty',
+  'GatewayBackendClientCertificate',
   'GatewayHTTPListenerIsolation',
   'GatewayHTTPSListenerDetectMisdirectedRequests',
   'GatewayPort8080',
@@ -16,11 +19,11 @@ const FEATURES: readonly string[] = [
   'HTTPRoute303RedirectStatusCode',
   'HTTPRoute307RedirectStatusCode',
   'HTTPRoute308RedirectStatusCode',
-  'HTTPRouteBackendURLRewrite',
   'HTTPRouteBackendProtocolH2C',
   'HTTPRouteBackendProtocolWebSocket',
   'HTTPRouteBackendRequestHeaderModification',
   'HTTPRouteBackendTimeout',
+  'HTTPRouteBackendURLRewrite',
   'HTTPRouteCORS',
   'HTTPRouteDestinationPortMatching',
   'HTTPRouteHostRewrite',
