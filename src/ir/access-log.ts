@@ -15,6 +15,7 @@ export const ACCESS_LOG_FIELDS = [
   'duration_ms',
   'upstream_host',
   'upstream_service_time_ms',
+  'upstream_retries',
   'route_name',
   'listener',
   'request_id',

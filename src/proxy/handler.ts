@@ -210,6 +210,7 @@ class Forwarding implements AttemptSink, UpstreamAttempt {
       this.body = again;
     }
     this.retries++;
+    this.answer.upstreamRetries = this.retries;
     this.rt.metrics.upstreamRetry(this.plan.cluster.name);
     const waitMs = jittered(
       backoffDelay(this.retries, { firstMs: policy.backoffMs, maxMs: policy.backoffMs * 10 }),
@@ -403,6 +404,7 @@ class Answer implements ResponseListener {
   flag: ResponseFlag | undefined = undefined;
   endpoint: Endpoint | undefined = undefined;
   upstreamServiceTimeMs: number | undefined = undefined;
+  upstreamRetries: number | undefined = undefined;
   requestId: string | undefined = undefined;
   /** The status of an answer sent by aborting the exchange (the response object never wrote a head). */
   abortStatus: number | undefined = undefined;
@@ -456,6 +458,7 @@ class Answer implements ResponseListener {
       durationMs,
       upstreamHost: endpoint === undefined ? undefined : endpointKey(endpoint),
       upstreamServiceTimeMs: this.upstreamServiceTimeMs,
+      upstreamRetries: this.upstreamRetries,
       routeName: this.routeName,
       listener: this.listener,
       requestId: this.requestId,

@@ -69,6 +69,7 @@ function recordOnClose(
       durationMs,
       upstreamHost: outcome.upstreamHost,
       upstreamServiceTimeMs: undefined,
+      upstreamRetries: undefined,
       routeName: outcome.routeName,
       listener: listener.name,
       requestId: outcome.requestId,

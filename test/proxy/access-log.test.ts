@@ -339,6 +339,7 @@ const sample: AccessLogEntry = {
   durationMs: 1.23456,
   upstreamHost: undefined,
   upstreamServiceTimeMs: undefined,
+  upstreamRetries: undefined,
   routeName: '-',
   listener: 'port-80',
   requestId: 'id',

@@ -3,11 +3,12 @@
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { after, before, describe, it } from 'node:test';
+import { ACCESS_LOG_FIELDS } from '../../src/ir/access-log.js';
 import type { RetryPolicy } from '../../src/ir/fleet-config.js';
 import { discardingLogger } from '../../src/platform/log-line.js';
 import { createProxy, type Proxy as PorticoProxy } from '../../src/proxy/index.js';
 import { forward, route, simpleFleet, upstream, vhost } from '../support/fleet.js';
-import { closeServer, freePort, httpRequest, listen } from '../support/http.js';
+import { closeServer, freePort, httpRequest, listen, within } from '../support/http.js';
 import { parsePrometheus } from '../support/prometheus.js';
 
 /** Per key (`?key=`), how many requests the flaky backend saw, and the bodies it read. */
@@ -38,6 +39,8 @@ const flaky = createServer((req, res) => {
 let proxy: PorticoProxy;
 let port: number;
 let metricsPort: number;
+/** The access log's lines, as the proxy writes them (JSON, every field, every request). */
+let logged = '';
 
 function policy(p: Partial<RetryPolicy>): RetryPolicy {
   return { codes: [500, 502, 503, 504], attempts: 2, backoffMs: 1, ...p };
@@ -53,6 +56,15 @@ before(async () => {
     log: discardingLogger,
     metricsAddress: '127.0.0.1:0',
     loadBalancing: 'round-robin',
+    accessLog: {
+      format: 'json',
+      fields: ACCESS_LOG_FIELDS,
+      sampling: 1,
+      flushIntervalMs: 1,
+      write: (text) => {
+        logged += text;
+      },
+    },
   });
   await proxy.started;
   const prefix = (value: string) => ({ path: { type: 'PathPrefix' as const, value } });
@@ -157,6 +169,23 @@ describe('proxy: retries of a route retry policy', () => {
     const statuses = [];
     for (let i = 0; i < 4; i++) statuses.push((await send('/connection-no-policy', 'fail=0')).reply.status);
     assert.ok(statuses.includes(502), `without a policy: ${statuses.join(', ')}`);
+  });
+
+  it('logs how many times each request was sent again', async () => {
+    const { reply } = await send('/all-attempts-2', 'fail=2&status=503&log=me');
+    assert.equal(reply.status, 200);
+    const lineOf = () =>
+      logged
+        .split('\n')
+        .filter((l) => l.includes('log=me'))
+        .map((l) => JSON.parse(l) as { upstream_retries?: number; status: number })[0];
+    await within(
+      5000,
+      () => lineOf() !== undefined,
+      () => `no access log line yet: ${logged.slice(-300)}`,
+    );
+    assert.equal(lineOf()!.upstream_retries, 2);
+    assert.equal(lineOf()!.status, 200);
   });
 
   it('counts retries per cluster', async () => {

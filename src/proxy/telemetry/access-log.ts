@@ -49,6 +49,8 @@ export interface AccessLogEntry {
   durationMs: number;
   upstreamHost: string | undefined;
   upstreamServiceTimeMs: number | undefined;
+  /** Times a route retry policy sent the request again; undefined: none. */
+  upstreamRetries: number | undefined;
   routeName: string;
   listener: string;
   requestId: string | undefined;
@@ -73,6 +75,7 @@ const VALUE: Record<AccessLogField, FieldReader> = {
   duration_ms: (e) => Math.round(e.durationMs * 1000) / 1000,
   upstream_host: (e) => e.upstreamHost,
   upstream_service_time_ms: (e) => e.upstreamServiceTimeMs,
+  upstream_retries: (e) => e.upstreamRetries,
   route_name: (e) => (e.routeName === '-' ? undefined : e.routeName),
   listener: (e) => e.listener,
   request_id: (e) => e.requestId,
