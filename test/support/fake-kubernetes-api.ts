@@ -10,6 +10,7 @@ import type {
   WatchEvent,
   WatchHandle,
 } from '../../src/provider/kubernetes/api-client.js';
+import { objectPath, WATCHED_KINDS } from '../../src/provider/kubernetes/watched-kinds.js';
 import { applyMergePatch } from './apply-merge-patch.js';
 
 export interface FakeRequest {
@@ -46,6 +47,8 @@ export interface FakeKubernetesApi {
   watches: FakeWatch[];
   /** `METHOD bare-path` of every request that was not a read, in order. */
   writes(): string[];
+  /** Puts an object of a watched kind where the server keeps it, as it is (no new resourceVersion); its path. */
+  add(object: JsonObject): string;
 }
 
 interface ApiPath {
@@ -131,6 +134,20 @@ export function createFakeKubernetesApi(
     watches,
     writes: () => requests.filter((r) => r.method !== 'GET').map((r) => `${r.method} ${r.bare}`),
     client: { request: sent, watch: opened },
+    add(object) {
+      const kind = WATCHED_KINDS.find((k) => k.kind === object.kind && k.apiVersion === object.apiVersion);
+      if (kind === undefined)
+        throw new Error(`not a watched kind: ${String(object.apiVersion)} ${String(object.kind)}`);
+      const { name, namespace } = metadataOf(object);
+      const path = objectPath(
+        kind.apiVersion,
+        kind.resource,
+        String(name),
+        namespace === undefined ? undefined : String(namespace),
+      );
+      objects.set(path, object);
+      return path;
+    },
   };
 
   function tell(type: WatchEvent['type'], path: string, object: JsonObject): void {
@@ -145,7 +162,9 @@ export function createFakeKubernetesApi(
     const before = objects.get(path);
     const existed = before !== undefined;
     const at = apiPath(path);
-    version++;
+    // Newer than any version held, also those of objects a test put in place itself.
+    version =
+      Math.max(version, ...[...objects.values()].map((o) => Number(metadataOf(o).resourceVersion) || 0)) + 1;
     const metadata = metadataOf(object);
     const stored: JsonObject = {
       ...object,
