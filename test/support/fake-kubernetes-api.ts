@@ -124,7 +124,8 @@ export function createFakeKubernetesApi(
   const objects = new Map<string, JsonObject>();
   const requests: FakeRequest[] = [];
   const watches: (FakeWatch & { collection: ApiPath; query: URLSearchParams })[] = [];
-  let version = 0;
+  // A real API server's versions are never 0 (which means "any" in a request).
+  let version = 1;
   let uids = 0;
 
   const api: FakeKubernetesApi = {
@@ -297,13 +298,15 @@ export function createFakeKubernetesApi(
         end();
       },
     };
+    watches.push(watch);
     // The watch request is answered like any other: a refusal ends it with the client's error.
     const done = (async () => {
       const decided = await api.answer(request);
       if (decided === 'hang' || stopped) return ended;
-      if (decided !== undefined && decided.status !== 200)
+      if (decided !== undefined && decided.status !== 200) {
+        watch.end();
         throw new Error(`watch ${request.bare}: HTTP ${decided.status}: ${JSON.stringify(decided.body)}`);
-      watches.push(watch);
+      }
       return ended;
     })();
     return {
@@ -311,7 +314,6 @@ export function createFakeKubernetesApi(
       stop: () => {
         stopped = true;
         if (watches.includes(watch)) watch.end();
-        else end();
       },
     };
   }
