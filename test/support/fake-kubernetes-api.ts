@@ -49,6 +49,8 @@ export interface FakeKubernetesApi {
   writes(): string[];
   /** Puts an object of a watched kind where the server keeps it, as it is (no new resourceVersion); its path. */
   add(object: JsonObject): string;
+  /** Someone else's write of an object of a watched kind, as it is: held (or gone) and told to the watches. */
+  send(type: 'ADDED' | 'MODIFIED' | 'DELETED', object: JsonObject): void;
 }
 
 interface ApiPath {
@@ -118,6 +120,20 @@ function inCollection(path: ApiPath, list: ApiPath): boolean {
   );
 }
 
+/** Where the API server keeps an object of a kind the controller watches. */
+function watchedPath(object: JsonObject): string {
+  const kind = WATCHED_KINDS.find((k) => k.kind === object.kind && k.apiVersion === object.apiVersion);
+  if (kind === undefined)
+    throw new Error(`not a watched kind: ${String(object.apiVersion)} ${String(object.kind)}`);
+  const { name, namespace } = metadataOf(object);
+  return objectPath(
+    kind.apiVersion,
+    kind.resource,
+    String(name),
+    namespace === undefined ? undefined : String(namespace),
+  );
+}
+
 export function createFakeKubernetesApi(
   answer: FakeKubernetesApi['answer'] = () => undefined,
 ): FakeKubernetesApi {
@@ -136,18 +152,15 @@ export function createFakeKubernetesApi(
     writes: () => requests.filter((r) => r.method !== 'GET').map((r) => `${r.method} ${r.bare}`),
     client: { request: sent, watch: opened },
     add(object) {
-      const kind = WATCHED_KINDS.find((k) => k.kind === object.kind && k.apiVersion === object.apiVersion);
-      if (kind === undefined)
-        throw new Error(`not a watched kind: ${String(object.apiVersion)} ${String(object.kind)}`);
-      const { name, namespace } = metadataOf(object);
-      const path = objectPath(
-        kind.apiVersion,
-        kind.resource,
-        String(name),
-        namespace === undefined ? undefined : String(namespace),
-      );
+      const path = watchedPath(object);
       objects.set(path, object);
       return path;
+    },
+    send(type, object) {
+      const path = watchedPath(object);
+      if (type === 'DELETED') objects.delete(path);
+      else objects.set(path, object);
+      tell(type, path, object);
     },
   };
 
