@@ -1,10 +1,13 @@
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
 import { test } from 'node:test';
+import { createLogger } from '../../../src/platform/log-line.js';
 import {
   CA_SECRET,
   ensureCertificateSecrets,
   SERVER_CERT_SECRET,
+  waitForCertificateAuthority,
+  waitForServerTls,
 } from '../../../src/provider/kubernetes/certificate-secrets.js';
 import { createFakeKubernetesApi, objectsIn } from '../../support/fake-kubernetes-api.js';
 
@@ -68,4 +71,28 @@ test('rotate issues a new CA and server certificate; a server certificate of ano
   const repairedCa = new X509Certificate(pem(secrets, CA_SECRET, 'ca.crt'));
   assert.ok(new X509Certificate(pem(secrets, SERVER_CERT_SECRET, 'tls.crt')).verify(repairedCa.publicKey));
   assert.equal(pem(secrets, SERVER_CERT_SECRET, 'ca.crt'), pem(secrets, CA_SECRET, 'ca.crt'));
+});
+
+test('the controller waits for certgen: the server certificate and CA once their Secrets exist, saying so meanwhile', async () => {
+  const { client, secrets } = fakeSecrets();
+  const lines: string[] = [];
+  const log = createLogger('debug', (line) => lines.push(line));
+  const tls = waitForServerTls(client, 'sys', log, 5);
+  const ca = waitForCertificateAuthority(client, 'sys', log, 5);
+  for (let i = 0; i < 400 && lines.length < 4; i++) await new Promise((r) => setTimeout(r, 5));
+  assert.ok(
+    lines.some((l) => l.includes(`waiting for Secret sys/${SERVER_CERT_SECRET}`)),
+    lines.join('\n'),
+  );
+  assert.ok(
+    lines.some((l) => l.includes(`waiting for Secret sys/${CA_SECRET}`)),
+    lines.join('\n'),
+  );
+  await ensureCertificateSecrets(client, 'sys');
+  const [server, authority] = await Promise.all([tls, ca]);
+  assert.equal(server.certPem, pem(secrets, SERVER_CERT_SECRET, 'tls.crt'));
+  assert.equal(server.keyPem, pem(secrets, SERVER_CERT_SECRET, 'tls.key'));
+  assert.equal(server.caPem, pem(secrets, CA_SECRET, 'ca.crt'));
+  assert.equal(authority.caCertPem, pem(secrets, CA_SECRET, 'ca.crt'));
+  assert.equal(authority.caKeyPem, pem(secrets, CA_SECRET, 'ca.key'));
 });
