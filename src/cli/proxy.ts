@@ -4,7 +4,8 @@ import { readFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 import { type DiscoveryClientOptions, startDiscoveryClient } from '../discovery/client.js';
-import { MAX_PROXY_WORKERS, PROXY_SETTINGS_DEFAULTS } from '../ir/proxy-settings.js';
+import { PROXY_SETTING_FLAGS as SETTING_FLAGS } from '../ir/proxy-flags.js';
+import { MAX_PROXY_WORKERS } from '../ir/proxy-settings.js';
 import { PORTS } from '../ir/well-known.js';
 import { PorticoError } from '../platform/errors.js';
 import { formatHostPort, parseHostPort } from '../platform/host-port.js';
@@ -104,19 +105,20 @@ const OPTIONS = {
   'allow-remote-admin': { type: 'boolean', default: false },
   'metrics-address': { type: 'string', default: `${LOOPBACK}:${PORTS.metrics}` },
   'ready-address': { type: 'string', default: `${LOOPBACK}:${PORTS.proxyReady}` },
-  'drain-seconds': { type: 'string', default: String(PROXY_SETTINGS_DEFAULTS.drainSeconds) },
-  'max-drain-seconds': { type: 'string', default: String(PROXY_SETTINGS_DEFAULTS.maxDrainSeconds) },
+  // The settings flags: names and defaults from the table their writers use (ir/proxy-flags.ts).
+  'drain-seconds': { type: 'string', default: SETTING_FLAGS['drain-seconds'].default },
+  'max-drain-seconds': { type: 'string', default: SETTING_FLAGS['max-drain-seconds'].default },
   'config-file': { type: 'string' },
   workers: { type: 'string' },
   'max-workers': { type: 'string', default: String(MAX_PROXY_WORKERS) },
-  'access-log': { type: 'string', default: PROXY_SETTINGS_DEFAULTS.accessLogFormat },
+  'access-log': { type: 'string', default: SETTING_FLAGS['access-log'].default },
   'access-log-fields': { type: 'string' },
-  'access-log-sampling': { type: 'string', default: '100' },
+  'access-log-sampling': { type: 'string', default: SETTING_FLAGS['access-log-sampling'].default },
   'access-log-redact-query': { type: 'string' },
   'tracing-endpoint': { type: 'string' },
-  'tracing-sampling': { type: 'string', default: '100' },
+  'tracing-sampling': { type: 'string', default: SETTING_FLAGS['tracing-sampling'].default },
   'trace-events': { type: 'string' },
-  'log-level': { type: 'string', default: PROXY_SETTINGS_DEFAULTS.logLevel },
+  'log-level': { type: 'string', default: SETTING_FLAGS['log-level'].default },
   'log-format': { type: 'string', default: 'text' },
   help: { type: 'boolean', short: 'h' },
 } as const;
@@ -132,6 +134,11 @@ function sideAddress(value: string, option: string): string | undefined {
   if (value === 'off') return undefined;
   parseHostPort(value, option);
   return value;
+}
+
+/** The runtime's options `portico proxy` takes from `argv` (what a supervisor's or renderer's flags start). */
+export function proxyRuntimeOptions(argv: string[]): WorkerProxyOptions {
+  return runtimeOptions(parseProxyArgs(argv));
 }
 
 /** The proxy runtime's options, whatever feeds it its config. */

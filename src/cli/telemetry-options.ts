@@ -2,9 +2,10 @@
 // unless told, tracing off unless given a collector.
 
 import { ACCESS_LOG_FIELDS, isRedactableQueryName, MAX_REDACTED_QUERY_NAMES } from '../ir/access-log.js';
+import { shareOfPercent } from '../ir/proxy-settings.js';
 import { PorticoError } from '../platform/errors.js';
-import { type AccessLogOptions, accessLogFields } from '../proxy/access-log.js';
-import { type TracingOptions, tracingEndpoint } from '../proxy/span-exporter.js';
+import { type AccessLogOptions, accessLogFields } from '../proxy/telemetry/access-log.js';
+import { type TracingOptions, tracingEndpoint } from '../proxy/telemetry/span-exporter.js';
 
 export const ACCESS_LOG_FLAGS_HELP = `  --access-log FORMAT       one line per request on stdout: json (default), text or off
   --access-log-fields A,B   the fields of a line, in order (default: all): ${ACCESS_LOG_FIELDS.join(', ')}
@@ -59,5 +60,5 @@ function shareOf(flag: string, value: string): number {
   const percent = Number(value);
   if (value.trim() === '' || !Number.isFinite(percent) || percent < 0 || percent > 100)
     throw new PorticoError('E_USAGE', `${flag}: expected a percentage from 0 to 100, got '${value}'`);
-  return percent / 100;
+  return shareOfPercent(percent);
 }

@@ -5,7 +5,7 @@ import { createServer, type Server } from 'node:http';
 import { createServer as createH2Server, type Http2Session } from 'node:http2';
 import type { Socket } from 'node:net';
 import type { Readable } from 'node:stream';
-import { matchPreface, PREFACE_MORE, PREFACE_YES } from '../proxy/h2/preface.js';
+import { matchPreface, PREFACE_MORE, PREFACE_YES } from '../proxy/downstream/h2/preface.js';
 import { serveGrpc } from './grpc.js';
 import { acceptWebSocket } from './websocket.js';
 

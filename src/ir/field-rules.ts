@@ -23,7 +23,7 @@ export const MAX_REGEX_LENGTH = 1024;
 
 /**
  * RFC 9110 token characters, indexed by char code or byte (codes past the table read undefined: not a token).
- * The proxy's parsers read a head's bytes with it (through proxy/http-syntax.ts).
+ * The proxy's parsers read a head's bytes with it (through proxy/wire/http-syntax.ts).
  */
 export const TOKEN = new Uint8Array(256);
 for (const c of "!#$%&'*+-.^_`|~") TOKEN[c.charCodeAt(0)] = 1;

@@ -35,6 +35,11 @@ export const PROXY_SETTINGS_DEFAULTS = {
   maxDrainSeconds: 60,
 } as const;
 
+/** A sampling percentage (0 to 100; absent: 100) as the share the runtime samples by (0 to 1): the one conversion. */
+export function shareOfPercent(percent: number | undefined): number {
+  return (percent ?? 100) / 100;
+}
+
 /** The most workers any proxy runs (DataPlaneProxy `spec.workers` allows as many). */
 export const MAX_PROXY_WORKERS = 1024;
 const MAX_DRAIN_SECONDS = 86_400;

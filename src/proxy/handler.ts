@@ -2,37 +2,40 @@
 // route/backend timeouts, client-abort cancellation and the status codes of docs/architecture.md (What the proxy answers).
 import { performance } from 'node:perf_hooks';
 import type { Endpoint } from '../ir/fleet-config.js';
-import type { AccessLogEntry, ResponseFlag } from './access-log.js';
-import { BodyGate } from './body-gate.js';
-import type { ClientRequest, RequestBody } from './client-request.js';
-import type { ProxyResponse, ResponseListener } from './client-response.js';
 import { cancel, Deadline, schedule } from './deadlines.js';
-import { grpcAnswerLines } from './h2/grpc-status.js';
-import { H2UpstreamExchange } from './h2/upstream-exchange.js';
-import { h2RequestHeaders } from './h2/upstream-headers.js';
+import type {
+  ClientRequest,
+  ListenerContext,
+  ProxyResponse,
+  RequestBody,
+  ResponseListener,
+} from './exchange.js';
+import { type ForwardPlan, nextEndpoint, resolveRequest, upstreamHeaders } from './routing/resolve.js';
+import { endpointKey } from './routing/snapshot.js';
+import type { ProxyRuntime } from './runtime.js';
+import type { AccessLogEntry, ResponseFlag } from './telemetry/access-log.js';
+import { recordTelemetry } from './telemetry/record.js';
+import { type TraceContext, traceparentOf } from './telemetry/trace-context.js';
+import { requestTrace } from './telemetry/tracing.js';
+import { BodyGate } from './upstream/body-gate.js';
+import { sendable } from './upstream/http1-head.js';
+import type {
+  AttemptSink,
+  UpstreamAttempt,
+  UpstreamCall,
+  UpstreamError,
+  UpstreamErrorKind,
+} from './upstream/upstream.js';
+import { grpcAnswerLines } from './wire/grpc-status.js';
 import {
   applyHeaderModifier,
   DROP_FROM_RESPONSE,
   type HeaderMap,
   hopByHopFree,
   responseHeaders,
-} from './headers.js';
-import { type HeadOptions, requestHeadFromMap, requestHeadFromRaw, sendable } from './request-head.js';
-import { type ForwardPlan, nextEndpoint, resolveRequest, upstreamHeaders } from './resolve.js';
-import { ResponseHead, type UpstreamHead } from './response-head.js';
-import type { ListenerContext, ProxyRuntime } from './runtime.js';
-import { endpointKey } from './snapshot.js';
-import { recordTelemetry } from './telemetry.js';
-import { type TraceContext, traceparentOf } from './trace-context.js';
-import { requestTrace } from './tracing.js';
-import { forwardableTrailers } from './trailers.js';
-import {
-  type UpstreamCall,
-  type UpstreamError,
-  type UpstreamErrorKind,
-  UpstreamExchange,
-  type UpstreamSink,
-} from './upstream-client.js';
+} from './wire/headers.js';
+import { ResponseHead, type UpstreamHead } from './wire/response-head.js';
+import { forwardableTrailers } from './wire/trailers.js';
 
 /** An empty-bodied answer from the proxy itself; `close` while draining or when the listener goes away. */
 export function respondLocally(res: ProxyResponse, status: number, close: boolean, location?: string): void {
@@ -74,7 +77,7 @@ function flatHeaders(raw: HeaderMap): string[] {
  * One forwarded request: the upstream exchange's sink, its timers, retries and the client response. A class
  * so that the per-request state is one object with shared methods instead of a dozen closures.
  */
-class Forwarding implements UpstreamSink {
+class Forwarding implements AttemptSink, UpstreamAttempt {
   private exchange: UpstreamCall | undefined = undefined;
   private finished = false;
   private responded = false;
@@ -89,26 +92,26 @@ class Forwarding implements UpstreamSink {
   private readonly chunked: boolean;
   private readonly method: string;
   /** The request headers after request header filters; undefined: built straight from the raw lines. */
-  private headers: HeaderMap | undefined = undefined;
+  headers: HeaderMap | undefined = undefined;
   /** Holds the request body until it is in (or large): set while no upstream connection is taken yet. */
   private gate: BodyGate | undefined = undefined;
   /** The body as sent upstream (buffered first, see BodyGate); null: none. */
-  private body: RequestBody | null = null;
+  body: RequestBody | null = null;
 
   constructor(
     private readonly rt: ProxyRuntime,
-    private readonly plan: ForwardPlan,
-    private readonly req: ClientRequest,
+    readonly plan: ForwardPlan,
+    readonly request: ClientRequest,
     private readonly res: ProxyResponse,
     private readonly closing: boolean,
-    private readonly proto: 'http' | 'https',
+    readonly proto: 'http' | 'https',
     /** The request's record: when it arrived, and what the access log says about it. */
     private readonly answer: Answer,
   ) {
-    this.method = req.method;
-    this.bodyless = req.body === null;
+    this.method = request.method;
+    this.bodyless = request.body === null;
     // A chunked client body is re-framed by us; its length is unknown, so no content-length goes along.
-    this.chunked = req.chunked;
+    this.chunked = request.chunked;
     // 0 is the Gateway API's "no timeout".
     if (plan.action.timeoutMs > 0) {
       this.routeDeadline = new Deadline(this);
@@ -120,7 +123,7 @@ class Forwarding implements UpstreamSink {
     const plan = this.plan;
     const headers =
       plan.requestModifiers.length > 0
-        ? upstreamHeaders(this.req, plan, this.proto, false, this.traceparent())
+        ? upstreamHeaders(this.request, plan, this.proto, false, this.traceparent())
         : undefined;
     this.headers = headers;
     if (plan.configuredRequest && !sendable(plan.target, headers, plan.hostRewrite)) {
@@ -134,7 +137,7 @@ class Forwarding implements UpstreamSink {
       respondLocally(this.res, 502, this.closing);
       return;
     }
-    const body = this.req.body;
+    const body = this.request.body;
     if (body === null) {
       // The request arrived just now: its start time is this attempt's (one clock reading fewer).
       this.attempt(this.plan.endpoint, this.answer.started);
@@ -148,7 +151,7 @@ class Forwarding implements UpstreamSink {
   }
 
   private attempt(endpoint: Endpoint, now = performance.now()): void {
-    const share = this.req.upstreamShare;
+    const share = this.request.upstreamShare;
     if (share !== undefined && !this.sharing) {
       let waited = false;
       share.take(() => {
@@ -176,41 +179,17 @@ class Forwarding implements UpstreamSink {
       this.backendDeadline ??= new Deadline(this);
       schedule(this.backendDeadline, backendTimeoutMs, this.startedAt);
     }
-    const plan = this.plan;
-    if (plan.cluster.protocol === 'h2c') {
-      const headers = this.headers ?? upstreamHeaders(this.req, plan, this.proto, false, this.traceparent());
-      const session = rt.h2Pools.get(endpoint);
-      const h2Headers = h2RequestHeaders(this.method, plan.target, headers, this.req, session.authority);
-      if (this.answer.logged) this.answer.requestId = headers['x-request-id'] as string | undefined;
-      const exchange = new H2UpstreamExchange(h2Headers, this.body, this.method === 'HEAD', this);
-      this.exchange = exchange;
-      session.send(exchange);
-      return;
-    }
-    const pool = rt.pools.get(endpoint);
-    const options: HeadOptions = {
-      method: this.method,
-      target: plan.target,
-      proto: this.proto,
-      timeoutMs: plan.action.timeoutMs,
-      hostRewrite: plan.hostRewrite,
-      chunked: this.chunked,
-      contentLength: this.req.contentLength,
-      authority: pool.authority,
-      traceparent: this.traceparent(),
-    };
-    const head =
-      this.headers === undefined
-        ? requestHeadFromRaw(this.req, options)
-        : requestHeadFromMap(this.headers, options);
-    if (this.answer.logged) this.answer.requestId = requestIdOf(head);
-    const exchange = new UpstreamExchange(head, this.body, this.chunked, this.method === 'HEAD', this);
-    this.exchange = exchange;
-    pool.send(exchange);
+    // The forwarding is the attempt itself: its plan, request, headers and body as they stand (no object per try).
+    rt.upstreams[this.plan.cluster.protocol].send(endpoint, this, this);
+  }
+
+  onUpstreamCall(call: UpstreamCall): void {
+    this.exchange = call;
+    if (this.answer.logged) this.answer.requestId = call.requestId;
   }
 
   /** The traceparent sent upstream: the proxy's span as the parent (tracing on), else none of ours. */
-  private traceparent(): string | undefined {
+  traceparent(): string | undefined {
     const trace = this.answer.trace;
     return trace === undefined ? undefined : traceparentOf(trace);
   }
@@ -218,7 +197,7 @@ class Forwarding implements UpstreamSink {
   private release(): void {
     if (this.sharing) {
       this.sharing = false;
-      this.req.upstreamShare!.give();
+      this.request.upstreamShare!.give();
     }
     const key = this.activeKey;
     if (key === undefined) return;
@@ -441,16 +420,6 @@ const UPSTREAM_FLAG: Record<UpstreamErrorKind, ResponseFlag> = {
   invalid_response: 'invalid_upstream_response',
   send_timeout: 'upstream_timeout',
 };
-
-const REQUEST_ID_LINE = '\r\nx-request-id: ';
-
-/** The x-request-id the proxy wrote into an upstream head (the only one: a client's never passes as is). */
-function requestIdOf(head: string): string | undefined {
-  const at = head.indexOf(REQUEST_ID_LINE);
-  if (at < 0) return undefined;
-  const start = at + REQUEST_ID_LINE.length;
-  return head.slice(start, head.indexOf('\r\n', start));
-}
 
 export function handleRequest(
   rt: ProxyRuntime,

@@ -3,13 +3,18 @@
 import type { AddressInfo, ListenOptions } from 'node:net';
 import type { Listener } from '../ir/fleet-config.js';
 import { PorticoError } from '../platform/errors.js';
-import type { ClientRequest } from './client-request.js';
-import { type ClientServer, createClientServer } from './client-server.js';
-import { createH2Listener } from './h2/server.js';
+import { type ClientServer, createClientServer } from './downstream/client-server.js';
+import { createH2Listener } from './downstream/h2/server.js';
+import {
+  type CertificateTable,
+  misdirectedHost,
+  selectCertificate,
+  sessionOptions,
+} from './downstream/tls.js';
+import type { ClientRequest, ListenerContext } from './exchange.js';
 import { handleRequest, respondLocally } from './handler.js';
-import { hostWithoutPort } from './routing.js';
-import type { ListenerContext, ProxyRuntime } from './runtime.js';
-import { type CertificateTable, misdirectedHost, selectCertificate, sessionOptions } from './tls.js';
+import { hostWithoutPort } from './routing/route-table.js';
+import type { ProxyRuntime } from './runtime.js';
 import { handleUpgrade } from './upgrade.js';
 
 export interface BoundListener {
@@ -73,7 +78,12 @@ function createListenerServer(rt: ProxyRuntime, bound: Omit<BoundListener, 'serv
       if (misdirected(bound, req)) socket.end(MISDIRECTED_UPGRADE);
       else handleUpgrade(rt, context, req, socket, head);
     },
-    http2: createH2Listener(rt, context, () => bound.certificates),
+    http2: createH2Listener(
+      rt,
+      context,
+      () => bound.certificates,
+      (on, req, res) => handleRequest(rt, on, req, res),
+    ),
     onConnection: (socket) => {
       rt.metrics.connectionOpened(name);
       socket.on('close', () => rt.metrics.connectionClosed(name));

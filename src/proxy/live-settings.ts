@@ -2,11 +2,11 @@
 // from 0 to 1, milliseconds. A change swaps the access log and tracing for new ones between requests; a request
 // in flight finishes with those it started with.
 import { ACCESS_LOG_FIELDS } from '../ir/access-log.js';
-import type { ProxySettings } from '../ir/proxy-settings.js';
+import { type ProxySettings, shareOfPercent } from '../ir/proxy-settings.js';
 import type { LogLevel } from '../platform/log-line.js';
-import type { AccessLogOptions } from './access-log.js';
 import type { ProxyOptions } from './options.js';
-import type { TracingOptions } from './span-exporter.js';
+import type { AccessLogOptions } from './telemetry/access-log.js';
+import type { TracingOptions } from './telemetry/span-exporter.js';
 
 export interface RuntimeSettings {
   logLevel: LogLevel;
@@ -45,7 +45,7 @@ export function runtimeSettings(settings: ProxySettings): RuntimeSettings {
         : {
             format: log.format,
             fields: log.fields ?? [...ACCESS_LOG_FIELDS],
-            sampling: (log.sampling ?? 100) / 100,
+            sampling: shareOfPercent(log.sampling),
             ...(log.redactQueryParameters === undefined
               ? {}
               : { redactQuery: [...log.redactQueryParameters] }),
@@ -53,7 +53,7 @@ export function runtimeSettings(settings: ProxySettings): RuntimeSettings {
     tracing:
       tracing === undefined
         ? undefined
-        : { endpoint: tracing.endpoint, sampling: (tracing.sampling ?? 100) / 100 },
+        : { endpoint: tracing.endpoint, sampling: shareOfPercent(tracing.sampling) },
     drainMs: settings.drainSeconds * 1000,
     maxDrainMs: settings.maxDrainSeconds * 1000,
     workers: settings.workers,

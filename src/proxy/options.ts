@@ -2,8 +2,8 @@
 import { MAX_PROXY_WORKERS } from '../ir/proxy-settings.js';
 import { discardingLogger, type Logger, type LogLevel } from '../platform/log-line.js';
 import type { StageTrace } from '../trace/propagation-trace.js';
-import type { AccessLogOptions } from './access-log.js';
-import type { TracingOptions } from './span-exporter.js';
+import type { AccessLogOptions } from './telemetry/access-log.js';
+import type { TracingOptions } from './telemetry/span-exporter.js';
 
 export type LoadBalancing = 'round-robin' | 'least-request';
 
@@ -52,9 +52,15 @@ export interface Http2Limits {
   maxSessionInvalidFrames: number;
   /** Streams refused (over a limit) per session before it is destroyed. */
   maxSessionRejectedStreams: number;
-  /** Per-stream flow-control window we grant (SETTINGS_INITIAL_WINDOW_SIZE): what one stalled stream may pin. */
+  /**
+   * Per-stream flow-control window we grant (SETTINGS_INITIAL_WINDOW_SIZE): what one stalled stream may pin
+   * beyond the proxy's own buffers, so a connection's stalled uploads pin at most maxConcurrentStreams times it.
+   */
   initialWindowSize: number;
-  /** Connection flow-control window we grant: what all streams of one session may pin together. */
+  /**
+   * Connection flow-control window we grant. It paces a connection but bounds no memory: Node returns it as soon
+   * as DATA reaches a stream's buffer, read or not (docs/security.md, "What an uploader holds").
+   */
   sessionWindowSize: number;
   /** Entries per SETTINGS frame accepted. */
   maxSettings: number;
@@ -81,7 +87,7 @@ export interface Http2Limits {
   prefaceTimeoutMs: number;
   /**
    * Upstream requests (HTTP/1.1 connections or h2c streams) one downstream HTTP/2 connection holds at once; its
-   * further requests wait for one of its own to end (upstream-share.ts).
+   * further requests wait for one of its own to end (downstream/h2/upstream-share.ts).
    */
   maxUpstreamPerSession: number;
   /** Upstream h2c: sessions per endpoint at most (each takes up to the peer's concurrent streams). */
@@ -164,7 +170,7 @@ export const DEFAULT_PROXY_OPTIONS: ProxyOptions = {
     maxSessionMemoryMb: 10,
     maxSessionInvalidFrames: 100,
     maxSessionRejectedStreams: 100,
-    initialWindowSize: 256 * 1024,
+    initialWindowSize: 64 * 1024,
     sessionWindowSize: 1024 * 1024,
     maxSettings: 32,
     maxOutstandingPings: 10,

@@ -6,11 +6,14 @@ import type { FleetConfig, Listener, TlsSecret, VirtualHost } from '../ir/fleet-
 import type { FleetConfigChange } from '../ir/fleet-config-patch.js';
 import { type RejectedResource, validateFleetResources } from '../ir/validate.js';
 import { isPorticoError } from '../platform/errors.js';
-import { AccessLog } from './access-log.js';
 import { type AdminView, type SideServer, sideServerAddress, startSideServers } from './admin.js';
-import { H2EndpointPool } from './h2/upstream-pools.js';
+import {
+  type CertificateTable,
+  compileCertificates,
+  createSecureContextCache,
+  type SecureContextCache,
+} from './downstream/tls.js';
 import { type BoundListener, bindListener, closeListener, updateCertificates } from './listeners.js';
-import { createLiveNames, type LiveNamesTracker } from './live-names.js';
 import {
   type ReconfigureOutcome,
   type RuntimeSettings,
@@ -18,20 +21,18 @@ import {
   sameTracing,
   setProcessSettings,
 } from './live-settings.js';
-import { createProxyMetrics } from './metrics.js';
 import { bindPort, type ProxyOptions, type ProxyOptionsInput, resolveProxyOptions } from './options.js';
-import type { CompiledVirtualHost } from './routing.js';
+import type { CompiledVirtualHost } from './routing/route-table.js';
+import { compileSnapshot } from './routing/snapshot.js';
 import type { ProxyRuntime } from './runtime.js';
-import { compileSnapshot } from './snapshot.js';
-import {
-  type CertificateTable,
-  compileCertificates,
-  createSecureContextCache,
-  type SecureContextCache,
-} from './tls.js';
-import { createTracing } from './tracing.js';
-import { EndpointPool } from './upstream-client.js';
-import { createUpstreamPools } from './upstream-pools.js';
+import { AccessLog } from './telemetry/access-log.js';
+import { createLiveNames, type LiveNamesTracker } from './telemetry/live-names.js';
+import { createProxyMetrics } from './telemetry/metrics.js';
+import { createTracing } from './telemetry/tracing.js';
+import { h2cUpstream, http1Upstream } from './upstream/by-protocol.js';
+import { H2EndpointPool } from './upstream/h2c-pool.js';
+import { EndpointPool } from './upstream/http1.js';
+import { createUpstreamPools } from './upstream/pools.js';
 import type { WorkerStats } from './workers/protocol.js';
 
 export interface Proxy {
@@ -176,11 +177,14 @@ function createRuntime(options: ProxyOptions): ProxyRuntime {
     sendTimeoutMs: options.upstreamSendTimeoutMs,
   };
   const metrics = createProxyMetrics();
+  const pools = createUpstreamPools((address, port, key) => new EndpointPool(address, port, key, h1Pool));
+  const h2Pools = createUpstreamPools((address, port, key) => new H2EndpointPool(address, port, key, h2Pool));
   return {
     options,
     metrics,
-    pools: createUpstreamPools((address, port, key) => new EndpointPool(address, port, key, h1Pool)),
-    h2Pools: createUpstreamPools((address, port, key) => new H2EndpointPool(address, port, key, h2Pool)),
+    pools,
+    h2Pools,
+    upstreams: { http: http1Upstream(pools), h2c: h2cUpstream(h2Pools) },
     snapshot: undefined,
     draining: false,
     activeByEndpoint: new Map(),

@@ -1,13 +1,14 @@
 // The state shared by every listener of one proxy: the current snapshot, the upstream pool, counters.
 import type { Duplex } from 'node:stream';
-import type { AccessLog } from './access-log.js';
-import type { H2EndpointPool } from './h2/upstream-pools.js';
-import type { ProxyMetrics } from './metrics.js';
 import type { ProxyOptions } from './options.js';
-import type { Snapshot } from './snapshot.js';
-import type { Tracing } from './tracing.js';
-import type { EndpointPool } from './upstream-client.js';
-import type { UpstreamPools } from './upstream-pools.js';
+import type { Snapshot } from './routing/snapshot.js';
+import type { AccessLog } from './telemetry/access-log.js';
+import type { ProxyMetrics } from './telemetry/metrics.js';
+import type { Tracing } from './telemetry/tracing.js';
+import type { Upstreams } from './upstream/by-protocol.js';
+import type { H2EndpointPool } from './upstream/h2c-pool.js';
+import type { EndpointPool } from './upstream/http1.js';
+import type { UpstreamPools } from './upstream/pools.js';
 
 export interface ProxyRuntime {
   options: ProxyOptions;
@@ -16,6 +17,8 @@ export interface ProxyRuntime {
   pools: UpstreamPools<EndpointPool>;
   /** Multiplexed HTTP/2 (h2c) sessions per upstream endpoint, for clusters of protocol `h2c`. */
   h2Pools: UpstreamPools<H2EndpointPool>;
+  /** The pools above behind one interface, by cluster protocol: what the handler sends through. */
+  upstreams: Upstreams;
   /** Swapped atomically by apply; a request reads it once, at its start. */
   snapshot: Snapshot | undefined;
   draining: boolean;
@@ -27,12 +30,4 @@ export interface ProxyRuntime {
   accessLog: AccessLog | undefined;
   /** Trace context and spans; undefined: off (a client's traceparent passes on untouched). */
   tracing: Tracing | undefined;
-}
-
-/** What a request needs to know about the socket it arrived on. */
-export interface ListenerContext {
-  name: string;
-  proto: 'http' | 'https';
-  /** Being removed: responses ask clients to reconnect (to the listener that replaces it, if any). */
-  closing: boolean;
 }

@@ -4,15 +4,15 @@ import { request as httpRequest, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { Duplex } from 'node:stream';
-import type { AccessLogEntry, ResponseFlag } from './access-log.js';
-import type { ClientRequest } from './client-request.js';
-import { responseHeaders } from './headers.js';
-import { resolveRequest, upstreamHeaders } from './resolve.js';
-import type { ListenerContext, ProxyRuntime } from './runtime.js';
-import { endpointKey } from './snapshot.js';
-import { recordTelemetry } from './telemetry.js';
-import { type TraceContext, traceparentOf } from './trace-context.js';
-import { requestTrace } from './tracing.js';
+import type { ClientRequest, ListenerContext } from './exchange.js';
+import { resolveRequest, upstreamHeaders } from './routing/resolve.js';
+import { endpointKey } from './routing/snapshot.js';
+import type { ProxyRuntime } from './runtime.js';
+import type { AccessLogEntry, ResponseFlag } from './telemetry/access-log.js';
+import { recordTelemetry } from './telemetry/record.js';
+import { type TraceContext, traceparentOf } from './telemetry/trace-context.js';
+import { requestTrace } from './telemetry/tracing.js';
+import { responseHeaders } from './wire/headers.js';
 
 /** How long an upgrade socket the proxy ended is kept for the client to read the answer. */
 const LINGER_MS = 1000;

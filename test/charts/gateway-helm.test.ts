@@ -14,7 +14,7 @@ import {
 } from '../../src/api/gateway-api-bundle.js';
 import { COMMON_INFRA_LABELS } from '../../src/ir/fleet-infra.js';
 import { createMetrics, formatMetrics } from '../../src/provider/kubernetes/metrics.js';
-import { emptyMetrics, renderMetrics } from '../../src/proxy/metrics.js';
+import { emptyMetrics, renderMetrics } from '../../src/proxy/telemetry/metrics.js';
 import { workerLines } from '../../src/proxy/workers/pool.js';
 import { binary, REPO, readManifest } from '../../toolchain/manifest.js';
 

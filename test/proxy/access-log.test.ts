@@ -2,11 +2,14 @@
 // flags of the proxy's own answers, text and JSON lines, sampling, and whole lines in writes a pipe keeps whole.
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
-import { connect as connectH2 } from 'node:http2';
+import { connect as connectH2, createServer as createH2Server } from 'node:http2';
+import type { AddressInfo } from 'node:net';
 import { connect, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { ACCESS_LOG_FIELDS } from '../../src/ir/access-log.js';
+import type { ClusterProtocol } from '../../src/ir/fleet-config.js';
 import { discardingLogger } from '../../src/platform/log-line.js';
+import { createProxy, type Proxy as PorticoProxy } from '../../src/proxy/index.js';
 import {
   AccessLog,
   type AccessLogEntry,
@@ -15,8 +18,7 @@ import {
   lineFormat,
   redactedPath,
   StartTime,
-} from '../../src/proxy/access-log.js';
-import { createProxy, type Proxy as PorticoProxy } from '../../src/proxy/index.js';
+} from '../../src/proxy/telemetry/access-log.js';
 import { forward, route, simpleFleet, upstream, vhost } from '../support/fleet.js';
 import { closeServer, httpRequest, listen, until } from '../support/http.js';
 
@@ -33,6 +35,7 @@ async function loggingProxy(
   backend: number,
   closedPort: number,
   accessLog: Omit<AccessLogOptions, 'write'>,
+  protocol: ClusterProtocol = 'http',
 ): Promise<LoggingProxy> {
   const writes: string[] = [];
   const lines: string[] = [];
@@ -51,7 +54,7 @@ async function loggingProxy(
       ]),
     ],
     [
-      upstream('default/echo:80', [backend]),
+      withProtocol(upstream('default/echo:80', [backend]), protocol),
       upstream('default/slow:80', [backend]),
       upstream('default/closed:80', [closedPort]),
     ],
@@ -65,6 +68,13 @@ async function loggingProxy(
   assert.deepEqual(await proxy.apply(config), { ok: true, listenerErrors: [] });
   const port = proxy.addresses().find((a) => a.listener === 'port-80')!.port;
   return { proxy, port, lines, writes };
+}
+
+function withProtocol(
+  u: ReturnType<typeof upstream>,
+  protocol: ClusterProtocol,
+): ReturnType<typeof upstream> {
+  return { ...u, cluster: { ...u.cluster, protocol } };
 }
 
 async function unusedPort(): Promise<number> {
@@ -148,6 +158,31 @@ describe('the access log of a running proxy', () => {
     } finally {
       await own.proxy.close();
       await closeServer(idEcho);
+    }
+  });
+
+  it('logs the id an h2c backend saw, as for HTTP/1.1: each upstream reports the id it sent', async () => {
+    const seen: string[] = [];
+    const idEcho = createH2Server((req, res) => {
+      seen.push(String(req.headers['x-request-id']));
+      res.end();
+    });
+    await new Promise<void>((resolve) => idEcho.listen({ host: '127.0.0.1', port: 0 }, resolve));
+    const port = (idEcho.address() as AddressInfo).port;
+    const own = await loggingProxy(
+      port,
+      closedPort,
+      { format: 'json', fields: ['request_id'], sampling: 1 },
+      'h2c',
+    );
+    try {
+      assert.equal((await httpRequest(own.port, '/')).status, 200);
+      await until(() => own.lines.length === 1);
+      assert.match(seen[0]!, /^[0-9a-f-]{36}$/);
+      assert.deepEqual(JSON.parse(own.lines[0]!), { request_id: seen[0] });
+    } finally {
+      await own.proxy.close();
+      await new Promise<void>((resolve) => idEcho.close(() => resolve()));
     }
   });
 

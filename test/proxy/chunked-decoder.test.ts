@@ -2,8 +2,8 @@
 // is the same with the client side's limits and with the upstream side's.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ChunkedDecoder, type ChunkedLimits } from '../../src/proxy/chunked-decoder.js';
-import type { Refusal } from '../../src/proxy/refusal.js';
+import { ChunkedDecoder, type ChunkedLimits } from '../../src/proxy/wire/chunked-decoder.js';
+import type { Refusal } from '../../src/proxy/wire/refusal.js';
 import {
   MALFORMED_CHUNKED,
   TOO_MANY_TRAILERS,

@@ -3,13 +3,13 @@
 import assert from 'node:assert/strict';
 import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
 import { describe, it } from 'node:test';
-import { ClientConnection } from '../../src/proxy/client-connection.js';
-import type { ClientResponse } from '../../src/proxy/client-response.js';
+import { ClientConnection } from '../../src/proxy/downstream/client-connection.js';
+import type { ClientResponse } from '../../src/proxy/downstream/client-response.js';
 import {
   type ClientServer,
   type ClientServerOptions,
   createClientServer,
-} from '../../src/proxy/client-server.js';
+} from '../../src/proxy/downstream/client-server.js';
 import { TEST_LIMITS } from '../support/limits.js';
 
 async function startServer(

@@ -3,9 +3,9 @@
 import assert from 'node:assert/strict';
 import { type AddressInfo, connect, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import type { ClientRequest } from '../../src/proxy/client-request.js';
-import type { ClientResponse } from '../../src/proxy/client-response.js';
-import { type ClientServer, createClientServer } from '../../src/proxy/client-server.js';
+import type { ClientResponse } from '../../src/proxy/downstream/client-response.js';
+import { type ClientServer, createClientServer } from '../../src/proxy/downstream/client-server.js';
+import type { ClientRequest } from '../../src/proxy/exchange.js';
 import { TEST_LIMITS } from '../support/limits.js';
 
 /** Answers by path: /slow after 50 ms, /echo with the request body, /chunked without a length, /early at once. */

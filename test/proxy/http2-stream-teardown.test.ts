@@ -215,10 +215,11 @@ describe('proxy: HTTP/2 stream teardown under a hostile client', () => {
       try {
         const victims = [`/h2c/rst-${codeName}/victim`, `/h1/rst-${codeName}/victim`];
         const streams = victims.map((path) => stalled(session, path));
-        // The backends wrote well past a stream window (64 KiB): the proxy holds writes it cannot pass on.
+        // The backends wrote past two stream windows (64 KiB each, the client's and the proxy's upstream one):
+        // the proxy holds writes it cannot pass on.
         await within(
           WITHIN_MS,
-          () => victims.every((path) => (requestOf(path)?.written ?? 0) > 256 * 1024),
+          () => victims.every((path) => (requestOf(path)?.written ?? 0) > 2 * 64 * 1024),
           () => `victims not stalled: ${state()}`,
         );
         const siblings = ['h2c', 'h1'].flatMap((kind) =>

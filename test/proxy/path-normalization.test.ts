@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import type { ClientHttp2Session } from 'node:http2';
 import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { normalizePath } from '../../src/proxy/path-normalization.js';
+import { normalizePath } from '../../src/proxy/routing/path-normalization.js';
 import { forward, route, simpleFleet, upstream, vhost } from '../support/fleet.js';
 import { h2Request } from '../support/h2.js';
 import { closeServer, type EchoBody, startEcho } from '../support/http.js';

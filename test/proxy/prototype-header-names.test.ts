@@ -20,7 +20,7 @@ import {
 } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type { Cluster } from '../../src/ir/fleet-config.js';
-import { ClientRequest, clientFacts } from '../../src/proxy/client-request.js';
+import { ClientRequest, clientFacts } from '../../src/proxy/exchange.js';
 import { forward, route, simpleFleet, type Upstream, upstream, vhost } from '../support/fleet.js';
 import { closeServer, type EchoBody, startEcho } from '../support/http.js';
 import { type ServingProxy, servingProxy } from '../support/serving-proxy.js';

@@ -1,7 +1,7 @@
 // Request ids the proxy makes are random UUIDs: none follows from another.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { nextRequestId } from '../../src/proxy/request-id.js';
+import { nextRequestId } from '../../src/proxy/routing/request-id.js';
 
 test('request ids are version 4 UUIDs, distinct, and the last one tells nothing of the next', () => {
   const ids = Array.from({ length: 1000 }, () => nextRequestId());

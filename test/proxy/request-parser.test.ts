@@ -2,8 +2,8 @@
 // malformed input refused with the status to answer (never a throw).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { CHUNKED_REQUEST, type ParsedRequest } from '../../src/proxy/client-head.js';
-import { RequestParser, type RequestParserSink } from '../../src/proxy/request-parser.js';
+import { RequestParser, type RequestParserSink } from '../../src/proxy/downstream/request-parser.js';
+import { CHUNKED_REQUEST, type ParsedRequest } from '../../src/proxy/wire/request-head.js';
 
 const LIMITS = { maxHeaderSize: 1024, maxHeadersCount: 10 };
 

@@ -1,7 +1,7 @@
 // The reset counts of one session and of one client address: pure logic, times given.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ResetGuard, SourceResets } from '../../src/proxy/h2/reset-guard.js';
+import { ResetGuard, SourceResets } from '../../src/proxy/downstream/h2/reset-guard.js';
 
 describe('ResetGuard', () => {
   it('goes over its bound within a window and starts afresh in the next', () => {

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { isInternalAddress } from '../../src/proxy/headers.js';
-import { redirectLocation, rewritePath } from '../../src/proxy/rewrite.js';
-import { hostWithoutPort, lookupHost } from '../../src/proxy/routing.js';
-import { compileSnapshot } from '../../src/proxy/snapshot.js';
+import { redirectLocation, rewritePath } from '../../src/proxy/routing/rewrite.js';
+import { hostWithoutPort, lookupHost } from '../../src/proxy/routing/route-table.js';
+import { compileSnapshot } from '../../src/proxy/routing/snapshot.js';
+import { isInternalAddress } from '../../src/proxy/wire/headers.js';
 import { listener, simpleFleet, vhost } from '../support/fleet.js';
 
 describe('routing pieces', () => {

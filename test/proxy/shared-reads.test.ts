@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { type AddressInfo, connect, createServer, type Server, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { kept, readShared } from '../../src/proxy/shared-reads.js';
+import { kept, readShared } from '../../src/proxy/downstream/shared-reads.js';
 
 function accepted(server: Server): Promise<Socket> {
   return new Promise((resolve) => server.once('connection', resolve));

@@ -6,9 +6,9 @@ import { test } from 'node:test';
 import type { FleetConfig, VirtualHost } from '../../src/ir/fleet-config.js';
 import { type FleetConfigChange, patchFleetConfig } from '../../src/ir/fleet-config-patch.js';
 import { validateFleetResources } from '../../src/ir/validate.js';
-import { createLiveNames } from '../../src/proxy/live-names.js';
-import { lookupHost } from '../../src/proxy/routing.js';
-import { compileSnapshot, type Snapshot } from '../../src/proxy/snapshot.js';
+import { lookupHost } from '../../src/proxy/routing/route-table.js';
+import { compileSnapshot, type Snapshot } from '../../src/proxy/routing/snapshot.js';
+import { createLiveNames } from '../../src/proxy/telemetry/live-names.js';
 import { fleet, forward, listener, route, upstream, vhost } from '../support/fleet.js';
 import { random } from '../translate/random-edits.js';
 

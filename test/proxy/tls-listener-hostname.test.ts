@@ -8,7 +8,7 @@ import {
   listenerHostnameOf,
   misdirectedHost,
   selectCertificate,
-} from '../../src/proxy/tls.js';
+} from '../../src/proxy/downstream/tls.js';
 import { selfSigned } from '../support/certs.js';
 
 const shared = { name: 'ns/shared', ...selfSigned('shared', ['*.example.org']) };

@@ -2,7 +2,12 @@
 // sampling, start one otherwise.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseTraceparent, TraceIds, traceContextFor, traceparentOf } from '../../src/proxy/trace-context.js';
+import {
+  parseTraceparent,
+  TraceIds,
+  traceContextFor,
+  traceparentOf,
+} from '../../src/proxy/telemetry/trace-context.js';
 
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const SPAN = '00f067aa0ba902b7';

@@ -8,7 +8,7 @@ import { connect, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { discardingLogger } from '../../src/platform/log-line.js';
 import { createProxy, type InProcessProxy } from '../../src/proxy/index.js';
-import type { TracingOptions } from '../../src/proxy/span-exporter.js';
+import type { TracingOptions } from '../../src/proxy/telemetry/span-exporter.js';
 import { forward, route, simpleFleet, upstream, vhost } from '../support/fleet.js';
 import { closeServer, httpRequest, listen, until } from '../support/http.js';
 import {

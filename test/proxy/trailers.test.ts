@@ -1,7 +1,7 @@
 // Which trailer fields the proxy relays, and the chunked last chunk that carries them.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { forwardableTrailers, LAST_CHUNK, lastChunk, MAX_TRAILERS } from '../../src/proxy/trailers.js';
+import { forwardableTrailers, LAST_CHUNK, lastChunk, MAX_TRAILERS } from '../../src/proxy/wire/trailers.js';
 
 describe('trailers', () => {
   it('relays end-to-end fields, lower-cased, and drops framing, routing, auth, connection and forwarding ones', () => {

@@ -7,7 +7,8 @@ import { type AddressInfo, connect, createServer, type Server, type Socket } fro
 import { after, before, describe, it } from 'node:test';
 import { discardingLogger } from '../../src/platform/log-line.js';
 import { createProxy, type Proxy as PorticoProxy } from '../../src/proxy/index.js';
-import { EndpointPool, UpstreamExchange, type UpstreamSink } from '../../src/proxy/upstream-client.js';
+import { EndpointPool, UpstreamExchange } from '../../src/proxy/upstream/http1.js';
+import type { UpstreamSink } from '../../src/proxy/upstream/upstream.js';
 import { forward, route, simpleFleet, upstream, vhost } from '../support/fleet.js';
 import { until } from '../support/http.js';
 

@@ -4,11 +4,11 @@
 import assert from 'node:assert/strict';
 import type { Socket } from 'node:net';
 import { describe, it } from 'node:test';
-import { parseRequestHead, RequestHead } from '../../src/proxy/client-head.js';
-import { ClientRequest, clientFacts } from '../../src/proxy/client-request.js';
-import { DROP_FROM_RESPONSE, hopByHopFree } from '../../src/proxy/headers.js';
-import { type HeadOptions, requestHeadFromRaw } from '../../src/proxy/request-head.js';
-import { parseResponseHead, ResponseHead } from '../../src/proxy/response-head.js';
+import { ClientRequest, clientFacts } from '../../src/proxy/exchange.js';
+import { type HeadOptions, requestHeadFromRaw } from '../../src/proxy/upstream/http1-head.js';
+import { DROP_FROM_RESPONSE, hopByHopFree } from '../../src/proxy/wire/headers.js';
+import { parseRequestHead, RequestHead } from '../../src/proxy/wire/request-head.js';
+import { parseResponseHead, ResponseHead } from '../../src/proxy/wire/response-head.js';
 
 /** Names a head may hold, in several spellings: hop-by-hop, forwarding, the proxy's own, framing and plain ones. */
 const NAMES = [

@@ -15,9 +15,9 @@ import { type BackoffTimings, backoffDelay } from '../../platform/backoff.js';
 import { family } from '../../platform/prometheus-text.js';
 import { type AdminView, type SideServer, sideServerAddress, startSideServers } from '../admin.js';
 import { type ReconfigureOutcome, type RuntimeSettings, setProcessSettings } from '../live-settings.js';
-import { emptyMetrics, type MetricsSnapshot, mergeMetrics, renderMetrics } from '../metrics.js';
 import { type ProxyOptions, type ProxyOptionsInput, resolveProxyOptions } from '../options.js';
 import { createProxy, type Proxy as PorticoProxy } from '../proxy.js';
+import { emptyMetrics, type MetricsSnapshot, mergeMetrics, renderMetrics } from '../telemetry/metrics.js';
 import type { AcceptBalancing, FromWorker, WorkerSettings, WorkerStats } from './protocol.js';
 import { forkWorker, type WorkerSlot } from './worker-slot.js';
 

@@ -4,11 +4,11 @@ import type { ApplyOutcome } from '../../ir/apply-outcome.js';
 import type { FleetConfig } from '../../ir/fleet-config.js';
 import type { FleetConfigDelta } from '../../ir/fleet-config-patch.js';
 import type { LogLevel } from '../../platform/log-line.js';
-import type { AccessLogOptions } from '../access-log.js';
 import type { ReconfigureOutcome, RuntimeSettings } from '../live-settings.js';
-import type { MetricsSnapshot } from '../metrics.js';
 import type { Http2Limits, ProxyLimits } from '../options.js';
-import type { TracingOptions } from '../span-exporter.js';
+import type { AccessLogOptions } from '../telemetry/access-log.js';
+import type { MetricsSnapshot } from '../telemetry/metrics.js';
+import type { TracingOptions } from '../telemetry/span-exporter.js';
 
 /** How connections reach workers: the kernel spreads them (SO_REUSEPORT), or the primary hands them out. */
 export type AcceptBalancing = 'reuse-port' | 'round-robin';

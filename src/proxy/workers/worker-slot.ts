@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import type { FleetConfig } from '../../ir/fleet-config.js';
 import { PorticoError } from '../../platform/errors.js';
 import type { Logger } from '../../platform/log-line.js';
-import type { MetricsSnapshot } from '../metrics.js';
+import type { MetricsSnapshot } from '../telemetry/metrics.js';
 import type { FromWorker, ToWorker, WorkerSettings } from './protocol.js';
 import { WORKER_SETTINGS_ENV } from './worker.js';
 

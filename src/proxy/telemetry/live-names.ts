@@ -1,0 +1,67 @@
+// The names the applied config holds (listeners, routes, clusters), which metrics keep series for. A config that
+// changed a few VirtualHosts updates the route names by those, not by walking every route of thousands again.
+import type { FleetConfig } from '../../ir/fleet-config.js';
+import { type FleetConfigChange, findByName } from '../../ir/fleet-config-patch.js';
+import type { LiveNames } from './metrics.js';
+
+export interface LiveNamesTracker {
+  /** The config now applied; `change`: how it came from the one before (absent: they are read afresh, lazily). */
+  update(config: FleetConfig, change?: FleetConfigChange): void;
+  /** The names, made when first asked for after a config that came without a change. */
+  names(): LiveNames;
+}
+
+type Counts = Map<string, number>;
+
+function count(counts: Counts, routes: readonly { name: string }[], by: number): void {
+  for (const r of routes) {
+    const n = (counts.get(r.name) ?? 0) + by;
+    if (n <= 0) counts.delete(r.name);
+    else counts.set(r.name, n);
+  }
+}
+
+export function createLiveNames(): LiveNamesTracker {
+  let config: FleetConfig | undefined;
+  // Route name → how many VirtualHosts have it (a route with several hostnames is in several); undefined: not made.
+  let routes: Counts | undefined;
+  let small: { listeners: object; clusters: object; names: Omit<LiveNames, 'routes'> } | undefined;
+  return {
+    update(next, change) {
+      if (
+        routes !== undefined &&
+        config !== undefined &&
+        change?.since === config &&
+        change.config === next
+      ) {
+        for (const { type, name } of [...change.changed, ...change.removed]) {
+          if (type !== 'virtualHosts') continue;
+          const before = findByName(config.virtualHosts, name);
+          if (before !== undefined) count(routes, before.routes, -1);
+        }
+        for (const { type, name } of change.changed) {
+          const after = type === 'virtualHosts' ? findByName(next.virtualHosts, name) : undefined;
+          if (after !== undefined) count(routes, after.routes, 1);
+        }
+      } else routes = undefined;
+      config = next;
+    },
+    names() {
+      const c = config;
+      if (c === undefined) return { listeners: new Set(), routes: new Set(), clusters: new Set() };
+      if (routes === undefined) {
+        routes = new Map();
+        for (const v of c.virtualHosts) count(routes, v.routes, 1);
+      }
+      // Listeners and clusters are few (or change seldom): their sets follow their lists.
+      if (small?.listeners !== c.listeners || small.clusters !== c.clusters) {
+        const names = {
+          listeners: new Set(c.listeners.map((l) => l.name)),
+          clusters: new Set(c.clusters.map((cl) => cl.name)),
+        };
+        small = { listeners: c.listeners, clusters: c.clusters, names };
+      }
+      return { ...small.names, routes };
+    },
+  };
+}

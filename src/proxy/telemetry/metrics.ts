@@ -1,0 +1,362 @@
+// Proxy counters and histograms, rendered in the Prometheus text exposition format.
+import { buildInfoMetric } from '../../platform/build-info.js';
+import { family, familyHead, type LabelPairs, sampleLine } from '../../platform/prometheus-text.js';
+import type { SpanOutcomes } from './span-exporter.js';
+
+const BUCKETS_SECONDS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+/** Everything counted for one (listener, route): looked up by the two names, no key string per request. */
+interface RouteStats {
+  listener: string;
+  route: string;
+  byCode: Map<number, number>;
+  /** Per bucket, not cumulative (made cumulative when rendered); the last is +Inf. */
+  buckets: number[];
+  sum: number;
+  count: number;
+}
+
+/** What the applied config holds: series of anything else are dropped (a deleted route's series go with it). */
+export interface LiveNames {
+  listeners: NameSet;
+  routes: NameSet;
+  clusters: NameSet;
+}
+
+/** What a set of names needs to answer here (a Set, or a Map counting each name's holders). */
+export interface NameSet {
+  has(name: string): boolean;
+}
+
+/** The route label of requests no route matched. */
+const NO_ROUTE = '-';
+
+/** Counts as plain data: what a worker reports to the proxy's primary, which adds the workers' up. */
+export interface MetricsSnapshot {
+  routes: {
+    listener: string;
+    route: string;
+    byCode: [number, number][];
+    buckets: number[];
+    sum: number;
+    count: number;
+  }[];
+  /** `<cluster>\u0000<kind>` → count. */
+  upstreamErrors: [string, number][];
+  connections: [string, number][];
+  /** Listener → connections closed at accept because the listener had maxConnections open. */
+  refusedConnections: [string, number][];
+  /** Connections accepted since start: how a proxy's workers share the load. */
+  accepted: number;
+  inFlight: number;
+  /** Spans sent to the collector and spans lost (queue full, export failed). */
+  spans: { exported: number; dropped: number };
+}
+
+export interface ProxyMetrics {
+  /**
+   * A new config: series of listeners, routes and clusters not in it are dropped (at the next render) and no new
+   * ones start. `names` is called at most once per config, when first needed: an apply does not pay for it.
+   */
+  retain(names: () => LiveNames): void;
+  request(listener: string, route: string, code: number, seconds: number): void;
+  upstreamError(cluster: string, kind: string): void;
+  connectionOpened(listener: string): void;
+  connectionRefused(listener: string): void;
+  connectionClosed(listener: string): void;
+  readonly inFlight: number;
+  requestStarted(): void;
+  requestFinished(): void;
+  /** The tracing exporter's counts. */
+  readonly spans: SpanOutcomes;
+  /** Live series only (a config change prunes first). */
+  snapshot(): MetricsSnapshot;
+  render(): string;
+}
+
+export function createProxyMetrics(): ProxyMetrics {
+  return new ProxyMetricsTable();
+}
+
+function bump(map: Map<string, number>, key: string, by = 1): void {
+  map.set(key, (map.get(key) ?? 0) + by);
+}
+
+/** One process's series: a request allocates only when it starts a new one. */
+class ProxyMetricsTable implements ProxyMetrics {
+  private readonly stats = new Map<string, Map<string, RouteStats>>();
+  private readonly upstreamErrors = new Map<string, number>();
+  private readonly connections = new Map<string, number>();
+  private readonly refusedConnections = new Map<string, number>();
+  private accepted = 0;
+  private requestsInFlight = 0;
+  private readonly spanCounts = { exported: 0, dropped: 0 };
+  readonly spans: SpanOutcomes = {
+    exported: (n) => {
+      this.spanCounts.exported += n;
+    },
+    dropped: (n) => {
+      this.spanCounts.dropped += n;
+    },
+  };
+  /** Undefined until the first config: every name is live. */
+  private liveSource: (() => LiveNames) | undefined = undefined;
+  private liveNames: LiveNames | undefined = undefined;
+  private pruned = true;
+
+  retain(names: () => LiveNames): void {
+    this.liveSource = names;
+    this.liveNames = undefined;
+    this.pruned = false;
+  }
+
+  request(listener: string, route: string, code: number, seconds: number): void {
+    let routes = this.stats.get(listener);
+    if (routes === undefined) {
+      // A request that finishes after its listener went away starts no series again.
+      if (!this.isLive(listener, route)) return;
+      routes = new Map();
+      this.stats.set(listener, routes);
+    }
+    let r = routes.get(route);
+    if (r === undefined) {
+      if (!this.isLive(listener, route)) return;
+      const buckets = new Array<number>(BUCKETS_SECONDS.length + 1).fill(0);
+      r = { listener, route, byCode: new Map(), buckets, sum: 0, count: 0 };
+      routes.set(route, r);
+    }
+    r.byCode.set(code, (r.byCode.get(code) ?? 0) + 1);
+    let i = 0;
+    while (i < BUCKETS_SECONDS.length && seconds > BUCKETS_SECONDS[i]!) i++;
+    r.buckets[i]!++;
+    r.sum += seconds;
+    r.count++;
+  }
+
+  upstreamError(cluster: string, kind: string): void {
+    if (this.live()?.clusters.has(cluster) === false) return;
+    bump(this.upstreamErrors, `${cluster}\u0000${kind}`);
+  }
+
+  connectionOpened(listener: string): void {
+    this.accepted++;
+    bump(this.connections, listener);
+  }
+
+  connectionRefused(listener: string): void {
+    bump(this.refusedConnections, listener);
+  }
+
+  connectionClosed(listener: string): void {
+    bump(this.connections, listener, -1);
+    // The last connection of a removed listener: its gauge goes.
+    if (this.connections.get(listener) === 0 && this.live()?.listeners.has(listener) === false) {
+      this.connections.delete(listener);
+    }
+  }
+
+  get inFlight(): number {
+    return this.requestsInFlight;
+  }
+
+  requestStarted(): void {
+    this.requestsInFlight++;
+  }
+
+  requestFinished(): void {
+    this.requestsInFlight--;
+  }
+
+  snapshot(): MetricsSnapshot {
+    const names = this.live();
+    if (!this.pruned && names !== undefined) this.prune(names);
+    const routes = [...this.stats.values()].flatMap((byRoute) =>
+      [...byRoute.values()].map((r) => ({ ...r, byCode: [...r.byCode], buckets: r.buckets.slice() })),
+    );
+    return {
+      routes,
+      upstreamErrors: [...this.upstreamErrors],
+      connections: [...this.connections],
+      refusedConnections: [...this.refusedConnections],
+      accepted: this.accepted,
+      inFlight: this.requestsInFlight,
+      spans: { ...this.spanCounts },
+    };
+  }
+
+  render(): string {
+    return renderMetrics(this.snapshot());
+  }
+
+  /** The applied config's names, asked for once per config (undefined before the first). */
+  private live(): LiveNames | undefined {
+    if (this.liveSource !== undefined) this.liveNames ??= this.liveSource();
+    return this.liveNames;
+  }
+
+  private isLive(listener: string, route: string): boolean {
+    const names = this.live();
+    return (
+      names === undefined ||
+      (names.listeners.has(listener) && (route === NO_ROUTE || names.routes.has(route)))
+    );
+  }
+
+  /** Drops the series of names the config no longer has (an open connection's gauge stays until it closes). */
+  private prune(names: LiveNames): void {
+    this.pruned = true;
+    for (const [listener, routes] of this.stats) {
+      if (!names.listeners.has(listener)) {
+        this.stats.delete(listener);
+        continue;
+      }
+      for (const route of routes.keys()) if (!this.isLive(listener, route)) routes.delete(route);
+    }
+    for (const key of this.upstreamErrors.keys()) {
+      if (!names.clusters.has(key.slice(0, key.indexOf('\u0000')))) this.upstreamErrors.delete(key);
+    }
+    for (const [listener, n] of this.connections) {
+      if (n <= 0 && !names.listeners.has(listener)) this.connections.delete(listener);
+    }
+  }
+}
+
+function addInto(map: Map<string, number>, entries: [string, number][]): void {
+  for (const [key, n] of entries) map.set(key, (map.get(key) ?? 0) + n);
+}
+
+/** A snapshot of nothing counted yet. */
+export function emptyMetrics(): MetricsSnapshot {
+  return {
+    routes: [],
+    upstreamErrors: [],
+    connections: [],
+    refusedConnections: [],
+    accepted: 0,
+    inFlight: 0,
+    spans: { exported: 0, dropped: 0 },
+  };
+}
+
+/** The workers' counts as one proxy's: counters, histogram buckets and gauges added up series by series. */
+export function mergeMetrics(snapshots: readonly MetricsSnapshot[]): MetricsSnapshot {
+  const routes = new Map<string, MetricsSnapshot['routes'][number]>();
+  const upstreamErrors = new Map<string, number>();
+  const connections = new Map<string, number>();
+  const refusedConnections = new Map<string, number>();
+  let accepted = 0;
+  let inFlight = 0;
+  const spans = { exported: 0, dropped: 0 };
+  for (const s of snapshots) {
+    spans.exported += s.spans.exported;
+    spans.dropped += s.spans.dropped;
+    for (const r of s.routes) {
+      const key = `${r.listener}\u0000${r.route}`;
+      const into = routes.get(key);
+      if (into === undefined) {
+        routes.set(key, { ...r, byCode: r.byCode.map(([c, n]) => [c, n]), buckets: r.buckets.slice() });
+        continue;
+      }
+      const codes = new Map(into.byCode);
+      for (const [code, n] of r.byCode) codes.set(code, (codes.get(code) ?? 0) + n);
+      into.byCode = [...codes];
+      r.buckets.forEach((n, i) => {
+        into.buckets[i] = (into.buckets[i] ?? 0) + n;
+      });
+      into.sum += r.sum;
+      into.count += r.count;
+    }
+    addInto(upstreamErrors, s.upstreamErrors);
+    addInto(connections, s.connections);
+    addInto(refusedConnections, s.refusedConnections);
+    accepted += s.accepted;
+    inFlight += s.inFlight;
+  }
+  return {
+    routes: [...routes.values()],
+    upstreamErrors: [...upstreamErrors],
+    connections: [...connections],
+    refusedConnections: [...refusedConnections],
+    accepted,
+    inFlight,
+    spans,
+  };
+}
+
+/** The Prometheus text exposition of a snapshot. */
+export function renderMetrics(snapshot: MetricsSnapshot): string {
+  const out: string[] = [];
+  const requests: [LabelPairs, number][] = [];
+  for (const { listener, route, byCode } of snapshot.routes) {
+    for (const [code, n] of byCode) requests.push([{ listener, route, code: String(code) }, n]);
+  }
+  out.push(
+    ...family(
+      'portico_requests_total',
+      'counter',
+      'Requests answered, by listener, route and status code.',
+      requests,
+    ),
+  );
+  out.push(
+    ...familyHead('portico_request_duration_seconds', 'histogram', 'Time from request to response end.'),
+  );
+  for (const r of snapshot.routes) {
+    const names = { listener: r.listener, route: r.route };
+    let cumulative = 0;
+    BUCKETS_SECONDS.forEach((le, i) => {
+      cumulative += r.buckets[i]!;
+      out.push(
+        sampleLine('portico_request_duration_seconds_bucket', { ...names, le: String(le) }, cumulative),
+      );
+    });
+    out.push(sampleLine('portico_request_duration_seconds_bucket', { ...names, le: '+Inf' }, r.count));
+    out.push(sampleLine('portico_request_duration_seconds_sum', names, r.sum));
+    out.push(sampleLine('portico_request_duration_seconds_count', names, r.count));
+  }
+  out.push(
+    ...family(
+      'portico_upstream_errors_total',
+      'counter',
+      'Upstream failures, by cluster and kind.',
+      [...snapshot.upstreamErrors].map(([key, n]) => {
+        const [cluster = '', kind = ''] = key.split('\u0000');
+        return [{ cluster, kind }, n] as const;
+      }),
+    ),
+  );
+  out.push(
+    ...family(
+      'portico_active_connections',
+      'gauge',
+      'Open client connections, by listener.',
+      [...snapshot.connections].map(([listener, n]) => [{ listener }, n] as const),
+    ),
+  );
+  out.push(
+    ...family(
+      'portico_connections_refused_total',
+      'counter',
+      'Client connections closed at accept: the listener had its maximum open.',
+      [...snapshot.refusedConnections].map(([listener, n]) => [{ listener }, n] as const),
+    ),
+  );
+  out.push(
+    ...family('portico_requests_in_flight', 'gauge', 'Requests being answered.', [
+      [undefined, snapshot.inFlight],
+    ]),
+  );
+  out.push(
+    ...family(
+      'portico_tracing_spans_total',
+      'counter',
+      'Spans by outcome: exported to the collector, or dropped.',
+      [
+        [{ outcome: 'exported' }, snapshot.spans.exported],
+        [{ outcome: 'dropped' }, snapshot.spans.dropped],
+      ],
+    ),
+  );
+  out.push(buildInfoMetric());
+  return `${out.join('\n')}\n`;
+}
