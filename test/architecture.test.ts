@@ -163,3 +163,36 @@ test('the import scanner sees static, re-export and dynamic imports (so the chec
   const targets = [...sample.matchAll(IMPORT)].map((m) => m[1] ?? m[2]);
   assert.deepEqual(targets, ['../translate/index.js', './x.js', '../proxy/y.js']);
 });
+
+/** Pairs of files that import each other, each pair once, as paths relative to src/. */
+function mutualImports(importsOf: ReadonlyMap<string, readonly string[]>): string[] {
+  const pairs: string[] = [];
+  for (const [file, targets] of importsOf) {
+    for (const target of targets) {
+      if (file < target && importsOf.get(target)?.includes(file) === true)
+        pairs.push(`${relative(SRC, file)} <-> ${relative(SRC, target)}`);
+    }
+  }
+  return pairs.sort();
+}
+
+/** Each source file's relative imports, as the .ts files they load (`./x.js` → `x.ts`). */
+function importGraph(files: readonly string[]): Map<string, string[]> {
+  return new Map(files.map((file) => [file, imports(file).map((target) => target.replace(/\.js$/, '.ts'))]));
+}
+
+test('no two files in src/ import each other (a circle is opened by moving the shared part down)', () => {
+  assert.deepEqual(mutualImports(importGraph(sourceFiles(SRC))), []);
+});
+
+test('the circle check finds a pair that imports each other, and only that pair', () => {
+  const a = join(SRC, 'runner', 'a.ts');
+  const b = join(SRC, 'runner', 'b.ts');
+  const c = join(SRC, 'runner', 'c.ts');
+  const graph = new Map([
+    [a, [b, c]],
+    [b, [a]],
+    [c, []],
+  ]);
+  assert.deepEqual(mutualImports(graph), ['runner/a.ts <-> runner/b.ts']);
+});

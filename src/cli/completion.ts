@@ -3,7 +3,7 @@
 // resource kinds for `get` and `describe` are kubectl's names, and object names are asked of the running
 // controller (or the --kubeconfig cluster) through `portico get KIND -o name` as the user types.
 import { PorticoError } from '../platform/errors.js';
-import { COMMANDS } from './commands.js';
+import type { Command } from './command.js';
 import { RESOURCE_KINDS } from './resource-source.js';
 
 export const HELP = `usage: portico completion bash|zsh
@@ -34,11 +34,11 @@ const FILE_OPTIONS = [
   '--address-claims-dir',
 ];
 
-async function bashScript(): Promise<string> {
-  const names = Object.keys(COMMANDS).sort();
+async function bashScript(commands: Readonly<Record<string, Command>>): Promise<string> {
+  const names = Object.keys(commands).sort();
   const optionCases: string[] = [];
   for (const name of names) {
-    const module = await COMMANDS[name]!.load();
+    const module = await commands[name]!.load();
     optionCases.push(
       `    ${name}) options="${[...optionsOf(module.HELP), '--help'].filter((o, i, all) => all.indexOf(o) === i).join(' ')}" ;;`,
     );
@@ -113,7 +113,7 @@ complete -F _portico_complete portico
 `;
 }
 
-export async function run(argv: string[]): Promise<number> {
+export async function run(argv: string[], commands: Readonly<Record<string, Command>>): Promise<number> {
   const [shell, ...extra] = argv;
   if (shell === '--help' || shell === '-h') {
     console.log(HELP);
@@ -124,7 +124,7 @@ export async function run(argv: string[]): Promise<number> {
       shell === undefined ? 'a shell is required' : `unknown shell '${shell}'; bash and zsh are supported`;
     throw new PorticoError('E_USAGE', `completion: ${what}\n\n${HELP}`);
   }
-  const script = await bashScript();
+  const script = await bashScript(commands);
   if (shell === 'bash') {
     process.stdout.write(script);
     return 0;

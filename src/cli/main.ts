@@ -27,7 +27,7 @@ async function main(argv: string[]): Promise<number> {
   }
   const module = await command.load();
   try {
-    return await module.run(rest);
+    return await module.run(rest, COMMANDS);
   } catch (error) {
     throw usageError(name, module.HELP, error);
   }

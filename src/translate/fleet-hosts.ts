@@ -1,72 +1,30 @@
 // The pieces of a fleet build shared by the full build and the incremental update: a route's ranked IR
 // routes, a VirtualHost from its contributing routes, and the bookkeeping that lets an edit touch only the
-// VirtualHosts it changes.
+// VirtualHosts it changes (its state: fleet-build-state.ts).
 import type { RouteObject } from '../api/route-kinds.js';
-import type {
-  Cluster,
-  ClusterEndpoints,
-  FleetConfig,
-  Listener,
-  Route,
-  RouteAction,
-  VirtualHost,
-} from '../ir/fleet-config.js';
-import type { FleetConfigChange } from '../ir/fleet-config-patch.js';
+import type { Cluster, ClusterEndpoints, Route, RouteAction, VirtualHost } from '../ir/fleet-config.js';
 import type { ClusterTable, ResolvedCluster, ResolvedRoute } from './backends.js';
+import type { HostState, RouteEntry } from './fleet-build-state.js';
 import { compareSpecificity, listenerServes, originalHostnameRank } from './hostnames.js';
 import type { ListenerState } from './listeners.js';
+import type { SnapshotLookup } from './lookup.js';
 import { comparePrecedence, type RankedRoute } from './precedence.js';
-import type { RouteState } from './routes.js';
+import type { GatewayEntry, RouteState } from './routes.js';
 import type { TranslateMemos } from './types.js';
 
-/** One VirtualHost being built: its owner (index into the fleet's ready listeners) and the routes it serves. */
-export interface HostState {
-  hostname: string;
-  name: string;
-  /** The fleet Listener it serves on (`port-<port>`). */
-  listener: string;
-  owner: number;
-  contributors: Map<RouteObject, RouteState>;
-  vhost?: VirtualHost;
-}
-
-/** What one attached route contributed through one listener, to undo it when the route changes. */
-export interface RouteEntry {
-  /** Index of the listener (among the fleet's ready listeners) it is attached through. */
-  listener: number;
-  rs: RouteState;
-  hostnames: string[];
-  targets: HostState[];
-  /** Distinct cluster names of its backends; counted in `clusterRefs` only when it has targets. */
-  clusters: string[];
-}
-
-export interface PortState {
-  port: number;
-  /** Indexes of the fleet's ready listeners on this port, in listener order. */
-  listeners: number[];
-  listenerHostnames: Set<string>;
-  hosts: Map<string, HostState>;
-  /** Hostname → how many (listener, route) pairs have it as an effective hostname. */
-  hostRefs: Map<string, number>;
-  /** Entries with a wildcard or `*` effective hostname: they also serve VirtualHosts created later. */
-  wildcards: RouteEntry[];
-  listener: Listener;
-}
-
-/** A fleet's last build: its output and how it was derived, so the next build can redo only what changed. */
-export interface FleetBuildState {
-  /** Identity of everything but the attached routes (key, Gateways, listeners, their secrets). */
-  frame: unknown[];
-  /** Per ready listener (by index): its attached routes' contributions. */
-  entries: Map<RouteObject, RouteEntry>[];
-  ports: Map<number, PortState>;
-  clusterRefs: Map<string, number>;
-  /** The cluster objects the config's clusters and endpoints came from, by name. */
-  clusterObjects: Map<string, ResolvedCluster>;
-  config: FleetConfig;
-  /** How `config` came from the one before, when an update made it (a full build does not say). */
-  change?: FleetConfigChange;
+export interface FleetInput {
+  key: string;
+  /** The fleet's Gateways, oldest first. */
+  gateways: GatewayEntry[];
+  routes: Map<RouteObject, RouteState>;
+  clusters: ClusterTable;
+  lookup: SnapshotLookup;
+  memos: TranslateMemos;
+  /**
+   * The routes changed since the last build, when the translation knows them (the rest are the same objects with
+   * the same states): the update then looks at these, not at every attached route.
+   */
+  changed?: { removed: readonly RouteObject[]; added: readonly RouteObject[] };
 }
 
 function ruleActions(rs: RouteState): RouteAction[] {

@@ -4,16 +4,13 @@
 import type { FleetConfig, FleetResourceType, VirtualHost } from '../ir/fleet-config.js';
 import type { FleetConfigChange } from '../ir/fleet-config-patch.js';
 import { insertionIndex } from '../platform/sorted-search.js';
-import type { FleetInput } from './fleet.js';
+import type { FleetBuildState, HostState, PortState, RouteEntry } from './fleet-build-state.js';
 import {
   byName,
-  type FleetBuildState,
+  type FleetInput,
   fleetClusters,
-  type HostState,
   hostOwner,
   hostVirtualHost,
-  type PortState,
-  type RouteEntry,
   routeEntry,
   sameItems,
 } from './fleet-hosts.js';

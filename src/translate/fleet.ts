@@ -12,16 +12,13 @@ import {
   type TlsSecret,
   type VirtualHost,
 } from '../ir/fleet-config.js';
-import type { ClusterTable } from './backends.js';
+import type { FleetBuildState, HostState, PortState, RouteEntry } from './fleet-build-state.js';
 import {
   byName,
-  type FleetBuildState,
+  type FleetInput,
   fleetClusters,
-  type HostState,
   hostOwner,
   hostVirtualHost,
-  type PortState,
-  type RouteEntry,
   routeEntry,
   sameItems,
 } from './fleet-hosts.js';
@@ -29,24 +26,9 @@ import { updateFleet } from './fleet-update.js';
 import { compareSpecificity, covers, effectiveHostnames, isWildcard } from './hostnames.js';
 import { type ListenerState, listenerRef, ready } from './listeners.js';
 import type { SnapshotLookup } from './lookup.js';
-import type { GatewayEntry, RouteState } from './routes.js';
+import type { RouteState } from './routes.js';
 import { tlsSecretPems } from './secrets.js';
-import type { TranslateCache, TranslateMemos } from './types.js';
-
-export interface FleetInput {
-  key: string;
-  /** The fleet's Gateways, oldest first. */
-  gateways: GatewayEntry[];
-  routes: Map<RouteObject, RouteState>;
-  clusters: ClusterTable;
-  lookup: SnapshotLookup;
-  memos: TranslateMemos;
-  /**
-   * The routes changed since the last build, when the translation knows them (the rest are the same objects with
-   * the same states): the update then looks at these, not at every attached route.
-   */
-  changed?: { removed: readonly RouteObject[]; added: readonly RouteObject[] };
-}
+import type { TranslateCache } from './types.js';
 
 /** Identity of everything a fleet config is derived from except its attached routes. */
 function frameDeps(input: FleetInput, listeners: ListenerState[]): unknown[] {

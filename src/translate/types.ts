@@ -6,7 +6,7 @@ import type { FleetConfigChange } from '../ir/fleet-config-patch.js';
 import type { DeployType, FleetInfra, FleetParameters } from '../ir/fleet-infra.js';
 import type { ClusterTable, ResolvedCluster, ResolvedRoute } from './backends.js';
 import type { ClassState } from './classes.js';
-import type { FleetBuildState } from './fleet-hosts.js';
+import type { FleetBuildState } from './fleet-build-state.js';
 import type { SnapshotLookup } from './lookup.js';
 import type { RankedRoute } from './precedence.js';
 import type { CompiledRoute } from './route-rules.js';

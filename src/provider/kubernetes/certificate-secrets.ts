@@ -113,25 +113,47 @@ export interface CertificateAuthority {
   caKeyPem: string;
 }
 
-/** The CA (certificate and key) that signs fleet client certificates, waiting until certgen created it. */
-export async function waitForCertificateAuthority(
+/** What `pick` finds in Secret `name`, waiting (saying so to `log`) until certgen has created it. */
+async function waitForSecret<T>(
   client: ApiClient,
   namespace: string,
+  name: string,
+  pick: (data: Record<string, string>) => T | undefined,
   log: Logger,
-  retryMs = 1000,
-): Promise<CertificateAuthority> {
+  retryMs: number,
+): Promise<T> {
   for (;;) {
     try {
-      const data = await readSecret(client, namespace, CA_SECRET);
-      const caCertPem = data?.['ca.crt'];
-      const caKeyPem = data?.['ca.key'];
-      if (caCertPem !== undefined && caKeyPem !== undefined) return { caCertPem, caKeyPem };
-      log.warn(`waiting for Secret ${namespace}/${CA_SECRET} (created by portico certgen --kubernetes)`);
+      const data = await readSecret(client, namespace, name);
+      const found = data === undefined ? undefined : pick(data);
+      if (found !== undefined) return found;
+      log.warn(`waiting for Secret ${namespace}/${name} (created by portico certgen --kubernetes)`);
     } catch (error) {
       log.warn((error as Error).message);
     }
     await new Promise((resolve) => setTimeout(resolve, retryMs));
   }
+}
+
+/** The CA (certificate and key) that signs fleet client certificates, waiting until certgen created it. */
+export function waitForCertificateAuthority(
+  client: ApiClient,
+  namespace: string,
+  log: Logger,
+  retryMs = 1000,
+): Promise<CertificateAuthority> {
+  return waitForSecret(
+    client,
+    namespace,
+    CA_SECRET,
+    (data) => {
+      const caCertPem = data['ca.crt'];
+      const caKeyPem = data['ca.key'];
+      return caCertPem === undefined || caKeyPem === undefined ? undefined : { caCertPem, caKeyPem };
+    },
+    log,
+    retryMs,
+  );
 }
 
 export interface ServerTls {
@@ -141,26 +163,25 @@ export interface ServerTls {
 }
 
 /** The discovery server's certificate, waiting (saying so to `log`) until certgen has created it. */
-export async function waitForServerTls(
+export function waitForServerTls(
   client: ApiClient,
   namespace: string,
   log: Logger,
   retryMs = 1000,
 ): Promise<ServerTls> {
-  for (;;) {
-    try {
-      const data = await readSecret(client, namespace, SERVER_CERT_SECRET);
-      const caPem = data?.['ca.crt'];
-      const certPem = data?.['tls.crt'];
-      const keyPem = data?.['tls.key'];
-      if (caPem !== undefined && certPem !== undefined && keyPem !== undefined)
-        return { caPem, certPem, keyPem };
-      log.warn(
-        `waiting for Secret ${namespace}/${SERVER_CERT_SECRET} (created by portico certgen --kubernetes)`,
-      );
-    } catch (error) {
-      log.warn((error as Error).message);
-    }
-    await new Promise((resolve) => setTimeout(resolve, retryMs));
-  }
+  return waitForSecret(
+    client,
+    namespace,
+    SERVER_CERT_SECRET,
+    (data) => {
+      const caPem = data['ca.crt'];
+      const certPem = data['tls.crt'];
+      const keyPem = data['tls.key'];
+      return caPem === undefined || certPem === undefined || keyPem === undefined
+        ? undefined
+        : { caPem, certPem, keyPem };
+    },
+    log,
+    retryMs,
+  );
 }

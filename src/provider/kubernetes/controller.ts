@@ -1,3 +1,8 @@
+// The Kubernetes controller, wired top to bottom: its health endpoints first (they answer while it waits for its
+// certificates), then config discovery, the watches, the infrastructure applier and status sink, the runner
+// that drives a pass through them, and last the run for the leader lease. The parts built early tell their news
+// (a watch event, a proxy's report, a status someone else wrote) through one relay that the runner and the
+// status sink join once they exist. Every replica translates and serves discovery; only the leader writes.
 import type { PorticoGatewayConfig } from '../../api/controller-config.js';
 import type { FleetCertificateLifetime } from '../../certificates/fleet-certificate-lifetime.js';
 import { type CertificatePins, createCertificatePins } from '../../discovery/certificate-pins.js';
@@ -8,6 +13,7 @@ import type { Logger } from '../../platform/log-line.js';
 import type { RateLimit } from '../../platform/token-bucket.js';
 import { logConditionChanges } from '../../runner/condition-changes.js';
 import { createRunner, type ResourceSource, type Runner } from '../../runner/runner.js';
+import type { Schedule } from '../../runner/schedule.js';
 import type { StageTrace } from '../../trace/propagation-trace.js';
 import type { ApiClient } from './api-client.js';
 import { type ServerTls, waitForCertificateAuthority, waitForServerTls } from './certificate-secrets.js';
@@ -18,7 +24,7 @@ import { createFleetClientSecrets } from './fleet-client-secrets.js';
 import { type Endpoint, serveHttp } from './http-endpoints.js';
 import { createInfraApplier, type InfraApplier } from './infra-applier.js';
 import { type InstalledCrdsWatch, watchInstalledCrds } from './installed-crds.js';
-import { type Leadership, startLeading } from './leadership.js';
+import { createLeadership, type LeaseOptions } from './leadership.js';
 import { type ControllerMetrics, createMetrics, formatMetrics } from './metrics.js';
 import {
   createPeerDataPlane,
@@ -33,22 +39,16 @@ import { createStatusWriter } from './status-writer.js';
 import { tokenAuth } from './token-auth.js';
 import { createWriteRate, DEFAULT_STATUS_WRITE_RATE } from './write-rate.js';
 
-export interface KubernetesControllerOptions {
+export interface KubernetesControllerOptions extends LeaseOptions {
   config: PorticoGatewayConfig;
   client: ApiClient;
   controllerNamespace: string;
-  /** This replica's name in the leader lease (the pod name). */
-  identity: string;
   /** The proxies' image and how they reach discovery. */
   proxy: ProxyRuntime;
   discoveryAddress: string;
   healthAddress: string;
   metricsAddress: string;
   log: Logger;
-  leaseDurationSeconds?: number;
-  leaseRetryMs?: number;
-  /** How long after taking the lease a stored Programmed=True stands in for proxies still reconnecting. */
-  reconnectGraceMs?: number;
   /** Controller Namespace Mode: the fleets' client certificate lifetime and renewal grace (7 days, 5 min). */
   fleetCertificates?: FleetCertificateLifetime;
   /** Told when a change is seen, translated and sent (diagnostics: `--trace-events`). */
@@ -64,19 +64,31 @@ export interface KubernetesController {
   close(): Promise<void>;
 }
 
+/** How far the start has got: the endpoints serve from its first moment and answer from what exists so far. */
+interface StartProgress {
+  /** The discovery server's key, which the other replicas prove they hold to read /dataplane. */
+  serverKeyPem?: string;
+  discovery?: Pick<DiscoveryServer, 'nodes'>;
+  runner?: Pick<Runner, 'ready'>;
+}
+
 /** Health, readiness and this replica's data plane report on one address; Prometheus metrics on another. */
 async function serveEndpoints(
   options: KubernetesControllerOptions,
   metrics: ControllerMetrics,
-  ready: () => boolean,
-  ownNodes: () => DataPlaneReport['nodes'],
-  /** The discovery server's key, which the other replicas prove they hold to read /dataplane. */
-  serverKey: () => string | undefined,
+  progress: StartProgress,
 ): Promise<{ health: Endpoint; metrics: Endpoint }> {
+  const ownNodes = (): DataPlaneReport['nodes'] => progress.discovery?.nodes() ?? [];
   const health = await serveHttp(options.healthAddress, '--health-address', {
     '/healthz': () => ({ status: 200, body: 'ok\n' }),
-    '/readyz': () => (ready() ? { status: 200, body: 'ready\n' } : { status: 503, body: 'starting\n' }),
-    [DATA_PLANE_PATH]: dataPlaneRoute(() => ({ identity: options.identity, nodes: ownNodes() }), serverKey),
+    '/readyz': () =>
+      progress.runner?.ready() === true
+        ? { status: 200, body: 'ready\n' }
+        : { status: 503, body: 'starting\n' },
+    [DATA_PLANE_PATH]: dataPlaneRoute(
+      () => ({ identity: options.identity, nodes: ownNodes() }),
+      () => progress.serverKeyPem,
+    ),
   });
   const metricsEndpoint = await serveHttp(options.metricsAddress, '--metrics-address', {
     '/metrics': () => ({ status: 200, body: formatMetrics(metrics), type: 'text/plain; version=0.0.4' }),
@@ -158,7 +170,8 @@ interface ClusterParts {
   metrics: ControllerMetrics;
   /** Whether this replica leads (and is not closing): only then infrastructure and statuses are written. */
   leading: () => boolean;
-  grace: { endsAt: number };
+  /** Until then a new leader's stored Programmed verdicts stand in for proxies still reconnecting. */
+  graceEndsAt: () => number;
   /** The last translation's infrastructure by fleet, for discovery's token check and the data plane. */
   infraIndex: { byFleet: Map<string, FleetInfra> };
   /** Controller Namespace Mode: the certificate each fleet's Secret holds, for discovery. */
@@ -183,7 +196,7 @@ function createClusterRunner(options: KubernetesControllerOptions, parts: Cluste
           ownNodes: () => discovery.nodes(),
           peers: parts.peers,
           infraOf: (fleet) => infraIndex.byFleet.get(fleet),
-          graceEndsAt: () => parts.grace.endsAt,
+          graceEndsAt: parts.graceEndsAt,
         }),
         parts.certificates,
         controllerNamespace,
@@ -237,58 +250,82 @@ function withCertificatePins(
   };
 }
 
+/**
+ * News from the parts built first (the watches, the data plane, certificate renewals), held for the runner and the
+ * status sink that act on it: those read from the news' sources, so they are built after them and join here.
+ * Nothing is told before the watches start, which is after both have joined.
+ */
+interface NewsRelay {
+  /** Something changed: a pass soon. */
+  wake(): void;
+  /** A status changed on the API server alone (someone else's write): checked again by itself, without a pass. */
+  statusChanged(kind: string, key: string): void;
+  join(parts: { runner: Pick<Schedule, 'soon'>; statuses: Pick<ApiStatusSink, 'recheck'> }): void;
+}
+
+function createNewsRelay(): NewsRelay {
+  let runner: Pick<Schedule, 'soon'> | undefined;
+  let statuses: Pick<ApiStatusSink, 'recheck'> | undefined;
+  return {
+    wake: () => runner?.soon(),
+    statusChanged: (kind, key) => statuses?.recheck(kind, key),
+    join(parts) {
+      runner = parts.runner;
+      statuses = parts.statuses;
+    },
+  };
+}
+
 export async function startKubernetesController(
   options: KubernetesControllerOptions,
 ): Promise<KubernetesController> {
-  const { client, config, log, controllerNamespace } = options;
+  const { client, config, log, controllerNamespace, trace } = options;
   const metrics = createMetrics();
-  let closed = false;
-  // Assigned once they exist: until then this replica is not ready and has no proxies to report.
-  let runner: Runner | undefined;
-  let discovery: DiscoveryServer | undefined;
-  let serverKeyPem: string | undefined;
-  const endpoints = await serveEndpoints(
-    options,
-    metrics,
-    () => runner?.ready() === true,
-    () => discovery?.nodes() ?? [],
-    () => serverKeyPem,
-  );
+  const progress: StartProgress = {};
+  const endpoints = await serveEndpoints(options, metrics, progress);
 
+  // Config discovery, once the certificates exist. In mutual TLS, proxies' streams wait until the first pass has
+  // read the fleets' Secrets.
   const tls = await waitForServerTls(client, controllerNamespace, log);
-  serverKeyPem = tls.keyPem;
+  progress.serverKeyPem = tls.keyPem;
   const infraIndex = { byFleet: new Map<string, FleetInfra>() };
-  // Mutual TLS: until the first pass has read the fleets' Secrets, proxies' streams wait.
   const certificates =
     config.provider.kubernetes.deploy.type === 'ControllerNamespace' ? createCertificatePins() : undefined;
-  const served = createControllerDiscovery(options, tls, (f) => infraIndex.byFleet.get(f), certificates);
-  discovery = served;
-  const { port: discoveryPort } = await served.start();
+  const discovery = createControllerDiscovery(options, tls, (f) => infraIndex.byFleet.get(f), certificates);
+  progress.discovery = discovery;
+  const { port: discoveryPort } = await discovery.start();
 
-  const wake = (): void => runner?.soon();
-  const trace = options.trace;
-  let statusSink: ApiStatusSink | undefined;
+  // The parts a pass reads and writes. Only the leader writes, and it runs for the lease after the first pass.
+  const news = createNewsRelay();
+  const leadership = createLeadership({ ...options, controllerName: config.gateway.controllerName });
+  let closed = false;
+  const leading = (): boolean => !closed && leadership.isLeader();
   const resources = createResourceWatch({
     client,
     config,
     controllerNamespace,
     onChange:
       trace === undefined
-        ? wake
+        ? news.wake
         : () => {
             trace('watch-event');
-            wake();
+            news.wake();
           },
-    // A status changed on the API server alone (someone else's write) is checked again by itself, without a pass.
-    onStatusChange: (kind, key) => statusSink?.recheck(kind, key),
+    onStatusChange: news.statusChanged,
     log,
   });
-  let leadership: Leadership | undefined;
-  const leading = (): boolean => !closed && leadership?.leader.isLeader() === true;
-  const infra = await createClusterInfra(options, tls.caPem, resources, leading, wake);
+  const crds = watchInstalledCrds({ client, log, onChange: news.wake });
+  const peers = createPeerDataPlane({
+    identity: options.identity,
+    peers: () => replicaAddresses(resources.snapshot(), controllerNamespace),
+    onChange: news.wake,
+    log,
+    credential: () => peerCredential(tls.keyPem),
+  });
+  const infra = await createClusterInfra(options, tls.caPem, resources, leading, news.wake);
   const rate = createWriteRate(options.statusWriteRate ?? DEFAULT_STATUS_WRITE_RATE);
   metrics.statusWriteRate = rate;
-  statusSink = apiStatusSink(
+  const statusSink = apiStatusSink(
     resources,
     createStatusWriter({
       client,
@@ -301,40 +338,32 @@ export async function startKubernetesController(
     leading,
     { log },
   );
-  // Until this passes after taking the lease, the stored Programmed verdicts hold; afterwards only live Acks count.
-  const grace = { endsAt: 0 };
-  const peers = createPeerDataPlane({
-    identity: options.identity,
-    peers: () => replicaAddresses(resources.snapshot(), controllerNamespace),
-    onChange: wake,
-    log,
-    credential: () => peerCredential(tls.keyPem),
-  });
-  const crds = watchInstalledCrds({ client, log, onChange: wake });
-  const started = createClusterRunner(options, {
+
+  const runner = createClusterRunner(options, {
     crds,
     resources,
     statusSink,
-    discovery: served,
+    discovery,
     infra,
     peers,
     metrics,
     leading,
-    grace,
+    graceEndsAt: leadership.graceEndsAt,
     infraIndex,
     certificates,
   });
-  runner = started;
+  progress.runner = runner;
+  news.join({ runner, statuses: statusSink });
   // Proxy Acks only move statuses (Programmed): they settle for a moment into one pass, which a config change
   // arriving meanwhile takes over, so an edit never waits behind the pass its predecessor's Ack started.
-  served.on('change', started.settle);
+  discovery.on('change', runner.settle);
 
   await Promise.all([resources.start(), crds.start()]);
   log.info(
     `controller ${config.gateway.controllerName}: watching, discovery on port ${discoveryPort}, status writes at most ${rate.limit.perSecond}/s (bursts of ${rate.limit.burst})`,
   );
-  await started.now();
-  leadership = startLeading(options, { metrics, infra, statuses: statusSink, peers, runner: started }, grace);
+  await runner.now();
+  leadership.run({ metrics, infra, statuses: statusSink, peers, runner });
 
   return {
     discoveryPort,
@@ -342,15 +371,15 @@ export async function startKubernetesController(
     metricsAddress: endpoints.metrics.address,
     async close() {
       closed = true;
-      started.stop();
+      runner.stop();
       crds.stop();
       infra.stop();
       statusSink.stop();
-      served.off('change', started.settle);
-      await leadership?.stop();
+      discovery.off('change', runner.settle);
+      await leadership.stop();
       peers.stop();
       resources.stop();
-      await Promise.all([served.close(), endpoints.health.close(), endpoints.metrics.close()]);
+      await Promise.all([discovery.close(), endpoints.health.close(), endpoints.metrics.close()]);
     },
   };
 }

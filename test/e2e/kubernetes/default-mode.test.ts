@@ -3,10 +3,8 @@
 // status writes the API server refuses or throttles, a fleet shaped by its class's and its Gateway's
 // DataPlaneProxy, 253-character Gateway names, and the Gateway API CRD versions it finds (last: it deletes a
 // CRD).
-import { after, before } from 'node:test';
-import type { Cluster } from '../../cluster/harness.js';
-import { type ClusterLease, useCluster } from '../../cluster/shared.js';
-import { cleanup, E2E_ENABLED, install, namespaceLogs } from './install.js';
+import { install } from './install.js';
+import { kubernetesE2e } from './preamble.js';
 import * as controllerNamespace from './suites/controller-namespace.js';
 import * as faults from './suites/faults.js';
 import * as fleetCertificates from './suites/fleet-certificates.js';
@@ -18,15 +16,8 @@ import * as operations from './suites/operations.js';
 import * as statusObstacles from './suites/status-obstacles.js';
 import * as supportedVersion from './suites/supported-version.js';
 
-let lease: ClusterLease;
-let cluster: Cluster;
-let system: string;
-
-before(async () => {
-  if (!E2E_ENABLED) return;
-  lease = await useCluster();
-  cluster = lease.cluster;
-  system = (await install(cluster)).namespace;
+kubernetesE2e(async (cluster) => {
+  const system = (await install(cluster)).namespace;
   for (const suite of [
     fleetShape,
     controllerNamespace,
@@ -40,11 +31,4 @@ before(async () => {
     supportedVersion,
   ])
     await suite.setup(cluster, system);
-});
-after(async () => {
-  if (!E2E_ENABLED) return;
-  // E2E_LOGS=<namespace> prints its pods' logs (e.g. portico-gateway-system) to diagnose a failure.
-  if (process.env.E2E_LOGS) console.log(namespaceLogs(cluster, process.env.E2E_LOGS));
-  await cleanup(cluster);
-  await lease.release();
 });

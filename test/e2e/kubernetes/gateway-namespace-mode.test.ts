@@ -2,23 +2,15 @@
 // token authentication in each Gateway's namespace, availability (handover, restart) under traffic, and two
 // tenants' isolation while one misbehaves (fleets in each Gateway's namespace, so a namespace quota bites), and a
 // fleet shaped by its class's and its Gateway's DataPlaneProxy, and 253-character Gateway names.
-import { after, before } from 'node:test';
-import type { Cluster } from '../../cluster/harness.js';
-import { type ClusterLease, useCluster } from '../../cluster/shared.js';
-import { cleanup, E2E_ENABLED, install, namespaceLogs } from './install.js';
+import { install } from './install.js';
+import { kubernetesE2e } from './preamble.js';
 import * as availability from './suites/availability.js';
 import * as fleetShape from './suites/fleet-shape.js';
 import * as gatewayNamespace from './suites/gateway-namespace.js';
 import * as longNames from './suites/long-names.js';
 import * as tenantFaults from './suites/tenant-faults.js';
 
-let lease: ClusterLease;
-let cluster: Cluster;
-
-before(async () => {
-  if (!E2E_ENABLED) return;
-  lease = await useCluster();
-  cluster = lease.cluster;
+kubernetesE2e(async (cluster) => {
   const release = await install(cluster, {
     namespace: 'portico-gwns',
     set: [
@@ -32,10 +24,4 @@ before(async () => {
   for (const suite of [gatewayNamespace, availability, tenantFaults])
     await suite.setup(cluster, release.namespace);
   await longNames.setup(cluster, release.namespace, 'GatewayNamespace');
-});
-after(async () => {
-  if (!E2E_ENABLED) return;
-  if (process.env.E2E_LOGS) console.log(namespaceLogs(cluster, process.env.E2E_LOGS));
-  await cleanup(cluster);
-  await lease.release();
 });

@@ -2,15 +2,15 @@
 // namespace list, an upgrade that changes values under traffic (among them a status write rate so low that
 // statuses queue while an edit is served), a rollback, and an uninstall that leaves nothing of the release behind.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { DEFAULT_CONTROLLER_NAME } from '../../../src/api/controller-config.js';
 import type { Cluster } from '../../cluster/harness.js';
 import { helm } from '../../cluster/helm.js';
 import { asList, call, eventually } from '../../cluster/kube-api.js';
-import { type ClusterLease, useCluster } from '../../cluster/shared.js';
 import { sampleValue } from '../../support/prometheus.js';
 import { assertNoFailedRequests, duringTraffic, flowing } from './handover.js';
-import { CHART, cleanup, E2E_ENABLED, E2E_SKIP, install, namespaceLogs, type Release } from './install.js';
+import { CHART, E2E_SKIP, install, type Release } from './install.js';
+import { kubernetesE2e } from './preamble.js';
 import {
   controllerMetrics,
   echoNamespace,
@@ -24,17 +24,14 @@ import {
 
 const RELEASE_NS = 'portico-helm';
 const PREFIX = `gateway-helm-${RELEASE_NS}`;
-let clusterLease: ClusterLease;
 let cluster: Cluster;
 let release: Release;
 let address: string;
 /** Traffic through team-x's Gateway, served before, during and after each change to the release. */
 const teamX = () => ({ address, port: 80, host: 'team-x.example.com' });
 
-before(async () => {
-  if (!E2E_ENABLED) return;
-  clusterLease = await useCluster();
-  cluster = clusterLease.cluster;
+kubernetesE2e(async (leased) => {
+  cluster = leased;
   for (const ns of ['team-x', 'team-y', 'team-z']) {
     await echoNamespace(cluster, ns);
   }
@@ -48,12 +45,6 @@ before(async () => {
     ],
   });
   await gatewayClass(cluster, 'portico', DEFAULT_CONTROLLER_NAME);
-});
-after(async () => {
-  if (!E2E_ENABLED) return;
-  if (process.env.E2E_LOGS) console.log(namespaceLogs(cluster, process.env.E2E_LOGS));
-  await cleanup(cluster);
-  await clusterLease.release();
 });
 
 async function roles(ns: string): Promise<string[]> {

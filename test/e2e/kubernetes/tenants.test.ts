@@ -1,11 +1,11 @@
 // Separate controllers: two tenants, each controller in its own namespace with its own controller name and a
 // watch restricted to that namespace; also deletion cleanup and observedGeneration following edits.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import type { Cluster } from '../../cluster/harness.js';
 import { asList, call, eventually } from '../../cluster/kube-api.js';
-import { type ClusterLease, useCluster } from '../../cluster/shared.js';
-import { cleanup, E2E_ENABLED, E2E_SKIP, install, namespaceLogs } from './install.js';
+import { E2E_SKIP, install } from './install.js';
+import { kubernetesE2e } from './preamble.js';
 import {
   condition,
   echoBackend,
@@ -20,13 +20,10 @@ import {
 } from './traffic.js';
 
 let cluster: Cluster;
-let clusterLease: ClusterLease;
 const controllerOf = (tenant: string) => `gateway.portico.io/${tenant}-gatewayclass-controller`;
 
-before(async () => {
-  if (!E2E_ENABLED) return;
-  clusterLease = await useCluster();
-  cluster = clusterLease.cluster;
+kubernetesE2e(async (leased) => {
+  cluster = leased;
   for (const tenant of ['tenant-a', 'tenant-b']) {
     await install(cluster, {
       release: `portico-${tenant}`,
@@ -40,12 +37,6 @@ before(async () => {
     await echoBackend(cluster, tenant, 'echo');
     await gatewayClass(cluster, `${tenant}-class`, controllerOf(tenant));
   }
-});
-after(async () => {
-  if (!E2E_ENABLED) return;
-  if (process.env.E2E_LOGS) console.log(namespaceLogs(cluster, process.env.E2E_LOGS));
-  await cleanup(cluster);
-  await clusterLease.release();
 });
 
 test("each tenant's hostname works through its own Gateway and is 404 through the other's", {

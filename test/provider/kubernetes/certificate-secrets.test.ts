@@ -1,43 +1,31 @@
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
 import { test } from 'node:test';
-import type { ApiClient, JsonObject } from '../../../src/provider/kubernetes/api-client.js';
+import { createLogger } from '../../../src/platform/log-line.js';
 import {
   CA_SECRET,
   ensureCertificateSecrets,
   SERVER_CERT_SECRET,
+  waitForCertificateAuthority,
+  waitForServerTls,
 } from '../../../src/provider/kubernetes/certificate-secrets.js';
+import { createFakeKubernetesApi, objectsIn } from '../../support/fake-kubernetes-api.js';
 
-/** Secrets in memory, with the API server's create/get/delete answers. */
-function fakeSecrets(): { client: ApiClient; secrets: Map<string, JsonObject> } {
-  const secrets = new Map<string, JsonObject>();
-  const client: ApiClient = {
-    async request(method, path, body) {
-      const name = path.split('/secrets/')[1];
-      if (method === 'GET') {
-        const found = name === undefined ? undefined : secrets.get(name);
-        return found === undefined ? { status: 404, body: {} } : { status: 200, body: found };
-      }
-      if (method === 'POST') {
-        const object = body as JsonObject;
-        const key = String((object.metadata as JsonObject).name);
-        if (secrets.has(key)) return { status: 409, body: {} };
-        secrets.set(key, object);
-        return { status: 201, body: object };
-      }
-      if (method === 'DELETE' && name !== undefined) {
-        return secrets.delete(name) ? { status: 200, body: {} } : { status: 404, body: {} };
-      }
-      throw new Error(`unexpected ${method} ${path}`);
-    },
-    watch() {
-      throw new Error('unused');
-    },
-  };
-  return { client, secrets };
+const SECRETS = '/api/v1/namespaces/sys/secrets';
+
+/** The API server; certgen only reads, creates and deletes Secrets (any other request fails the test). */
+function fakeSecrets() {
+  const api = createFakeKubernetesApi((request) => {
+    assert.ok(
+      ['GET', 'POST', 'DELETE'].includes(request.method),
+      `unexpected ${request.method} ${request.path}`,
+    );
+    return undefined;
+  });
+  return { client: api.client, secrets: objectsIn(api, SECRETS) };
 }
 
-function pem(secrets: Map<string, JsonObject>, name: string, key: string): string {
+function pem(secrets: ReturnType<typeof fakeSecrets>['secrets'], name: string, key: string): string {
   const data = secrets.get(name)?.data as Record<string, string>;
   return Buffer.from(data[key] ?? '', 'base64').toString('utf8');
 }
@@ -45,7 +33,7 @@ function pem(secrets: Map<string, JsonObject>, name: string, key: string): strin
 test('certgen creates the CA and server Secrets (the CA last), no shared client identity, and then nothing', async () => {
   const { client, secrets } = fakeSecrets();
   assert.deepEqual(await ensureCertificateSecrets(client, 'sys'), [SERVER_CERT_SECRET, CA_SECRET]);
-  assert.deepEqual([...secrets.keys()].sort(), [CA_SECRET, SERVER_CERT_SECRET].sort());
+  assert.deepEqual(secrets.names().sort(), [CA_SECRET, SERVER_CERT_SECRET].sort());
   assert.deepEqual(await ensureCertificateSecrets(client, 'sys'), []);
 });
 
@@ -83,4 +71,28 @@ test('rotate issues a new CA and server certificate; a server certificate of ano
   const repairedCa = new X509Certificate(pem(secrets, CA_SECRET, 'ca.crt'));
   assert.ok(new X509Certificate(pem(secrets, SERVER_CERT_SECRET, 'tls.crt')).verify(repairedCa.publicKey));
   assert.equal(pem(secrets, SERVER_CERT_SECRET, 'ca.crt'), pem(secrets, CA_SECRET, 'ca.crt'));
+});
+
+test('the controller waits for certgen: the server certificate and CA once their Secrets exist, saying so meanwhile', async () => {
+  const { client, secrets } = fakeSecrets();
+  const lines: string[] = [];
+  const log = createLogger('debug', (line) => lines.push(line));
+  const tls = waitForServerTls(client, 'sys', log, 5);
+  const ca = waitForCertificateAuthority(client, 'sys', log, 5);
+  for (let i = 0; i < 400 && lines.length < 4; i++) await new Promise((r) => setTimeout(r, 5));
+  assert.ok(
+    lines.some((l) => l.includes(`waiting for Secret sys/${SERVER_CERT_SECRET}`)),
+    lines.join('\n'),
+  );
+  assert.ok(
+    lines.some((l) => l.includes(`waiting for Secret sys/${CA_SECRET}`)),
+    lines.join('\n'),
+  );
+  await ensureCertificateSecrets(client, 'sys');
+  const [server, authority] = await Promise.all([tls, ca]);
+  assert.equal(server.certPem, pem(secrets, SERVER_CERT_SECRET, 'tls.crt'));
+  assert.equal(server.keyPem, pem(secrets, SERVER_CERT_SECRET, 'tls.key'));
+  assert.equal(server.caPem, pem(secrets, CA_SECRET, 'ca.crt'));
+  assert.equal(authority.caCertPem, pem(secrets, CA_SECRET, 'ca.crt'));
+  assert.equal(authority.caKeyPem, pem(secrets, CA_SECRET, 'ca.key'));
 });

@@ -4,9 +4,9 @@ import { test } from 'node:test';
 import { fleetOfSubjectAltName, generateCertificates } from '../../../src/certificates/certs.js';
 import type { FleetInfra } from '../../../src/ir/fleet-infra.js';
 import { discardingLogger } from '../../../src/platform/log-line.js';
-import type { ApiClient, JsonObject } from '../../../src/provider/kubernetes/api-client.js';
+import type { JsonObject } from '../../../src/provider/kubernetes/api-client.js';
 import { createFleetClientSecrets } from '../../../src/provider/kubernetes/fleet-client-secrets.js';
-import { applyMergePatch } from '../../support/apply-merge-patch.js';
+import { createFakeKubernetesApi, objectsIn } from '../../support/fake-kubernetes-api.js';
 
 const ca = generateCertificates({ namespace: 'sys' });
 const authority = { caCertPem: ca.caCertPem, caKeyPem: ca.caKeyPem };
@@ -22,38 +22,17 @@ const INFRA: FleetInfra = {
 const ACCOUNT = { name: INFRA.name, uid: 'sa-uid-1' };
 const NAME = 'proxy-default-eg-e41e7b31-client-cert';
 
-/** Secrets in memory with the API server's answers; every request is recorded as `METHOD name`. */
-function fakeApi(): { client: ApiClient; secrets: Map<string, JsonObject>; calls: string[] } {
-  const secrets = new Map<string, JsonObject>();
-  const calls: string[] = [];
-  const client: ApiClient = {
-    async request(method, path, body) {
-      assert.ok(path.startsWith('/api/v1/namespaces/sys/secrets'), `only the controller namespace: ${path}`);
-      const name = path.split('/secrets/')[1];
-      calls.push(`${method} ${name ?? ''}`.trim());
-      const found = name === undefined ? undefined : secrets.get(name);
-      if (method === 'GET')
-        return found === undefined ? { status: 404, body: {} } : { status: 200, body: found };
-      if (method === 'POST') {
-        const object = body as JsonObject;
-        secrets.set(String((object.metadata as JsonObject).name), object);
-        return { status: 201, body: object };
-      }
-      if (method === 'PATCH' && found !== undefined && name !== undefined) {
-        const merged = applyMergePatch(found, body) as JsonObject;
-        secrets.set(name, merged);
-        return { status: 200, body: merged };
-      }
-      if (method === 'DELETE' && name !== undefined) {
-        return secrets.delete(name) ? { status: 200, body: {} } : { status: 404, body: {} };
-      }
-      throw new Error(`unexpected ${method} ${path}`);
-    },
-    watch() {
-      throw new Error('unused');
-    },
-  };
-  return { client, secrets, calls };
+const SECRETS = '/api/v1/namespaces/sys/secrets';
+
+/** The API server; every request is recorded as `METHOD name`, and goes to the controller namespace's Secrets. */
+function fakeApi() {
+  const api = createFakeKubernetesApi((request) => {
+    assert.ok(request.path.startsWith(SECRETS), `only the controller namespace: ${request.path}`);
+    return undefined;
+  });
+  const calls = (): string[] =>
+    api.requests.map((r) => `${r.method} ${r.bare.slice(SECRETS.length + 1)}`.trim());
+  return { client: api.client, secrets: objectsIn(api, SECRETS), calls };
 }
 
 function certOf(secret: JsonObject | undefined): X509Certificate {
@@ -81,14 +60,14 @@ test("a fleet's Secret holds its own identity from the CA, owned by its ServiceA
   assert.ok(cert.verify(new X509Certificate(ca.caCertPem).publicKey));
   const key = Buffer.from((secret.data as Record<string, string>)['tls.key']!, 'base64').toString('utf8');
   assert.ok(cert.checkPrivateKey(createPrivateKey(key)));
-  assert.deepEqual(calls, ['GET ' + NAME, 'POST']);
+  assert.deepEqual(calls(), ['GET ' + NAME, 'POST']);
 
   await fleetSecrets.ensure(INFRA, ACCOUNT);
-  assert.equal(calls.length, 2, 'a current Secret costs no request');
+  assert.equal(calls().length, 2, 'a current Secret costs no request');
   // A restarted controller reads it once and keeps it.
   const restarted = createFleetClientSecrets({ client, ca: authority, log: discardingLogger });
   await restarted.ensure(INFRA, ACCOUNT);
-  assert.deepEqual(calls.slice(2), ['GET ' + NAME]);
+  assert.deepEqual(calls().slice(2), ['GET ' + NAME]);
   assert.equal(certOf(secrets.get(NAME)).serialNumber, cert.serialNumber);
 });
 
@@ -145,7 +124,7 @@ test('a same-name Secret Portico does not manage is reported and never touched; 
   );
   await fleetSecrets.remove('sys', INFRA.name);
   assert.equal(secrets.get(NAME), foreign);
-  assert.ok(!calls.some((c) => c.startsWith('PATCH') || c.startsWith('DELETE')), calls.join(', '));
+  assert.ok(!calls().some((c) => c.startsWith('PATCH') || c.startsWith('DELETE')), calls().join(', '));
 
   secrets.delete(NAME);
   await fleetSecrets.ensure(INFRA, ACCOUNT);
@@ -254,9 +233,9 @@ test('a Secret deleted (or replaced) behind its back is noticed through the watc
   await fleetSecrets.ensure(INFRA, ACCOUNT);
   const first = certOf(secrets.get(NAME));
   watched.set(`sys/${NAME}`, first.fingerprint256);
-  const asked = calls.length;
+  const asked = calls().length;
   await fleetSecrets.ensure(INFRA, ACCOUNT);
-  assert.equal(calls.length, asked, 'the watch agrees: no request');
+  assert.equal(calls().length, asked, 'the watch agrees: no request');
 
   // Revoked: an operator deletes the Secret. The watch sees it go; the next pass issues a new identity.
   secrets.delete(NAME);
@@ -306,7 +285,7 @@ test("the Secret carries its Gateway's spec.infrastructure labels and annotation
   });
   assert.deepEqual(metadata.annotations, { owner: 'a' });
   const serial = certOf(first).serialNumber;
-  const writes = () => calls.filter((c) => !c.startsWith('GET')).length;
+  const writes = () => calls().filter((c) => !c.startsWith('GET')).length;
   const before = writes();
   await fleetSecrets.ensure(labelled({ team: 'edge', tier: 'gold' }, { owner: 'a' }), ACCOUNT);
   assert.equal(writes(), before, 'the same metadata: nothing written');

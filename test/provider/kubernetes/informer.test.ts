@@ -3,34 +3,32 @@ import { test } from 'node:test';
 import { createLogger } from '../../../src/platform/log-line.js';
 import type { ApiClient, JsonObject } from '../../../src/provider/kubernetes/api-client.js';
 import { createInformer } from '../../../src/provider/kubernetes/informer.js';
+import { createFakeKubernetesApi } from '../../support/fake-kubernetes-api.js';
 
 const PATH = '/apis/gateway.networking.k8s.io/v1/grpcroutes';
 
-/** A collection that is not served (404) until `serve` is called; watches stay open until stopped. */
+/** A collection that is not served (404, its CRD not installed) until `serve` is called; watches stay open. */
 function collection() {
-  let items: JsonObject[] | undefined;
-  const client: ApiClient = {
-    async request() {
-      return items === undefined
-        ? {
-            status: 404,
-            body: { kind: 'Status', message: 'the server could not find the requested resource' },
-          }
-        : { status: 200, body: { metadata: { resourceVersion: '5' }, items } };
-    },
-    watch() {
-      if (items === undefined) throw new Error('watch: HTTP 404');
-      let stop = () => {};
-      const done = new Promise<void>((resolve) => {
-        stop = resolve;
-      });
-      return { done, stop };
-    },
-  };
+  let served = false;
+  const api = createFakeKubernetesApi((request) =>
+    served || request.bare !== PATH
+      ? undefined
+      : {
+          status: 404,
+          body: { kind: 'Status', message: 'the server could not find the requested resource' },
+        },
+  );
   return {
-    client,
+    client: api.client,
     serve(list: JsonObject[]) {
-      items = list;
+      for (const item of list) {
+        const { name, namespace } = item.metadata as { name: string; namespace: string };
+        api.objects.set(
+          `/apis/gateway.networking.k8s.io/v1/namespaces/${namespace}/grpcroutes/${name}`,
+          item,
+        );
+      }
+      served = true;
     },
   };
 }

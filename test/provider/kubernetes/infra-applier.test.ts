@@ -5,8 +5,9 @@ import { test } from 'node:test';
 import type { FleetInfra } from '../../../src/ir/fleet-infra.js';
 import { COMMON_INFRA_LABELS } from '../../../src/ir/fleet-infra.js';
 import { discardingLogger } from '../../../src/platform/log-line.js';
-import type { ApiClient, JsonObject } from '../../../src/provider/kubernetes/api-client.js';
+import type { ApiClient } from '../../../src/provider/kubernetes/api-client.js';
 import { createInfraApplier } from '../../../src/provider/kubernetes/infra-applier.js';
+import { createFakeKubernetesApi } from '../../support/fake-kubernetes-api.js';
 
 const infra: FleetInfra = {
   fleet: 'tenant-a/newer',
@@ -22,27 +23,23 @@ const infra: FleetInfra = {
   ports: [{ name: 'http-80', port: 80, protocol: 'TCP', containerPort: 10080 }],
 };
 
-function fakeClient(existingLabels: Record<string, string>): { client: ApiClient; writes: string[] } {
-  const writes: string[] = [];
-  const client: ApiClient = {
-    async request(method, path) {
-      if (method === 'GET' && path.includes('?labelSelector=')) return { status: 200, body: { items: [] } };
-      // The fleet has none of the kinds a DataPlaneProxy's shape adds (a DaemonSet, an autoscaler, a budget).
-      if (method === 'GET' && /daemonsets|horizontalpodautoscalers|poddisruptionbudgets/.test(path))
-        return { status: 404, body: {} };
-      if (method === 'GET' && path.includes(infra.name)) {
-        const body: JsonObject = { metadata: { name: infra.name, uid: 'u', labels: existingLabels } };
-        return { status: 200, body };
-      }
-      if (method === 'GET') return { status: 404, body: {} };
-      writes.push(`${method} ${path}`);
-      return { status: 200, body: { metadata: { uid: 'u' } } };
-    },
-    watch() {
-      throw new Error('not watched here');
+/** An API server where the fleet's ServiceAccount, Service and Deployment exist with `existingLabels`. */
+function fakeClient(existingLabels: Record<string, string>) {
+  const api = createFakeKubernetesApi();
+  for (const collection of [
+    '/api/v1/namespaces/tenant-a/serviceaccounts',
+    '/api/v1/namespaces/tenant-a/services',
+    '/apis/apps/v1/namespaces/tenant-a/deployments',
+  ])
+    api.objects.set(`${collection}/${infra.name}`, {
+      metadata: { name: infra.name, namespace: 'tenant-a', uid: 'u', labels: existingLabels },
+    });
+  return {
+    client: api.client,
+    get writes(): string[] {
+      return api.writes();
     },
   };
-  return { client, writes };
 }
 
 function applier(client: ApiClient) {
@@ -57,12 +54,12 @@ function applier(client: ApiClient) {
 }
 
 test('an object of the same name owned by another fleet is left alone and reported, naming that fleet', async () => {
-  const { client, writes } = fakeClient({
+  const server = fakeClient({
     ...COMMON_INFRA_LABELS,
     'gateway.portico.io/owning-gateway-namespace': 'tenant-a',
     'gateway.portico.io/owning-gateway-name': 'older',
   });
-  const applying = applier(client);
+  const applying = applier(server.client);
   await applying.sync([infra]);
   await applying.idle();
   const problems = await applying.sync([infra]);
@@ -72,18 +69,18 @@ test('an object of the same name owned by another fleet is left alone and report
     /^ServiceAccount tenant-a\/proxy-tenant-a-shared-a3cb2abb already exists for fleet tenant-a\/older/,
   );
   assert.deepEqual(
-    writes.filter((w) => w.includes(infra.name)),
+    server.writes.filter((w) => w.includes(infra.name)),
     [],
   );
   applying.stop();
 });
 
 test('the fleet’s own objects are applied as before', async () => {
-  const { client, writes } = fakeClient(infra.labels);
-  const applying = applier(client);
+  const server = fakeClient(infra.labels);
+  const applying = applier(server.client);
   await applying.sync([infra]);
   await applying.idle();
   assert.deepEqual([...(await applying.sync([infra]))], []);
-  assert.equal(writes.filter((w) => w.startsWith('PATCH') && w.includes(infra.name)).length, 3);
+  assert.equal(server.writes.filter((w) => w.startsWith('PATCH') && w.includes(infra.name)).length, 3);
   applying.stop();
 });

@@ -7,6 +7,7 @@ import { COMMON_INFRA_LABELS, type FleetInfra } from '../../../src/ir/fleet-infr
 import { discardingLogger } from '../../../src/platform/log-line.js';
 import type { ApiClient, ApiReply } from '../../../src/provider/kubernetes/api-client.js';
 import { createInfraApplier, type InfraApplier } from '../../../src/provider/kubernetes/infra-applier.js';
+import { createFakeKubernetesApi, type FakeAnswer } from '../../support/fake-kubernetes-api.js';
 import { manualTimers } from '../../support/manual-timers.js';
 
 function fleetOf(namespace: string, gateway: string, port = 80): FleetInfra {
@@ -39,40 +40,27 @@ const QUOTA_REFUSAL: ApiReply = {
 
 interface FakeApiServer {
   objects: Map<string, unknown>;
+  /** The writes the server took (not those `refuse` answered), as `METHOD path`. */
   writes: string[];
   /** A write's answer instead of success ('hang': none ever), while it returns one. */
-  refuse: (method: string, path: string) => ApiReply | 'hang' | undefined;
+  refuse: (method: string, path: string) => FakeAnswer;
   client: ApiClient;
 }
 
 /** An API server that holds what is applied; `refuse` answers a write instead, while it returns a reply. */
 function fakeApiServer(): FakeApiServer {
-  const objects = new Map<string, unknown>();
-  const writes: string[] = [];
+  const api = createFakeKubernetesApi();
   const server: FakeApiServer = {
-    objects,
-    writes,
+    objects: api.objects,
+    writes: [],
     refuse: () => undefined,
-    client: {
-      async request(method, path, body) {
-        const bare = path.split('?')[0]!;
-        if (method === 'GET' && path.includes('?labelSelector=')) return { status: 200, body: { items: [] } };
-        if (method === 'GET') {
-          const found = objects.get(bare) as ApiReply['body'] | undefined;
-          return found === undefined ? { status: 404, body: {} } : { status: 200, body: found };
-        }
-        const refused: ApiReply | 'hang' | undefined = server.refuse(method, bare);
-        if (refused === 'hang') return new Promise<ApiReply>(() => {});
-        if (refused !== undefined) return refused;
-        writes.push(`${method} ${bare}`);
-        if (method === 'DELETE') objects.delete(bare);
-        else objects.set(bare, body);
-        return { status: 200, body: { metadata: { uid: 'u' } } };
-      },
-      watch() {
-        throw new Error('not watched here');
-      },
-    },
+    client: api.client,
+  };
+  api.answer = (request) => {
+    if (request.method === 'GET') return undefined;
+    const refused = server.refuse(request.method, request.bare);
+    if (refused === undefined) server.writes.push(`${request.method} ${request.bare}`);
+    return refused;
   };
   return server;
 }

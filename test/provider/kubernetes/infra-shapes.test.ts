@@ -8,9 +8,10 @@ import { setImmediate as turn } from 'node:timers/promises';
 import { COMMON_INFRA_LABELS, type FleetInfra } from '../../../src/ir/fleet-infra.js';
 import type { FleetShape } from '../../../src/ir/fleet-shape.js';
 import { discardingLogger } from '../../../src/platform/log-line.js';
-import type { ApiClient, ApiReply, JsonObject } from '../../../src/provider/kubernetes/api-client.js';
+import type { JsonObject } from '../../../src/provider/kubernetes/api-client.js';
 import { createInfraApplier, type InfraApplier } from '../../../src/provider/kubernetes/infra-applier.js';
 import { appliedReplicas } from '../../../src/provider/kubernetes/replicas-handover.js';
+import { createFakeKubernetesApi } from '../../support/fake-kubernetes-api.js';
 import { manualTimers } from '../../support/manual-timers.js';
 
 const NAME = 'proxy-tenant-a-gw-0000abcd';
@@ -40,31 +41,23 @@ const PATHS = {
   pdb: `/apis/policy/v1/namespaces/tenant-a/poddisruptionbudgets/${NAME}`,
 };
 
-/** An API server that holds what is applied, as it was applied (a test adds a workload's status itself). */
+/** An API server that holds what is applied (a test adds a workload's status itself). */
 function fakeApiServer() {
-  const objects = new Map<string, JsonObject>();
-  const writes: string[] = [];
-  const applies: { path: string; manager: string | null; body: unknown }[] = [];
-  const client: ApiClient = {
-    async request(method, path, body): Promise<ApiReply> {
-      const bare = path.split('?')[0]!;
-      if (method === 'GET' && path.includes('?labelSelector=')) return { status: 200, body: { items: [] } };
-      if (method === 'GET') {
-        const found = objects.get(bare);
-        return found === undefined ? { status: 404, body: {} } : { status: 200, body: found };
-      }
-      writes.push(`${method} ${bare}`);
-      const manager = new URLSearchParams(path.split('?')[1] ?? '').get('fieldManager');
-      if (method === 'PATCH') applies.push({ path: bare, manager, body });
-      if (method === 'DELETE') objects.delete(bare);
-      else objects.set(bare, structuredClone(body) as JsonObject);
-      return { status: 200, body: { metadata: { uid: 'u' } } };
+  const api = createFakeKubernetesApi();
+  return {
+    objects: api.objects,
+    client: api.client,
+    /** Every write, as `METHOD path`. */
+    get writes(): string[] {
+      return api.writes();
     },
-    watch() {
-      throw new Error('not watched here');
+    /** Every server-side apply: where, by which field manager, what. */
+    get applies(): { path: string; manager: string | null; body: unknown }[] {
+      return api.requests
+        .filter((r) => r.contentType === 'application/apply-patch+yaml')
+        .map((r) => ({ path: r.bare, manager: r.query.get('fieldManager'), body: r.body }));
     },
   };
-  return { objects, writes, applies, client };
 }
 
 function applierFor(server: ReturnType<typeof fakeApiServer>, timers = manualTimers()): InfraApplier {

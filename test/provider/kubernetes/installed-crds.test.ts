@@ -3,26 +3,21 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Logger } from '../../../src/platform/log-line.js';
-import type { ApiClient, ApiReply } from '../../../src/provider/kubernetes/api-client.js';
 import { readInstalledCrds, watchInstalledCrds } from '../../../src/provider/kubernetes/installed-crds.js';
+import { createFakeKubernetesApi, type FakeKubernetesApi } from '../../support/fake-kubernetes-api.js';
 
-/** An API server whose CRDs are `crds` (name → bundle version; absent: not installed). */
-function fakeClient(crds: Map<string, string>, requests: string[] = []): ApiClient {
-  return {
-    async request(method, path): Promise<ApiReply> {
-      requests.push(`${method} ${path}`);
-      const name = path.split('/').pop() ?? '';
-      const version = crds.get(name);
-      if (version === undefined) return { status: 404, body: {} };
-      return {
-        status: 200,
-        body: { metadata: { name, annotations: { 'gateway.networking.k8s.io/bundle-version': version } } },
-      };
-    },
-    watch() {
-      throw new Error('not watched here');
-    },
-  };
+const CRDS = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
+
+/** Installs (or upgrades) the CRDs of `plurals` (Gateway API resources) at bundle `version`. */
+function installCrds(api: FakeKubernetesApi, version: string, plurals: readonly string[]): void {
+  for (const plural of plurals) {
+    const name = `${plural}.gateway.networking.k8s.io`;
+    api.objects.set(`${CRDS}/${name}`, {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name, annotations: { 'gateway.networking.k8s.io/bundle-version': version } },
+    });
+  }
 }
 
 function recordingLog(): Logger & { lines: string[] } {
@@ -34,10 +29,13 @@ function recordingLog(): Logger & { lines: string[] } {
 const names = ['gatewayclasses', 'gateways', 'listenersets', 'httproutes', 'grpcroutes', 'referencegrants'];
 
 test('each CRD Portico reads is asked for by name; a missing one reads as null', async () => {
-  const requests: string[] = [];
-  const crds = new Map(names.map((n) => [`${n}.gateway.networking.k8s.io`, 'v1.7.0']));
-  crds.delete('grpcroutes.gateway.networking.k8s.io');
-  const installed = await readInstalledCrds(fakeClient(crds, requests));
+  const api = createFakeKubernetesApi();
+  installCrds(
+    api,
+    'v1.7.0',
+    names.filter((n) => n !== 'grpcroutes'),
+  );
+  const installed = await readInstalledCrds(api.client);
   assert.deepEqual(installed?.versions, {
     gatewayclasses: 'v1.7.0',
     gateways: 'v1.7.0',
@@ -47,7 +45,7 @@ test('each CRD Portico reads is asked for by name; a missing one reads as null',
     referencegrants: 'v1.7.0',
   });
   assert.deepEqual(
-    requests,
+    api.requests.map((r) => `${r.method} ${r.path}`),
     names.map(
       (n) => `GET /apis/apiextensions.k8s.io/v1/customresourcedefinitions/${n}.gateway.networking.k8s.io`,
     ),
@@ -55,12 +53,13 @@ test('each CRD Portico reads is asked for by name; a missing one reads as null',
 });
 
 test('older CRDs are a warning naming the version; an upgrade is a line and a pass; no change, no pass', async () => {
-  const crds = new Map(names.map((n) => [`${n}.gateway.networking.k8s.io`, 'v1.6.3']));
+  const api = createFakeKubernetesApi();
+  installCrds(api, 'v1.6.3', names);
+  const requests = api.requests;
   const log = recordingLog();
-  const requests: string[] = [];
   let passes = 0;
   const watch = watchInstalledCrds({
-    client: fakeClient(crds, requests),
+    client: api.client,
     log,
     onChange: () => passes++,
     intervalMs: 10,
@@ -70,7 +69,7 @@ test('older CRDs are a warning naming the version; an upgrade is a line and a pa
     assert.equal(watch.current()?.versions.gateways, 'v1.6.3');
     assert.equal(passes, 1);
     assert.match(log.lines[0] ?? '', /^warn Gateway API CRDs older than v1\.7\.0.*v1\.6\.3/);
-    for (const n of names) crds.set(`${n}.gateway.networking.k8s.io`, 'v1.7.0');
+    installCrds(api, 'v1.7.0', names);
     while (watch.current()?.versions.gateways !== 'v1.7.0') await new Promise((r) => setTimeout(r, 5));
     assert.equal(passes, 2);
     assert.match(log.lines[1] ?? '', /^info Gateway API CRDs v1\.7\.0/);
@@ -87,15 +86,10 @@ test('older CRDs are a warning naming the version; an upgrade is a line and a pa
 test('a refused read (RBAC) keeps what was known and warns once', async () => {
   const log = recordingLog();
   let reads = 0;
-  const client: ApiClient = {
-    async request(): Promise<ApiReply> {
-      reads++;
-      return { status: 403, body: {} };
-    },
-    watch() {
-      throw new Error('not watched here');
-    },
-  };
+  const { client } = createFakeKubernetesApi(() => {
+    reads++;
+    return { status: 403, body: {} };
+  });
   const watch = watchInstalledCrds({ client, log, onChange: () => assert.fail('no change'), intervalMs: 5 });
   await watch.start();
   while (reads < 4) await new Promise((r) => setTimeout(r, 5));

@@ -1,36 +1,26 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { discardingLogger } from '../../../src/platform/log-line.js';
-import type { ApiClient, ApiReply, JsonObject } from '../../../src/provider/kubernetes/api-client.js';
 import { startLeaderElection } from '../../../src/provider/kubernetes/leader-election.js';
+import { createFakeKubernetesApi } from '../../support/fake-kubernetes-api.js';
 
-/** One Lease in memory; `hold()` makes the next write wait until the returned release is called. */
+const LEASE = '/apis/coordination.k8s.io/v1/namespaces/sys/leases/lease';
+
+/** The API server holding the Lease; `hold()` makes the next write wait until the returned release is called. */
 function fakeLeaseApi() {
-  let lease: JsonObject | undefined;
   let gate: Promise<void> | undefined;
-  const requests: string[] = [];
-  const client: ApiClient = {
-    async request(method, _path, body): Promise<ApiReply> {
-      requests.push(method);
-      if (method === 'GET') {
-        return lease === undefined
-          ? { status: 404, body: {} }
-          : { status: 200, body: structuredClone(lease) };
-      }
-      const pending = gate;
-      gate = undefined;
-      if (pending !== undefined) await pending;
-      lease = structuredClone(body as JsonObject);
-      return { status: method === 'POST' ? 201 : 200, body: structuredClone(lease) };
-    },
-    watch() {
-      throw new Error('not used');
-    },
-  };
+  const api = createFakeKubernetesApi(async (request) => {
+    if (request.method === 'GET') return undefined;
+    const pending = gate;
+    gate = undefined;
+    if (pending !== undefined) await pending;
+    return undefined;
+  });
   return {
-    client,
-    requests,
-    holder: () => (lease?.spec as { holderIdentity?: string } | undefined)?.holderIdentity,
+    client: api.client,
+    /** Each request's method, in order. */
+    methods: () => api.requests.map((r) => r.method),
+    holder: () => (api.objects.get(LEASE)?.spec as { holderIdentity?: string } | undefined)?.holderIdentity,
     hold(): () => void {
       let release = (): void => {};
       gate = new Promise((resolve) => {
@@ -63,8 +53,8 @@ test('stop() releases the lease even when a renewal was in flight, and never lea
 
   // The next renewal's write hangs; stop() arrives while it is under way.
   const release = api.hold();
-  const writes = api.requests.length;
-  await until(() => api.requests.length > writes && api.requests.at(-1) === 'PUT');
+  const writes = api.methods().length;
+  await until(() => api.methods().length > writes && api.methods().at(-1) === 'PUT');
   const stopped = election.stop();
   await new Promise((r) => setTimeout(r, 20));
   release();
@@ -73,9 +63,9 @@ test('stop() releases the lease even when a renewal was in flight, and never lea
   assert.equal(api.holder(), '', 'the lease is released, not re-taken by the renewal');
   assert.equal(election.isLeader(), false);
   assert.deepEqual(changes, [true, false]);
-  const after = api.requests.length;
+  const after = api.methods().length;
   await new Promise((r) => setTimeout(r, 50));
-  assert.equal(api.requests.length, after, 'no attempts after stop');
+  assert.equal(api.methods().length, after, 'no attempts after stop');
 });
 
 test('a replica that never led does not touch the lease on stop', async () => {

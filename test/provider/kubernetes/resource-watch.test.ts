@@ -3,50 +3,22 @@ import { test } from 'node:test';
 import { defaultControllerConfig } from '../../../src/api/controller-config.js';
 import type { ApiKind } from '../../../src/api/kinds.js';
 import { createLogger } from '../../../src/platform/log-line.js';
-import type { ApiClient, JsonObject, WatchEvent } from '../../../src/provider/kubernetes/api-client.js';
+import type { JsonObject } from '../../../src/provider/kubernetes/api-client.js';
 import { createResourceWatch, type ResourceWatch } from '../../../src/provider/kubernetes/resource-watch.js';
-import { collectionPath, WATCHED_KINDS } from '../../../src/provider/kubernetes/watched-kinds.js';
 import { SERVED_OBJECTS } from '../../api/served-objects.js';
+import { createFakeKubernetesApi } from '../../support/fake-kubernetes-api.js';
 
-/** An API server serving fixed lists, whose watch events the test sends. */
+/** An API server holding `objects`, whose watch events the test sends. */
 function fakeApiServer(objects: JsonObject[]) {
-  const requested: string[] = [];
-  const watchers = new Map<string, (event: WatchEvent) => void>();
-  const pathOf = (kind: string) => {
-    const watched = WATCHED_KINDS.find((k) => k.kind === kind);
-    if (watched === undefined) throw new Error(`not watched: ${kind}`);
-    return collectionPath(watched.apiVersion, watched.resource);
-  };
-  const client: ApiClient = {
-    async request(method, path) {
-      assert.equal(method, 'GET');
-      requested.push(path);
-      const [collection, query] = path.split('?') as [string, string | undefined];
-      // The one field selector the controller sends: a Secret's type.
-      const type = new URLSearchParams(query ?? '').get('fieldSelector')?.replace(/^type=/, '');
-      // A list's items carry no apiVersion and kind: the informer knows them from the collection.
-      const items = objects
-        .filter((o) => pathOf(String(o.kind)) === collection && (type === undefined || o.type === type))
-        .map(({ apiVersion: _a, kind: _k, ...rest }) => rest);
-      return { status: 200, body: { metadata: { resourceVersion: '100' }, items } };
-    },
-    watch(path, onEvent) {
-      watchers.set(path.split('?')[0]!, onEvent);
-      let stop = () => {};
-      const done = new Promise<void>((resolve) => {
-        stop = resolve;
-      });
-      return { done, stop };
-    },
-  };
+  const api = createFakeKubernetesApi((request) => {
+    assert.equal(request.method, 'GET');
+    return undefined;
+  });
+  for (const object of objects) api.add(object);
   return {
-    client,
-    requested,
-    send(type: WatchEvent['type'], object: JsonObject) {
-      const watcher = watchers.get(pathOf(String(object.kind)));
-      if (watcher === undefined) throw new Error(`no watch for ${String(object.kind)}`);
-      watcher({ type, object });
-    },
+    client: api.client,
+    requested: () => api.requests.map((r) => r.path),
+    send: api.send,
   };
 }
 
@@ -293,7 +265,9 @@ test('only TLS Secrets are listed, and of each only its certificate keys: other 
   };
   const { watch, server, changes } = await watching([tls]);
   try {
-    assert.ok(server.requested.some((p) => p.endsWith('/secrets?fieldSelector=type%3Dkubernetes.io%2Ftls')));
+    assert.ok(
+      server.requested().some((p) => p.endsWith('/secrets?fieldSelector=type%3Dkubernetes.io%2Ftls')),
+    );
     const raw = watch.raw('Secret', 'edge/www-cert');
     assert.deepEqual(Object.keys((raw?.data ?? {}) as JsonObject).sort(), ['tls.crt', 'tls.key']);
     assert.equal((raw?.metadata as JsonObject | undefined)?.annotations, undefined);

@@ -3,14 +3,16 @@
 // every pass), and a new status for it is tried at once.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { ApiClient, ApiReply, JsonObject } from '../../../src/provider/kubernetes/api-client.js';
+import type { ApiClient, JsonObject } from '../../../src/provider/kubernetes/api-client.js';
 import { apiStatusSink } from '../../../src/provider/kubernetes/status-sink.js';
 import { createStatusWriter } from '../../../src/provider/kubernetes/status-writer.js';
 import { createStatusStamper } from '../../../src/runner/status-stamps.js';
 import type { ObjectStatus } from '../../../src/translate/index.js';
+import { createFakeKubernetesApi, type FakeAnswer } from '../../support/fake-kubernetes-api.js';
 import { manualTimers } from '../../support/manual-timers.js';
 
 const OURS = 'gateway.portico.io/gatewayclass-controller';
+const NAMESPACES = ['a', 'b', 'c', 'd', 'e'];
 
 function gatewayStatus(namespace: string, message = 'Accepted'): ObjectStatus {
   return {
@@ -35,33 +37,27 @@ interface FakeApiServer {
   written: string[];
   attempts: Map<string, number>;
   /** A status write's answer instead of success ('hang': none ever), while it returns one. */
-  refuse: (namespace: string) => ApiReply | 'hang' | undefined;
+  refuse: (namespace: string) => FakeAnswer;
   client: ApiClient;
 }
 
 /** The API server: every Gateway exists; `refuse` answers a status write instead. */
 function fakeApiServer(): FakeApiServer {
-  const written: string[] = [];
-  const attempts = new Map<string, number>();
+  const api = createFakeKubernetesApi();
+  for (const namespace of NAMESPACES) api.add(gatewayObject(namespace));
   const server: FakeApiServer = {
-    written,
-    attempts,
+    written: [],
+    attempts: new Map(),
     refuse: () => undefined,
-    client: {
-      async request(method: string, path: string) {
-        const namespace = path.split('/')[5]!;
-        if (method === 'GET') return { status: 200, body: gatewayObject(namespace) };
-        attempts.set(namespace, (attempts.get(namespace) ?? 0) + 1);
-        const refused: ApiReply | 'hang' | undefined = server.refuse(namespace);
-        if (refused === 'hang') return new Promise<ApiReply>(() => {});
-        if (refused !== undefined) return refused;
-        written.push(namespace);
-        return { status: 200, body: {} };
-      },
-      watch() {
-        throw new Error('not watched here');
-      },
-    },
+    client: api.client,
+  };
+  api.answer = (request) => {
+    if (request.method === 'GET') return undefined;
+    const namespace = request.bare.split('/')[5]!;
+    server.attempts.set(namespace, (server.attempts.get(namespace) ?? 0) + 1);
+    const refused = server.refuse(namespace);
+    if (refused === undefined) server.written.push(namespace);
+    return refused;
   };
   return server;
 }
@@ -77,7 +73,6 @@ function sinkFor(server: FakeApiServer, timers: ReturnType<typeof manualTimers>)
 
 const stamper = createStatusStamper();
 const stamped = (statuses: ObjectStatus[]) => stamper.stamp(statuses, () => undefined, new Date(0));
-const NAMESPACES = ['a', 'b', 'c', 'd', 'e'];
 
 for (const [name, refusal] of [
   [

@@ -6,6 +6,7 @@ import type { ApiClient, JsonObject } from '../../../src/provider/kubernetes/api
 import { createStatusWriter } from '../../../src/provider/kubernetes/status-writer.js';
 import { createStatusStamper, restamp } from '../../../src/runner/status-stamps.js';
 import type { ObjectStatus } from '../../../src/translate/index.js';
+import { createFakeKubernetesApi } from '../../support/fake-kubernetes-api.js';
 
 const OURS = 'gateway.portico.io/gatewayclass-controller';
 const LONG_AGO = '2020-01-01T00:00:00.000Z';
@@ -28,25 +29,11 @@ function gatewayClass(resourceVersion: string, conditions: JsonObject[]): JsonOb
   };
 }
 
-/** An API server whose object is `latest`; the first write conflicts when `conflictOnce` is set. */
-function fakeClient(latest: JsonObject, conflictOnce: boolean) {
-  const requests: { method: string; body?: unknown }[] = [];
-  let conflict = conflictOnce;
-  const client: ApiClient = {
-    async request(method, _path, body) {
-      requests.push({ method, body });
-      if (method === 'GET') return { status: 200, body: latest };
-      if (conflict) {
-        conflict = false;
-        return { status: 409, body: {} };
-      }
-      return { status: 200, body: body as JsonObject };
-    },
-    watch() {
-      throw new Error('not watched here');
-    },
-  };
-  return { client, requests };
+/** An API server holding `latest`: a write against an older resourceVersion conflicts, as on the API server. */
+function fakeClient(latest: JsonObject) {
+  const api = createFakeKubernetesApi();
+  api.add(latest);
+  return { client: api.client, requests: api.requests };
 }
 
 function write(shown: JsonObject, client: ApiClient): Promise<string | undefined> {
@@ -57,7 +44,7 @@ function write(shown: JsonObject, client: ApiClient): Promise<string | undefined
 
 test('a condition that holds keeps the time the object shows: nothing to write', async () => {
   const shown = gatewayClass('1', [{ ...accepted, observedGeneration: 1, lastTransitionTime: LONG_AGO }]);
-  const { client, requests } = fakeClient(shown, false);
+  const { client, requests } = fakeClient(shown);
   await write(shown, client);
   assert.deepEqual(requests, []);
 });
@@ -66,7 +53,7 @@ test('after a conflict the status is stamped against the latest object, so an eq
   // The informer still shows an older object without the condition; the server already holds it.
   const stale = gatewayClass('1', []);
   const latest = gatewayClass('2', [{ ...accepted, observedGeneration: 1, lastTransitionTime: LONG_AGO }]);
-  const { client, requests } = fakeClient(latest, true);
+  const { client, requests } = fakeClient(latest);
   await write(stale, client);
   assert.deepEqual(
     requests.map((r) => r.method),
@@ -79,7 +66,7 @@ test('a condition whose status changed gets a new time when written after a conf
   const latest = gatewayClass('2', [
     { ...accepted, status: 'False', observedGeneration: 1, lastTransitionTime: LONG_AGO },
   ]);
-  const { client, requests } = fakeClient(latest, true);
+  const { client, requests } = fakeClient(latest);
   await write(stale, client);
   const put = requests.at(-1)!.body as { status: { conditions: { lastTransitionTime: string }[] } };
   assert.equal(requests.length, 3);

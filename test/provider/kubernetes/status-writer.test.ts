@@ -1,26 +1,16 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { ApiClient, JsonObject } from '../../../src/provider/kubernetes/api-client.js';
+import type { JsonObject } from '../../../src/provider/kubernetes/api-client.js';
 import { createStatusWriter } from '../../../src/provider/kubernetes/status-writer.js';
+import { createFakeKubernetesApi } from '../../support/fake-kubernetes-api.js';
 
 const OURS = 'gateway.portico.io/gatewayclass-controller';
 
 /** An API server that holds one object and records every request. */
-function fakeClient(object: JsonObject): {
-  client: ApiClient;
-  requests: { method: string; path: string; body?: unknown; contentType?: string }[];
-} {
-  const requests: { method: string; path: string; body?: unknown; contentType?: string }[] = [];
-  const client: ApiClient = {
-    async request(method, path, body, contentType) {
-      requests.push({ method, path, body, ...(contentType === undefined ? {} : { contentType }) });
-      return { status: 200, body: method === 'GET' ? object : { metadata: { resourceVersion: '8' } } };
-    },
-    watch() {
-      throw new Error('not watched here');
-    },
-  };
-  return { client, requests };
+function fakeClient(object: JsonObject) {
+  const api = createFakeKubernetesApi();
+  api.add(object);
+  return { client: api.client, requests: api.requests };
 }
 
 const accepted = {

@@ -4,8 +4,9 @@
 // admitted only when authentication and authorization both say so.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { ApiClient, JsonObject } from '../../../src/provider/kubernetes/api-client.js';
+import type { JsonObject } from '../../../src/provider/kubernetes/api-client.js';
 import { POD_NAME_EXTRA, tokenAuth } from '../../../src/provider/kubernetes/token-auth.js';
+import { createFakeKubernetesApi } from '../../support/fake-kubernetes-api.js';
 
 const AUDIENCE = 'portico-gateway.sys.svc.cluster.local';
 const ACCOUNT = 'system:serviceaccount:team:proxy-team-gw-1234abcd';
@@ -22,14 +23,8 @@ function review(user: JsonObject): JsonObject {
 
 /** Whether a stream of `node` for fleet team/gw is admitted when the TokenReview answers `status`. */
 async function admitted(status: JsonObject, node = 'pod-1'): Promise<boolean> {
-  const client: ApiClient = {
-    async request() {
-      return { status: 201, body: { status } };
-    },
-    watch() {
-      throw new Error('unused');
-    },
-  };
+  // The TokenReview the API server creates, with `status` as its verdict.
+  const { client } = createFakeKubernetesApi(() => ({ status: 201, body: { status } }));
   const auth = tokenAuth({
     client,
     controllerNamespace: 'sys',

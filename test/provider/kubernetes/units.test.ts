@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { ApiClient } from '../../../src/provider/kubernetes/api-client.js';
 import { leaseName } from '../../../src/provider/kubernetes/leader-election.js';
 import { canonical } from '../../../src/provider/kubernetes/status-writer.js';
 import { tokenAuth, tokenExpiry } from '../../../src/provider/kubernetes/token-auth.js';
 import { fingerprint, WATCHED_KINDS } from '../../../src/provider/kubernetes/watched-kinds.js';
+import { createFakeKubernetesApi } from '../../support/fake-kubernetes-api.js';
 
 test('lease names are valid object names derived from the controller name', () => {
   assert.equal(
@@ -39,29 +39,22 @@ function jwt(claims: object): string {
 }
 
 test('token auth: TokenReview decides authentication; a token is authorized for its own fleet and pod only', async () => {
-  const reviews: unknown[] = [];
-  const client: ApiClient = {
-    async request(_method, _path, body) {
-      reviews.push(body);
-      return {
-        status: 201,
-        body: {
-          status: {
-            authenticated: true,
-            audiences: ['portico-gateway.sys.svc.cluster.local'],
-            user: {
-              username: 'system:serviceaccount:team:proxy-team-gw-1234abcd',
-              groups: ['system:serviceaccounts', 'system:authenticated'],
-              extra: { 'authentication.kubernetes.io/pod-name': ['pod-1'] },
-            },
-          },
+  // Every TokenReview the API server creates says the same: the team/gw fleet's ServiceAccount, pod-1.
+  const api = createFakeKubernetesApi(() => ({
+    status: 201,
+    body: {
+      status: {
+        authenticated: true,
+        audiences: ['portico-gateway.sys.svc.cluster.local'],
+        user: {
+          username: 'system:serviceaccount:team:proxy-team-gw-1234abcd',
+          groups: ['system:serviceaccounts', 'system:authenticated'],
+          extra: { 'authentication.kubernetes.io/pod-name': ['pod-1'] },
         },
-      };
+      },
     },
-    watch() {
-      throw new Error('unused');
-    },
-  };
+  }));
+  const client = api.client;
   const auth = tokenAuth({
     client,
     controllerNamespace: 'sys',
@@ -76,7 +69,7 @@ test('token auth: TokenReview decides authentication; a token is authorized for 
   if (auth.mode !== 'token') return;
   const identity = await auth.authenticate(jwt({ exp: 2_000_000_000 }));
   assert.equal(identity.expiresAt, 2_000_000_000_000);
-  assert.deepEqual((reviews[0] as { spec: unknown }).spec, {
+  assert.deepEqual((api.requests[0]?.body as { spec: unknown } | undefined)?.spec, {
     token: jwt({ exp: 2_000_000_000 }),
     audiences: ['portico-gateway.sys.svc.cluster.local'],
   });
