@@ -6,7 +6,7 @@ import type { ConfigMap, Service } from '../api/core.js';
 import { GATEWAY_API_GROUP } from '../api/gateway-class.js';
 import type { ClusterTls, FleetConfig } from '../ir/fleet-config.js';
 import { condition } from './conditions.js';
-import { byNsName, nsName } from './lookup.js';
+import { byNsName, nsName } from './object-order.js';
 import type { ObjectStatus } from './types.js';
 
 /** The well-known CA set the runtime has (Node's bundled Mozilla roots). */

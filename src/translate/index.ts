@@ -18,7 +18,8 @@ import { fleetInfra } from './infra.js';
 import { contestedInfraNames, type InfraClaim } from './infra-names.js';
 import { joinListenerSets } from './listener-sets.js';
 import { evaluateListener, markConflicts, ready } from './listeners.js';
-import { buildLookup, byAge, lookupInputs, nsName, type SnapshotLookup } from './lookup.js';
+import { buildLookup, lookupInputs, type SnapshotLookup } from './lookup.js';
+import { byAge, nsName } from './object-order.js';
 import {
   changedRouteStatuses,
   composeRouteChange,

@@ -8,7 +8,8 @@ import { selectorMatches } from '../api/label-selector.js';
 import type { ListenerSet } from '../api/listener-set.js';
 import type { Verdict } from './conditions.js';
 import { evaluateListenerSetListener, markConflicts, ready } from './listeners.js';
-import { byAge, nsName, type SnapshotLookup } from './lookup.js';
+import type { SnapshotLookup } from './lookup.js';
+import { byAge, nsName } from './object-order.js';
 import { type GatewayEntry, type ListenerSetEntry, ownListeners } from './routes.js';
 
 /** Does the Gateway's spec.allowedListeners admit ListenerSets from this namespace? */

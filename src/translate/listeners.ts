@@ -9,7 +9,8 @@ import { isRouteKind, ROUTE_KINDS, type RouteKind, type RouteObject } from '../a
 import { type GatewayListenerRef, listenerSetFleetName } from '../ir/fleet-config.js';
 import { certificateProblem } from './certificates.js';
 import type { Verdict } from './conditions.js';
-import { notFound, nsName, referenceGranted, type SnapshotLookup } from './lookup.js';
+import { notFound, referenceGranted, type SnapshotLookup } from './lookup.js';
+import { nsName } from './object-order.js';
 import { tlsSecretPems } from './secrets.js';
 
 export interface ListenerState {

@@ -5,6 +5,7 @@ import { objectId } from '../api/kinds.js';
 import type { ReferenceGrant } from '../api/reference-grant.js';
 import type { ResourceSnapshot } from '../api/snapshot.js';
 import { type BackendTlsIndex, indexBackendTlsPolicies } from './backend-tls.js';
+import { byNsName, nsName } from './object-order.js';
 
 export const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
 
@@ -20,32 +21,6 @@ export interface SnapshotLookup {
   backendTls: BackendTlsIndex;
   /** `Kind ns/name` → why the provider could not use that object. */
   unusable: Map<string, string>;
-}
-
-export function nsName(o: { metadata: { namespace?: string; name: string } }): string {
-  return `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
-}
-
-/** Total order by namespace/name, so output never depends on input order. */
-export function byNsName(a: { metadata: { namespace?: string; name: string } }, b: typeof a): number {
-  const ka = nsName(a);
-  const kb = nsName(b);
-  return ka < kb ? -1 : ka > kb ? 1 : 0;
-}
-
-/** Oldest first (creation time, then namespace/name); objects without a creation time count as newest. */
-export function byAge(
-  a: { metadata: { namespace?: string; name: string; creationTimestamp?: string } },
-  b: typeof a,
-): number {
-  const ta = a.metadata.creationTimestamp;
-  const tb = b.metadata.creationTimestamp;
-  if (ta !== tb) {
-    if (ta === undefined) return 1;
-    if (tb === undefined) return -1;
-    return ta < tb ? -1 : 1;
-  }
-  return byNsName(a, b);
 }
 
 /** The snapshot lists a lookup is built from; the same lists (by identity) give the same lookup. */

@@ -7,7 +7,7 @@ import type { RouteObject } from '../api/route-kinds.js';
 import type { ListChange } from '../api/snapshot.js';
 import { insertionIndex } from '../platform/sorted-search.js';
 import type { ListenerState } from './listeners.js';
-import { nsName } from './lookup.js';
+import { nsName } from './object-order.js';
 import { attachOne, type RouteState } from './routes.js';
 import { routeStatus } from './status.js';
 import type { ObjectStatus, RouteWorld, TranslateMemos } from './types.js';

@@ -2,7 +2,7 @@
 // re-places those few instead of sorting thousands again.
 import type { RouteObject } from '../api/route-kinds.js';
 import { partitionPoint } from '../platform/sorted-search.js';
-import { nsName } from './lookup.js';
+import { nsName } from './object-order.js';
 
 interface Keyed {
   key: string;
