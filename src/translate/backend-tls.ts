@@ -6,7 +6,7 @@ import type { ConfigMap, Service } from '../api/core.js';
 import { GATEWAY_API_GROUP } from '../api/gateway-class.js';
 import type { ClusterTls, FleetConfig } from '../ir/fleet-config.js';
 import { condition } from './conditions.js';
-import { byNsName, nsName } from './object-order.js';
+import { byAge, byNsName, nsName } from './object-order.js';
 import type { ObjectStatus } from './types.js';
 
 /** The well-known CA set the runtime has (Node's bundled Mozilla roots). */
@@ -25,18 +25,6 @@ export interface BackendTlsIndex {
   holders: Map<string, PolicyVerdict>;
   /** Every policy's verdict, in namespace/name order (conflicted ones too: they get a status). */
   verdicts: PolicyVerdict[];
-}
-
-/** Oldest first (creation time, then namespace/name): the order in which policies claim targets. */
-function byAge(a: BackendTLSPolicy, b: BackendTLSPolicy): number {
-  const ta = a.metadata.creationTimestamp;
-  const tb = b.metadata.creationTimestamp;
-  if (ta !== tb) {
-    if (ta === undefined) return 1;
-    if (tb === undefined) return -1;
-    return ta < tb ? -1 : 1;
-  }
-  return byNsName(a, b);
 }
 
 function targetKey(namespace: string, service: string, section: string | undefined): string {
