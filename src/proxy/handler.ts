@@ -190,7 +190,8 @@ class Forwarding implements AttemptSink, UpstreamAttempt {
     this.answer.endpoint = endpoint;
     const backendTimeoutMs = this.plan.action.backendTimeoutMs;
     if (backendTimeoutMs !== undefined && backendTimeoutMs > 0) {
-      this.backendDeadline ??= new Deadline(this);
+      // Its own owner: an attempt that times out may be retried, where the route's deadline ends the request.
+      this.backendDeadline ??= new Deadline({ timeout: () => this.attemptTimedOut() });
       schedule(this.backendDeadline, backendTimeoutMs, this.startedAt);
     }
     // The forwarding is the attempt itself: its plan, request, headers and body as they stand (no object per try).
@@ -270,6 +271,18 @@ class Forwarding implements AttemptSink, UpstreamAttempt {
     this.rt.metrics.upstreamError(this.plan.cluster.name, 'timeout');
     this.cancel();
     respondLocally(this.res, 504, this.closing);
+  }
+
+  /** `timeouts.backendRequest` passed with no response head: the route's retry policy tries again, else 504. */
+  private attemptTimedOut(): void {
+    if (this.finished) return;
+    if (this.plan.action.retry !== undefined && !this.responded) {
+      this.exchange?.cancel();
+      this.exchange = undefined;
+      this.release();
+      if (this.retryLater()) return;
+    }
+    this.timeout();
   }
 
   cancel(): void {

@@ -28,6 +28,8 @@ const flaky = createServer((req, res) => {
   req.on('end', () => {
     record.count++;
     record.bodies.push(body);
+    // `?slow=N`: the first N requests of the key get no answer until the proxy gives up on them.
+    if (record.count <= Number(url.searchParams.get('slow') ?? 0)) return;
     if (record.count <= Number(url.searchParams.get('fail') ?? 0)) {
       res.writeHead(Number(url.searchParams.get('status') ?? 500)).end('failed');
       return;
@@ -80,6 +82,11 @@ before(async () => {
       forward(['flaky'], { timeoutMs: 300, retry: policy({ attempts: 50, backoffMs: 100 }) }),
       prefix('/bounded-by-timeout'),
     ),
+    route(
+      forward(['flaky'], { backendTimeoutMs: 1000, retry: policy({ codes: [], attempts: 2 }) }),
+      prefix('/backend-timeout'),
+    ),
+    route(forward(['flaky'], { backendTimeoutMs: 1000 }), prefix('/backend-timeout-no-policy')),
     route(forward(['half-refusing'], { retry: policy({ codes: [], attempts: 5 }) }), prefix('/connection')),
     route(forward(['half-refusing']), prefix('/connection-no-policy')),
   ];
@@ -157,6 +164,18 @@ describe('proxy: retries of a route retry policy', () => {
     const { reply, tries } = await send('/bounded-by-timeout', 'fail=1000&status=500');
     assert.equal(reply.status, 504);
     assert.ok(tries >= 1 && tries < 50, `${tries} tries within a 300 ms route timeout`);
+  });
+
+  it('retries an attempt that reaches the backend request timeout, and answers 504 once none is left', async () => {
+    const recovered = await send('/backend-timeout', 'slow=1');
+    assert.equal(recovered.reply.status, 200);
+    assert.equal(recovered.tries, 2);
+    const spent = await send('/backend-timeout', 'slow=3');
+    assert.equal(spent.reply.status, 504);
+    assert.equal(spent.tries, 3, 'the first attempt and two retries');
+    const alone = await send('/backend-timeout-no-policy', 'slow=1');
+    assert.equal(alone.reply.status, 504);
+    assert.equal(alone.tries, 1);
   });
 
   it('retries a refused connection on another endpoint (RetryConnectionError)', async () => {
