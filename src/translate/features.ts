@@ -14,7 +14,6 @@ const FEATURES: readonly string[] = [
   'GatewayHTTPSListenerDetectMisdirectedRequests',
   'GatewayPort8080',
   'GatewayRouteHostnameIntersectionPrecedence',
-  'GatewayStaticAddresses',
   'HTTPRoute',
   'HTTPRoute303RedirectStatusCode',
   'HTTPRoute307RedirectStatusCode',
@@ -50,6 +49,12 @@ const FEATURES: readonly string[] = [
  * Namespace Mode a fleet's objects (which carry spec.infrastructure's metadata all the same) are in the
  * controller's. Claimed there, that test fails after its minute; the second passes.
  */
+/**
+ * GatewayStaticAddresses is claimed in Controller Namespace Mode only: in Gateway Namespace Mode its Gateway's proxy
+ * pod did not become ready in one of two full runs (cause not found), which held up every test waiting for the
+ * namespace to be ready (docs/status.md).
+ */
 export function supportedFeatures(deployType: DeployType): string[] {
-  return [...FEATURES, ...(deployType === 'GatewayNamespace' ? ['GatewayInfrastructure'] : [])].sort();
+  const byMode = deployType === 'GatewayNamespace' ? ['GatewayInfrastructure'] : ['GatewayStaticAddresses'];
+  return [...FEATURES, ...byMode].sort();
 }
