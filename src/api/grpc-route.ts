@@ -5,6 +5,7 @@ import {
   BACKEND_REF_FIELDS,
   HeaderModifierSchema,
   HeaderNameSchema,
+  RequestMirrorSchema,
   ROUTE_SPEC_FIELDS,
 } from './http-route.js';
 
@@ -32,8 +33,8 @@ export const GRPCRouteFilterSchema = Type.Object({
   type: Enum(['RequestHeaderModifier', 'ResponseHeaderModifier', 'RequestMirror', 'ExtensionRef'] as const),
   requestHeaderModifier: Type.Optional(HeaderModifierSchema),
   responseHeaderModifier: Type.Optional(HeaderModifierSchema),
+  requestMirror: Type.Optional(RequestMirrorSchema),
   // Filter types the translator reports as not supported.
-  requestMirror: Unimplemented(),
   extensionRef: Unimplemented(),
 });
 export type GRPCRouteFilter = Static<typeof GRPCRouteFilterSchema>;

@@ -61,6 +61,28 @@ export const CORSFilterSchema = Type.Object({
 });
 export type CORSFilter = Static<typeof CORSFilterSchema>;
 
+/** A Service (or other kind, reported unsupported) that a filter names: BackendObjectReference. */
+export const BackendObjectReferenceSchema = Type.Object({
+  group: Type.String({ default: '' }),
+  kind: Type.String({ default: 'Service' }),
+  name: Type.String({ minLength: 1, maxLength: 253 }),
+  namespace: Type.Optional(Type.String({ minLength: 1, maxLength: 63 })),
+  port: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535 })),
+});
+
+/** RequestMirror: a copy of each request (or of `percent` / `fraction` of them) to another backend. */
+export const RequestMirrorSchema = Type.Object({
+  backendRef: BackendObjectReferenceSchema,
+  percent: Type.Optional(Type.Integer({ minimum: 0, maximum: 100 })),
+  fraction: Type.Optional(
+    Type.Object({
+      numerator: Type.Integer({ minimum: 0, maximum: 2_147_483_647 }),
+      denominator: Type.Integer({ minimum: 1, maximum: 2_147_483_647, default: 100 }),
+    }),
+  ),
+});
+export type RequestMirror = Static<typeof RequestMirrorSchema>;
+
 export const HTTPRouteFilterSchema = Type.Object({
   // Any string the CRD admits; the translator reports types it does not implement.
   type: Type.String({ minLength: 1 }),
@@ -84,8 +106,8 @@ export const HTTPRouteFilterSchema = Type.Object({
       path: Type.Optional(PathModifierSchema),
     }),
   ),
+  requestMirror: Type.Optional(RequestMirrorSchema),
   // Filter types the translator reports as not supported.
-  requestMirror: Unimplemented(),
   extensionRef: Unimplemented(),
   cors: Type.Optional(CORSFilterSchema),
   externalAuth: Unimplemented(),

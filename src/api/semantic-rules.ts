@@ -2,7 +2,7 @@
 import type { BackendTLSPolicy } from './backend-tls-policy.js';
 import type { Gateway } from './gateway.js';
 import type { GRPCMethodMatch, GRPCRoute } from './grpc-route.js';
-import type { BackendRef, HTTPRoute, HTTPRouteFilter } from './http-route.js';
+import type { BackendRef, HTTPRoute, HTTPRouteFilter, RequestMirror } from './http-route.js';
 import type { ApiObject } from './kinds.js';
 import type { ListenerSet } from './listener-set.js';
 import type { FieldError } from './schema-errors.js';
@@ -68,7 +68,30 @@ const FILTER_FIELDS: Record<string, keyof HTTPRouteFilter> = {
   RequestRedirect: 'requestRedirect',
   URLRewrite: 'urlRewrite',
   CORS: 'cors',
+  RequestMirror: 'requestMirror',
 };
+
+/** Filter types a rule may list more than once (HTTPRouteRequestMultipleMirrors). */
+const REPEATABLE_FILTERS: ReadonlySet<string> = new Set(['RequestMirror']);
+
+/** The CRD's CEL rules on a RequestMirror: one of percent and fraction, a fraction at most 1, a Service port. */
+function mirrorErrors(m: RequestMirror, at: (string | number)[]): FieldError[] {
+  const errors: FieldError[] = [];
+  if (m.percent !== undefined && m.fraction !== undefined)
+    errors.push({
+      path: at,
+      message: 'only one of percent or fraction may be specified in HTTPRequestMirrorFilter',
+    });
+  if (m.fraction !== undefined && m.fraction.numerator > m.fraction.denominator)
+    errors.push({
+      path: [...at, 'fraction'],
+      message: 'numerator must be less than or equal to denominator',
+    });
+  const ref = m.backendRef;
+  if (ref.group === '' && ref.kind === 'Service' && ref.port === undefined)
+    errors.push({ path: [...at, 'backendRef', 'port'], message: 'required when kind is Service' });
+  return errors;
+}
 
 /** The CORS filter's lists whose `*` must stand alone (the CRD's CEL rules). */
 const CORS_WILDCARD_LISTS = ['allowOrigins', 'allowMethods', 'allowHeaders'] as const;
@@ -85,7 +108,9 @@ function filterErrors(
     if (field !== undefined && f[field] === undefined) {
       errors.push({ path: [...at, i, field], message: `required when type is ${f.type}` });
     }
-    if (f.type in FILTER_FIELDS && seen.has(f.type)) {
+    if (f.requestMirror !== undefined)
+      errors.push(...mirrorErrors(f.requestMirror, [...at, i, 'requestMirror']));
+    if (f.type in FILTER_FIELDS && !REPEATABLE_FILTERS.has(f.type) && seen.has(f.type)) {
       errors.push({ path: [...at, i, 'type'], message: `${f.type} may appear only once` });
     }
     seen.add(f.type);

@@ -208,6 +208,18 @@ export interface ForwardAction {
   backendTimeoutMs?: number;
   /** HTTPRoute `retry`: absent, no retries but the proxy's own (a stale pooled connection). */
   retry?: RetryPolicy;
+  /** RequestMirror filters: copies of the request whose answers are thrown away. Absent: none. */
+  mirrors?: RequestMirror[];
+}
+
+/**
+ * Where a copy of a forwarded request goes (one endpoint of the cluster), after the route's request filters,
+ * before its backend's. Only a body the proxy holds whole (within its body buffer) is mirrored.
+ */
+export interface RequestMirror {
+  cluster: string;
+  /** The share of requests mirrored, in (0, 1]; 1: every one. */
+  fraction: number;
 }
 
 /** When a forwarded request is sent again (HTTPRoute `retry`, GEP-1731), always within `timeoutMs`. */

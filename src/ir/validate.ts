@@ -44,6 +44,10 @@ const int =
       fail(p, `must be an integer from ${min} to ${max}`);
     }
   };
+/** A share of requests: more than 0, at most 1. */
+const share: Check = (v, p) => {
+  if (typeof v !== 'number' || !(v > 0 && v <= 1)) fail(p, 'must be a number above 0 and at most 1');
+};
 const oneOf =
   (...allowed: readonly string[]): Check =>
   (v, p) => {
@@ -163,6 +167,7 @@ const action = variant({
     retry: optional(
       object({ codes: list(int(400, 599)), attempts: int(0, 1_000_000), backoffMs: int(0, 3_600_000) }),
     ),
+    mirrors: optional(list(object({ cluster: nonEmpty, fraction: share }))),
   },
   Redirect: {
     scheme: optional(oneOf('http', 'https')),
@@ -310,6 +315,14 @@ function checkReferences(config: FleetConfig): void {
           fail(
             `virtualHosts[${i}].routes[${j}].action.backends[${k}].cluster`,
             `unknown cluster '${b.cluster}'`,
+          );
+        }
+      }
+      for (const [k, m] of (r.action.mirrors ?? []).entries()) {
+        if (!clusters.has(m.cluster)) {
+          fail(
+            `virtualHosts[${i}].routes[${j}].action.mirrors[${k}].cluster`,
+            `unknown cluster '${m.cluster}'`,
           );
         }
       }

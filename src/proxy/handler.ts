@@ -11,6 +11,7 @@ import type {
   RequestBody,
   ResponseListener,
 } from './exchange.js';
+import { sendMirrors } from './mirror.js';
 import { type ForwardPlan, nextEndpoint, resolveRequest, upstreamHeaders } from './routing/resolve.js';
 import { endpointKey } from './routing/snapshot.js';
 import type { ProxyRuntime } from './runtime.js';
@@ -155,12 +156,17 @@ class Forwarding implements AttemptSink, UpstreamAttempt {
     if (body === null) {
       // The request arrived just now: its start time is this attempt's (one clock reading fewer).
       this.attempt(this.plan.endpoint, this.answer.started);
+      if (plan.mirrors !== undefined)
+        sendMirrors(this.rt, plan.mirrors, this.request, this.proto, null, this.traceparent());
       return;
     }
     this.gate = new BodyGate(body, this.rt.options.limits.requestBodyBufferBytes, (buffered) => {
       this.gate = undefined;
       this.body = buffered;
-      if (!this.finished) this.attempt(this.plan.endpoint);
+      if (this.finished) return;
+      this.attempt(this.plan.endpoint);
+      if (plan.mirrors !== undefined)
+        sendMirrors(this.rt, plan.mirrors, this.request, this.proto, buffered, this.traceparent());
     });
   }
 

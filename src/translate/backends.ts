@@ -23,8 +23,19 @@ export interface ResolvedBackend {
 export interface ResolvedRoute {
   /** Per rule, per backendRef. */
   rules: ResolvedBackend[][];
+  /** Per rule, per RequestMirror filter: its cluster; undefined when its backendRef is invalid (not mirrored). */
+  mirrors: (string | undefined)[][];
   /** ResolvedRefs for every parent: the first failing backendRef's reason. */
   refs: Verdict;
+}
+
+/** Distinct cluster names a route uses: its backends' and its mirrors'. */
+export function clustersOf(backends: ResolvedRoute): string[] {
+  const names = new Set<string>();
+  for (const rule of backends.rules) for (const b of rule) if (b.cluster !== undefined) names.add(b.cluster);
+  for (const rule of backends.mirrors)
+    for (const cluster of rule) if (cluster !== undefined) names.add(cluster);
+  return [...names];
 }
 
 /** Memo per translation: many routes share a Service. */
@@ -124,15 +135,22 @@ export function resolveRouteBackends(
   const resolved = resolveUncached(route, lookup, table, memo?.clusters);
   if (memo !== undefined) {
     const clusters: ResolvedCluster[] = [];
-    for (const rule of resolved.rules) {
-      for (const b of rule) {
-        const c = b.cluster === undefined ? undefined : table.get(b.cluster);
-        if (c !== undefined) clusters.push(c);
-      }
+    for (const name of clustersOf(resolved)) {
+      const c = table.get(name);
+      if (c !== undefined) clusters.push(c);
     }
     memo.backends.set(route, { lookup, resolved, clusters });
   }
   return resolved;
+}
+
+/** What a backendRef and a RequestMirror's backendRef have in common: a Service port, perhaps elsewhere. */
+interface ServiceReference {
+  group: string;
+  kind: string;
+  name: string;
+  namespace?: string;
+  port?: number;
 }
 
 function resolveUncached(
@@ -143,44 +161,58 @@ function resolveUncached(
 ): ResolvedRoute {
   let refs: Verdict = { ok: true, reason: 'ResolvedRefs', message: 'Resolved all references' };
   const routeNs = route.metadata.namespace ?? '';
-  const rules = route.spec.rules.map((rule, i) =>
-    rule.backendRefs.map((b, k): ResolvedBackend => {
-      const fail = (reason: string, message: string): ResolvedBackend => {
-        const text = `spec.rules[${i}].backendRefs[${k}]: ${message}`;
-        // The reason is the first failure's; the message lists them all.
-        refs = refs.ok
-          ? { ok: false, reason, message: text }
-          : { ...refs, message: `${refs.message}; ${text}` };
-        return { weight: b.weight };
-      };
-      if (b.group !== '' || b.kind !== 'Service') {
-        return fail('InvalidKind', `unsupported backend kind ${b.group === '' ? 'core' : b.group}/${b.kind}`);
-      }
-      const ns = b.namespace ?? routeNs;
-      const id = `${ns}/${b.name}`;
-      const permitted = referenceGranted(lookup, {
-        fromGroup: GATEWAY_API_GROUP,
-        fromKind: route.kind,
-        fromNamespace: routeNs,
-        toGroup: '',
-        toKind: 'Service',
-        toNamespace: ns,
-        toName: b.name,
-      });
-      if (!permitted)
-        return fail(
-          'RefNotPermitted',
-          `Service ${id} is in another namespace and no ReferenceGrant allows it`,
+  /** The cluster a reference names, or undefined with the failure added to `refs`. */
+  const clusterOf = (b: ServiceReference, field: string): string | undefined => {
+    const fail = (reason: string, message: string): undefined => {
+      const text = `${field}: ${message}`;
+      // The reason is the first failure's; the message lists them all.
+      refs = refs.ok
+        ? { ok: false, reason, message: text }
+        : { ...refs, message: `${refs.message}; ${text}` };
+      return undefined;
+    };
+    if (b.group !== '' || b.kind !== 'Service') {
+      return fail('InvalidKind', `unsupported backend kind ${b.group === '' ? 'core' : b.group}/${b.kind}`);
+    }
+    const ns = b.namespace ?? routeNs;
+    const id = `${ns}/${b.name}`;
+    const permitted = referenceGranted(lookup, {
+      fromGroup: GATEWAY_API_GROUP,
+      fromKind: route.kind,
+      fromNamespace: routeNs,
+      toGroup: '',
+      toKind: 'Service',
+      toNamespace: ns,
+      toName: b.name,
+    });
+    if (!permitted)
+      return fail('RefNotPermitted', `Service ${id} is in another namespace and no ReferenceGrant allows it`);
+    const service = lookup.services.get(id);
+    if (service === undefined) return fail('BackendNotFound', notFound(lookup, 'Service', ns, b.name));
+    const port = b.port ?? 0;
+    const servicePort = service.spec.ports.find((p) => p.port === port);
+    if (servicePort === undefined) return fail('BackendNotFound', `Service ${id} has no port ${port}`);
+    // gRPC is HTTP/2 end to end: a GRPCRoute's backends are h2c whatever their port's appProtocol says.
+    const protocol = route.kind === 'GRPCRoute' ? 'h2c' : portProtocol(servicePort.appProtocol);
+    return resolveCluster(service, port, protocol, lookup, table, previous);
+  };
+  const rules: ResolvedBackend[][] = [];
+  const mirrors: (string | undefined)[][] = [];
+  route.spec.rules.forEach((rule, i) => {
+    rules.push(
+      rule.backendRefs.map((b, k): ResolvedBackend => {
+        const cluster = clusterOf(b, `spec.rules[${i}].backendRefs[${k}]`);
+        return cluster === undefined ? { weight: b.weight } : { weight: b.weight, cluster };
+      }),
+    );
+    const ruleMirrors: (string | undefined)[] = [];
+    rule.filters.forEach((f, j) => {
+      if (f.type === 'RequestMirror' && f.requestMirror !== undefined)
+        ruleMirrors.push(
+          clusterOf(f.requestMirror.backendRef, `spec.rules[${i}].filters[${j}].requestMirror.backendRef`),
         );
-      const service = lookup.services.get(id);
-      if (service === undefined) return fail('BackendNotFound', notFound(lookup, 'Service', ns, b.name));
-      const port = b.port ?? 0;
-      const servicePort = service.spec.ports.find((p) => p.port === port);
-      if (servicePort === undefined) return fail('BackendNotFound', `Service ${id} has no port ${port}`);
-      // gRPC is HTTP/2 end to end: a GRPCRoute's backends are h2c whatever their port's appProtocol says.
-      const protocol = route.kind === 'GRPCRoute' ? 'h2c' : portProtocol(servicePort.appProtocol);
-      return { weight: b.weight, cluster: resolveCluster(service, port, protocol, lookup, table, previous) };
-    }),
-  );
-  return { rules, refs };
+    });
+    mirrors.push(ruleMirrors);
+  });
+  return { rules, mirrors, refs };
 }

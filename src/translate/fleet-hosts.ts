@@ -2,13 +2,21 @@
 // routes, a VirtualHost from its contributing routes, and the bookkeeping that lets an edit touch only the
 // VirtualHosts it changes (its state: fleet-build-state.ts).
 import type { RouteObject } from '../api/route-kinds.js';
-import type { Cluster, ClusterEndpoints, Route, RouteAction, VirtualHost } from '../ir/fleet-config.js';
-import type { ClusterTable, ResolvedCluster, ResolvedRoute } from './backends.js';
+import type {
+  Cluster,
+  ClusterEndpoints,
+  RequestMirror,
+  Route,
+  RouteAction,
+  VirtualHost,
+} from '../ir/fleet-config.js';
+import { type ClusterTable, clustersOf, type ResolvedCluster } from './backends.js';
 import type { HostState, RouteEntry } from './fleet-build-state.js';
 import { compareSpecificity, listenerServes, originalHostnameRank } from './hostnames.js';
 import type { ListenerState } from './listeners.js';
 import type { SnapshotLookup } from './lookup.js';
 import { comparePrecedence, type RankedRoute } from './precedence.js';
+import type { CompiledMirror } from './route-rules.js';
 import type { GatewayEntry, RouteState } from './routes.js';
 import type { TranslateMemos } from './types.js';
 
@@ -25,6 +33,19 @@ export interface FleetInput {
    * the same states): the update then looks at these, not at every attached route.
    */
   changed?: { removed: readonly RouteObject[]; added: readonly RouteObject[] };
+}
+
+/** A rule's mirrors with a valid backend (an invalid one is reported and left out) that mirror anything. */
+function requestMirrors(
+  compiled: readonly CompiledMirror[],
+  clusters: readonly (string | undefined)[],
+): RequestMirror[] {
+  const out: RequestMirror[] = [];
+  compiled.forEach((m, i) => {
+    const cluster = clusters[i];
+    if (cluster !== undefined && m.fraction > 0) out.push({ cluster, fraction: m.fraction });
+  });
+  return out;
 }
 
 function ruleActions(rs: RouteState): RouteAction[] {
@@ -48,6 +69,8 @@ function ruleActions(rs: RouteState): RouteAction[] {
     };
     if (rule.backendTimeoutMs !== undefined) action.backendTimeoutMs = rule.backendTimeoutMs;
     if (rule.retry !== undefined) action.retry = rule.retry;
+    const mirrors = requestMirrors(rule.mirrors, rs.backends.mirrors[rule.index] ?? []);
+    if (mirrors.length > 0) action.mirrors = mirrors;
     return action;
   });
 }
@@ -127,16 +150,9 @@ export function hostVirtualHost(
     : { name: host.name, listener: host.listener, hostname: host.hostname, routes };
 }
 
-/** Distinct cluster names a route's backends use. */
 /** A route's entry through one listener, before the hosts it serves are known. */
 export function routeEntry(listener: number, rs: RouteState, hostnames: string[]): RouteEntry {
   return { listener, rs, hostnames, targets: [], clusters: clustersOf(rs.backends) };
-}
-
-export function clustersOf(backends: ResolvedRoute): string[] {
-  const names = new Set<string>();
-  for (const rule of backends.rules) for (const b of rule) if (b.cluster !== undefined) names.add(b.cluster);
-  return [...names];
 }
 
 export function byName<T extends { name: string }>(a: T, b: T): number {

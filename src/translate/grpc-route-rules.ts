@@ -47,7 +47,7 @@ export function compileGrpcRoute(route: GRPCRoute): CompiledRoute {
     // No matches: every gRPC request.
     const matches = rule.matches.length === 0 ? [{ headers: [] }] : rule.matches;
     const compiled = matches.map((m, j) => compileMatch(m, `${at}.matches[${j}]`, unsupported));
-    const { filters } = compileFilters(rule.filters, `${at}.filters`, unsupported, true);
+    const { filters, mirrors } = compileFilters(rule.filters, `${at}.filters`, unsupported, true);
     const backendFilters = rule.backendRefs.map(
       (b, k) => compileFilters(b.filters, `${at}.backendRefs[${k}].filters`, unsupported, false).filters,
     );
@@ -55,6 +55,7 @@ export function compileGrpcRoute(route: GRPCRoute): CompiledRoute {
       index: i,
       matches: compiled.map((c) => c.match),
       filters,
+      mirrors,
       backendFilters,
       timeoutMs: GRPC_ROUTE_TIMEOUT_MS,
       grpcRanks: compiled.map((c) => c.rank),

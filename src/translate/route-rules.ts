@@ -1,7 +1,13 @@
 // An HTTPRoute's rules in fleet-config terms (matches, filters, redirect, timeouts), and the pieces GRPCRoute
 // rules share with them (header matches, filters, hostnames): pure functions of the route alone.
 import { isIP } from 'node:net';
-import type { CORSFilter, HTTPRoute, HTTPRouteFilter, HTTPRouteMatch } from '../api/http-route.js';
+import type {
+  CORSFilter,
+  HTTPRoute,
+  HTTPRouteFilter,
+  HTTPRouteMatch,
+  RequestMirror,
+} from '../api/http-route.js';
 import { durationMs } from '../api/semantic-rules.js';
 import {
   corsOriginProblem,
@@ -25,10 +31,19 @@ import {
 } from '../ir/fleet-config.js';
 import type { GrpcMatchRank } from './grpc-method-path.js';
 
+/** A RequestMirror filter of a rule: its backend (resolved with the rule's backendRefs) and its share. */
+export interface CompiledMirror {
+  backendRef: RequestMirror['backendRef'];
+  /** Of requests, the share mirrored: 0 to 1 (percent / 100, or numerator / denominator). */
+  fraction: number;
+}
+
 export interface CompiledRule {
   index: number;
   matches: RouteMatch[];
   filters: RouteFilter[];
+  /** RequestMirror filters, in order: each gets a copy of (its share of) the requests the rule forwards. */
+  mirrors: CompiledMirror[];
   /** Per backendRef, its own filters. */
   backendFilters: RouteFilter[][];
   redirect?: RedirectAction;
@@ -143,8 +158,9 @@ export function compileFilters(
   at: string,
   unsupported: string[],
   allowRedirect: boolean,
-): { filters: RouteFilter[]; redirect?: RedirectAction } {
+): { filters: RouteFilter[]; mirrors: CompiledMirror[]; redirect?: RedirectAction } {
   const out: RouteFilter[] = [];
+  const mirrors: CompiledMirror[] = [];
   let redirect: RedirectAction | undefined;
   filters.forEach((f, i) => {
     const field = `${at}[${i}]`;
@@ -184,13 +200,22 @@ export function compileFilters(
         checkPathModifier(redirect.path, `${field}.requestRedirect.path`, unsupported);
       }
       if (r.port !== undefined) redirect.port = r.port;
+    } else if (f.type === 'RequestMirror' && f.requestMirror !== undefined && allowRedirect) {
+      mirrors.push({ backendRef: f.requestMirror.backendRef, fraction: mirrorFraction(f.requestMirror) });
     } else {
       unsupported.push(
         `${at}[${i}].type: filter ${f.type} is not supported${allowRedirect ? '' : ' on a backendRef'}`,
       );
     }
   });
-  return redirect === undefined ? { filters: out } : { filters: out, redirect };
+  return redirect === undefined ? { filters: out, mirrors } : { filters: out, mirrors, redirect };
+}
+
+/** Neither percent nor fraction: every request is mirrored. */
+function mirrorFraction(m: RequestMirror): number {
+  if (m.percent !== undefined) return m.percent / 100;
+  if (m.fraction !== undefined) return Math.min(1, m.fraction.numerator / m.fraction.denominator);
+  return 1;
 }
 
 /** A `spec.hostnames[i]: …` problem per hostname that is an IP address. */
@@ -233,7 +258,7 @@ export function compileHttpRoute(route: HTTPRoute): CompiledRoute {
   const rules = route.spec.rules.map((rule, i): CompiledRule => {
     const at = `spec.rules[${i}]`;
     const matches = rule.matches.map((m, j) => compileMatch(m, `${at}.matches[${j}]`, unsupported));
-    const { filters, redirect } = compileFilters(rule.filters, `${at}.filters`, unsupported, true);
+    const { filters, mirrors, redirect } = compileFilters(rule.filters, `${at}.filters`, unsupported, true);
     const backendFilters = rule.backendRefs.map(
       (b, k) => compileFilters(b.filters, `${at}.backendRefs[${k}].filters`, unsupported, false).filters,
     );
@@ -250,6 +275,7 @@ export function compileHttpRoute(route: HTTPRoute): CompiledRoute {
       index: i,
       matches,
       filters,
+      mirrors,
       backendFilters,
       timeoutMs:
         request === undefined ? DEFAULT_ROUTE_TIMEOUT_MS : (durationMs(request) ?? DEFAULT_ROUTE_TIMEOUT_MS),

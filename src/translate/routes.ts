@@ -353,7 +353,7 @@ function attachRoute(route: RouteObject, ctx: AttachContext, memo: BackendMemo |
   return {
     route,
     compiled,
-    backends: backends ?? { rules: [], refs: { ok: true, reason: '', message: '' } },
+    backends: backends ?? { rules: [], mirrors: [], refs: { ok: true, reason: '', message: '' } },
     parents,
     attachedTo,
   };

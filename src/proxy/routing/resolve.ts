@@ -46,6 +46,8 @@ export interface ForwardPlan {
   responseModifiers: HeaderModifier[];
   /** Filters set request headers or the path from configuration: check them before sending. */
   configuredRequest: boolean;
+  /** Copies to send (RequestMirror filters whose share drew this request, with an endpoint); undefined: none. */
+  mirrors: ForwardPlan[] | undefined;
 }
 
 /** For a retry on another connection: the next endpoint of the plan's cluster. */
@@ -116,22 +118,65 @@ export function resolveRequest(
   if (cluster === undefined || endpoint === undefined)
     return { kind: 'local', routeName: route.name, status: 503, flag: 'no_healthy_upstream' };
 
+  const target = path === rawPath ? url : path + search;
   const plan: ForwardPlan = {
     kind: 'forward',
     routeName: route.name,
     action,
     cluster,
     endpoint,
-    target: path === rawPath ? url : path + search,
+    target,
     requestModifiers: NO_MODIFIERS,
     hostRewrite: undefined,
     responseModifiers: NO_MODIFIERS,
     configuredRequest: false,
+    mirrors: undefined,
   };
   const filters = filtersFor(route, backend);
   if (filters.length > 0) applyFilters(plan, filters, route, path, search, req.rawHeaders);
+  if (action.mirrors !== undefined)
+    plan.mirrors = mirrorPlans(rt, snapshot, plan, route, { target, path, search });
   return plan;
 }
+
+/**
+ * The copies this request sends: one per RequestMirror its share drew (`Math.random`, so a share holds over many
+ * requests), to one endpoint of the mirror's cluster, with the route's filters only (not its backend's).
+ */
+function mirrorPlans(
+  rt: Balancing,
+  snapshot: Snapshot,
+  plan: ForwardPlan,
+  route: Route,
+  request: { target: string; path: string; search: string },
+): ForwardPlan[] | undefined {
+  let out: ForwardPlan[] | undefined;
+  for (const m of plan.action.mirrors!) {
+    if (m.fraction < 1 && Math.random() >= m.fraction) continue;
+    const cluster = snapshot.clusters.get(m.cluster);
+    const endpoint = cluster && pickEndpoint(cluster, rt.options.loadBalancing, rt.activeByEndpoint);
+    if (cluster === undefined || endpoint === undefined) continue;
+    const mirror: ForwardPlan = {
+      ...plan,
+      cluster,
+      endpoint,
+      target: request.target,
+      requestModifiers: NO_MODIFIERS,
+      hostRewrite: undefined,
+      responseModifiers: NO_MODIFIERS,
+      configuredRequest: false,
+      mirrors: undefined,
+    };
+    if (route.filters.length > 0)
+      applyFilters(mirror, route.filters, route, request.path, request.search, NO_HEADERS);
+    if (out === undefined) out = [mirror];
+    else out.push(mirror);
+  }
+  return out;
+}
+
+/** A mirror's answer is never read: no CORS request facts are needed to build its filters. */
+const NO_HEADERS: readonly string[] = [];
 
 /** The route's CORS filter's policy, if it has one. */
 function corsPolicy(route: Route): CorsPolicy | undefined {

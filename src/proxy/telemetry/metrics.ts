@@ -45,6 +45,8 @@ export interface MetricsSnapshot {
   upstreamErrors: [string, number][];
   /** Cluster → requests sent again by a route's retry policy. */
   upstreamRetries: [string, number][];
+  /** `<cluster>\u0000<outcome>` → request copies of RequestMirror filters. */
+  upstreamMirrors: [string, number][];
   connections: [string, number][];
   /** Listener → connections closed at accept because the listener had maxConnections open. */
   refusedConnections: [string, number][];
@@ -55,6 +57,8 @@ export interface MetricsSnapshot {
   spans: { exported: number; dropped: number };
 }
 
+export type MirrorOutcome = 'answered' | 'failed' | 'skipped';
+
 export interface ProxyMetrics {
   /**
    * A new config: series of listeners, routes and clusters not in it are dropped (at the next render) and no new
@@ -64,6 +68,8 @@ export interface ProxyMetrics {
   request(listener: string, route: string, code: number, seconds: number): void;
   upstreamError(cluster: string, kind: string): void;
   upstreamRetry(cluster: string): void;
+  /** A RequestMirror copy: `answered` (any status), `failed` (no answer in time), `skipped` (body not held whole). */
+  upstreamMirror(cluster: string, outcome: MirrorOutcome): void;
   connectionOpened(listener: string): void;
   connectionRefused(listener: string): void;
   connectionClosed(listener: string): void;
@@ -90,6 +96,7 @@ class ProxyMetricsTable implements ProxyMetrics {
   private readonly stats = new Map<string, Map<string, RouteStats>>();
   private readonly upstreamErrors = new Map<string, number>();
   private readonly upstreamRetries = new Map<string, number>();
+  private readonly upstreamMirrors = new Map<string, number>();
   private readonly connections = new Map<string, number>();
   private readonly refusedConnections = new Map<string, number>();
   private accepted = 0;
@@ -147,6 +154,11 @@ class ProxyMetricsTable implements ProxyMetrics {
     bump(this.upstreamRetries, cluster);
   }
 
+  upstreamMirror(cluster: string, outcome: MirrorOutcome): void {
+    if (this.live()?.clusters.has(cluster) === false) return;
+    bump(this.upstreamMirrors, `${cluster}\u0000${outcome}`);
+  }
+
   connectionOpened(listener: string): void {
     this.accepted++;
     bump(this.connections, listener);
@@ -186,6 +198,7 @@ class ProxyMetricsTable implements ProxyMetrics {
       routes,
       upstreamErrors: [...this.upstreamErrors],
       upstreamRetries: [...this.upstreamRetries],
+      upstreamMirrors: [...this.upstreamMirrors],
       connections: [...this.connections],
       refusedConnections: [...this.refusedConnections],
       accepted: this.accepted,
@@ -222,8 +235,10 @@ class ProxyMetricsTable implements ProxyMetrics {
       }
       for (const route of routes.keys()) if (!this.isLive(listener, route)) routes.delete(route);
     }
-    for (const key of this.upstreamErrors.keys()) {
-      if (!names.clusters.has(key.slice(0, key.indexOf('\u0000')))) this.upstreamErrors.delete(key);
+    for (const counts of [this.upstreamErrors, this.upstreamMirrors]) {
+      for (const key of counts.keys()) {
+        if (!names.clusters.has(key.slice(0, key.indexOf('\u0000')))) counts.delete(key);
+      }
     }
     for (const cluster of this.upstreamRetries.keys()) {
       if (!names.clusters.has(cluster)) this.upstreamRetries.delete(cluster);
@@ -244,6 +259,7 @@ export function emptyMetrics(): MetricsSnapshot {
     routes: [],
     upstreamErrors: [],
     upstreamRetries: [],
+    upstreamMirrors: [],
     connections: [],
     refusedConnections: [],
     accepted: 0,
@@ -257,6 +273,7 @@ export function mergeMetrics(snapshots: readonly MetricsSnapshot[]): MetricsSnap
   const routes = new Map<string, MetricsSnapshot['routes'][number]>();
   const upstreamErrors = new Map<string, number>();
   const upstreamRetries = new Map<string, number>();
+  const upstreamMirrors = new Map<string, number>();
   const connections = new Map<string, number>();
   const refusedConnections = new Map<string, number>();
   let accepted = 0;
@@ -283,6 +300,7 @@ export function mergeMetrics(snapshots: readonly MetricsSnapshot[]): MetricsSnap
     }
     addInto(upstreamErrors, s.upstreamErrors);
     addInto(upstreamRetries, s.upstreamRetries);
+    addInto(upstreamMirrors, s.upstreamMirrors);
     addInto(connections, s.connections);
     addInto(refusedConnections, s.refusedConnections);
     accepted += s.accepted;
@@ -292,6 +310,7 @@ export function mergeMetrics(snapshots: readonly MetricsSnapshot[]): MetricsSnap
     routes: [...routes.values()],
     upstreamErrors: [...upstreamErrors],
     upstreamRetries: [...upstreamRetries],
+    upstreamMirrors: [...upstreamMirrors],
     connections: [...connections],
     refusedConnections: [...refusedConnections],
     accepted,
@@ -348,6 +367,17 @@ export function renderMetrics(snapshot: MetricsSnapshot): string {
       'counter',
       'Requests sent again by a route retry policy, by cluster.',
       [...snapshot.upstreamRetries].map(([cluster, n]) => [{ cluster }, n] as const),
+    ),
+  );
+  out.push(
+    ...family(
+      'portico_upstream_mirrors_total',
+      'counter',
+      'Request copies of RequestMirror filters, by mirror cluster and outcome (answered, failed, skipped).',
+      [...snapshot.upstreamMirrors].map(([key, n]) => {
+        const [cluster = '', outcome = ''] = key.split('\u0000');
+        return [{ cluster, outcome }, n] as const;
+      }),
     ),
   );
   out.push(
