@@ -16,6 +16,35 @@ export const SecretObjectReferenceSchema = Type.Object({
   namespace: Type.Optional(Type.String({ minLength: 1 })),
 });
 
+/** A client certificate check of an HTTPS listener's port (Gateway `spec.tls.frontend`). */
+const FrontendTLSConfigSchema = Type.Object({
+  validation: Type.Optional(
+    Type.Object({
+      // ObjectReference: a ConfigMap with `ca.crt` (Core); a namespace needs a ReferenceGrant.
+      caCertificateRefs: Type.Array(
+        Type.Object({
+          group: Type.String({ maxLength: 253 }),
+          kind: Type.String({ minLength: 1, maxLength: 63 }),
+          name: Type.String({ minLength: 1, maxLength: 253 }),
+          namespace: Type.Optional(Type.String({ minLength: 1, maxLength: 63 })),
+        }),
+        { minItems: 1, maxItems: 16 },
+      ),
+      mode: Enum(['AllowValidOnly', 'AllowInsecureFallback'] as const, { default: 'AllowValidOnly' }),
+    }),
+  ),
+});
+export type FrontendTLSConfig = Static<typeof FrontendTLSConfigSchema>;
+
+export const FrontendTLSSchema = Type.Object({
+  default: FrontendTLSConfigSchema,
+  perPort: Type.Array(
+    Type.Object({ port: Type.Integer({ minimum: 1, maximum: 65535 }), tls: FrontendTLSConfigSchema }),
+    { maxItems: 64, default: [] },
+  ),
+});
+export type FrontendTLS = Static<typeof FrontendTLSSchema>;
+
 export const RouteGroupKindSchema = Type.Object({
   group: Type.String({ default: 'gateway.networking.k8s.io' }),
   kind: Type.String({ minLength: 1 }),
@@ -114,7 +143,7 @@ export const GatewaySchema = Type.Object({
         backend: Type.Optional(
           Type.Object({ clientCertificateRef: Type.Optional(SecretObjectReferenceSchema) }),
         ),
-        frontend: Unimplemented(),
+        frontend: Type.Optional(FrontendTLSSchema),
       }),
     ),
     backendTLS: Unimplemented(),

@@ -8,7 +8,7 @@ import type { ListenerSet } from './listener-set.js';
 import type { FieldError } from './schema-errors.js';
 
 export function semanticErrors(o: ApiObject): FieldError[] {
-  if (o.kind === 'Gateway') return listenerErrors(o.spec.listeners);
+  if (o.kind === 'Gateway') return [...listenerErrors(o.spec.listeners), ...frontendErrors(o)];
   if (o.kind === 'ListenerSet') return listenerErrors(o.spec.listeners);
   if (o.kind === 'HTTPRoute') return httpRouteErrors(o);
   if (o.kind === 'GRPCRoute') return grpcRouteErrors(o);
@@ -27,6 +27,21 @@ function isEmpty(map: Record<string, string> | undefined): boolean {
 }
 
 /** The listener rules a Gateway's and a ListenerSet's CRD both enforce. */
+/** The CRD's rule on `spec.tls.frontend.perPort`: one entry per port. */
+function frontendErrors(g: Gateway): FieldError[] {
+  const errors: FieldError[] = [];
+  const seen = new Set<number>();
+  (g.spec.tls?.frontend?.perPort ?? []).forEach((p, i) => {
+    if (seen.has(p.port))
+      errors.push({
+        path: ['spec', 'tls', 'frontend', 'perPort', i, 'port'],
+        message: 'Port for TLS configuration must be unique within the Gateway',
+      });
+    seen.add(p.port);
+  });
+  return errors;
+}
+
 function listenerErrors(
   listeners: Gateway['spec']['listeners'] | ListenerSet['spec']['listeners'],
 ): FieldError[] {

@@ -78,6 +78,19 @@ export interface ListenerTls {
    * wildcard, longest wildcard first) wins; an entry with hostname `*` is the default for any SNI.
    */
   certificates: TlsCertificateChoice[];
+  /** Present when the Gateway asks for client certificates on this port (`spec.tls.frontend`). */
+  clientValidation?: ClientValidation;
+}
+
+/**
+ * How the proxy checks client certificates in the TLS handshake, before any request is read: `AllowValidOnly`
+ * refuses a client without a certificate that leads to `caPem`; `AllowInsecureFallback` asks for one and lets
+ * every client in.
+ */
+export interface ClientValidation {
+  /** PEM CA certificates the client's chain must lead to. */
+  caPem: string;
+  mode: 'AllowValidOnly' | 'AllowInsecureFallback';
 }
 
 export interface TlsCertificateChoice {

@@ -213,7 +213,12 @@ const RESOURCE_CHECKS: Record<FleetResourceType, Check> = {
       protocol: oneOf('HTTP', 'HTTPS'),
       gatewayListeners: list(object({ gateway: str, listener: str })),
       tls: optional(
-        object({ certificates: list(object({ hostnames: list(nonEmpty), secrets: list(nonEmpty) })) }),
+        object({
+          certificates: list(object({ hostnames: list(nonEmpty), secrets: list(nonEmpty) })),
+          clientValidation: optional(
+            object({ caPem: nonEmpty, mode: oneOf('AllowValidOnly', 'AllowInsecureFallback') }),
+          ),
+        }),
       ),
     })(v, p);
     const l = v as { protocol: string; tls?: unknown };

@@ -7,6 +7,7 @@ import { type ClientServer, createClientServer } from './downstream/client-serve
 import { createH2Listener } from './downstream/h2/server.js';
 import {
   type CertificateTable,
+  clientCertificateRequest,
   misdirectedHost,
   selectCertificate,
   sessionOptions,
@@ -29,6 +30,8 @@ export interface BoundListener {
   defaultCertificate?: string;
   /** HTTPS only: whether the default context resumes sessions (CertificateTable.resumable). */
   resumable?: boolean;
+  /** HTTPS only: the client certificate check the server was last set up with. */
+  clientValidation?: CertificateTable['clientValidation'];
 }
 
 /** The answer to an upgrade for a host the connection's certificate was not chosen for. */
@@ -63,6 +66,7 @@ function createListenerServer(rt: ProxyRuntime, bound: Omit<BoundListener, 'serv
             cert: bound.certificates?.fallbackSecret.certificatePem,
             key: bound.certificates?.fallbackSecret.privateKeyPem,
             ...sessionOptions(bound.certificates),
+            ...clientCertificateRequest(bound.certificates),
             SNICallback: (serverName, done) => {
               const table = bound.certificates;
               if (table === undefined) done(new PorticoError('E_CERTIFICATE', 'no certificates'));
@@ -106,6 +110,7 @@ export async function bindListener(
     certificates,
     defaultCertificate: certificates?.fallbackSecret.certificatePem,
     resumable: certificates?.resumable,
+    clientValidation: certificates?.clientValidation,
   } satisfies Omit<BoundListener, 'server'> as BoundListener;
   const server = createListenerServer(rt, bound);
   bound.server = server;
@@ -131,11 +136,25 @@ export async function bindListener(
   return bound;
 }
 
-/** Installs new certificates; the default context is rebuilt only when its certificate or resumability changed. */
+/**
+ * Installs new certificates; the default context is rebuilt only when its certificate, resumability or client
+ * check changed. Connections already open keep the check they were accepted with.
+ */
 export function updateCertificates(bound: BoundListener, certificates: CertificateTable): void {
   bound.certificates = certificates;
   const secret = certificates.fallbackSecret;
-  if (bound.defaultCertificate !== secret.certificatePem || bound.resumable !== certificates.resumable) {
+  const validation = certificates.clientValidation;
+  const validationChanged =
+    bound.clientValidation?.caPem !== validation?.caPem || bound.clientValidation?.mode !== validation?.mode;
+  if (validationChanged) {
+    bound.server.requestClientCertificates(clientCertificateRequest(certificates));
+    bound.clientValidation = validation;
+  }
+  if (
+    validationChanged ||
+    bound.defaultCertificate !== secret.certificatePem ||
+    bound.resumable !== certificates.resumable
+  ) {
     bound.server.setSecureContext({
       cert: secret.certificatePem,
       key: secret.privateKeyPem,

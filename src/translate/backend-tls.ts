@@ -5,6 +5,7 @@ import type { BackendTLSPolicy } from '../api/backend-tls-policy.js';
 import type { ConfigMap, Service } from '../api/core.js';
 import { GATEWAY_API_GROUP } from '../api/gateway-class.js';
 import type { ClusterTls, FleetConfig } from '../ir/fleet-config.js';
+import { caBundle } from './ca-bundles.js';
 import { condition } from './conditions.js';
 import { byAge, byNsName, nsName } from './object-order.js';
 import type { ObjectStatus } from './types.js';
@@ -31,14 +32,6 @@ function targetKey(namespace: string, service: string, section: string | undefin
   return section === undefined || section === ''
     ? `${namespace}/${service}`
     : `${namespace}/${service}#${section}`;
-}
-
-/** A CA bundle's first problem, or undefined when it holds at least one PEM certificate. */
-function caProblem(pem: string | undefined): string | undefined {
-  if (pem === undefined) return 'has no key ca.crt';
-  if (!/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/.test(pem))
-    return 'ca.crt holds no PEM certificate';
-  return undefined;
 }
 
 function verdictOf(policy: BackendTLSPolicy, configMaps: Map<string, ConfigMap>): PolicyVerdict {
@@ -71,49 +64,28 @@ function verdictOf(policy: BackendTLSPolicy, configMaps: Map<string, ConfigMap>)
       tls,
     };
   }
-  const bundles: string[] = [];
-  const problems: { reason: string; message: string }[] = [];
-  refs.forEach((ref, i) => {
-    const at = `spec.validation.caCertificateRefs[${i}]`;
-    if (ref.group !== '' || ref.kind !== 'ConfigMap') {
-      const kind = ref.group === '' ? ref.kind : `${ref.group}/${ref.kind}`;
-      problems.push({ reason: 'InvalidKind', message: `${at}: unsupported kind ${kind} (only ConfigMap)` });
-      return;
-    }
-    const configMap = configMaps.get(`${ns}/${ref.name}`);
-    if (configMap === undefined) {
-      problems.push({
-        reason: 'InvalidCACertificateRef',
-        message: `${at}: ConfigMap ${ns}/${ref.name} not found`,
-      });
-      return;
-    }
-    const pem = configMap.data['ca.crt'];
-    const problem = caProblem(pem);
-    if (problem !== undefined) {
-      problems.push({
-        reason: 'InvalidCACertificateRef',
-        message: `${at}: ConfigMap ${ns}/${ref.name} ${problem}`,
-      });
-      return;
-    }
-    bundles.push(pem!.trim());
-  });
-  if (problems.length === 0) {
+  // A BackendTLSPolicy's references are local: another namespace is never named, so no grant is asked.
+  const bundle = caBundle(refs, 'spec.validation.caCertificateRefs', ns, configMaps, () => false);
+  if (bundle.problems.length === 0) {
     return {
       policy,
       accepted: { ok: true, reason: 'Accepted', message: 'Accepted' },
       resolvedRefs: { ok: true, reason: 'ResolvedRefs', message: 'Resolved all references' },
-      tls: { ...tls, caPem: `${bundles.join('\n')}\n` },
+      tls: { ...tls, caPem: bundle.pem! },
     };
   }
-  const message = problems.map((p) => p.message).join('; ');
-  const resolvedRefs = { ok: false, reason: problems[0]!.reason, message };
+  const message = bundle.problems.map((p) => p.message).join('; ');
+  const first = bundle.problems[0]!;
+  const resolvedRefs = {
+    ok: false,
+    reason: first.kind === 'kind' ? 'InvalidKind' : 'InvalidCACertificateRef',
+    message,
+  };
   // Any invalid reference makes connections fail (the spec: connections using an invalid ref MUST fail).
   return {
     policy,
     accepted:
-      bundles.length === 0
+      bundle.pem === undefined
         ? { ok: false, reason: 'NoValidCACertificate', message }
         : { ok: true, reason: 'Accepted', message: 'Accepted' },
     resolvedRefs,

@@ -11,6 +11,7 @@ export const OWN_CONDITION_TYPES: ReadonlySet<string> = new Set([
   'ResolvedRefs',
   'Conflicted',
   'SupportedVersion',
+  'InsecureFrontendValidationMode',
 ]);
 
 export function condition(

@@ -9,6 +9,8 @@ const FEATURES: readonly string[] = [
   'GRPCRoute',
   'Gateway',
   'GatewayAddressEmpty',
+  'GatewayFrontendClientCertificateValidation',
+  'GatewayFrontendClientCertificateValidationInsecureFallback',
   'GatewayHTTPListenerIsolation',
   'GatewayHTTPSListenerDetectMisdirectedRequests',
   'GatewayPort8080',

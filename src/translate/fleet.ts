@@ -40,7 +40,8 @@ function frameDeps(input: FleetInput, listeners: ListenerState[]): unknown[] {
     if (client !== undefined) deps.push(input.lookup.secrets.get(client));
   }
   for (const l of listeners) {
-    deps.push(`${l.gatewayKey}|${l.index}|${l.certificates.join(',')}`);
+    deps.push(`${l.gatewayKey}|${l.index}|${l.certificates.join(',')}|${l.clientValidation?.mode ?? ''}`);
+    deps.push(l.clientValidation?.caPem);
     for (const c of l.certificates) deps.push(input.lookup.secrets.get(c));
   }
   return deps;
@@ -293,6 +294,9 @@ function portListener(port: number, onPort: ListenerState[], usedSecrets: Set<st
       .map((l) => ({ hostnames: [l.spec.hostname ?? '*'], secrets: l.certificates }));
     for (const c of certificates) for (const s of c.secrets) usedSecrets.add(s);
     listener.tls = { certificates };
+    // Per port by the API; in a merged fleet, the oldest Gateway's on the port decides (as for certificates).
+    const validation = onPort.find((l) => l.clientValidation !== undefined)?.clientValidation;
+    if (validation !== undefined) listener.tls.clientValidation = validation;
   }
   return listener;
 }

@@ -6,9 +6,10 @@ import type { Gateway, Listener, RouteGroupKind } from '../api/gateway.js';
 import { GATEWAY_API_GROUP } from '../api/gateway-class.js';
 import type { ListenerSet } from '../api/listener-set.js';
 import { isRouteKind, ROUTE_KINDS, type RouteKind, type RouteObject } from '../api/route-kinds.js';
-import { type GatewayListenerRef, listenerSetFleetName } from '../ir/fleet-config.js';
+import { type ClientValidation, type GatewayListenerRef, listenerSetFleetName } from '../ir/fleet-config.js';
 import { certificateProblem } from './certificates.js';
 import type { Verdict } from './conditions.js';
+import { frontendValidation } from './frontend-validation.js';
 import { notFound, referenceGranted, type SnapshotLookup } from './lookup.js';
 import { nsName } from './object-order.js';
 import { tlsSecretPems } from './secrets.js';
@@ -33,6 +34,8 @@ export interface ListenerState {
   certificatesOk: boolean;
   /** `ns/name` of the TLS Secrets, in certificateRefs order. */
   certificates: string[];
+  /** HTTPS: the client certificate check the Gateway asks for on the listener's port (`spec.tls.frontend`). */
+  clientValidation?: ClientValidation;
   /** Routes attached (accepted) here: HTTPRoutes, then GRPCRoutes, each in namespace/name order, no duplicates. */
   attached: RouteObject[];
 }
@@ -245,14 +248,18 @@ function evaluateSpec(
       message: `unsupported route kinds: ${invalid.join(', ')}`,
     };
   } else if (certs.verdict !== undefined) resolvedRefs = certs.verdict;
-  return {
+  const frontend = l.protocol === 'HTTPS' ? frontendValidation(base.gateway, l.port, lookup) : {};
+  if (resolvedRefs.ok && frontend.resolvedRefs !== undefined) resolvedRefs = frontend.resolvedRefs;
+  const state: ListenerState = {
     ...base,
-    accepted: { ok: true, reason: 'Accepted', message: 'Accepted' },
+    accepted: frontend.accepted ?? { ok: true, reason: 'Accepted', message: 'Accepted' },
     resolvedRefs,
     supportedKinds: kinds,
     certificatesOk: certs.ok,
     certificates: certs.secrets,
   };
+  if (frontend.validation !== undefined) state.clientValidation = frontend.validation;
+  return state;
 }
 
 /**

@@ -1,5 +1,5 @@
 // Indexes over a snapshot, built once per translation: every lookup the rules need is a map access.
-import type { EndpointSlice, Secret, Service } from '../api/core.js';
+import type { ConfigMap, EndpointSlice, Secret, Service } from '../api/core.js';
 import type { DataPlaneProxy } from '../api/data-plane-proxy.js';
 import { objectId } from '../api/kinds.js';
 import type { ReferenceGrant } from '../api/reference-grant.js';
@@ -15,6 +15,8 @@ export interface SnapshotLookup {
   /** `ns/service` → its EndpointSlices, sorted by name. */
   slices: Map<string, EndpointSlice[]>;
   secrets: Map<string, Secret>;
+  /** ConfigMaps (their `ca.crt`) by `ns/name`: CA bundles for client certificate validation. */
+  configMaps: Map<string, ConfigMap>;
   grantsByNamespace: Map<string, ReferenceGrant[]>;
   dataPlaneProxies: Map<string, DataPlaneProxy>;
   /** BackendTLSPolicies by the Service (port) they hold, and each policy's verdict. */
@@ -44,6 +46,7 @@ export function buildLookup(s: ResourceSnapshot): SnapshotLookup {
     services: new Map(),
     slices: new Map(),
     secrets: new Map(),
+    configMaps: new Map(),
     grantsByNamespace: new Map(),
     dataPlaneProxies: new Map(),
     backendTls: indexBackendTlsPolicies(s.backendTlsPolicies, s.configMaps),
@@ -52,6 +55,7 @@ export function buildLookup(s: ResourceSnapshot): SnapshotLookup {
   for (const n of s.namespaces) l.namespaceLabels.set(n.metadata.name, n.metadata.labels ?? {});
   for (const svc of s.services) l.services.set(nsName(svc), svc);
   for (const sec of s.secrets) l.secrets.set(nsName(sec), sec);
+  for (const c of s.configMaps) l.configMaps.set(nsName(c), c);
   for (const d of s.dataPlaneProxies) l.dataPlaneProxies.set(nsName(d), d);
   for (const u of s.unusable) l.unusable.set(objectId(u.kind, u.name, u.namespace), u.reason);
   for (const g of s.referenceGrants) {

@@ -8,6 +8,7 @@ import type { DeployType } from '../ir/fleet-infra.js';
 import type { ClassState } from './classes.js';
 import { condition } from './conditions.js';
 import { supportedFeatures } from './features.js';
+import { insecureFrontend } from './frontend-validation.js';
 import { type ListenerState, listenerRef, ready } from './listeners.js';
 import { type GatewayEntry, type ListenerSetEntry, ownListeners, type RouteState } from './routes.js';
 import { supportedVersionVerdict } from './supported-version.js';
@@ -202,10 +203,16 @@ export function gatewayStatus(gw: GatewayEntry, dataPlane: DataPlaneState | unde
     status.addresses = fleet.addresses.map((a) => ({ type: a.type, value: a.value }));
   }
   const client = gw.backendClientCertificate?.verdict;
-  status.conditions =
-    client === undefined
-      ? [accepted, programmed]
-      : [accepted, programmed, condition('ResolvedRefs', client.ok, client.reason, client.message, gen)];
+  const conditions = [accepted, programmed];
+  if (client !== undefined)
+    conditions.push(condition('ResolvedRefs', client.ok, client.reason, client.message, gen));
+  // Said while any port lets clients without a valid certificate in; gone once none does.
+  if (insecureFrontend(g)) {
+    const message =
+      'Client certificate validation lets clients without a valid certificate in (AllowInsecureFallback)';
+    conditions.push(condition('InsecureFrontendValidationMode', true, 'ConfigurationChanged', message, gen));
+  }
+  status.conditions = conditions;
   status.listeners = own.map((l) => listenerStatus(l, gwProgrammed, fleet, gen));
   // Said by Gateways that admit ListenerSets: those with a listener that joined (Accepted=True).
   if ((g.spec.allowedListeners?.namespaces.from ?? 'None') !== 'None' || gw.listenerSets.length > 0) {

@@ -43,6 +43,8 @@ export interface ClientServer {
   closeAllConnections(): void;
   /** TLS only: the certificate for clients without a matching SNI name. */
   setSecureContext(options: SecureContextOptions): void;
+  /** TLS only: whether connections accepted from now on ask for a client certificate, and require a valid one. */
+  requestClientCertificates(request: { requestCert: boolean; rejectUnauthorized: boolean }): void;
 }
 
 export function createClientServer(options: ClientServerOptions): ClientServer {
@@ -125,6 +127,10 @@ export function createClientServer(options: ClientServerOptions): ClientServer {
     },
     setSecureContext(context) {
       (server as ReturnType<typeof createTlsServer>).setSecureContext(context);
+    },
+    requestClientCertificates(request) {
+      // Node's TLS server reads both for each connection it accepts (setSecureContext does not change them).
+      Object.assign(server, request);
     },
   };
 }

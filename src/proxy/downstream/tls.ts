@@ -2,7 +2,7 @@
 // reused across config swaps, so an unrelated change does not re-parse every key.
 import { constants } from 'node:crypto';
 import { createSecureContext, type SecureContext } from 'node:tls';
-import type { ListenerTls, TlsSecret } from '../../ir/fleet-config.js';
+import type { ClientValidation, ListenerTls, TlsSecret } from '../../ir/fleet-config.js';
 import { PorticoError } from '../../platform/errors.js';
 
 export interface CertificateTable {
@@ -19,30 +19,40 @@ export interface CertificateTable {
    * reaches it), so a session of one certificate would otherwise resume a handshake for another's name.
    */
   resumable: boolean;
+  /** The client certificate check of the port (`spec.tls.frontend`); undefined: no client certificate asked. */
+  clientValidation: ClientValidation | undefined;
 }
 
 export interface SecureContextCache {
-  get(secret: TlsSecret): SecureContext;
+  /** The context serving `secret`, verifying client certificates against `caPem` when given. */
+  get(secret: TlsSecret, caPem?: string): SecureContext;
   /** Forget contexts of secrets not in `keep`. */
   retain(keep: Iterable<TlsSecret>): void;
 }
 
 export function createSecureContextCache(): SecureContextCache {
-  const cache = new Map<string, { cert: string; key: string; context: SecureContext }>();
+  // By secret name, then by CA bundle ('' for none): a port that verifies clients needs contexts of its own.
+  const cache = new Map<string, Map<string, { cert: string; key: string; context: SecureContext }>>();
   return {
-    get(secret) {
-      const hit = cache.get(secret.name);
+    get(secret, caPem) {
+      const byCa = cache.get(secret.name) ?? new Map();
+      cache.set(secret.name, byCa);
+      const hit = byCa.get(caPem ?? '');
       if (hit !== undefined && hit.cert === secret.certificatePem && hit.key === secret.privateKeyPem) {
         return hit.context;
       }
       let context: SecureContext;
       try {
-        context = createSecureContext({ cert: secret.certificatePem, key: secret.privateKeyPem });
+        context = createSecureContext({
+          cert: secret.certificatePem,
+          key: secret.privateKeyPem,
+          ...(caPem === undefined ? {} : { ca: caPem }),
+        });
       } catch (error) {
         // The message never includes the key material, only what was wrong with it.
         throw new PorticoError('E_CERTIFICATE', `secret '${secret.name}': ${(error as Error).message}`);
       }
-      cache.set(secret.name, { cert: secret.certificatePem, key: secret.privateKeyPem, context });
+      byCa.set(caPem ?? '', { cert: secret.certificatePem, key: secret.privateKeyPem, context });
       return context;
     },
     retain(keep) {
@@ -66,7 +76,7 @@ export function compileCertificates(
     const name = choice.secrets[0];
     const secret = name === undefined ? undefined : secrets.get(name);
     if (secret === undefined) continue;
-    const context = cache.get(secret);
+    const context = cache.get(secret, tls.clientValidation?.caPem);
     served.add(context);
     first ??= { context, secret };
     for (const raw of choice.hostnames) {
@@ -85,15 +95,32 @@ export function compileCertificates(
     fallback: fallback.context,
     fallbackSecret: fallback.secret,
     resumable: served.size === 1,
+    clientValidation: tls.clientValidation,
   };
 }
 
 /**
  * The default context's options for a table: without session tickets when it serves several certificates
- * (see `resumable`). Node keeps no session-id cache of its own, so no ticket means no resumption at all.
+ * (see `resumable`), or checks client certificates (a resumed session skips the check, and would carry a
+ * client verified against an earlier CA bundle). Node keeps no session-id cache of its own, so no ticket means
+ * no resumption at all. With a client check, the default context verifies against its CA too.
  */
-export function sessionOptions(table: CertificateTable | undefined): { secureOptions: number } {
+export function sessionOptions(table: CertificateTable | undefined): { secureOptions: number; ca?: string } {
+  const validation = table?.clientValidation;
+  if (validation !== undefined) return { secureOptions: constants.SSL_OP_NO_TICKET, ca: validation.caPem };
   return { secureOptions: table === undefined || table.resumable ? 0 : constants.SSL_OP_NO_TICKET };
+}
+
+/**
+ * What a TLS server asks of each new connection's client: a certificate or none, and whether a handshake whose
+ * client certificate is missing or does not verify fails (AllowValidOnly) or goes on (AllowInsecureFallback).
+ */
+export function clientCertificateRequest(table: CertificateTable | undefined): {
+  requestCert: boolean;
+  rejectUnauthorized: boolean;
+} {
+  const mode = table?.clientValidation?.mode;
+  return { requestCert: mode !== undefined, rejectUnauthorized: mode === 'AllowValidOnly' };
 }
 
 function wildcardOf(

@@ -283,3 +283,33 @@ test('a status that differs from what is shown only by foreign conditions is not
   );
   assert.equal(requests.filter((r) => r.method === 'PATCH').length, 0);
 });
+
+test('a Gateway condition type Portico writes is its own: not kept as foreign, so never doubled, gone once unsaid', async () => {
+  const insecure = {
+    type: 'InsecureFrontendValidationMode',
+    status: 'True',
+    reason: 'ConfigurationChanged',
+    message: 'AllowInsecureFallback',
+    observedGeneration: 1,
+    lastTransitionTime: '2026-01-01T00:00:00Z',
+  };
+  const { client, requests } = fakeClient({
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    kind: 'Gateway',
+    metadata: { name: 'eg', namespace: 'apps', generation: 2, resourceVersion: '7' },
+    status: { conditions: [{ ...accepted, lastTransitionTime: '2026-01-01T00:00:00Z' }, insecure] },
+  });
+  const writer = createStatusWriter({ client, controllerName: OURS, onWrite: () => {} });
+  const now = { ...accepted, observedGeneration: 2, lastTransitionTime: '2026-02-01T00:00:00Z' };
+  const gateway = (conditions: unknown[]) => ({
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    kind: 'Gateway',
+    namespace: 'apps',
+    name: 'eg',
+    generation: 2,
+    status: { conditions },
+  });
+  await writer.write(gateway([now]), undefined);
+  const patch = requests.find((r) => r.method === 'PATCH');
+  assert.deepEqual((patch!.body as { status: { conditions: unknown[] } }).status.conditions, [now]);
+});
