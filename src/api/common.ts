@@ -26,6 +26,19 @@ export const ObjectMetaSchema = Type.Object({
 });
 
 /** A field the upstream schema declares and Portico does not implement: admitted (as the API server would), unread. */
+/** A Gateway API LocalObjectReference: an object in the referrer's namespace, by group, kind and name. */
+export const LocalObjectReferenceSchema = Type.Object({
+  group: Type.String({ maxLength: 253 }),
+  kind: Type.String({ minLength: 1, maxLength: 63 }),
+  name: Type.String({ minLength: 1, maxLength: 253 }),
+});
+
+/** A Gateway API ObjectReference: a LocalObjectReference that may name another namespace. */
+export const ObjectReferenceSchema = Type.Object({
+  ...LocalObjectReferenceSchema.properties,
+  namespace: Type.Optional(Type.String({ minLength: 1, maxLength: 63 })),
+});
+
 export const Unimplemented = () => Type.Optional(Type.Unknown());
 export type ObjectMeta = Static<typeof ObjectMetaSchema>;
 

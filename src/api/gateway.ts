@@ -6,6 +6,7 @@ import {
   HOSTNAME_PATTERN,
   LabelSelectorSchema,
   ObjectMetaSchema,
+  ObjectReferenceSchema,
   Unimplemented,
 } from './common.js';
 
@@ -21,15 +22,7 @@ const FrontendTLSConfigSchema = Type.Object({
   validation: Type.Optional(
     Type.Object({
       // ObjectReference: a ConfigMap with `ca.crt` (Core); a namespace needs a ReferenceGrant.
-      caCertificateRefs: Type.Array(
-        Type.Object({
-          group: Type.String({ maxLength: 253 }),
-          kind: Type.String({ minLength: 1, maxLength: 63 }),
-          name: Type.String({ minLength: 1, maxLength: 253 }),
-          namespace: Type.Optional(Type.String({ minLength: 1, maxLength: 63 })),
-        }),
-        { minItems: 1, maxItems: 16 },
-      ),
+      caCertificateRefs: Type.Array(ObjectReferenceSchema, { minItems: 1, maxItems: 16 }),
       mode: Enum(['AllowValidOnly', 'AllowInsecureFallback'] as const, { default: 'AllowValidOnly' }),
     }),
   ),
