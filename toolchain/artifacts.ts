@@ -19,6 +19,9 @@ export const HOST_PACKAGES = [
   'conntrack',
   'libseccomp-dev',
   'pkg-config',
+  // Real servers the tests run: Redis for global rate limits, HAProxy as a PROXY protocol sender.
+  'redis-server',
+  'haproxy',
 ];
 export const RUNC_VERSION = 'v1.5.2';
 export const HELM_VERSION = 'v4.3.1';
