@@ -68,12 +68,13 @@ const PROXY = join(SRC, 'proxy');
  */
 const PROXY_MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
   wire: [],
+  limits: [],
   telemetry: ['wire'],
-  contracts: ['wire', 'telemetry'],
+  contracts: ['wire', 'telemetry', 'limits'],
   routing: ['wire', 'telemetry', 'contracts'],
   upstream: ['wire', 'telemetry', 'contracts', 'routing'],
   downstream: ['wire', 'telemetry', 'contracts', 'routing'],
-  top: ['wire', 'telemetry', 'contracts', 'routing', 'upstream', 'downstream'],
+  top: ['wire', 'limits', 'telemetry', 'contracts', 'routing', 'upstream', 'downstream'],
 };
 
 const PROXY_CONTRACTS = ['exchange.ts', 'options.ts'];

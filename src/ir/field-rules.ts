@@ -2,6 +2,7 @@
 // route that breaks one (with a condition naming the field), the proxy's config validation applies the same
 // functions, and the proxy's request path sends only what they admit. Each returns why a value is refused, or
 // undefined. A value the translator accepts is therefore never one the proxy rejects.
+import { isIP } from 'node:net';
 import { RE2JS } from 're2js';
 
 /** HTTPRoute timeouts beyond a day are refused (a duration can say 99999h; the proxy's timers cannot). */
@@ -101,6 +102,25 @@ export function corsOriginProblem(origin: string): string | undefined {
   return m !== null && origin === origin.toLowerCase() && port >= 1 && port <= 65535
     ? undefined
     : "must be '*' or http(s)://host[:port] in lower case, the host a DNS name, '*' or '*.' followed by one";
+}
+
+/** A CIDR block (`10.0.0.0/8`, `2001:db8::/32`) or one address, as a client IP policy trusts peers by. */
+export function cidrProblem(cidr: string): string | undefined {
+  const slash = cidr.indexOf('/');
+  const address = slash < 0 ? cidr : cidr.slice(0, slash);
+  const family = isIP(address);
+  const bits = family === 4 ? 32 : 128;
+  const prefix = slash < 0 ? bits : Number(cidr.slice(slash + 1));
+  return family !== 0 && /^(\d{1,3})?$/.test(slash < 0 ? '' : cidr.slice(slash + 1)) && prefix <= bits
+    ? undefined
+    : 'must be an IPv4 or IPv6 address or CIDR block (10.0.0.0/8, 2001:db8::/32)';
+}
+
+/** `host:port` (an IPv6 host in brackets), port 1 to 65535. */
+export function hostPortProblem(text: string): string | undefined {
+  const m = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(text);
+  const port = Number(m?.[2]);
+  return m !== null && port >= 1 && port <= 65535 ? undefined : 'must be host:port';
 }
 
 export function timeoutProblem(ms: number): string | undefined {

@@ -63,6 +63,42 @@ export interface Listener {
   gatewayListeners: GatewayListenerRef[];
   /** Present exactly when protocol is HTTPS. */
   tls?: ListenerTls;
+  /** Who the client is behind load balancers and CDNs; absent: the peer address, and its headers are not believed. */
+  clientIp?: ClientIpPolicy;
+  /** Request and connection limits of this socket; an absent field keeps the proxy's built-in default. */
+  limits?: ListenerLimits;
+}
+
+/**
+ * How the real client address is found (Portico's ClientTrafficPolicy settings). The forwarding headers of a peer
+ * outside `trustedCidrs` are never believed: its own address is the client.
+ */
+export interface ClientIpPolicy {
+  /** Peers (and, walking `x-forwarded-for` from the right, hops) trusted to report the client: CIDRs. */
+  trustedCidrs: string[];
+  /**
+   * The client is this many entries from the right of `x-forwarded-for` (1: the entry the trusted peer appended);
+   * absent: the rightmost entry not in `trustedCidrs`. Fewer entries than this: the peer is the client.
+   */
+  trustedHops?: number;
+  /** A header a trusted peer sets to the client's address (a CDN's), read instead of `x-forwarded-for`. */
+  header?: string;
+}
+
+/** Request and connection limits of a listener (defaults: the proxy's built-in limits, docs/configuration.md). */
+export interface ListenerLimits {
+  /** Largest request body in bytes; larger gets 413 (checked on content-length and while the body streams). */
+  maxRequestBodyBytes?: number;
+  /** Largest request head in bytes (HTTP/1.1 request line and headers; HTTP/2 header list); larger gets 431. */
+  maxHeaderBytes?: number;
+  /** Most request headers; more gets 431. */
+  maxHeaders?: number;
+  /** Connections open at once on this listener, per worker; more are closed at accept. */
+  maxConnections?: number;
+  /** The whole request head must arrive within this. */
+  headerTimeoutMs?: number;
+  /** An idle keep-alive connection is closed after this. */
+  idleTimeoutMs?: number;
 }
 
 export interface GatewayListenerRef {
@@ -118,7 +154,46 @@ export interface Route {
   /** Request filters applied in order before the action (header modifiers, URL rewrite). */
   filters: RouteFilter[];
   action: RouteAction;
+  /** A body larger than this (bytes) gets 413; absent: the listener's limit. */
+  maxRequestBodyBytes?: number;
+  /** Rate limits checked before the action, in order; the first rule out of tokens answers 429. */
+  rateLimits?: RateLimitRule[];
 }
+
+/** One rate limit rule of a policy (Portico RateLimitPolicy): `limit` requests per `periodSeconds` per key. */
+export interface RateLimitRule {
+  /** `<policy namespace>/<policy name>/<rule name>`: metrics, logs and the bucket's identity. */
+  name: string;
+  /** What one bucket counts; several parts combine (one bucket per distinct tuple). Empty: one bucket for all. */
+  keys: RateLimitKey[];
+  limit: number;
+  periodSeconds: number;
+  /** Local: per proxy (all its workers); Global: every proxy sharing the Redis of `redis`. */
+  scope: 'Local' | 'Global';
+  /** Required when scope is Global: the Redis the fleet's proxies count in. */
+  redis?: RedisConnection;
+}
+
+/** A Redis server shared by a fleet's proxies for global rate limits. */
+export interface RedisConnection {
+  /** `host:port`. */
+  address: string;
+  /** AUTH password (from a Secret); never logged or dumped. */
+  password?: string;
+  /** Speak TLS; `caPem` absent: the runtime's well-known CAs. */
+  tls?: { caPem?: string; serverName?: string };
+  /** Redis slow or down: Open lets requests through (default), Closed refuses them with 429. */
+  failureMode: 'Open' | 'Closed';
+  /** A lease Redis does not answer within this counts as a failure. */
+  timeoutMs: number;
+}
+
+export type RateLimitKey =
+  | { type: 'ClientIp' }
+  | { type: 'Header'; name: string }
+  | { type: 'Path' }
+  /** A claim of the request's verified JWT (the authentication policy's; no token: the key part is empty). */
+  | { type: 'Claim'; name: string };
 
 export interface RouteMatch {
   /** Absent: everything (same as PathPrefix `/`). */

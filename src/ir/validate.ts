@@ -3,9 +3,11 @@
 import { PorticoError } from '../platform/errors.js';
 import type { RejectedResource as BaseRejectedResource } from './apply-outcome.js';
 import {
+  cidrProblem,
   corsOriginProblem,
   headerNameProblem,
   headerValueProblem,
+  hostPortProblem,
   MAX_TIMEOUT_MS,
   pathProblem,
   preciseHostnameProblem,
@@ -175,7 +177,7 @@ const action = variant({
   },
   DirectResponse: { status: int(200, 599) },
 });
-const route = object({
+const routeFields = object({
   name: nonEmpty,
   routeRef: object({
     kind: optional(oneOf('GRPCRoute')),
@@ -191,6 +193,52 @@ const route = object({
   }),
   filters: list(routeFilter),
   action,
+  maxRequestBodyBytes: optional(int(0, Number.MAX_SAFE_INTEGER)),
+  rateLimits: optional(
+    list(
+      object({
+        name: nonEmpty,
+        keys: list(
+          variant({ ClientIp: {}, Header: { name: headerName }, Path: {}, Claim: { name: nonEmpty } }),
+        ),
+        limit: int(1, 1_000_000_000),
+        periodSeconds: int(1, 86_400),
+        scope: oneOf('Local', 'Global'),
+        redis: optional(
+          object({
+            address: rule(hostPortProblem),
+            password: optional(nonEmpty),
+            tls: optional(object({ caPem: optional(nonEmpty), serverName: optional(nonEmpty) })),
+            failureMode: oneOf('Open', 'Closed'),
+            timeoutMs: int(1, 60_000),
+          }),
+        ),
+      }),
+    ),
+  ),
+});
+const globalNeedsRedis: Check = (v, p) => {
+  const rules = (v as { rateLimits?: { scope: string; redis?: unknown }[] }).rateLimits ?? [];
+  for (const [i, r] of rules.entries())
+    if (r.scope === 'Global' && r.redis === undefined)
+      fail(`${p}.rateLimits[${i}].redis`, 'required when scope is Global');
+};
+const route: Check = (v, p) => {
+  routeFields(v, p);
+  globalNeedsRedis(v, p);
+};
+const clientIpPolicy = object({
+  trustedCidrs: list(rule(cidrProblem)),
+  trustedHops: optional(int(1, 64)),
+  header: optional(headerName),
+});
+const listenerLimits = object({
+  maxRequestBodyBytes: optional(int(0, Number.MAX_SAFE_INTEGER)),
+  maxHeaderBytes: optional(int(1024, 1024 * 1024)),
+  maxHeaders: optional(int(1, 10_000)),
+  maxConnections: optional(int(0, 1_000_000)),
+  headerTimeoutMs: optional(int(1, MAX_TIMEOUT_MS)),
+  idleTimeoutMs: optional(int(1, MAX_TIMEOUT_MS)),
 });
 /** One resource of each type; an object that passed once is not walked again (configs are immutable). */
 const RESOURCE_CHECKS: Record<FleetResourceType, Check> = {
@@ -210,6 +258,8 @@ const RESOURCE_CHECKS: Record<FleetResourceType, Check> = {
       tls: optional(
         object({ certificates: list(object({ hostnames: list(nonEmpty), secrets: list(nonEmpty) })) }),
       ),
+      clientIp: optional(clientIpPolicy),
+      limits: optional(listenerLimits),
     })(v, p);
     const l = v as { protocol: string; tls?: unknown };
     if (l.protocol === 'HTTPS' && l.tls === undefined) fail(`${p}.tls`, 'required when protocol is HTTPS');

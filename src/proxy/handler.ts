@@ -11,7 +11,15 @@ import type {
   RequestBody,
   ResponseListener,
 } from './exchange.js';
-import { type ForwardPlan, nextEndpoint, resolveRequest, upstreamHeaders } from './routing/resolve.js';
+import { rateLimitedLines } from './limits/rate-limit-headers.js';
+import type { RateRefusal } from './limits/rate-limiter.js';
+import {
+  type ForwardPlan,
+  nextEndpoint,
+  type Plan,
+  resolveRequest,
+  upstreamHeaders,
+} from './routing/resolve.js';
 import { endpointKey } from './routing/snapshot.js';
 import type { ProxyRuntime } from './runtime.js';
 import type { AccessLogEntry, ResponseFlag } from './telemetry/access-log.js';
@@ -290,6 +298,17 @@ class Forwarding implements AttemptSink, UpstreamAttempt {
     this.exchange?.cancel();
   }
 
+  /** The body passed its limit while it streamed in: 413 (or a cut response), and the upstream exchange ends. */
+  bodyTooLarge(): void {
+    if (this.finished) return;
+    this.finish();
+    this.gate?.cancel();
+    this.cancel();
+    this.answer.flag = 'request_body_too_large';
+    if (!this.res.headersSent) this.answer.abortStatus = 413;
+    this.res.abort(413);
+  }
+
   clientClosed(): void {
     this.gate?.cancel();
     if (!this.res.writableFinished) {
@@ -423,6 +442,8 @@ class Answer implements ResponseListener {
   abortStatus: number | undefined = undefined;
   /** This request's trace (tracing on), sampled or not. */
   trace: TraceContext | undefined = undefined;
+  /** The response ended or its client went away (a rate-limit lease it waited for must not answer it then). */
+  closed = false;
   constructor(
     readonly rt: ProxyRuntime,
     readonly listener: string,
@@ -438,6 +459,7 @@ class Answer implements ResponseListener {
   }
 
   onResponseClose(): void {
+    this.closed = true;
     // The client went away (or we gave up): cancel the upstream request.
     this.forwarding?.clientClosed();
     const metrics = this.rt.metrics;
@@ -503,23 +525,90 @@ export function handleRequest(
   req: ClientRequest,
   res: ProxyResponse,
 ): void {
+  // Who the client is, decided once: everything after reads it (client-address.ts).
+  listener.findClient?.(req);
   const listenerName = listener.name;
   const snapshot = rt.snapshot;
   rt.metrics.requestStarted();
   const answer = new Answer(rt, listenerName, req, res, performance.now());
   if (rt.tracing !== undefined) answer.trace = requestTrace(rt.tracing, req.rawHeaders);
   res.listener = answer;
-  // While draining, every response asks the client to go elsewhere for its next request.
-  const close = rt.draining || listener.closing;
   const plan = resolveRequest(rt, snapshot, listenerName, listener.proto, req);
   answer.routeName = plan.routeName;
+  const rules = plan.route?.rateLimits;
+  if (rules === undefined || rules.length === 0) {
+    carryOut(rt, listener, plan, answer);
+    return;
+  }
+  const refusal = rt.rateLimits.check(rules, req, pathOf(req.url));
+  if (!(refusal instanceof Promise)) {
+    admitted(rt, listener, plan, answer, refusal);
+    return;
+  }
+  refusal.then(
+    (r) => {
+      if (!answer.closed) admitted(rt, listener, plan, answer, r);
+    },
+    (error: Error) => {
+      rt.options.log.error(`rate limit: ${error.message}`);
+      if (!answer.closed) respondLocally(res, 500, true);
+    },
+  );
+}
+
+/** The request target's path (the query cut off): a rate limit keyed by path counts by it. */
+function pathOf(url: string): string {
+  const q = url.indexOf('?');
+  return q < 0 ? url : url.slice(0, q);
+}
+
+/** Goes on with a request its rate limits let through, or answers 429 for the rule that refused. */
+function admitted(
+  rt: ProxyRuntime,
+  listener: ListenerContext,
+  plan: Plan,
+  answer: Answer,
+  refusal: RateRefusal | undefined,
+): void {
+  if (refusal === undefined) {
+    carryOut(rt, listener, plan, answer);
+    return;
+  }
+  answer.flag = 'rate_limited';
+  respondLocally(
+    answer.res,
+    429,
+    rt.draining || listener.closing || answer.req.body !== null,
+    undefined,
+    rateLimitedLines(refusal),
+  );
+}
+
+/** Answers the plan: a local answer, a redirect, or the forwarding (within the body limit). */
+function carryOut(rt: ProxyRuntime, listener: ListenerContext, plan: Plan, answer: Answer): void {
+  const { req, res } = answer;
+  // While draining, every response asks the client to go elsewhere for its next request.
+  const close = rt.draining || listener.closing;
   if (plan.kind === 'local') {
     answer.flag = plan.flag;
     respondLocally(res, plan.status, close, undefined, plan.headers);
-  } else if (plan.kind === 'redirect') respondLocally(res, plan.status, close, plan.location);
-  else {
-    const forwarding = new Forwarding(rt, plan, req, res, close, listener.proto, answer);
-    answer.forwarding = forwarding;
-    forwarding.start();
+    return;
   }
+  if (plan.kind === 'redirect') {
+    respondLocally(res, plan.status, close, plan.location);
+    return;
+  }
+  const maxBody = plan.route.maxRequestBodyBytes ?? listener.maxRequestBodyBytes;
+  if (maxBody > 0 && req.body !== null && req.contentLength > maxBody) {
+    // Refused on its content-length, before a byte of it is read.
+    answer.flag = 'request_body_too_large';
+    answer.abortStatus = 413;
+    res.abort(413);
+    return;
+  }
+  const forwarding = new Forwarding(rt, plan, req, res, close, listener.proto, answer);
+  answer.forwarding = forwarding;
+  if (maxBody > 0 && req.body !== null)
+    req.body.limit = { maxBytes: maxBody, exceeded: () => forwarding.bodyTooLarge() };
+  forwarding.start();
 }

@@ -86,6 +86,8 @@ export function handleUpgrade(
   socket: Duplex,
   head: Buffer,
 ): void {
+  // The tunnel's forwarding headers and log line name the client its listener's policy finds.
+  listener.findClient?.(req);
   socket.on('error', () => socket.destroy());
   // Once the proxy's side is ended and flushed (refused or declined upgrade), the client gets a short grace to
   // read it and close; its further bytes are dropped. Without this a client that never closes keeps the socket.

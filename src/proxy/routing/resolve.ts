@@ -34,6 +34,8 @@ export interface Balancing {
 export interface ForwardPlan {
   kind: 'forward';
   routeName: string;
+  /** The matched route (its rate limits and body limit). */
+  route: Route;
   action: ForwardAction;
   cluster: ClusterState;
   endpoint: Endpoint;
@@ -63,8 +65,15 @@ const REFUSED_PATH: Plan = { kind: 'local', routeName: '-', status: 400, flag: '
 
 export type Plan =
   /** `headers`: lines (name, value, ...) the answer carries (a CORS preflight's). */
-  | { kind: 'local'; routeName: string; status: number; flag?: ResponseFlag; headers?: string[] }
-  | { kind: 'redirect'; routeName: string; status: number; location: string }
+  | {
+      kind: 'local';
+      routeName: string;
+      route?: Route;
+      status: number;
+      flag?: ResponseFlag;
+      headers?: string[];
+    }
+  | { kind: 'redirect'; routeName: string; route: Route; status: number; location: string }
   | ForwardPlan;
 
 export function resolveRequest(
@@ -95,30 +104,37 @@ export function resolveRequest(
   if (cors !== undefined) {
     const facts = corsRequest(req.rawHeaders);
     if (isPreflight(req.method, facts))
-      return { kind: 'local', routeName: route.name, status: 200, headers: preflightHeaders(cors, facts) };
+      return {
+        kind: 'local',
+        routeName: route.name,
+        route,
+        status: 200,
+        headers: preflightHeaders(cors, facts),
+      };
   }
   const action = route.action;
   if (action.type === 'DirectResponse')
-    return { kind: 'local', routeName: route.name, status: action.status };
+    return { kind: 'local', routeName: route.name, route, status: action.status };
   if (action.type === 'Redirect') {
     const location = redirectLocation(
       action,
       { scheme: proto, host, path, search, listenerPort: routes.listener.port },
       route.match.path,
     );
-    return { kind: 'redirect', routeName: route.name, status: action.statusCode, location };
+    return { kind: 'redirect', routeName: route.name, route, status: action.statusCode, location };
   }
   const backend = pickBackend(compiled);
   if (backend?.cluster === undefined)
-    return { kind: 'local', routeName: route.name, status: 500, flag: 'no_backend' };
+    return { kind: 'local', routeName: route.name, route, status: 500, flag: 'no_backend' };
   const cluster = snapshot.clusters.get(backend.cluster);
   const endpoint = cluster && pickEndpoint(cluster, rt.options.loadBalancing, rt.activeByEndpoint);
   if (cluster === undefined || endpoint === undefined)
-    return { kind: 'local', routeName: route.name, status: 503, flag: 'no_healthy_upstream' };
+    return { kind: 'local', routeName: route.name, route, status: 503, flag: 'no_healthy_upstream' };
 
   const plan: ForwardPlan = {
     kind: 'forward',
     routeName: route.name,
+    route,
     action,
     cluster,
     endpoint,
@@ -187,8 +203,8 @@ export function upstreamHeaders(
     headers.upgrade = req.headers.upgrade ?? 'websocket';
   }
   const client = req.client;
-  const facts = { clientIp: client.ip, origin: client.origin, proto, timeoutMs: plan.action.timeoutMs };
-  addForwardingHeaders(headers, facts, nextRequestId);
+  const facts = { clientIp: client.peerIp, origin: client.origin, proto, timeoutMs: plan.action.timeoutMs };
+  addForwardingHeaders(headers, facts, client.trustedChain, nextRequestId);
   if (traceparent !== undefined) headers.traceparent = traceparent;
   for (const m of plan.requestModifiers) applyHeaderModifier(headers, m);
   if (plan.hostRewrite !== undefined) headers.host = plan.hostRewrite;

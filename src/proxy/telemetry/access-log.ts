@@ -18,7 +18,11 @@ export type ResponseFlag =
   | 'invalid_upstream_response'
   | 'invalid_request'
   | 'request_timeout'
-  | 'client_disconnect';
+  | 'client_disconnect'
+  /** A rate limit refused it (429). */
+  | 'rate_limited'
+  /** Its body was over the route's or listener's limit (413). */
+  | 'request_body_too_large';
 
 export interface AccessLogOptions {
   format: AccessLogFormat;

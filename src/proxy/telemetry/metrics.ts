@@ -48,6 +48,10 @@ export interface MetricsSnapshot {
   connections: [string, number][];
   /** Listener → connections closed at accept because the listener had maxConnections open. */
   refusedConnections: [string, number][];
+  /** `<rule>\u0000<allowed|limited>` → rate-limit decisions. */
+  rateLimits: [string, number][];
+  /** `<scope>\u0000<event>` → rate-limit store events (round trips, failures, failed open or closed). */
+  rateLimitStore: [string, number][];
   /** Connections accepted since start: how a proxy's workers share the load. */
   accepted: number;
   inFlight: number;
@@ -67,6 +71,10 @@ export interface ProxyMetrics {
   connectionOpened(listener: string): void;
   connectionRefused(listener: string): void;
   connectionClosed(listener: string): void;
+  /** One rate-limit decision of a rule (ir RateLimitRule name). */
+  rateLimit(rule: string, allowed: boolean): void;
+  /** A rate-limit store's event: `round_trip`, `failure`, `failed_open`, `failed_closed`. */
+  rateLimitStore(scope: string, event: string): void;
   readonly inFlight: number;
   requestStarted(): void;
   requestFinished(): void;
@@ -92,6 +100,8 @@ class ProxyMetricsTable implements ProxyMetrics {
   private readonly upstreamRetries = new Map<string, number>();
   private readonly connections = new Map<string, number>();
   private readonly refusedConnections = new Map<string, number>();
+  private readonly rateLimits = new Map<string, number>();
+  private readonly rateLimitStores = new Map<string, number>();
   private accepted = 0;
   private requestsInFlight = 0;
   private readonly spanCounts = { exported: 0, dropped: 0 };
@@ -156,6 +166,14 @@ class ProxyMetricsTable implements ProxyMetrics {
     bump(this.refusedConnections, listener);
   }
 
+  rateLimit(rule: string, allowed: boolean): void {
+    bump(this.rateLimits, `${rule}\u0000${allowed ? 'allowed' : 'limited'}`);
+  }
+
+  rateLimitStore(scope: string, event: string): void {
+    bump(this.rateLimitStores, `${scope}\u0000${event}`);
+  }
+
   connectionClosed(listener: string): void {
     bump(this.connections, listener, -1);
     // The last connection of a removed listener: its gauge goes.
@@ -188,6 +206,8 @@ class ProxyMetricsTable implements ProxyMetrics {
       upstreamRetries: [...this.upstreamRetries],
       connections: [...this.connections],
       refusedConnections: [...this.refusedConnections],
+      rateLimits: [...this.rateLimits],
+      rateLimitStore: [...this.rateLimitStores],
       accepted: this.accepted,
       inFlight: this.requestsInFlight,
       spans: { ...this.spanCounts },
@@ -246,6 +266,8 @@ export function emptyMetrics(): MetricsSnapshot {
     upstreamRetries: [],
     connections: [],
     refusedConnections: [],
+    rateLimits: [],
+    rateLimitStore: [],
     accepted: 0,
     inFlight: 0,
     spans: { exported: 0, dropped: 0 },
@@ -259,6 +281,8 @@ export function mergeMetrics(snapshots: readonly MetricsSnapshot[]): MetricsSnap
   const upstreamRetries = new Map<string, number>();
   const connections = new Map<string, number>();
   const refusedConnections = new Map<string, number>();
+  const rateLimits = new Map<string, number>();
+  const rateLimitStore = new Map<string, number>();
   let accepted = 0;
   let inFlight = 0;
   const spans = { exported: 0, dropped: 0 };
@@ -285,6 +309,8 @@ export function mergeMetrics(snapshots: readonly MetricsSnapshot[]): MetricsSnap
     addInto(upstreamRetries, s.upstreamRetries);
     addInto(connections, s.connections);
     addInto(refusedConnections, s.refusedConnections);
+    addInto(rateLimits, s.rateLimits);
+    addInto(rateLimitStore, s.rateLimitStore);
     accepted += s.accepted;
     inFlight += s.inFlight;
   }
@@ -294,6 +320,8 @@ export function mergeMetrics(snapshots: readonly MetricsSnapshot[]): MetricsSnap
     upstreamRetries: [...upstreamRetries],
     connections: [...connections],
     refusedConnections: [...refusedConnections],
+    rateLimits: [...rateLimits],
+    rateLimitStore: [...rateLimitStore],
     accepted,
     inFlight,
     spans,
@@ -364,6 +392,29 @@ export function renderMetrics(snapshot: MetricsSnapshot): string {
       'counter',
       'Client connections closed at accept: the listener had its maximum open.',
       [...snapshot.refusedConnections].map(([listener, n]) => [{ listener }, n] as const),
+    ),
+  );
+  out.push(
+    ...family(
+      'portico_rate_limit_decisions_total',
+      'counter',
+      'Rate-limit decisions, by policy, rule and decision (allowed or limited).',
+      [...snapshot.rateLimits].map(([key, n]) => {
+        const [name = '', decision = ''] = key.split('\u0000');
+        const cut = name.lastIndexOf('/');
+        return [{ policy: name.slice(0, Math.max(0, cut)), rule: name.slice(cut + 1), decision }, n] as const;
+      }),
+    ),
+  );
+  out.push(
+    ...family(
+      'portico_rate_limit_store_events_total',
+      'counter',
+      'Rate-limit store events, by scope: round trips, failures, requests let through or refused on a failure.',
+      [...snapshot.rateLimitStore].map(([key, n]) => {
+        const [scope = '', event = ''] = key.split('\u0000');
+        return [{ scope, event }, n] as const;
+      }),
     ),
   );
   out.push(
