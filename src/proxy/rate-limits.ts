@@ -65,16 +65,17 @@ export function createRateLimits(options: ProxyOptions, metrics: ProxyMetrics): 
   const local: RateStore = options.localRateStore ?? new BucketTable(now);
   const localLease = options.localRateStore === undefined ? () => 1 : leaseSize;
   const redis = new Map<string, RedisRateStore>();
-  const redisOf = (connection: RedisConnection): RedisRateStore => {
-    const id = JSON.stringify(connection);
-    let store = redis.get(id);
-    if (store === undefined) {
-      store = new RedisRateStore(connection, options.log, {
+  const redisOf = (connection: RedisConnection): RateStore => {
+    const { failureMode, timeoutMs, ...server } = connection;
+    const id = JSON.stringify(server);
+    let client = redis.get(id);
+    if (client === undefined) {
+      client = new RedisRateStore({ ...server, timeoutMs }, options.log, {
         event: (name) => metrics.rateLimitStore('Global', name),
       });
-      redis.set(id, store);
+      redis.set(id, client);
     }
-    return store;
+    return client.storeFor({ failureMode, timeoutMs });
   };
   const limiter = new RateLimiter({
     storeOf: (rule) => (rule.scope === 'Global' && rule.redis !== undefined ? redisOf(rule.redis) : local),

@@ -3,7 +3,7 @@
 // Pure rules first, then a real proxy on loopback (whose peer is 127.0.0.1) with a real echo backend.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { ClientIpPolicy, Listener } from '../../src/ir/fleet-config.js';
+import type { ClientIpPolicy } from '../../src/ir/fleet-config.js';
 import { validateFleetConfig } from '../../src/ir/validate.js';
 import { discardingLogger } from '../../src/platform/log-line.js';
 import { compileClientIpRule, reportedClient } from '../../src/proxy/client-address.js';
@@ -64,7 +64,7 @@ describe('reportedClient', () => {
 describe('client IP policy validation', () => {
   const withPolicy = (clientIp: unknown) => {
     const config = fleet([{ listener: listener(80), vhosts: [] }]);
-    (config.listeners[0] as Listener & { clientIp: unknown }).clientIp = clientIp;
+    (config.listeners[0] as unknown as { clientIp: unknown }).clientIp = clientIp;
     return () => validateFleetConfig(JSON.parse(JSON.stringify(config)));
   };
 

@@ -39,13 +39,17 @@ export function windowGrant(limit: number, want: number, used: number, resetMs: 
   return { granted, remaining: Math.max(0, limit - used), resetMs };
 }
 
-export class RedisRateStore implements RateStore {
+/** How a rule rides out a failing Redis: its own failure mode and timeout (rules may share one Redis). */
+export type FailurePolicy = Pick<RedisConnection, 'failureMode' | 'timeoutMs'>;
+
+/** One client per Redis server (address, password, TLS); each rule brings its failure policy. */
+export class RedisRateStore {
   private readonly client: ReturnType<typeof createClient>;
   private healthy = true;
   private closed = false;
 
   constructor(
-    private readonly connection: RedisConnection,
+    private readonly connection: Omit<RedisConnection, 'failureMode'>,
     private readonly log: Logger,
     private readonly events: RedisStoreEvents,
     private readonly now: () => number = Date.now,
@@ -56,7 +60,7 @@ export class RedisRateStore implements RateStore {
       socket: {
         host,
         port,
-        connectTimeout: connection.timeoutMs,
+        connectTimeout: Math.max(1_000, connection.timeoutMs),
         // Forever, at most a second apart: a Redis that comes back is used again.
         reconnectStrategy: (retries: number) => Math.min(1_000, 50 * 2 ** Math.min(retries, 5)),
         ...(tls === undefined
@@ -68,39 +72,45 @@ export class RedisRateStore implements RateStore {
       disableOfflineQueue: true,
     });
     this.client.on('error', (error: Error) => this.failed(error));
+    this.firstReady = new Promise<void>((resolve) => this.client.once('ready', () => resolve()));
     this.client.connect().catch((error: Error) => this.failed(error));
   }
 
-  async take(rule: RateRuleShape, key: string, want: number): Promise<Grant> {
+  /** Resolves once the client first connected: a lease asked before then waits for it (within its timeout). */
+  private readonly firstReady: Promise<void>;
+
+  /** This Redis as a rule's store, with the rule's failure policy. */
+  storeFor(policy: FailurePolicy): RateStore {
+    return { take: (rule, key, want) => this.take(rule, key, want, policy) };
+  }
+
+  async take(rule: RateRuleShape, key: string, want: number, policy: FailurePolicy): Promise<Grant> {
     const periodMs = rule.periodSeconds * 1000;
     const now = this.now();
     const window = Math.floor(now / periodMs);
     const resetMs = (window + 1) * periodMs - now;
     try {
       this.events.event('round_trip');
-      const used = await this.leaseWithin(windowKey(rule, key, window), want, resetMs);
+      const used = await this.leaseWithin(windowKey(rule, key, window), want, resetMs, policy.timeoutMs);
       this.recovered();
       return windowGrant(rule.limit, want, used, resetMs);
     } catch (error) {
       this.failed(error as Error);
-      const open = this.connection.failureMode === 'Open';
+      const open = policy.failureMode === 'Open';
       this.events.event(open ? 'failed_open' : 'failed_closed');
       return { granted: open ? want : 0, remaining: 0, resetMs: FAILED_LEASE_MS };
     }
   }
 
-  private leaseWithin(redisKey: string, want: number, ttlMs: number): Promise<number> {
+  private leaseWithin(redisKey: string, want: number, ttlMs: number, timeoutMs: number): Promise<number> {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () => reject(new Error(`no answer within ${this.connection.timeoutMs} ms`)),
-        this.connection.timeoutMs,
-      );
+      timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
     });
-    const lease = this.client.eval(LEASE_SCRIPT, {
-      keys: [redisKey],
-      arguments: [String(want), String(ttlMs + 1_000)],
-    });
+    // A proxy's first requests must not count as a Redis failure only because its connection is being made.
+    const lease = this.firstReady.then(() =>
+      this.client.eval(LEASE_SCRIPT, { keys: [redisKey], arguments: [String(want), String(ttlMs + 1_000)] }),
+    );
     return Promise.race([lease, timeout])
       .then((used) => Number(used))
       .finally(() => clearTimeout(timer));
@@ -111,8 +121,9 @@ export class RedisRateStore implements RateStore {
     this.events.event('failure');
     if (!this.healthy) return;
     this.healthy = false;
-    const mode = this.connection.failureMode === 'Open' ? 'letting requests through' : 'refusing requests';
-    this.log.warn(`global rate limits: redis ${this.connection.address} failed (${error.message}); ${mode}`);
+    this.log.warn(
+      `global rate limits: redis ${this.connection.address} failed (${error.message}); rules fail open or closed as they say`,
+    );
   }
 
   private recovered(): void {
