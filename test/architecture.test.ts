@@ -71,10 +71,11 @@ const PROXY_MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
   limits: [],
   telemetry: ['wire'],
   contracts: ['wire', 'telemetry', 'limits'],
-  routing: ['wire', 'telemetry', 'contracts'],
-  upstream: ['wire', 'telemetry', 'contracts', 'routing'],
-  downstream: ['wire', 'telemetry', 'contracts', 'routing'],
-  top: ['wire', 'limits', 'telemetry', 'contracts', 'routing', 'upstream', 'downstream'],
+  access: ['wire', 'telemetry', 'contracts'],
+  routing: ['wire', 'telemetry', 'contracts', 'access'],
+  upstream: ['wire', 'telemetry', 'contracts', 'access', 'routing'],
+  downstream: ['wire', 'telemetry', 'contracts', 'access', 'routing'],
+  top: ['wire', 'limits', 'telemetry', 'contracts', 'access', 'routing', 'upstream', 'downstream'],
 };
 
 const PROXY_CONTRACTS = ['exchange.ts', 'options.ts'];

@@ -104,18 +104,6 @@ export function corsOriginProblem(origin: string): string | undefined {
     : "must be '*' or http(s)://host[:port] in lower case, the host a DNS name, '*' or '*.' followed by one";
 }
 
-/** A CIDR block (`10.0.0.0/8`, `2001:db8::/32`) or one address, as a client IP policy trusts peers by. */
-export function cidrProblem(cidr: string): string | undefined {
-  const slash = cidr.indexOf('/');
-  const address = slash < 0 ? cidr : cidr.slice(0, slash);
-  const family = isIP(address);
-  const bits = family === 4 ? 32 : 128;
-  const prefix = slash < 0 ? bits : Number(cidr.slice(slash + 1));
-  return family !== 0 && /^(\d{1,3})?$/.test(slash < 0 ? '' : cidr.slice(slash + 1)) && prefix <= bits
-    ? undefined
-    : 'must be an IPv4 or IPv6 address or CIDR block (10.0.0.0/8, 2001:db8::/32)';
-}
-
 /** `host:port` (an IPv6 host in brackets), port 1 to 65535. */
 export function hostPortProblem(text: string): string | undefined {
   const m = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(text);
@@ -170,4 +158,16 @@ export function compileRegex(pattern: string): (value: string) => boolean {
   const c = compileOrProblem(pattern);
   if (typeof c === 'string') throw new Error(c);
   return (value) => c.testExact(value);
+}
+
+/** `address/prefix`: an IPv4 address with a prefix up to 32, or an IPv6 one up to 128. */
+export function cidrProblem(cidr: string): string | undefined {
+  const slash = cidr.indexOf('/');
+  const address = slash < 0 ? cidr : cidr.slice(0, slash);
+  const prefix = slash < 0 ? '' : cidr.slice(slash + 1);
+  const family = isIP(address);
+  if (family === 0) return `'${address}' is not an IP address`;
+  if (!/^[0-9]{1,3}$/.test(prefix) || Number(prefix) > (family === 4 ? 32 : 128))
+    return `must end in /<prefix length> (0 to ${family === 4 ? 32 : 128})`;
+  return undefined;
 }

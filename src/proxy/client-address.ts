@@ -1,7 +1,8 @@
 // Who the client is (ir ClientIpPolicy): behind a load balancer or CDN the peer is a proxy, and the client is what
 // trusted peers report in x-forwarded-for or a header of their own. A peer outside the trusted CIDRs is the client
 // itself, whatever it sends. The address found replaces the request's client facts once, at its start, so that the
-// forwarding headers, the access log, tracing, rate-limit keys and access rules all read the same one: clientIpOf.
+// forwarding headers, the access log, tracing, rate-limit keys and access rules all read the same one:
+// clientIpOf (exchange.ts).
 import { BlockList, isIP } from 'node:net';
 import type { ClientIpPolicy } from '../ir/fleet-config.js';
 import { type ClientFacts, type ClientRequest, originOf } from './exchange.js';
@@ -109,9 +110,4 @@ export function applyClientIpRule(rule: ClientIpRule, request: ClientRequest): v
     trustedChain: found?.chain ?? '',
   };
   request.client = facts;
-}
-
-/** The request's client address: the one every policy keys on (access rules, rate limits), logs and traces. */
-export function clientIpOf(request: ClientRequest): string {
-  return request.client.ip;
 }

@@ -56,6 +56,14 @@ export function clientFacts(socket: Socket): ClientFacts {
   return facts;
 }
 
+/**
+ * The request's client address: the one every policy keys on (access rules, rate limits), logs and traces. A
+ * listener's client IP policy (client-address.ts) has replaced the peer by the client it reported, if trusted.
+ */
+export function clientIpOf(request: ClientRequest): string {
+  return request.client.ip;
+}
+
 /** `x-portico-internal: true` for a loopback or private client, else `x-portico-external-address: <ip>`. */
 export function originOf(ip: string): readonly [string, string] {
   return isInternalAddress(ip) ? ['x-portico-internal', 'true'] : ['x-portico-external-address', ip];

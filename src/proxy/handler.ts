@@ -3,6 +3,7 @@
 import { performance } from 'node:perf_hooks';
 import type { Endpoint } from '../ir/fleet-config.js';
 import { backoffDelay, jittered } from '../platform/backoff.js';
+import { checkAccess, type Settled } from './access/pipeline.js';
 import { cancel, Deadline, schedule } from './deadlines.js';
 import type {
   ClientRequest,
@@ -434,6 +435,10 @@ class Answer implements ResponseListener {
   /** This request goes to the access log (which is on, and sampled it). */
   readonly logged: boolean;
   flag: ResponseFlag | undefined = undefined;
+  /** Why a policy refused the request (the access log's, never a credential). */
+  accessReason: string | undefined = undefined;
+  /** The response closed (sent, or the client went away). */
+  closed = false;
   endpoint: Endpoint | undefined = undefined;
   upstreamServiceTimeMs: number | undefined = undefined;
   upstreamRetries: number | undefined = undefined;
@@ -442,8 +447,6 @@ class Answer implements ResponseListener {
   abortStatus: number | undefined = undefined;
   /** This request's trace (tracing on), sampled or not. */
   trace: TraceContext | undefined = undefined;
-  /** The response ended or its client went away (a rate-limit lease it waited for must not answer it then). */
-  closed = false;
   constructor(
     readonly rt: ProxyRuntime,
     readonly listener: string,
@@ -498,6 +501,7 @@ class Answer implements ResponseListener {
       listener: this.listener,
       requestId: this.requestId,
       clientAddress: req.client.address,
+      accessReason: this.accessReason,
     };
   }
 }
@@ -533,25 +537,74 @@ export function handleRequest(
   const answer = new Answer(rt, listenerName, req, res, performance.now());
   if (rt.tracing !== undefined) answer.trace = requestTrace(rt.tracing, req.rawHeaders);
   res.listener = answer;
+  // While draining, every response asks the client to go elsewhere for its next request.
+  const close = rt.draining || listener.closing;
   const plan = resolveRequest(rt, snapshot, listenerName, listener.proto, req);
   answer.routeName = plan.routeName;
-  const rules = plan.route?.rateLimits;
-  if (rules === undefined || rules.length === 0) {
-    carryOut(rt, listener, plan, answer);
+  const exchange: Exchange = { rt, listener, req, res, answer, close };
+  const access = plan.access;
+  if (access === undefined) {
+    limitThenAct(exchange, plan);
     return;
   }
+  const count = rt.metrics.accessDecision;
+  checkAccess(access.policies, access.request, count, (settled) => {
+    // The client may have gone while the checks ran: nothing is left to answer.
+    if (!answer.closed) passOrRefuse(exchange, plan, settled);
+  });
+}
+
+/** One request being answered, as the steps after routing share it. */
+interface Exchange {
+  rt: ProxyRuntime;
+  listener: ListenerContext;
+  req: ClientRequest;
+  res: ProxyResponse;
+  answer: Answer;
+  /** Ask the client to close the connection (draining). */
+  close: boolean;
+}
+
+/** A refusal answers; an allowance adds its upstream header changes and acts. */
+function passOrRefuse(exchange: Exchange, plan: Plan, settled: Settled): void {
+  if (!settled.allow) {
+    const { refusal } = settled;
+    exchange.answer.flag = 'access_denied';
+    exchange.answer.accessReason = `${refusal.policy} ${refusal.rule}: ${refusal.reason}`;
+    respondLocally(exchange.res, refusal.status, exchange.close, undefined, refusal.headers);
+    return;
+  }
+  if (plan.kind === 'forward' && settled.upstream !== undefined) {
+    // After the route's own filters: what a policy removes (a credential) stays removed.
+    plan.requestModifiers = [...plan.requestModifiers, settled.upstream];
+    plan.configuredRequest = true;
+  }
+  limitThenAct(exchange, plan);
+}
+
+/**
+ * The route's rate limits (after its access policies: a limit keyed by a JWT claim reads the verified one), then
+ * its action. A lease from another process (the primary, Redis) is waited for; the client may leave meanwhile.
+ */
+function limitThenAct(exchange: Exchange, plan: Plan): void {
+  const rules = plan.route?.rateLimits;
+  if (rules === undefined || rules.length === 0) {
+    act(exchange, plan);
+    return;
+  }
+  const { rt, req, answer } = exchange;
   const refusal = rt.rateLimits.check(rules, req, pathOf(req.url));
   if (!(refusal instanceof Promise)) {
-    admitted(rt, listener, plan, answer, refusal);
+    actOrRefuse(exchange, plan, refusal);
     return;
   }
   refusal.then(
     (r) => {
-      if (!answer.closed) admitted(rt, listener, plan, answer, r);
+      if (!answer.closed) actOrRefuse(exchange, plan, r);
     },
     (error: Error) => {
       rt.options.log.error(`rate limit: ${error.message}`);
-      if (!answer.closed) respondLocally(res, 500, true);
+      if (!answer.closed) respondLocally(exchange.res, 500, true);
     },
   );
 }
@@ -563,32 +616,20 @@ function pathOf(url: string): string {
 }
 
 /** Goes on with a request its rate limits let through, or answers 429 for the rule that refused. */
-function admitted(
-  rt: ProxyRuntime,
-  listener: ListenerContext,
-  plan: Plan,
-  answer: Answer,
-  refusal: RateRefusal | undefined,
-): void {
+function actOrRefuse(exchange: Exchange, plan: Plan, refusal: RateRefusal | undefined): void {
   if (refusal === undefined) {
-    carryOut(rt, listener, plan, answer);
+    act(exchange, plan);
     return;
   }
-  answer.flag = 'rate_limited';
-  respondLocally(
-    answer.res,
-    429,
-    rt.draining || listener.closing || answer.req.body !== null,
-    undefined,
-    rateLimitedLines(refusal),
-  );
+  exchange.answer.flag = 'rate_limited';
+  // A body not read is not waited for: the connection closes after the answer.
+  const close = exchange.close || exchange.req.body !== null;
+  respondLocally(exchange.res, 429, close, undefined, rateLimitedLines(refusal));
 }
 
-/** Answers the plan: a local answer, a redirect, or the forwarding (within the body limit). */
-function carryOut(rt: ProxyRuntime, listener: ListenerContext, plan: Plan, answer: Answer): void {
-  const { req, res } = answer;
-  // While draining, every response asks the client to go elsewhere for its next request.
-  const close = rt.draining || listener.closing;
+/** The route's action: a local answer, a redirect, or forwarding. */
+function act(exchange: Exchange, plan: Plan): void {
+  const { rt, listener, req, res, answer, close } = exchange;
   if (plan.kind === 'local') {
     answer.flag = plan.flag;
     respondLocally(res, plan.status, close, undefined, plan.headers);

@@ -3,8 +3,7 @@
 // has workers (so a Local limit holds for the whole proxy); Global rules from the Redis the rule names, one client
 // per Redis, made on first use.
 import type { RateLimitKey, RateLimitRule, RedisConnection } from '../ir/fleet-config.js';
-import { clientIpOf } from './client-address.js';
-import type { ClientRequest } from './exchange.js';
+import { type ClientRequest, clientIpOf } from './exchange.js';
 import { RateLimiter, type RateRefusal } from './limits/rate-limiter.js';
 import { BucketTable, type RateStore } from './limits/rate-store.js';
 import { RedisRateStore } from './limits/redis-store.js';

@@ -52,7 +52,7 @@ describe('reportedClient', () => {
   });
 
   it('reads a custom header, unwrapping an IPv4-mapped address; a non-address is not believed', () => {
-    const rule = cidrs(['127.0.0.1'], { header: 'CF-Connecting-IP' });
+    const rule = cidrs(['127.0.0.1/32'], { header: 'CF-Connecting-IP' });
     assert.deepEqual(reportedClient(rule, undefined, ' ::ffff:203.0.113.7 '), {
       ip: '203.0.113.7',
       chain: '203.0.113.7',
@@ -73,9 +73,9 @@ describe('client IP policy validation', () => {
       withPolicy({ trustedCidrs: ['10.0.0.0/33'] }),
       /listeners\[0\]\.clientIp\.trustedCidrs\[0\]/,
     );
-    assert.throws(withPolicy({ trustedCidrs: ['10.0.0.0/8x'] }), /trustedCidrs\[0\]: must be an IPv4/);
+    assert.throws(withPolicy({ trustedCidrs: ['10.0.0.0/8x'] }), /trustedCidrs\[0\]: must end in/);
     assert.throws(withPolicy({ trustedCidrs: [], trustedHops: 0 }), /clientIp\.trustedHops/);
-    assert.doesNotThrow(withPolicy({ trustedCidrs: ['10.0.0.0/8', '::1', 'fd00::/8'], trustedHops: 1 }));
+    assert.doesNotThrow(withPolicy({ trustedCidrs: ['10.0.0.0/8', '::1/128', 'fd00::/8'], trustedHops: 1 }));
   });
 });
 
@@ -102,8 +102,8 @@ describe('a proxy with client IP policies', () => {
       80: undefined,
       81: { trustedCidrs: ['127.0.0.0/8'] },
       82: { trustedCidrs: ['10.0.0.0/8'] },
-      83: { trustedCidrs: ['127.0.0.1'], header: 'cf-connecting-ip' },
-      84: { trustedCidrs: ['127.0.0.1'], trustedHops: 2 },
+      83: { trustedCidrs: ['127.0.0.1/32'], header: 'cf-connecting-ip' },
+      84: { trustedCidrs: ['127.0.0.1/32'], trustedHops: 2 },
     };
     const config = fleet(
       Object.entries(policies).map(([p, clientIp]) => ({
