@@ -69,6 +69,16 @@ export interface Listener {
   clientIp?: ClientIpPolicy;
   /** Request and connection limits of this socket; an absent field keeps the proxy's built-in default. */
   limits?: ListenerLimits;
+  /** Connections start with a PROXY protocol header (v1 or v2) naming the client; absent: none is accepted. */
+  proxyProtocol?: ProxyProtocolPolicy;
+}
+
+/** Who may send a PROXY protocol header, and how long it may take. */
+export interface ProxyProtocolPolicy {
+  /** Peers allowed to connect at all: every connection must come from one and start with the header. */
+  trustedCidrs: string[];
+  /** The whole header must arrive within this. */
+  timeoutMs: number;
 }
 
 /**

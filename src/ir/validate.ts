@@ -279,6 +279,7 @@ const RESOURCE_CHECKS: Record<FleetResourceType, Check> = {
         object({ certificates: list(object({ hostnames: list(nonEmpty), secrets: list(nonEmpty) })) }),
       ),
       clientIp: optional(clientIpPolicy),
+      proxyProtocol: optional(object({ trustedCidrs: list(rule(cidrProblem)), timeoutMs: int(1, 60_000) })),
       limits: optional(listenerLimits),
     })(v, p);
     const l = v as { protocol: string; tls?: unknown };

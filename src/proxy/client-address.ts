@@ -17,20 +17,34 @@ export interface ClientIpRule {
 }
 
 export function compileClientIpRule(policy: ClientIpPolicy): ClientIpRule {
+  return {
+    trusted: trustedBlockList(policy.trustedCidrs),
+    trustedHops: policy.trustedHops,
+    header: policy.header?.toLowerCase(),
+  };
+}
+
+/** CIDRs (or single addresses) as one BlockList: one lookup per address. */
+export function trustedBlockList(cidrs: readonly string[]): BlockList {
   const trusted = new BlockList();
-  for (const cidr of policy.trustedCidrs) {
+  for (const cidr of cidrs) {
     const slash = cidr.indexOf('/');
     const address = slash < 0 ? cidr : cidr.slice(0, slash);
     const type = isIP(address) === 6 ? 'ipv6' : 'ipv4';
     const prefix = slash < 0 ? (type === 'ipv6' ? 128 : 32) : Number(cidr.slice(slash + 1));
     trusted.addSubnet(address, prefix, type);
   }
-  return { trusted, trustedHops: policy.trustedHops, header: policy.header?.toLowerCase() };
+  return trusted;
+}
+
+/** Whether `ip` (IPv4-mapped IPv6 unwrapped) is in `list`. */
+export function inBlockList(list: BlockList, ip: string): boolean {
+  const family = isIP(ip);
+  return family !== 0 && list.check(ip, family === 6 ? 'ipv6' : 'ipv4');
 }
 
 function isTrusted(rule: ClientIpRule, ip: string): boolean {
-  const family = isIP(ip);
-  return family !== 0 && rule.trusted.check(ip, family === 6 ? 'ipv6' : 'ipv4');
+  return inBlockList(rule.trusted, ip);
 }
 
 /** An address as a hop reported it: trimmed, IPv4-mapped IPv6 unwrapped; '' when it is no address. */

@@ -32,14 +32,37 @@ export interface ClientFacts {
 }
 
 const CLIENT = Symbol('portico.client');
-type TaggedSocket = Socket & { [CLIENT]?: ClientFacts };
+const PROXIED = Symbol('portico.proxied');
+/**
+ * A socket as accepted. A TLS one wraps its TCP socket (`_parent`), or (PROXY protocol listeners) a stream over it
+ * (downstream/proxy-header.ts `carrying`), which Node's TLS socket holds at `_handle._parentWrap.stream`: where a
+ * PROXY header's source was put.
+ */
+type Proxied = { [PROXIED]?: string };
+type TaggedSocket = Socket & {
+  [CLIENT]?: ClientFacts;
+  [PROXIED]?: string;
+  _parent?: Proxied;
+  _handle?: { _parentWrap?: { stream?: Proxied } } | null;
+};
+
+/** The client a PROXY protocol header named for the connection `socket` (or its TLS socket) stands on. */
+export function proxiedSourceOf(socket: Socket): string | undefined {
+  const tagged = socket as TaggedSocket;
+  return tagged[PROXIED] ?? tagged._parent?.[PROXIED] ?? tagged._handle?._parentWrap?.stream?.[PROXIED];
+}
+
+/** The client a PROXY protocol header named for this (TCP) socket: its address stands in for the peer's. */
+export function setProxiedSource(socket: Socket, address: string): void {
+  (socket as TaggedSocket)[PROXIED] = address;
+}
 
 /** The client's facts of `socket`, read on the first request and kept on the socket for the next ones. */
 export function clientFacts(socket: Socket): ClientFacts {
   const tagged = socket as TaggedSocket;
   let facts = tagged[CLIENT];
   if (facts === undefined) {
-    const address = socket.remoteAddress;
+    const address = proxiedSourceOf(socket) ?? socket.remoteAddress;
     const ip = clientIp(address);
     const sni = (socket as Partial<TLSSocket>).servername;
     facts = {

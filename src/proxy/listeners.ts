@@ -1,11 +1,12 @@
 // One bound socket per Listener: an HTTP or HTTPS server with the hardening limits, connection accounting,
 // malformed-input handling, and graceful removal.
 import type { AddressInfo, ListenOptions } from 'node:net';
-import type { Listener, ListenerLimits } from '../ir/fleet-config.js';
+import type { Listener, ListenerLimits, ProxyProtocolPolicy } from '../ir/fleet-config.js';
 import { PorticoError } from '../platform/errors.js';
-import { applyClientIpRule, compileClientIpRule } from './client-address.js';
+import { applyClientIpRule, compileClientIpRule, inBlockList, trustedBlockList } from './client-address.js';
 import { type ClientServer, createClientServer } from './downstream/client-server.js';
 import { createH2Listener } from './downstream/h2/server.js';
+import type { ProxyHeaderOptions } from './downstream/proxy-header.js';
 import {
   type CertificateTable,
   misdirectedHost,
@@ -18,6 +19,7 @@ import type { Http2Limits, ProxyLimits } from './options.js';
 import { hostWithoutPort } from './routing/route-table.js';
 import type { ProxyRuntime } from './runtime.js';
 import { handleUpgrade } from './upgrade.js';
+import { clientIp } from './wire/headers.js';
 
 export interface BoundListener {
   context: ListenerContext;
@@ -82,6 +84,19 @@ export function setListenerPolicies(
   context.maxRequestBodyBytes = listenerLimits(defaults, listener.limits).maxRequestBodyBytes;
 }
 
+/** A listener's PROXY protocol policy as its server takes it: refusals are logged (warn) and counted. */
+function proxyHeaderOptions(rt: ProxyRuntime, name: string, policy: ProxyProtocolPolicy): ProxyHeaderOptions {
+  const trusted = trustedBlockList(policy.trustedCidrs);
+  return {
+    trusted: (address) => address !== undefined && inBlockList(trusted, clientIp(address)),
+    timeoutMs: policy.timeoutMs,
+    refused: (reason) => {
+      rt.metrics.connectionRefused(name);
+      rt.options.log.warn(`listener ${name}: connection refused: ${reason}`);
+    },
+  };
+}
+
 /** Whether the settings a listener's socket was bound with (all but the per-request ones) differ. */
 export function sameSocketLimits(a: Listener, b: Listener): boolean {
   const x = a.limits;
@@ -91,7 +106,8 @@ export function sameSocketLimits(a: Listener, b: Listener): boolean {
     x?.maxHeaders === y?.maxHeaders &&
     x?.maxConnections === y?.maxConnections &&
     x?.headerTimeoutMs === y?.headerTimeoutMs &&
-    x?.idleTimeoutMs === y?.idleTimeoutMs
+    x?.idleTimeoutMs === y?.idleTimeoutMs &&
+    JSON.stringify(a.proxyProtocol) === JSON.stringify(b.proxyProtocol)
   );
 }
 
@@ -137,6 +153,9 @@ function createListenerServer(
       socket.on('close', () => rt.metrics.connectionClosed(name));
     },
     onRefused: () => rt.metrics.connectionRefused(name),
+    ...(bound.listener.proxyProtocol === undefined
+      ? {}
+      : { proxyProtocol: proxyHeaderOptions(rt, name, bound.listener.proxyProtocol) }),
   });
 }
 
