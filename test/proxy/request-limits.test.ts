@@ -36,7 +36,7 @@ describe('request limits', () => {
     const echo = await startEcho('a');
     closeEcho = () => closeServer(echo.server);
     proxy = createProxy({ bindAddress: '127.0.0.1', portMap: () => 0, log: discardingLogger });
-    const limits: ListenerLimits = { maxRequestBodyBytes: 16, maxHeaders: 20 };
+    const limits: ListenerLimits = { maxRequestBodyBytes: 16, maxHeaders: 20, maxHeaderBytes: 2048 };
     const small = {
       ...route(forward(['default/a:80']), { path: { type: 'PathPrefix', value: '/small' } }),
       maxRequestBodyBytes: 8,
@@ -100,5 +100,25 @@ describe('request limits', () => {
     assert.equal((await httpRequest(port, '/', { headers: many })).status, 431);
     const few = Object.fromEntries(Array.from({ length: 5 }, (_, i) => [`x-h${i}`, 'v']));
     assert.equal((await httpRequest(port, '/', { headers: few })).status, 200);
+  });
+
+  it('HTTP/2: a header list over the size gets 431; over the count, the stream is refused (ENHANCE_YOUR_CALM)', async () => {
+    const session = await h2Session(`http://127.0.0.1:${port}`);
+    session.on('error', () => {});
+    try {
+      const big = await h2Request(session, '/', { headers: { 'x-big': 'x'.repeat(3000) } });
+      assert.equal(big.status, 431);
+    } finally {
+      session.destroy();
+    }
+    const again = await h2Session(`http://127.0.0.1:${port}`);
+    again.on('error', () => {});
+    try {
+      const many = Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`x-h${i}`, 'v']));
+      const refused = await h2Request(again, '/', { headers: many });
+      assert.deepEqual([refused.status, refused.rstCode], [0, 11]);
+    } finally {
+      again.destroy();
+    }
   });
 });
