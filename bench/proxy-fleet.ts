@@ -67,6 +67,7 @@ export function fleetConfig(backendPort: number): FleetConfig {
     ],
     endpoints: [{ name: 'bench/backend:80', endpoints: [{ address: '127.0.0.1', port: backendPort }] }],
     secrets: [],
+    policies: [],
   };
 }
 
@@ -81,4 +82,30 @@ export function nginxH1(backendPort: number, port: number): string {
       proxy_set_header Connection "";
     }
   }`;
+}
+
+/**
+ * The same route with one rate limit that never refuses (a billion per second, one key: the client address), so
+ * what is measured is the decision's cost: Local (this proxy's buckets) or Global (the Redis at `redisAddress`).
+ */
+export function rateLimitedFleetConfig(
+  backendPort: number,
+  scope: 'Local' | 'Global',
+  redisAddress?: string,
+): FleetConfig {
+  const config = fleetConfig(backendPort);
+  const route = config.virtualHosts[0]!.routes[0]!;
+  route.rateLimits = [
+    {
+      name: `bench/${scope.toLowerCase()}/per-client`,
+      keys: [{ type: 'ClientIp' }],
+      limit: 1_000_000_000,
+      periodSeconds: 1,
+      scope,
+      ...(redisAddress === undefined
+        ? {}
+        : { redis: { address: redisAddress, failureMode: 'Open' as const, timeoutMs: 1_000 } }),
+    },
+  ];
+  return config;
 }

@@ -31,7 +31,9 @@ import { startNginx } from './nginx.js';
 import { fixedRateRaw, type OpenLoopResult } from './open-loop.js';
 import { ensurePeers, installFlag, NGINX, WRK } from './peers.js';
 import { children, cpuMicrosOf, freePort, processTree, startChild } from './processes.js';
-import { fleetConfig, nginxH1, STATIC_PROXY } from './proxy-fleet.js';
+import { fleetConfig, nginxH1, rateLimitedFleetConfig, STATIC_PROXY } from './proxy-fleet.js';
+
+const REDIS_SERVER = '/usr/bin/redis-server';
 
 const ROUNDS = 5;
 const THROUGHPUT_SECONDS = 2;
@@ -221,22 +223,14 @@ async function main(): Promise<void> {
       workers: number,
       accessLogFile?: string,
       build = join(here, '..'),
+      config = configFile,
     ): Promise<Target> => {
       const entry = join(build, 'dist/proxy/index.js');
       const port = await freePort();
       const logArg = accessLogFile === undefined ? [] : [accessLogFile];
       const child = await startChild(
         node,
-        [
-          '--input-type=module',
-          '-e',
-          STATIC_PROXY,
-          configFile,
-          entry,
-          String(workers),
-          String(port),
-          ...logArg,
-        ],
+        ['--input-type=module', '-e', STATIC_PROXY, config, entry, String(workers), String(port), ...logArg],
         /listening: port-80 on [\d.]+:(\d+)/,
       );
       await until(() => /listening: metrics on [\d.]+:\d+/.test(child.output()));
@@ -250,6 +244,9 @@ async function main(): Promise<void> {
       flags.baseline === undefined
         ? undefined
         : await startPortico(PORTICO_1_BASELINE, process.execPath, 1, undefined, flags.baseline);
+    const limited = await startRateLimited(dir, backendPort, (name, file) =>
+      startPortico(name, process.execPath, 1, undefined, join(here, '..'), file),
+    );
     const portico2 = await startPortico(`portico (2 workers, ${here20})`, process.execPath, 2);
     const imageNode = flags['image-node'] === 'on' ? imageNodePath() : undefined;
     const portico2Image =
@@ -290,6 +287,7 @@ async function main(): Promise<void> {
       { name: 'backend direct', role: 'backend', port: backendPort, pids: () => processTree(backend.pid) },
       portico,
       porticoLogged,
+      ...limited,
       ...(baseline === undefined ? [] : [baseline]),
       portico2,
       ...(portico2Image === undefined ? [] : [portico2Image]),
@@ -302,7 +300,10 @@ async function main(): Promise<void> {
     if (!useWrk) console.log('wrk not installed: the throughput phase uses a Node closed loop');
     // The machine is shared: rounds interleave the targets and the median round is reported, so a burst of
     // someone else's work does not land on one target only.
-    if (flags.only !== 'latency') await throughputPhase(targets, closedLoop, useWrk, nginxPort);
+    if (flags.only !== 'latency') {
+      const throughput = await throughputPhase(targets, closedLoop, useWrk, nginxPort);
+      await printRateLimitCosts(throughput, limited);
+    }
     for (const target of targets) if (target.metricsPort !== undefined) await printSpread(target);
     if (flags.only !== 'throughput') await latencyPhase(targets);
     console.log(`\nload average at end: ${load()}`);
@@ -312,12 +313,90 @@ async function main(): Promise<void> {
   }
 }
 
+const PORTICO_1_LOCAL = 'portico (1 worker, local rate limit)';
+const PORTICO_1_GLOBAL = 'portico (1 worker, global rate limit)';
+
+/**
+ * Portico with the same route under a Local and (with Debian's redis-server installed) a Global rate limit that
+ * never refuses, the Global one against its own redis-server on loopback (no persistence).
+ */
+async function startRateLimited(
+  dir: string,
+  backendPort: number,
+  start: (name: string, configFile: string) => Promise<Target>,
+): Promise<Target[]> {
+  const localFile = join(dir, 'fleet-local.json');
+  writeFileSync(localFile, JSON.stringify(rateLimitedFleetConfig(backendPort, 'Local')));
+  const out = [await start(PORTICO_1_LOCAL, localFile)];
+  try {
+    execFileSync(REDIS_SERVER, ['--version'], { stdio: 'ignore' });
+  } catch {
+    console.log(
+      `${REDIS_SERVER} not installed (apt-get install -y redis-server): no global rate limit figure`,
+    );
+    return out;
+  }
+  const redisPort = await freePort();
+  const args = [
+    '--port',
+    String(redisPort),
+    '--bind',
+    '127.0.0.1',
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+    '--dir',
+    dir,
+  ];
+  await startChild(REDIS_SERVER, args, /Ready to accept connections/);
+  const globalFile = join(dir, 'fleet-global.json');
+  writeFileSync(
+    globalFile,
+    JSON.stringify(rateLimitedFleetConfig(backendPort, 'Global', `127.0.0.1:${redisPort}`)),
+  );
+  out.push(await start(PORTICO_1_GLOBAL, globalFile));
+  return out;
+}
+
+/** A counter's value summed over its series with the given labels, from a Portico metrics port. */
+async function counterSum(port: number, name: string, labels: string): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  let sum = 0;
+  for (const m of text.matchAll(new RegExp(`^${name}\\{([^}]*)\\} (\\S+)$`, 'gm')))
+    if (m[1]!.includes(labels)) sum += Number(m[2]);
+  return sum;
+}
+
+/** Each rate limit's throughput and CPU next to the same route without one, and Redis round trips per 1,000. */
+async function printRateLimitCosts(throughput: RoundResults, limited: Target[]): Promise<void> {
+  const rps = (x: LoadResult, y: LoadResult) => (x.requestsPerSecond / y.requestsPerSecond) * 100;
+  const cpu = (x: LoadResult, y: LoadResult) =>
+    (x.cpuUsPerRequest ?? Number.NaN) - (y.cpuUsPerRequest ?? Number.NaN);
+  for (const target of limited) {
+    console.log(
+      `${target.name} / ${PORTICO_1}: throughput ${fmt(pairedMedian(throughput, target.name, PORTICO_1, rps), 1)} %, cpu ${fmt(pairedMedian(throughput, target.name, PORTICO_1, cpu), 1)} us/req more`,
+    );
+  }
+  const global = limited.find((t) => t.name === PORTICO_1_GLOBAL);
+  if (global?.metricsPort === undefined) return;
+  const trips = await counterSum(
+    global.metricsPort,
+    'portico_rate_limit_store_events_total',
+    'event="round_trip"',
+  );
+  const decided = await counterSum(global.metricsPort, 'portico_rate_limit_decisions_total', 'decision=');
+  console.log(
+    `${PORTICO_1_GLOBAL}: ${fmt((trips / decided) * 1000, 1)} Redis round trips per 1,000 requests (${trips} for ${decided})`,
+  );
+}
+
 async function throughputPhase(
   targets: Target[],
   closedLoop: typeof closedLoopWrk,
   useWrk: boolean,
   nginxPort: number | undefined,
-): Promise<void> {
+): Promise<RoundResults> {
   console.log(
     `\nthroughput: ${useWrk ? 'wrk' : 'node closed loop'}, ${CONNECTIONS} keep-alive connections, median of ${ROUNDS} rounds of ${THROUGHPUT_SECONDS} s`,
   );
@@ -327,7 +406,7 @@ async function throughputPhase(
     closedLoop(port, CONNECTIONS, THROUGHPUT_SECONDS),
   );
   for (const { name } of targets) console.log(row(name, throughput.medians.get(name)!));
-  if (nginxPort === undefined) return;
+  if (nginxPort === undefined) return throughput;
   const rps = (p: LoadResult, n: LoadResult): number => (p.requestsPerSecond / n.requestsPerSecond) * 100;
   // The CPU figure is steadier on a busy machine: nginx's CPU per request over Portico's.
   const cpu = (p: LoadResult, n: LoadResult): number =>
@@ -348,7 +427,7 @@ async function throughputPhase(
     );
   }
   const twoWorkers = targets.filter((t) => t.name.startsWith('portico (2 workers'));
-  if (!throughput.medians.has(NGINX_2)) return;
+  if (!throughput.medians.has(NGINX_2)) return throughput;
   for (const { name } of twoWorkers) {
     versus(name, NGINX_2, '>= 80 %');
     // 1→2 worker scaling of each, as a ratio of Portico's to nginx's, per round.
@@ -364,6 +443,7 @@ async function throughputPhase(
     );
     console.log(`${name}: 1→2 worker scaling ${fmt(scaling, 1)} % of nginx's own (target >= 85 %)`);
   }
+  return throughput;
 }
 
 /** Pins this process (the load generator) and every target as PIN_MODE says; describes what it did. */

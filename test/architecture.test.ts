@@ -68,12 +68,14 @@ const PROXY = join(SRC, 'proxy');
  */
 const PROXY_MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
   wire: [],
+  limits: [],
   telemetry: ['wire'],
-  contracts: ['wire', 'telemetry'],
-  routing: ['wire', 'telemetry', 'contracts'],
-  upstream: ['wire', 'telemetry', 'contracts', 'routing'],
-  downstream: ['wire', 'telemetry', 'contracts', 'routing'],
-  top: ['wire', 'telemetry', 'contracts', 'routing', 'upstream', 'downstream'],
+  contracts: ['wire', 'telemetry', 'limits'],
+  access: ['wire', 'telemetry', 'contracts'],
+  routing: ['wire', 'telemetry', 'contracts', 'access'],
+  upstream: ['wire', 'telemetry', 'contracts', 'access', 'routing'],
+  downstream: ['wire', 'telemetry', 'contracts', 'access', 'routing'],
+  top: ['wire', 'limits', 'telemetry', 'contracts', 'access', 'routing', 'upstream', 'downstream'],
 };
 
 const PROXY_CONTRACTS = ['exchange.ts', 'options.ts'];

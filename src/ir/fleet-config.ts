@@ -22,6 +22,8 @@ export interface FleetConfig {
   clusters: Cluster[];
   endpoints: ClusterEndpoints[];
   secrets: TlsSecret[];
+  /** Portico policies (AccessPolicy, …) that Routes and VirtualHosts name; each listed once, however many use it. */
+  policies: FleetPolicy[];
 }
 
 export interface FleetGateway {
@@ -63,6 +65,52 @@ export interface Listener {
   gatewayListeners: GatewayListenerRef[];
   /** Present exactly when protocol is HTTPS. */
   tls?: ListenerTls;
+  /** Who the client is behind load balancers and CDNs; absent: the peer address, and its headers are not believed. */
+  clientIp?: ClientIpPolicy;
+  /** Request and connection limits of this socket; an absent field keeps the proxy's built-in default. */
+  limits?: ListenerLimits;
+  /** Connections start with a PROXY protocol header (v1 or v2) naming the client; absent: none is accepted. */
+  proxyProtocol?: ProxyProtocolPolicy;
+}
+
+/** Who may send a PROXY protocol header, and how long it may take. */
+export interface ProxyProtocolPolicy {
+  /** Peers allowed to connect at all: every connection must come from one and start with the header. */
+  trustedCidrs: string[];
+  /** The whole header must arrive within this. */
+  timeoutMs: number;
+}
+
+/**
+ * How the real client address is found (Portico's ClientTrafficPolicy settings). The forwarding headers of a peer
+ * outside `trustedCidrs` are never believed: its own address is the client.
+ */
+export interface ClientIpPolicy {
+  /** Peers (and, walking `x-forwarded-for` from the right, hops) trusted to report the client: CIDRs. */
+  trustedCidrs: string[];
+  /**
+   * The client is this many entries from the right of `x-forwarded-for` (1: the entry the trusted peer appended);
+   * absent: the rightmost entry not in `trustedCidrs`. Fewer entries than this: the peer is the client.
+   */
+  trustedHops?: number;
+  /** A header a trusted peer sets to the client's address (a CDN's), read instead of `x-forwarded-for`. */
+  header?: string;
+}
+
+/** Request and connection limits of a listener (defaults: the proxy's built-in limits, docs/configuration.md). */
+export interface ListenerLimits {
+  /** Largest request body in bytes; larger gets 413 (checked on content-length and while the body streams). */
+  maxRequestBodyBytes?: number;
+  /** Largest request head in bytes (HTTP/1.1 request line and headers; HTTP/2 header list); larger gets 431. */
+  maxHeaderBytes?: number;
+  /** Most request headers; more gets 431. */
+  maxHeaders?: number;
+  /** Connections open at once on this listener, per worker; more are closed at accept. */
+  maxConnections?: number;
+  /** The whole request head must arrive within this. */
+  headerTimeoutMs?: number;
+  /** An idle keep-alive connection is closed after this. */
+  idleTimeoutMs?: number;
 }
 
 export interface GatewayListenerRef {
@@ -117,6 +165,11 @@ export interface VirtualHost {
   hostname: string;
   /** Already in Gateway API precedence order: the proxy takes the first route that matches. */
   routes: Route[];
+  /**
+   * The policies (names in `policies`, at most one per kind) of the Gateway listener owning this VirtualHost: its
+   * own, else its ListenerSet's, else its Gateway's. A Route's policy of the same kind replaces it whole.
+   */
+  policies?: string[];
 }
 
 export interface Route {
@@ -131,7 +184,48 @@ export interface Route {
   /** Request filters applied in order before the action (header modifiers, URL rewrite). */
   filters: RouteFilter[];
   action: RouteAction;
+  /** A body larger than this (bytes) gets 413; absent: the listener's limit. */
+  maxRequestBodyBytes?: number;
+  /** Rate limits checked before the action, in order; the first rule out of tokens answers 429. */
+  rateLimits?: RateLimitRule[];
+  /** The policies (names in `policies`, at most one per kind) of its rule, else of its route. */
+  policies?: string[];
 }
+
+/** One rate limit rule of a policy (Portico RateLimitPolicy): `limit` requests per `periodSeconds` per key. */
+export interface RateLimitRule {
+  /** `<policy namespace>/<policy name>/<rule name>`: metrics, logs and the bucket's identity. */
+  name: string;
+  /** What one bucket counts; several parts combine (one bucket per distinct tuple). Empty: one bucket for all. */
+  keys: RateLimitKey[];
+  limit: number;
+  periodSeconds: number;
+  /** Local: per proxy (all its workers); Global: every proxy sharing the Redis of `redis`. */
+  scope: 'Local' | 'Global';
+  /** Required when scope is Global: the Redis the fleet's proxies count in. */
+  redis?: RedisConnection;
+}
+
+/** A Redis server shared by a fleet's proxies for global rate limits. */
+export interface RedisConnection {
+  /** `host:port`. */
+  address: string;
+  /** AUTH password (from a Secret); never logged or dumped. */
+  password?: string;
+  /** Speak TLS; `caPem` absent: the runtime's well-known CAs. */
+  tls?: { caPem?: string; serverName?: string };
+  /** Redis slow or down: Open lets requests through (default), Closed refuses them with 429. */
+  failureMode: 'Open' | 'Closed';
+  /** A lease Redis does not answer within this counts as a failure. */
+  timeoutMs: number;
+}
+
+export type RateLimitKey =
+  | { type: 'ClientIp' }
+  | { type: 'Header'; name: string }
+  | { type: 'Path' }
+  /** A claim of the request's verified JWT (the authentication policy's; no token: the key part is empty). */
+  | { type: 'Claim'; name: string };
 
 export interface RouteMatch {
   /** Absent: everything (same as PathPrefix `/`). */
@@ -331,12 +425,49 @@ export interface TlsSecret {
   privateKeyPem: string;
 }
 
+/** A Portico policy's effect on requests; `kind` says which (one member per policy kind). */
+export type FleetPolicy = AccessPolicyConfig;
+export type FleetPolicyKind = FleetPolicy['kind'];
+
+/** `<kind> <namespace>/<name>`: the name Routes and VirtualHosts refer to a policy by. */
+export function fleetPolicyName(kind: string, namespace: string, name: string): string {
+  return `${kind} ${namespace}/${name}`;
+}
+
+/**
+ * An AccessPolicy: who may pass. The proxy runs its checks in order (authentication mechanisms, then the access
+ * rules); the first refusal answers. Never holds a secret in clear where a digest serves (see its mechanisms).
+ */
+export interface AccessPolicyConfig {
+  /** `AccessPolicy <namespace>/<name>` */
+  name: string;
+  kind: 'AccessPolicy';
+  /** Set when the policy cannot be honoured (a reference it needs is missing): it refuses every request. */
+  refused?: string;
+  /** First match wins; no match: `defaultAction`. */
+  rules: AccessRuleConfig[];
+  defaultAction: 'Allow' | 'Deny';
+}
+
+export interface AccessRuleConfig {
+  /** The rule's name, or `rule-<index>`: a metrics label and in the access log. */
+  name: string;
+  action: 'Allow' | 'Deny';
+  /** Absent: any client. `address/prefix`, IPv4 or IPv6. */
+  clientCidrs?: string[];
+  /** Absent: any method. Upper case. */
+  methods?: string[];
+  /** Every one present (with this exact value, when set). Names lower case. */
+  headers?: { name: string; value?: string }[];
+}
+
 /** The resource types of a FleetConfig that discovery sends by name, in dependency order. */
 export const FLEET_RESOURCE_TYPES = [
   'gateways',
   'secrets',
   'clusters',
   'endpoints',
+  'policies',
   'virtualHosts',
   'listeners',
 ] as const;

@@ -3,9 +3,11 @@
 import { PorticoError } from '../platform/errors.js';
 import type { RejectedResource as BaseRejectedResource } from './apply-outcome.js';
 import {
+  cidrProblem,
   corsOriginProblem,
   headerNameProblem,
   headerValueProblem,
+  hostPortProblem,
   MAX_TIMEOUT_MS,
   pathProblem,
   preciseHostnameProblem,
@@ -96,14 +98,16 @@ const object =
     if (!isRecord(v)) fail(p, 'must be an object');
     for (const [name, check] of Object.entries(fields)) check(v[name], p === '' ? name : `${p}.${name}`);
   };
-/** A tagged union: `type` selects the shape. */
-const variant =
-  (shapes: Record<string, Record<string, Check>>): Check =>
+/** A tagged union: the field `tag` selects the shape. */
+const variant2 =
+  (tag: string, shapes: Record<string, Record<string, Check>>): Check =>
   (v, p) => {
     if (!isRecord(v)) fail(p, 'must be an object');
-    oneOf(...Object.keys(shapes))(v.type, `${p}.type`);
-    object(shapes[v.type as string] ?? {})(v, p);
+    oneOf(...Object.keys(shapes))(v[tag], `${p}.${tag}`);
+    object(shapes[v[tag] as string] ?? {})(v, p);
   };
+/** A tagged union: `type` selects the shape. */
+const variant = (shapes: Record<string, Record<string, Check>>): Check => variant2('type', shapes);
 
 const headerName = rule(headerNameProblem);
 // Header values travel on the wire as-is.
@@ -180,7 +184,24 @@ const action = variant({
   },
   DirectResponse: { status: int(200, 599) },
 });
-const route = object({
+const names = list(nonEmpty);
+const accessRule = object({
+  name: nonEmpty,
+  action: oneOf('Allow', 'Deny'),
+  clientCidrs: optional(list(rule(cidrProblem))),
+  methods: optional(list(headerName)),
+  headers: optional(list(object({ name: headerName, value: optional(rule(headerValueProblem)) }))),
+});
+/** One member per policy kind (`kind` selects it). */
+const policy = variant2('kind', {
+  AccessPolicy: {
+    name: nonEmpty,
+    refused: optional(nonEmpty),
+    rules: list(accessRule),
+    defaultAction: oneOf('Allow', 'Deny'),
+  },
+});
+const routeFields = object({
   name: nonEmpty,
   routeRef: object({
     kind: optional(oneOf('GRPCRoute')),
@@ -196,6 +217,53 @@ const route = object({
   }),
   filters: list(routeFilter),
   action,
+  maxRequestBodyBytes: optional(int(0, Number.MAX_SAFE_INTEGER)),
+  rateLimits: optional(
+    list(
+      object({
+        name: nonEmpty,
+        keys: list(
+          variant({ ClientIp: {}, Header: { name: headerName }, Path: {}, Claim: { name: nonEmpty } }),
+        ),
+        limit: int(1, 1_000_000_000),
+        periodSeconds: int(1, 86_400),
+        scope: oneOf('Local', 'Global'),
+        redis: optional(
+          object({
+            address: rule(hostPortProblem),
+            password: optional(nonEmpty),
+            tls: optional(object({ caPem: optional(nonEmpty), serverName: optional(nonEmpty) })),
+            failureMode: oneOf('Open', 'Closed'),
+            timeoutMs: int(1, 60_000),
+          }),
+        ),
+      }),
+    ),
+  ),
+  policies: optional(names),
+});
+const globalNeedsRedis: Check = (v, p) => {
+  const rules = (v as { rateLimits?: { scope: string; redis?: unknown }[] }).rateLimits ?? [];
+  for (const [i, r] of rules.entries())
+    if (r.scope === 'Global' && r.redis === undefined)
+      fail(`${p}.rateLimits[${i}].redis`, 'required when scope is Global');
+};
+const route: Check = (v, p) => {
+  routeFields(v, p);
+  globalNeedsRedis(v, p);
+};
+const clientIpPolicy = object({
+  trustedCidrs: list(rule(cidrProblem)),
+  trustedHops: optional(int(1, 64)),
+  header: optional(headerName),
+});
+const listenerLimits = object({
+  maxRequestBodyBytes: optional(int(0, Number.MAX_SAFE_INTEGER)),
+  maxHeaderBytes: optional(int(1024, 1024 * 1024)),
+  maxHeaders: optional(int(1, 10_000)),
+  maxConnections: optional(int(0, 1_000_000)),
+  headerTimeoutMs: optional(int(1, MAX_TIMEOUT_MS)),
+  idleTimeoutMs: optional(int(1, MAX_TIMEOUT_MS)),
 });
 /** One resource of each type; an object that passed once is not walked again (configs are immutable). */
 const RESOURCE_CHECKS: Record<FleetResourceType, Check> = {
@@ -220,12 +288,18 @@ const RESOURCE_CHECKS: Record<FleetResourceType, Check> = {
           ),
         }),
       ),
+      clientIp: optional(clientIpPolicy),
+      proxyProtocol: optional(object({ trustedCidrs: list(rule(cidrProblem)), timeoutMs: int(1, 60_000) })),
+      limits: optional(listenerLimits),
     })(v, p);
     const l = v as { protocol: string; tls?: unknown };
     if (l.protocol === 'HTTPS' && l.tls === undefined) fail(`${p}.tls`, 'required when protocol is HTTPS');
   }),
   virtualHosts: remembered((v, p) => {
-    object({ name: nonEmpty, listener: nonEmpty, hostname, routes: list(route) })(v, p);
+    object({ name: nonEmpty, listener: nonEmpty, hostname, routes: list(route), policies: optional(names) })(
+      v,
+      p,
+    );
     // Its name says where it serves: one listener never has two VirtualHosts for one hostname.
     const vh = v as { name: string; listener: string; hostname: string };
     if (vh.name !== `${vh.listener}/${vh.hostname}`)
@@ -251,6 +325,7 @@ const RESOURCE_CHECKS: Record<FleetResourceType, Check> = {
     object({ name: nonEmpty, endpoints: list(object({ address: nonEmpty, port: int(1, 65535) })) }),
   ),
   secrets: remembered(object({ name: nonEmpty, certificatePem: nonEmpty, privateKeyPem: nonEmpty })),
+  policies: remembered(policy),
 };
 
 const fleetConfig = object({
@@ -290,6 +365,7 @@ function checkReferences(config: FleetConfig): void {
   uniqueNames(config.secrets, 'secrets');
   uniqueNames(config.endpoints, 'endpoints');
   uniqueNames(config.listeners, 'listeners');
+  uniqueNames(config.policies, 'policies');
   const clusterNames = lazyNames(config.clusters);
   const secretNames = lazyNames(config.secrets);
   const listenerNames = lazyNames(config.listeners);

@@ -14,6 +14,10 @@ export interface TokenBucket {
   take(): boolean;
   /** Milliseconds until the next token is there (0: one is there now). */
   waitMs(): number;
+  /** Takes up to `n` whole tokens at once (a lease of them); returns how many it took. */
+  takeUpTo(n: number): number;
+  /** Whole tokens left now. */
+  left(): number;
 }
 
 export function createTokenBucket(
@@ -37,6 +41,16 @@ export function createTokenBucket(
     waitMs() {
       refill();
       return tokens >= 1 ? 0 : Math.ceil(((1 - tokens) / limit.perSecond) * 1000);
+    },
+    takeUpTo(n) {
+      refill();
+      const taken = Math.max(0, Math.min(n, Math.floor(tokens)));
+      tokens -= taken;
+      return taken;
+    },
+    left() {
+      refill();
+      return Math.floor(tokens);
     },
   };
 }

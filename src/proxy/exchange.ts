@@ -12,10 +12,17 @@ import type { RequestHead } from './wire/request-head.js';
 
 /** What a client connection says about its client, read once per connection. */
 export interface ClientFacts {
-  /** The peer address as the socket gave it (the access log's); undefined when it was already gone. */
+  /** The client address as the access log shows it: the peer's as the socket gave it, or the one a trusted peer reported. */
   address: string | undefined;
-  /** The same with IPv4-mapped IPv6 unwrapped: the forwarding headers'. */
+  /** The client address (IPv4-mapped IPv6 unwrapped): the peer, or the client a trusted peer reported (client-address.ts). */
   ip: string;
+  /** The peer's address, unwrapped: the entry the proxy appends to x-forwarded-for. */
+  peerIp: string;
+  /**
+   * Set by the listener's client IP policy: the x-forwarded-for entries sent on before the peer's ('' none), in
+   * place of the client's own; undefined without a policy (the client's list is kept, as the edge always did).
+   */
+  trustedChain: string | undefined;
   /** `x-portico-internal: true` or `x-portico-external-address: <ip>`, as name and value. */
   origin: readonly [string, string];
   /** The forwarding lines of an HTTP/1.1 head, made on first use. */
@@ -25,23 +32,45 @@ export interface ClientFacts {
 }
 
 const CLIENT = Symbol('portico.client');
-type TaggedSocket = Socket & { [CLIENT]?: ClientFacts };
+const PROXIED = Symbol('portico.proxied');
+/**
+ * A socket as accepted. A TLS one wraps its TCP socket (`_parent`), or (PROXY protocol listeners) a stream over it
+ * (downstream/proxy-header.ts `carrying`), which Node's TLS socket holds at `_handle._parentWrap.stream`: where a
+ * PROXY header's source was put.
+ */
+type Proxied = { [PROXIED]?: string };
+type TaggedSocket = Socket & {
+  [CLIENT]?: ClientFacts;
+  [PROXIED]?: string;
+  _parent?: Proxied;
+  _handle?: { _parentWrap?: { stream?: Proxied } } | null;
+};
+
+/** The client a PROXY protocol header named for the connection `socket` (or its TLS socket) stands on. */
+export function proxiedSourceOf(socket: Socket): string | undefined {
+  const tagged = socket as TaggedSocket;
+  return tagged[PROXIED] ?? tagged._parent?.[PROXIED] ?? tagged._handle?._parentWrap?.stream?.[PROXIED];
+}
+
+/** The client a PROXY protocol header named for this (TCP) socket: its address stands in for the peer's. */
+export function setProxiedSource(socket: Socket, address: string): void {
+  (socket as TaggedSocket)[PROXIED] = address;
+}
 
 /** The client's facts of `socket`, read on the first request and kept on the socket for the next ones. */
 export function clientFacts(socket: Socket): ClientFacts {
   const tagged = socket as TaggedSocket;
   let facts = tagged[CLIENT];
   if (facts === undefined) {
-    const address = socket.remoteAddress;
+    const address = proxiedSourceOf(socket) ?? socket.remoteAddress;
     const ip = clientIp(address);
-    const origin = isInternalAddress(ip)
-      ? (['x-portico-internal', 'true'] as const)
-      : (['x-portico-external-address', ip] as const);
     const sni = (socket as Partial<TLSSocket>).servername;
     facts = {
       address,
       ip,
-      origin,
+      peerIp: ip,
+      trustedChain: undefined,
+      origin: originOf(ip),
       lines: undefined,
       serverName: typeof sni === 'string' && sni !== '' ? sni : undefined,
     };
@@ -50,12 +79,46 @@ export function clientFacts(socket: Socket): ClientFacts {
   return facts;
 }
 
+/**
+ * The request's client address: the one every policy keys on (access rules, rate limits), logs and traces. A
+ * listener's client IP policy (client-address.ts) has replaced the peer by the client it reported, if trusted.
+ */
+export function clientIpOf(request: ClientRequest): string {
+  return request.client.ip;
+}
+
+/** `x-portico-internal: true` for a loopback or private client, else `x-portico-external-address: <ip>`. */
+export function originOf(ip: string): readonly [string, string] {
+  return isInternalAddress(ip) ? ['x-portico-internal', 'true'] : ['x-portico-external-address', ip];
+}
+
 /** A request body: its bytes as a stream, then the trailer fields the client sent after them, if any. */
 export interface RequestBody extends Readable {
   /** Trailer lines (name, value, ...) that may be relayed (trailers.ts); set before the stream ends. */
   readonly trailers: string[] | undefined;
   /** Body bytes received from the client so far. */
   readonly received: number;
+  /** Set by the handler: past `maxBytes` received, the body stops and `exceeded` runs (once). */
+  limit: BodyLimit | undefined;
+}
+
+/** A request body's size limit (413), checked by the downstream as bytes arrive. */
+export interface BodyLimit {
+  maxBytes: number;
+  exceeded(): void;
+}
+
+/** Counts `chunk` into `body`; false (and the limit's `exceeded` told, once) when it went past its limit. */
+export function withinLimit(
+  body: { received: number; limit: BodyLimit | undefined },
+  chunk: Buffer,
+): boolean {
+  body.received += chunk.length;
+  const limit = body.limit;
+  if (limit === undefined || body.received <= limit.maxBytes) return true;
+  body.limit = undefined;
+  limit.exceeded();
+  return false;
 }
 
 /** The first Host value among header lines (name, value, ...). */
@@ -81,12 +144,21 @@ export interface ListenerContext {
   proto: 'http' | 'https';
   /** Being removed: responses ask clients to reconnect (to the listener that replaces it, if any). */
   closing: boolean;
+  /** The listener's client IP policy, applied to each request at its start (client-address.ts); undefined: none. */
+  findClient: ((request: ClientRequest) => void) | undefined;
+  /** The largest request body of the listener's requests (a route may say otherwise); larger gets 413. */
+  maxRequestBodyBytes: number;
 }
 
 export class ClientRequest {
   private headerMap: IncomingHttpHeaders | undefined = undefined;
   /** HTTP/2: its connection's share of upstream places (downstream/h2/upstream-share.ts); HTTP/1.1 holds one at a time. */
   upstreamShare: UpstreamPlaces | undefined = undefined;
+  /**
+   * The claims of the request's verified JWT, set by the authentication policy once it checked the token: what a
+   * rate limit keyed by a claim reads (rate-limits.ts). Undefined: no verified token.
+   */
+  claims: Readonly<Record<string, unknown>> | undefined = undefined;
 
   constructor(
     readonly method: string,
@@ -94,8 +166,8 @@ export class ClientRequest {
     readonly url: string,
     /** Header lines as received (name, value, ...), or the HTTP/1.1 head they stand in. */
     private readonly lines: string[] | RequestHead,
-    /** Its client connection's facts (clientFacts). */
-    readonly client: ClientFacts,
+    /** Its client connection's facts (clientFacts); a listener's client IP policy replaces them at the start. */
+    public client: ClientFacts,
     /** The body, or null when the request has none. */
     readonly body: RequestBody | null,
     /** The body is chunked on the wire (its length is unknown). */

@@ -3,6 +3,7 @@
 import { performance } from 'node:perf_hooks';
 import type { Endpoint } from '../ir/fleet-config.js';
 import { backoffDelay, jittered } from '../platform/backoff.js';
+import { checkAccess, type Settled } from './access/pipeline.js';
 import { cancel, Deadline, schedule } from './deadlines.js';
 import type {
   ClientRequest,
@@ -11,8 +12,16 @@ import type {
   RequestBody,
   ResponseListener,
 } from './exchange.js';
+import { rateLimitedLines } from './limits/rate-limit-headers.js';
+import type { RateRefusal } from './limits/rate-limiter.js';
 import { sendMirrors } from './mirror.js';
-import { type ForwardPlan, nextEndpoint, resolveRequest, upstreamHeaders } from './routing/resolve.js';
+import {
+  type ForwardPlan,
+  nextEndpoint,
+  type Plan,
+  resolveRequest,
+  upstreamHeaders,
+} from './routing/resolve.js';
 import { endpointKey } from './routing/snapshot.js';
 import type { ProxyRuntime } from './runtime.js';
 import type { AccessLogEntry, ResponseFlag } from './telemetry/access-log.js';
@@ -296,6 +305,17 @@ class Forwarding implements AttemptSink, UpstreamAttempt {
     this.exchange?.cancel();
   }
 
+  /** The body passed its limit while it streamed in: 413 (or a cut response), and the upstream exchange ends. */
+  bodyTooLarge(): void {
+    if (this.finished) return;
+    this.finish();
+    this.gate?.cancel();
+    this.cancel();
+    this.answer.flag = 'request_body_too_large';
+    if (!this.res.headersSent) this.answer.abortStatus = 413;
+    this.res.abort(413);
+  }
+
   clientClosed(): void {
     this.gate?.cancel();
     if (!this.res.writableFinished) {
@@ -421,6 +441,10 @@ class Answer implements ResponseListener {
   /** This request goes to the access log (which is on, and sampled it). */
   readonly logged: boolean;
   flag: ResponseFlag | undefined = undefined;
+  /** Why a policy refused the request (the access log's, never a credential). */
+  accessReason: string | undefined = undefined;
+  /** The response closed (sent, or the client went away). */
+  closed = false;
   endpoint: Endpoint | undefined = undefined;
   upstreamServiceTimeMs: number | undefined = undefined;
   upstreamRetries: number | undefined = undefined;
@@ -444,6 +468,7 @@ class Answer implements ResponseListener {
   }
 
   onResponseClose(): void {
+    this.closed = true;
     // The client went away (or we gave up): cancel the upstream request.
     this.forwarding?.clientClosed();
     const metrics = this.rt.metrics;
@@ -482,6 +507,7 @@ class Answer implements ResponseListener {
       listener: this.listener,
       requestId: this.requestId,
       clientAddress: req.client.address,
+      accessReason: this.accessReason,
     };
   }
 }
@@ -509,6 +535,8 @@ export function handleRequest(
   req: ClientRequest,
   res: ProxyResponse,
 ): void {
+  // Who the client is, decided once: everything after reads it (client-address.ts).
+  listener.findClient?.(req);
   const listenerName = listener.name;
   const snapshot = rt.snapshot;
   rt.metrics.requestStarted();
@@ -519,13 +547,115 @@ export function handleRequest(
   const close = rt.draining || listener.closing;
   const plan = resolveRequest(rt, snapshot, listenerName, listener.proto, req);
   answer.routeName = plan.routeName;
+  const exchange: Exchange = { rt, listener, req, res, answer, close };
+  const access = plan.access;
+  if (access === undefined) {
+    limitThenAct(exchange, plan);
+    return;
+  }
+  const count = rt.metrics.accessDecision;
+  checkAccess(access.policies, access.request, count, (settled) => {
+    // The client may have gone while the checks ran: nothing is left to answer.
+    if (!answer.closed) passOrRefuse(exchange, plan, settled);
+  });
+}
+
+/** One request being answered, as the steps after routing share it. */
+interface Exchange {
+  rt: ProxyRuntime;
+  listener: ListenerContext;
+  req: ClientRequest;
+  res: ProxyResponse;
+  answer: Answer;
+  /** Ask the client to close the connection (draining). */
+  close: boolean;
+}
+
+/** A refusal answers; an allowance adds its upstream header changes and acts. */
+function passOrRefuse(exchange: Exchange, plan: Plan, settled: Settled): void {
+  if (!settled.allow) {
+    const { refusal } = settled;
+    exchange.answer.flag = 'access_denied';
+    exchange.answer.accessReason = `${refusal.policy} ${refusal.rule}: ${refusal.reason}`;
+    respondLocally(exchange.res, refusal.status, exchange.close, undefined, refusal.headers);
+    return;
+  }
+  if (plan.kind === 'forward' && settled.upstream !== undefined) {
+    // After the route's own filters: what a policy removes (a credential) stays removed.
+    plan.requestModifiers = [...plan.requestModifiers, settled.upstream];
+    plan.configuredRequest = true;
+  }
+  limitThenAct(exchange, plan);
+}
+
+/**
+ * The route's rate limits (after its access policies: a limit keyed by a JWT claim reads the verified one), then
+ * its action. A lease from another process (the primary, Redis) is waited for; the client may leave meanwhile.
+ */
+function limitThenAct(exchange: Exchange, plan: Plan): void {
+  const rules = plan.route?.rateLimits;
+  if (rules === undefined || rules.length === 0) {
+    act(exchange, plan);
+    return;
+  }
+  const { rt, req, answer } = exchange;
+  const refusal = rt.rateLimits.check(rules, req, pathOf(req.url));
+  if (!(refusal instanceof Promise)) {
+    actOrRefuse(exchange, plan, refusal);
+    return;
+  }
+  refusal.then(
+    (r) => {
+      if (!answer.closed) actOrRefuse(exchange, plan, r);
+    },
+    (error: Error) => {
+      rt.options.log.error(`rate limit: ${error.message}`);
+      if (!answer.closed) respondLocally(exchange.res, 500, true);
+    },
+  );
+}
+
+/** The request target's path (the query cut off): a rate limit keyed by path counts by it. */
+function pathOf(url: string): string {
+  const q = url.indexOf('?');
+  return q < 0 ? url : url.slice(0, q);
+}
+
+/** Goes on with a request its rate limits let through, or answers 429 for the rule that refused. */
+function actOrRefuse(exchange: Exchange, plan: Plan, refusal: RateRefusal | undefined): void {
+  if (refusal === undefined) {
+    act(exchange, plan);
+    return;
+  }
+  exchange.answer.flag = 'rate_limited';
+  // A body not read is not waited for: the connection closes after the answer.
+  const close = exchange.close || exchange.req.body !== null;
+  respondLocally(exchange.res, 429, close, undefined, rateLimitedLines(refusal));
+}
+
+/** The route's action: a local answer, a redirect, or forwarding. */
+function act(exchange: Exchange, plan: Plan): void {
+  const { rt, listener, req, res, answer, close } = exchange;
   if (plan.kind === 'local') {
     answer.flag = plan.flag;
     respondLocally(res, plan.status, close, undefined, plan.headers);
-  } else if (plan.kind === 'redirect') respondLocally(res, plan.status, close, plan.location);
-  else {
-    const forwarding = new Forwarding(rt, plan, req, res, close, listener.proto, answer);
-    answer.forwarding = forwarding;
-    forwarding.start();
+    return;
   }
+  if (plan.kind === 'redirect') {
+    respondLocally(res, plan.status, close, plan.location);
+    return;
+  }
+  const maxBody = plan.route.maxRequestBodyBytes ?? listener.maxRequestBodyBytes;
+  if (maxBody > 0 && req.body !== null && req.contentLength > maxBody) {
+    // Refused on its content-length, before a byte of it is read.
+    answer.flag = 'request_body_too_large';
+    answer.abortStatus = 413;
+    res.abort(413);
+    return;
+  }
+  const forwarding = new Forwarding(rt, plan, req, res, close, listener.proto, answer);
+  answer.forwarding = forwarding;
+  if (maxBody > 0 && req.body !== null)
+    req.body.limit = { maxBytes: maxBody, exceeded: () => forwarding.bodyTooLarge() };
+  forwarding.start();
 }

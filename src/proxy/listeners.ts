@@ -1,10 +1,12 @@
 // One bound socket per Listener: an HTTP or HTTPS server with the hardening limits, connection accounting,
 // malformed-input handling, and graceful removal.
 import type { AddressInfo, ListenOptions } from 'node:net';
-import type { Listener } from '../ir/fleet-config.js';
+import type { Listener, ListenerLimits, ProxyProtocolPolicy } from '../ir/fleet-config.js';
 import { PorticoError } from '../platform/errors.js';
+import { applyClientIpRule, compileClientIpRule, inBlockList, trustedBlockList } from './client-address.js';
 import { type ClientServer, createClientServer } from './downstream/client-server.js';
 import { createH2Listener } from './downstream/h2/server.js';
+import type { ProxyHeaderOptions } from './downstream/proxy-header.js';
 import {
   type CertificateTable,
   clientCertificateRequest,
@@ -14,12 +16,16 @@ import {
 } from './downstream/tls.js';
 import type { ClientRequest, ListenerContext } from './exchange.js';
 import { handleRequest, respondLocally } from './handler.js';
+import type { Http2Limits, ProxyLimits } from './options.js';
 import { hostWithoutPort } from './routing/route-table.js';
 import type { ProxyRuntime } from './runtime.js';
 import { handleUpgrade } from './upgrade.js';
+import { clientIp } from './wire/headers.js';
 
 export interface BoundListener {
   context: ListenerContext;
+  /** The config it was bound with: a change of its socket limits binds it again. */
+  listener: Listener;
   protocol: Listener['protocol'];
   server: ClientServer;
   address: string;
@@ -46,20 +52,77 @@ function misdirected(bound: Omit<BoundListener, 'server'>, req: ClientRequest): 
   return misdirectedHost(table, req.client.serverName, hostWithoutPort(host));
 }
 
-function createListenerServer(rt: ProxyRuntime, bound: Omit<BoundListener, 'server'>): ClientServer {
-  const { limits } = rt.options;
+/** The proxy's limits with what the listener sets in their place (ir ListenerLimits). */
+export function listenerLimits(defaults: ProxyLimits, own: ListenerLimits | undefined): ProxyLimits {
+  if (own === undefined) return defaults;
+  return {
+    ...defaults,
+    maxHeaderSize: own.maxHeaderBytes ?? defaults.maxHeaderSize,
+    maxHeadersCount: own.maxHeaders ?? defaults.maxHeadersCount,
+    maxConnections: own.maxConnections ?? defaults.maxConnections,
+    headersTimeoutMs: own.headerTimeoutMs ?? defaults.headersTimeoutMs,
+    keepAliveTimeoutMs: own.idleTimeoutMs ?? defaults.keepAliveTimeoutMs,
+    maxRequestBodyBytes: own.maxRequestBodyBytes ?? defaults.maxRequestBodyBytes,
+  };
+}
+
+/** The proxy's HTTP/2 limits with the listener's header limits (a header list's pairs count its 4 pseudo-headers). */
+function listenerHttp2Limits(defaults: Http2Limits, own: ListenerLimits | undefined): Http2Limits {
+  if (own?.maxHeaderBytes === undefined && own?.maxHeaders === undefined) return defaults;
+  return {
+    ...defaults,
+    maxHeaderListSize: own.maxHeaderBytes ?? defaults.maxHeaderListSize,
+    maxHeaderListPairs: own.maxHeaders === undefined ? defaults.maxHeaderListPairs : own.maxHeaders + 4,
+  };
+}
+
+/** What a request reads of its listener's config; set again, in place, by every apply. */
+export function setListenerPolicies(
+  context: ListenerContext,
+  listener: Listener,
+  defaults: ProxyLimits,
+): void {
+  const rule = listener.clientIp === undefined ? undefined : compileClientIpRule(listener.clientIp);
+  context.findClient = rule === undefined ? undefined : (request) => applyClientIpRule(rule, request);
+  context.maxRequestBodyBytes = listenerLimits(defaults, listener.limits).maxRequestBodyBytes;
+}
+
+/** A listener's PROXY protocol policy as its server takes it: refusals are logged (warn) and counted. */
+function proxyHeaderOptions(rt: ProxyRuntime, name: string, policy: ProxyProtocolPolicy): ProxyHeaderOptions {
+  const trusted = trustedBlockList(policy.trustedCidrs);
+  return {
+    trusted: (address) => address !== undefined && inBlockList(trusted, clientIp(address)),
+    timeoutMs: policy.timeoutMs,
+    refused: (reason) => {
+      rt.metrics.connectionRefused(name);
+      rt.options.log.warn(`listener ${name}: connection refused: ${reason}`);
+    },
+  };
+}
+
+/** Whether the settings a listener's socket was bound with (all but the per-request ones) differ. */
+export function sameSocketLimits(a: Listener, b: Listener): boolean {
+  const x = a.limits;
+  const y = b.limits;
+  return (
+    x?.maxHeaderBytes === y?.maxHeaderBytes &&
+    x?.maxHeaders === y?.maxHeaders &&
+    x?.maxConnections === y?.maxConnections &&
+    x?.headerTimeoutMs === y?.headerTimeoutMs &&
+    x?.idleTimeoutMs === y?.idleTimeoutMs &&
+    JSON.stringify(a.proxyProtocol) === JSON.stringify(b.proxyProtocol)
+  );
+}
+
+function createListenerServer(
+  rt: ProxyRuntime,
+  bound: Omit<BoundListener, 'server'>,
+  limits: ProxyLimits,
+): ClientServer {
   const context = bound.context;
   const name = context.name;
   return createClientServer({
-    maxHeaderSize: limits.maxHeaderSize,
-    maxHeadersCount: limits.maxHeadersCount,
-    headersTimeoutMs: limits.headersTimeoutMs,
-    requestTimeoutMs: limits.requestTimeoutMs,
-    requestBodyIdleTimeoutMs: limits.requestBodyIdleTimeoutMs,
-    requestBodyBufferBytes: limits.requestBodyBufferBytes,
-    keepAliveTimeoutMs: limits.keepAliveTimeoutMs,
-    maxConnections: limits.maxConnections,
-    tlsHandshakeTimeoutMs: limits.tlsHandshakeTimeoutMs,
+    ...limits,
     tls:
       bound.protocol === 'HTTPS'
         ? {
@@ -87,12 +150,16 @@ function createListenerServer(rt: ProxyRuntime, bound: Omit<BoundListener, 'serv
       context,
       () => bound.certificates,
       (on, req, res) => handleRequest(rt, on, req, res),
+      listenerHttp2Limits(rt.options.http2, bound.listener.limits),
     ),
     onConnection: (socket) => {
       rt.metrics.connectionOpened(name);
       socket.on('close', () => rt.metrics.connectionClosed(name));
     },
     onRefused: () => rt.metrics.connectionRefused(name),
+    ...(bound.listener.proxyProtocol === undefined
+      ? {}
+      : { proxyProtocol: proxyHeaderOptions(rt, name, bound.listener.proxyProtocol) }),
   });
 }
 
@@ -102,8 +169,17 @@ export async function bindListener(
   port: number,
   certificates: CertificateTable | undefined,
 ): Promise<BoundListener> {
+  const context: ListenerContext = {
+    name: listener.name,
+    proto: listener.protocol === 'HTTPS' ? 'https' : 'http',
+    closing: false,
+    findClient: undefined,
+    maxRequestBodyBytes: 0,
+  };
+  setListenerPolicies(context, listener, rt.options.limits);
   const bound = {
-    context: { name: listener.name, proto: listener.protocol === 'HTTPS' ? 'https' : 'http', closing: false },
+    context,
+    listener,
     protocol: listener.protocol,
     address: rt.options.bindAddress,
     port,
@@ -112,7 +188,7 @@ export async function bindListener(
     resumable: certificates?.resumable,
     clientValidation: certificates?.clientValidation,
   } satisfies Omit<BoundListener, 'server'> as BoundListener;
-  const server = createListenerServer(rt, bound);
+  const server = createListenerServer(rt, bound, listenerLimits(rt.options.limits, listener.limits));
   bound.server = server;
   const net = server.server;
   await new Promise<void>((resolve, reject) => {

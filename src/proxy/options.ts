@@ -2,6 +2,7 @@
 import { MAX_PROXY_WORKERS } from '../ir/proxy-settings.js';
 import { discardingLogger, type Logger, type LogLevel } from '../platform/log-line.js';
 import type { StageTrace } from '../trace/propagation-trace.js';
+import type { RateStore } from './limits/rate-store.js';
 import type { AccessLogOptions } from './telemetry/access-log.js';
 import type { TracingOptions } from './telemetry/span-exporter.js';
 
@@ -36,6 +37,11 @@ export interface ProxyLimits {
   maxConnections: number;
   /** A TLS handshake must finish within this (Node's own default holds a silent connection 120 s). */
   tlsHandshakeTimeoutMs: number;
+  /**
+   * Largest request body in bytes, unless a listener or route says otherwise; larger gets 413 (on content-length
+   * at once, else as the body streams in). 0: no limit.
+   */
+  maxRequestBodyBytes: number;
 }
 
 /** HTTP/2 limits, downstream and upstream (Node's own defaults allow unlimited concurrent streams). */
@@ -146,6 +152,11 @@ export interface ProxyOptions {
   onDraining?: () => void;
   /** Told when a config is validated, compiled and swapped in (diagnostics: `--trace-events`). */
   trace?: StageTrace;
+  /**
+   * Where Local rate limits lease their tokens: a worker's primary (over IPC), so that a limit holds for the
+   * whole proxy; absent: a table of token buckets in this process.
+   */
+  localRateStore?: RateStore;
 }
 
 export const DEFAULT_PROXY_OPTIONS: ProxyOptions = {
@@ -162,6 +173,7 @@ export const DEFAULT_PROXY_OPTIONS: ProxyOptions = {
     keepAliveTimeoutMs: 60_000,
     maxConnections: 16_384,
     tlsHandshakeTimeoutMs: 10_000,
+    maxRequestBodyBytes: 0,
   },
   http2: {
     maxConcurrentStreams: 128,

@@ -13,7 +13,14 @@ import {
   createSecureContextCache,
   type SecureContextCache,
 } from './downstream/tls.js';
-import { type BoundListener, bindListener, closeListener, updateCertificates } from './listeners.js';
+import {
+  type BoundListener,
+  bindListener,
+  closeListener,
+  sameSocketLimits,
+  setListenerPolicies,
+  updateCertificates,
+} from './listeners.js';
 import {
   type ReconfigureOutcome,
   type RuntimeSettings,
@@ -22,6 +29,7 @@ import {
   setProcessSettings,
 } from './live-settings.js';
 import { bindPort, type ProxyOptions, type ProxyOptionsInput, resolveProxyOptions } from './options.js';
+import { createRateLimits } from './rate-limits.js';
 import type { CompiledVirtualHost } from './routing/route-table.js';
 import { compileSnapshot } from './routing/snapshot.js';
 import type { ProxyRuntime } from './runtime.js';
@@ -198,6 +206,7 @@ function createRuntime(options: ProxyOptions): ProxyRuntime {
     draining: false,
     activeByEndpoint: new Map(),
     tunnels: new Set(),
+    rateLimits: createRateLimits(options, metrics),
     accessLog: options.accessLog === undefined ? undefined : new AccessLog(options.accessLog),
     tracing:
       options.tracing === undefined ? undefined : createTracing(options.tracing, metrics.spans, options.log),
@@ -305,7 +314,7 @@ async function rebindListeners(
   for (const [name, b] of bound) {
     const next = byName.get(name);
     if (next === undefined && config.listeners.some((l) => l.name === name)) continue; // bad TLS: keep old
-    if (next === undefined || next.protocol !== b.protocol) {
+    if (next === undefined || next.protocol !== b.protocol || !sameSocketLimits(next, b.listener)) {
       bound.delete(name);
       void closeListener(b, options.maxDrainMs);
     }
@@ -315,6 +324,8 @@ async function rebindListeners(
     const existing = bound.get(listener.name);
     if (existing !== undefined) {
       if (table !== undefined) updateCertificates(existing, table);
+      setListenerPolicies(existing.context, listener, options.limits);
+      existing.listener = listener;
       continue;
     }
     try {
@@ -401,6 +412,7 @@ async function closeNow(state: ProxyState): Promise<void> {
   rt.tlsPools.destroy();
   rt.h2TlsPools.destroy();
   await Promise.all(closing);
+  await rt.rateLimits.close();
   // The last requests' lines and spans are out before close() resolves (a process exits next).
   rt.accessLog?.flush();
   await rt.tracing?.exporter.close();

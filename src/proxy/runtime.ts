@@ -1,6 +1,7 @@
 // The state shared by every listener of one proxy: the current snapshot, the upstream pool, counters.
 import type { Duplex } from 'node:stream';
 import type { ProxyOptions } from './options.js';
+import type { RateLimits } from './rate-limits.js';
 import type { Snapshot } from './routing/snapshot.js';
 import type { AccessLog } from './telemetry/access-log.js';
 import type { ProxyMetrics } from './telemetry/metrics.js';
@@ -30,6 +31,8 @@ export interface ProxyRuntime {
   activeByEndpoint: Map<string, number>;
   /** Upgraded client connections: the HTTP server no longer tracks them, so close() must. */
   tunnels: Set<Duplex>;
+  /** Rate-limit decisions and their stores (Redis clients of Global rules). */
+  rateLimits: RateLimits;
   /** One line per finished request; undefined: off. */
   accessLog: AccessLog | undefined;
   /** Trace context and spans; undefined: off (a client's traceparent passes on untouched). */

@@ -11,4 +11,5 @@ export const TEST_LIMITS: ProxyLimits = {
   keepAliveTimeoutMs: 10_000,
   maxConnections: 0,
   tlsHandshakeTimeoutMs: 10_000,
+  maxRequestBodyBytes: 0,
 };

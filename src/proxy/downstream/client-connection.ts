@@ -4,7 +4,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import { Readable } from 'node:stream';
-import { ClientRequest, clientFacts, type RequestBody } from '../exchange.js';
+import { type BodyLimit, ClientRequest, clientFacts, type RequestBody, withinLimit } from '../exchange.js';
 import { CHUNKED_REQUEST, type RequestHead } from '../wire/request-head.js';
 import { forwardableTrailers } from '../wire/trailers.js';
 import { ClientResponse, type ResponseConnection } from './client-response.js';
@@ -43,6 +43,7 @@ function refusal(status: number): string {
 class ConnectionBody extends Readable implements RequestBody {
   trailers: string[] | undefined = undefined;
   received = 0;
+  limit: BodyLimit | undefined = undefined;
   constructor(private readonly connection: ClientConnection) {
     super();
     // A client that resets mid-upload makes the body error; whoever reads it learns so from 'close'.
@@ -318,7 +319,11 @@ export class ClientConnection implements RequestParserSink, ResponseConnection {
     this.bodyAt = this.host.clock;
     const body = this.body;
     if (body === undefined || this.discardBody) return;
-    body.received += chunk.length;
+    if (!withinLimit(body, chunk)) {
+      // Over the limit: the handler answers 413 and closes; the rest is not read into memory.
+      this.discardBody = true;
+      return;
+    }
     if (!body.push(kept(chunk))) this.socket.pause();
   }
 

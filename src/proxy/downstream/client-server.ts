@@ -12,6 +12,7 @@ import type { ClientRequest } from '../exchange.js';
 import type { ProxyLimits } from '../options.js';
 import { ClientConnection, type ConnectionHost } from './client-connection.js';
 import type { ClientResponse } from './client-response.js';
+import { carrying, type ProxyHeaderOptions, readProxyHeader, unshifted } from './proxy-header.js';
 
 /** The listener's limits (documented on ProxyLimits) and what to do with its traffic. */
 export interface ClientServerOptions extends ProxyLimits {
@@ -24,6 +25,8 @@ export interface ClientServerOptions extends ProxyLimits {
   onRefused?(): void;
   /** Where connections that chose HTTP/2 (ALPN `h2`, or the h2c preface) go; absent: HTTP/1.1 only. */
   http2?: Http2Handoff;
+  /** Connections open with a PROXY protocol header (proxy-header.ts); absent: none is taken. */
+  proxyProtocol?: ProxyHeaderOptions;
 }
 
 /** The HTTP/2 server a listener hands sockets to, and its share of close. */
@@ -45,6 +48,22 @@ export interface ClientServer {
   setSecureContext(options: SecureContextOptions): void;
   /** TLS only: whether connections accepted from now on ask for a client certificate, and require a valid one. */
   requestClientCertificates(request: { requestCert: boolean; rejectUnauthorized: boolean }): void;
+}
+
+/**
+ * The server that listens: `server` itself, or (PROXY protocol) a TCP server in front that reads each
+ * connection's header and hands the socket to `server` (which then does its TLS, if any, and HTTP).
+ */
+function proxyHeaderFront(
+  server: NetServer,
+  options: ProxyHeaderOptions | undefined,
+  tls: boolean,
+): NetServer {
+  if (options === undefined) return server;
+  const handOn = tls ? carrying : unshifted;
+  return createNetServer({ allowHalfOpen: true, noDelay: true }, (socket) =>
+    readProxyHeader(socket, options, (ready, rest) => server.emit('connection', handOn(ready, rest))),
+  );
 }
 
 export function createClientServer(options: ClientServerOptions): ClientServer {
@@ -86,9 +105,10 @@ export function createClientServer(options: ClientServerOptions): ClientServer {
           accept,
         );
   if (options.tls !== undefined) server.on('tlsClientError', (_error, socket: Socket) => socket.destroy());
+  const listening = proxyHeaderFront(server, options.proxyProtocol, options.tls !== undefined);
   if (options.maxConnections > 0) {
-    server.maxConnections = options.maxConnections;
-    server.on('drop', () => options.onRefused?.());
+    listening.maxConnections = options.maxConnections;
+    listening.on('drop', () => options.onRefused?.());
   }
 
   // One timer for all connections: each compares its phase start with this clock (resolution: the interval).
@@ -106,11 +126,11 @@ export function createClientServer(options: ClientServerOptions): ClientServer {
   sweeper.unref();
 
   return {
-    server,
+    server: listening,
     close(done) {
       host.closing = true;
       // The sweep goes on until the last connection is gone: it still ends slow heads and lingering sockets.
-      server.close(() => {
+      listening.close(() => {
         clearInterval(sweeper);
         done?.();
       });

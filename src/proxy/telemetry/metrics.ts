@@ -50,11 +50,17 @@ export interface MetricsSnapshot {
   connections: [string, number][];
   /** Listener → connections closed at accept because the listener had maxConnections open. */
   refusedConnections: [string, number][];
+  /** `<rule>\u0000<allowed|limited>` → rate-limit decisions. */
+  rateLimits: [string, number][];
+  /** `<scope>\u0000<event>` → rate-limit store events (round trips, failures, failed open or closed). */
+  rateLimitStore: [string, number][];
   /** Connections accepted since start: how a proxy's workers share the load. */
   accepted: number;
   inFlight: number;
   /** Spans sent to the collector and spans lost (queue full, export failed). */
   spans: { exported: number; dropped: number };
+  /** `<policy>\u0000<rule>\u0000<outcome>` → access decisions. */
+  accessDecisions: [string, number][];
 }
 
 export type MirrorOutcome = 'answered' | 'failed' | 'skipped';
@@ -70,9 +76,15 @@ export interface ProxyMetrics {
   upstreamRetry(cluster: string): void;
   /** A RequestMirror copy: `answered` (any status), `failed` (no answer in time), `skipped` (body not held whole). */
   upstreamMirror(cluster: string, outcome: MirrorOutcome): void;
+  /** A policy's verdict on a request: `rule` decided it (`default`: none did), `outcome` allowed or denied. */
+  readonly accessDecision: (policy: string, rule: string, outcome: 'allowed' | 'denied') => void;
   connectionOpened(listener: string): void;
   connectionRefused(listener: string): void;
   connectionClosed(listener: string): void;
+  /** One rate-limit decision of a rule (ir RateLimitRule name). */
+  rateLimit(rule: string, allowed: boolean): void;
+  /** A rate-limit store's event: `round_trip`, `failure`, `failed_open`, `failed_closed`. */
+  rateLimitStore(scope: string, event: string): void;
   readonly inFlight: number;
   requestStarted(): void;
   requestFinished(): void;
@@ -99,6 +111,12 @@ class ProxyMetricsTable implements ProxyMetrics {
   private readonly upstreamMirrors = new Map<string, number>();
   private readonly connections = new Map<string, number>();
   private readonly refusedConnections = new Map<string, number>();
+  private readonly rateLimits = new Map<string, number>();
+  private readonly rateLimitStores = new Map<string, number>();
+  private readonly accessDecisions = new Map<string, number>();
+  readonly accessDecision = (policy: string, rule: string, outcome: 'allowed' | 'denied'): void => {
+    bump(this.accessDecisions, `${policy}\u0000${rule}\u0000${outcome}`);
+  };
   private accepted = 0;
   private requestsInFlight = 0;
   private readonly spanCounts = { exported: 0, dropped: 0 };
@@ -168,6 +186,14 @@ class ProxyMetricsTable implements ProxyMetrics {
     bump(this.refusedConnections, listener);
   }
 
+  rateLimit(rule: string, allowed: boolean): void {
+    bump(this.rateLimits, `${rule}\u0000${allowed ? 'allowed' : 'limited'}`);
+  }
+
+  rateLimitStore(scope: string, event: string): void {
+    bump(this.rateLimitStores, `${scope}\u0000${event}`);
+  }
+
   connectionClosed(listener: string): void {
     bump(this.connections, listener, -1);
     // The last connection of a removed listener: its gauge goes.
@@ -201,9 +227,12 @@ class ProxyMetricsTable implements ProxyMetrics {
       upstreamMirrors: [...this.upstreamMirrors],
       connections: [...this.connections],
       refusedConnections: [...this.refusedConnections],
+      rateLimits: [...this.rateLimits],
+      rateLimitStore: [...this.rateLimitStores],
       accepted: this.accepted,
       inFlight: this.requestsInFlight,
       spans: { ...this.spanCounts },
+      accessDecisions: [...this.accessDecisions],
     };
   }
 
@@ -262,9 +291,12 @@ export function emptyMetrics(): MetricsSnapshot {
     upstreamMirrors: [],
     connections: [],
     refusedConnections: [],
+    rateLimits: [],
+    rateLimitStore: [],
     accepted: 0,
     inFlight: 0,
     spans: { exported: 0, dropped: 0 },
+    accessDecisions: [],
   };
 }
 
@@ -276,6 +308,9 @@ export function mergeMetrics(snapshots: readonly MetricsSnapshot[]): MetricsSnap
   const upstreamMirrors = new Map<string, number>();
   const connections = new Map<string, number>();
   const refusedConnections = new Map<string, number>();
+  const rateLimits = new Map<string, number>();
+  const rateLimitStore = new Map<string, number>();
+  const accessDecisions = new Map<string, number>();
   let accepted = 0;
   let inFlight = 0;
   const spans = { exported: 0, dropped: 0 };
@@ -303,6 +338,9 @@ export function mergeMetrics(snapshots: readonly MetricsSnapshot[]): MetricsSnap
     addInto(upstreamMirrors, s.upstreamMirrors);
     addInto(connections, s.connections);
     addInto(refusedConnections, s.refusedConnections);
+    addInto(rateLimits, s.rateLimits);
+    addInto(rateLimitStore, s.rateLimitStore);
+    addInto(accessDecisions, s.accessDecisions);
     accepted += s.accepted;
     inFlight += s.inFlight;
   }
@@ -313,9 +351,12 @@ export function mergeMetrics(snapshots: readonly MetricsSnapshot[]): MetricsSnap
     upstreamMirrors: [...upstreamMirrors],
     connections: [...connections],
     refusedConnections: [...refusedConnections],
+    rateLimits: [...rateLimits],
+    rateLimitStore: [...rateLimitStore],
     accepted,
     inFlight,
     spans,
+    accessDecisions: [...accessDecisions],
   };
 }
 
@@ -397,6 +438,29 @@ export function renderMetrics(snapshot: MetricsSnapshot): string {
     ),
   );
   out.push(
+    ...family(
+      'portico_rate_limit_decisions_total',
+      'counter',
+      'Rate-limit decisions, by policy, rule and decision (allowed or limited).',
+      [...snapshot.rateLimits].map(([key, n]) => {
+        const [name = '', decision = ''] = key.split('\u0000');
+        const cut = name.lastIndexOf('/');
+        return [{ policy: name.slice(0, Math.max(0, cut)), rule: name.slice(cut + 1), decision }, n] as const;
+      }),
+    ),
+  );
+  out.push(
+    ...family(
+      'portico_rate_limit_store_events_total',
+      'counter',
+      'Rate-limit store events, by scope: round trips, failures, requests let through or refused on a failure.',
+      [...snapshot.rateLimitStore].map(([key, n]) => {
+        const [scope = '', event = ''] = key.split('\u0000');
+        return [{ scope, event }, n] as const;
+      }),
+    ),
+  );
+  out.push(
     ...family('portico_requests_in_flight', 'gauge', 'Requests being answered.', [
       [undefined, snapshot.inFlight],
     ]),
@@ -410,6 +474,17 @@ export function renderMetrics(snapshot: MetricsSnapshot): string {
         [{ outcome: 'exported' }, snapshot.spans.exported],
         [{ outcome: 'dropped' }, snapshot.spans.dropped],
       ],
+    ),
+  );
+  out.push(
+    ...family(
+      'portico_proxy_auth_decisions_total',
+      'counter',
+      'AccessPolicy verdicts, by policy, the rule that decided (default: none did) and outcome (allowed, denied).',
+      [...snapshot.accessDecisions].map(([key, n]) => {
+        const [policy = '', rule = '', outcome = ''] = key.split('\u0000');
+        return [{ policy, rule, outcome }, n] as const;
+      }),
     ),
   );
   out.push(buildInfoMetric());

@@ -2,7 +2,7 @@
 // sends slowly holds no connection of the pool while it does, so a few slow uploads cannot starve an endpoint.
 // Bodies larger than the limit stream on from there (the stall timeout still bounds a body that stops).
 import { Readable } from 'node:stream';
-import type { RequestBody } from '../exchange.js';
+import type { BodyLimit, RequestBody } from '../exchange.js';
 
 /** The buffered chunks first, then the rest of the source (if it had not ended), with backpressure. */
 export class ReplayBody extends Readable implements RequestBody {
@@ -10,6 +10,13 @@ export class ReplayBody extends Readable implements RequestBody {
   /** What the client sent: the source's count (a replay sends those bytes again, it receives none). */
   get received(): number {
     return this.source.received;
+  }
+  /** The limit is the source's, checked where its bytes arrive. */
+  get limit(): BodyLimit | undefined {
+    return this.source.limit;
+  }
+  set limit(limit: BodyLimit | undefined) {
+    this.source.limit = limit;
   }
   private readonly rest: RequestBody | null;
 

@@ -4,6 +4,7 @@
 import type { ClientRequest } from '../exchange.js';
 import { nextRequestId } from '../routing/request-id.js';
 import {
+  believedForwardedFor,
   clientHeaderRule,
   connectionLines,
   FORWARDED_FOR,
@@ -99,9 +100,10 @@ function requestHeadFromWire(req: ClientRequest, head: RequestHead, o: HeadOptio
   if (o.traceparent !== undefined) out += `traceparent: ${o.traceparent}\r\n`;
   out += `host: ${o.hostRewrite ?? head.host ?? o.authority}\r\n`;
   const client = req.client;
-  const facts = { clientIp: client.ip, origin: client.origin, proto: o.proto, timeoutMs: o.timeoutMs };
+  const facts = { clientIp: client.peerIp, origin: client.origin, proto: o.proto, timeoutMs: o.timeoutMs };
   client.lines ??= connectionLines(facts);
-  out += forwardingLines(facts, client.lines, forwardedFor, requestIds ?? NO_IDS, nextRequestId);
+  const believed = believedForwardedFor(client.trustedChain, forwardedFor);
+  out += forwardingLines(facts, client.lines, believed, requestIds ?? NO_IDS, nextRequestId);
   return `${out}${framing(o)}\r\n`;
 }
 
@@ -139,8 +141,9 @@ function requestHeadFromLines(req: ClientRequest, o: HeadOptions): string {
   if (o.traceparent !== undefined) head += `traceparent: ${o.traceparent}\r\n`;
   if (!host) head += `host: ${o.hostRewrite ?? o.authority}\r\n`;
   const client = req.client;
-  const facts = { clientIp: client.ip, origin: client.origin, proto: o.proto, timeoutMs: o.timeoutMs };
-  const ours = forwardingHeaders(facts, forwardedFor, requestIds ?? NO_IDS, nextRequestId);
+  const facts = { clientIp: client.peerIp, origin: client.origin, proto: o.proto, timeoutMs: o.timeoutMs };
+  const believed = believedForwardedFor(client.trustedChain, forwardedFor);
+  const ours = forwardingHeaders(facts, believed, requestIds ?? NO_IDS, nextRequestId);
   for (let i = 0; i < ours.length; i += 2) head += `${ours[i]}: ${ours[i + 1]}\r\n`;
   return `${head}${framing(o)}\r\n`;
 }

@@ -75,8 +75,20 @@ export function acceptableRequestId(value: string): boolean {
   return true;
 }
 
+/**
+ * The x-forwarded-for entries sent before the peer's: the client's own list (`sent`) without a client IP policy,
+ * else only what the policy believed (`trustedChain`; '' none).
+ */
+export function believedForwardedFor(
+  trustedChain: string | undefined,
+  sent: string | undefined,
+): string | undefined {
+  if (trustedChain === undefined) return sent;
+  return trustedChain === '' ? undefined : trustedChain;
+}
+
 export interface ForwardingFacts {
-  /** The client address as the proxy saw it (IPv4-mapped IPv6 unwrapped). */
+  /** The peer's address as the proxy saw it (IPv4-mapped IPv6 unwrapped): appended to x-forwarded-for. */
   clientIp: string;
   /** `x-portico-internal: true` or `x-portico-external-address: <ip>`, as name and value. */
   origin: readonly [string, string];

@@ -1,7 +1,13 @@
 // Header handling between client and upstream: hop-by-hop stripping, the headers Portico adds, and the
 // Gateway API header modifier filters.
 import type { HeaderModifier } from '../../ir/fleet-config.js';
-import { clientHeaderRule, DROP, type ForwardingFacts, forwardingHeaders } from './forwarded-headers.js';
+import {
+  believedForwardedFor,
+  clientHeaderRule,
+  DROP,
+  type ForwardingFacts,
+  forwardingHeaders,
+} from './forwarded-headers.js';
 
 export type HeaderMap = Record<string, string | string[]>;
 
@@ -198,11 +204,13 @@ export function clientIp(address: string | undefined): string {
 export function addForwardingHeaders(
   headers: HeaderMap,
   facts: ForwardingFacts,
+  trustedChain: string | undefined,
   requestId: () => string,
 ): void {
   const xff = headers['x-forwarded-for'];
   const ids = headers['x-request-id'];
-  const clientForwardedFor = xff === undefined ? undefined : Array.isArray(xff) ? xff.join(', ') : xff;
+  const sent = xff === undefined ? undefined : Array.isArray(xff) ? xff.join(', ') : xff;
+  const clientForwardedFor = believedForwardedFor(trustedChain, sent);
   const clientIds = ids === undefined ? [] : Array.isArray(ids) ? ids : [ids];
   const ours = forwardingHeaders(facts, clientForwardedFor, clientIds, requestId);
   for (let i = 0; i < ours.length; i += 2) headers[ours[i]!] = ours[i + 1]!;

@@ -14,6 +14,7 @@ import {
 import { type BackoffTimings, backoffDelay } from '../../platform/backoff.js';
 import { family } from '../../platform/prometheus-text.js';
 import { type AdminView, type SideServer, sideServerAddress, startSideServers } from '../admin.js';
+import { BucketTable } from '../limits/rate-store.js';
 import { type ReconfigureOutcome, type RuntimeSettings, setProcessSettings } from '../live-settings.js';
 import { type ProxyOptions, type ProxyOptionsInput, resolveProxyOptions } from '../options.js';
 import { createProxy, type Proxy as PorticoProxy } from '../proxy.js';
@@ -69,6 +70,8 @@ interface Pool {
   retired: MetricsSnapshot;
   /** The primary's admin, metrics and readiness servers. */
   sideServers: SideServer[];
+  /** Local rate limits' token buckets for the whole proxy: its workers lease from them. */
+  buckets: BucketTable;
 }
 
 /** One worker serves in this process, as a proxy always did; more are processes under this one. */
@@ -121,6 +124,7 @@ function createPool(
   const log = options.accessLog;
   return {
     options,
+    buckets: new BucketTable(() => performance.now()),
     settings: {
       bindAddress: options.bindAddress,
       limits: options.limits,
@@ -198,8 +202,11 @@ function enqueue<T>(pool: Pool, work: () => Promise<T>): Promise<T> {
 
 /** Starts a worker in place `index`. */
 function fork(pool: Pool, index: number): WorkerSlot {
-  const slot = forkWorker(pool.settings, pool.options.log, (gone, code, signal) =>
-    onExit(pool, gone, code, signal),
+  const slot = forkWorker(
+    pool.settings,
+    pool.options.log,
+    (gone, code, signal) => onExit(pool, gone, code, signal),
+    pool.buckets,
   );
   pool.slots.splice(index, 0, slot);
   return slot;

@@ -4,6 +4,7 @@ import type { ApplyOutcome } from '../../ir/apply-outcome.js';
 import type { FleetConfig } from '../../ir/fleet-config.js';
 import type { FleetConfigDelta } from '../../ir/fleet-config-patch.js';
 import type { LogLevel } from '../../platform/log-line.js';
+import type { Grant, RateRuleShape } from '../limits/rate-store.js';
 import type { ReconfigureOutcome, RuntimeSettings } from '../live-settings.js';
 import type { Http2Limits, ProxyLimits } from '../options.js';
 import type { AccessLogOptions } from '../telemetry/access-log.js';
@@ -42,7 +43,9 @@ export type ToWorker =
   | { type: 'stats'; id: number }
   /** The primary's new settings, for the worker's own access log and tracing (its `workers` is 1). */
   | { type: 'settings'; id: number; settings: RuntimeSettings }
-  | { type: 'drain'; drainMs: number; maxMs: number };
+  | { type: 'drain'; drainMs: number; maxMs: number }
+  /** The answer to a worker's lease of Local rate-limit tokens (primary-rate-store.ts). */
+  | { type: 'leased'; lease: number; grant: Grant };
 
 export interface WorkerStats {
   metrics: MetricsSnapshot;
@@ -63,4 +66,6 @@ export type FromWorker =
   /** A line of the worker's log, for the primary's logger to show or drop. */
   | { type: 'log'; level: LogLevel; line: string }
   /** Its counts once its last request finished: a worker retired while the proxy serves keeps them counted. */
-  | { type: 'drained'; metrics: MetricsSnapshot };
+  | { type: 'drained'; metrics: MetricsSnapshot }
+  /** Up to `want` Local rate-limit tokens of (rule, key) from the primary's buckets. */
+  | { type: 'lease'; lease: number; rule: RateRuleShape; key: string; want: number };

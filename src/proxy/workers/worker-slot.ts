@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import type { FleetConfig } from '../../ir/fleet-config.js';
 import { PorticoError } from '../../platform/errors.js';
 import type { Logger } from '../../platform/log-line.js';
+import type { RateStore } from '../limits/rate-store.js';
 import type { MetricsSnapshot } from '../telemetry/metrics.js';
 import type { FromWorker, ToWorker, WorkerSettings } from './protocol.js';
 import { WORKER_SETTINGS_ENV } from './worker.js';
@@ -52,11 +53,21 @@ export function workerExecArgv(argv: readonly string[] = process.execArgv): stri
   return out;
 }
 
+/** Answers a worker's lease from the primary's buckets (a local table: synchronous). */
+function lease(worker: Worker, buckets: RateStore, message: Extract<FromWorker, { type: 'lease' }>): void {
+  void Promise.resolve(buckets.take(message.rule, message.key, message.want)).then((grant) => {
+    const reply: ToWorker = { type: 'leased', lease: message.lease, grant };
+    if (worker.isConnected()) worker.send(reply, undefined, undefined, () => {});
+  });
+}
+
 /** Forks a worker with `settings`; `onExit` runs once it exits, after its pending requests got their fallback. */
 export function forkWorker(
   settings: WorkerSettings,
   log: Logger,
   onExit: (slot: WorkerSlot, code: number | null, signal: string | null) => void,
+  /** The primary's token buckets, which the workers' Local rate limits lease from. */
+  buckets: RateStore,
 ): WorkerSlot {
   // Round robin unless the workers bind with SO_REUSEPORT (then the primary holds no listening socket).
   cluster.schedulingPolicy = cluster.SCHED_RR;
@@ -108,6 +119,7 @@ export function forkWorker(
       if (message.type === 'started') resolve();
       else if (message.type === 'log') log[message.level](`worker ${worker.id}: ${message.line}`);
       else if (message.type === 'drained') slot.last = message.metrics;
+      else if (message.type === 'lease') lease(worker, buckets, message);
       else if ('id' in message) answer(message.id, message);
     });
     worker.once('exit', (code, signal) => {

@@ -7,6 +7,7 @@ import { patchFleetConfig } from '../../ir/fleet-config-patch.js';
 import { type Logger, type LogLevel, logToStderrTimed } from '../../platform/log-line.js';
 import { appendStageTrace } from '../../trace/propagation-trace.js';
 import { createProxy } from '../proxy.js';
+import { PrimaryRateStore } from './primary-rate-store.js';
 import type { FromWorker, ToWorker, WorkerSettings } from './protocol.js';
 
 /** The environment variable that carries WorkerSettings (JSON) from the primary. */
@@ -28,7 +29,9 @@ function primaryLogger(id: number): Logger {
 
 export function runWorker(settings: WorkerSettings): void {
   const id = cluster.worker?.id ?? 0;
+  const buckets = new PrimaryRateStore();
   const proxy = createProxy({
+    localRateStore: buckets,
     bindAddress: settings.bindAddress,
     limits: settings.limits,
     http2: settings.http2,
@@ -71,6 +74,10 @@ export function runWorker(settings: WorkerSettings): void {
   // stats are answered at once, also while a drain waits for requests in flight.
   let queue: Promise<void> = Promise.resolve();
   process.on('message', (message: ToWorker) => {
+    if (message.type === 'leased') {
+      buckets.settle(message);
+      return;
+    }
     if (message.type === 'stats') {
       send({ type: 'stats', id: message.id, stats: proxy.stats() });
       return;

@@ -4,7 +4,7 @@
 // the body's trailers (Node emits it before the end).
 import { constants, type IncomingHttpHeaders, type ServerHttp2Stream } from 'node:http2';
 import { Readable } from 'node:stream';
-import type { RequestBody } from '../../exchange.js';
+import { type BodyLimit, type RequestBody, withinLimit } from '../../exchange.js';
 import { headerLines } from '../../wire/h2-header-block.js';
 import { forwardableTrailers } from '../../wire/trailers.js';
 
@@ -15,13 +15,15 @@ function ignore(): void {}
 export class H2RequestBody extends Readable implements RequestBody {
   trailers: string[] | undefined = undefined;
   received = 0;
+  limit: BodyLimit | undefined = undefined;
 
   constructor(private readonly stream: ServerHttp2Stream) {
     super();
     // Whoever reads learns of a broken upload from 'close' (as with an HTTP/1.1 body).
     this.on('error', ignore);
     stream.on('data', (chunk: Buffer) => {
-      this.received += chunk.length;
+      // Over the limit: the handler answers 413 and resets the stream; nothing more is buffered.
+      if (!withinLimit(this, chunk)) return;
       if (!this.push(chunk)) stream.pause();
     });
     stream.once('trailers', (headers: IncomingHttpHeaders) => {

@@ -98,9 +98,12 @@ export class H2Response implements ProxyResponse {
       this.statusCode = status;
       stream.respond({ ':status': status, server: 'portico', 'content-length': '0' }, { endStream: true });
     }
-    // RST_STREAM(NO_ERROR) after the answer: the client stops sending the rest of its body (RFC 9113 §8.1).
+    // RST_STREAM(NO_ERROR) after the answer: the client stops sending the rest of its body (RFC 9113 §8.1). A turn
+    // later: Node 26 sends a reset asked for in the same turn as the answer before the answer's HEADERS.
     this.owner.resetByProxy(stream);
-    if (!stream.destroyed) stream.close(NGHTTP2_NO_ERROR);
+    setImmediate(() => {
+      if (!stream.destroyed) stream.close(NGHTTP2_NO_ERROR);
+    });
     this.close();
   }
 

@@ -72,6 +72,7 @@ interface StreamContext {
   certificates: () => CertificateTable | undefined;
   sessions: SessionTable;
   owner: StreamOwner;
+  limits: Http2Limits;
 }
 
 export function createH2Listener(
@@ -79,14 +80,15 @@ export function createH2Listener(
   context: ListenerContext,
   certificates: () => CertificateTable | undefined,
   handle: ExchangeHandler,
+  /** The listener's own (its header limits), else the proxy's. */
+  limits: Http2Limits = rt.options.http2,
 ): H2Listener {
-  const limits = rt.options.http2;
   const server: Http2Server = createServer(serverOptions(limits));
   const sessions = new SessionTable(limits, (message) =>
     rt.options.log.warn(`listener ${context.name}: ${message}`),
   );
   const owner: StreamOwner = { resetByProxy: (stream) => sessions.markResetByProxy(stream) };
-  const ctx: StreamContext = { rt, handle, context, certificates, sessions, owner };
+  const ctx: StreamContext = { rt, handle, context, certificates, sessions, owner, limits };
   /** The socket being handed to Node: it emits 'session' for it before emit('connection') returns. */
   let arriving: Socket | undefined;
   // Streams are taken from their session's event: Node emits them a tick after their HEADERS, and a stream reset
@@ -173,13 +175,7 @@ function serveStream(
 ): void {
   const { rt } = ctx;
   const socket = session.socket as Socket;
-  const request = requestFromStream(
-    stream,
-    raw,
-    ended,
-    clientFacts(socket),
-    rt.options.http2.maxHeaderListSize,
-  );
+  const request = requestFromStream(stream, raw, ended, clientFacts(socket), ctx.limits.maxHeaderListSize);
   if ('method' in request) request.upstreamShare = state.upstream;
   if (!('method' in request)) {
     if (request.status === 0) stream.close(NGHTTP2_PROTOCOL_ERROR);

@@ -1,0 +1,120 @@
+// A proxy process's rate-limit decisions: per (rule, key) an allowance of tokens leased from the rule's store, so
+// that the common case is a decrement in this process with no lock, no message and no round trip. When the
+// allowance is spent the request waits for one lease (requests of the same key share it); a refused key is
+// refused here, without asking again, until the store said a token comes back.
+import type { RateLimitRule } from '../../ir/fleet-config.js';
+import { type Grant, MAX_RATE_KEYS, type RateStore } from './rate-store.js';
+
+/** How long leased tokens stay usable when the store gives no lifetime (a local bucket's): unspent ones lapse. */
+export const LEASE_MS = 1_000;
+
+/** A rule that refused a request, and what the client is told (rate-limit-headers.ts). */
+export interface RateRefusal {
+  rule: RateLimitRule;
+  /** Milliseconds until a token comes back. */
+  retryAfterMs: number;
+}
+
+interface Allowance {
+  tokens: number;
+  /** Leased tokens lapse then; a refusal holds until then. */
+  until: number;
+  /** A lease under way: the key's other requests wait for it instead of asking for their own. */
+  pending: Promise<void> | undefined;
+}
+
+export interface RateLimiterOptions {
+  /** The store of a rule's scope. */
+  storeOf(rule: RateLimitRule): RateStore;
+  /** Tokens leased at a time for a rule (1: every decision asks the store). */
+  leaseSize(rule: RateLimitRule): number;
+  now(): number;
+  /** Told of every decision, for metrics. */
+  decided(rule: RateLimitRule, allowed: boolean): void;
+  maxKeys?: number;
+}
+
+export class RateLimiter {
+  private readonly allowances = new Map<string, Allowance>();
+  private readonly maxKeys: number;
+
+  constructor(private readonly options: RateLimiterOptions) {
+    this.maxKeys = options.maxKeys ?? MAX_RATE_KEYS;
+  }
+
+  /**
+   * Takes one token of every rule, in order, for the keys `keyOf` gives; the first rule without one refuses (the
+   * rules before it keep the token they gave). Synchronous while allowances last.
+   */
+  check(
+    rules: readonly RateLimitRule[],
+    keyOf: (rule: RateLimitRule) => string,
+    from = 0,
+  ): RateRefusal | undefined | Promise<RateRefusal | undefined> {
+    for (let i = from; i < rules.length; i++) {
+      const rule = rules[i]!;
+      const outcome = this.takeOne(rule, keyOf(rule));
+      if (outcome === true) continue;
+      if (outcome instanceof Promise)
+        return outcome.then((r) => (r === true ? this.check(rules, keyOf, i + 1) : r));
+      return outcome;
+    }
+    return undefined;
+  }
+
+  private takeOne(rule: RateLimitRule, key: string): true | RateRefusal | Promise<true | RateRefusal> {
+    const id = `${rule.name}\u0000${rule.limit}\u0000${rule.periodSeconds}\u0000${key}`;
+    const now = this.options.now();
+    const allowance = this.allowances.get(id);
+    if (allowance !== undefined && allowance.pending === undefined && now < allowance.until) {
+      if (allowance.tokens > 0) {
+        allowance.tokens--;
+        this.options.decided(rule, true);
+        return true;
+      }
+      if (allowance.tokens < 0) return this.refuse(rule, allowance.until - now);
+    }
+    if (allowance?.pending !== undefined) return allowance.pending.then(() => this.takeOne(rule, key));
+    const grant = this.options.storeOf(rule).take(rule, key, this.options.leaseSize(rule));
+    if (!(grant instanceof Promise)) return this.leased(rule, id, grant, now);
+    const entry = this.entry(id);
+    let settled: true | RateRefusal = true;
+    entry.pending = grant.then((g) => {
+      entry.pending = undefined;
+      settled = this.leased(rule, id, g, this.options.now());
+    });
+    return entry.pending.then(() => settled);
+  }
+
+  /** Keeps what a lease gave beyond this request's token; none given: the key is refused until resetMs. */
+  private leased(rule: RateLimitRule, id: string, grant: Grant, now: number): true | RateRefusal {
+    const entry = this.entry(id);
+    if (grant.granted > 0) {
+      entry.tokens = grant.granted - 1;
+      entry.until = now + (grant.resetMs > 0 ? grant.resetMs : LEASE_MS);
+      this.options.decided(rule, true);
+      return true;
+    }
+    entry.tokens = -1;
+    entry.until = now + Math.max(1, grant.resetMs);
+    return this.refuse(rule, grant.resetMs);
+  }
+
+  private refuse(rule: RateLimitRule, retryAfterMs: number): RateRefusal {
+    this.options.decided(rule, false);
+    return { rule, retryAfterMs };
+  }
+
+  private entry(id: string): Allowance {
+    let entry = this.allowances.get(id);
+    if (entry === undefined) {
+      if (this.allowances.size >= this.maxKeys) {
+        const oldest = this.allowances.keys().next().value;
+        if (oldest !== undefined) this.allowances.delete(oldest);
+      }
+      entry = { tokens: 0, until: 0, pending: undefined };
+      this.allowances.set(id, entry);
+    }
+    return entry;
+  }
+}
