@@ -164,3 +164,35 @@ export function cidrProblem(cidr: string): string | undefined {
     return `must end in /<prefix length> (0 to ${family === 4 ? 32 : 128})`;
   return undefined;
 }
+
+/** A key set's URL: http or https, with a host, no credentials in it. */
+export function keySetUrlProblem(url: string): string | undefined {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return 'is not a URL';
+  }
+  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') return 'must be an http or https URL';
+  if (parsed.username !== '' || parsed.password !== '') return 'must not hold credentials';
+  return undefined;
+}
+
+/** A JSON Web Key Set of public keys only (RSA, EC, OKP; no symmetric key, no private member), or why not. */
+export function keySetProblem(text: string): string | undefined {
+  let parsed: { keys?: unknown };
+  try {
+    parsed = JSON.parse(text) as { keys?: unknown };
+  } catch {
+    return 'is not JSON';
+  }
+  if (typeof parsed !== 'object' || parsed === null || !Array.isArray(parsed.keys))
+    return 'is not a JSON Web Key Set (no keys list)';
+  for (const [i, key] of parsed.keys.entries()) {
+    const k = (typeof key === 'object' && key !== null ? key : {}) as Record<string, unknown>;
+    if (k.kty !== 'RSA' && k.kty !== 'EC' && k.kty !== 'OKP') return `keys[${i}]: kty must be RSA, EC or OKP`;
+    for (const secret of ['d', 'p', 'q', 'dp', 'dq', 'qi', 'k'])
+      if (secret in k) return `keys[${i}]: holds private key material ('${secret}')`;
+  }
+  return undefined;
+}

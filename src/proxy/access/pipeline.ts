@@ -3,6 +3,7 @@
 // either lets the request on, with headers to set or remove on the upstream request, or refuses it with a response.
 // A step may be asynchronous (a key set to fetch, a service to ask); a pipeline of synchronous steps stays so.
 import type { AccessPolicyConfig, HeaderModifier, HeaderValue } from '../../ir/fleet-config.js';
+import { jwtStep } from './jwt.js';
 import type { AccessRequest } from './request-view.js';
 import { accessRulesStep } from './rules.js';
 import type { AccessContext, AccessStep, StepOutcome } from './step.js';
@@ -21,7 +22,10 @@ function refusingStep(reason: string): AccessStep {
 /** The pipeline of one policy; mechanisms are added here, in the order they run. */
 export function compileAccessPolicy(config: AccessPolicyConfig): CompiledAccessPolicy {
   if (config.refused !== undefined) return { name: config.name, steps: [refusingStep(config.refused)] };
-  return { name: config.name, steps: [accessRulesStep(config.rules, config.defaultAction)] };
+  const steps: AccessStep[] = [];
+  if (config.jwt !== undefined) steps.push(jwtStep(config.jwt));
+  steps.push(accessRulesStep(config.rules, config.defaultAction));
+  return { name: config.name, steps };
 }
 
 /** A policy's verdict: allowed with the upstream header changes gathered, or refused. */
