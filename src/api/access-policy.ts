@@ -132,6 +132,11 @@ export const JwtProviderSchema = Type.Object({
   ),
 });
 
+const SecretRefSchema = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: 253 }),
+  namespace: Type.Optional(Type.String({ minLength: 1, maxLength: 63 })),
+});
+
 export const TokenSourceSchema = Type.Object({
   type: Enum(['Header', 'Cookie', 'QueryParameter'] as const),
   name: Type.String({ minLength: 1, maxLength: 256 }),
@@ -162,6 +167,32 @@ export const AccessPolicySchema = Type.Object({
         {
           description:
             'Requests must carry a valid JWT (RS, PS, ES or EdDSA signed; exp required) of one of these providers, chosen by its issuer; else 401.',
+        },
+      ),
+    ),
+    basicAuth: Type.Optional(
+      Type.Object(
+        { secretRef: SecretRefSchema },
+        {
+          description:
+            "Requests must carry a user and password of the Secret's `.htpasswd` (bcrypt or {SHA} lines; another namespace needs a ReferenceGrant); else 401. The authorization header does not reach the backend.",
+        },
+      ),
+    ),
+    apiKeys: Type.Optional(
+      Type.Object(
+        {
+          secretRefs: Type.Array(SecretRefSchema, { minItems: 1, maxItems: 8 }),
+          source: Type.Optional(
+            Type.Object({
+              type: Enum(['Header', 'QueryParameter'] as const),
+              name: Type.String({ minLength: 1, maxLength: 256 }),
+            }),
+          ),
+        },
+        {
+          description:
+            'Requests must carry one of the keys the Secrets hold (every value is a key), in a header or query parameter (`source`, default header x-api-key); else 401. The key is removed before the backend.',
         },
       ),
     ),

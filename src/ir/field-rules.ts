@@ -196,3 +196,10 @@ export function keySetProblem(text: string): string | undefined {
   }
   return undefined;
 }
+
+/** An htpasswd hash the proxy can check: bcrypt (`$2a$`, `$2b$`, `$2y$`) or `{SHA}` (base64 SHA-1). */
+export function passwordHashProblem(hash: string): string | undefined {
+  if (/^\$2[aby]\$[0-9]{2}\$[./A-Za-z0-9]{53}$/.test(hash)) return undefined;
+  if (/^\{SHA\}[A-Za-z0-9+/]{27}=$/.test(hash)) return undefined;
+  return 'is not a bcrypt or {SHA} hash (other htpasswd formats are not supported)';
+}

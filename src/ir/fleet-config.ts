@@ -336,9 +336,25 @@ export interface AccessPolicyConfig {
   refused?: string;
   /** Present: a request must carry a valid JWT of one of its providers (checked before the rules). */
   jwt?: JwtConfig;
+  /** Present: a request must carry a user and password of these (checked after the JWT). */
+  basicAuth?: { users: BasicAuthUser[] };
+  /** Present: a request must carry one of these API keys (checked after basic auth); removed before the backend. */
+  apiKeys?: ApiKeysConfig;
   /** First match wins; no match: `defaultAction`. */
   rules: AccessRuleConfig[];
   defaultAction: 'Allow' | 'Deny';
+}
+
+export interface BasicAuthUser {
+  user: string;
+  /** An htpasswd hash: bcrypt (`$2a$`, `$2b$`, `$2y$`) or `{SHA}` base64 SHA-1. Redacted wherever shown. */
+  credentialDigest: string;
+}
+
+export interface ApiKeysConfig {
+  source: { type: 'Header' | 'QueryParameter'; name: string };
+  /** SHA-256 (hex) of each key: the proxy compares digests in constant time, and holds no key. Redacted. */
+  credentialDigests: string[];
 }
 
 export interface JwtConfig {

@@ -10,6 +10,7 @@ import {
   keySetProblem,
   keySetUrlProblem,
   MAX_TIMEOUT_MS,
+  passwordHashProblem,
   pathProblem,
   preciseHostnameProblem,
   regexProblem,
@@ -220,6 +221,17 @@ const policy = variant2('kind', {
     name: nonEmpty,
     refused: optional(nonEmpty),
     jwt: optional(jwt),
+    basicAuth: optional(
+      object({ users: list(object({ user: nonEmpty, credentialDigest: rule(passwordHashProblem) })) }),
+    ),
+    apiKeys: optional(
+      object({
+        source: object({ type: oneOf('Header', 'QueryParameter'), name: nonEmpty }),
+        credentialDigests: list(
+          rule((d) => (/^[0-9a-f]{64}$/.test(d) ? undefined : 'must be a SHA-256 in hex')),
+        ),
+      }),
+    ),
     rules: list(accessRule),
     defaultAction: oneOf('Allow', 'Deny'),
   },

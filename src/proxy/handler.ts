@@ -3,7 +3,7 @@
 import { performance } from 'node:perf_hooks';
 import type { Endpoint } from '../ir/fleet-config.js';
 import { backoffDelay, jittered } from '../platform/backoff.js';
-import { checkAccess, type Settled } from './access/pipeline.js';
+import { checkAccess, type Settled, withoutQueryParameters } from './access/pipeline.js';
 import { cancel, Deadline, schedule } from './deadlines.js';
 import type {
   ClientRequest,
@@ -575,6 +575,7 @@ function passOrRefuse(exchange: Exchange, plan: Plan, settled: Settled): void {
     plan.requestModifiers = [...plan.requestModifiers, settled.upstream];
     plan.configuredRequest = true;
   }
+  if (plan.kind === 'forward') plan.target = withoutQueryParameters(plan.target, settled.removeQuery);
   act(exchange, plan);
 }
 

@@ -1,10 +1,14 @@
 // An AccessPolicy's fleet resource: what the proxy checks (src/proxy/access/), and why it cannot be honoured.
+
+import { createHash } from 'node:crypto';
 import type { AccessPolicy } from '../api/access-policy.js';
 import type { Secret } from '../api/core.js';
-import { cidrProblem, keySetProblem, keySetUrlProblem } from '../ir/field-rules.js';
+import { cidrProblem, keySetProblem, keySetUrlProblem, passwordHashProblem } from '../ir/field-rules.js';
 import {
   type AccessPolicyConfig,
   type AccessRuleConfig,
+  type ApiKeysConfig,
+  type BasicAuthUser,
   fleetPolicyName,
   type JwtConfig,
   type JwtProviderConfig,
@@ -39,6 +43,68 @@ function policySecret(
     return { problem: `Secret ${ns}/${ref.name} is in another namespace and no ReferenceGrant allows it` };
   const secret = lookup.secrets.get(`${ns}/${ref.name}`);
   return secret === undefined ? { problem: notFound(lookup, 'Secret', ns, ref.name) } : { secret };
+}
+
+/** The Secret key an htpasswd file is read from. */
+export const HTPASSWD_SECRET_KEY = '.htpasswd';
+
+function basicAuthConfig(
+  policy: AccessPolicy,
+  lookup: SnapshotLookup,
+  problems: string[],
+): AccessPolicyConfig['basicAuth'] {
+  const basic = policy.spec.basicAuth;
+  if (basic === undefined) return undefined;
+  const found = policySecret(policy, basic.secretRef, lookup);
+  if ('problem' in found) {
+    problems.push(`spec.basicAuth.secretRef: ${found.problem}`);
+    return undefined;
+  }
+  const text = secretValue(found.secret, HTPASSWD_SECRET_KEY);
+  if (text === undefined) {
+    problems.push(`spec.basicAuth.secretRef: the Secret has no key ${HTPASSWD_SECRET_KEY}`);
+    return undefined;
+  }
+  const users: BasicAuthUser[] = [];
+  text.split('\n').forEach((line, i) => {
+    const trimmed = line.trim();
+    if (trimmed === '' || trimmed.startsWith('#')) return;
+    const colon = trimmed.indexOf(':');
+    const hash = colon < 0 ? '' : trimmed.slice(colon + 1);
+    // The line number, never the line: it holds a hash.
+    const why = colon <= 0 ? 'is not user:hash' : passwordHashProblem(hash);
+    if (why !== undefined)
+      problems.push(`spec.basicAuth.secretRef: ${HTPASSWD_SECRET_KEY} line ${i + 1} ${why}`);
+    else users.push({ user: trimmed.slice(0, colon), credentialDigest: hash });
+  });
+  return { users: users.sort((a, b) => (a.user < b.user ? -1 : a.user > b.user ? 1 : 0)) };
+}
+
+function apiKeysConfig(
+  policy: AccessPolicy,
+  lookup: SnapshotLookup,
+  problems: string[],
+): ApiKeysConfig | undefined {
+  const keys = policy.spec.apiKeys;
+  if (keys === undefined) return undefined;
+  const digests = new Set<string>();
+  keys.secretRefs.forEach((ref, i) => {
+    const found = policySecret(policy, ref, lookup);
+    if ('problem' in found) {
+      problems.push(`spec.apiKeys.secretRefs[${i}]: ${found.problem}`);
+      return;
+    }
+    const names = new Set([...Object.keys(found.secret.data), ...Object.keys(found.secret.stringData ?? {})]);
+    for (const name of names) {
+      const key = secretValue(found.secret, name);
+      if (key !== undefined && key !== '') digests.add(createHash('sha256').update(key).digest('hex'));
+    }
+  });
+  const source = keys.source ?? { type: 'Header' as const, name: 'x-api-key' };
+  return {
+    source: { type: source.type, name: source.type === 'Header' ? source.name.toLowerCase() : source.name },
+    credentialDigests: [...digests].sort(),
+  };
 }
 
 function jwtConfig(policy: AccessPolicy, lookup: SnapshotLookup, problems: string[]): JwtConfig | undefined {
@@ -95,6 +161,8 @@ export function compileAccessPolicy(
   const ns = policy.metadata.namespace ?? '';
   const problems: string[] = [];
   const jwt = jwtConfig(policy, lookup, problems);
+  const basicAuth = basicAuthConfig(policy, lookup, problems);
+  const apiKeys = apiKeysConfig(policy, lookup, problems);
   const rules = (policy.spec.rules ?? []).map((r, i): AccessRuleConfig => {
     const out: AccessRuleConfig = { name: r.name ?? `rule-${i}`, action: r.action };
     if (r.clientCIDRs !== undefined) {
@@ -117,6 +185,8 @@ export function compileAccessPolicy(
     name: fleetPolicyName('AccessPolicy', ns, policy.metadata.name),
     kind: 'AccessPolicy',
     ...(jwt === undefined || problems.length > 0 ? {} : { jwt }),
+    ...(basicAuth === undefined || problems.length > 0 ? {} : { basicAuth }),
+    ...(apiKeys === undefined || problems.length > 0 ? {} : { apiKeys }),
     rules: problems.length === 0 ? rules : [],
     defaultAction: policy.spec.defaultAction ?? 'Allow',
   };
