@@ -129,6 +129,7 @@ test('a refused policy refuses everything; a step that throws refuses (fail clos
   assert.equal(v.allow, false);
   const throwing = {
     name: 'p',
+    credentialQuery: [],
     steps: [
       {
         check: () => {

@@ -12,6 +12,8 @@ import type { AccessContext, AccessStep, StepOutcome } from './step.js';
 export interface CompiledAccessPolicy {
   name: string;
   steps: readonly AccessStep[];
+  /** Query parameters that carry a credential (a token, a key): the access log shows their values as REDACTED. */
+  credentialQuery: readonly string[];
 }
 
 /** A policy that cannot be honoured refuses everything: fail closed. */
@@ -22,13 +24,18 @@ function refusingStep(reason: string): AccessStep {
 
 /** The pipeline of one policy; mechanisms are added here, in the order they run. */
 export function compileAccessPolicy(config: AccessPolicyConfig): CompiledAccessPolicy {
-  if (config.refused !== undefined) return { name: config.name, steps: [refusingStep(config.refused)] };
+  const credentialQuery = [
+    ...(config.jwt?.sources ?? []).filter((t) => t.type === 'QueryParameter').map((t) => t.name),
+    ...(config.apiKeys?.source.type === 'QueryParameter' ? [config.apiKeys.source.name] : []),
+  ];
+  if (config.refused !== undefined)
+    return { name: config.name, steps: [refusingStep(config.refused)], credentialQuery };
   const steps: AccessStep[] = [];
   if (config.jwt !== undefined) steps.push(jwtStep(config.jwt));
   if (config.basicAuth !== undefined) steps.push(basicAuthStep(config.basicAuth.users));
   if (config.apiKeys !== undefined) steps.push(apiKeysStep(config.apiKeys));
   steps.push(accessRulesStep(config.rules, config.defaultAction));
-  return { name: config.name, steps };
+  return { name: config.name, steps, credentialQuery };
 }
 
 /** A policy's verdict: allowed with the upstream header changes gathered, or refused. */
@@ -185,4 +192,12 @@ export function checkAccess(
     (v) => done(settle(v, count)),
     () => done(settle([CHECK_FAILED], count)),
   );
+}
+
+/** The credential-carrying query parameters of the policies a request must pass; undefined when none. */
+export function credentialQueryOf(
+  policies: readonly CompiledAccessPolicy[],
+): ReadonlySet<string> | undefined {
+  const names = policies.flatMap((p) => p.credentialQuery);
+  return names.length === 0 ? undefined : new Set(names);
 }

@@ -3,12 +3,20 @@
 // and the admin API's config dump shows no hash and no key digest.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import bcrypt from 'bcryptjs';
+import { fleetInfraName } from '../../../src/ir/fleet-infra.js';
 import { type EchoBody, httpRequest } from '../../support/http.js';
-import { adminGet, exampleCopy, programmedAddress, startStandalone, untilStatus } from './harness.js';
+import {
+  adminGet,
+  eventually,
+  exampleCopy,
+  programmedAddress,
+  startStandalone,
+  untilStatus,
+} from './harness.js';
 
 const sha = (password: string) => `{SHA}${createHash('sha1').update(password).digest('base64')}`;
 
@@ -86,6 +94,14 @@ test('basic auth and API keys: right credentials pass without reaching the backe
   assert.equal((await get('/page?key=key-of-ci-0123456789')).status, 200);
   assert.equal((await get('/page?key=key-of-ci-012345678')).status, 401);
   assert.equal((await get('/page')).status, 401);
+
+  // The access log hides the key sent in the query (the parameter a policy reads a credential from).
+  const log = join(stateDir, 'logs', `${fleetInfraName('default/eg')}.access.log`);
+  const lines = await eventually('the request with a key in the access log', async () => {
+    const text = await readFile(log, 'utf8').catch(() => '');
+    return text.includes('/page?a=1&key=REDACTED&b=2') ? text : undefined;
+  });
+  assert.ok(!lines.includes('key-of-ops'), 'no key in the access log');
 
   // The config dump shows neither the hashes nor the key digests.
   const dump = JSON.stringify(await adminGet(c.admin, '/api/fleets'));
