@@ -6,8 +6,8 @@ import { PolicyTargetRefsSchema, policyTargetErrors } from './policy-target.js';
 import type { FieldError } from './schema-errors.js';
 
 const ACTIONS = ['Allow', 'Deny'] as const;
-/** A lower-case HTTP field name (RFC 9110 token). */
-const HEADER_NAME_PATTERN = "^[a-z0-9!#$%&'*+.^_`|~-]+$";
+/** An HTTP field name (RFC 9110 token), any case: the translator lower-cases it. */
+const HEADER_NAME_PATTERN = "^[A-Za-z0-9!#$%&'*+.^_`|~-]+$";
 /** An IPv4 or IPv6 prefix; the translator checks the address itself. */
 const CIDR_PATTERN = '^[0-9a-fA-F:.]+/[0-9]{1,3}$';
 

@@ -116,7 +116,7 @@ function jwtConfig(policy: AccessPolicy, lookup: SnapshotLookup, problems: strin
       name: p.name,
       issuer: p.issuer,
       audiences: [...(p.audiences ?? [])],
-      claimHeaders: (p.claimToHeaders ?? []).map((c) => ({ claim: c.claim, header: c.header })),
+      claimHeaders: (p.claimToHeaders ?? []).map((c) => ({ claim: c.claim, header: c.header.toLowerCase() })),
       requiredClaims: (p.requiredClaims ?? []).map((c) => ({ name: c.name, values: [...c.values] })),
     };
     const remote = p.jwks.remote;
