@@ -1,7 +1,7 @@
 // What the HTTP/1.1 proxy benches serve: one route to the backend, the script that runs Portico from a build on
 // a fixed port (workers bind it too), and nginx's same proxy; shared by bench/proxy.ts and
 // bench/proxy-instructions.ts.
-import { FLEET_CONFIG_SCHEMA_VERSION, type FleetConfig } from '../src/ir/fleet-config.js';
+import { FLEET_CONFIG_SCHEMA_VERSION, type FleetConfig, type FleetPolicy } from '../src/ir/fleet-config.js';
 
 /** Portico from the build, on a fixed port (workers bind it too) with its metrics on another. */
 export const STATIC_PROXY = `
@@ -25,7 +25,20 @@ process.exitCode = await runStaticProxy(configFile, {
 });
 `;
 
-export function fleetConfig(backendPort: number): FleetConfig {
+/** The route, with `policy` on it when given (the JWT bench's). */
+export function fleetConfig(backendPort: number, policy?: FleetPolicy): FleetConfig {
+  const config = fleetConfigWithout(backendPort);
+  if (policy === undefined) return config;
+  const [vhost] = config.virtualHosts;
+  const [route] = vhost!.routes;
+  return {
+    ...config,
+    virtualHosts: [{ ...vhost!, routes: [{ ...route!, policies: [policy.name] }] }],
+    policies: [policy],
+  };
+}
+
+function fleetConfigWithout(backendPort: number): FleetConfig {
   return {
     schemaVersion: FLEET_CONFIG_SCHEMA_VERSION,
     fleet: 'bench/eg',
@@ -108,4 +121,41 @@ export function rateLimitedFleetConfig(
     },
   ];
   return config;
+}
+
+/**
+ * An AccessPolicy asking for a JWT (RS256, keys inline), and a token it takes: what the JWT bench adds to the
+ * same route. Both Portico targets of that phase get the token, so the difference is the verification alone.
+ */
+export async function jwtBench(): Promise<{ policy: FleetPolicy; token: string }> {
+  const { exportJWK, generateKeyPair, SignJWT } = await import('jose');
+  const { publicKey, privateKey } = await generateKeyPair('RS256');
+  const jwk = { ...(await exportJWK(publicKey)), kid: 'bench', alg: 'RS256' };
+  const token = await new SignJWT({ sub: 'bench', scope: 'read' })
+    .setProtectedHeader({ alg: 'RS256', kid: 'bench' })
+    .setIssuer('https://issuer.bench.test')
+    .setAudience('bench')
+    .setExpirationTime('2h')
+    .sign(privateKey);
+  const policy: FleetPolicy = {
+    name: 'AccessPolicy bench/jwt',
+    kind: 'AccessPolicy',
+    jwt: {
+      sources: [{ type: 'Header', name: 'authorization', prefix: 'Bearer ' }],
+      maxTokenBytes: 8192,
+      providers: [
+        {
+          name: 'bench',
+          issuer: 'https://issuer.bench.test',
+          audiences: ['bench'],
+          keys: JSON.stringify({ keys: [jwk] }),
+          claimHeaders: [{ claim: 'sub', header: 'x-user' }],
+          requiredClaims: [],
+        },
+      ],
+    },
+    rules: [],
+    defaultAction: 'Allow',
+  };
+  return { policy, token };
 }

@@ -31,7 +31,7 @@ import { startNginx } from './nginx.js';
 import { fixedRateRaw, type OpenLoopResult } from './open-loop.js';
 import { ensurePeers, installFlag, NGINX, WRK } from './peers.js';
 import { children, cpuMicrosOf, freePort, processTree, startChild } from './processes.js';
-import { fleetConfig, nginxH1, rateLimitedFleetConfig, STATIC_PROXY } from './proxy-fleet.js';
+import { fleetConfig, jwtBench, nginxH1, rateLimitedFleetConfig, STATIC_PROXY } from './proxy-fleet.js';
 
 const REDIS_SERVER = '/usr/bin/redis-server';
 
@@ -169,6 +169,7 @@ const load = (): string =>
 
 const PORTICO_1 = 'portico (1 worker)';
 const PORTICO_1_LOGGED = 'portico (1 worker, access log on)';
+const PORTICO_1_JWT = 'portico (1 worker, JWT policy)';
 const PORTICO_1_BASELINE = 'portico (1 worker, --baseline build)';
 const NGINX_1 = 'nginx (1 worker)';
 const NGINX_2 = 'nginx (2 workers)';
@@ -217,6 +218,9 @@ async function main(): Promise<void> {
     const backendPort = backend.port;
     writeFileSync(configFile, JSON.stringify(fleetConfig(backendPort)));
     // Portico runs from the build (dist/), as in production: no TypeScript loader in the measured process.
+    const jwt = await jwtBench();
+    const jwtConfigFile = join(dir, 'fleet-jwt.json');
+    writeFileSync(jwtConfigFile, JSON.stringify(fleetConfig(backendPort, jwt.policy)));
     const startPortico = async (
       name: string,
       node: string,
@@ -303,6 +307,15 @@ async function main(): Promise<void> {
     if (flags.only !== 'latency') {
       const throughput = await throughputPhase(targets, closedLoop, useWrk, nginxPort);
       await printRateLimitCosts(throughput, limited);
+      const withJwt = await startPortico(
+        PORTICO_1_JWT,
+        process.execPath,
+        1,
+        undefined,
+        undefined,
+        jwtConfigFile,
+      );
+      await jwtPhase(portico, withJwt, closedLoop, jwt.token);
     }
     for (const target of targets) if (target.metricsPort !== undefined) await printSpread(target);
     if (flags.only !== 'throughput') await latencyPhase(targets);
@@ -388,6 +401,31 @@ async function printRateLimitCosts(throughput: RoundResults, limited: Target[]):
   const decided = await counterSum(global.metricsPort, 'portico_rate_limit_decisions_total', 'decision=');
   console.log(
     `${PORTICO_1_GLOBAL}: ${fmt((trips / decided) * 1000, 1)} Redis round trips per 1,000 requests (${trips} for ${decided})`,
+  );
+}
+
+/** The same route without a policy and with a JWT one, both sent the token, rounds interleaved. */
+async function jwtPhase(
+  plain: Target,
+  withJwt: Target,
+  closedLoop: typeof closedLoopWrk,
+  token: string,
+): Promise<void> {
+  const headers = { authorization: `Bearer ${token}` };
+  console.log(
+    `\nJWT validation (RS256, keys inline, one claim to a header), the token sent to both, ${ROUNDS} rounds:`,
+  );
+  for (const { port } of [plain, withJwt]) await closedLoop(port, CONNECTIONS, WARMUP_SECONDS, headers);
+  const result = await rounds([plain, withJwt], THROUGHPUT_SECONDS, (port) =>
+    closedLoop(port, CONNECTIONS, THROUGHPUT_SECONDS, headers),
+  );
+  const a = result.medians.get(plain.name)!;
+  const b = result.medians.get(withJwt.name)!;
+  console.log(row(plain.name, a));
+  console.log(row(withJwt.name, b));
+  const addedCpuUs = (b.cpuUsPerRequest ?? Number.NaN) - (a.cpuUsPerRequest ?? Number.NaN);
+  console.log(
+    `JWT: ${fmt((b.requestsPerSecond / a.requestsPerSecond) * 100, 1)} % of the throughput without a policy; +${fmt(addedCpuUs, 1)} µs of CPU per request`,
   );
 }
 

@@ -3,7 +3,7 @@
 import { performance } from 'node:perf_hooks';
 import type { Endpoint } from '../ir/fleet-config.js';
 import { backoffDelay, jittered } from '../platform/backoff.js';
-import { checkAccess, type Settled } from './access/pipeline.js';
+import { checkAccess, credentialQueryOf, type Settled, withoutQueryParameters } from './access/pipeline.js';
 import { cancel, Deadline, schedule } from './deadlines.js';
 import type {
   ClientRequest,
@@ -24,7 +24,7 @@ import {
 } from './routing/resolve.js';
 import { endpointKey } from './routing/snapshot.js';
 import type { ProxyRuntime } from './runtime.js';
-import type { AccessLogEntry, ResponseFlag } from './telemetry/access-log.js';
+import { type AccessLogEntry, type ResponseFlag, redactedPath } from './telemetry/access-log.js';
 import { recordTelemetry } from './telemetry/record.js';
 import { type TraceContext, traceparentOf } from './telemetry/trace-context.js';
 import { requestTrace } from './telemetry/tracing.js';
@@ -445,6 +445,8 @@ class Answer implements ResponseListener {
   accessReason: string | undefined = undefined;
   /** The response closed (sent, or the client went away). */
   closed = false;
+  /** Query parameters whose values the access log line hides (credentials a policy reads). */
+  credentialQuery: ReadonlySet<string> | undefined = undefined;
   endpoint: Endpoint | undefined = undefined;
   upstreamServiceTimeMs: number | undefined = undefined;
   upstreamRetries: number | undefined = undefined;
@@ -493,7 +495,7 @@ class Answer implements ResponseListener {
       startMs: Date.now() - durationMs,
       method: req.method,
       authority: req.host,
-      path: req.url,
+      path: this.credentialQuery === undefined ? req.url : redactedPath(req.url, this.credentialQuery),
       protocol: res.protocol,
       status: this.status(),
       flag: this.flag,
@@ -553,6 +555,7 @@ export function handleRequest(
     limitThenAct(exchange, plan);
     return;
   }
+  answer.credentialQuery = credentialQueryOf(access.policies);
   const count = rt.metrics.accessDecision;
   checkAccess(access.policies, access.request, count, (settled) => {
     // The client may have gone while the checks ran: nothing is left to answer.
@@ -585,6 +588,7 @@ function passOrRefuse(exchange: Exchange, plan: Plan, settled: Settled): void {
     plan.requestModifiers = [...plan.requestModifiers, settled.upstream];
     plan.configuredRequest = true;
   }
+  if (plan.kind === 'forward') plan.target = withoutQueryParameters(plan.target, settled.removeQuery);
   limitThenAct(exchange, plan);
 }
 

@@ -4,12 +4,12 @@ import { request as httpRequest, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { Duplex } from 'node:stream';
-import { checkAccess } from './access/pipeline.js';
+import { checkAccess, credentialQueryOf, withoutQueryParameters } from './access/pipeline.js';
 import type { ClientRequest, ListenerContext } from './exchange.js';
 import { type Plan, resolveRequest, upstreamHeaders } from './routing/resolve.js';
 import { endpointKey } from './routing/snapshot.js';
 import type { ProxyRuntime } from './runtime.js';
-import type { AccessLogEntry, ResponseFlag } from './telemetry/access-log.js';
+import { type AccessLogEntry, type ResponseFlag, redactedPath } from './telemetry/access-log.js';
 import { recordTelemetry } from './telemetry/record.js';
 import { type TraceContext, traceparentOf } from './telemetry/trace-context.js';
 import { requestTrace } from './telemetry/tracing.js';
@@ -35,6 +35,8 @@ interface UpgradeOutcome {
   requestId: string | undefined;
   /** Why an AccessPolicy refused the upgrade. */
   accessReason?: string;
+  /** Query parameters whose values the access log line hides (credentials a policy reads). */
+  credentialQuery?: ReadonlySet<string>;
 }
 
 function reject(socket: Duplex, outcome: UpgradeOutcome, status: number, extra: string[] = []): void {
@@ -63,7 +65,7 @@ function recordOnClose(
       startMs: Date.now() - durationMs,
       method: req.method,
       authority: req.host,
-      path: req.url,
+      path: outcome.credentialQuery === undefined ? req.url : redactedPath(req.url, outcome.credentialQuery),
       protocol: 'HTTP/1.1',
       status: outcome.status,
       flag: outcome.flag ?? (outcome.status === 0 ? ('client_disconnect' as const) : undefined),
@@ -116,6 +118,8 @@ export function handleUpgrade(
     tunnel(rt, listener, req, socket, head, outcome, trace, plan);
     return;
   }
+  const credentialQuery = credentialQueryOf(access.policies);
+  if (credentialQuery !== undefined) outcome.credentialQuery = credentialQuery;
   checkAccess(access.policies, access.request, rt.metrics.accessDecision, (settled) => {
     if (socket.destroyed) return;
     if (!settled.allow) {
@@ -128,6 +132,7 @@ export function handleUpgrade(
     }
     if (plan.kind === 'forward' && settled.upstream !== undefined)
       plan.requestModifiers = [...plan.requestModifiers, settled.upstream];
+    if (plan.kind === 'forward') plan.target = withoutQueryParameters(plan.target, settled.removeQuery);
     tunnel(rt, listener, req, socket, head, outcome, trace, plan);
   });
 }

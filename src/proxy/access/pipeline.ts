@@ -3,6 +3,8 @@
 // either lets the request on, with headers to set or remove on the upstream request, or refuses it with a response.
 // A step may be asynchronous (a key set to fetch, a service to ask); a pipeline of synchronous steps stays so.
 import type { AccessPolicyConfig, HeaderModifier, HeaderValue } from '../../ir/fleet-config.js';
+import { apiKeysStep, basicAuthStep } from './credentials.js';
+import { jwtStep } from './jwt.js';
 import type { AccessRequest } from './request-view.js';
 import { accessRulesStep } from './rules.js';
 import type { AccessContext, AccessStep, StepOutcome } from './step.js';
@@ -10,6 +12,8 @@ import type { AccessContext, AccessStep, StepOutcome } from './step.js';
 export interface CompiledAccessPolicy {
   name: string;
   steps: readonly AccessStep[];
+  /** Query parameters that carry a credential (a token, a key): the access log shows their values as REDACTED. */
+  credentialQuery: readonly string[];
 }
 
 /** A policy that cannot be honoured refuses everything: fail closed. */
@@ -20,13 +24,23 @@ function refusingStep(reason: string): AccessStep {
 
 /** The pipeline of one policy; mechanisms are added here, in the order they run. */
 export function compileAccessPolicy(config: AccessPolicyConfig): CompiledAccessPolicy {
-  if (config.refused !== undefined) return { name: config.name, steps: [refusingStep(config.refused)] };
-  return { name: config.name, steps: [accessRulesStep(config.rules, config.defaultAction)] };
+  const credentialQuery = [
+    ...(config.jwt?.sources ?? []).filter((t) => t.type === 'QueryParameter').map((t) => t.name),
+    ...(config.apiKeys?.source.type === 'QueryParameter' ? [config.apiKeys.source.name] : []),
+  ];
+  if (config.refused !== undefined)
+    return { name: config.name, steps: [refusingStep(config.refused)], credentialQuery };
+  const steps: AccessStep[] = [];
+  if (config.jwt !== undefined) steps.push(jwtStep(config.jwt));
+  if (config.basicAuth !== undefined) steps.push(basicAuthStep(config.basicAuth.users));
+  if (config.apiKeys !== undefined) steps.push(apiKeysStep(config.apiKeys));
+  steps.push(accessRulesStep(config.rules, config.defaultAction));
+  return { name: config.name, steps, credentialQuery };
 }
 
 /** A policy's verdict: allowed with the upstream header changes gathered, or refused. */
 export type AccessVerdict =
-  | { allow: true; policy: string; rule: string; set: HeaderValue[]; remove: string[] }
+  | { allow: true; policy: string; rule: string; set: HeaderValue[]; remove: string[]; removeQuery: string[] }
   | { allow: false; policy: string; rule: string; status: number; headers?: string[]; reason: string };
 
 function isPromise<T>(v: T | Promise<T>): v is Promise<T> {
@@ -41,6 +55,7 @@ export function runPolicy(
   const context: AccessContext = {};
   const set: HeaderValue[] = [];
   const remove: string[] = [];
+  const removeQuery: string[] = [];
   let rule = 'default';
   const from = (i: number): AccessVerdict | Promise<AccessVerdict> => {
     for (; i < policy.steps.length; i++) {
@@ -57,7 +72,7 @@ export function runPolicy(
       const done = take(outcome);
       if (done !== undefined) return done;
     }
-    return { allow: true, policy: policy.name, rule, set, remove };
+    return { allow: true, policy: policy.name, rule, set, remove, removeQuery };
   };
   const take = (o: StepOutcome): AccessVerdict | undefined => {
     if (!o.allow)
@@ -72,6 +87,7 @@ export function runPolicy(
     if (o.rule !== undefined) rule = o.rule;
     if (o.set !== undefined) set.push(...o.set);
     if (o.remove !== undefined) remove.push(...o.remove);
+    if (o.removeQuery !== undefined) removeQuery.push(...o.removeQuery);
     return undefined;
   };
   return from(0);
@@ -109,7 +125,7 @@ export function runPolicies(
 /** What the policies' verdicts come to: the refusal that answers, or the upstream header changes. */
 export type Settled =
   | { allow: false; refusal: AccessVerdict & { allow: false } }
-  | { allow: true; upstream: HeaderModifier | undefined };
+  | { allow: true; upstream: HeaderModifier | undefined; removeQuery: string[] };
 
 /** Every verdict counted; the first refusal, else the allowances' header changes together. */
 export function settle(
@@ -118,13 +134,37 @@ export function settle(
 ): Settled {
   const set: HeaderValue[] = [];
   const remove: string[] = [];
+  const removeQuery: string[] = [];
   for (const v of verdicts) {
     count(v.policy, v.rule, v.allow ? 'allowed' : 'denied');
     if (!v.allow) return { allow: false, refusal: v };
     set.push(...v.set);
     remove.push(...v.remove);
+    removeQuery.push(...v.removeQuery);
   }
-  return { allow: true, upstream: set.length + remove.length === 0 ? undefined : { set, add: [], remove } };
+  const upstream = set.length + remove.length === 0 ? undefined : { set, add: [], remove };
+  return { allow: true, upstream, removeQuery };
+}
+
+/** `target` (path and query) without the query parameters `names`; the rest of the query as it came. */
+export function withoutQueryParameters(target: string, names: readonly string[]): string {
+  const q = target.indexOf('?');
+  if (q < 0 || names.length === 0) return target;
+  const kept = target
+    .slice(q + 1)
+    .split('&')
+    .filter((pair) => {
+      const eq = pair.indexOf('=');
+      const raw = eq < 0 ? pair : pair.slice(0, eq);
+      let name = raw;
+      try {
+        name = decodeURIComponent(raw.replace(/\+/g, ' '));
+      } catch {
+        // A malformed escape is compared as it came.
+      }
+      return !names.includes(name);
+    });
+  return kept.length === 0 ? target.slice(0, q) : `${target.slice(0, q)}?${kept.join('&')}`;
 }
 
 /** A verdict for a pipeline that failed outside its steps (a bug): refused, fail closed. */
@@ -152,4 +192,12 @@ export function checkAccess(
     (v) => done(settle(v, count)),
     () => done(settle([CHECK_FAILED], count)),
   );
+}
+
+/** The credential-carrying query parameters of the policies a request must pass; undefined when none. */
+export function credentialQueryOf(
+  policies: readonly CompiledAccessPolicy[],
+): ReadonlySet<string> | undefined {
+  const names = policies.flatMap((p) => p.credentialQuery);
+  return names.length === 0 ? undefined : new Set(names);
 }

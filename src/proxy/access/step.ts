@@ -16,6 +16,8 @@ export type StepOutcome =
       rule?: string;
       set?: HeaderValue[];
       remove?: string[];
+      /** Query parameters taken out of the upstream request's target (a credential). */
+      removeQuery?: string[];
     }
   | {
       allow: false;

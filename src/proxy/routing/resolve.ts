@@ -103,7 +103,7 @@ function missingPolicy(name: string): CompiledAccessPolicy {
     rule: 'missing-policy',
     reason: `policy ${name} is not applied`,
   } as const;
-  return { name, steps: [{ check: () => refusal }] };
+  return { name, steps: [{ check: () => refusal }], credentialQuery: [] };
 }
 
 /** `AccessPolicy ns/name` → `AccessPolicy` */
