@@ -73,7 +73,8 @@ const PROXY_MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
   routing: ['wire', 'telemetry', 'contracts'],
   upstream: ['wire', 'telemetry', 'contracts', 'routing'],
   downstream: ['wire', 'telemetry', 'contracts', 'routing'],
-  top: ['wire', 'telemetry', 'contracts', 'routing', 'upstream', 'downstream'],
+  access: ['wire', 'telemetry', 'contracts'],
+  top: ['wire', 'telemetry', 'contracts', 'routing', 'upstream', 'downstream', 'access'],
 };
 
 const PROXY_CONTRACTS = ['exchange.ts', 'options.ts'];
