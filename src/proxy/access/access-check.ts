@@ -43,7 +43,14 @@ export interface AccessAllowed {
 }
 
 /** Why a request was refused: the outcome label of `portico_proxy_auth_*` metrics and the access log flag. */
-export type DenialReason = 'denied' | 'error' | 'timeout' | 'body_too_large' | 'login_required';
+export type DenialReason =
+  | 'denied'
+  | 'error'
+  | 'timeout'
+  | 'body_too_large'
+  | 'login_required'
+  | 'callback'
+  | 'logout';
 
 /** The check answered the request itself. */
 export interface AccessDenied {
