@@ -9,6 +9,9 @@ export const DEFAULT_EXTERNAL_AUTH_TIMEOUT_MS = 5_000;
 /** Largest denial body of an authorization service passed on to the client; a longer one is cut off. */
 export const MAX_EXTERNAL_AUTH_DENIAL_BYTES = 64 * 1024;
 
+/** Largest request body buffered to be sent to an authorization service (`forwardBody.maxSize`). */
+export const MAX_EXTERNAL_AUTH_BODY_BYTES = 1024 * 1024;
+
 export interface ExternalAuthorization {
   protocol: 'HTTP' | 'GRPC';
   /** The Cluster the authorization service is (its endpoints resolved like any backend's). */

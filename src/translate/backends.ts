@@ -25,6 +25,8 @@ export interface ResolvedRoute {
   rules: ResolvedBackend[][];
   /** ResolvedRefs for every parent: the first failing backendRef's reason. */
   refs: Verdict;
+  /** The clusters of the route's ExternalAuth filters' Services. */
+  authClusters?: string[];
 }
 
 /** Memo per translation: many routes share a Service. */
@@ -124,15 +126,64 @@ export function resolveRouteBackends(
   const resolved = resolveUncached(route, lookup, table, memo?.clusters);
   if (memo !== undefined) {
     const clusters: ResolvedCluster[] = [];
-    for (const rule of resolved.rules) {
-      for (const b of rule) {
-        const c = b.cluster === undefined ? undefined : table.get(b.cluster);
-        if (c !== undefined) clusters.push(c);
-      }
+    const names = [
+      ...resolved.rules.flatMap((rule) => rule.map((b) => b.cluster)),
+      ...(resolved.authClusters ?? []),
+    ];
+    for (const name of names) {
+      const c = name === undefined ? undefined : table.get(name);
+      if (c !== undefined) clusters.push(c);
     }
     memo.backends.set(route, { lookup, resolved, clusters });
   }
   return resolved;
+}
+
+/** A Service reference a route makes (a backendRef, or an ExternalAuth filter's). */
+interface ServiceRef {
+  group: string;
+  kind: string;
+  name: string;
+  namespace?: string | undefined;
+  port?: number | undefined;
+}
+
+/** The Service and port a reference names, or why it cannot be used (a ResolvedRefs reason and message). */
+function serviceOf(
+  b: ServiceRef,
+  route: RouteObject,
+  lookup: SnapshotLookup,
+): { service: Service; port: number; appProtocol: string | undefined } | { reason: string; message: string } {
+  if (b.group !== '' || b.kind !== 'Service')
+    return {
+      reason: 'InvalidKind',
+      message: `unsupported backend kind ${b.group === '' ? 'core' : b.group}/${b.kind}`,
+    };
+  const routeNs = route.metadata.namespace ?? '';
+  const ns = b.namespace ?? routeNs;
+  const id = `${ns}/${b.name}`;
+  const permitted = referenceGranted(lookup, {
+    fromGroup: GATEWAY_API_GROUP,
+    fromKind: route.kind,
+    fromNamespace: routeNs,
+    toGroup: '',
+    toKind: 'Service',
+    toNamespace: ns,
+    toName: b.name,
+  });
+  if (!permitted)
+    return {
+      reason: 'RefNotPermitted',
+      message: `Service ${id} is in another namespace and no ReferenceGrant allows it`,
+    };
+  const service = lookup.services.get(id);
+  if (service === undefined)
+    return { reason: 'BackendNotFound', message: notFound(lookup, 'Service', ns, b.name) };
+  const port = b.port ?? 0;
+  const servicePort = service.spec.ports.find((p) => p.port === port);
+  if (servicePort === undefined)
+    return { reason: 'BackendNotFound', message: `Service ${id} has no port ${port}` };
+  return { service, port, appProtocol: servicePort.appProtocol };
 }
 
 function resolveUncached(
@@ -142,45 +193,37 @@ function resolveUncached(
   previous: ClusterTable | undefined,
 ): ResolvedRoute {
   let refs: Verdict = { ok: true, reason: 'ResolvedRefs', message: 'Resolved all references' };
-  const routeNs = route.metadata.namespace ?? '';
-  const rules = route.spec.rules.map((rule, i) =>
-    rule.backendRefs.map((b, k): ResolvedBackend => {
-      const fail = (reason: string, message: string): ResolvedBackend => {
-        const text = `spec.rules[${i}].backendRefs[${k}]: ${message}`;
-        // The reason is the first failure's; the message lists them all.
-        refs = refs.ok
-          ? { ok: false, reason, message: text }
-          : { ...refs, message: `${refs.message}; ${text}` };
-        return { weight: b.weight };
-      };
-      if (b.group !== '' || b.kind !== 'Service') {
-        return fail('InvalidKind', `unsupported backend kind ${b.group === '' ? 'core' : b.group}/${b.kind}`);
-      }
-      const ns = b.namespace ?? routeNs;
-      const id = `${ns}/${b.name}`;
-      const permitted = referenceGranted(lookup, {
-        fromGroup: GATEWAY_API_GROUP,
-        fromKind: route.kind,
-        fromNamespace: routeNs,
-        toGroup: '',
-        toKind: 'Service',
-        toNamespace: ns,
-        toName: b.name,
-      });
-      if (!permitted)
-        return fail(
-          'RefNotPermitted',
-          `Service ${id} is in another namespace and no ReferenceGrant allows it`,
+  const fail = (reason: string, text: string): void => {
+    // The reason is the first failure's; the message lists them all.
+    refs = refs.ok ? { ok: false, reason, message: text } : { ...refs, message: `${refs.message}; ${text}` };
+  };
+  const authClusters: string[] = [];
+  const rules = route.spec.rules.map((rule, i) => {
+    // An authorization service is a cluster for its endpoints; unresolved, its filter refuses every request.
+    rule.filters.forEach((f, j) => {
+      const ref = 'externalAuth' in f ? f.externalAuth?.backendRef : undefined;
+      if (ref === undefined) return;
+      const found = serviceOf(ref, route, lookup);
+      if ('reason' in found)
+        fail(found.reason, `spec.rules[${i}].filters[${j}].externalAuth.backendRef: ${found.message}`);
+      else
+        authClusters.push(
+          resolveCluster(found.service, found.port, portProtocol(found.appProtocol), lookup, table, previous),
         );
-      const service = lookup.services.get(id);
-      if (service === undefined) return fail('BackendNotFound', notFound(lookup, 'Service', ns, b.name));
-      const port = b.port ?? 0;
-      const servicePort = service.spec.ports.find((p) => p.port === port);
-      if (servicePort === undefined) return fail('BackendNotFound', `Service ${id} has no port ${port}`);
+    });
+    return rule.backendRefs.map((b, k): ResolvedBackend => {
+      const found = serviceOf(b, route, lookup);
+      if ('reason' in found) {
+        fail(found.reason, `spec.rules[${i}].backendRefs[${k}]: ${found.message}`);
+        return { weight: b.weight };
+      }
       // gRPC is HTTP/2 end to end: a GRPCRoute's backends are h2c whatever their port's appProtocol says.
-      const protocol = route.kind === 'GRPCRoute' ? 'h2c' : portProtocol(servicePort.appProtocol);
-      return { weight: b.weight, cluster: resolveCluster(service, port, protocol, lookup, table, previous) };
-    }),
-  );
-  return { rules, refs };
+      const protocol = route.kind === 'GRPCRoute' ? 'h2c' : portProtocol(found.appProtocol);
+      return {
+        weight: b.weight,
+        cluster: resolveCluster(found.service, found.port, protocol, lookup, table, previous),
+      };
+    });
+  });
+  return authClusters.length === 0 ? { rules, refs } : { rules, refs, authClusters };
 }

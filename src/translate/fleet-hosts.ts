@@ -136,6 +136,7 @@ export function routeEntry(listener: number, rs: RouteState, hostnames: string[]
 export function clustersOf(backends: ResolvedRoute): string[] {
   const names = new Set<string>();
   for (const rule of backends.rules) for (const b of rule) if (b.cluster !== undefined) names.add(b.cluster);
+  for (const name of backends.authClusters ?? []) names.add(name);
   return [...names];
 }
 

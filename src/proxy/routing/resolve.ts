@@ -157,7 +157,7 @@ function applyFilters(
       plan.configuredRequest = true;
     } else if (f.type === 'ResponseHeaderModifier') responseModifiers.push(f.headers);
     else if (f.type === 'CORS') responseModifiers.push(corsResponseModifier(f.cors, corsRequest(rawHeaders)));
-    else {
+    else if (f.type === 'URLRewrite') {
       plan.configuredRequest = true;
       if (f.hostname !== undefined) plan.hostRewrite = f.hostname;
       if (f.path !== undefined) upstreamPath = rewritePath(upstreamPath, f.path, route.match.path);
