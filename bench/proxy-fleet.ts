@@ -67,6 +67,7 @@ export function fleetConfig(backendPort: number): FleetConfig {
     ],
     endpoints: [{ name: 'bench/backend:80', endpoints: [{ address: '127.0.0.1', port: backendPort }] }],
     secrets: [],
+    policies: [],
   };
 }
 

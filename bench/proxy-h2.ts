@@ -120,6 +120,7 @@ function fleetConfig(h1Port: number, h2cPort: number, cert: { cert: string; key:
       { name: 'bench/web:80', endpoints: [{ address: '127.0.0.1', port: h1Port }] },
     ],
     secrets: [{ name: 'bench/cert', certificatePem: cert.cert, privateKeyPem: cert.key }],
+    policies: [],
   };
 }
 

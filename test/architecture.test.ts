@@ -70,11 +70,11 @@ const PROXY_MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
   wire: [],
   telemetry: ['wire'],
   contracts: ['wire', 'telemetry'],
-  routing: ['wire', 'telemetry', 'contracts'],
-  upstream: ['wire', 'telemetry', 'contracts', 'routing'],
-  downstream: ['wire', 'telemetry', 'contracts', 'routing'],
   access: ['wire', 'telemetry', 'contracts'],
-  top: ['wire', 'telemetry', 'contracts', 'routing', 'upstream', 'downstream', 'access'],
+  routing: ['wire', 'telemetry', 'contracts', 'access'],
+  upstream: ['wire', 'telemetry', 'contracts', 'access', 'routing'],
+  downstream: ['wire', 'telemetry', 'contracts', 'access', 'routing'],
+  top: ['wire', 'telemetry', 'contracts', 'access', 'routing', 'upstream', 'downstream'],
 };
 
 const PROXY_CONTRACTS = ['exchange.ts', 'options.ts'];

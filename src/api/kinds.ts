@@ -1,5 +1,6 @@
 // Every kind the API layer knows: its apiVersions, schema and scope. The one table to extend for a new kind.
 import type { TSchema } from '@sinclair/typebox';
+import { type AccessPolicy, AccessPolicySchema } from './access-policy.js';
 import { type BackendTLSPolicy, BackendTLSPolicySchema } from './backend-tls-policy.js';
 import {
   type ConfigMap,
@@ -39,7 +40,8 @@ export type ApiObject =
   | Secret
   | ConfigMap
   | BackendTLSPolicy
-  | DataPlaneProxy;
+  | DataPlaneProxy
+  | AccessPolicy;
 
 export type ApiKind = ApiObject['kind'];
 
@@ -71,6 +73,11 @@ export const KINDS: Record<ApiKind, KindInfo> = {
   DataPlaneProxy: {
     apiVersions: [`${PORTICO_GROUP}/v1alpha1`],
     schema: DataPlaneProxySchema,
+    namespaced: true,
+  },
+  AccessPolicy: {
+    apiVersions: [`${PORTICO_GROUP}/v1alpha1`],
+    schema: AccessPolicySchema,
     namespaced: true,
   },
 };

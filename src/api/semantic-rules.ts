@@ -1,4 +1,5 @@
 // Cross-field rules the Gateway API CRDs enforce with CEL: checked after the schema, same error shape.
+import { accessPolicyErrors } from './access-policy.js';
 import type { BackendTLSPolicy } from './backend-tls-policy.js';
 import type { Gateway } from './gateway.js';
 import type { GRPCMethodMatch, GRPCRoute } from './grpc-route.js';
@@ -13,6 +14,7 @@ export function semanticErrors(o: ApiObject): FieldError[] {
   if (o.kind === 'HTTPRoute') return httpRouteErrors(o);
   if (o.kind === 'GRPCRoute') return grpcRouteErrors(o);
   if (o.kind === 'BackendTLSPolicy') return backendTlsPolicyErrors(o);
+  if (o.kind === 'AccessPolicy') return accessPolicyErrors(o);
   if (o.kind === 'Secret' && o.type === 'kubernetes.io/tls') {
     const keys = new Set([...Object.keys(o.data), ...Object.keys(o.stringData ?? {})]);
     return ['tls.crt', 'tls.key']

@@ -1,4 +1,5 @@
 // ResourceSnapshot: one immutable view of every object the translator reads, arrays per kind.
+import type { AccessPolicy } from './access-policy.js';
 import type { BackendTLSPolicy } from './backend-tls-policy.js';
 import type { ConfigMap, EndpointSlice, Namespace, Secret, Service } from './core.js';
 import type { DataPlaneProxy } from './data-plane-proxy.js';
@@ -35,6 +36,8 @@ export interface ResourceSnapshot {
   configMaps: ConfigMap[];
   backendTlsPolicies: BackendTLSPolicy[];
   dataPlaneProxies: DataPlaneProxy[];
+  /** Portico's AccessPolicies (src/translate/portico-policies.ts attaches them). */
+  accessPolicies: AccessPolicy[];
   unusable: UnusableObject[];
   /**
    * The Gateway API CRDs the cluster has installed, with their bundle versions (the Kubernetes provider reads
@@ -74,6 +77,7 @@ export function emptySnapshot(): ResourceSnapshot {
     configMaps: [],
     backendTlsPolicies: [],
     dataPlaneProxies: [],
+    accessPolicies: [],
     unusable: [],
   };
 }
@@ -121,6 +125,9 @@ export function buildSnapshot(objects: ApiObject[]): ResourceSnapshot {
         break;
       case 'DataPlaneProxy':
         s.dataPlaneProxies.push(o);
+        break;
+      case 'AccessPolicy':
+        s.accessPolicies.push(o);
         break;
     }
   }

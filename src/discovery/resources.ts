@@ -192,6 +192,7 @@ export function assembleFleetConfig(fleet: string, resources: Iterable<ReceivedR
     secrets: [],
     clusters: [],
     endpoints: [],
+    policies: [],
     virtualHosts: [],
     listeners: [],
   };

@@ -20,6 +20,7 @@ export const ACCESS_LOG_FIELDS = [
   'listener',
   'request_id',
   'client_address',
+  'access_reason',
 ] as const;
 export type AccessLogField = (typeof ACCESS_LOG_FIELDS)[number];
 

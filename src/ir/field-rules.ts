@@ -2,6 +2,7 @@
 // route that breaks one (with a condition naming the field), the proxy's config validation applies the same
 // functions, and the proxy's request path sends only what they admit. Each returns why a value is refused, or
 // undefined. A value the translator accepts is therefore never one the proxy rejects.
+import { isIP } from 'node:net';
 import { RE2JS } from 're2js';
 
 /** HTTPRoute timeouts beyond a day are refused (a duration can say 99999h; the proxy's timers cannot). */
@@ -164,4 +165,16 @@ export function compileRegex(pattern: string): (value: string) => boolean {
   const c = compileOrProblem(pattern);
   if (typeof c === 'string') throw new Error(c);
   return (value) => c.testExact(value);
+}
+
+/** `address/prefix`: an IPv4 address with a prefix up to 32, or an IPv6 one up to 128. */
+export function cidrProblem(cidr: string): string | undefined {
+  const slash = cidr.indexOf('/');
+  const address = slash < 0 ? cidr : cidr.slice(0, slash);
+  const prefix = slash < 0 ? '' : cidr.slice(slash + 1);
+  const family = isIP(address);
+  if (family === 0) return `'${address}' is not an IP address`;
+  if (!/^[0-9]{1,3}$/.test(prefix) || Number(prefix) > (family === 4 ? 32 : 128))
+    return `must end in /<prefix length> (0 to ${family === 4 ? 32 : 128})`;
+  return undefined;
 }

@@ -23,6 +23,8 @@ export interface FleetConfig {
   clusters: Cluster[];
   endpoints: ClusterEndpoints[];
   secrets: TlsSecret[];
+  /** Portico policies (AccessPolicy, …) that Routes and VirtualHosts name; each listed once, however many use it. */
+  policies: FleetPolicy[];
 }
 
 export interface FleetGateway {
@@ -105,6 +107,11 @@ export interface VirtualHost {
   hostname: string;
   /** Already in Gateway API precedence order: the proxy takes the first route that matches. */
   routes: Route[];
+  /**
+   * The policies (names in `policies`, at most one per kind) of the Gateway listener owning this VirtualHost: its
+   * own, else its ListenerSet's, else its Gateway's. A Route's policy of the same kind replaces it whole.
+   */
+  policies?: string[];
 }
 
 export interface Route {
@@ -119,6 +126,8 @@ export interface Route {
   /** Request filters applied in order before the action (header modifiers, URL rewrite). */
   filters: RouteFilter[];
   action: RouteAction;
+  /** The policies (names in `policies`, at most one per kind) of its rule, else of its route. */
+  policies?: string[];
 }
 
 export interface RouteMatch {
@@ -309,12 +318,49 @@ export interface TlsSecret {
   privateKeyPem: string;
 }
 
+/** A Portico policy's effect on requests; `kind` says which (one member per policy kind). */
+export type FleetPolicy = AccessPolicyConfig;
+export type FleetPolicyKind = FleetPolicy['kind'];
+
+/** `<kind> <namespace>/<name>`: the name Routes and VirtualHosts refer to a policy by. */
+export function fleetPolicyName(kind: string, namespace: string, name: string): string {
+  return `${kind} ${namespace}/${name}`;
+}
+
+/**
+ * An AccessPolicy: who may pass. The proxy runs its checks in order (authentication mechanisms, then the access
+ * rules); the first refusal answers. Never holds a secret in clear where a digest serves (see its mechanisms).
+ */
+export interface AccessPolicyConfig {
+  /** `AccessPolicy <namespace>/<name>` */
+  name: string;
+  kind: 'AccessPolicy';
+  /** Set when the policy cannot be honoured (a reference it needs is missing): it refuses every request. */
+  refused?: string;
+  /** First match wins; no match: `defaultAction`. */
+  rules: AccessRuleConfig[];
+  defaultAction: 'Allow' | 'Deny';
+}
+
+export interface AccessRuleConfig {
+  /** The rule's name, or `rule-<index>`: a metrics label and in the access log. */
+  name: string;
+  action: 'Allow' | 'Deny';
+  /** Absent: any client. `address/prefix`, IPv4 or IPv6. */
+  clientCidrs?: string[];
+  /** Absent: any method. Upper case. */
+  methods?: string[];
+  /** Every one present (with this exact value, when set). Names lower case. */
+  headers?: { name: string; value?: string }[];
+}
+
 /** The resource types of a FleetConfig that discovery sends by name, in dependency order. */
 export const FLEET_RESOURCE_TYPES = [
   'gateways',
   'secrets',
   'clusters',
   'endpoints',
+  'policies',
   'virtualHosts',
   'listeners',
 ] as const;

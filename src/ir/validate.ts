@@ -5,6 +5,7 @@ import type { RejectedResource as BaseRejectedResource } from './apply-outcome.j
 import { MAX_EXTERNAL_AUTH_BODY_BYTES } from './external-auth.js';
 import {
   authPathPrefixProblem,
+  cidrProblem,
   corsOriginProblem,
   headerNameProblem,
   headerValueProblem,
@@ -94,14 +95,16 @@ const object =
     if (!isRecord(v)) fail(p, 'must be an object');
     for (const [name, check] of Object.entries(fields)) check(v[name], p === '' ? name : `${p}.${name}`);
   };
-/** A tagged union: `type` selects the shape. */
-const variant =
-  (shapes: Record<string, Record<string, Check>>): Check =>
+/** A tagged union: the field `tag` selects the shape. */
+const variant2 =
+  (tag: string, shapes: Record<string, Record<string, Check>>): Check =>
   (v, p) => {
     if (!isRecord(v)) fail(p, 'must be an object');
-    oneOf(...Object.keys(shapes))(v.type, `${p}.type`);
-    object(shapes[v.type as string] ?? {})(v, p);
+    oneOf(...Object.keys(shapes))(v[tag], `${p}.${tag}`);
+    object(shapes[v[tag] as string] ?? {})(v, p);
   };
+/** A tagged union: `type` selects the shape. */
+const variant = (shapes: Record<string, Record<string, Check>>): Check => variant2('type', shapes);
 
 const headerName = rule(headerNameProblem);
 // Header values travel on the wire as-is.
@@ -187,6 +190,23 @@ const action = variant({
   },
   DirectResponse: { status: int(200, 599) },
 });
+const names = list(nonEmpty);
+const accessRule = object({
+  name: nonEmpty,
+  action: oneOf('Allow', 'Deny'),
+  clientCidrs: optional(list(rule(cidrProblem))),
+  methods: optional(list(headerName)),
+  headers: optional(list(object({ name: headerName, value: optional(rule(headerValueProblem)) }))),
+});
+/** One member per policy kind (`kind` selects it). */
+const policy = variant2('kind', {
+  AccessPolicy: {
+    name: nonEmpty,
+    refused: optional(nonEmpty),
+    rules: list(accessRule),
+    defaultAction: oneOf('Allow', 'Deny'),
+  },
+});
 const route = object({
   name: nonEmpty,
   routeRef: object({
@@ -203,6 +223,7 @@ const route = object({
   }),
   filters: list(routeFilter),
   action,
+  policies: optional(names),
 });
 /** One resource of each type; an object that passed once is not walked again (configs are immutable). */
 const RESOURCE_CHECKS: Record<FleetResourceType, Check> = {
@@ -227,7 +248,10 @@ const RESOURCE_CHECKS: Record<FleetResourceType, Check> = {
     if (l.protocol === 'HTTPS' && l.tls === undefined) fail(`${p}.tls`, 'required when protocol is HTTPS');
   }),
   virtualHosts: remembered((v, p) => {
-    object({ name: nonEmpty, listener: nonEmpty, hostname, routes: list(route) })(v, p);
+    object({ name: nonEmpty, listener: nonEmpty, hostname, routes: list(route), policies: optional(names) })(
+      v,
+      p,
+    );
     // Its name says where it serves: one listener never has two VirtualHosts for one hostname.
     const vh = v as { name: string; listener: string; hostname: string };
     if (vh.name !== `${vh.listener}/${vh.hostname}`)
@@ -253,6 +277,7 @@ const RESOURCE_CHECKS: Record<FleetResourceType, Check> = {
     object({ name: nonEmpty, endpoints: list(object({ address: nonEmpty, port: int(1, 65535) })) }),
   ),
   secrets: remembered(object({ name: nonEmpty, certificatePem: nonEmpty, privateKeyPem: nonEmpty })),
+  policies: remembered(policy),
 };
 
 const fleetConfig = object({
@@ -292,6 +317,7 @@ function checkReferences(config: FleetConfig): void {
   uniqueNames(config.secrets, 'secrets');
   uniqueNames(config.endpoints, 'endpoints');
   uniqueNames(config.listeners, 'listeners');
+  uniqueNames(config.policies, 'policies');
   const clusterNames = lazyNames(config.clusters);
   const secretNames = lazyNames(config.secrets);
   const listenerNames = lazyNames(config.listeners);

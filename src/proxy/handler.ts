@@ -3,6 +3,7 @@
 import { performance } from 'node:perf_hooks';
 import type { Endpoint } from '../ir/fleet-config.js';
 import { backoffDelay, jittered } from '../platform/backoff.js';
+import { checkAccess, type Settled } from './access/pipeline.js';
 import { cancel, Deadline, schedule } from './deadlines.js';
 import type {
   ClientRequest,
@@ -11,7 +12,13 @@ import type {
   RequestBody,
   ResponseListener,
 } from './exchange.js';
-import { type ForwardPlan, nextEndpoint, resolveRequest, upstreamHeaders } from './routing/resolve.js';
+import {
+  type ForwardPlan,
+  nextEndpoint,
+  type Plan,
+  resolveRequest,
+  upstreamHeaders,
+} from './routing/resolve.js';
 import { endpointKey } from './routing/snapshot.js';
 import type { ProxyRuntime } from './runtime.js';
 import type { AccessLogEntry, ResponseFlag } from './telemetry/access-log.js';
@@ -415,6 +422,10 @@ class Answer implements ResponseListener {
   /** This request goes to the access log (which is on, and sampled it). */
   readonly logged: boolean;
   flag: ResponseFlag | undefined = undefined;
+  /** Why a policy refused the request (the access log's, never a credential). */
+  accessReason: string | undefined = undefined;
+  /** The response closed (sent, or the client went away). */
+  closed = false;
   endpoint: Endpoint | undefined = undefined;
   upstreamServiceTimeMs: number | undefined = undefined;
   upstreamRetries: number | undefined = undefined;
@@ -438,6 +449,7 @@ class Answer implements ResponseListener {
   }
 
   onResponseClose(): void {
+    this.closed = true;
     // The client went away (or we gave up): cancel the upstream request.
     this.forwarding?.clientClosed();
     const metrics = this.rt.metrics;
@@ -476,6 +488,7 @@ class Answer implements ResponseListener {
       listener: this.listener,
       requestId: this.requestId,
       clientAddress: req.client.address,
+      accessReason: this.accessReason,
     };
   }
 }
@@ -513,6 +526,61 @@ export function handleRequest(
   const close = rt.draining || listener.closing;
   const plan = resolveRequest(rt, snapshot, listenerName, listener.proto, req);
   answer.routeName = plan.routeName;
+  const exchange: Exchange = { rt, listener, req, res, answer, close };
+  const access = plan.access;
+  if (access === undefined) {
+    act(exchange, plan);
+    return;
+  }
+  const count = rt.metrics.accessDecision;
+  checkAccess(access.policies, access.request, count, (settled) => {
+    // The client may have gone while the checks ran: nothing is left to answer.
+    if (!answer.closed) passOrRefuse(exchange, plan, settled);
+  });
+}
+
+/** One request being answered, as the steps after routing share it. */
+interface Exchange {
+  rt: ProxyRuntime;
+  listener: ListenerContext;
+  req: ClientRequest;
+  res: ProxyResponse;
+  answer: Answer;
+  /** Ask the client to close the connection (draining). */
+  close: boolean;
+}
+
+/** One request being answered, as the steps after routing share it. */
+interface Exchange {
+  rt: ProxyRuntime;
+  listener: ListenerContext;
+  req: ClientRequest;
+  res: ProxyResponse;
+  answer: Answer;
+  /** Ask the client to close the connection (draining). */
+  close: boolean;
+}
+
+/** A refusal answers; an allowance adds its upstream header changes and acts. */
+function passOrRefuse(exchange: Exchange, plan: Plan, settled: Settled): void {
+  if (!settled.allow) {
+    const { refusal } = settled;
+    exchange.answer.flag = 'access_denied';
+    exchange.answer.accessReason = `${refusal.policy} ${refusal.rule}: ${refusal.reason}`;
+    respondLocally(exchange.res, refusal.status, exchange.close, undefined, refusal.headers);
+    return;
+  }
+  if (plan.kind === 'forward' && settled.upstream !== undefined) {
+    // After the route's own filters: what a policy removes (a credential) stays removed.
+    plan.requestModifiers = [...plan.requestModifiers, settled.upstream];
+    plan.configuredRequest = true;
+  }
+  act(exchange, plan);
+}
+
+/** The route's action: a local answer, a redirect, or forwarding. */
+function act(exchange: Exchange, plan: Plan): void {
+  const { rt, listener, req, res, answer, close } = exchange;
   if (plan.kind === 'local') {
     answer.flag = plan.flag;
     respondLocally(res, plan.status, close, undefined, plan.headers);

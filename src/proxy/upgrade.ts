@@ -4,8 +4,9 @@ import { request as httpRequest, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { Duplex } from 'node:stream';
+import { checkAccess } from './access/pipeline.js';
 import type { ClientRequest, ListenerContext } from './exchange.js';
-import { resolveRequest, upstreamHeaders } from './routing/resolve.js';
+import { type Plan, resolveRequest, upstreamHeaders } from './routing/resolve.js';
 import { endpointKey } from './routing/snapshot.js';
 import type { ProxyRuntime } from './runtime.js';
 import type { AccessLogEntry, ResponseFlag } from './telemetry/access-log.js';
@@ -32,6 +33,8 @@ interface UpgradeOutcome {
   routeName: string;
   upstreamHost: string | undefined;
   requestId: string | undefined;
+  /** Why an AccessPolicy refused the upgrade. */
+  accessReason?: string;
 }
 
 function reject(socket: Duplex, outcome: UpgradeOutcome, status: number, extra: string[] = []): void {
@@ -74,6 +77,7 @@ function recordOnClose(
       listener: listener.name,
       requestId: outcome.requestId,
       clientAddress: req.client.address,
+      accessReason: outcome.accessReason,
     });
     recordTelemetry(rt, logged, traced ? trace : undefined, outcome.started, entry);
   });
@@ -105,6 +109,38 @@ export function handleUpgrade(
   recordOnClose(rt, listener, req, socket, outcome, trace);
   const plan = resolveRequest(rt, rt.snapshot, listener.name, listener.proto, req);
   outcome.routeName = plan.routeName;
+  const access = plan.access;
+  if (access === undefined) {
+    tunnel(rt, listener, req, socket, head, outcome, trace, plan);
+    return;
+  }
+  checkAccess(access.policies, access.request, rt.metrics.accessDecision, (settled) => {
+    if (socket.destroyed) return;
+    if (!settled.allow) {
+      const { refusal } = settled;
+      rt.metrics.request(listener.name, plan.routeName, refusal.status, 0);
+      outcome.flag = 'access_denied';
+      outcome.accessReason = `${refusal.policy} ${refusal.rule}: ${refusal.reason}`;
+      reject(socket, outcome, refusal.status, refusal.headers);
+      return;
+    }
+    if (plan.kind === 'forward' && settled.upstream !== undefined)
+      plan.requestModifiers = [...plan.requestModifiers, settled.upstream];
+    tunnel(rt, listener, req, socket, head, outcome, trace, plan);
+  });
+}
+
+/** The upgrade a route's policies let pass: refused, redirected, or tunnelled to the backend. */
+function tunnel(
+  rt: ProxyRuntime,
+  listener: ListenerContext,
+  req: ClientRequest,
+  socket: Duplex,
+  head: Buffer,
+  outcome: UpgradeOutcome,
+  trace: TraceContext | undefined,
+  plan: Plan,
+): void {
   rt.metrics.request(listener.name, plan.routeName, plan.kind === 'forward' ? 101 : plan.status, 0);
   if (plan.kind !== 'forward') {
     if (plan.kind === 'local') outcome.flag = plan.flag;

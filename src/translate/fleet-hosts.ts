@@ -8,6 +8,7 @@ import type { HostState, RouteEntry } from './fleet-build-state.js';
 import { compareSpecificity, listenerServes, originalHostnameRank } from './hostnames.js';
 import type { ListenerState } from './listeners.js';
 import type { SnapshotLookup } from './lookup.js';
+import { type PolicyAssignment, rulePolicies } from './portico-policies.js';
 import { comparePrecedence, type RankedRoute } from './precedence.js';
 import type { GatewayEntry, RouteState } from './routes.js';
 import type { TranslateMemos } from './types.js';
@@ -25,6 +26,8 @@ export interface FleetInput {
    * the same states): the update then looks at these, not at every attached route.
    */
   changed?: { removed: readonly RouteObject[]; added: readonly RouteObject[] };
+  /** Which Portico policies listeners and route rules get; absent when there are none. */
+  policies?: PolicyAssignment;
 }
 
 function ruleActions(rs: RouteState): RouteAction[] {
@@ -62,7 +65,7 @@ export function irRouteName(route: RouteObject, rule: number, match: number): st
   return `${prefix}${route.metadata.namespace ?? ''}/${route.metadata.name}/rule/${rule}/match/${match}`;
 }
 
-function rankedRoutes(rs: RouteState): RankedRoute[] {
+function rankedRoutes(rs: RouteState, policies: (string[] | undefined)[]): RankedRoute[] {
   const actions = ruleActions(rs);
   const ns = rs.route.metadata.namespace ?? '';
   const name = rs.route.metadata.name;
@@ -71,14 +74,17 @@ function rankedRoutes(rs: RouteState): RankedRoute[] {
   const out: RankedRoute[] = [];
   for (const rule of rs.compiled.rules) {
     rule.matches.forEach((match, j) => {
+      const route: Route = {
+        name: irRouteName(rs.route, rule.index, j),
+        routeRef: { ...routeRef, rule: rule.index },
+        match,
+        filters: rule.filters,
+        action: actions[rule.index]!,
+      };
+      const own = policies[rule.index];
+      if (own !== undefined) route.policies = own;
       const ranked: RankedRoute = {
-        route: {
-          name: irRouteName(rs.route, rule.index, j),
-          routeRef: { ...routeRef, rule: rule.index },
-          match,
-          filters: rule.filters,
-          action: actions[rule.index]!,
-        },
+        route,
         source: rs.route,
         rule: rule.index,
         match: j,
@@ -93,11 +99,20 @@ function rankedRoutes(rs: RouteState): RankedRoute[] {
 
 // An unchanged route (same object, same resolved backends) keeps its Route objects, so an unchanged
 // VirtualHost is the previous object again and discovery re-sends only what an edit changed.
-export function rankedRoutesOf(rs: RouteState, rankedMemo: TranslateMemos['rankedRoutes']): RankedRoute[] {
+export function rankedRoutesOf(
+  rs: RouteState,
+  rankedMemo: TranslateMemos['rankedRoutes'],
+  assignment?: PolicyAssignment,
+): RankedRoute[] {
+  const policies =
+    assignment === undefined
+      ? []
+      : rs.compiled.rules.map((rule) => rulePolicies(assignment, rs.route, rule.index));
+  const policyKey = assignment === undefined ? '' : JSON.stringify(policies);
   const hit = rankedMemo.get(rs.route);
-  if (hit !== undefined && hit.backends === rs.backends) return hit.ranked;
-  const ranked = rankedRoutes(rs);
-  rankedMemo.set(rs.route, { backends: rs.backends, ranked });
+  if (hit !== undefined && hit.backends === rs.backends && hit.policyKey === policyKey) return hit.ranked;
+  const ranked = rankedRoutes(rs, policies);
+  rankedMemo.set(rs.route, { backends: rs.backends, policyKey, ranked });
   return ranked;
 }
 
@@ -112,19 +127,28 @@ export function hostVirtualHost(
   host: HostState,
   before: VirtualHost | undefined,
   rankedMemo: TranslateMemos['rankedRoutes'],
+  policies?: { assignment: PolicyAssignment; listener: string[] | undefined },
 ): VirtualHost {
   const ranked: RankedRoute[] = [];
   // Rules of the route whose own hostname is the more specific come first, whatever their matches.
   const hostRank = new Map<RouteObject, number>();
   for (const rs of host.contributors.values()) {
-    ranked.push(...rankedRoutesOf(rs, rankedMemo));
+    ranked.push(...rankedRoutesOf(rs, rankedMemo, policies?.assignment));
     hostRank.set(rs.route, originalHostnameRank(rs.route.spec.hostnames, host.hostname));
   }
   ranked.sort((a, b) => hostRank.get(b.source)! - hostRank.get(a.source)! || comparePrecedence(a, b));
   const routes = ranked.map((r) => r.route);
-  return before !== undefined && before.hostname === host.hostname && sameItems(before.routes, routes)
-    ? before
-    : { name: host.name, listener: host.listener, hostname: host.hostname, routes };
+  const own = policies?.listener;
+  if (
+    before !== undefined &&
+    before.hostname === host.hostname &&
+    sameItems(before.routes, routes) &&
+    sameItems(before.policies ?? [], own ?? [])
+  )
+    return before;
+  const vhost: VirtualHost = { name: host.name, listener: host.listener, hostname: host.hostname, routes };
+  if (own !== undefined) vhost.policies = own;
+  return vhost;
 }
 
 /** Distinct cluster names a route's backends use. */

@@ -6,6 +6,7 @@ import {
   FLEET_CONFIG_SCHEMA_VERSION,
   type FleetConfig,
   type FleetGateway,
+  type FleetPolicy,
   type Listener,
   listenerSetFleetName,
   type TlsCertificateChoice,
@@ -26,6 +27,8 @@ import { updateFleet } from './fleet-update.js';
 import { compareSpecificity, covers, effectiveHostnames, isWildcard } from './hostnames.js';
 import { type ListenerState, listenerRef, ready } from './listeners.js';
 import type { SnapshotLookup } from './lookup.js';
+import type { ListenerPlace } from './policy-attachment.js';
+import { listenerPolicies, type PolicyAssignment } from './portico-policies.js';
 import type { RouteState } from './routes.js';
 import { tlsSecretPems } from './secrets.js';
 import type { TranslateCache } from './types.js';
@@ -72,7 +75,9 @@ export function buildFleet(input: FleetInput, cache?: TranslateCache): FleetConf
   const counts = cache.fleetBuilds;
   const frame = frameDeps(input, listeners);
   const before = cache.fleets.get(input.key);
-  if (before !== undefined && sameItems(before.frame, frame)) {
+  // With Portico policies, what a route gets depends on more than the route: the full build (it reuses unchanged
+  // VirtualHosts, so discovery still sends only what changed).
+  if (before !== undefined && sameItems(before.frame, frame) && input.policies === undefined) {
     const outcome = buildIncrementally(before, input, listeners);
     if (outcome.kind === 'built') {
       counts.incremental++;
@@ -170,8 +175,30 @@ function buildFleetUncached(
     clusters,
     endpoints,
     secrets: fleetSecrets(build.usedSecrets, input.lookup).sort(byName),
+    policies: fleetPolicies(virtualHosts, input.policies),
   };
   return { frame: [], entries: build.entries, ports, clusterRefs, clusterObjects: objects, config };
+}
+
+/** The policies the VirtualHosts and their routes name, each once, by name. */
+function fleetPolicies(
+  virtualHosts: readonly VirtualHost[],
+  assignment: PolicyAssignment | undefined,
+): FleetPolicy[] {
+  if (assignment === undefined) return [];
+  const used = new Set<string>();
+  for (const v of virtualHosts) {
+    for (const name of v.policies ?? []) used.add(name);
+    for (const r of v.routes) for (const name of r.policies ?? []) used.add(name);
+  }
+  return [...used].sort().map((name) => assignment.resources.get(name)!);
+}
+
+/** Where a listener sits, as policy precedence reads it. */
+function listenerPlace(l: ListenerState): ListenerPlace {
+  const place: ListenerPlace = { gateway: l.gatewayKey, listener: l.spec.name };
+  if (l.listenerSet !== undefined) place.listenerSet = l.listenerSet.key;
+  return place;
 }
 
 /** Indexes of the ready listeners by port, in listener order. */
@@ -189,8 +216,18 @@ function listenersByPort(listeners: ListenerState[]): Map<number, number[]> {
 function buildPort(build: FullBuild, port: number, indexes: number[]): PortState {
   const served = portHosts(build, port, indexes);
   const wildcards = attachEntries(build, indexes, served);
+  const assignment = build.input.policies;
   for (const host of served.hosts.values()) {
-    host.vhost = hostVirtualHost(host, build.previousHosts.get(host.name), build.input.memos.rankedRoutes);
+    const policies =
+      assignment === undefined
+        ? undefined
+        : { assignment, listener: listenerPolicies(assignment, listenerPlace(build.listeners[host.owner]!)) };
+    host.vhost = hostVirtualHost(
+      host,
+      build.previousHosts.get(host.name),
+      build.input.memos.rankedRoutes,
+      policies,
+    );
   }
   const onPort = indexes.map((i) => build.listeners[i]!);
   const listener = portListener(port, onPort, build.usedSecrets);

@@ -20,6 +20,7 @@ import { joinListenerSets } from './listener-sets.js';
 import { evaluateListener, markConflicts, ready } from './listeners.js';
 import { buildLookup, lookupInputs, type SnapshotLookup } from './lookup.js';
 import { byAge, nsName } from './object-order.js';
+import { assignPolicies, policyObjects } from './portico-policies.js';
 import {
   changedRouteStatuses,
   composeRouteChange,
@@ -114,7 +115,16 @@ export function translate(
   const routes = world?.routes ?? new Map<RouteObject, RouteState>();
   for (const rs of routeStates) routes.set(rs.route, rs);
 
-  const built = buildFleets(fleets, { routes, clusters, lookup, memos }, options);
+  const policies = assignPolicies(
+    { snapshot, gateways, listenerSets, routes: routeStates },
+    lookup,
+    options.controllerName,
+  );
+  const built = buildFleets(
+    fleets,
+    { routes, clusters, lookup, memos, ...(policies === undefined ? {} : { policies }) },
+    options,
+  );
   const { configs, infra } = uncontested(built);
 
   const routeStatuses: ObjectStatus[] = [];
@@ -127,7 +137,10 @@ export function translate(
     gateways: sortedByNsName(ours).map((g) => gateways.get(nsName(g))!),
     listenerSets: [...listenerSets.values()].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)),
     routeStatuses,
-    policyStatuses: backendTlsStatuses(lookup.backendTls, gatewaysByService(configs), options.controllerName),
+    policyStatuses: [
+      ...backendTlsStatuses(lookup.backendTls, gatewaysByService(configs), options.controllerName),
+      ...(policies?.statuses ?? []),
+    ],
   };
   const statuses = statusesOf(frame, options, dataPlane, snapshot.installedCrds);
   if (cache !== undefined) {
@@ -192,6 +205,8 @@ function translateChangedRoutes(
   const world = last.world!;
   // A policy's ancestors follow the routes that reach its Services: with policies, the full translation.
   if (snapshot.backendTlsPolicies.length > 0) return undefined;
+  // So do Portico policies' (and what a route gets depends on them): the full translation.
+  if (policyObjects(snapshot).some((list) => list.length > 0)) return undefined;
   // Every input but the two route lists (indexes 2 and 3 of passInputs) is the very same.
   if (!inputs.every((x, i) => i === 2 || i === 3 || x === last.inputs[i])) return undefined;
   const http = composeRouteChange(snapshot.routeChanges?.httpRoutes, last.inputs[2], snapshot.httpRoutes);
@@ -263,6 +278,7 @@ function passInputs(snapshot: ResourceSnapshot, options: TranslateOptions): unkn
     options.controllerNamespace,
     options.deployType,
     s.listenerSets,
+    ...policyObjects(s),
   ];
 }
 

@@ -153,7 +153,7 @@ export interface TranslateMemos {
   /** Per route: its rules in fleet-config terms (a function of the route alone). */
   compiledRoutes: WeakMap<RouteObject, CompiledRoute>;
   /** Per route: its ranked IR routes, while its resolved backends are the same object. */
-  rankedRoutes: WeakMap<RouteObject, { backends: ResolvedRoute; ranked: RankedRoute[] }>;
+  rankedRoutes: WeakMap<RouteObject, { backends: ResolvedRoute; policyKey: string; ranked: RankedRoute[] }>;
   /** Per route state: its status, so an unchanged status is the same object. */
   routeStatuses: WeakMap<RouteState, ObjectStatus>;
   /** Per TLS Secret: why its certificate and key cannot serve, or undefined when they can. */

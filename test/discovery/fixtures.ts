@@ -72,6 +72,7 @@ export function sampleFleet(fleet = 'default/eg', hosts: VirtualHost[] = [], gen
     ],
     endpoints: [{ name: 'default/a:80', endpoints: [{ address: '10.0.0.1', port: 8080 }] }],
     secrets: [],
+    policies: [],
   };
 }
 

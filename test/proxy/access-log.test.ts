@@ -344,6 +344,7 @@ const sample: AccessLogEntry = {
   listener: 'port-80',
   requestId: 'id',
   clientAddress: '127.0.0.1',
+  accessReason: undefined,
 };
 
 describe('access log lines', () => {

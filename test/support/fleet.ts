@@ -4,6 +4,7 @@ import {
   type ClusterEndpoints,
   FLEET_CONFIG_SCHEMA_VERSION,
   type FleetConfig,
+  type FleetPolicy,
   type ForwardAction,
   type Listener,
   type Route,
@@ -75,6 +76,7 @@ export function fleet(
   listeners: { listener: Listener; vhosts: VirtualHost[] }[],
   upstreams: Upstream[] = [],
   secrets: TlsSecret[] = [],
+  policies: FleetPolicy[] = [],
 ): FleetConfig {
   return {
     schemaVersion: FLEET_CONFIG_SCHEMA_VERSION,
@@ -85,6 +87,7 @@ export function fleet(
     clusters: upstreams.map((u) => u.cluster),
     endpoints: upstreams.map((u) => u.endpoints),
     secrets,
+    policies,
   };
 }
 

@@ -30,6 +30,7 @@ const SNAPSHOT_FIELDS: Record<string, keyof ResourceSnapshot> = {
   ConfigMap: 'configMaps',
   BackendTLSPolicy: 'backendTlsPolicies',
   DataPlaneProxy: 'dataPlaneProxies',
+  AccessPolicy: 'accessPolicies',
 };
 
 /** Steps of a route list kept for the translator: it needs the ones since the list it last translated. */

@@ -105,6 +105,14 @@ export const WATCHED_KINDS: readonly WatchedKind[] = [
     namespaced: true,
     statusIsOutput: true,
   },
+  {
+    kind: 'AccessPolicy',
+    apiVersion: 'gateway.portico.io/v1alpha1',
+    resource: 'accesspolicies',
+    namespaced: true,
+    statusIsOutput: true,
+    mayBeAbsent: true,
+  },
 ];
 
 /** `/api/v1[/namespaces/NS]/RESOURCE` or `/apis/GROUP/VERSION[/namespaces/NS]/RESOURCE`. */

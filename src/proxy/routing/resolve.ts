@@ -8,6 +8,8 @@ import type {
   Route,
   RouteFilter,
 } from '../../ir/fleet-config.js';
+import type { CompiledAccessPolicy } from '../access/pipeline.js';
+import { type AccessRequest, accessRequest } from '../access/request-view.js';
 import type { ClientRequest } from '../exchange.js';
 import type { LoadBalancing } from '../options.js';
 import type { ResponseFlag } from '../telemetry/access-log.js';
@@ -21,7 +23,14 @@ import { corsRequest, corsResponseModifier, isPreflight, preflightHeaders } from
 import { normalizePath } from './path-normalization.js';
 import { nextRequestId } from './request-id.js';
 import { redirectLocation, rewritePath } from './rewrite.js';
-import { filtersFor, findRoute, hostWithoutPort, lookupHost, pickBackend } from './route-table.js';
+import {
+  type CompiledRoute,
+  filtersFor,
+  findRoute,
+  hostWithoutPort,
+  lookupHost,
+  pickBackend,
+} from './route-table.js';
 import { type ClusterState, pickEndpoint, type Snapshot } from './snapshot.js';
 
 /** What choosing an endpoint reads of the proxy (its runtime, given from above): how it balances, and its load. */
@@ -61,11 +70,58 @@ const NO_ROUTE: Plan = { kind: 'local', routeName: '-', status: 404, flag: 'no_r
 /** A path servers read in different ways (path-normalization.ts): matched by no route, sent nowhere. */
 const REFUSED_PATH: Plan = { kind: 'local', routeName: '-', status: 400, flag: 'invalid_request' };
 
+/** The policies a matched route's request must pass before its action, and the request as they see it. */
+export interface AccessPlan {
+  policies: readonly CompiledAccessPolicy[];
+  request: AccessRequest;
+}
+
 export type Plan =
   /** `headers`: lines (name, value, ...) the answer carries (a CORS preflight's). */
-  | { kind: 'local'; routeName: string; status: number; flag?: ResponseFlag; headers?: string[] }
-  | { kind: 'redirect'; routeName: string; status: number; location: string }
-  | ForwardPlan;
+  (
+    | { kind: 'local'; routeName: string; status: number; flag?: ResponseFlag; headers?: string[] }
+    | { kind: 'redirect'; routeName: string; status: number; location: string }
+    | ForwardPlan
+  ) & { access?: AccessPlan };
+
+/** A policy a route names and the proxy does not have (refused by its validation): everything is refused. */
+function missingPolicy(name: string): CompiledAccessPolicy {
+  const refusal = {
+    allow: false,
+    status: 403,
+    rule: 'missing-policy',
+    reason: `policy ${name} is not applied`,
+  } as const;
+  return { name, steps: [{ check: () => refusal }] };
+}
+
+/** `AccessPolicy ns/name` → `AccessPolicy` */
+function policyKind(name: string): string {
+  return name.slice(0, name.indexOf(' '));
+}
+
+/** The route's policies, and its listener's of the kinds the route has none of. */
+function effectivePolicies(
+  own: readonly string[] | undefined,
+  inherited: readonly string[] | undefined,
+): readonly string[] | undefined {
+  if (inherited === undefined) return own;
+  if (own === undefined) return inherited;
+  const kinds = new Set(own.map(policyKind));
+  return [...own, ...inherited.filter((n) => !kinds.has(policyKind(n)))];
+}
+
+function accessPlan(
+  snapshot: Snapshot,
+  names: readonly string[],
+  req: ClientRequest,
+  path: string,
+  search: string,
+  proto: 'http' | 'https',
+): AccessPlan {
+  const policies = names.map((n) => snapshot.policies.get(n) ?? missingPolicy(n));
+  return { policies, request: accessRequest(req, path, search, proto === 'https') };
+}
 
 export function resolveRequest(
   rt: Balancing,
@@ -97,13 +153,43 @@ export function resolveRequest(
     if (isPreflight(req.method, facts))
       return { kind: 'local', routeName: route.name, status: 200, headers: preflightHeaders(cors, facts) };
   }
+  const names = effectivePolicies(route.policies, vhost.policies);
+  const matched = { compiled, host, path, rawPath, search, listenerPort: routes.listener.port };
+  const planned = resolveAction(rt, snapshot, matched, req, proto);
+  if (names !== undefined) planned.access = accessPlan(snapshot, names, req, path, search, proto);
+  return planned;
+}
+
+/** A request's matched route and what matching read of the request. */
+interface Matched {
+  compiled: CompiledRoute;
+  /** Without its port. */
+  host: string;
+  /** Normalised. */
+  path: string;
+  rawPath: string;
+  search: string;
+  listenerPort: number;
+}
+
+/** What a matched route's action makes of the request. */
+function resolveAction(
+  rt: Balancing,
+  snapshot: Snapshot,
+  matched: Matched,
+  req: ClientRequest,
+  proto: 'http' | 'https',
+): Plan {
+  const { compiled, host, path, rawPath, search, listenerPort } = matched;
+  const route = compiled.route;
+  const url = req.url;
   const action = route.action;
   if (action.type === 'DirectResponse')
     return { kind: 'local', routeName: route.name, status: action.status };
   if (action.type === 'Redirect') {
     const location = redirectLocation(
       action,
-      { scheme: proto, host, path, search, listenerPort: routes.listener.port },
+      { scheme: proto, host, path, search, listenerPort },
       route.match.path,
     );
     return { kind: 'redirect', routeName: route.name, status: action.statusCode, location };

@@ -54,6 +54,8 @@ export interface CompiledVirtualHost {
   listener: string;
   hostname: string;
   routes: CompiledRoute[];
+  /** Its listener's policies (names); a route's own of the same kind replace them. */
+  policies: readonly string[] | undefined;
 }
 
 export interface HostTable {
@@ -179,6 +181,7 @@ export function compileVirtualHost(vhost: VirtualHost): CompiledVirtualHost {
     listener: vhost.listener,
     hostname: vhost.hostname.toLowerCase(),
     routes: vhost.routes.map(compileRoute),
+    policies: vhost.policies,
   };
 }
 

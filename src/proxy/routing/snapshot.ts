@@ -10,6 +10,7 @@ import type {
   VirtualHost,
 } from '../../ir/fleet-config.js';
 import { type FleetConfigChange, findByName } from '../../ir/fleet-config-patch.js';
+import { type CompiledAccessPolicy, compileAccessPolicy } from '../access/pipeline.js';
 import type { LoadBalancing } from '../options.js';
 import {
   addHost,
@@ -44,6 +45,8 @@ export interface Snapshot {
   clusters: Map<string, ClusterState>;
   /** Compiled VirtualHosts by name. */
   vhosts: Map<string, CompiledVirtualHost>;
+  /** Compiled policies by name (routes and VirtualHosts name them). */
+  policies: Map<string, CompiledAccessPolicy>;
 }
 
 type CompiledCache = WeakMap<VirtualHost, CompiledVirtualHost>;
@@ -90,7 +93,8 @@ export function compileSnapshot(
       { name: c.name, protocol: c.protocol, tls: c.tls, endpoints: endpoints.get(c.name) ?? [], next: 0 },
     ]),
   );
-  return { config, version, listeners, clusters, vhosts };
+  const policies = new Map(config.policies.map((p) => [p.name, compileAccessPolicy(p)]));
+  return { config, version, listeners, clusters, vhosts, policies };
 }
 
 /** The serving tables with the change put in: compiled first (it may throw), then changed in one go. */
@@ -103,14 +107,20 @@ function updatedSnapshot(
 ): Snapshot {
   const compiled: CompiledVirtualHost[] = [];
   const clusterNames = new Set<string>();
+  const policies = new Map<string, CompiledAccessPolicy | undefined>();
   for (const { type, name } of change.changed) {
-    if (type === 'virtualHosts') {
+    if (type === 'policies') {
+      const p = findByName(config.policies, name);
+      if (p !== undefined) policies.set(name, compileAccessPolicy(p));
+    } else if (type === 'virtualHosts') {
       const v = findByName(config.virtualHosts, name);
       if (v !== undefined) compiled.push(compiledVirtualHost(v, cache));
     } else if (type === 'clusters' || type === 'endpoints') clusterNames.add(name);
   }
-  for (const { type, name } of change.removed)
+  for (const { type, name } of change.removed) {
     if (type === 'clusters' || type === 'endpoints') clusterNames.add(name);
+    else if (type === 'policies') policies.set(name, undefined);
+  }
   const { vhosts, listeners, clusters } = previous;
   const take = (old: CompiledVirtualHost | undefined) => {
     const table = old === undefined ? undefined : listeners.get(old.listener)?.hosts;
@@ -132,7 +142,11 @@ function updatedSnapshot(
     if (state === undefined) clusters.delete(name);
     else clusters.set(name, state);
   }
-  return { config, version, listeners, clusters, vhosts };
+  for (const [name, policy] of policies) {
+    if (policy === undefined) previous.policies.delete(name);
+    else previous.policies.set(name, policy);
+  }
+  return { config, version, listeners, clusters, vhosts, policies: previous.policies };
 }
 
 export function endpointKey(e: Endpoint): string {

@@ -18,7 +18,9 @@ export type ResponseFlag =
   | 'invalid_upstream_response'
   | 'invalid_request'
   | 'request_timeout'
-  | 'client_disconnect';
+  | 'client_disconnect'
+  /** An AccessPolicy refused the request (the reason is the line's `access_reason`). */
+  | 'access_denied';
 
 export interface AccessLogOptions {
   format: AccessLogFormat;
@@ -55,6 +57,8 @@ export interface AccessLogEntry {
   listener: string;
   requestId: string | undefined;
   clientAddress: string | undefined;
+  /** Why an AccessPolicy refused the request: policy, rule and reason, never a credential. */
+  accessReason: string | undefined;
 }
 
 type FieldValue = string | number | undefined;
@@ -80,6 +84,7 @@ const VALUE: Record<AccessLogField, FieldReader> = {
   listener: (e) => e.listener,
   request_id: (e) => e.requestId,
   client_address: (e) => e.clientAddress,
+  access_reason: (e) => e.accessReason,
 };
 
 /**

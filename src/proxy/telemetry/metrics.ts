@@ -53,6 +53,8 @@ export interface MetricsSnapshot {
   inFlight: number;
   /** Spans sent to the collector and spans lost (queue full, export failed). */
   spans: { exported: number; dropped: number };
+  /** `<policy>\u0000<rule>\u0000<outcome>` → access decisions. */
+  accessDecisions: [string, number][];
 }
 
 export interface ProxyMetrics {
@@ -64,6 +66,8 @@ export interface ProxyMetrics {
   request(listener: string, route: string, code: number, seconds: number): void;
   upstreamError(cluster: string, kind: string): void;
   upstreamRetry(cluster: string): void;
+  /** A policy's verdict on a request: `rule` decided it (`default`: none did), `outcome` allowed or denied. */
+  readonly accessDecision: (policy: string, rule: string, outcome: 'allowed' | 'denied') => void;
   connectionOpened(listener: string): void;
   connectionRefused(listener: string): void;
   connectionClosed(listener: string): void;
@@ -92,6 +96,10 @@ class ProxyMetricsTable implements ProxyMetrics {
   private readonly upstreamRetries = new Map<string, number>();
   private readonly connections = new Map<string, number>();
   private readonly refusedConnections = new Map<string, number>();
+  private readonly accessDecisions = new Map<string, number>();
+  readonly accessDecision = (policy: string, rule: string, outcome: 'allowed' | 'denied'): void => {
+    bump(this.accessDecisions, `${policy}\u0000${rule}\u0000${outcome}`);
+  };
   private accepted = 0;
   private requestsInFlight = 0;
   private readonly spanCounts = { exported: 0, dropped: 0 };
@@ -191,6 +199,7 @@ class ProxyMetricsTable implements ProxyMetrics {
       accepted: this.accepted,
       inFlight: this.requestsInFlight,
       spans: { ...this.spanCounts },
+      accessDecisions: [...this.accessDecisions],
     };
   }
 
@@ -249,6 +258,7 @@ export function emptyMetrics(): MetricsSnapshot {
     accepted: 0,
     inFlight: 0,
     spans: { exported: 0, dropped: 0 },
+    accessDecisions: [],
   };
 }
 
@@ -259,6 +269,7 @@ export function mergeMetrics(snapshots: readonly MetricsSnapshot[]): MetricsSnap
   const upstreamRetries = new Map<string, number>();
   const connections = new Map<string, number>();
   const refusedConnections = new Map<string, number>();
+  const accessDecisions = new Map<string, number>();
   let accepted = 0;
   let inFlight = 0;
   const spans = { exported: 0, dropped: 0 };
@@ -285,6 +296,7 @@ export function mergeMetrics(snapshots: readonly MetricsSnapshot[]): MetricsSnap
     addInto(upstreamRetries, s.upstreamRetries);
     addInto(connections, s.connections);
     addInto(refusedConnections, s.refusedConnections);
+    addInto(accessDecisions, s.accessDecisions);
     accepted += s.accepted;
     inFlight += s.inFlight;
   }
@@ -297,6 +309,7 @@ export function mergeMetrics(snapshots: readonly MetricsSnapshot[]): MetricsSnap
     accepted,
     inFlight,
     spans,
+    accessDecisions: [...accessDecisions],
   };
 }
 
@@ -380,6 +393,17 @@ export function renderMetrics(snapshot: MetricsSnapshot): string {
         [{ outcome: 'exported' }, snapshot.spans.exported],
         [{ outcome: 'dropped' }, snapshot.spans.dropped],
       ],
+    ),
+  );
+  out.push(
+    ...family(
+      'portico_proxy_auth_decisions_total',
+      'counter',
+      'AccessPolicy verdicts, by policy, the rule that decided (default: none did) and outcome (allowed, denied).',
+      [...snapshot.accessDecisions].map(([key, n]) => {
+        const [policy = '', rule = '', outcome = ''] = key.split('\u0000');
+        return [{ policy, rule, outcome }, n] as const;
+      }),
     ),
   );
   out.push(buildInfoMetric());

@@ -148,6 +148,7 @@ test('objects as the API server serves them, with empty lists as null, are all i
       ConfigMap: 'configMaps',
       BackendTLSPolicy: 'backendTlsPolicies',
       DataPlaneProxy: 'dataPlaneProxies',
+      AccessPolicy: 'accessPolicies',
     };
     for (const field of Object.values(fields)) expected[field] = [];
     for (const o of served) {

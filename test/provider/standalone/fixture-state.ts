@@ -118,6 +118,7 @@ export function fixtureState(ready = true, errors: AdminState['errors'] = []): A
           virtualHosts: [],
           clusters: [],
           endpoints: [],
+          policies: [],
           secrets: [
             {
               name: 'default/tls',

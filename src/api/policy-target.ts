@@ -1,0 +1,41 @@
+// What every Portico policy kind shares: the targetRefs of policy attachment (GEP-713), same namespace as the policy.
+import { Type } from '@sinclair/typebox';
+import { Enum } from './common.js';
+import type { FieldError } from './schema-errors.js';
+
+/** The kinds a Portico policy may target, all of group gateway.networking.k8s.io. */
+export const POLICY_TARGET_KINDS = ['Gateway', 'ListenerSet', 'HTTPRoute', 'GRPCRoute'] as const;
+export type PolicyTargetKind = (typeof POLICY_TARGET_KINDS)[number];
+
+export const PolicyTargetRefSchema = Type.Object({
+  group: Type.Literal('gateway.networking.k8s.io'),
+  kind: Enum(POLICY_TARGET_KINDS),
+  name: Type.String({ minLength: 1, maxLength: 253 }),
+  // A Gateway's or ListenerSet's listener, or a route's named rule; absent: the whole object.
+  sectionName: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 253, pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$' }),
+  ),
+});
+
+export const PolicyTargetRefsSchema = Type.Array(PolicyTargetRefSchema, { minItems: 1, maxItems: 16 });
+
+export interface PolicyTargetRef {
+  group: string;
+  kind: PolicyTargetKind;
+  name: string;
+  sectionName?: string;
+}
+
+/** The rule a policy CRD's CEL enforces on targetRefs: no target twice. */
+export function policyTargetErrors(refs: readonly PolicyTargetRef[]): FieldError[] {
+  const errors: FieldError[] = [];
+  const seen = new Map<string, number>();
+  refs.forEach((t, i) => {
+    const key = `${t.kind}|${t.name}|${t.sectionName ?? ''}`;
+    const first = seen.get(key);
+    if (first !== undefined)
+      errors.push({ path: ['spec', 'targetRefs', i], message: `duplicates targetRefs[${first}]` });
+    else seen.set(key, i);
+  });
+  return errors;
+}

@@ -1,0 +1,155 @@
+// One check pipeline per policy: steps in order (authentication mechanisms, then the access rules), the first
+// refusal answers. A step sees the request (request-view.ts) and what earlier steps learned (verified claims), and
+// either lets the request on, with headers to set or remove on the upstream request, or refuses it with a response.
+// A step may be asynchronous (a key set to fetch, a service to ask); a pipeline of synchronous steps stays so.
+import type { AccessPolicyConfig, HeaderModifier, HeaderValue } from '../../ir/fleet-config.js';
+import type { AccessRequest } from './request-view.js';
+import { accessRulesStep } from './rules.js';
+import type { AccessContext, AccessStep, StepOutcome } from './step.js';
+
+export interface CompiledAccessPolicy {
+  name: string;
+  steps: readonly AccessStep[];
+}
+
+/** A policy that cannot be honoured refuses everything: fail closed. */
+function refusingStep(reason: string): AccessStep {
+  const outcome: StepOutcome = { allow: false, status: 403, rule: 'invalid-policy', reason };
+  return { check: () => outcome };
+}
+
+/** The pipeline of one policy; mechanisms are added here, in the order they run. */
+export function compileAccessPolicy(config: AccessPolicyConfig): CompiledAccessPolicy {
+  if (config.refused !== undefined) return { name: config.name, steps: [refusingStep(config.refused)] };
+  return { name: config.name, steps: [accessRulesStep(config.rules, config.defaultAction)] };
+}
+
+/** A policy's verdict: allowed with the upstream header changes gathered, or refused. */
+export type AccessVerdict =
+  | { allow: true; policy: string; rule: string; set: HeaderValue[]; remove: string[] }
+  | { allow: false; policy: string; rule: string; status: number; headers?: string[]; reason: string };
+
+function isPromise<T>(v: T | Promise<T>): v is Promise<T> {
+  return typeof (v as { then?: unknown }).then === 'function';
+}
+
+/** Runs the steps in order; synchronous while every step is. A step that throws refuses (fail closed). */
+export function runPolicy(
+  policy: CompiledAccessPolicy,
+  req: AccessRequest,
+): AccessVerdict | Promise<AccessVerdict> {
+  const context: AccessContext = {};
+  const set: HeaderValue[] = [];
+  const remove: string[] = [];
+  let rule = 'default';
+  const from = (i: number): AccessVerdict | Promise<AccessVerdict> => {
+    for (; i < policy.steps.length; i++) {
+      let outcome: StepOutcome | Promise<StepOutcome>;
+      try {
+        outcome = policy.steps[i]!.check(req, context);
+      } catch (error) {
+        outcome = failed(error);
+      }
+      if (isPromise(outcome)) {
+        const next = i + 1;
+        return outcome.catch(failed).then((o) => take(o) ?? from(next));
+      }
+      const done = take(outcome);
+      if (done !== undefined) return done;
+    }
+    return { allow: true, policy: policy.name, rule, set, remove };
+  };
+  const take = (o: StepOutcome): AccessVerdict | undefined => {
+    if (!o.allow)
+      return {
+        allow: false,
+        policy: policy.name,
+        rule: o.rule,
+        status: o.status,
+        reason: o.reason,
+        ...(o.headers === undefined ? {} : { headers: o.headers }),
+      };
+    if (o.rule !== undefined) rule = o.rule;
+    if (o.set !== undefined) set.push(...o.set);
+    if (o.remove !== undefined) remove.push(...o.remove);
+    return undefined;
+  };
+  return from(0);
+}
+
+function failed(error: unknown): StepOutcome {
+  const message = error instanceof Error ? error.message : String(error);
+  return { allow: false, status: 403, rule: 'error', reason: `check failed: ${message}` };
+}
+
+/** Several policies (one per kind at most today), all must allow: the first refusal answers. */
+export function runPolicies(
+  policies: readonly CompiledAccessPolicy[],
+  req: AccessRequest,
+): AccessVerdict[] | Promise<AccessVerdict[]> {
+  const verdicts: AccessVerdict[] = [];
+  const from = (i: number): AccessVerdict[] | Promise<AccessVerdict[]> => {
+    for (; i < policies.length; i++) {
+      const v = runPolicy(policies[i]!, req);
+      if (isPromise(v)) {
+        const next = i + 1;
+        return v.then((done) => {
+          verdicts.push(done);
+          return done.allow ? from(next) : verdicts;
+        });
+      }
+      verdicts.push(v);
+      if (!v.allow) return verdicts;
+    }
+    return verdicts;
+  };
+  return from(0);
+}
+
+/** What the policies' verdicts come to: the refusal that answers, or the upstream header changes. */
+export type Settled =
+  | { allow: false; refusal: AccessVerdict & { allow: false } }
+  | { allow: true; upstream: HeaderModifier | undefined };
+
+/** Every verdict counted; the first refusal, else the allowances' header changes together. */
+export function settle(
+  verdicts: readonly AccessVerdict[],
+  count: (policy: string, rule: string, outcome: 'allowed' | 'denied') => void,
+): Settled {
+  const set: HeaderValue[] = [];
+  const remove: string[] = [];
+  for (const v of verdicts) {
+    count(v.policy, v.rule, v.allow ? 'allowed' : 'denied');
+    if (!v.allow) return { allow: false, refusal: v };
+    set.push(...v.set);
+    remove.push(...v.remove);
+  }
+  return { allow: true, upstream: set.length + remove.length === 0 ? undefined : { set, add: [], remove } };
+}
+
+/** A verdict for a pipeline that failed outside its steps (a bug): refused, fail closed. */
+export const CHECK_FAILED: AccessVerdict = {
+  allow: false,
+  policy: '-',
+  rule: 'error',
+  status: 403,
+  reason: 'check failed',
+};
+
+/** Runs the policies and hands `done` what they come to, now when every step was synchronous, else later. */
+export function checkAccess(
+  policies: readonly CompiledAccessPolicy[],
+  req: AccessRequest,
+  count: (policy: string, rule: string, outcome: 'allowed' | 'denied') => void,
+  done: (settled: Settled) => void,
+): void {
+  const verdicts = runPolicies(policies, req);
+  if (!(verdicts instanceof Promise)) {
+    done(settle(verdicts, count));
+    return;
+  }
+  verdicts.then(
+    (v) => done(settle(v, count)),
+    () => done(settle([CHECK_FAILED], count)),
+  );
+}

@@ -1,0 +1,34 @@
+// The contract of a check step: what a mechanism (JWT, basic auth, API keys, an authorization service, the access
+// rules) implements to join a policy's pipeline (pipeline.ts).
+import type { HeaderValue } from '../../ir/fleet-config.js';
+import type { AccessRequest } from './request-view.js';
+
+/** What earlier steps established about the request, for later ones (the access rules read claims). */
+export interface AccessContext {
+  /** A verified token's claims (JWT). */
+  claims?: Readonly<Record<string, unknown>>;
+}
+
+export type StepOutcome =
+  | {
+      allow: true;
+      /** The rule that decided, when a rule did (metrics and the access log). */
+      rule?: string;
+      set?: HeaderValue[];
+      remove?: string[];
+    }
+  | {
+      allow: false;
+      /** 401 (no or bad credentials) or 403 (not allowed); no body, no detail. */
+      status: number;
+      /** Header lines of the refusal (`www-authenticate`). */
+      headers?: string[];
+      /** The step or rule that refused: a metrics label. */
+      rule: string;
+      /** Why, for the access log only: never a credential. */
+      reason: string;
+    };
+
+export interface AccessStep {
+  check(req: AccessRequest, context: AccessContext): StepOutcome | Promise<StepOutcome>;
+}

@@ -1,0 +1,173 @@
+// Portico's policy kinds, one row each: where the snapshot holds their objects and how one becomes a fleet
+// resource. Attachment, precedence and status are the same for all (policy-attachment.ts); a new kind is a row
+// here, a member of FleetPolicy (src/ir/fleet-config.ts) and its checks in the proxy.
+import type { ResourceSnapshot } from '../api/snapshot.js';
+import type { FleetPolicy } from '../ir/fleet-config.js';
+import { compileAccessPolicy } from './access-policy.js';
+import type { SnapshotLookup } from './lookup.js';
+import { nsName } from './object-order.js';
+import {
+  type AttachablePolicy,
+  attachPolicies,
+  type ListenerPlace,
+  listenerHolder,
+  type PolicyTarget,
+  type PolicyTargets,
+  ruleHolder,
+  targetKey,
+} from './policy-attachment.js';
+import type { GatewayEntry, ListenerSetEntry, RouteState } from './routes.js';
+import type { ObjectStatus } from './types.js';
+
+/** A policy in fleet-config terms, and why it cannot be honoured (it then refuses what it covers). */
+export interface CompiledPolicy {
+  config: FleetPolicy;
+  problem?: string;
+}
+
+/** One Portico policy kind. */
+export interface PolicyKindRow {
+  kind: string;
+  objects(snapshot: ResourceSnapshot): readonly AttachablePolicy[];
+  compile(policy: AttachablePolicy, lookup: SnapshotLookup): CompiledPolicy;
+}
+
+/** A row from a kind's own typed functions (the one narrowing, by `kind`, is here). */
+function policyKind<P extends AttachablePolicy>(row: {
+  kind: P['kind'];
+  objects(snapshot: ResourceSnapshot): readonly P[];
+  compile(policy: P, lookup: SnapshotLookup): CompiledPolicy;
+}): PolicyKindRow {
+  return {
+    kind: row.kind,
+    objects: row.objects,
+    compile: (policy, lookup) => {
+      if (policy.kind !== row.kind) throw new Error(`${policy.kind} is not a ${row.kind}`);
+      return row.compile(policy as P, lookup);
+    },
+  };
+}
+
+export const POLICY_KINDS: readonly PolicyKindRow[] = [
+  policyKind({ kind: 'AccessPolicy', objects: (s) => s.accessPolicies, compile: compileAccessPolicy }),
+];
+
+/** Every policy kind's objects in the snapshot: a translation with none of them has no assignment. */
+export function policyObjects(snapshot: ResourceSnapshot): readonly (readonly AttachablePolicy[])[] {
+  return POLICY_KINDS.map((k) => k.objects(snapshot));
+}
+
+/** Which policies (fleet resource names) each listener and route rule gets, and the policies' statuses. */
+export interface PolicyAssignment {
+  /** Fleet resources by name. */
+  resources: ReadonlyMap<string, FleetPolicy>;
+  /** Per kind (POLICY_KINDS order): targetKey → the name of the fleet resource of the policy holding it. */
+  holders: readonly ReadonlyMap<string, string>[];
+  statuses: ObjectStatus[];
+}
+
+/** What a translation knows of the objects policies may target. */
+export interface TargetWorld {
+  snapshot: ResourceSnapshot;
+  gateways: ReadonlyMap<string, GatewayEntry>;
+  listenerSets: ReadonlyMap<string, ListenerSetEntry>;
+  routes: Iterable<RouteState>;
+}
+
+export function policyTargets(world: TargetWorld): PolicyTargets {
+  const targets = new Map<string, PolicyTarget>();
+  const s = world.snapshot;
+  for (const g of s.gateways) {
+    const key = nsName(g);
+    targets.set(targetKey('Gateway', g.metadata.namespace ?? '', g.metadata.name), {
+      sections: new Set(g.spec.listeners.map((l) => l.name)),
+      gateways: world.gateways.has(key) ? [key] : [],
+    });
+  }
+  for (const ls of s.listenerSets) {
+    const entry = world.listenerSets.get(nsName(ls));
+    targets.set(targetKey('ListenerSet', ls.metadata.namespace ?? '', ls.metadata.name), {
+      sections: new Set(ls.spec.listeners.map((l) => l.name)),
+      gateways: entry === undefined || entry.refused !== undefined ? [] : [entry.gateway.key],
+    });
+  }
+  const attached = new Map<string, string[]>();
+  for (const rs of world.routes) {
+    const key = targetKey(rs.route.kind, rs.route.metadata.namespace ?? '', rs.route.metadata.name);
+    attached.set(key, [...new Set(rs.attachedTo.map((a) => a.gatewayKey))].sort());
+  }
+  for (const r of [...s.httpRoutes, ...s.grpcRoutes]) {
+    const key = targetKey(r.kind, r.metadata.namespace ?? '', r.metadata.name);
+    const sections = new Set<string>();
+    for (const rule of r.spec.rules) if (rule.name !== undefined) sections.add(rule.name);
+    targets.set(key, { sections, gateways: attached.get(key) ?? [] });
+  }
+  return targets;
+}
+
+/** Every kind's policies attached; undefined when the snapshot has no policy at all. */
+export function assignPolicies(
+  world: TargetWorld,
+  lookup: SnapshotLookup,
+  controllerName: string,
+): PolicyAssignment | undefined {
+  if (policyObjects(world.snapshot).every((list) => list.length === 0)) return undefined;
+  const targets = policyTargets(world);
+  const resources = new Map<string, FleetPolicy>();
+  const statuses: ObjectStatus[] = [];
+  const holders = POLICY_KINDS.map((row) => {
+    const compiled = new Map<AttachablePolicy, CompiledPolicy>();
+    for (const p of row.objects(world.snapshot)) compiled.set(p, row.compile(p, lookup));
+    const attached = attachPolicies(
+      row.objects(world.snapshot),
+      targets,
+      (p) => compiled.get(p)?.problem,
+      controllerName,
+    );
+    statuses.push(...attached.statuses);
+    const names = new Map<string, string>();
+    for (const [key, p] of attached.holders) {
+      const config = compiled.get(p)!.config;
+      resources.set(config.name, config);
+      names.set(key, config.name);
+    }
+    return names;
+  });
+  return { resources, holders, statuses };
+}
+
+/** The policies a listener gets, one per kind at most; undefined when none. */
+export function listenerPolicies(
+  a: PolicyAssignment | undefined,
+  place: ListenerPlace,
+): string[] | undefined {
+  if (a === undefined) return undefined;
+  const out: string[] = [];
+  for (const holders of a.holders) {
+    const name = listenerHolder(holders, place);
+    if (name !== undefined) out.push(name);
+  }
+  return out.length === 0 ? undefined : out;
+}
+
+/** The policies a route rule gets, one per kind at most; undefined when none. */
+export function rulePolicies(
+  a: PolicyAssignment | undefined,
+  route: RouteState['route'],
+  rule: number,
+): string[] | undefined {
+  if (a === undefined) return undefined;
+  const ruleName = route.spec.rules[rule]?.name;
+  const out: string[] = [];
+  for (const holders of a.holders) {
+    const name = ruleHolder(
+      holders,
+      route.kind,
+      route.metadata.namespace ?? '',
+      route.metadata.name,
+      ruleName,
+    );
+    if (name !== undefined) out.push(name);
+  }
+  return out.length === 0 ? undefined : out;
+}
