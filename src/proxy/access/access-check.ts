@@ -1,28 +1,6 @@
-// The contract of an access check: the view of a request a mechanism decides on, and its decision. A check
-// either lets the request pass (with header edits for the upstream request and, for a session, lines for the
-// client's response) or answers it in full itself.
-
-/** What an access mechanism sees of a client request. */
-export interface AccessRequest {
-  method: string;
-  /** The request target as received: path and query. */
-  target: string;
-  /** Header lines as received: name, value, ... */
-  headerLines: readonly string[];
-  /** The Host (or :authority) the client sent. */
-  host: string | undefined;
-  /** The client's address (IPv4-mapped IPv6 unwrapped). */
-  clientIp: string;
-  /** The client's port; 0 when unknown. */
-  clientPort: number;
-  scheme: 'http' | 'https';
-  /** The TLS server name (SNI), when the client sent one. */
-  serverName: string | undefined;
-  /** The request id sent upstream, when one is known. */
-  requestId: string | undefined;
-  /** The body bytes a mechanism asked for (buffered up to its bound); undefined: not read. */
-  body: Buffer | undefined;
-}
+// What the external mechanisms (an authorization service, OIDC) decide about a request (request-view.ts): let it
+// pass, with header edits for the upstream request and, for a session, lines for the client's response; or answer
+// it in full themselves. external-steps.ts makes their decisions pipeline steps' outcomes.
 
 /** Header edits for the upstream request: `set` replaces every value of a name, `append` adds one more. */
 export interface UpstreamHeaderEdits {

@@ -8,14 +8,9 @@ import { loadSync } from '@grpc/proto-loader';
 import type { ExternalAuthorization } from '../../ir/external-auth.js';
 import type { Endpoint } from '../../ir/fleet-config.js';
 import { HOP_BY_HOP } from '../wire/headers.js';
-import {
-  type AccessDecision,
-  type AccessRequest,
-  allowed,
-  denied,
-  type UpstreamHeaderEdits,
-} from './access-check.js';
+import { type AccessDecision, allowed, denied, type UpstreamHeaderEdits } from './access-check.js';
 import { unanswered } from './external-http.js';
+import type { AccessRequest } from './request-view.js';
 
 // src/proxy/access and dist/proxy/access are both three levels below the package root, where proto/ ships.
 const PROTO_ROOT = fileURLToPath(new URL('../../../proto/', import.meta.url));
@@ -109,17 +104,17 @@ export function checkRequest(
   const body = config.forwardBodyMaxBytes > 0 ? (request.body ?? Buffer.alloc(0)) : Buffer.alloc(0);
   return {
     attributes: {
-      source: { address: { socketAddress: { address: request.clientIp, portValue: request.clientPort } } },
+      source: { address: { socketAddress: { address: request.clientAddress, portValue: 0 } } },
       destination: { address: { socketAddress: { address: '0.0.0.0', portValue: proxyPort } } },
       request: {
         time: { seconds: Math.floor(now / 1000), nanos: (now % 1000) * 1_000_000 },
         http: {
-          id: request.requestId ?? '',
+          id: '',
           method: request.method,
           headers,
           path: request.target,
           host: request.host ?? '',
-          scheme: request.scheme,
+          scheme: request.tls ? 'https' : 'http',
           query: queryAt < 0 ? '' : request.target.slice(queryAt + 1),
           size: body.length,
           protocol: 'HTTP/1.1',
@@ -171,22 +166,21 @@ export function checkDecision(answer: CheckResponse): AccessDecision {
   return denied('denied', code >= 200 && code <= 599 ? code : 403, lines, Buffer.from(refusal.body));
 }
 
-/** Asks one ext_authz v3 service; one gRPC channel per endpoint, kept between requests. */
+/** Asks ext_authz v3 services; one gRPC channel per endpoint, kept between requests. */
 export class ExternalGrpcAuthorizer {
   private readonly clients = new Map<string, Client>();
 
-  constructor(
-    readonly config: ExternalAuthorization,
-    private readonly proxyPort = 0,
-  ) {}
-
-  /** The decision for `request`, asking the service at `endpoint`; never rejects. */
-  check(request: AccessRequest, endpoint: Endpoint): Promise<AccessDecision> {
-    const config = this.config;
+  /** The decision for `request` under `config`, asking the service at `endpoint`; never rejects. */
+  check(
+    config: ExternalAuthorization,
+    request: AccessRequest,
+    endpoint: Endpoint,
+    proxyPort = 0,
+  ): Promise<AccessDecision> {
     if (config.forwardBodyMaxBytes > 0 && (request.body?.length ?? 0) > config.forwardBodyMaxBytes)
       return Promise.resolve(denied('body_too_large', 413));
     const method = checkMethod();
-    const message = checkRequest(config, request, Date.now(), this.proxyPort);
+    const message = checkRequest(config, request, Date.now(), proxyPort);
     const deadline = Date.now() + config.timeoutMs;
     return new Promise((resolve) => {
       this.client(endpoint).makeUnaryRequest(

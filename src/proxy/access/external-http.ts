@@ -6,13 +6,8 @@ import { Agent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { type ExternalAuthorization, MAX_EXTERNAL_AUTH_DENIAL_BYTES } from '../../ir/external-auth.js';
 import type { Endpoint } from '../../ir/fleet-config.js';
 import { HOP_BY_HOP } from '../wire/headers.js';
-import {
-  type AccessDecision,
-  type AccessRequest,
-  allowed,
-  type DenialReason,
-  denied,
-} from './access-check.js';
+import { type AccessDecision, allowed, type DenialReason, denied } from './access-check.js';
+import type { AccessRequest } from './request-view.js';
 
 /** Sent whatever `allowedRequestHeaders` says (Gateway API: Host, Method, Path, Content-Length, Authorization). */
 const ALWAYS_SENT = new Set(['host', 'authorization']);
@@ -55,11 +50,11 @@ export function authorizationRequestLines(
     'x-forwarded-method',
     request.method,
     'x-forwarded-proto',
-    request.scheme,
+    request.tls ? 'https' : 'http',
     'x-forwarded-uri',
     request.target,
     'x-forwarded-for',
-    request.clientIp,
+    request.clientAddress,
   );
   if (request.host !== undefined) lines.push('x-forwarded-host', request.host);
   lines.push('content-length', String(bodyLength));
@@ -100,15 +95,12 @@ export function unanswered(
   return denied(reason, 403);
 }
 
-/** Asks one HTTP authorization service; keeps its connections alive between requests. */
+/** Asks HTTP authorization services; keeps connections to each endpoint alive between requests. */
 export class ExternalHttpAuthorizer {
   private readonly agent = new Agent({ keepAlive: true, maxSockets: 256, maxFreeSockets: 64 });
 
-  constructor(readonly config: ExternalAuthorization) {}
-
-  /** The decision for `request`, asking the service at `endpoint`; never rejects. */
-  check(request: AccessRequest, endpoint: Endpoint): Promise<AccessDecision> {
-    const config = this.config;
+  /** The decision for `request` under `config`, asking the service at `endpoint`; never rejects. */
+  check(config: ExternalAuthorization, request: AccessRequest, endpoint: Endpoint): Promise<AccessDecision> {
     const body = config.forwardBodyMaxBytes > 0 ? (request.body ?? Buffer.alloc(0)) : Buffer.alloc(0);
     if (body.length > config.forwardBodyMaxBytes && config.forwardBodyMaxBytes > 0)
       return Promise.resolve(denied('body_too_large', 413));

@@ -6,13 +6,14 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createRemoteJWKSet, type JWTVerifyGetKey, jwtVerify } from 'jose';
 import type { OidcAuthentication } from '../../ir/oidc.js';
-import { type AccessDecision, type AccessRequest, allowed, denied, headerValues } from './access-check.js';
+import { type AccessDecision, allowed, denied, headerValues } from './access-check.js';
 import {
   ProviderDiscovery,
   type ProviderMetadata,
   type TokenAnswer,
   tokenRequest,
 } from './oidc-provider-client.js';
+import type { AccessRequest } from './request-view.js';
 import { cookieKey, cookieValue, open, seal } from './sealed-cookie.js';
 
 const FLOW_SECONDS = 600;
@@ -112,11 +113,13 @@ export class OidcAuthenticator {
   /** The redirect URI sent to the provider: as configured, or the request's scheme and host before the path. */
   private redirectUri(request: AccessRequest): string {
     const uri = this.config.redirectUri;
-    return /^https?:\/\//.test(uri) ? uri : `${request.scheme}://${request.host ?? 'localhost'}${uri}`;
+    return /^https?:\/\//.test(uri)
+      ? uri
+      : `${request.tls ? 'https' : 'http'}://${request.host ?? 'localhost'}${uri}`;
   }
 
   private cookieLine(request: AccessRequest, name: string, value: string, maxAge: number): string {
-    const secure = request.scheme === 'https' ? '; Secure' : '';
+    const secure = (request.tls ? 'https' : 'http') === 'https' ? '; Secure' : '';
     return `${name}=${value}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${maxAge}${secure}`;
   }
 

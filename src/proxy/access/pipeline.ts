@@ -26,8 +26,24 @@ export function compileAccessPolicy(config: AccessPolicyConfig): CompiledAccessP
 
 /** A policy's verdict: allowed with the upstream header changes gathered, or refused. */
 export type AccessVerdict =
-  | { allow: true; policy: string; rule: string; set: HeaderValue[]; remove: string[] }
-  | { allow: false; policy: string; rule: string; status: number; headers?: string[]; reason: string };
+  | {
+      allow: true;
+      policy: string;
+      rule: string;
+      set: HeaderValue[];
+      add: HeaderValue[];
+      remove: string[];
+      responseHeaders: string[];
+    }
+  | {
+      allow: false;
+      policy: string;
+      rule: string;
+      status: number;
+      headers?: string[];
+      reason: string;
+      body?: Buffer;
+    };
 
 function isPromise<T>(v: T | Promise<T>): v is Promise<T> {
   return typeof (v as { then?: unknown }).then === 'function';
@@ -40,7 +56,9 @@ export function runPolicy(
 ): AccessVerdict | Promise<AccessVerdict> {
   const context: AccessContext = {};
   const set: HeaderValue[] = [];
+  const add: HeaderValue[] = [];
   const remove: string[] = [];
+  const responseHeaders: string[] = [];
   let rule = 'default';
   const from = (i: number): AccessVerdict | Promise<AccessVerdict> => {
     for (; i < policy.steps.length; i++) {
@@ -57,7 +75,7 @@ export function runPolicy(
       const done = take(outcome);
       if (done !== undefined) return done;
     }
-    return { allow: true, policy: policy.name, rule, set, remove };
+    return { allow: true, policy: policy.name, rule, set, add, remove, responseHeaders };
   };
   const take = (o: StepOutcome): AccessVerdict | undefined => {
     if (!o.allow)
@@ -68,10 +86,13 @@ export function runPolicy(
         status: o.status,
         reason: o.reason,
         ...(o.headers === undefined ? {} : { headers: o.headers }),
+        ...(o.body === undefined ? {} : { body: o.body }),
       };
     if (o.rule !== undefined) rule = o.rule;
     if (o.set !== undefined) set.push(...o.set);
+    if (o.add !== undefined) add.push(...o.add);
     if (o.remove !== undefined) remove.push(...o.remove);
+    if (o.responseHeaders !== undefined) responseHeaders.push(...o.responseHeaders);
     return undefined;
   };
   return from(0);
@@ -109,7 +130,7 @@ export function runPolicies(
 /** What the policies' verdicts come to: the refusal that answers, or the upstream header changes. */
 export type Settled =
   | { allow: false; refusal: AccessVerdict & { allow: false } }
-  | { allow: true; upstream: HeaderModifier | undefined };
+  | { allow: true; upstream: HeaderModifier | undefined; responseHeaders: string[] };
 
 /** Every verdict counted; the first refusal, else the allowances' header changes together. */
 export function settle(
@@ -117,14 +138,19 @@ export function settle(
   count: (policy: string, rule: string, outcome: 'allowed' | 'denied') => void,
 ): Settled {
   const set: HeaderValue[] = [];
+  const add: HeaderValue[] = [];
   const remove: string[] = [];
+  const responseHeaders: string[] = [];
   for (const v of verdicts) {
     count(v.policy, v.rule, v.allow ? 'allowed' : 'denied');
     if (!v.allow) return { allow: false, refusal: v };
     set.push(...v.set);
+    add.push(...v.add);
     remove.push(...v.remove);
+    responseHeaders.push(...v.responseHeaders);
   }
-  return { allow: true, upstream: set.length + remove.length === 0 ? undefined : { set, add: [], remove } };
+  const edits = set.length + add.length + remove.length;
+  return { allow: true, upstream: edits === 0 ? undefined : { set, add, remove }, responseHeaders };
 }
 
 /** A verdict for a pipeline that failed outside its steps (a bug): refused, fail closed. */
@@ -152,4 +178,11 @@ export function checkAccess(
     (v) => done(settle(v, count)),
     () => done(settle([CHECK_FAILED], count)),
   );
+}
+
+/** The most request body bytes any step of `policies` reads (0: none; the pipeline then never waits for a body). */
+export function bodyBytesOf(policies: readonly CompiledAccessPolicy[]): number {
+  let most = 0;
+  for (const policy of policies) for (const step of policy.steps) most = Math.max(most, step.bodyBytes ?? 0);
+  return most;
 }

@@ -15,7 +15,11 @@ export type StepOutcome =
       /** The rule that decided, when a rule did (metrics and the access log). */
       rule?: string;
       set?: HeaderValue[];
+      /** Values appended to what the header has (an authorization service's `append`). */
+      add?: HeaderValue[];
       remove?: string[];
+      /** Header lines (name, value, ...) added to the client's response (a refreshed session cookie). */
+      responseHeaders?: string[];
     }
   | {
       allow: false;
@@ -27,8 +31,12 @@ export type StepOutcome =
       rule: string;
       /** Why, for the access log only: never a credential. */
       reason: string;
+      /** The refusal's body (an authorization service's own answer, bounded); absent: none. */
+      body?: Buffer;
     };
 
 export interface AccessStep {
   check(req: AccessRequest, context: AccessContext): StepOutcome | Promise<StepOutcome>;
+  /** Request body bytes the step reads (`req.body`, buffered before the pipeline runs); absent or 0: none. */
+  readonly bodyBytes?: number;
 }

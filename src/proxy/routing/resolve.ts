@@ -1,5 +1,6 @@
 // Decides what to do with a request (local answer, redirect, or forward to an endpoint with which headers),
 // shared by plain requests and WebSocket upgrades.
+import type { ExternalAuthorization } from '../../ir/external-auth.js';
 import type {
   CorsPolicy,
   Endpoint,
@@ -8,6 +9,7 @@ import type {
   Route,
   RouteFilter,
 } from '../../ir/fleet-config.js';
+import { type Authorizers, externalAuthStep } from '../access/external-steps.js';
 import type { CompiledAccessPolicy } from '../access/pipeline.js';
 import { type AccessRequest, accessRequest } from '../access/request-view.js';
 import type { ClientRequest } from '../exchange.js';
@@ -55,6 +57,8 @@ export interface ForwardPlan {
   responseModifiers: HeaderModifier[];
   /** Filters set request headers or the path from configuration: check them before sending. */
   configuredRequest: boolean;
+  /** Header lines (name, value, ...) an access check adds to the client's response (a session cookie). */
+  responseLines?: string[];
 }
 
 /** For a retry on another connection: the next endpoint of the plan's cluster. */
@@ -111,20 +115,8 @@ function effectivePolicies(
   return [...own, ...inherited.filter((n) => !kinds.has(policyKind(n)))];
 }
 
-function accessPlan(
-  snapshot: Snapshot,
-  names: readonly string[],
-  req: ClientRequest,
-  path: string,
-  search: string,
-  proto: 'http' | 'https',
-): AccessPlan {
-  const policies = names.map((n) => snapshot.policies.get(n) ?? missingPolicy(n));
-  return { policies, request: accessRequest(req, path, search, proto === 'https') };
-}
-
 export function resolveRequest(
-  rt: Balancing,
+  rt: Balancing & { readonly authorizers: Authorizers },
   snapshot: Snapshot | undefined,
   listenerName: string,
   proto: 'http' | 'https',
@@ -156,8 +148,37 @@ export function resolveRequest(
   const names = effectivePolicies(route.policies, vhost.policies);
   const matched = { compiled, host, path, rawPath, search, listenerPort: routes.listener.port };
   const planned = resolveAction(rt, snapshot, matched, req, proto);
-  if (names !== undefined) planned.access = accessPlan(snapshot, names, req, path, search, proto);
+  const auth = externalAuthOf(route);
+  if (names !== undefined || auth !== undefined) {
+    const policies = (names ?? []).map((n) => snapshot.policies.get(n) ?? missingPolicy(n));
+    // The route's ExternalAuth filter runs after the policies: its service is asked only about requests they let by.
+    if (auth !== undefined) policies.push(externalAuthPolicy(rt, snapshot, auth, route.name));
+    planned.access = { policies, request: accessRequest(req, path, search, proto === 'https') };
+  }
   return planned;
+}
+
+/** The route's ExternalAuth filter's settings, if it has one. */
+function externalAuthOf(route: Route): ExternalAuthorization | undefined {
+  for (const f of route.filters) if (f.type === 'ExternalAuth') return f.auth;
+  return undefined;
+}
+
+/** A route's ExternalAuth filter as a one-step policy, its service reached through this snapshot's clusters. */
+function externalAuthPolicy(
+  rt: Balancing & { readonly authorizers: Authorizers },
+  snapshot: Snapshot,
+  auth: ExternalAuthorization,
+  routeName: string,
+): CompiledAccessPolicy {
+  const reach = {
+    authorizers: rt.authorizers,
+    endpointOf: (cluster: string) => {
+      const state = snapshot.clusters.get(cluster);
+      return state && pickEndpoint(state, rt.options.loadBalancing, rt.activeByEndpoint);
+    },
+  };
+  return { name: `ExternalAuth ${routeName}`, steps: [externalAuthStep(auth, reach)] };
 }
 
 /** A request's matched route and what matching read of the request. */
@@ -243,7 +264,9 @@ function applyFilters(
       plan.configuredRequest = true;
     } else if (f.type === 'ResponseHeaderModifier') responseModifiers.push(f.headers);
     else if (f.type === 'CORS') responseModifiers.push(corsResponseModifier(f.cors, corsRequest(rawHeaders)));
-    else if (f.type === 'URLRewrite') {
+    // ExternalAuth joins the access plan (resolveRequest).
+    else if (f.type === 'ExternalAuth') continue;
+    else {
       plan.configuredRequest = true;
       if (f.hostname !== undefined) plan.hostRewrite = f.hostname;
       if (f.path !== undefined) upstreamPath = rewritePath(upstreamPath, f.path, route.match.path);

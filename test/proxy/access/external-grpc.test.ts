@@ -4,7 +4,6 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Server, ServerCredentials, type ServerUnaryCall, type sendUnaryData, status } from '@grpc/grpc-js';
 import type { ExternalAuthorization } from '../../../src/ir/external-auth.js';
-import type { AccessRequest } from '../../../src/proxy/access/access-check.js';
 import {
   type CheckRequest,
   type CheckResponse,
@@ -13,6 +12,7 @@ import {
   checkRequest,
   ExternalGrpcAuthorizer,
 } from '../../../src/proxy/access/external-grpc.js';
+import type { AccessRequest } from '../../../src/proxy/access/request-view.js';
 import { freePort } from '../../support/http.js';
 
 function config(extra: Partial<ExternalAuthorization> = {}): ExternalAuthorization {
@@ -35,11 +35,12 @@ function request(extra: Partial<AccessRequest> = {}): AccessRequest {
     target: '/orders?id=7',
     headerLines: ['Host', 'shop.example', 'Authorization', 'Bearer good', 'X-Trace', 'a', 'X-Trace', 'b'],
     host: 'shop.example',
-    clientIp: '10.0.0.9',
-    clientPort: 51000,
-    scheme: 'http',
+    clientAddress: '10.0.0.9',
+    tls: false,
+    path: '/',
+    search: '',
+    header: () => undefined,
     serverName: undefined,
-    requestId: 'req-9',
     body: undefined,
     ...extra,
   };
@@ -157,8 +158,10 @@ describe('ext_authz against a real grpc-js authorization server', () => {
   const endpoint = () => ({ address: '127.0.0.1', port });
 
   it('lets a request pass with the edits of the OK response, and sent the body when asked', async () => {
-    const authorizer = new ExternalGrpcAuthorizer(config({ forwardBodyMaxBytes: 64 }));
+    const authorizer = new ExternalGrpcAuthorizer();
+    const authorizerConfig = config({ forwardBodyMaxBytes: 64 });
     const decision = await authorizer.check(
+      authorizerConfig,
       request({ method: 'POST', body: Buffer.from('{"a":1}') }),
       endpoint(),
     );
@@ -173,8 +176,10 @@ describe('ext_authz against a real grpc-js authorization server', () => {
   });
 
   it('answers the client with the denied response', async () => {
-    const authorizer = new ExternalGrpcAuthorizer(config());
+    const authorizer = new ExternalGrpcAuthorizer();
+    const authorizerConfig = config();
     const decision = await authorizer.check(
+      authorizerConfig,
       request({ headerLines: ['Host', 'shop.example', 'Authorization', 'Bearer bad'] }),
       endpoint(),
     );
@@ -186,19 +191,25 @@ describe('ext_authz against a real grpc-js authorization server', () => {
   });
 
   it('fails closed on a server that never answers, and open when configured so', async () => {
-    const closed = new ExternalGrpcAuthorizer(config({ timeoutMs: 200 }));
-    const hung = await closed.check(request({ target: '/hang' }), endpoint());
+    const closed = new ExternalGrpcAuthorizer();
+    const closedConfig = config({ timeoutMs: 200 });
+    const hung = await closed.check(closedConfig, request({ target: '/hang' }), endpoint());
     closed.close();
     assert.deepEqual(hung.allowed === false && [hung.status, hung.reason], [403, 'timeout']);
-    const open = new ExternalGrpcAuthorizer(config({ timeoutMs: 200, failOpen: true }));
-    const passed = await open.check(request({ target: '/hang' }), endpoint());
+    const open = new ExternalGrpcAuthorizer();
+    const openConfig = config({ timeoutMs: 200, failOpen: true });
+    const passed = await open.check(openConfig, request({ target: '/hang' }), endpoint());
     open.close();
     assert.equal(passed.allowed && passed.failedOpen, 'timeout');
   });
 
   it('fails closed when nothing listens', async () => {
-    const authorizer = new ExternalGrpcAuthorizer(config());
-    const decision = await authorizer.check(request(), { address: '127.0.0.1', port: await freePort() });
+    const authorizer = new ExternalGrpcAuthorizer();
+    const authorizerConfig = config();
+    const decision = await authorizer.check(authorizerConfig, request(), {
+      address: '127.0.0.1',
+      port: await freePort(),
+    });
     authorizer.close();
     assert.deepEqual(decision.allowed === false && [decision.status, decision.reason], [403, 'error']);
   });

@@ -4,13 +4,13 @@ import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import type { ExternalAuthorization } from '../../../src/ir/external-auth.js';
-import type { AccessRequest } from '../../../src/proxy/access/access-check.js';
 import {
   authorizationPath,
   authorizationRequestLines,
   copiedResponseHeaders,
   ExternalHttpAuthorizer,
 } from '../../../src/proxy/access/external-http.js';
+import type { AccessRequest } from '../../../src/proxy/access/request-view.js';
 import { closeServer, freePort, listen } from '../../support/http.js';
 
 function config(extra: Partial<ExternalAuthorization> = {}): ExternalAuthorization {
@@ -33,11 +33,12 @@ function request(extra: Partial<AccessRequest> = {}): AccessRequest {
     target: '/app/page?x=1',
     headerLines: ['Host', 'app.example', 'Authorization', 'Bearer t', 'X-User-Hint', 'h', 'Cookie', 'c=1'],
     host: 'app.example',
-    clientIp: '10.1.2.3',
-    clientPort: 40000,
-    scheme: 'https',
+    clientAddress: '10.1.2.3',
+    tls: true,
+    path: '/',
+    search: '',
+    header: () => undefined,
     serverName: 'app.example',
-    requestId: 'r-1',
     body: undefined,
     ...extra,
   };
@@ -120,10 +121,10 @@ describe('forward-auth against a real authorization server', () => {
   const endpoint = (): { address: string; port: number } => ({ address: '127.0.0.1', port });
 
   it('lets a request pass with the answer headers copied for the upstream', async () => {
-    const authorizer = new ExternalHttpAuthorizer(
-      config({ pathPrefix: '/verify', allowedResponseHeaders: ['x-auth-user'] }),
-    );
+    const authorizer = new ExternalHttpAuthorizer();
+    const authorizerConfig = config({ pathPrefix: '/verify', allowedResponseHeaders: ['x-auth-user'] });
     const decision = await authorizer.check(
+      authorizerConfig,
       request({ headerLines: ['Host', 'app.example', 'Authorization', 'Bearer good'] }),
       endpoint(),
     );
@@ -138,8 +139,9 @@ describe('forward-auth against a real authorization server', () => {
   });
 
   it('returns a denial to the client as the service sent it', async () => {
-    const authorizer = new ExternalHttpAuthorizer(config());
-    const decision = await authorizer.check(request(), endpoint());
+    const authorizer = new ExternalHttpAuthorizer();
+    const authorizerConfig = config();
+    const decision = await authorizer.check(authorizerConfig, request(), endpoint());
     authorizer.close();
     assert.equal(decision.allowed, false);
     if (decision.allowed) return;
@@ -151,37 +153,57 @@ describe('forward-auth against a real authorization server', () => {
   });
 
   it('passes a redirect to a login page on', async () => {
-    const authorizer = new ExternalHttpAuthorizer(config());
-    const decision = await authorizer.check(request({ target: '/login-please' }), endpoint());
+    const authorizer = new ExternalHttpAuthorizer();
+    const authorizerConfig = config();
+    const decision = await authorizer.check(
+      authorizerConfig,
+      request({ target: '/login-please' }),
+      endpoint(),
+    );
     authorizer.close();
     assert.equal(decision.allowed === false && decision.status, 302);
   });
 
   it('forwards the body up to its bound, and refuses a larger one with 413', async () => {
-    const authorizer = new ExternalHttpAuthorizer(config({ forwardBodyMaxBytes: 8 }));
-    const small = await authorizer.check(request({ method: 'POST', body: Buffer.from('abc') }), endpoint());
+    const authorizer = new ExternalHttpAuthorizer();
+    const authorizerConfig = config({ forwardBodyMaxBytes: 8 });
+    const small = await authorizer.check(
+      authorizerConfig,
+      request({ method: 'POST', body: Buffer.from('abc') }),
+      endpoint(),
+    );
     assert.equal(small.allowed, false);
     assert.equal(bodies.at(-1), 'abc');
     assert.equal(seen.at(-1)!.headers['content-length'], '3');
-    const large = await authorizer.check(request({ method: 'POST', body: Buffer.alloc(9) }), endpoint());
+    const large = await authorizer.check(
+      authorizerConfig,
+      request({ method: 'POST', body: Buffer.alloc(9) }),
+      endpoint(),
+    );
     authorizer.close();
     assert.equal(large.allowed === false && large.status, 413);
   });
 
   it('fails closed on a service that hangs, and open when configured so', async () => {
-    const closed = new ExternalHttpAuthorizer(config({ timeoutMs: 200 }));
-    const hung = await closed.check(request({ target: '/hang' }), endpoint());
+    const closed = new ExternalHttpAuthorizer();
+    const closedConfig = config({ timeoutMs: 200 });
+    const hung = await closed.check(closedConfig, request({ target: '/hang' }), endpoint());
     closed.close();
     assert.deepEqual(hung.allowed === false && [hung.status, hung.reason], [403, 'timeout']);
-    const open = new ExternalHttpAuthorizer(config({ timeoutMs: 200, failOpen: true }));
-    const passed = await open.check(request({ target: '/hang' }), endpoint());
+    const open = new ExternalHttpAuthorizer();
+    const openConfig = config({ timeoutMs: 200, failOpen: true });
+    const passed = await open.check(openConfig, request({ target: '/hang' }), endpoint());
     open.close();
     assert.equal(passed.allowed && passed.failedOpen, 'timeout');
   });
 
   it('fails closed when the service refuses connections', async () => {
-    const authorizer = new ExternalHttpAuthorizer(config());
-    const decision = await authorizer.check(request(), { address: '127.0.0.1', port: await freePort() });
+    const authorizer = new ExternalHttpAuthorizer();
+    const authorizerConfig = config();
+    const decision = await authorizer.check(authorizerConfig, request(), {
+      address: '127.0.0.1',
+      port: await freePort(),
+    });
     authorizer.close();
     assert.deepEqual(decision.allowed === false && [decision.status, decision.reason], [403, 'error']);
   });

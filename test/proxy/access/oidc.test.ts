@@ -7,8 +7,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type { OidcAuthentication } from '../../../src/ir/oidc.js';
-import type { AccessRequest } from '../../../src/proxy/access/access-check.js';
 import { OidcAuthenticator, pkceChallenge } from '../../../src/proxy/access/oidc.js';
+import type { AccessRequest } from '../../../src/proxy/access/request-view.js';
 import { cookieKey, cookieValue, open, seal } from '../../../src/proxy/access/sealed-cookie.js';
 import { Browser } from '../../support/browser.js';
 import { type OpenIdProvider, startOpenIdProvider } from '../../support/openid-provider.js';
@@ -50,11 +50,12 @@ function gatewayServer(authenticator: () => OidcAuthenticator): Server {
       target: req.url ?? '/',
       headerLines: req.rawHeaders,
       host: req.headers.host ?? `127.0.0.1:${port}`,
-      clientIp: '127.0.0.1',
-      clientPort: 0,
-      scheme: 'http',
+      clientAddress: '127.0.0.1',
+      tls: false,
+      path: '/',
+      search: '',
+      header: () => undefined,
       serverName: undefined,
-      requestId: undefined,
       body: undefined,
     };
     void authenticator()
