@@ -12,34 +12,40 @@ const HEADER_NAME_PATTERN = "^[a-z0-9!#$%&'*+.^_`|~-]+$";
 const CIDR_PATTERN = '^[0-9a-fA-F:.]+/[0-9]{1,3}$';
 
 export const AccessRuleSchema = Type.Object({
-  // For logs and metrics (`rule` label); absent: `rule-<index>`.
   name: Type.Optional(
-    Type.String({ minLength: 1, maxLength: 63, pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$' }),
+    Type.String({
+      minLength: 1,
+      maxLength: 63,
+      pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$',
+      description: 'Names the rule in the access log and metrics (`rule` label); absent: `rule-<index>`.',
+    }),
   ),
-  action: Enum(ACTIONS),
-  // The rule matches when every field it sets matches (an absent field matches everything).
-  // The client's address is in one of these prefixes.
+  action: Enum(ACTIONS, { description: 'What a request the rule matches gets.' }),
   clientCIDRs: Type.Optional(
     Type.Array(Type.String({ minLength: 3, maxLength: 43, pattern: CIDR_PATTERN }), {
       minItems: 1,
       maxItems: 64,
+      description: "Matches when the client's address is in one of these prefixes (IPv4 or IPv6).",
     }),
   ),
-  // The request's method is one of these.
   methods: Type.Optional(
     Type.Array(Type.String({ minLength: 1, maxLength: 32, pattern: '^[A-Z]+$' }), {
       minItems: 1,
       maxItems: 16,
+      description: "Matches when the request's method is one of these.",
     }),
   ),
-  // Every one of these headers is present (with this exact value, when value is set).
   headers: Type.Optional(
     Type.Array(
       Type.Object({
         name: Type.String({ minLength: 1, maxLength: 256, pattern: HEADER_NAME_PATTERN }),
         value: Type.Optional(Type.String({ maxLength: 4096 })),
       }),
-      { minItems: 1, maxItems: 16 },
+      {
+        minItems: 1,
+        maxItems: 16,
+        description: 'Matches when every one of these headers is present (with this exact value, when set).',
+      },
     ),
   ),
 });
@@ -51,10 +57,19 @@ export const AccessPolicySchema = Type.Object({
   metadata: ObjectMetaSchema,
   spec: Type.Object({
     targetRefs: PolicyTargetRefsSchema,
-    // Access rules, first match wins; a request no rule matches gets defaultAction.
-    rules: Type.Optional(Type.Array(AccessRuleSchema, { maxItems: 64 })),
-    // Required when rules are given: an allow-list and a deny-list differ only here, so it is never implied.
-    defaultAction: Type.Optional(Enum(ACTIONS)),
+    rules: Type.Optional(
+      Type.Array(AccessRuleSchema, {
+        maxItems: 64,
+        description:
+          'Access rules, checked after authentication; the first that matches (every field it sets) decides.',
+      }),
+    ),
+    defaultAction: Type.Optional(
+      Enum(ACTIONS, {
+        description:
+          'What a request no rule matches gets. Required with rules: an allow-list and a deny-list differ only here.',
+      }),
+    ),
   }),
   status: Unimplemented(),
 });

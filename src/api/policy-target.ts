@@ -11,13 +11,23 @@ export const PolicyTargetRefSchema = Type.Object({
   group: Type.Literal('gateway.networking.k8s.io'),
   kind: Enum(POLICY_TARGET_KINDS),
   name: Type.String({ minLength: 1, maxLength: 253 }),
-  // A Gateway's or ListenerSet's listener, or a route's named rule; absent: the whole object.
   sectionName: Type.Optional(
-    Type.String({ minLength: 1, maxLength: 253, pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$' }),
+    Type.String({
+      minLength: 1,
+      maxLength: 253,
+      pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$',
+      description:
+        "A Gateway's or ListenerSet's listener, or a route's named rule; absent: the whole object.",
+    }),
   ),
 });
 
-export const PolicyTargetRefsSchema = Type.Array(PolicyTargetRefSchema, { minItems: 1, maxItems: 16 });
+export const PolicyTargetRefsSchema = Type.Array(PolicyTargetRefSchema, {
+  minItems: 1,
+  maxItems: 16,
+  description:
+    "What the policy applies to, in the policy's namespace. The most specific holder wins whole: a route rule, its route, a ListenerSet listener, its ListenerSet, a Gateway listener, its Gateway.",
+});
 
 export interface PolicyTargetRef {
   group: string;

@@ -163,6 +163,8 @@ export function describeResource(resource: ResourceObject, context: DescribeCont
       return describeGateway(resource, context);
     case 'ListenerSet':
       return describeListenerSet(resource, context);
+    case 'AccessPolicy':
+      return describePolicy(resource, context);
     default:
       return describeRoute(resource, context);
   }
@@ -238,6 +240,32 @@ function describeListenerSet(ls: ResourceObject, context: DescribeContext): stri
     `Listeners:\n${listenerTable}`,
     problems(placed),
     loadErrors(ls),
+    recentChanges(placed, context.now),
+  ].join('');
+}
+
+/** A Portico policy: its targets and, per ancestor (the Gateways it reaches), its conditions. */
+function describePolicy(policy: ResourceObject, context: DescribeContext): string {
+  const placed: PlacedCondition[] = [];
+  const targets = list(field(policy.spec, 'targetRefs')).map((t) => {
+    const section = text(field(t, 'sectionName'));
+    return `${text(field(t, 'kind'))} ${text(field(t, 'name'))}${section === '' ? '' : ` (${section})`}`;
+  });
+  const blocks = list(field(policy.status, 'ancestors')).map((a) => {
+    const ref = field(a, 'ancestorRef');
+    const section = text(field(ref, 'sectionName'));
+    const where = `${text(field(ref, 'kind'))} ${text(field(ref, 'namespace'))}/${text(field(ref, 'name'))}${section === '' ? '' : ` (${section})`}`;
+    const conditions = conditionsOf(a);
+    placed.push(...conditions.map((c) => ({ ...c, where })));
+    return `  ${where} (controller ${text(field(a, 'controllerName'))}):\n${indent(conditionTable(conditions, context.now), 4)}`;
+  });
+  return [
+    header(policy, context.now),
+    labelled([['Targets', targets.join(', ')]]),
+    '\n',
+    `Ancestors:\n${blocks.length === 0 ? '  <none>\n' : blocks.join('')}`,
+    problems(placed),
+    loadErrors(policy),
     recentChanges(placed, context.now),
   ].join('');
 }

@@ -118,6 +118,26 @@ const TYPES: ResourceType[] = [
   },
   { kind: 'HTTPRoute', plural: 'httproutes', namespaced: true, columns: ROUTE_COLUMNS },
   { kind: 'GRPCRoute', plural: 'grpcroutes', namespaced: true, columns: ROUTE_COLUMNS },
+  {
+    kind: 'AccessPolicy',
+    plural: 'accesspolicies',
+    namespaced: true,
+    columns: [
+      { header: 'ACCEPTED', cell: (r) => ancestorsCondition(r, 'Accepted') },
+      AGE,
+      {
+        header: 'TARGETS',
+        cell: (r) =>
+          list(field(r.spec, 'targetRefs'))
+            .map((t) => {
+              const section = text(field(t, 'sectionName'));
+              return `${text(field(t, 'kind'))}/${text(field(t, 'name'))}${section === '' ? '' : `#${section}`}`;
+            })
+            .join(','),
+        wide: true,
+      },
+    ],
+  },
 ];
 
 export interface GetIo {
@@ -439,6 +459,11 @@ function parentsCondition(route: ResourceObject, type: string): string {
   );
   if (statuses.length === 0) return '<none>';
   return statuses.every((s) => s === 'True') ? 'True' : statuses.includes('False') ? 'False' : 'Unknown';
+}
+
+/** A policy's condition over its ancestors, as parentsCondition over a route's parents. */
+function ancestorsCondition(policy: ResourceObject, type: string): string {
+  return parentsCondition({ ...policy, status: { parents: list(field(policy.status, 'ancestors')) } }, type);
 }
 
 /** The Gateways (and their sections) a route names, as namespace/name[/section] when not its own namespace. */

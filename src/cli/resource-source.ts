@@ -23,6 +23,12 @@ export const RESOURCE_KINDS: readonly ResourceKind[] = [
   { kind: 'ListenerSet', plural: 'listenersets', namespaced: true, apiVersion: GATEWAY_API },
   { kind: 'HTTPRoute', plural: 'httproutes', namespaced: true, apiVersion: GATEWAY_API },
   { kind: 'GRPCRoute', plural: 'grpcroutes', namespaced: true, apiVersion: GATEWAY_API },
+  {
+    kind: 'AccessPolicy',
+    plural: 'accesspolicies',
+    namespaced: true,
+    apiVersion: 'gateway.portico.io/v1alpha1',
+  },
 ];
 
 /** Every name kubectl takes for these kinds: plural, singular, short name, and `plural.group`. */
@@ -34,6 +40,7 @@ export const KIND_ALIASES: Readonly<Record<string, string>> = Object.fromEntries
     if (k.kind === 'GatewayClass') names.push('gc');
     if (k.kind === 'Gateway') names.push('gtw');
     if (k.kind === 'ListenerSet') names.push('lset');
+    if (k.kind === 'AccessPolicy') names.push('ap');
     return names.map((n) => [n, k.plural]);
   }),
 );

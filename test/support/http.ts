@@ -34,6 +34,8 @@ export function httpRequest(
     agent?: false | Agent;
     /** Fail with a reason after this long without a response, instead of reaching the runner's timeout. */
     timeoutMs?: number;
+    /** The client's own address (a loopback one other than 127.0.0.1, to be another client). */
+    localAddress?: string;
   } = {},
 ): Promise<Reply> {
   return new Promise((resolve, reject) => {
@@ -45,6 +47,7 @@ export function httpRequest(
         method: options.method ?? 'GET',
         headers: { host: options.host ?? 'example.com', ...options.headers },
         agent: options.agent ?? false,
+        ...(options.localAddress === undefined ? {} : { localAddress: options.localAddress }),
       },
       (res) => {
         const chunks: Buffer[] = [];

@@ -9,6 +9,7 @@ import { withinStatusLimits } from '../../api/status-limits.js';
 import { PorticoError } from '../../platform/errors.js';
 import { OWN_CONDITION_TYPES } from '../../translate/conditions.js';
 import type { ObjectStatus } from '../../translate/index.js';
+import { POLICY_KINDS } from '../../translate/portico-policies.js';
 import { type ApiClient, expectStatus, type JsonObject } from './api-client.js';
 import { mergePatch } from './merge-patch.js';
 import { objectPath, WATCHED_KINDS } from './watched-kinds.js';
@@ -90,7 +91,7 @@ export function createStatusWriter(options: StatusWriterOptions): StatusWriter {
   function nextStatus(s: ObjectStatus, previous: JsonObject | undefined): JsonObject {
     const status = s.status as JsonObject;
     // A policy's ancestors are shared the same way as route parents: others' entries kept, first.
-    if (s.kind === 'BackendTLSPolicy') {
+    if (s.kind === 'BackendTLSPolicy' || POLICY_KINDS.some((k) => k.kind === s.kind)) {
       const others = ((previous?.ancestors ?? []) as JsonObject[]).filter(
         (a) => a.controllerName !== options.controllerName,
       );
