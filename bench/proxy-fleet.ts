@@ -1,6 +1,7 @@
 // What the HTTP/1.1 proxy benches serve: one route to the backend, the script that runs Portico from a build on
 // a fixed port (workers bind it too), and nginx's same proxy; shared by bench/proxy.ts and
 // bench/proxy-instructions.ts.
+import type { ExternalAuthorization } from '../src/ir/external-auth.js';
 import { FLEET_CONFIG_SCHEMA_VERSION, type FleetConfig } from '../src/ir/fleet-config.js';
 
 /** Portico from the build, on a fixed port (workers bind it too) with its metrics on another. */
@@ -25,7 +26,24 @@ process.exitCode = await runStaticProxy(configFile, {
 });
 `;
 
-export function fleetConfig(backendPort: number): FleetConfig {
+/**
+ * The bench route to the backend; with `authPort`, behind an ExternalAuth filter (HTTP forward-auth) whose service
+ * on that port lets every request pass: the cost of one authorization call per request.
+ */
+export function fleetConfig(backendPort: number, authPort?: number): FleetConfig {
+  const auth: ExternalAuthorization | undefined =
+    authPort === undefined
+      ? undefined
+      : {
+          protocol: 'HTTP',
+          cluster: 'bench/auth:80',
+          allowedRequestHeaders: [],
+          pathPrefix: '/verify',
+          allowedResponseHeaders: [],
+          forwardBodyMaxBytes: 0,
+          timeoutMs: 5000,
+          failOpen: false,
+        };
   return {
     schemaVersion: FLEET_CONFIG_SCHEMA_VERSION,
     fleet: 'bench/eg',
@@ -48,7 +66,7 @@ export function fleetConfig(backendPort: number): FleetConfig {
             name: 'bench/route/rule/0/match/0',
             routeRef: { namespace: 'bench', name: 'route', rule: 0 },
             match: { path: { type: 'PathPrefix', value: '/' }, headers: [], queryParams: [] },
-            filters: [],
+            filters: auth === undefined ? [] : [{ type: 'ExternalAuth', auth }],
             action: {
               type: 'Forward',
               backends: [{ weight: 1, cluster: 'bench/backend:80', filters: [] }],
@@ -59,13 +77,27 @@ export function fleetConfig(backendPort: number): FleetConfig {
       },
     ],
     clusters: [
+      ...(authPort === undefined
+        ? []
+        : [
+            {
+              name: 'bench/auth:80',
+              service: { namespace: 'bench', name: 'auth', port: 80 },
+              protocol: 'http' as const,
+            },
+          ]),
       {
         name: 'bench/backend:80',
         service: { namespace: 'bench', name: 'backend', port: 80 },
         protocol: 'http',
       },
     ],
-    endpoints: [{ name: 'bench/backend:80', endpoints: [{ address: '127.0.0.1', port: backendPort }] }],
+    endpoints: [
+      ...(authPort === undefined
+        ? []
+        : [{ name: 'bench/auth:80', endpoints: [{ address: '127.0.0.1', port: authPort }] }]),
+      { name: 'bench/backend:80', endpoints: [{ address: '127.0.0.1', port: backendPort }] },
+    ],
     secrets: [],
     policies: [],
   };

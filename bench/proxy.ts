@@ -168,6 +168,7 @@ const load = (): string =>
 const PORTICO_1 = 'portico (1 worker)';
 const PORTICO_1_LOGGED = 'portico (1 worker, access log on)';
 const PORTICO_1_BASELINE = 'portico (1 worker, --baseline build)';
+const PORTICO_1_AUTH = 'portico (1 worker, ExternalAuth HTTP)';
 const NGINX_1 = 'nginx (1 worker)';
 const NGINX_2 = 'nginx (2 workers)';
 
@@ -221,22 +222,14 @@ async function main(): Promise<void> {
       workers: number,
       accessLogFile?: string,
       build = join(here, '..'),
+      config = configFile,
     ): Promise<Target> => {
       const entry = join(build, 'dist/proxy/index.js');
       const port = await freePort();
       const logArg = accessLogFile === undefined ? [] : [accessLogFile];
       const child = await startChild(
         node,
-        [
-          '--input-type=module',
-          '-e',
-          STATIC_PROXY,
-          configFile,
-          entry,
-          String(workers),
-          String(port),
-          ...logArg,
-        ],
+        ['--input-type=module', '-e', STATIC_PROXY, config, entry, String(workers), String(port), ...logArg],
         /listening: port-80 on [\d.]+:(\d+)/,
       );
       await until(() => /listening: metrics on [\d.]+:\d+/.test(child.output()));
@@ -246,6 +239,27 @@ async function main(): Promise<void> {
     const here20 = `${process.version}, ${bestAcceptBalancing()}`;
     const portico = await startPortico(PORTICO_1, process.execPath, 1);
     const porticoLogged = await startPortico(PORTICO_1_LOGGED, process.execPath, 1, join(dir, 'access.log'));
+    // The same route behind an ExternalAuth filter: its authorization service (another backend process, which
+    // answers 200 to everything) is asked about every request; its CPU time counts as the target's.
+    const authService = await startChild(
+      process.execPath,
+      [...tsx, join(here, 'backend.ts')],
+      /listening on [\d.]+:(\d+)/,
+    );
+    const authConfigFile = join(dir, 'fleet-auth.json');
+    writeFileSync(authConfigFile, JSON.stringify(fleetConfig(backendPort, authService.port)));
+    const porticoAuthProxy = await startPortico(
+      PORTICO_1_AUTH,
+      process.execPath,
+      1,
+      undefined,
+      undefined,
+      authConfigFile,
+    );
+    const porticoAuth: Target = {
+      ...porticoAuthProxy,
+      pids: () => [...porticoAuthProxy.pids(), ...processTree(authService.pid)],
+    };
     const baseline =
       flags.baseline === undefined
         ? undefined
@@ -290,6 +304,7 @@ async function main(): Promise<void> {
       { name: 'backend direct', role: 'backend', port: backendPort, pids: () => processTree(backend.pid) },
       portico,
       porticoLogged,
+      porticoAuth,
       ...(baseline === undefined ? [] : [baseline]),
       portico2,
       ...(portico2Image === undefined ? [] : [portico2Image]),
@@ -327,8 +342,13 @@ async function throughputPhase(
     closedLoop(port, CONNECTIONS, THROUGHPUT_SECONDS),
   );
   for (const { name } of targets) console.log(row(name, throughput.medians.get(name)!));
-  if (nginxPort === undefined) return;
   const rps = (p: LoadResult, n: LoadResult): number => (p.requestsPerSecond / n.requestsPerSecond) * 100;
+  const cpuMore = (a: LoadResult, p: LoadResult): number =>
+    (a.cpuUsPerRequest ?? Number.NaN) - (p.cpuUsPerRequest ?? Number.NaN);
+  console.log(
+    `${PORTICO_1_AUTH} / ${PORTICO_1}: throughput ${fmt(pairedMedian(throughput, PORTICO_1_AUTH, PORTICO_1, rps), 1)} %, CPU per request ${fmt(pairedMedian(throughput, PORTICO_1_AUTH, PORTICO_1, cpuMore), 1)} µs more (the proxy and its authorization service together: one HTTP call per request)`,
+  );
+  if (nginxPort === undefined) return;
   // The CPU figure is steadier on a busy machine: nginx's CPU per request over Portico's.
   const cpu = (p: LoadResult, n: LoadResult): number =>
     ((n.cpuUsPerRequest ?? Number.NaN) / (p.cpuUsPerRequest ?? Number.NaN)) * 100;
