@@ -8,12 +8,14 @@ import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { Server, ServerCredentials, type ServerUnaryCall, type sendUnaryData, status } from '@grpc/grpc-js';
+import { PORTS } from '../../../src/ir/well-known.js';
 import {
   type CheckRequest,
   type CheckResponse,
   checkMethod,
 } from '../../../src/proxy/access/external-grpc.js';
 import { closeServer, type EchoBody, httpRequest, listen } from '../../support/http.js';
+import { parsePrometheus } from '../../support/prometheus.js';
 import { eventually, exampleCopy, programmedAddress, startStandalone } from './harness.js';
 
 function routes(httpPort: number, grpcPort: number, allowedResponse: string): string {
@@ -179,6 +181,21 @@ test('ExternalAuth filter: forward-auth and ext_authz decide, refusals pass on, 
   // A service that never answers: after the filter's timeout the request is refused, never let through.
   const hung = await get('/hang', { authorization: 'Bearer good' });
   assert.equal(hung.status, 403);
+
+  // Every decision is counted, by the filter's policy name, the mechanism and the outcome.
+  const metrics = parsePrometheus(await (await fetch(`http://${address}:${PORTS.metrics}/metrics`)).text());
+  const count = (policy: string, rule: string, outcome: string) =>
+    metrics.find(
+      (m) =>
+        m.name === 'portico_proxy_auth_decisions_total' &&
+        m.labels.policy === `ExternalAuth ${policy}` &&
+        m.labels.rule === rule &&
+        m.labels.outcome === outcome,
+    )?.value;
+  // The refused /page and the hung /hang.
+  assert.equal(count('default/guarded/rule/2/match/0', 'ext_authz_http', 'denied'), 2);
+  assert.equal(count('default/guarded/rule/0/match/0', 'ext_authz_grpc', 'denied'), 1);
+  assert.equal(count('default/guarded/rule/0/match/0', 'ext_authz_grpc', 'allowed'), 1);
 
   // An edit of the filter while requests flow: every one is answered by the old or the new configuration.
   const statuses: number[] = [];
