@@ -5,7 +5,7 @@
 import { fileURLToPath } from 'node:url';
 import { Client, credentials, type MethodDefinition, type ServiceDefinition, status } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
-import type { ExternalAuthorization } from '../../ir/external-auth.js';
+import { type ExternalAuthorization, MAX_EXTERNAL_AUTH_DENIAL_BYTES } from '../../ir/external-auth.js';
 import type { Endpoint } from '../../ir/fleet-config.js';
 import { HOP_BY_HOP } from '../wire/headers.js';
 import { type AccessDecision, allowed, denied, type UpstreamHeaderEdits } from './access-check.js';
@@ -163,7 +163,9 @@ export function checkDecision(answer: CheckResponse): AccessDecision {
   if (refusal === undefined || refusal === null) return denied('denied', 403);
   const code = refusal.status?.code ?? 0;
   const lines = refusal.headers.flatMap((o) => headerOf(o) ?? []);
-  return denied('denied', code >= 200 && code <= 599 ? code : 403, lines, Buffer.from(refusal.body));
+  // Bounded like a forward-auth denial: a service's answer is passed on, not any amount of it.
+  const body = Buffer.from(refusal.body).subarray(0, MAX_EXTERNAL_AUTH_DENIAL_BYTES);
+  return denied('denied', code >= 200 && code <= 599 ? code : 403, lines, body);
 }
 
 /** Asks ext_authz v3 services; one gRPC channel per endpoint, kept between requests. */
