@@ -339,6 +339,8 @@ export interface AccessPolicyConfig {
   refused?: string;
   /** First match wins; no match: `defaultAction`. */
   rules: AccessRuleConfig[];
+  /** An authorization service asked before the access rules (HTTP forward-auth or ext_authz over gRPC). */
+  externalAuth?: ExternalAuthorization;
   defaultAction: 'Allow' | 'Deny';
 }
 

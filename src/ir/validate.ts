@@ -205,6 +205,7 @@ const policy = variant2('kind', {
     refused: optional(nonEmpty),
     rules: list(accessRule),
     defaultAction: oneOf('Allow', 'Deny'),
+    externalAuth: optional(externalAuth),
   },
 });
 const route = object({

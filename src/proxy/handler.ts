@@ -540,10 +540,16 @@ export function handleRequest(
     return;
   }
   const run = (): void =>
-    checkAccess(access.policies, access.request, rt.metrics.accessDecision, (settled) => {
-      // The client may have gone while the checks ran: nothing is left to answer.
-      if (!answer.closed) passOrRefuse(exchange, plan, settled);
-    });
+    checkAccess(
+      access.policies,
+      access.request,
+      rt.metrics.accessDecision,
+      (settled) => {
+        // The client may have gone while the checks ran: nothing is left to answer.
+        if (!answer.closed) passOrRefuse(exchange, plan, settled);
+      },
+      access.reach,
+    );
   const bodyBytes = bodyBytesOf(access.policies);
   if (bodyBytes === 0 || req.body === null) {
     run();

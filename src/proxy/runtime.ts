@@ -1,6 +1,6 @@
 // The state shared by every listener of one proxy: the current snapshot, the upstream pool, counters.
 import type { Duplex } from 'node:stream';
-import type { Authorizers } from './access/external-steps.js';
+import type { Authorizers } from './access/step.js';
 import type { ProxyOptions } from './options.js';
 import type { Snapshot } from './routing/snapshot.js';
 import type { AccessLog } from './telemetry/access-log.js';

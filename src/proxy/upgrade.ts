@@ -114,20 +114,26 @@ export function handleUpgrade(
     tunnel(rt, listener, req, socket, head, outcome, trace, plan);
     return;
   }
-  checkAccess(access.policies, access.request, rt.metrics.accessDecision, (settled) => {
-    if (socket.destroyed) return;
-    if (!settled.allow) {
-      const { refusal } = settled;
-      rt.metrics.request(listener.name, plan.routeName, refusal.status, 0);
-      outcome.flag = 'access_denied';
-      outcome.accessReason = `${refusal.policy} ${refusal.rule}: ${refusal.reason}`;
-      reject(socket, outcome, refusal.status, refusal.headers);
-      return;
-    }
-    if (plan.kind === 'forward' && settled.upstream !== undefined)
-      plan.requestModifiers = [...plan.requestModifiers, settled.upstream];
-    tunnel(rt, listener, req, socket, head, outcome, trace, plan);
-  });
+  checkAccess(
+    access.policies,
+    access.request,
+    rt.metrics.accessDecision,
+    (settled) => {
+      if (socket.destroyed) return;
+      if (!settled.allow) {
+        const { refusal } = settled;
+        rt.metrics.request(listener.name, plan.routeName, refusal.status, 0);
+        outcome.flag = 'access_denied';
+        outcome.accessReason = `${refusal.policy} ${refusal.rule}: ${refusal.reason}`;
+        reject(socket, outcome, refusal.status, refusal.headers);
+        return;
+      }
+      if (plan.kind === 'forward' && settled.upstream !== undefined)
+        plan.requestModifiers = [...plan.requestModifiers, settled.upstream];
+      tunnel(rt, listener, req, socket, head, outcome, trace, plan);
+    },
+    access.reach,
+  );
 }
 
 /** The upgrade a route's policies let pass: refused, redirected, or tunnelled to the backend. */

@@ -149,9 +149,16 @@ interface ServiceRef {
 }
 
 /** The Service and port a reference names, or why it cannot be used (a ResolvedRefs reason and message). */
-function serviceOf(
+/** Who refers to a Service: what a ReferenceGrant must name as `from`. */
+export interface Referrer {
+  group: string;
+  kind: string;
+  namespace: string;
+}
+
+export function serviceOf(
   b: ServiceRef,
-  route: RouteObject,
+  from: Referrer,
   lookup: SnapshotLookup,
 ): { service: Service; port: number; appProtocol: string | undefined } | { reason: string; message: string } {
   if (b.group !== '' || b.kind !== 'Service')
@@ -159,13 +166,12 @@ function serviceOf(
       reason: 'InvalidKind',
       message: `unsupported backend kind ${b.group === '' ? 'core' : b.group}/${b.kind}`,
     };
-  const routeNs = route.metadata.namespace ?? '';
-  const ns = b.namespace ?? routeNs;
+  const ns = b.namespace ?? from.namespace;
   const id = `${ns}/${b.name}`;
   const permitted = referenceGranted(lookup, {
-    fromGroup: GATEWAY_API_GROUP,
-    fromKind: route.kind,
-    fromNamespace: routeNs,
+    fromGroup: from.group,
+    fromKind: from.kind,
+    fromNamespace: from.namespace,
     toGroup: '',
     toKind: 'Service',
     toNamespace: ns,
@@ -198,12 +204,17 @@ function resolveUncached(
     refs = refs.ok ? { ok: false, reason, message: text } : { ...refs, message: `${refs.message}; ${text}` };
   };
   const authClusters: string[] = [];
+  const from: Referrer = {
+    group: GATEWAY_API_GROUP,
+    kind: route.kind,
+    namespace: route.metadata.namespace ?? '',
+  };
   const rules = route.spec.rules.map((rule, i) => {
     // An authorization service is a cluster for its endpoints; unresolved, its filter refuses every request.
     rule.filters.forEach((f, j) => {
       const ref = 'externalAuth' in f ? f.externalAuth?.backendRef : undefined;
       if (ref === undefined) return;
-      const found = serviceOf(ref, route, lookup);
+      const found = serviceOf(ref, from, lookup);
       if ('reason' in found)
         fail(found.reason, `spec.rules[${i}].filters[${j}].externalAuth.backendRef: ${found.message}`);
       else
@@ -212,7 +223,7 @@ function resolveUncached(
         );
     });
     return rule.backendRefs.map((b, k): ResolvedBackend => {
-      const found = serviceOf(b, route, lookup);
+      const found = serviceOf(b, from, lookup);
       if ('reason' in found) {
         fail(found.reason, `spec.rules[${i}].backendRefs[${k}]: ${found.message}`);
         return { weight: b.weight };
@@ -226,4 +237,24 @@ function resolveUncached(
     });
   });
   return authClusters.length === 0 ? { rules, refs } : { rules, refs, authClusters };
+}
+
+/**
+ * The cluster `<ns>/<service>:<port>` (a policy's authorization service, checked when the policy was compiled) in
+ * `table`, resolved with its endpoints; false when the Service or port is gone.
+ */
+export function resolveNamedCluster(
+  name: string,
+  lookup: SnapshotLookup,
+  table: ClusterTable,
+  previous: ClusterTable | undefined,
+): boolean {
+  if (table.has(name)) return true;
+  const at = name.lastIndexOf(':');
+  const service = lookup.services.get(name.slice(0, at));
+  const port = Number(name.slice(at + 1));
+  const servicePort = service?.spec.ports.find((p) => p.port === port);
+  if (service === undefined || servicePort === undefined) return false;
+  resolveCluster(service, port, portProtocol(servicePort.appProtocol), lookup, table, previous);
+  return true;
 }

@@ -122,7 +122,7 @@ function corsPolicy(f: CORSFilter, at: string, unsupported: string[]): CorsPolic
  * (resolved, granted and given endpoints with the route's backends, backends.ts), and the CRD's CEL rules checked
  * here too so standalone files and `portico translate` refuse what the API server would.
  */
-function externalAuthorization(
+export function externalAuthorization(
   f: ExternalAuthFilter,
   at: string,
   namespace: string,

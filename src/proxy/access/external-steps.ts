@@ -3,18 +3,11 @@
 // the rule label names the mechanism, the reason its outcome (never a token or a credential).
 
 import type { ExternalAuthorization } from '../../ir/external-auth.js';
-import type { Endpoint } from '../../ir/fleet-config.js';
 import type { AccessDecision } from './access-check.js';
 import { ExternalGrpcAuthorizer } from './external-grpc.js';
 import { ExternalHttpAuthorizer, unanswered } from './external-http.js';
 import type { OidcAuthenticator } from './oidc.js';
-import type { AccessStep, StepOutcome } from './step.js';
-
-/** The proxy's clients of authorization services: connections kept per endpoint, shared by every route. */
-export interface Authorizers {
-  http: ExternalHttpAuthorizer;
-  grpc: ExternalGrpcAuthorizer;
-}
+import type { AccessStep, Authorizers, StepOutcome } from './step.js';
 
 export function createAuthorizers(): Authorizers {
   return { http: new ExternalHttpAuthorizer(), grpc: new ExternalGrpcAuthorizer() };
@@ -23,13 +16,6 @@ export function createAuthorizers(): Authorizers {
 export function closeAuthorizers(authorizers: Authorizers): void {
   authorizers.http.close();
   authorizers.grpc.close();
-}
-
-/** How a step reaches an authorization service: an endpoint of its cluster now, and the clients. */
-export interface AuthorizationReach {
-  authorizers: Authorizers;
-  /** A ready endpoint of the cluster (balanced like a backend's); undefined: none, or no such cluster. */
-  endpointOf(cluster: string): Endpoint | undefined;
 }
 
 /** A mechanism's decision as a step outcome; `rule` names the mechanism (a metrics label). */
@@ -57,13 +43,14 @@ export function outcomeOf(decision: AccessDecision, rule: string): StepOutcome {
 }
 
 /** An authorization service's step: asks an endpoint of its cluster, fails as configured when there is none. */
-export function externalAuthStep(auth: ExternalAuthorization, reach: AuthorizationReach): AccessStep {
+export function externalAuthStep(auth: ExternalAuthorization): AccessStep {
   const rule = auth.protocol === 'GRPC' ? 'ext_authz_grpc' : 'ext_authz_http';
   return {
     bodyBytes: auth.forwardBodyMaxBytes,
-    check: async (req) => {
-      const endpoint = reach.endpointOf(auth.cluster);
-      if (endpoint === undefined) return outcomeOf(unanswered(auth, 'error'), rule);
+    check: async (req, context) => {
+      const reach = context.reach;
+      const endpoint = reach?.endpointOf(auth.cluster);
+      if (reach === undefined || endpoint === undefined) return outcomeOf(unanswered(auth, 'error'), rule);
       const client = auth.protocol === 'GRPC' ? reach.authorizers.grpc : reach.authorizers.http;
       return outcomeOf(await client.check(auth, req, endpoint), rule);
     },

@@ -3,9 +3,10 @@
 // either lets the request on, with headers to set or remove on the upstream request, or refuses it with a response.
 // A step may be asynchronous (a key set to fetch, a service to ask); a pipeline of synchronous steps stays so.
 import type { AccessPolicyConfig, HeaderModifier, HeaderValue } from '../../ir/fleet-config.js';
+import { externalAuthStep } from './external-steps.js';
 import type { AccessRequest } from './request-view.js';
 import { accessRulesStep } from './rules.js';
-import type { AccessContext, AccessStep, StepOutcome } from './step.js';
+import type { AccessContext, AccessStep, AuthorizationReach, StepOutcome } from './step.js';
 
 export interface CompiledAccessPolicy {
   name: string;
@@ -21,7 +22,10 @@ function refusingStep(reason: string): AccessStep {
 /** The pipeline of one policy; mechanisms are added here, in the order they run. */
 export function compileAccessPolicy(config: AccessPolicyConfig): CompiledAccessPolicy {
   if (config.refused !== undefined) return { name: config.name, steps: [refusingStep(config.refused)] };
-  return { name: config.name, steps: [accessRulesStep(config.rules, config.defaultAction)] };
+  const rules = accessRulesStep(config.rules, config.defaultAction);
+  // The authorization service is asked first; the access rules then decide about what it let by.
+  const steps = config.externalAuth === undefined ? [rules] : [externalAuthStep(config.externalAuth), rules];
+  return { name: config.name, steps };
 }
 
 /** A policy's verdict: allowed with the upstream header changes gathered, or refused. */
@@ -53,8 +57,9 @@ function isPromise<T>(v: T | Promise<T>): v is Promise<T> {
 export function runPolicy(
   policy: CompiledAccessPolicy,
   req: AccessRequest,
+  reach?: AuthorizationReach,
 ): AccessVerdict | Promise<AccessVerdict> {
-  const context: AccessContext = {};
+  const context: AccessContext = reach === undefined ? {} : { reach };
   const set: HeaderValue[] = [];
   const add: HeaderValue[] = [];
   const remove: string[] = [];
@@ -107,11 +112,12 @@ function failed(error: unknown): StepOutcome {
 export function runPolicies(
   policies: readonly CompiledAccessPolicy[],
   req: AccessRequest,
+  reach?: AuthorizationReach,
 ): AccessVerdict[] | Promise<AccessVerdict[]> {
   const verdicts: AccessVerdict[] = [];
   const from = (i: number): AccessVerdict[] | Promise<AccessVerdict[]> => {
     for (; i < policies.length; i++) {
-      const v = runPolicy(policies[i]!, req);
+      const v = runPolicy(policies[i]!, req, reach);
       if (isPromise(v)) {
         const next = i + 1;
         return v.then((done) => {
@@ -168,8 +174,9 @@ export function checkAccess(
   req: AccessRequest,
   count: (policy: string, rule: string, outcome: 'allowed' | 'denied') => void,
   done: (settled: Settled) => void,
+  reach?: AuthorizationReach,
 ): void {
-  const verdicts = runPolicies(policies, req);
+  const verdicts = runPolicies(policies, req, reach);
   if (!(verdicts instanceof Promise)) {
     done(settle(verdicts, count));
     return;

@@ -9,9 +9,10 @@ import type {
   Route,
   RouteFilter,
 } from '../../ir/fleet-config.js';
-import { type Authorizers, externalAuthStep } from '../access/external-steps.js';
+import { externalAuthStep } from '../access/external-steps.js';
 import type { CompiledAccessPolicy } from '../access/pipeline.js';
 import { type AccessRequest, accessRequest } from '../access/request-view.js';
+import type { AuthorizationReach, Authorizers } from '../access/step.js';
 import type { ClientRequest } from '../exchange.js';
 import type { LoadBalancing } from '../options.js';
 import type { ResponseFlag } from '../telemetry/access-log.js';
@@ -78,6 +79,8 @@ const REFUSED_PATH: Plan = { kind: 'local', routeName: '-', status: 400, flag: '
 export interface AccessPlan {
   policies: readonly CompiledAccessPolicy[];
   request: AccessRequest;
+  /** How steps reach authorization services (through the snapshot the request resolved with). */
+  reach: AuthorizationReach;
 }
 
 export type Plan =
@@ -152,10 +155,28 @@ export function resolveRequest(
   if (names !== undefined || auth !== undefined) {
     const policies = (names ?? []).map((n) => snapshot.policies.get(n) ?? missingPolicy(n));
     // The route's ExternalAuth filter runs after the policies: its service is asked only about requests they let by.
-    if (auth !== undefined) policies.push(externalAuthPolicy(rt, snapshot, auth, route.name));
-    planned.access = { policies, request: accessRequest(req, path, search, proto === 'https') };
+    if (auth !== undefined) policies.push(externalAuthPolicy(auth, route.name));
+    planned.access = {
+      policies,
+      request: accessRequest(req, path, search, proto === 'https'),
+      reach: authorizationReach(rt, snapshot),
+    };
   }
   return planned;
+}
+
+/** Authorization services as this request's steps reach them: through this snapshot's clusters. */
+function authorizationReach(
+  rt: Balancing & { readonly authorizers: Authorizers },
+  snapshot: Snapshot,
+): AuthorizationReach {
+  return {
+    authorizers: rt.authorizers,
+    endpointOf: (cluster) => {
+      const state = snapshot.clusters.get(cluster);
+      return state && pickEndpoint(state, rt.options.loadBalancing, rt.activeByEndpoint);
+    },
+  };
 }
 
 /** The route's ExternalAuth filter's settings, if it has one. */
@@ -164,21 +185,9 @@ function externalAuthOf(route: Route): ExternalAuthorization | undefined {
   return undefined;
 }
 
-/** A route's ExternalAuth filter as a one-step policy, its service reached through this snapshot's clusters. */
-function externalAuthPolicy(
-  rt: Balancing & { readonly authorizers: Authorizers },
-  snapshot: Snapshot,
-  auth: ExternalAuthorization,
-  routeName: string,
-): CompiledAccessPolicy {
-  const reach = {
-    authorizers: rt.authorizers,
-    endpointOf: (cluster: string) => {
-      const state = snapshot.clusters.get(cluster);
-      return state && pickEndpoint(state, rt.options.loadBalancing, rt.activeByEndpoint);
-    },
-  };
-  return { name: `ExternalAuth ${routeName}`, steps: [externalAuthStep(auth, reach)] };
+/** A route's ExternalAuth filter as a one-step policy (named for the route: a metrics label). */
+function externalAuthPolicy(auth: ExternalAuthorization, routeName: string): CompiledAccessPolicy {
+  return { name: `ExternalAuth ${routeName}`, steps: [externalAuthStep(auth)] };
 }
 
 /** A request's matched route and what matching read of the request. */

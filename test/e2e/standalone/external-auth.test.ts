@@ -214,3 +214,59 @@ test('ExternalAuth filter: forward-auth and ext_authz decide, refusals pass on, 
   assert.ok(statuses.length > 0);
   assert.deepEqual([...new Set(statuses)], [200]);
 });
+
+test('AccessPolicy externalAuth: its service decides; one that hangs fails open or closed as the policy says', async (t) => {
+  const auth = await startForwardAuth(t);
+  const { files, stateDir } = await exampleCopy(t, 'quickstart', ['web', 'api']);
+  const policy = (name: string, route: string, failOpen: boolean) => `---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: ${route}, namespace: default}
+spec:
+  parentRefs: [{name: eg}]
+  hostnames: [${route}.example.com]
+  rules: [{backendRefs: [{name: backend-web, port: 3000}]}]
+---
+apiVersion: gateway.portico.io/v1alpha1
+kind: AccessPolicy
+metadata: {name: ${name}, namespace: default}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: ${route}}]
+  externalAuth:
+    protocol: HTTP
+    backendRef: {name: auth, port: 9000}
+    http: {allowedResponseHeaders: [x-auth-user]}
+    timeout: 300ms
+    failOpen: ${failOpen}
+`;
+  await writeFile(
+    join(files, 'policies.yaml'),
+    `apiVersion: v1
+kind: Service
+metadata: {name: auth, namespace: default}
+spec: {ports: [{name: main, port: 9000}]}
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {name: auth-1, namespace: default, labels: {kubernetes.io/service-name: auth}}
+addressType: IPv4
+ports: [{name: main, port: ${auth.port}, protocol: TCP}]
+endpoints: [{addresses: ["127.0.0.1"]}]
+${policy('open', 'lenient', true)}${policy('closed', 'strict', false)}`,
+  );
+  const c = await startStandalone(t, { args: ['-f', files], pool: '127.0.93.0/24', stateDir });
+  const address = await programmedAddress(c.admin, 'default', 'eg');
+  const get = (host: string, path: string, headers: Record<string, string> = {}) =>
+    httpRequest(8080, path, { address, host: `${host}.example.com`, headers, timeoutMs: 10_000 });
+
+  const passed = await eventually('the policy applied', async () => {
+    const r = await get('strict', '/', { authorization: 'Bearer good' }).catch(() => undefined);
+    return r?.status === 200 ? r : undefined;
+  });
+  assert.deepEqual((JSON.parse(passed.body) as EchoBody).headers['X-Auth-User'], ['alice']);
+  const refused = await get('strict', '/');
+  assert.deepEqual([refused.status, refused.body], [401, 'no entry']);
+  // The service hangs on /hang: the lenient policy lets the request pass, the strict one refuses it.
+  assert.equal((await get('lenient', '/hang', { authorization: 'Bearer good' })).status, 200);
+  assert.equal((await get('strict', '/hang', { authorization: 'Bearer good' })).status, 403);
+});
