@@ -39,10 +39,10 @@ export function summarize(latencies: number[], seconds: number, errors: number):
   };
 }
 
-function once(agent: Agent, port: number): Promise<boolean> {
+function once(agent: Agent, port: number, headers: Readonly<Record<string, string>>): Promise<boolean> {
   return new Promise((resolve) => {
     const req = request(
-      { host: '127.0.0.1', port, path: '/', agent, headers: { host: 'bench.test' } },
+      { host: '127.0.0.1', port, path: '/', agent, headers: { host: 'bench.test', ...headers } },
       (res) => {
         res.resume();
         res.on('end', () => resolve(res.statusCode === 200));
@@ -58,6 +58,7 @@ export async function closedLoopNode(
   port: number,
   connections: number,
   seconds: number,
+  headers: Readonly<Record<string, string>> = {},
 ): Promise<LoadResult> {
   const agent = new Agent({ keepAlive: true, maxSockets: connections });
   const latencies: number[] = [];
@@ -66,7 +67,7 @@ export async function closedLoopNode(
   const worker = async (): Promise<void> => {
     while (performance.now() < end) {
       const t = performance.now();
-      if (await once(agent, port)) latencies.push(performance.now() - t);
+      if (await once(agent, port, headers)) latencies.push(performance.now() - t);
       else errors++;
     }
   };
@@ -82,7 +83,12 @@ function wrkDuration(text: string): number {
   return m[2] === 'us' ? n / 1000 : m[2] === 'ms' ? n : m[2] === 's' ? n * 1000 : n * 60_000;
 }
 
-export async function closedLoopWrk(port: number, connections: number, seconds: number): Promise<LoadResult> {
+export async function closedLoopWrk(
+  port: number,
+  connections: number,
+  seconds: number,
+  headers: Readonly<Record<string, string>> = {},
+): Promise<LoadResult> {
   const { stdout } = await promisify(execFile)('wrk', [
     '-t1',
     `-c${connections}`,
@@ -90,6 +96,7 @@ export async function closedLoopWrk(port: number, connections: number, seconds: 
     '--latency',
     '-H',
     'Host: bench.test',
+    ...Object.entries(headers).flatMap(([name, value]) => ['-H', `${name}: ${value}`]),
     `http://127.0.0.1:${port}/`,
   ]);
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1]);

@@ -2,7 +2,7 @@
 // a fixed port (workers bind it too), and nginx's same proxy; shared by bench/proxy.ts and
 // bench/proxy-instructions.ts.
 import type { ExternalAuthorization } from '../src/ir/external-auth.js';
-import { FLEET_CONFIG_SCHEMA_VERSION, type FleetConfig } from '../src/ir/fleet-config.js';
+import { FLEET_CONFIG_SCHEMA_VERSION, type FleetConfig, type FleetPolicy } from '../src/ir/fleet-config.js';
 
 /** Portico from the build, on a fixed port (workers bind it too) with its metrics on another. */
 export const STATIC_PROXY = `
@@ -26,24 +26,20 @@ process.exitCode = await runStaticProxy(configFile, {
 });
 `;
 
-/**
- * The bench route to the backend; with `authPort`, behind an ExternalAuth filter (HTTP forward-auth) whose service
- * on that port lets every request pass: the cost of one authorization call per request.
- */
-export function fleetConfig(backendPort: number, authPort?: number): FleetConfig {
-  const auth: ExternalAuthorization | undefined =
-    authPort === undefined
-      ? undefined
-      : {
-          protocol: 'HTTP',
-          cluster: 'bench/auth:80',
-          allowedRequestHeaders: [],
-          pathPrefix: '/verify',
-          allowedResponseHeaders: [],
-          forwardBodyMaxBytes: 0,
-          timeoutMs: 5000,
-          failOpen: false,
-        };
+/** The route, with `policy` on it when given (the JWT bench's). */
+export function fleetConfig(backendPort: number, policy?: FleetPolicy): FleetConfig {
+  const config = fleetConfigWithout(backendPort);
+  if (policy === undefined) return config;
+  const [vhost] = config.virtualHosts;
+  const [route] = vhost!.routes;
+  return {
+    ...config,
+    virtualHosts: [{ ...vhost!, routes: [{ ...route!, policies: [policy.name] }] }],
+    policies: [policy],
+  };
+}
+
+function fleetConfigWithout(backendPort: number): FleetConfig {
   return {
     schemaVersion: FLEET_CONFIG_SCHEMA_VERSION,
     fleet: 'bench/eg',
@@ -66,7 +62,7 @@ export function fleetConfig(backendPort: number, authPort?: number): FleetConfig
             name: 'bench/route/rule/0/match/0',
             routeRef: { namespace: 'bench', name: 'route', rule: 0 },
             match: { path: { type: 'PathPrefix', value: '/' }, headers: [], queryParams: [] },
-            filters: auth === undefined ? [] : [{ type: 'ExternalAuth', auth }],
+            filters: [],
             action: {
               type: 'Forward',
               backends: [{ weight: 1, cluster: 'bench/backend:80', filters: [] }],
@@ -77,27 +73,13 @@ export function fleetConfig(backendPort: number, authPort?: number): FleetConfig
       },
     ],
     clusters: [
-      ...(authPort === undefined
-        ? []
-        : [
-            {
-              name: 'bench/auth:80',
-              service: { namespace: 'bench', name: 'auth', port: 80 },
-              protocol: 'http' as const,
-            },
-          ]),
       {
         name: 'bench/backend:80',
         service: { namespace: 'bench', name: 'backend', port: 80 },
         protocol: 'http',
       },
     ],
-    endpoints: [
-      ...(authPort === undefined
-        ? []
-        : [{ name: 'bench/auth:80', endpoints: [{ address: '127.0.0.1', port: authPort }] }]),
-      { name: 'bench/backend:80', endpoints: [{ address: '127.0.0.1', port: backendPort }] },
-    ],
+    endpoints: [{ name: 'bench/backend:80', endpoints: [{ address: '127.0.0.1', port: backendPort }] }],
     secrets: [],
     policies: [],
   };
@@ -114,4 +96,73 @@ export function nginxH1(backendPort: number, port: number): string {
       proxy_set_header Connection "";
     }
   }`;
+}
+
+/**
+ * An AccessPolicy asking for a JWT (RS256, keys inline), and a token it takes: what the JWT bench adds to the
+ * same route. Both Portico targets of that phase get the token, so the difference is the verification alone.
+ */
+export async function jwtBench(): Promise<{ policy: FleetPolicy; token: string }> {
+  const { exportJWK, generateKeyPair, SignJWT } = await import('jose');
+  const { publicKey, privateKey } = await generateKeyPair('RS256');
+  const jwk = { ...(await exportJWK(publicKey)), kid: 'bench', alg: 'RS256' };
+  const token = await new SignJWT({ sub: 'bench', scope: 'read' })
+    .setProtectedHeader({ alg: 'RS256', kid: 'bench' })
+    .setIssuer('https://issuer.bench.test')
+    .setAudience('bench')
+    .setExpirationTime('2h')
+    .sign(privateKey);
+  const policy: FleetPolicy = {
+    name: 'AccessPolicy bench/jwt',
+    kind: 'AccessPolicy',
+    jwt: {
+      sources: [{ type: 'Header', name: 'authorization', prefix: 'Bearer ' }],
+      maxTokenBytes: 8192,
+      providers: [
+        {
+          name: 'bench',
+          issuer: 'https://issuer.bench.test',
+          audiences: ['bench'],
+          keys: JSON.stringify({ keys: [jwk] }),
+          claimHeaders: [{ claim: 'sub', header: 'x-user' }],
+          requiredClaims: [],
+        },
+      ],
+    },
+    rules: [],
+    defaultAction: 'Allow',
+  };
+  return { policy, token };
+}
+
+/**
+ * The route behind an ExternalAuth filter (HTTP forward-auth) whose service on `authPort` lets every request
+ * pass: the cost of one authorization call per request.
+ */
+export function externalAuthFleetConfig(backendPort: number, authPort: number): FleetConfig {
+  const config = fleetConfigWithout(backendPort);
+  const auth: ExternalAuthorization = {
+    protocol: 'HTTP',
+    cluster: 'bench/auth:80',
+    allowedRequestHeaders: [],
+    pathPrefix: '/verify',
+    allowedResponseHeaders: [],
+    forwardBodyMaxBytes: 0,
+    timeoutMs: 5000,
+    failOpen: false,
+  };
+  const [vhost] = config.virtualHosts;
+  const [route] = vhost!.routes;
+  return {
+    ...config,
+    virtualHosts: [{ ...vhost!, routes: [{ ...route!, filters: [{ type: 'ExternalAuth', auth }] }] }],
+    clusters: [
+      { name: 'bench/auth:80', service: { namespace: 'bench', name: 'auth', port: 80 }, protocol: 'http' },
+      ...config.clusters,
+    ],
+    endpoints: [
+      { name: 'bench/auth:80', endpoints: [{ address: '127.0.0.1', port: authPort }] },
+      ...config.endpoints,
+    ],
+  };
 }

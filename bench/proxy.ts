@@ -31,7 +31,7 @@ import { startNginx } from './nginx.js';
 import { fixedRateRaw, type OpenLoopResult } from './open-loop.js';
 import { ensurePeers, installFlag, NGINX, WRK } from './peers.js';
 import { children, cpuMicrosOf, freePort, processTree, startChild } from './processes.js';
-import { fleetConfig, nginxH1, STATIC_PROXY } from './proxy-fleet.js';
+import { externalAuthFleetConfig, fleetConfig, jwtBench, nginxH1, STATIC_PROXY } from './proxy-fleet.js';
 
 const ROUNDS = 5;
 const THROUGHPUT_SECONDS = 2;
@@ -167,6 +167,7 @@ const load = (): string =>
 
 const PORTICO_1 = 'portico (1 worker)';
 const PORTICO_1_LOGGED = 'portico (1 worker, access log on)';
+const PORTICO_1_JWT = 'portico (1 worker, JWT policy)';
 const PORTICO_1_BASELINE = 'portico (1 worker, --baseline build)';
 const PORTICO_1_AUTH = 'portico (1 worker, ExternalAuth HTTP)';
 const NGINX_1 = 'nginx (1 worker)';
@@ -216,6 +217,9 @@ async function main(): Promise<void> {
     const backendPort = backend.port;
     writeFileSync(configFile, JSON.stringify(fleetConfig(backendPort)));
     // Portico runs from the build (dist/), as in production: no TypeScript loader in the measured process.
+    const jwt = await jwtBench();
+    const jwtConfigFile = join(dir, 'fleet-jwt.json');
+    writeFileSync(jwtConfigFile, JSON.stringify(fleetConfig(backendPort, jwt.policy)));
     const startPortico = async (
       name: string,
       node: string,
@@ -247,7 +251,7 @@ async function main(): Promise<void> {
       /listening on [\d.]+:(\d+)/,
     );
     const authConfigFile = join(dir, 'fleet-auth.json');
-    writeFileSync(authConfigFile, JSON.stringify(fleetConfig(backendPort, authService.port)));
+    writeFileSync(authConfigFile, JSON.stringify(externalAuthFleetConfig(backendPort, authService.port)));
     const porticoAuthProxy = await startPortico(
       PORTICO_1_AUTH,
       process.execPath,
@@ -318,6 +322,17 @@ async function main(): Promise<void> {
     // The machine is shared: rounds interleave the targets and the median round is reported, so a burst of
     // someone else's work does not land on one target only.
     if (flags.only !== 'latency') await throughputPhase(targets, closedLoop, useWrk, nginxPort);
+    if (flags.only !== 'latency') {
+      const withJwt = await startPortico(
+        PORTICO_1_JWT,
+        process.execPath,
+        1,
+        undefined,
+        undefined,
+        jwtConfigFile,
+      );
+      await jwtPhase(portico, withJwt, closedLoop, jwt.token);
+    }
     for (const target of targets) if (target.metricsPort !== undefined) await printSpread(target);
     if (flags.only !== 'throughput') await latencyPhase(targets);
     console.log(`\nload average at end: ${load()}`);
@@ -325,6 +340,31 @@ async function main(): Promise<void> {
     for (const c of children) c.kill('SIGTERM');
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** The same route without a policy and with a JWT one, both sent the token, rounds interleaved. */
+async function jwtPhase(
+  plain: Target,
+  withJwt: Target,
+  closedLoop: typeof closedLoopWrk,
+  token: string,
+): Promise<void> {
+  const headers = { authorization: `Bearer ${token}` };
+  console.log(
+    `\nJWT validation (RS256, keys inline, one claim to a header), the token sent to both, ${ROUNDS} rounds:`,
+  );
+  for (const { port } of [plain, withJwt]) await closedLoop(port, CONNECTIONS, WARMUP_SECONDS, headers);
+  const result = await rounds([plain, withJwt], THROUGHPUT_SECONDS, (port) =>
+    closedLoop(port, CONNECTIONS, THROUGHPUT_SECONDS, headers),
+  );
+  const a = result.medians.get(plain.name)!;
+  const b = result.medians.get(withJwt.name)!;
+  console.log(row(plain.name, a));
+  console.log(row(withJwt.name, b));
+  const addedCpuUs = (b.cpuUsPerRequest ?? Number.NaN) - (a.cpuUsPerRequest ?? Number.NaN);
+  console.log(
+    `JWT: ${fmt((b.requestsPerSecond / a.requestsPerSecond) * 100, 1)} % of the throughput without a policy; +${fmt(addedCpuUs, 1)} µs of CPU per request`,
+  );
 }
 
 async function throughputPhase(

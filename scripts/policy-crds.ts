@@ -53,6 +53,18 @@ export const POLICY_CRDS: PolicyCrd[] = [
         rule: "!has(self.externalAuth) || (self.externalAuth.protocol == 'HTTP') == has(self.externalAuth.http)",
         message: 'externalAuth.http: required when protocol is HTTP, and only then',
       },
+      {
+        rule: '!has(self.jwt) || self.jwt.providers.all(p, has(p.jwks.secretRef) != has(p.jwks.remote))',
+        message: 'jwt.providers[].jwks: must set exactly one of secretRef and remote',
+      },
+      {
+        rule: '!has(self.jwt) || self.jwt.providers.all(a, self.jwt.providers.exists_one(b, a.issuer == b.issuer) && self.jwt.providers.exists_one(b, a.name == b.name))',
+        message: 'jwt.providers: issuers and names must be unique',
+      },
+      {
+        rule: '!has(self.jwt) || !has(self.jwt.tokenSources) || self.jwt.tokenSources.all(s, s.type == "Header" || !has(s.prefix))',
+        message: 'jwt.tokenSources[].prefix: only for type Header',
+      },
     ],
   },
 ];

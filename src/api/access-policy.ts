@@ -49,6 +49,27 @@ export const AccessRuleSchema = Type.Object({
       },
     ),
   ),
+  claims: Type.Optional(
+    Type.Array(
+      Type.Object({
+        name: Type.String({ minLength: 1, maxLength: 256 }),
+        values: Type.Array(Type.String({ maxLength: 1024 }), { minItems: 1, maxItems: 16 }),
+      }),
+      {
+        minItems: 1,
+        maxItems: 16,
+        description:
+          "Matches when the request's verified JWT has each claim with one of its values (a list claim: holds one).",
+      },
+    ),
+  ),
+  scopes: Type.Optional(
+    Type.Array(Type.String({ minLength: 1, maxLength: 256 }), {
+      minItems: 1,
+      maxItems: 16,
+      description: "Matches when the verified JWT's scopes (`scope` or `scp`) hold every one of these.",
+    }),
+  ),
 });
 export type AccessRule = Static<typeof AccessRuleSchema>;
 
@@ -74,6 +95,78 @@ export const AccessExternalAuthSchema = Type.Object({
   ),
 });
 export type AccessExternalAuth = Static<typeof AccessExternalAuthSchema>;
+const DNS_LABEL = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
+
+const ClaimValuesSchema = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: 256 }),
+  values: Type.Array(Type.String({ maxLength: 1024 }), { minItems: 1, maxItems: 16 }),
+});
+
+export const JwtProviderSchema = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: 63, pattern: DNS_LABEL }),
+  issuer: Type.String({
+    minLength: 1,
+    maxLength: 2048,
+    description: 'The `iss` a token of this provider has.',
+  }),
+  audiences: Type.Optional(
+    Type.Array(Type.String({ minLength: 1, maxLength: 2048 }), {
+      maxItems: 16,
+      description: "The token's `aud` must hold one of these; absent: not checked.",
+    }),
+  ),
+  jwks: Type.Object(
+    {
+      secretRef: Type.Optional(
+        Type.Object({
+          name: Type.String({ minLength: 1, maxLength: 253 }),
+          namespace: Type.Optional(Type.String({ minLength: 1, maxLength: 63 })),
+        }),
+      ),
+      remote: Type.Optional(
+        Type.Object({
+          url: Type.String({ minLength: 1, maxLength: 2048 }),
+          cacheDurationSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 86400 })),
+        }),
+      ),
+    },
+    {
+      description:
+        'The public keys: a Secret whose key `jwks.json` holds a JSON Web Key Set (another namespace needs a ReferenceGrant), or a URL the proxies fetch it from (cached `cacheDurationSeconds`, default 300). Exactly one.',
+    },
+  ),
+  claimToHeaders: Type.Optional(
+    Type.Array(
+      Type.Object({
+        claim: Type.String({ minLength: 1, maxLength: 256 }),
+        header: Type.String({ minLength: 1, maxLength: 256, pattern: HEADER_NAME_PATTERN }),
+      }),
+      {
+        maxItems: 16,
+        description: 'Claims copied to request headers toward the backend (set, or removed when absent).',
+      },
+    ),
+  ),
+  requiredClaims: Type.Optional(
+    Type.Array(ClaimValuesSchema, {
+      maxItems: 16,
+      description: 'Each claim must have (or, for a list, hold) one of its values; else 403.',
+    }),
+  ),
+});
+
+const SecretRefSchema = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: 253 }),
+  namespace: Type.Optional(Type.String({ minLength: 1, maxLength: 63 })),
+});
+
+export const TokenSourceSchema = Type.Object({
+  type: Enum(['Header', 'Cookie', 'QueryParameter'] as const),
+  name: Type.String({ minLength: 1, maxLength: 256 }),
+  prefix: Type.Optional(
+    Type.String({ maxLength: 64, description: 'Header only: cut off before the token (`Bearer `).' }),
+  ),
+});
 
 export const AccessPolicySchema = Type.Object({
   apiVersion: Type.String(),
@@ -81,6 +174,51 @@ export const AccessPolicySchema = Type.Object({
   metadata: ObjectMetaSchema,
   spec: Type.Object({
     targetRefs: PolicyTargetRefsSchema,
+    jwt: Type.Optional(
+      Type.Object(
+        {
+          providers: Type.Array(JwtProviderSchema, { minItems: 1, maxItems: 8 }),
+          tokenSources: Type.Optional(
+            Type.Array(TokenSourceSchema, {
+              minItems: 1,
+              maxItems: 4,
+              description:
+                'Where the token is, first found wins; absent: the authorization header after `Bearer `.',
+            }),
+          ),
+        },
+        {
+          description:
+            'Requests must carry a valid JWT (RS, PS, ES or EdDSA signed; exp required) of one of these providers, chosen by its issuer; else 401.',
+        },
+      ),
+    ),
+    basicAuth: Type.Optional(
+      Type.Object(
+        { secretRef: SecretRefSchema },
+        {
+          description:
+            "Requests must carry a user and password of the Secret's `.htpasswd` (bcrypt or {SHA} lines; another namespace needs a ReferenceGrant); else 401. The authorization header does not reach the backend.",
+        },
+      ),
+    ),
+    apiKeys: Type.Optional(
+      Type.Object(
+        {
+          secretRefs: Type.Array(SecretRefSchema, { minItems: 1, maxItems: 8 }),
+          source: Type.Optional(
+            Type.Object({
+              type: Enum(['Header', 'QueryParameter'] as const),
+              name: Type.String({ minLength: 1, maxLength: 256 }),
+            }),
+          ),
+        },
+        {
+          description:
+            'Requests must carry one of the keys the Secrets hold (every value is a key), in a header or query parameter (`source`, default header x-api-key); else 401. The key is removed before the backend.',
+        },
+      ),
+    ),
     rules: Type.Optional(
       Type.Array(AccessRuleSchema, {
         maxItems: 64,
@@ -106,6 +244,7 @@ export function accessPolicyErrors(p: AccessPolicy): FieldError[] {
   const rules = p.spec.rules ?? [];
   if (rules.length > 0 && p.spec.defaultAction === undefined)
     errors.push({ path: ['spec', 'defaultAction'], message: 'required when rules are given' });
+  errors.push(...jwtErrors(p));
   const names = new Map<string, number>();
   rules.forEach((r, i) => {
     if (r.name === undefined) return;
@@ -113,6 +252,30 @@ export function accessPolicyErrors(p: AccessPolicy): FieldError[] {
     if (first !== undefined)
       errors.push({ path: ['spec', 'rules', i, 'name'], message: `duplicates rules[${first}].name` });
     else names.set(r.name, i);
+  });
+  return errors;
+}
+
+function jwtErrors(p: AccessPolicy): FieldError[] {
+  const errors: FieldError[] = [];
+  const issuers = new Map<string, number>();
+  const names = new Map<string, number>();
+  (p.spec.jwt?.providers ?? []).forEach((provider, i) => {
+    const at = ['spec', 'jwt', 'providers', i];
+    const sameIssuer = issuers.get(provider.issuer);
+    if (sameIssuer !== undefined)
+      errors.push({ path: [...at, 'issuer'], message: `duplicates providers[${sameIssuer}].issuer` });
+    else issuers.set(provider.issuer, i);
+    const sameName = names.get(provider.name);
+    if (sameName !== undefined)
+      errors.push({ path: [...at, 'name'], message: `duplicates providers[${sameName}].name` });
+    else names.set(provider.name, i);
+    if ((provider.jwks.secretRef === undefined) === (provider.jwks.remote === undefined))
+      errors.push({ path: [...at, 'jwks'], message: 'must set exactly one of secretRef and remote' });
+  });
+  (p.spec.jwt?.tokenSources ?? []).forEach((source, i) => {
+    if (source.prefix !== undefined && source.type !== 'Header')
+      errors.push({ path: ['spec', 'jwt', 'tokenSources', i, 'prefix'], message: 'only for type Header' });
   });
   return errors;
 }

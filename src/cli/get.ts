@@ -18,7 +18,7 @@ import {
 } from './resource-source.js';
 import { usageError } from './usage.js';
 
-export const HELP = `usage: portico get gatewayclasses|gateways|listenersets|httproutes|grpcroutes [NAME] [options]
+export const HELP = `usage: portico get gatewayclasses|gateways|listenersets|httproutes|grpcroutes|accesspolicies [NAME] [options]
        portico get config [FLEET] [-o yaml|json] [--admin-address A | --proxy-admin A]
 
 Lists the resources of the standalone controller running on this machine (or, with --kubeconfig, of a

@@ -178,3 +178,42 @@ export function cidrProblem(cidr: string): string | undefined {
     return `must end in /<prefix length> (0 to ${family === 4 ? 32 : 128})`;
   return undefined;
 }
+
+/** A key set's URL: http or https, with a host, no credentials in it. */
+export function keySetUrlProblem(url: string): string | undefined {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return 'is not a URL';
+  }
+  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') return 'must be an http or https URL';
+  if (parsed.username !== '' || parsed.password !== '') return 'must not hold credentials';
+  return undefined;
+}
+
+/** A JSON Web Key Set of public keys only (RSA, EC, OKP; no symmetric key, no private member), or why not. */
+export function keySetProblem(text: string): string | undefined {
+  let parsed: { keys?: unknown };
+  try {
+    parsed = JSON.parse(text) as { keys?: unknown };
+  } catch {
+    return 'is not JSON';
+  }
+  if (typeof parsed !== 'object' || parsed === null || !Array.isArray(parsed.keys))
+    return 'is not a JSON Web Key Set (no keys list)';
+  for (const [i, key] of parsed.keys.entries()) {
+    const k = (typeof key === 'object' && key !== null ? key : {}) as Record<string, unknown>;
+    if (k.kty !== 'RSA' && k.kty !== 'EC' && k.kty !== 'OKP') return `keys[${i}]: kty must be RSA, EC or OKP`;
+    for (const secret of ['d', 'p', 'q', 'dp', 'dq', 'qi', 'k'])
+      if (secret in k) return `keys[${i}]: holds private key material ('${secret}')`;
+  }
+  return undefined;
+}
+
+/** An htpasswd hash the proxy can check: bcrypt (`$2a$`, `$2b$`, `$2y$`) or `{SHA}` (base64 SHA-1). */
+export function passwordHashProblem(hash: string): string | undefined {
+  if (/^\$2[aby]\$[0-9]{2}\$[./A-Za-z0-9]{53}$/.test(hash)) return undefined;
+  if (/^\{SHA\}[A-Za-z0-9+/]{27}=$/.test(hash)) return undefined;
+  return 'is not a bcrypt or {SHA} hash (other htpasswd formats are not supported)';
+}

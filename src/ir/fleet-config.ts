@@ -337,11 +337,60 @@ export interface AccessPolicyConfig {
   kind: 'AccessPolicy';
   /** Set when the policy cannot be honoured (a reference it needs is missing): it refuses every request. */
   refused?: string;
+  /** Present: a request must carry a valid JWT of one of its providers (checked before the rules). */
+  jwt?: JwtConfig;
+  /** Present: a request must carry a user and password of these (checked after the JWT). */
+  basicAuth?: { users: BasicAuthUser[] };
+  /** Present: a request must carry one of these API keys (checked after basic auth); removed before the backend. */
+  apiKeys?: ApiKeysConfig;
   /** First match wins; no match: `defaultAction`. */
   rules: AccessRuleConfig[];
   /** An authorization service asked before the access rules (HTTP forward-auth or ext_authz over gRPC). */
   externalAuth?: ExternalAuthorization;
   defaultAction: 'Allow' | 'Deny';
+}
+
+export interface BasicAuthUser {
+  user: string;
+  /** An htpasswd hash: bcrypt (`$2a$`, `$2b$`, `$2y$`) or `{SHA}` base64 SHA-1. Redacted wherever shown. */
+  credentialDigest: string;
+}
+
+export interface ApiKeysConfig {
+  source: { type: 'Header' | 'QueryParameter'; name: string };
+  /** SHA-256 (hex) of each key: the proxy compares digests in constant time, and holds no key. Redacted. */
+  credentialDigests: string[];
+}
+
+export interface JwtConfig {
+  /** The token is the first one found, in this order. */
+  sources: TokenSource[];
+  /** A longer token is refused unread. */
+  maxTokenBytes: number;
+  /** By issuer (unique). */
+  providers: JwtProviderConfig[];
+}
+
+export type TokenSource =
+  /** `prefix` (case-insensitive, e.g. `Bearer `) is cut off; a value without it is no token. */
+  | { type: 'Header'; name: string; prefix?: string }
+  | { type: 'Cookie'; name: string }
+  | { type: 'QueryParameter'; name: string };
+
+export interface JwtProviderConfig {
+  name: string;
+  /** The `iss` claim the token must have. */
+  issuer: string;
+  /** The token's `aud` must hold one of these; empty: not checked. */
+  audiences: string[];
+  /** A JSON Web Key Set (public keys only), from a Secret; exactly one of `keys` and `remote`. */
+  keys?: string;
+  /** A key set the proxy fetches and caches. */
+  remote?: { url: string; cacheSeconds: number };
+  /** Claims copied to upstream request headers (a header whose claim is absent is removed). */
+  claimHeaders: { claim: string; header: string }[];
+  /** Each claim must have (or, for a list, hold) one of its values. */
+  requiredClaims: { name: string; values: string[] }[];
 }
 
 export interface AccessRuleConfig {
@@ -354,6 +403,10 @@ export interface AccessRuleConfig {
   methods?: string[];
   /** Every one present (with this exact value, when set). Names lower case. */
   headers?: { name: string; value?: string }[];
+  /** Every claim of the verified JWT has (or, for a list, holds) one of its values; no JWT: no match. */
+  claims?: { name: string; values: string[] }[];
+  /** The verified JWT's scopes (`scope`, space-separated, or `scp`) hold every one of these; no JWT: no match. */
+  scopes?: string[];
 }
 
 /** The resource types of a FleetConfig that discovery sends by name, in dependency order. */

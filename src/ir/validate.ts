@@ -9,7 +9,10 @@ import {
   corsOriginProblem,
   headerNameProblem,
   headerValueProblem,
+  keySetProblem,
+  keySetUrlProblem,
   MAX_TIMEOUT_MS,
+  passwordHashProblem,
   pathProblem,
   preciseHostnameProblem,
   regexProblem,
@@ -197,12 +200,50 @@ const accessRule = object({
   clientCidrs: optional(list(rule(cidrProblem))),
   methods: optional(list(headerName)),
   headers: optional(list(object({ name: headerName, value: optional(rule(headerValueProblem)) }))),
+  claims: optional(list(object({ name: nonEmpty, values: list(str) }))),
+  scopes: optional(list(nonEmpty)),
+});
+const tokenSource = variant({
+  Header: { name: headerName, prefix: optional(str) },
+  Cookie: { name: nonEmpty },
+  QueryParameter: { name: nonEmpty },
+});
+const jwtProvider: Check = (v, p) => {
+  object({
+    name: nonEmpty,
+    issuer: nonEmpty,
+    audiences: list(nonEmpty),
+    keys: optional(rule(keySetProblem)),
+    remote: optional(object({ url: rule(keySetUrlProblem), cacheSeconds: int(1, 86_400) })),
+    claimHeaders: list(object({ claim: nonEmpty, header: headerName })),
+    requiredClaims: list(object({ name: nonEmpty, values: list(str) })),
+  })(v, p);
+  const provider = v as { keys?: string; remote?: unknown };
+  if ((provider.keys === undefined) === (provider.remote === undefined))
+    fail(p, 'must have exactly one of keys and remote');
+};
+const jwt = object({
+  sources: list(tokenSource),
+  maxTokenBytes: int(16, 65_536),
+  providers: list(jwtProvider),
 });
 /** One member per policy kind (`kind` selects it). */
 const policy = variant2('kind', {
   AccessPolicy: {
     name: nonEmpty,
     refused: optional(nonEmpty),
+    jwt: optional(jwt),
+    basicAuth: optional(
+      object({ users: list(object({ user: nonEmpty, credentialDigest: rule(passwordHashProblem) })) }),
+    ),
+    apiKeys: optional(
+      object({
+        source: object({ type: oneOf('Header', 'QueryParameter'), name: nonEmpty }),
+        credentialDigests: list(
+          rule((d) => (/^[0-9a-f]{64}$/.test(d) ? undefined : 'must be a SHA-256 in hex')),
+        ),
+      }),
+    ),
     rules: list(accessRule),
     defaultAction: oneOf('Allow', 'Deny'),
     externalAuth: optional(externalAuth),

@@ -5,10 +5,17 @@
 export const REDACTED = '<redacted>';
 
 /**
- * Fields whose value is secret wherever they appear: fleet configs carry TLS keys as `privateKeyPem`, and
+ * Fields whose value is secret wherever they appear: fleet configs carry TLS keys as `privateKeyPem` (and
+ * credentials' digests as `credentialDigest(s)`), and
  * `kubectl apply` keeps a whole copy of the object (a Secret's data too) in an annotation.
  */
-const SECRET_FIELDS = new Set(['privateKeyPem', 'kubectl.kubernetes.io/last-applied-configuration']);
+const SECRET_FIELDS = new Set([
+  'privateKeyPem',
+  'kubectl.kubernetes.io/last-applied-configuration',
+  // AccessPolicy: password hashes (basic auth) and API key digests.
+  'credentialDigest',
+  'credentialDigests',
+]);
 /** Kinds whose every data value is secret (its keys stay visible: they say what the Secret holds). */
 const SECRET_KINDS = new Set(['Secret']);
 const SECRET_DATA_FIELDS = ['data', 'stringData', 'binaryData'];

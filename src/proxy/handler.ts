@@ -3,7 +3,7 @@
 import { performance } from 'node:perf_hooks';
 import type { Endpoint } from '../ir/fleet-config.js';
 import { backoffDelay, jittered } from '../platform/backoff.js';
-import { bodyBytesOf, checkAccess, type Settled } from './access/pipeline.js';
+import { bodyBytesOf, checkAccess, type Settled, withoutQueryParameters } from './access/pipeline.js';
 import { bufferedBody, respondWithBody } from './authorize.js';
 import { cancel, Deadline, schedule } from './deadlines.js';
 import type {
@@ -602,6 +602,7 @@ function passOrRefuse(exchange: Exchange, plan: Plan, settled: Settled): void {
   }
   if (plan.kind === 'forward' && settled.responseHeaders.length > 0)
     plan.responseLines = settled.responseHeaders;
+  if (plan.kind === 'forward') plan.target = withoutQueryParameters(plan.target, settled.removeQuery);
   act(exchange, plan);
 }
 

@@ -4,7 +4,7 @@ import { request as httpRequest, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { Duplex } from 'node:stream';
-import { checkAccess } from './access/pipeline.js';
+import { checkAccess, withoutQueryParameters } from './access/pipeline.js';
 import type { ClientRequest, ListenerContext } from './exchange.js';
 import { type Plan, resolveRequest, upstreamHeaders } from './routing/resolve.js';
 import { endpointKey } from './routing/snapshot.js';
@@ -130,6 +130,7 @@ export function handleUpgrade(
       }
       if (plan.kind === 'forward' && settled.upstream !== undefined)
         plan.requestModifiers = [...plan.requestModifiers, settled.upstream];
+      if (plan.kind === 'forward') plan.target = withoutQueryParameters(plan.target, settled.removeQuery);
       tunnel(rt, listener, req, socket, head, outcome, trace, plan);
     },
     access.reach,

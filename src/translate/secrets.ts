@@ -1,7 +1,7 @@
-// TLS Secrets: the PEM certificate chain and key, from `data` (base64) with `stringData` over it.
+// Secrets' values, from `data` (base64) with `stringData` over it; TLS Secrets' PEM certificate chain and key.
 import type { Secret } from '../api/core.js';
 
-function value(s: Secret, key: string): string | undefined {
+export function secretValue(s: Secret, key: string): string | undefined {
   const plain = s.stringData?.[key];
   if (plain !== undefined) return plain;
   const encoded = s.data[key];
@@ -10,8 +10,8 @@ function value(s: Secret, key: string): string | undefined {
 
 /** The certificate and key PEM text, or undefined when either is missing or not PEM. */
 export function tlsSecretPems(s: Secret): { certificatePem: string; privateKeyPem: string } | undefined {
-  const certificatePem = value(s, 'tls.crt');
-  const privateKeyPem = value(s, 'tls.key');
+  const certificatePem = secretValue(s, 'tls.crt');
+  const privateKeyPem = secretValue(s, 'tls.key');
   if (certificatePem === undefined || privateKeyPem === undefined) return undefined;
   if (!certificatePem.includes('-----BEGIN CERTIFICATE-----')) return undefined;
   if (!/-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(privateKeyPem)) return undefined;

@@ -3,7 +3,9 @@
 // either lets the request on, with headers to set or remove on the upstream request, or refuses it with a response.
 // A step may be asynchronous (a key set to fetch, a service to ask); a pipeline of synchronous steps stays so.
 import type { AccessPolicyConfig, HeaderModifier, HeaderValue } from '../../ir/fleet-config.js';
+import { apiKeysStep, basicAuthStep } from './credentials.js';
 import { externalAuthStep } from './external-steps.js';
+import { jwtStep } from './jwt.js';
 import type { AccessRequest } from './request-view.js';
 import { accessRulesStep } from './rules.js';
 import type { AccessContext, AccessStep, AuthorizationReach, StepOutcome } from './step.js';
@@ -22,9 +24,13 @@ function refusingStep(reason: string): AccessStep {
 /** The pipeline of one policy; mechanisms are added here, in the order they run. */
 export function compileAccessPolicy(config: AccessPolicyConfig): CompiledAccessPolicy {
   if (config.refused !== undefined) return { name: config.name, steps: [refusingStep(config.refused)] };
-  const rules = accessRulesStep(config.rules, config.defaultAction);
-  // The authorization service is asked first; the access rules then decide about what it let by.
-  const steps = config.externalAuth === undefined ? [rules] : [externalAuthStep(config.externalAuth), rules];
+  const steps: AccessStep[] = [];
+  if (config.jwt !== undefined) steps.push(jwtStep(config.jwt));
+  if (config.basicAuth !== undefined) steps.push(basicAuthStep(config.basicAuth.users));
+  if (config.apiKeys !== undefined) steps.push(apiKeysStep(config.apiKeys));
+  // An authorization service is asked after the credentials are checked, before the access rules decide.
+  if (config.externalAuth !== undefined) steps.push(externalAuthStep(config.externalAuth));
+  steps.push(accessRulesStep(config.rules, config.defaultAction));
   return { name: config.name, steps };
 }
 
@@ -37,6 +43,7 @@ export type AccessVerdict =
       set: HeaderValue[];
       add: HeaderValue[];
       remove: string[];
+      removeQuery: string[];
       responseHeaders: string[];
     }
   | {
@@ -64,6 +71,7 @@ export function runPolicy(
   const add: HeaderValue[] = [];
   const remove: string[] = [];
   const responseHeaders: string[] = [];
+  const removeQuery: string[] = [];
   let rule = 'default';
   const from = (i: number): AccessVerdict | Promise<AccessVerdict> => {
     for (; i < policy.steps.length; i++) {
@@ -80,7 +88,7 @@ export function runPolicy(
       const done = take(outcome);
       if (done !== undefined) return done;
     }
-    return { allow: true, policy: policy.name, rule, set, add, remove, responseHeaders };
+    return { allow: true, policy: policy.name, rule, set, add, remove, removeQuery, responseHeaders };
   };
   const take = (o: StepOutcome): AccessVerdict | undefined => {
     if (!o.allow)
@@ -98,6 +106,7 @@ export function runPolicy(
     if (o.add !== undefined) add.push(...o.add);
     if (o.remove !== undefined) remove.push(...o.remove);
     if (o.responseHeaders !== undefined) responseHeaders.push(...o.responseHeaders);
+    if (o.removeQuery !== undefined) removeQuery.push(...o.removeQuery);
     return undefined;
   };
   return from(0);
@@ -136,7 +145,7 @@ export function runPolicies(
 /** What the policies' verdicts come to: the refusal that answers, or the upstream header changes. */
 export type Settled =
   | { allow: false; refusal: AccessVerdict & { allow: false } }
-  | { allow: true; upstream: HeaderModifier | undefined; responseHeaders: string[] };
+  | { allow: true; upstream: HeaderModifier | undefined; removeQuery: string[]; responseHeaders: string[] };
 
 /** Every verdict counted; the first refusal, else the allowances' header changes together. */
 export function settle(
@@ -147,6 +156,7 @@ export function settle(
   const add: HeaderValue[] = [];
   const remove: string[] = [];
   const responseHeaders: string[] = [];
+  const removeQuery: string[] = [];
   for (const v of verdicts) {
     count(v.policy, v.rule, v.allow ? 'allowed' : 'denied');
     if (!v.allow) return { allow: false, refusal: v };
@@ -154,9 +164,36 @@ export function settle(
     add.push(...v.add);
     remove.push(...v.remove);
     responseHeaders.push(...v.responseHeaders);
+    removeQuery.push(...v.removeQuery);
   }
   const edits = set.length + add.length + remove.length;
-  return { allow: true, upstream: edits === 0 ? undefined : { set, add, remove }, responseHeaders };
+  return {
+    allow: true,
+    upstream: edits === 0 ? undefined : { set, add, remove },
+    removeQuery,
+    responseHeaders,
+  };
+}
+
+/** `target` (path and query) without the query parameters `names`; the rest of the query as it came. */
+export function withoutQueryParameters(target: string, names: readonly string[]): string {
+  const q = target.indexOf('?');
+  if (q < 0 || names.length === 0) return target;
+  const kept = target
+    .slice(q + 1)
+    .split('&')
+    .filter((pair) => {
+      const eq = pair.indexOf('=');
+      const raw = eq < 0 ? pair : pair.slice(0, eq);
+      let name = raw;
+      try {
+        name = decodeURIComponent(raw.replace(/\+/g, ' '));
+      } catch {
+        // A malformed escape is compared as it came.
+      }
+      return !names.includes(name);
+    });
+  return kept.length === 0 ? target.slice(0, q) : `${target.slice(0, q)}?${kept.join('&')}`;
 }
 
 /** A verdict for a pipeline that failed outside its steps (a bug): refused, fail closed. */

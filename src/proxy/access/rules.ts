@@ -3,7 +3,7 @@
 import { BlockList, isIPv4 } from 'node:net';
 import type { AccessRuleConfig } from '../../ir/fleet-config.js';
 import type { AccessRequest } from './request-view.js';
-import type { AccessStep, StepOutcome } from './step.js';
+import type { AccessContext, AccessStep, StepOutcome } from './step.js';
 
 interface CompiledRule {
   name: string;
@@ -11,6 +11,8 @@ interface CompiledRule {
   clients: BlockList | undefined;
   methods: ReadonlySet<string> | undefined;
   headers: readonly { name: string; value?: string }[];
+  claims: readonly { name: string; values: readonly string[] }[];
+  scopes: readonly string[];
 }
 
 function clientList(cidrs: readonly string[]): BlockList {
@@ -30,10 +32,34 @@ function compileRule(r: AccessRuleConfig): CompiledRule {
     clients: r.clientCidrs === undefined ? undefined : clientList(r.clientCidrs),
     methods: r.methods === undefined ? undefined : new Set(r.methods),
     headers: r.headers ?? [],
+    claims: r.claims ?? [],
+    scopes: r.scopes ?? [],
   };
 }
 
-function matches(rule: CompiledRule, req: AccessRequest): boolean {
+/** A claim's values as strings (a list's items, or the one value). */
+function claimValues(v: unknown): string[] {
+  return Array.isArray(v) ? v.map(String) : v === undefined || v === null ? [] : [String(v)];
+}
+
+/** The scopes of verified claims: `scope` (space-separated) or `scp` (a list or a string). */
+function scopesOf(claims: Readonly<Record<string, unknown>>): Set<string> {
+  const scope = claims.scope ?? claims.scp;
+  return new Set(typeof scope === 'string' ? scope.split(' ').filter((s) => s !== '') : claimValues(scope));
+}
+
+function claimsMatch(rule: CompiledRule, claims: Readonly<Record<string, unknown>> | undefined): boolean {
+  if (rule.claims.length === 0 && rule.scopes.length === 0) return true;
+  if (claims === undefined) return false;
+  for (const c of rule.claims)
+    if (!claimValues(claims[c.name]).some((v) => c.values.includes(v))) return false;
+  if (rule.scopes.length === 0) return true;
+  const held = scopesOf(claims);
+  return rule.scopes.every((s) => held.has(s));
+}
+
+function matches(rule: CompiledRule, req: AccessRequest, context: AccessContext): boolean {
+  if (!claimsMatch(rule, context.claims)) return false;
   if (rule.methods !== undefined && !rule.methods.has(req.method)) return false;
   if (rule.clients !== undefined) {
     const address = req.clientAddress;
@@ -58,8 +84,8 @@ export function accessRulesStep(
   const byDefault = outcome('default', defaultAction === 'Allow');
   const decided = compiled.map((r) => outcome(r.name, r.allow));
   return {
-    check: (req) => {
-      for (let i = 0; i < compiled.length; i++) if (matches(compiled[i]!, req)) return decided[i]!;
+    check: (req, context) => {
+      for (let i = 0; i < compiled.length; i++) if (matches(compiled[i]!, req, context)) return decided[i]!;
       return byDefault;
     },
   };

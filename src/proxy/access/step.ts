@@ -37,6 +37,8 @@ export type StepOutcome =
       remove?: string[];
       /** Header lines (name, value, ...) added to the client's response (a refreshed session cookie). */
       responseHeaders?: string[];
+      /** Query parameters taken out of the upstream request's target (a credential). */
+      removeQuery?: string[];
     }
   | {
       allow: false;
