@@ -1,6 +1,7 @@
 // What the HTTP/1.1 proxy benches serve: one route to the backend, the script that runs Portico from a build on
 // a fixed port (workers bind it too), and nginx's same proxy; shared by bench/proxy.ts and
 // bench/proxy-instructions.ts.
+import type { ExternalAuthorization } from '../src/ir/external-auth.js';
 import { FLEET_CONFIG_SCHEMA_VERSION, type FleetConfig, type FleetPolicy } from '../src/ir/fleet-config.js';
 
 /** Portico from the build, on a fixed port (workers bind it too) with its metrics on another. */
@@ -158,4 +159,36 @@ export async function jwtBench(): Promise<{ policy: FleetPolicy; token: string }
     defaultAction: 'Allow',
   };
   return { policy, token };
+}
+
+/**
+ * The route behind an ExternalAuth filter (HTTP forward-auth) whose service on `authPort` lets every request
+ * pass: the cost of one authorization call per request.
+ */
+export function externalAuthFleetConfig(backendPort: number, authPort: number): FleetConfig {
+  const config = fleetConfigWithout(backendPort);
+  const auth: ExternalAuthorization = {
+    protocol: 'HTTP',
+    cluster: 'bench/auth:80',
+    allowedRequestHeaders: [],
+    pathPrefix: '/verify',
+    allowedResponseHeaders: [],
+    forwardBodyMaxBytes: 0,
+    timeoutMs: 5000,
+    failOpen: false,
+  };
+  const [vhost] = config.virtualHosts;
+  const [route] = vhost!.routes;
+  return {
+    ...config,
+    virtualHosts: [{ ...vhost!, routes: [{ ...route!, filters: [{ type: 'ExternalAuth', auth }] }] }],
+    clusters: [
+      { name: 'bench/auth:80', service: { namespace: 'bench', name: 'auth', port: 80 }, protocol: 'http' },
+      ...config.clusters,
+    ],
+    endpoints: [
+      { name: 'bench/auth:80', endpoints: [{ address: '127.0.0.1', port: authPort }] },
+      ...config.endpoints,
+    ],
+  };
 }

@@ -31,7 +31,14 @@ import { startNginx } from './nginx.js';
 import { fixedRateRaw, type OpenLoopResult } from './open-loop.js';
 import { ensurePeers, installFlag, NGINX, WRK } from './peers.js';
 import { children, cpuMicrosOf, freePort, processTree, startChild } from './processes.js';
-import { fleetConfig, jwtBench, nginxH1, rateLimitedFleetConfig, STATIC_PROXY } from './proxy-fleet.js';
+import {
+  externalAuthFleetConfig,
+  fleetConfig,
+  jwtBench,
+  nginxH1,
+  rateLimitedFleetConfig,
+  STATIC_PROXY,
+} from './proxy-fleet.js';
 
 const REDIS_SERVER = '/usr/bin/redis-server';
 
@@ -171,6 +178,7 @@ const PORTICO_1 = 'portico (1 worker)';
 const PORTICO_1_LOGGED = 'portico (1 worker, access log on)';
 const PORTICO_1_JWT = 'portico (1 worker, JWT policy)';
 const PORTICO_1_BASELINE = 'portico (1 worker, --baseline build)';
+const PORTICO_1_AUTH = 'portico (1 worker, ExternalAuth HTTP)';
 const NGINX_1 = 'nginx (1 worker)';
 const NGINX_2 = 'nginx (2 workers)';
 
@@ -244,6 +252,27 @@ async function main(): Promise<void> {
     const here20 = `${process.version}, ${bestAcceptBalancing()}`;
     const portico = await startPortico(PORTICO_1, process.execPath, 1);
     const porticoLogged = await startPortico(PORTICO_1_LOGGED, process.execPath, 1, join(dir, 'access.log'));
+    // The same route behind an ExternalAuth filter: its authorization service (another backend process, which
+    // answers 200 to everything) is asked about every request; its CPU time counts as the target's.
+    const authService = await startChild(
+      process.execPath,
+      [...tsx, join(here, 'backend.ts')],
+      /listening on [\d.]+:(\d+)/,
+    );
+    const authConfigFile = join(dir, 'fleet-auth.json');
+    writeFileSync(authConfigFile, JSON.stringify(externalAuthFleetConfig(backendPort, authService.port)));
+    const porticoAuthProxy = await startPortico(
+      PORTICO_1_AUTH,
+      process.execPath,
+      1,
+      undefined,
+      undefined,
+      authConfigFile,
+    );
+    const porticoAuth: Target = {
+      ...porticoAuthProxy,
+      pids: () => [...porticoAuthProxy.pids(), ...processTree(authService.pid)],
+    };
     const baseline =
       flags.baseline === undefined
         ? undefined
@@ -292,6 +321,7 @@ async function main(): Promise<void> {
       portico,
       porticoLogged,
       ...limited,
+      porticoAuth,
       ...(baseline === undefined ? [] : [baseline]),
       portico2,
       ...(portico2Image === undefined ? [] : [portico2Image]),
@@ -444,8 +474,13 @@ async function throughputPhase(
     closedLoop(port, CONNECTIONS, THROUGHPUT_SECONDS),
   );
   for (const { name } of targets) console.log(row(name, throughput.medians.get(name)!));
-  if (nginxPort === undefined) return throughput;
   const rps = (p: LoadResult, n: LoadResult): number => (p.requestsPerSecond / n.requestsPerSecond) * 100;
+  const cpuMore = (a: LoadResult, p: LoadResult): number =>
+    (a.cpuUsPerRequest ?? Number.NaN) - (p.cpuUsPerRequest ?? Number.NaN);
+  console.log(
+    `${PORTICO_1_AUTH} / ${PORTICO_1}: throughput ${fmt(pairedMedian(throughput, PORTICO_1_AUTH, PORTICO_1, rps), 1)} %, CPU per request ${fmt(pairedMedian(throughput, PORTICO_1_AUTH, PORTICO_1, cpuMore), 1)} µs more (the proxy and its authorization service together: one HTTP call per request)`,
+  );
+  if (nginxPort === undefined) return throughput;
   // The CPU figure is steadier on a busy machine: nginx's CPU per request over Portico's.
   const cpu = (p: LoadResult, n: LoadResult): number =>
     ((n.cpuUsPerRequest ?? Number.NaN) / (p.cpuUsPerRequest ?? Number.NaN)) * 100;

@@ -44,6 +44,15 @@ export const POLICY_CRDS: PolicyCrd[] = [
         rule: '!has(self.rules) || self.rules.all(a, !has(a.name) || self.rules.exists_one(b, has(b.name) && b.name == a.name))',
         message: 'rules must not share a name',
       },
+      // The Gateway API ExternalAuth filter's own CEL rules, for the policy's externalAuth.
+      {
+        rule: "!has(self.externalAuth) || (self.externalAuth.protocol == 'GRPC') == has(self.externalAuth.grpc)",
+        message: 'externalAuth.grpc: required when protocol is GRPC, and only then',
+      },
+      {
+        rule: "!has(self.externalAuth) || (self.externalAuth.protocol == 'HTTP') == has(self.externalAuth.http)",
+        message: 'externalAuth.http: required when protocol is HTTP, and only then',
+      },
       {
         rule: '!has(self.jwt) || self.jwt.providers.all(p, has(p.jwks.secretRef) != has(p.jwks.remote))',
         message: 'jwt.providers[].jwks: must set exactly one of secretRef and remote',

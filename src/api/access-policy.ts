@@ -2,6 +2,7 @@
 // targets. The mechanisms run in a fixed order (authentication first, then the access rules); see docs/access.md.
 import { type Static, Type } from '@sinclair/typebox';
 import { Enum, ObjectMetaSchema, Unimplemented } from './common.js';
+import { DURATION_PATTERN, ExternalAuthFilterSchema } from './http-route.js';
 import { PolicyTargetRefsSchema, policyTargetErrors } from './policy-target.js';
 import type { FieldError } from './schema-errors.js';
 
@@ -72,6 +73,28 @@ export const AccessRuleSchema = Type.Object({
 });
 export type AccessRule = Static<typeof AccessRuleSchema>;
 
+/**
+ * An authorization service every request the policy covers is sent to first: the fields of the Gateway API
+ * ExternalAuth filter (HTTP forward-auth or Envoy ext_authz v3 over gRPC), plus how long to wait and what an
+ * unanswered request gets.
+ */
+export const AccessExternalAuthSchema = Type.Object({
+  ...ExternalAuthFilterSchema.properties,
+  timeout: Type.Optional(
+    Type.String({
+      pattern: DURATION_PATTERN,
+      description:
+        'How long the proxy waits for the service (a Gateway API duration, e.g. `500ms`, `5s`); default 5s.',
+    }),
+  ),
+  failOpen: Type.Optional(
+    Type.Boolean({
+      description:
+        'A service that cannot answer (timeout, no endpoint, an error) lets the request pass when true; refuses it (403) when false, the default.',
+    }),
+  ),
+});
+export type AccessExternalAuth = Static<typeof AccessExternalAuthSchema>;
 const DNS_LABEL = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
 
 const ClaimValuesSchema = Type.Object({
@@ -203,6 +226,7 @@ export const AccessPolicySchema = Type.Object({
           'Access rules, checked after authentication; the first that matches (every field it sets) decides.',
       }),
     ),
+    externalAuth: Type.Optional(AccessExternalAuthSchema),
     defaultAction: Type.Optional(
       Enum(ACTIONS, {
         description:

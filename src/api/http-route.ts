@@ -83,6 +83,29 @@ export const RequestMirrorSchema = Type.Object({
 });
 export type RequestMirror = Static<typeof RequestMirrorSchema>;
 
+/** The CRD's HTTPAuthConfig.path pattern (a path prefix for the authorization request). */
+const AUTH_PATH_PATTERN = "^(?:[-A-Za-z0-9/._~!$&'()*+,;=:@]|[%][0-9a-fA-F]{2})+$";
+
+/** Gateway API v1.7 experimental `HTTPExternalAuthFilter` (feature HTTPRouteExternalAuth). */
+export const ExternalAuthFilterSchema = Type.Object({
+  protocol: Enum(['HTTP', 'GRPC'] as const),
+  backendRef: BackendObjectReferenceSchema,
+  grpc: Type.Optional(
+    Type.Object({ allowedHeaders: Type.Array(HeaderNameSchema, { maxItems: 64, default: [] }) }),
+  ),
+  http: Type.Optional(
+    Type.Object({
+      path: Type.Optional(Type.String({ maxLength: 1024, pattern: AUTH_PATH_PATTERN })),
+      allowedHeaders: Type.Array(HeaderNameSchema, { maxItems: 64, default: [] }),
+      allowedResponseHeaders: Type.Array(HeaderNameSchema, { maxItems: 64, default: [] }),
+    }),
+  ),
+  forwardBody: Type.Optional(
+    Type.Object({ maxSize: Type.Integer({ minimum: 0, maximum: 2_147_483_647, default: 0 }) }),
+  ),
+});
+export type ExternalAuthFilter = Static<typeof ExternalAuthFilterSchema>;
+
 export const HTTPRouteFilterSchema = Type.Object({
   // Any string the CRD admits; the translator reports types it does not implement.
   type: Type.String({ minLength: 1 }),
@@ -110,7 +133,7 @@ export const HTTPRouteFilterSchema = Type.Object({
   // Filter types the translator reports as not supported.
   extensionRef: Unimplemented(),
   cors: Type.Optional(CORSFilterSchema),
-  externalAuth: Unimplemented(),
+  externalAuth: Type.Optional(ExternalAuthFilterSchema),
 });
 export type HTTPRouteFilter = Static<typeof HTTPRouteFilterSchema>;
 

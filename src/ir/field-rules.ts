@@ -73,6 +73,20 @@ export function pathProblem(path: string): string | undefined {
   return undefined;
 }
 
+const AUTH_PATH_PREFIX = /^(?:[-A-Za-z0-9/._~!$&'()*+,;=:@]|%[0-9a-fA-F]{2})+$/;
+
+/**
+ * The prefix of an authorization request's path (Gateway API `HTTPAuthConfig.path`, which implementations must
+ * sanitize): empty, or `/` then the CRD's characters, with no `.` or `..` segment to climb out of it.
+ */
+export function authPathPrefixProblem(prefix: string): string | undefined {
+  if (prefix === '') return undefined;
+  if (!prefix.startsWith('/')) return "must start with '/'";
+  if (!AUTH_PATH_PREFIX.test(prefix)) return 'must hold path characters only (no query, fragment or space)';
+  if (prefix.split('/').some((s) => s === '.' || s === '..')) return "must not contain '.' or '..' segments";
+  return undefined;
+}
+
 // Label length is not limited here: the Gateway API's hostname pattern does not limit it either.
 const LABEL = '[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?';
 const PRECISE_HOSTNAME = new RegExp(`^${LABEL}(\\.${LABEL})*$`);

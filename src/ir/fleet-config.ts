@@ -2,6 +2,7 @@
 // It is the versioned contract between the controller (translator, discovery server) and the proxy;
 // both sides import it from here. Plain JSON-serialisable data only: no classes, no Maps, no undefined
 // values that matter (an absent optional field and `undefined` mean the same thing).
+import type { ExternalAuthorization } from './external-auth.js';
 
 /** Bumped on any incompatible change; a proxy refuses (NACKs) a config with another schema version. */
 export const FLEET_CONFIG_SCHEMA_VERSION = 2;
@@ -264,7 +265,9 @@ export type RouteFilter =
   | { type: 'ResponseHeaderModifier'; headers: HeaderModifier }
   | { type: 'URLRewrite'; hostname?: string; path?: PathModifier }
   /** Route filters only: the proxy answers CORS preflights itself and adds CORS headers to responses. */
-  | { type: 'CORS'; cors: CorsPolicy };
+  | { type: 'CORS'; cors: CorsPolicy }
+  /** Route filters only (Gateway API v1.7 experimental): an authorization service decides before the backend. */
+  | { type: 'ExternalAuth'; auth: ExternalAuthorization };
 
 /** An HTTPRoute CORS filter (Gateway API `HTTPCORSFilter`), with its defaults applied. */
 export interface CorsPolicy {
@@ -452,6 +455,8 @@ export interface AccessPolicyConfig {
   apiKeys?: ApiKeysConfig;
   /** First match wins; no match: `defaultAction`. */
   rules: AccessRuleConfig[];
+  /** An authorization service asked before the access rules (HTTP forward-auth or ext_authz over gRPC). */
+  externalAuth?: ExternalAuthorization;
   defaultAction: 'Allow' | 'Deny';
 }
 

@@ -2,7 +2,9 @@
 // config with an error naming the field, and keep serving the previous one.
 import { PorticoError } from '../platform/errors.js';
 import type { RejectedResource as BaseRejectedResource } from './apply-outcome.js';
+import { MAX_EXTERNAL_AUTH_BODY_BYTES } from './external-auth.js';
 import {
+  authPathPrefixProblem,
   cidrProblem,
   corsOriginProblem,
   headerNameProblem,
@@ -149,8 +151,18 @@ const requestFilters = {
   URLRewrite: { hostname: optional(preciseHostname), path: optional(pathModifier) },
 };
 const filter = variant(requestFilters);
-// CORS answers preflights before a backend is chosen: a route's filter, never a backend's.
-const routeFilter = variant({ ...requestFilters, CORS: { cors } });
+const externalAuth = object({
+  protocol: oneOf('HTTP', 'GRPC'),
+  cluster: nonEmpty,
+  allowedRequestHeaders: list(headerName),
+  pathPrefix: rule(authPathPrefixProblem),
+  allowedResponseHeaders: list(headerName),
+  forwardBodyMaxBytes: int(0, MAX_EXTERNAL_AUTH_BODY_BYTES),
+  timeoutMs: int(1, MAX_TIMEOUT_MS),
+  failOpen: bool,
+});
+// CORS answers preflights, an authorization service decides, before a backend is chosen: a route's filters only.
+const routeFilter = variant({ ...requestFilters, CORS: { cors }, ExternalAuth: { auth: externalAuth } });
 const valueMatch: Check = (v, p) => {
   object({ type: oneOf('Exact', 'RegularExpression'), name: nonEmpty, value: str })(v, p);
   const m = v as { type: string; value: string };
@@ -240,6 +252,7 @@ const policy = variant2('kind', {
     ),
     rules: list(accessRule),
     defaultAction: oneOf('Allow', 'Deny'),
+    externalAuth: optional(externalAuth),
   },
 });
 const routeFields = object({

@@ -3,7 +3,14 @@
 import { performance } from 'node:perf_hooks';
 import type { Endpoint } from '../ir/fleet-config.js';
 import { backoffDelay, jittered } from '../platform/backoff.js';
-import { checkAccess, credentialQueryOf, type Settled, withoutQueryParameters } from './access/pipeline.js';
+import {
+  bodyBytesOf,
+  checkAccess,
+  credentialQueryOf,
+  type Settled,
+  withoutQueryParameters,
+} from './access/pipeline.js';
+import { bufferedBody, respondWithBody } from './authorize.js';
 import { cancel, Deadline, schedule } from './deadlines.js';
 import type {
   ClientRequest,
@@ -131,9 +138,11 @@ class Forwarding implements AttemptSink, UpstreamAttempt {
     readonly proto: 'http' | 'https',
     /** The request's record: when it arrived, and what the access log says about it. */
     private readonly answer: Answer,
+    /** The body to send instead of the client's stream (read already, for an access check). */
+    private readonly source: RequestBody | null = request.body,
   ) {
     this.method = request.method;
-    this.bodyless = request.body === null;
+    this.bodyless = source === null;
     // A chunked client body is re-framed by us; its length is unknown, so no content-length goes along.
     this.chunked = request.chunked;
     // 0 is the Gateway API's "no timeout".
@@ -161,7 +170,7 @@ class Forwarding implements AttemptSink, UpstreamAttempt {
       respondLocally(this.res, 502, this.closing);
       return;
     }
-    const body = this.request.body;
+    const body = this.source;
     if (body === null) {
       // The request arrived just now: its start time is this attempt's (one clock reading fewer).
       this.attempt(this.plan.endpoint, this.answer.started);
@@ -359,8 +368,9 @@ class Forwarding implements AttemptSink, UpstreamAttempt {
     this.answer.upstreamServiceTimeMs = serviceMs;
     const close = this.closing || this.rt.draining;
     const modifiers = this.plan.responseModifiers;
+    const extra = this.plan.responseLines;
     const res = this.res;
-    if (modifiers.length === 0) {
+    if (modifiers.length === 0 && extra === undefined) {
       // Fastest: an HTTP/1.1 upstream's own lines, as they came, to an HTTP/1.1 client, plus ours.
       const passed =
         res.writeHeadText !== undefined && head instanceof ResponseHead ? head.passThrough() : undefined;
@@ -381,8 +391,11 @@ class Forwarding implements AttemptSink, UpstreamAttempt {
     headers.server = 'portico';
     headers['x-portico-upstream-service-time'] = String(serviceMs);
     if (close) headers.connection = 'close';
+    const lines = flatHeaders(headers);
+    // An access check's lines (a refreshed session cookie) go as they are, one line each.
+    if (extra !== undefined) lines.push(...extra);
     // Filters may have set values Node would refuse to send: checked here (a throw becomes a 502).
-    res.writeHead(status, flatHeaders(headers), true);
+    res.writeHead(status, lines, true);
   }
 
   onUpstreamData(chunk: Buffer): boolean {
@@ -556,10 +569,35 @@ export function handleRequest(
     return;
   }
   answer.credentialQuery = credentialQueryOf(access.policies);
-  const count = rt.metrics.accessDecision;
-  checkAccess(access.policies, access.request, count, (settled) => {
-    // The client may have gone while the checks ran: nothing is left to answer.
-    if (!answer.closed) passOrRefuse(exchange, plan, settled);
+  const run = (): void =>
+    checkAccess(
+      access.policies,
+      access.request,
+      rt.metrics.accessDecision,
+      (settled) => {
+        // The client may have gone while the checks ran: nothing is left to answer.
+        if (!answer.closed) passOrRefuse(exchange, plan, settled);
+      },
+      access.reach,
+    );
+  const bodyBytes = bodyBytesOf(access.policies);
+  if (bodyBytes === 0 || req.body === null) {
+    run();
+    return;
+  }
+  // A step reads the body (an authorization service is sent it): read up to its bound first, replayed upstream.
+  void bufferedBody(req.body, bodyBytes).then((buffered) => {
+    if (answer.closed) return;
+    if (buffered === undefined) {
+      answer.flag = 'access_denied';
+      answer.accessReason = `body larger than the ${bodyBytes} bytes an access check reads`;
+      answer.abortStatus = 413;
+      res.abort(413);
+      return;
+    }
+    access.request.body = buffered.bytes;
+    exchange.body = buffered.replay;
+    run();
   });
 }
 
@@ -572,6 +610,8 @@ interface Exchange {
   answer: Answer;
   /** Ask the client to close the connection (draining). */
   close: boolean;
+  /** The body the backend gets when an access check read the client's (else the client's own stream). */
+  body?: RequestBody;
 }
 
 /** A refusal answers; an allowance adds its upstream header changes and acts. */
@@ -580,7 +620,9 @@ function passOrRefuse(exchange: Exchange, plan: Plan, settled: Settled): void {
     const { refusal } = settled;
     exchange.answer.flag = 'access_denied';
     exchange.answer.accessReason = `${refusal.policy} ${refusal.rule}: ${refusal.reason}`;
-    respondLocally(exchange.res, refusal.status, exchange.close, undefined, refusal.headers);
+    const body = refusal.body;
+    if (body !== undefined) respondWithBody(exchange.res, { ...refusal, body }, exchange.close);
+    else respondLocally(exchange.res, refusal.status, exchange.close, undefined, refusal.headers);
     return;
   }
   if (plan.kind === 'forward' && settled.upstream !== undefined) {
@@ -588,6 +630,8 @@ function passOrRefuse(exchange: Exchange, plan: Plan, settled: Settled): void {
     plan.requestModifiers = [...plan.requestModifiers, settled.upstream];
     plan.configuredRequest = true;
   }
+  if (plan.kind === 'forward' && settled.responseHeaders.length > 0)
+    plan.responseLines = settled.responseHeaders;
   if (plan.kind === 'forward') plan.target = withoutQueryParameters(plan.target, settled.removeQuery);
   limitThenAct(exchange, plan);
 }
@@ -657,7 +701,7 @@ function act(exchange: Exchange, plan: Plan): void {
     res.abort(413);
     return;
   }
-  const forwarding = new Forwarding(rt, plan, req, res, close, listener.proto, answer);
+  const forwarding = new Forwarding(rt, plan, req, res, close, listener.proto, answer, exchange.body);
   answer.forwarding = forwarding;
   if (maxBody > 0 && req.body !== null)
     req.body.limit = { maxBytes: maxBody, exceeded: () => forwarding.bodyTooLarge() };

@@ -1,4 +1,5 @@
 // The proxy runtime: applies fleet configs (validate, compile, bind, swap), drains, and reports.
+
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ApplyOutcome } from '../ir/apply-outcome.js';
@@ -6,6 +7,7 @@ import type { FleetConfig, Listener, TlsSecret, VirtualHost } from '../ir/fleet-
 import type { FleetConfigChange } from '../ir/fleet-config-patch.js';
 import { type RejectedResource, validateFleetResources } from '../ir/validate.js';
 import { isPorticoError } from '../platform/errors.js';
+import { closeAuthorizers, createAuthorizers } from './access/external-steps.js';
 import { type AdminView, type SideServer, sideServerAddress, startSideServers } from './admin.js';
 import {
   type CertificateTable,
@@ -207,6 +209,7 @@ function createRuntime(options: ProxyOptions): ProxyRuntime {
     activeByEndpoint: new Map(),
     tunnels: new Set(),
     rateLimits: createRateLimits(options, metrics),
+    authorizers: createAuthorizers(),
     accessLog: options.accessLog === undefined ? undefined : new AccessLog(options.accessLog),
     tracing:
       options.tracing === undefined ? undefined : createTracing(options.tracing, metrics.spans, options.log),
@@ -408,6 +411,7 @@ async function closeNow(state: ProxyState): Promise<void> {
   state.bound.clear();
   state.sideServers = [];
   rt.pools.destroy();
+  closeAuthorizers(rt.authorizers);
   rt.h2Pools.destroy();
   rt.tlsPools.destroy();
   rt.h2TlsPools.destroy();

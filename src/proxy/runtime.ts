@@ -1,5 +1,6 @@
 // The state shared by every listener of one proxy: the current snapshot, the upstream pool, counters.
 import type { Duplex } from 'node:stream';
+import type { Authorizers } from './access/step.js';
 import type { ProxyOptions } from './options.js';
 import type { RateLimits } from './rate-limits.js';
 import type { Snapshot } from './routing/snapshot.js';
@@ -37,4 +38,6 @@ export interface ProxyRuntime {
   accessLog: AccessLog | undefined;
   /** Trace context and spans; undefined: off (a client's traceparent passes on untouched). */
   tracing: Tracing | undefined;
+  /** Clients of the authorization services routes' ExternalAuth filters name. */
+  authorizers: Authorizers;
 }

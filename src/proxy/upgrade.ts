@@ -120,21 +120,27 @@ export function handleUpgrade(
   }
   const credentialQuery = credentialQueryOf(access.policies);
   if (credentialQuery !== undefined) outcome.credentialQuery = credentialQuery;
-  checkAccess(access.policies, access.request, rt.metrics.accessDecision, (settled) => {
-    if (socket.destroyed) return;
-    if (!settled.allow) {
-      const { refusal } = settled;
-      rt.metrics.request(listener.name, plan.routeName, refusal.status, 0);
-      outcome.flag = 'access_denied';
-      outcome.accessReason = `${refusal.policy} ${refusal.rule}: ${refusal.reason}`;
-      reject(socket, outcome, refusal.status, refusal.headers);
-      return;
-    }
-    if (plan.kind === 'forward' && settled.upstream !== undefined)
-      plan.requestModifiers = [...plan.requestModifiers, settled.upstream];
-    if (plan.kind === 'forward') plan.target = withoutQueryParameters(plan.target, settled.removeQuery);
-    tunnel(rt, listener, req, socket, head, outcome, trace, plan);
-  });
+  checkAccess(
+    access.policies,
+    access.request,
+    rt.metrics.accessDecision,
+    (settled) => {
+      if (socket.destroyed) return;
+      if (!settled.allow) {
+        const { refusal } = settled;
+        rt.metrics.request(listener.name, plan.routeName, refusal.status, 0);
+        outcome.flag = 'access_denied';
+        outcome.accessReason = `${refusal.policy} ${refusal.rule}: ${refusal.reason}`;
+        reject(socket, outcome, refusal.status, refusal.headers);
+        return;
+      }
+      if (plan.kind === 'forward' && settled.upstream !== undefined)
+        plan.requestModifiers = [...plan.requestModifiers, settled.upstream];
+      if (plan.kind === 'forward') plan.target = withoutQueryParameters(plan.target, settled.removeQuery);
+      tunnel(rt, listener, req, socket, head, outcome, trace, plan);
+    },
+    access.reach,
+  );
 }
 
 /** The upgrade a route's policies let pass: refused, redirected, or tunnelled to the backend. */

@@ -3,7 +3,16 @@
 import { createHash } from 'node:crypto';
 import type { AccessPolicy } from '../api/access-policy.js';
 import type { Secret } from '../api/core.js';
-import { cidrProblem, keySetProblem, keySetUrlProblem, passwordHashProblem } from '../ir/field-rules.js';
+import { PORTICO_GROUP } from '../api/data-plane-proxy.js';
+import { durationMs } from '../api/semantic-rules.js';
+import type { ExternalAuthorization } from '../ir/external-auth.js';
+import {
+  cidrProblem,
+  keySetProblem,
+  keySetUrlProblem,
+  passwordHashProblem,
+  timeoutProblem,
+} from '../ir/field-rules.js';
 import {
   type AccessPolicyConfig,
   type AccessRuleConfig,
@@ -13,7 +22,9 @@ import {
   type JwtConfig,
   type JwtProviderConfig,
 } from '../ir/fleet-config.js';
+import { serviceOf } from './backends.js';
 import { notFound, referenceGranted, type SnapshotLookup } from './lookup.js';
+import { externalAuthorization } from './route-rules.js';
 import { secretValue } from './secrets.js';
 
 /** The Secret key a JWKS is read from. */
@@ -181,6 +192,7 @@ export function compileAccessPolicy(
       );
     return out;
   });
+  const externalAuth = policyExternalAuth(policy, lookup, problems);
   const config: AccessPolicyConfig = {
     name: fleetPolicyName('AccessPolicy', ns, policy.metadata.name),
     kind: 'AccessPolicy',
@@ -190,7 +202,38 @@ export function compileAccessPolicy(
     rules: problems.length === 0 ? rules : [],
     defaultAction: policy.spec.defaultAction ?? 'Allow',
   };
+  if (externalAuth !== undefined && problems.length === 0) config.externalAuth = externalAuth;
   if (problems.length === 0) return { config };
   const problem = problems.join('; ');
   return { config: { ...config, refused: problem }, problem };
+}
+
+/**
+ * The policy's authorization service as the proxy asks it: the ExternalAuth filter's settings and checks, its
+ * timeout and fail-open, and its Service resolved (a ReferenceGrant to the AccessPolicy kind for another
+ * namespace's). A problem refuses the whole policy: fail closed.
+ */
+function policyExternalAuth(
+  policy: AccessPolicy,
+  lookup: SnapshotLookup,
+  problems: string[],
+): ExternalAuthorization | undefined {
+  const spec = policy.spec.externalAuth;
+  if (spec === undefined) return undefined;
+  const ns = policy.metadata.namespace ?? '';
+  const auth = externalAuthorization(spec, 'spec.externalAuth', ns, problems);
+  if (spec.timeout !== undefined) {
+    const ms = durationMs(spec.timeout);
+    if (ms === undefined || ms < 1 || timeoutProblem(ms) !== undefined)
+      problems.push(`spec.externalAuth.timeout: ${timeoutProblem(ms ?? 0) ?? 'must be at least 1ms'}`);
+    else auth.timeoutMs = ms;
+  }
+  auth.failOpen = spec.failOpen === true;
+  const found = serviceOf(
+    spec.backendRef,
+    { group: PORTICO_GROUP, kind: 'AccessPolicy', namespace: ns },
+    lookup,
+  );
+  if ('reason' in found) problems.push(`spec.externalAuth.backendRef: ${found.message}`);
+  return auth;
 }

@@ -27,14 +27,17 @@ export interface ResolvedRoute {
   mirrors: (string | undefined)[][];
   /** ResolvedRefs for every parent: the first failing backendRef's reason. */
   refs: Verdict;
+  /** The clusters of the route's ExternalAuth filters' Services. */
+  authClusters?: string[];
 }
 
-/** Distinct cluster names a route uses: its backends' and its mirrors'. */
+/** Distinct cluster names a route uses: its backends', its mirrors' and its authorization services'. */
 export function clustersOf(backends: ResolvedRoute): string[] {
   const names = new Set<string>();
   for (const rule of backends.rules) for (const b of rule) if (b.cluster !== undefined) names.add(b.cluster);
   for (const rule of backends.mirrors)
     for (const cluster of rule) if (cluster !== undefined) names.add(cluster);
+  for (const name of backends.authClusters ?? []) names.add(name);
   return [...names];
 }
 
@@ -144,13 +147,57 @@ export function resolveRouteBackends(
   return resolved;
 }
 
-/** What a backendRef and a RequestMirror's backendRef have in common: a Service port, perhaps elsewhere. */
-interface ServiceReference {
+/** A Service reference a route makes (a backendRef, a RequestMirror's or an ExternalAuth filter's). */
+interface ServiceRef {
   group: string;
   kind: string;
   name: string;
-  namespace?: string;
-  port?: number;
+  namespace?: string | undefined;
+  port?: number | undefined;
+}
+
+/** Who refers to a Service: what a ReferenceGrant must name as `from`. */
+export interface Referrer {
+  group: string;
+  kind: string;
+  namespace: string;
+}
+
+/** The Service and port a reference names, or why it cannot be used (a ResolvedRefs reason and message). */
+export function serviceOf(
+  b: ServiceRef,
+  from: Referrer,
+  lookup: SnapshotLookup,
+): { service: Service; port: number; appProtocol: string | undefined } | { reason: string; message: string } {
+  if (b.group !== '' || b.kind !== 'Service')
+    return {
+      reason: 'InvalidKind',
+      message: `unsupported backend kind ${b.group === '' ? 'core' : b.group}/${b.kind}`,
+    };
+  const ns = b.namespace ?? from.namespace;
+  const id = `${ns}/${b.name}`;
+  const permitted = referenceGranted(lookup, {
+    fromGroup: from.group,
+    fromKind: from.kind,
+    fromNamespace: from.namespace,
+    toGroup: '',
+    toKind: 'Service',
+    toNamespace: ns,
+    toName: b.name,
+  });
+  if (!permitted)
+    return {
+      reason: 'RefNotPermitted',
+      message: `Service ${id} is in another namespace and no ReferenceGrant allows it`,
+    };
+  const service = lookup.services.get(id);
+  if (service === undefined)
+    return { reason: 'BackendNotFound', message: notFound(lookup, 'Service', ns, b.name) };
+  const port = b.port ?? 0;
+  const servicePort = service.spec.ports.find((p) => p.port === port);
+  if (servicePort === undefined)
+    return { reason: 'BackendNotFound', message: `Service ${id} has no port ${port}` };
+  return { service, port, appProtocol: servicePort.appProtocol };
 }
 
 function resolveUncached(
@@ -160,59 +207,75 @@ function resolveUncached(
   previous: ClusterTable | undefined,
 ): ResolvedRoute {
   let refs: Verdict = { ok: true, reason: 'ResolvedRefs', message: 'Resolved all references' };
-  const routeNs = route.metadata.namespace ?? '';
-  /** The cluster a reference names, or undefined with the failure added to `refs`. */
-  const clusterOf = (b: ServiceReference, field: string): string | undefined => {
-    const fail = (reason: string, message: string): undefined => {
-      const text = `${field}: ${message}`;
+  const from: Referrer = {
+    group: GATEWAY_API_GROUP,
+    kind: route.kind,
+    namespace: route.metadata.namespace ?? '',
+  };
+  /** The cluster `field` names (speaking what `protocolOf` says), or undefined with its failure added to `refs`. */
+  const clusterOf = (
+    b: ServiceRef,
+    field: string,
+    protocolOf: (appProtocol: string | undefined) => ClusterProtocol,
+  ): string | undefined => {
+    const found = serviceOf(b, from, lookup);
+    if ('reason' in found) {
+      const text = `${field}: ${found.message}`;
       // The reason is the first failure's; the message lists them all.
       refs = refs.ok
-        ? { ok: false, reason, message: text }
+        ? { ok: false, reason: found.reason, message: text }
         : { ...refs, message: `${refs.message}; ${text}` };
       return undefined;
-    };
-    if (b.group !== '' || b.kind !== 'Service') {
-      return fail('InvalidKind', `unsupported backend kind ${b.group === '' ? 'core' : b.group}/${b.kind}`);
     }
-    const ns = b.namespace ?? routeNs;
-    const id = `${ns}/${b.name}`;
-    const permitted = referenceGranted(lookup, {
-      fromGroup: GATEWAY_API_GROUP,
-      fromKind: route.kind,
-      fromNamespace: routeNs,
-      toGroup: '',
-      toKind: 'Service',
-      toNamespace: ns,
-      toName: b.name,
-    });
-    if (!permitted)
-      return fail('RefNotPermitted', `Service ${id} is in another namespace and no ReferenceGrant allows it`);
-    const service = lookup.services.get(id);
-    if (service === undefined) return fail('BackendNotFound', notFound(lookup, 'Service', ns, b.name));
-    const port = b.port ?? 0;
-    const servicePort = service.spec.ports.find((p) => p.port === port);
-    if (servicePort === undefined) return fail('BackendNotFound', `Service ${id} has no port ${port}`);
-    // gRPC is HTTP/2 end to end: a GRPCRoute's backends are h2c whatever their port's appProtocol says.
-    const protocol = route.kind === 'GRPCRoute' ? 'h2c' : portProtocol(servicePort.appProtocol);
-    return resolveCluster(service, port, protocol, lookup, table, previous);
+    return resolveCluster(found.service, found.port, protocolOf(found.appProtocol), lookup, table, previous);
   };
+  // gRPC is HTTP/2 end to end: a GRPCRoute's backends are h2c whatever their port's appProtocol says.
+  const backendProtocol = (appProtocol: string | undefined): ClusterProtocol =>
+    route.kind === 'GRPCRoute' ? 'h2c' : portProtocol(appProtocol);
   const rules: ResolvedBackend[][] = [];
   const mirrors: (string | undefined)[][] = [];
+  const authClusters: string[] = [];
   route.spec.rules.forEach((rule, i) => {
     rules.push(
       rule.backendRefs.map((b, k): ResolvedBackend => {
-        const cluster = clusterOf(b, `spec.rules[${i}].backendRefs[${k}]`);
+        const cluster = clusterOf(b, `spec.rules[${i}].backendRefs[${k}]`, backendProtocol);
         return cluster === undefined ? { weight: b.weight } : { weight: b.weight, cluster };
       }),
     );
     const ruleMirrors: (string | undefined)[] = [];
     rule.filters.forEach((f, j) => {
+      const at = `spec.rules[${i}].filters[${j}]`;
       if (f.type === 'RequestMirror' && f.requestMirror !== undefined)
         ruleMirrors.push(
-          clusterOf(f.requestMirror.backendRef, `spec.rules[${i}].filters[${j}].requestMirror.backendRef`),
+          clusterOf(f.requestMirror.backendRef, `${at}.requestMirror.backendRef`, backendProtocol),
         );
+      // An authorization service is a cluster for its endpoints; unresolved, its filter refuses every request.
+      const auth = 'externalAuth' in f ? f.externalAuth?.backendRef : undefined;
+      if (auth === undefined) return;
+      const cluster = clusterOf(auth, `${at}.externalAuth.backendRef`, portProtocol);
+      if (cluster !== undefined) authClusters.push(cluster);
     });
     mirrors.push(ruleMirrors);
   });
-  return { rules, mirrors, refs };
+  return authClusters.length === 0 ? { rules, mirrors, refs } : { rules, mirrors, refs, authClusters };
+}
+
+/**
+ * The cluster `<ns>/<service>:<port>` (a policy's authorization service, checked when the policy was compiled) in
+ * `table`, resolved with its endpoints; false when the Service or port is gone.
+ */
+export function resolveNamedCluster(
+  name: string,
+  lookup: SnapshotLookup,
+  table: ClusterTable,
+  previous: ClusterTable | undefined,
+): boolean {
+  if (table.has(name)) return true;
+  const at = name.lastIndexOf(':');
+  const service = lookup.services.get(name.slice(0, at));
+  const port = Number(name.slice(at + 1));
+  const servicePort = service?.spec.ports.find((p) => p.port === port);
+  if (service === undefined || servicePort === undefined) return false;
+  resolveCluster(service, port, portProtocol(servicePort.appProtocol), lookup, table, previous);
+  return true;
 }

@@ -1,6 +1,7 @@
 // One fleet's FleetConfig from its Gateways' ready listeners and attached routes (src/ir/fleet-config.ts).
 // The full build records how it derived each VirtualHost (fleet-hosts.ts); when only attached routes changed,
 // the next build redoes just their VirtualHosts (fleet-update.ts), with byte-identical output.
+
 import type { RouteObject } from '../api/route-kinds.js';
 import {
   FLEET_CONFIG_SCHEMA_VERSION,
@@ -13,6 +14,7 @@ import {
   type TlsSecret,
   type VirtualHost,
 } from '../ir/fleet-config.js';
+import { resolveNamedCluster } from './backends.js';
 import type { FleetBuildState, HostState, PortState, RouteEntry } from './fleet-build-state.js';
 import {
   byName,
@@ -147,7 +149,9 @@ function buildFleetUncached(
     ports.set(port, state);
   }
   const { clusterRefs } = build;
-  const { clusters, endpoints, objects } = fleetClusters(clusterRefs.keys(), input.clusters);
+  const policies = fleetPolicies(virtualHosts, input.policies);
+  const names = new Set([...clusterRefs.keys(), ...policyClusters(policies, input)]);
+  const { clusters, endpoints, objects } = fleetClusters(names, input.clusters);
   const gateways: FleetGateway[] = [];
   for (const g of input.gateways) {
     if (g.listeners.some(ready)) {
@@ -176,9 +180,20 @@ function buildFleetUncached(
     clusters,
     endpoints,
     secrets: fleetSecrets(build.usedSecrets, input.lookup).sort(byName),
-    policies: fleetPolicies(virtualHosts, input.policies),
+    policies,
   };
   return { frame: [], entries: build.entries, ports, clusterRefs, clusterObjects: objects, config };
+}
+
+/** The clusters of the policies' authorization services, resolved into the translation's cluster table. */
+function policyClusters(policies: readonly FleetPolicy[], input: FleetInput): string[] {
+  const names: string[] = [];
+  for (const p of policies) {
+    const cluster = p.externalAuth?.cluster;
+    if (cluster === undefined || names.includes(cluster)) continue;
+    if (resolveNamedCluster(cluster, input.lookup, input.clusters, undefined)) names.push(cluster);
+  }
+  return names;
 }
 
 /** The policies the VirtualHosts and their routes name, each once, by name. */

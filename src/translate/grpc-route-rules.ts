@@ -47,9 +47,10 @@ export function compileGrpcRoute(route: GRPCRoute): CompiledRoute {
     // No matches: every gRPC request.
     const matches = rule.matches.length === 0 ? [{ headers: [] }] : rule.matches;
     const compiled = matches.map((m, j) => compileMatch(m, `${at}.matches[${j}]`, unsupported));
-    const { filters, mirrors } = compileFilters(rule.filters, `${at}.filters`, unsupported, true);
+    const ns = route.metadata.namespace ?? '';
+    const { filters, mirrors } = compileFilters(rule.filters, `${at}.filters`, unsupported, true, ns);
     const backendFilters = rule.backendRefs.map(
-      (b, k) => compileFilters(b.filters, `${at}.backendRefs[${k}].filters`, unsupported, false).filters,
+      (b, k) => compileFilters(b.filters, `${at}.backendRefs[${k}].filters`, unsupported, false, ns).filters,
     );
     return {
       index: i,

@@ -3,6 +3,7 @@
 import { isIP } from 'node:net';
 import type {
   CORSFilter,
+  ExternalAuthFilter,
   HTTPRoute,
   HTTPRouteFilter,
   HTTPRouteMatch,
@@ -10,6 +11,12 @@ import type {
 } from '../api/http-route.js';
 import { durationMs } from '../api/semantic-rules.js';
 import {
+  DEFAULT_EXTERNAL_AUTH_TIMEOUT_MS,
+  type ExternalAuthorization,
+  MAX_EXTERNAL_AUTH_BODY_BYTES,
+} from '../ir/external-auth.js';
+import {
+  authPathPrefixProblem,
   corsOriginProblem,
   headerValueProblem,
   isHeaderName,
@@ -120,6 +127,45 @@ function corsPolicy(f: CORSFilter, at: string, unsupported: string[]): CorsPolic
   };
 }
 
+/**
+ * An ExternalAuth filter (Gateway API v1.7 experimental) as the proxy runs it: the Service it names as a cluster
+ * (resolved, granted and given endpoints with the route's backends, backends.ts), and the CRD's CEL rules checked
+ * here too so standalone files and `portico translate` refuse what the API server would.
+ */
+export function externalAuthorization(
+  f: ExternalAuthFilter,
+  at: string,
+  namespace: string,
+  unsupported: string[],
+): ExternalAuthorization {
+  if (f.protocol === 'GRPC' && f.grpc === undefined)
+    unsupported.push(`${at}.grpc: required when protocol is GRPC`);
+  if (f.protocol !== 'GRPC' && f.grpc !== undefined)
+    unsupported.push(`${at}.grpc: only when protocol is GRPC`);
+  if (f.protocol === 'HTTP' && f.http === undefined)
+    unsupported.push(`${at}.http: required when protocol is HTTP`);
+  if (f.protocol !== 'HTTP' && f.http !== undefined)
+    unsupported.push(`${at}.http: only when protocol is HTTP`);
+  if (f.backendRef.port === undefined) unsupported.push(`${at}.backendRef.port: required for a Service`);
+  const maxSize = f.forwardBody?.maxSize ?? 0;
+  if (maxSize > MAX_EXTERNAL_AUTH_BODY_BYTES)
+    unsupported.push(`${at}.forwardBody.maxSize: at most ${MAX_EXTERNAL_AUTH_BODY_BYTES} bytes are buffered`);
+  const pathPrefix = f.http?.path ?? '';
+  check(unsupported, `${at}.http.path`, authPathPrefixProblem(pathPrefix));
+  const lower = (names: readonly string[] | undefined): string[] => (names ?? []).map((n) => n.toLowerCase());
+  return {
+    protocol: f.protocol,
+    cluster: `${f.backendRef.namespace ?? namespace}/${f.backendRef.name}:${f.backendRef.port ?? 0}`,
+    allowedRequestHeaders: lower(f.protocol === 'GRPC' ? f.grpc?.allowedHeaders : f.http?.allowedHeaders),
+    pathPrefix,
+    allowedResponseHeaders: lower(f.http?.allowedResponseHeaders),
+    forwardBodyMaxBytes: Math.min(maxSize, MAX_EXTERNAL_AUTH_BODY_BYTES),
+    timeoutMs: DEFAULT_EXTERNAL_AUTH_TIMEOUT_MS,
+    // The filter has no such field: an authorization service that cannot answer refuses (fail closed).
+    failOpen: false,
+  };
+}
+
 function compileMatch(m: HTTPRouteMatch, at: string, unsupported: string[]): RouteMatch {
   const out: RouteMatch = { headers: [], queryParams: [] };
   const p = m.path;
@@ -158,6 +204,8 @@ export function compileFilters(
   at: string,
   unsupported: string[],
   allowRedirect: boolean,
+  /** The route's namespace: a filter's backendRef without one is in it. */
+  namespace: string,
 ): { filters: RouteFilter[]; mirrors: CompiledMirror[]; redirect?: RedirectAction } {
   const out: RouteFilter[] = [];
   const mirrors: CompiledMirror[] = [];
@@ -184,6 +232,9 @@ export function compileFilters(
         checkPathModifier(rewrite.path, `${field}.urlRewrite.path`, unsupported);
       }
       out.push(rewrite);
+    } else if (f.type === 'ExternalAuth' && f.externalAuth !== undefined && allowRedirect) {
+      const auth = externalAuthorization(f.externalAuth, `${field}.externalAuth`, namespace, unsupported);
+      out.push({ type: 'ExternalAuth', auth });
     } else if (f.type === 'CORS' && f.cors !== undefined && allowRedirect) {
       // A route's filter only: the preflight is answered before any backend is chosen.
       out.push({ type: 'CORS', cors: corsPolicy(f.cors, `${field}.cors`, unsupported) });
@@ -258,9 +309,16 @@ export function compileHttpRoute(route: HTTPRoute): CompiledRoute {
   const rules = route.spec.rules.map((rule, i): CompiledRule => {
     const at = `spec.rules[${i}]`;
     const matches = rule.matches.map((m, j) => compileMatch(m, `${at}.matches[${j}]`, unsupported));
-    const { filters, mirrors, redirect } = compileFilters(rule.filters, `${at}.filters`, unsupported, true);
+    const ns = route.metadata.namespace ?? '';
+    const { filters, mirrors, redirect } = compileFilters(
+      rule.filters,
+      `${at}.filters`,
+      unsupported,
+      true,
+      ns,
+    );
     const backendFilters = rule.backendRefs.map(
-      (b, k) => compileFilters(b.filters, `${at}.backendRefs[${k}].filters`, unsupported, false).filters,
+      (b, k) => compileFilters(b.filters, `${at}.backendRefs[${k}].filters`, unsupported, false, ns).filters,
     );
     const request = rule.timeouts?.request;
     const backendRequest = rule.timeouts?.backendRequest;

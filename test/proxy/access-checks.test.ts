@@ -18,6 +18,10 @@ function request(over: Partial<AccessRequest> & { headers?: Record<string, strin
     clientAddress: '10.1.2.3',
     serverName: undefined,
     tls: false,
+    target: '/',
+    host: undefined,
+    headerLines: [],
+    body: undefined,
     ...over,
     header: (name) => headers[name],
   };

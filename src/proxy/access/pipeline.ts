@@ -4,10 +4,11 @@
 // A step may be asynchronous (a key set to fetch, a service to ask); a pipeline of synchronous steps stays so.
 import type { AccessPolicyConfig, HeaderModifier, HeaderValue } from '../../ir/fleet-config.js';
 import { apiKeysStep, basicAuthStep } from './credentials.js';
+import { externalAuthStep } from './external-steps.js';
 import { jwtStep } from './jwt.js';
 import type { AccessRequest } from './request-view.js';
 import { accessRulesStep } from './rules.js';
-import type { AccessContext, AccessStep, StepOutcome } from './step.js';
+import type { AccessContext, AccessStep, AuthorizationReach, StepOutcome } from './step.js';
 
 export interface CompiledAccessPolicy {
   name: string;
@@ -34,14 +35,33 @@ export function compileAccessPolicy(config: AccessPolicyConfig): CompiledAccessP
   if (config.jwt !== undefined) steps.push(jwtStep(config.jwt));
   if (config.basicAuth !== undefined) steps.push(basicAuthStep(config.basicAuth.users));
   if (config.apiKeys !== undefined) steps.push(apiKeysStep(config.apiKeys));
+  // An authorization service is asked after the credentials are checked, before the access rules decide.
+  if (config.externalAuth !== undefined) steps.push(externalAuthStep(config.externalAuth));
   steps.push(accessRulesStep(config.rules, config.defaultAction));
   return { name: config.name, steps, credentialQuery };
 }
 
 /** A policy's verdict: allowed with the upstream header changes gathered, or refused. */
 export type AccessVerdict =
-  | { allow: true; policy: string; rule: string; set: HeaderValue[]; remove: string[]; removeQuery: string[] }
-  | { allow: false; policy: string; rule: string; status: number; headers?: string[]; reason: string };
+  | {
+      allow: true;
+      policy: string;
+      rule: string;
+      set: HeaderValue[];
+      add: HeaderValue[];
+      remove: string[];
+      removeQuery: string[];
+      responseHeaders: string[];
+    }
+  | {
+      allow: false;
+      policy: string;
+      rule: string;
+      status: number;
+      headers?: string[];
+      reason: string;
+      body?: Buffer;
+    };
 
 function isPromise<T>(v: T | Promise<T>): v is Promise<T> {
   return typeof (v as { then?: unknown }).then === 'function';
@@ -51,10 +71,13 @@ function isPromise<T>(v: T | Promise<T>): v is Promise<T> {
 export function runPolicy(
   policy: CompiledAccessPolicy,
   req: AccessRequest,
+  reach?: AuthorizationReach,
 ): AccessVerdict | Promise<AccessVerdict> {
-  const context: AccessContext = {};
+  const context: AccessContext = reach === undefined ? {} : { reach };
   const set: HeaderValue[] = [];
+  const add: HeaderValue[] = [];
   const remove: string[] = [];
+  const responseHeaders: string[] = [];
   const removeQuery: string[] = [];
   let rule = 'default';
   const from = (i: number): AccessVerdict | Promise<AccessVerdict> => {
@@ -72,7 +95,7 @@ export function runPolicy(
       const done = take(outcome);
       if (done !== undefined) return done;
     }
-    return { allow: true, policy: policy.name, rule, set, remove, removeQuery };
+    return { allow: true, policy: policy.name, rule, set, add, remove, removeQuery, responseHeaders };
   };
   const take = (o: StepOutcome): AccessVerdict | undefined => {
     if (!o.allow)
@@ -83,10 +106,13 @@ export function runPolicy(
         status: o.status,
         reason: o.reason,
         ...(o.headers === undefined ? {} : { headers: o.headers }),
+        ...(o.body === undefined ? {} : { body: o.body }),
       };
     if (o.rule !== undefined) rule = o.rule;
     if (o.set !== undefined) set.push(...o.set);
+    if (o.add !== undefined) add.push(...o.add);
     if (o.remove !== undefined) remove.push(...o.remove);
+    if (o.responseHeaders !== undefined) responseHeaders.push(...o.responseHeaders);
     if (o.removeQuery !== undefined) removeQuery.push(...o.removeQuery);
     return undefined;
   };
@@ -102,11 +128,12 @@ function failed(error: unknown): StepOutcome {
 export function runPolicies(
   policies: readonly CompiledAccessPolicy[],
   req: AccessRequest,
+  reach?: AuthorizationReach,
 ): AccessVerdict[] | Promise<AccessVerdict[]> {
   const verdicts: AccessVerdict[] = [];
   const from = (i: number): AccessVerdict[] | Promise<AccessVerdict[]> => {
     for (; i < policies.length; i++) {
-      const v = runPolicy(policies[i]!, req);
+      const v = runPolicy(policies[i]!, req, reach);
       if (isPromise(v)) {
         const next = i + 1;
         return v.then((done) => {
@@ -125,7 +152,7 @@ export function runPolicies(
 /** What the policies' verdicts come to: the refusal that answers, or the upstream header changes. */
 export type Settled =
   | { allow: false; refusal: AccessVerdict & { allow: false } }
-  | { allow: true; upstream: HeaderModifier | undefined; removeQuery: string[] };
+  | { allow: true; upstream: HeaderModifier | undefined; removeQuery: string[]; responseHeaders: string[] };
 
 /** Every verdict counted; the first refusal, else the allowances' header changes together. */
 export function settle(
@@ -133,17 +160,26 @@ export function settle(
   count: (policy: string, rule: string, outcome: 'allowed' | 'denied') => void,
 ): Settled {
   const set: HeaderValue[] = [];
+  const add: HeaderValue[] = [];
   const remove: string[] = [];
+  const responseHeaders: string[] = [];
   const removeQuery: string[] = [];
   for (const v of verdicts) {
     count(v.policy, v.rule, v.allow ? 'allowed' : 'denied');
     if (!v.allow) return { allow: false, refusal: v };
     set.push(...v.set);
+    add.push(...v.add);
     remove.push(...v.remove);
+    responseHeaders.push(...v.responseHeaders);
     removeQuery.push(...v.removeQuery);
   }
-  const upstream = set.length + remove.length === 0 ? undefined : { set, add: [], remove };
-  return { allow: true, upstream, removeQuery };
+  const edits = set.length + add.length + remove.length;
+  return {
+    allow: true,
+    upstream: edits === 0 ? undefined : { set, add, remove },
+    removeQuery,
+    responseHeaders,
+  };
 }
 
 /** `target` (path and query) without the query parameters `names`; the rest of the query as it came. */
@@ -182,8 +218,9 @@ export function checkAccess(
   req: AccessRequest,
   count: (policy: string, rule: string, outcome: 'allowed' | 'denied') => void,
   done: (settled: Settled) => void,
+  reach?: AuthorizationReach,
 ): void {
-  const verdicts = runPolicies(policies, req);
+  const verdicts = runPolicies(policies, req, reach);
   if (!(verdicts instanceof Promise)) {
     done(settle(verdicts, count));
     return;
@@ -200,4 +237,11 @@ export function credentialQueryOf(
 ): ReadonlySet<string> | undefined {
   const names = policies.flatMap((p) => p.credentialQuery);
   return names.length === 0 ? undefined : new Set(names);
+}
+
+/** The most request body bytes any step of `policies` reads (0: none; the pipeline then never waits for a body). */
+export function bodyBytesOf(policies: readonly CompiledAccessPolicy[]): number {
+  let most = 0;
+  for (const policy of policies) for (const step of policy.steps) most = Math.max(most, step.bodyBytes ?? 0);
+  return most;
 }

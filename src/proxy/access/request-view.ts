@@ -15,6 +15,14 @@ export interface AccessRequest {
   /** The TLS server name the client asked for; undefined on cleartext or without SNI. */
   readonly serverName: string | undefined;
   readonly tls: boolean;
+  /** The request target as the client sent it (an authorization service is asked about this). */
+  readonly target: string;
+  /** The Host (or :authority) the client sent. */
+  readonly host: string | undefined;
+  /** Header lines as received: name, value, ... (an ext_authz service gets them all). */
+  readonly headerLines: readonly string[];
+  /** The body a step asked for (`AccessStep.bodyBytes`), buffered before the pipeline ran; else undefined. */
+  body: Buffer | undefined;
 }
 
 /** The client's address an access check uses: the connection's peer. */
@@ -34,5 +42,9 @@ export function accessRequest(req: ClientRequest, path: string, search: string, 
     clientAddress: clientAddressOf(req),
     serverName: req.client.serverName,
     tls,
+    target: req.url,
+    host: req.host,
+    headerLines: req.rawHeaders,
+    body: undefined,
   };
 }

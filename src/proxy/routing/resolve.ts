@@ -1,5 +1,6 @@
 // Decides what to do with a request (local answer, redirect, or forward to an endpoint with which headers),
 // shared by plain requests and WebSocket upgrades.
+import type { ExternalAuthorization } from '../../ir/external-auth.js';
 import type {
   CorsPolicy,
   Endpoint,
@@ -8,8 +9,10 @@ import type {
   Route,
   RouteFilter,
 } from '../../ir/fleet-config.js';
+import { externalAuthStep } from '../access/external-steps.js';
 import type { CompiledAccessPolicy } from '../access/pipeline.js';
 import { type AccessRequest, accessRequest } from '../access/request-view.js';
+import type { AuthorizationReach, Authorizers } from '../access/step.js';
 import type { ClientRequest } from '../exchange.js';
 import type { LoadBalancing } from '../options.js';
 import type { ResponseFlag } from '../telemetry/access-log.js';
@@ -59,6 +62,8 @@ export interface ForwardPlan {
   configuredRequest: boolean;
   /** Copies to send (RequestMirror filters whose share drew this request, with an endpoint); undefined: none. */
   mirrors: ForwardPlan[] | undefined;
+  /** Header lines (name, value, ...) an access check adds to the client's response (a session cookie). */
+  responseLines?: string[];
 }
 
 /** For a retry on another connection: the next endpoint of the plan's cluster. */
@@ -78,6 +83,8 @@ const REFUSED_PATH: Plan = { kind: 'local', routeName: '-', status: 400, flag: '
 export interface AccessPlan {
   policies: readonly CompiledAccessPolicy[];
   request: AccessRequest;
+  /** How steps reach authorization services (through the snapshot the request resolved with). */
+  reach: AuthorizationReach;
 }
 
 export type Plan =
@@ -122,20 +129,8 @@ function effectivePolicies(
   return [...own, ...inherited.filter((n) => !kinds.has(policyKind(n)))];
 }
 
-function accessPlan(
-  snapshot: Snapshot,
-  names: readonly string[],
-  req: ClientRequest,
-  path: string,
-  search: string,
-  proto: 'http' | 'https',
-): AccessPlan {
-  const policies = names.map((n) => snapshot.policies.get(n) ?? missingPolicy(n));
-  return { policies, request: accessRequest(req, path, search, proto === 'https') };
-}
-
 export function resolveRequest(
-  rt: Balancing,
+  rt: Balancing & { readonly authorizers: Authorizers },
   snapshot: Snapshot | undefined,
   listenerName: string,
   proto: 'http' | 'https',
@@ -173,8 +168,43 @@ export function resolveRequest(
   const names = effectivePolicies(route.policies, vhost.policies);
   const matched = { compiled, host, path, rawPath, search, listenerPort: routes.listener.port };
   const planned = resolveAction(rt, snapshot, matched, req, proto);
-  if (names !== undefined) planned.access = accessPlan(snapshot, names, req, path, search, proto);
+  const auth = externalAuthOf(route);
+  if (names !== undefined || auth !== undefined) {
+    const policies = (names ?? []).map((n) => snapshot.policies.get(n) ?? missingPolicy(n));
+    // The route's ExternalAuth filter runs after the policies: its service is asked only about requests they let by.
+    if (auth !== undefined) policies.push(externalAuthPolicy(auth, route.name));
+    planned.access = {
+      policies,
+      request: accessRequest(req, path, search, proto === 'https'),
+      reach: authorizationReach(rt, snapshot),
+    };
+  }
   return planned;
+}
+
+/** Authorization services as this request's steps reach them: through this snapshot's clusters. */
+function authorizationReach(
+  rt: Balancing & { readonly authorizers: Authorizers },
+  snapshot: Snapshot,
+): AuthorizationReach {
+  return {
+    authorizers: rt.authorizers,
+    endpointOf: (cluster) => {
+      const state = snapshot.clusters.get(cluster);
+      return state && pickEndpoint(state, rt.options.loadBalancing, rt.activeByEndpoint);
+    },
+  };
+}
+
+/** The route's ExternalAuth filter's settings, if it has one. */
+function externalAuthOf(route: Route): ExternalAuthorization | undefined {
+  for (const f of route.filters) if (f.type === 'ExternalAuth') return f.auth;
+  return undefined;
+}
+
+/** A route's ExternalAuth filter as a one-step policy (named for the route: a metrics label). */
+function externalAuthPolicy(auth: ExternalAuthorization, routeName: string): CompiledAccessPolicy {
+  return { name: `ExternalAuth ${routeName}`, steps: [externalAuthStep(auth)], credentialQuery: [] };
 }
 
 /** A request's matched route and what matching read of the request. */
@@ -304,6 +334,8 @@ function applyFilters(
       plan.configuredRequest = true;
     } else if (f.type === 'ResponseHeaderModifier') responseModifiers.push(f.headers);
     else if (f.type === 'CORS') responseModifiers.push(corsResponseModifier(f.cors, corsRequest(rawHeaders)));
+    // ExternalAuth joins the access plan (resolveRequest).
+    else if (f.type === 'ExternalAuth') continue;
     else {
       plan.configuredRequest = true;
       if (f.hostname !== undefined) plan.hostRewrite = f.hostname;
