@@ -1,7 +1,7 @@
 // backendRefs → Clusters: Service and port lookup, ReferenceGrant, EndpointSlice ports by name, ready endpoints.
 import type { Service } from '../api/core.js';
 import { GATEWAY_API_GROUP } from '../api/gateway-class.js';
-import type { RouteObject } from '../api/route-kinds.js';
+import { isLayer4Route, type RouteObject } from '../api/route-kinds.js';
 import type { Cluster, ClusterEndpoints, ClusterProtocol, Endpoint } from '../ir/fleet-config.js';
 import { backendTlsFor } from './backend-tls.js';
 import type { Verdict } from './conditions.js';
@@ -52,6 +52,15 @@ export function clusterName(service: Service, port: number, protocol: ClusterPro
   return protocol === own ? base : `${base}/${protocol}`;
 }
 
+/**
+ * What a route's backends speak: gRPC is HTTP/2 end to end (h2c whatever the port's appProtocol says); layer-4
+ * routes relay TCP (TLSRoute, TCPRoute) or UDP (UDPRoute); an HTTPRoute follows the port's appProtocol.
+ */
+function routeProtocol(route: RouteObject, appProtocol: string | undefined): ClusterProtocol {
+  if (isLayer4Route(route)) return route.kind === 'UDPRoute' ? 'udp' : 'tcp';
+  return route.kind === 'GRPCRoute' ? 'h2c' : portProtocol(appProtocol);
+}
+
 function resolveCluster(
   service: Service,
   port: number,
@@ -65,7 +74,9 @@ function resolveCluster(
   if (table.has(name)) return name;
   const slices = lookup.slices.get(`${ns}/${service.metadata.name}`) ?? [];
   const before = previous?.get(name);
-  const tls = backendTlsFor(lookup.backendTls, service, port);
+  // A layer-4 cluster relays bytes as they come: TLS to it is the client's own (passthrough), never the proxy's.
+  const layer4 = protocol === 'tcp' || protocol === 'udp';
+  const tls = layer4 ? undefined : backendTlsFor(lookup.backendTls, service, port);
   const deps = tls === undefined ? [service, ...slices] : [service, ...slices, tls.policy, tls.tls.caPem];
   // Same Service, EndpointSlice and policy objects as last time: keep the same Cluster objects (cheap diffs).
   if (before !== undefined && sameObjects(before.deps, deps)) {
@@ -76,7 +87,10 @@ function resolveCluster(
   const seen = new Set<string>();
   const endpoints: Endpoint[] = [];
   for (const slice of slices) {
-    const slicePort = slice.ports.find((p) => p.name === (servicePort?.name ?? '') && p.protocol === 'TCP');
+    const transport = protocol === 'udp' ? 'UDP' : 'TCP';
+    const slicePort = slice.ports.find(
+      (p) => p.name === (servicePort?.name ?? '') && p.protocol === transport,
+    );
     if (slicePort?.port === undefined) continue;
     for (const e of slice.endpoints) {
       if (e.conditions.ready === false) continue;
@@ -177,9 +191,17 @@ function resolveUncached(
       const port = b.port ?? 0;
       const servicePort = service.spec.ports.find((p) => p.port === port);
       if (servicePort === undefined) return fail('BackendNotFound', `Service ${id} has no port ${port}`);
-      // gRPC is HTTP/2 end to end: a GRPCRoute's backends are h2c whatever their port's appProtocol says.
-      const protocol = route.kind === 'GRPCRoute' ? 'h2c' : portProtocol(servicePort.appProtocol);
-      return { weight: b.weight, cluster: resolveCluster(service, port, protocol, lookup, table, previous) };
+      return {
+        weight: b.weight,
+        cluster: resolveCluster(
+          service,
+          port,
+          routeProtocol(route, servicePort.appProtocol),
+          lookup,
+          table,
+          previous,
+        ),
+      };
     }),
   );
   return { rules, refs };

@@ -7,6 +7,7 @@ import {
   type FleetConfig,
   type FleetGateway,
   type Listener,
+  type ListenerProtocol,
   listenerSetFleetName,
   type TlsCertificateChoice,
   type TlsSecret,
@@ -24,7 +25,7 @@ import {
 } from './fleet-hosts.js';
 import { updateFleet } from './fleet-update.js';
 import { compareSpecificity, covers, effectiveHostnames, isWildcard } from './hostnames.js';
-import { type ListenerState, listenerRef, ready } from './listeners.js';
+import { type ListenerState, listenerRef, ready, terminatesTls } from './listeners.js';
 import type { SnapshotLookup } from './lookup.js';
 import type { RouteState } from './routes.js';
 import { tlsSecretPems } from './secrets.js';
@@ -283,14 +284,19 @@ function portListener(port: number, onPort: ListenerState[], usedSecrets: Set<st
   const listener: Listener = {
     name: `port-${port}`,
     port,
-    protocol: onPort[0]!.spec.protocol === 'HTTPS' ? 'HTTPS' : 'HTTP',
+    // Listeners of one port share a protocol (another one is Conflicted and left out).
+    protocol: onPort[0]!.spec.protocol as ListenerProtocol,
     gatewayListeners: onPort.map(listenerRef).sort(byGatewayListener),
   };
-  if (listener.protocol === 'HTTPS') {
+  if (listener.protocol === 'HTTPS' || listener.protocol === 'TLS') {
     const certificates: TlsCertificateChoice[] = onPort
       .slice()
       .sort((a, b) => compareSpecificity(a.spec.hostname, b.spec.hostname))
-      .map((l) => ({ hostnames: [l.spec.hostname ?? '*'], secrets: l.certificates }));
+      .map((l) =>
+        terminatesTls(l.spec)
+          ? { hostnames: [l.spec.hostname ?? '*'], secrets: l.certificates }
+          : { hostnames: [l.spec.hostname ?? '*'], secrets: [], passthrough: true },
+      );
     for (const c of certificates) for (const s of c.secrets) usedSecrets.add(s);
     listener.tls = { certificates };
   }
