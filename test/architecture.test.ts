@@ -73,7 +73,9 @@ const PROXY_MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
   routing: ['wire', 'telemetry', 'contracts'],
   upstream: ['wire', 'telemetry', 'contracts', 'routing'],
   downstream: ['wire', 'telemetry', 'contracts', 'routing'],
-  top: ['wire', 'telemetry', 'contracts', 'routing', 'upstream', 'downstream'],
+  // Layer-4 listeners accept and relay both ways; they read TLS certificate choice from downstream.
+  layer4: ['wire', 'telemetry', 'contracts', 'routing', 'downstream'],
+  top: ['wire', 'telemetry', 'contracts', 'routing', 'upstream', 'downstream', 'layer4'],
 };
 
 const PROXY_CONTRACTS = ['exchange.ts', 'options.ts'];

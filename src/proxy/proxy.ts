@@ -280,7 +280,10 @@ function listenerCertificates(
     try {
       usable.set(
         listener,
-        listener.tls === undefined ? undefined : compileCertificates(listener.tls, secrets, contexts),
+        // A TLS listener that passes every name through has no certificate of its own.
+        listener.tls === undefined || listener.tls.certificates.every((c) => c.passthrough === true)
+          ? undefined
+          : compileCertificates(listener.tls, secrets, contexts),
       );
     } catch (error) {
       listenerErrors.push({ listener: listener.name, message: message(error) });
@@ -314,6 +317,7 @@ async function rebindListeners(
   for (const [listener, table] of usable) {
     const existing = bound.get(listener.name);
     if (existing !== undefined) {
+      existing.listener = listener;
       if (table !== undefined) updateCertificates(existing, table);
       continue;
     }

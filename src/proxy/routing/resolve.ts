@@ -36,6 +36,8 @@ export interface ForwardPlan {
   routeName: string;
   action: ForwardAction;
   cluster: ClusterState;
+  /** The cluster's protocol, an HTTP one: the Upstream the request goes through. */
+  protocol: 'http' | 'h2c';
   endpoint: Endpoint;
   /** Path and query sent upstream. */
   target: string;
@@ -112,8 +114,12 @@ export function resolveRequest(
   if (backend?.cluster === undefined)
     return { kind: 'local', routeName: route.name, status: 500, flag: 'no_backend' };
   const cluster = snapshot.clusters.get(backend.cluster);
+  const protocol = cluster?.protocol;
+  // A layer-4 cluster relays connections, never HTTP requests (the translator never routes one here).
+  if (protocol === 'tcp' || protocol === 'udp')
+    return { kind: 'local', routeName: route.name, status: 500, flag: 'no_backend' };
   const endpoint = cluster && pickEndpoint(cluster, rt.options.loadBalancing, rt.activeByEndpoint);
-  if (cluster === undefined || endpoint === undefined)
+  if (cluster === undefined || protocol === undefined || endpoint === undefined)
     return { kind: 'local', routeName: route.name, status: 503, flag: 'no_healthy_upstream' };
 
   const plan: ForwardPlan = {
@@ -121,6 +127,7 @@ export function resolveRequest(
     routeName: route.name,
     action,
     cluster,
+    protocol,
     endpoint,
     target: path === rawPath ? url : path + search,
     requestModifiers: NO_MODIFIERS,
