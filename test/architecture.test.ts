@@ -73,8 +73,8 @@ const PROXY_MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
   routing: ['wire', 'telemetry', 'contracts'],
   upstream: ['wire', 'telemetry', 'contracts', 'routing'],
   downstream: ['wire', 'telemetry', 'contracts', 'routing'],
-  // Layer-4 listeners accept and relay both ways; they read TLS certificate choice from downstream.
-  layer4: ['wire', 'telemetry', 'contracts', 'routing', 'downstream'],
+  // Layer-4 listeners accept and relay both ways: certificate choice from downstream, backend TLS from upstream.
+  layer4: ['wire', 'telemetry', 'contracts', 'routing', 'upstream', 'downstream'],
   top: ['wire', 'telemetry', 'contracts', 'routing', 'upstream', 'downstream', 'layer4'],
 };
 

@@ -278,7 +278,11 @@ export interface Cluster {
    * (TLSRoute and TCPRoute backends) and `udp` (UDPRoute) relay a connection or datagrams unchanged.
    */
   protocol: ClusterProtocol;
-  /** Present when a BackendTLSPolicy applies to the Service port: the proxy speaks TLS to it, never plaintext. */
+  /**
+   * Present when a BackendTLSPolicy applies to the Service port: the proxy speaks TLS to it, never plaintext. A
+   * `tcp` cluster uses it for connections whose TLS the proxy ended; a passed-through connection's TLS is the
+   * client's own, relayed as it is.
+   */
   tls?: ClusterTls;
 }
 

@@ -74,9 +74,9 @@ function resolveCluster(
   if (table.has(name)) return name;
   const slices = lookup.slices.get(`${ns}/${service.metadata.name}`) ?? [];
   const before = previous?.get(name);
-  // A layer-4 cluster relays bytes as they come: TLS to it is the client's own (passthrough), never the proxy's.
-  const layer4 = protocol === 'tcp' || protocol === 'udp';
-  const tls = layer4 ? undefined : backendTlsFor(lookup.backendTls, service, port);
+  // UDP is relayed as it comes. A tcp cluster keeps its policy: the proxy originates TLS with it only for a
+  // connection whose TLS it ended itself (a TLSRoute on a terminate listener), never for one it passes through.
+  const tls = protocol === 'udp' ? undefined : backendTlsFor(lookup.backendTls, service, port);
   const deps = tls === undefined ? [service, ...slices] : [service, ...slices, tls.policy, tls.tls.caPem];
   // Same Service, EndpointSlice and policy objects as last time: keep the same Cluster objects (cheap diffs).
   if (before !== undefined && sameObjects(before.deps, deps)) {

@@ -39,6 +39,11 @@ const FEATURES: readonly string[] = [
   'HTTPRouteSchemeRedirect',
   'ListenerSet',
   'ReferenceGrant',
+  'TCPRoute',
+  'TLSRoute',
+  'TLSRouteModeMixed',
+  'TLSRouteModeTerminate',
+  'UDPRoute',
 ];
 
 /**

@@ -103,17 +103,28 @@ describe('layer-4 listeners', WITHIN, () => {
       l4Upstream('b', 'tcp', bPort),
       l4Upstream('dns', 'udp', udpPort),
     ];
+    // The passthrough backend again, as a BackendTLSPolicy would have it: TLS from the proxy, verified.
+    const reencrypt = l4Upstream('reencrypt', 'tcp', passPort);
+    reencrypt.cluster.tls = {
+      policy: 'default/backend',
+      serverName: 'abc.example.com',
+      caPem: backendCert.certificatePem,
+      subjectAltNames: [],
+    };
+    upstreams.push(reencrypt);
     config = (tcpCluster) =>
       fleet(
         [
           {
             listener: l4Listener(443, 'TLS', [
               { hostnames: ['tls.example.com'], secrets: [proxyCert.name] },
+              { hostnames: ['reencrypt.example.com'], secrets: [proxyCert.name] },
               { hostnames: ['*.example.com'], secrets: [], passthrough: true },
             ]),
             vhosts: [
               vhost(443, 'abc.example.com', [route(forward(['pass']))]),
               vhost(443, 'tls.example.com', [route(forward(['a']))]),
+              vhost(443, 'reencrypt.example.com', [route(forward(['reencrypt']))]),
             ],
           },
           {
@@ -191,6 +202,18 @@ describe('layer-4 listeners', WITHIN, () => {
     await readUntil(socket as unknown as Socket, 'a\n', seen);
     socket.write('ping\n');
     assert.match(await readUntil(socket as unknown as Socket, 'PING\n', seen), /^a\nPING\n$/);
+    socket.destroy();
+  });
+
+  it('originates TLS to the backend under a BackendTLSPolicy after ending the client TLS', async () => {
+    const socket = tlsConnect({
+      host: '127.0.0.1',
+      port: ports['port-443']!,
+      servername: 'reencrypt.example.com',
+      rejectUnauthorized: false,
+    });
+    await once(socket, 'secureConnect');
+    assert.equal(await readUntil(socket as unknown as Socket, '\n'), 'backend saw abc.example.com\n');
     socket.destroy();
   });
 

@@ -14,6 +14,7 @@ import type { Balancing } from '../routing/resolve.js';
 import type { Snapshot } from '../routing/snapshot.js';
 import type { AccessLog, ResponseFlag } from '../telemetry/access-log.js';
 import type { ProxyMetrics } from '../telemetry/metrics.js';
+import { connectBackendTls } from '../upstream/backend-tls.js';
 import { readClientHello } from './client-hello.js';
 import { type Destination, layer4Destination, tlsChoiceFor } from './destination.js';
 import { relay } from './relay.js';
@@ -92,8 +93,18 @@ function refuse(rt: Layer4Runtime, c: Connection, d: Destination & { ok: false }
   logConnection(rt, c, { routeName: d.routeName, flag: d.flag });
 }
 
-/** Connects to the destination and relays `plain` (the client side, maybe TLS ended here) with it. */
-function forward(rt: Layer4Runtime, c: Connection, plain: Duplex, d: Destination, first?: Buffer): void {
+/**
+ * Connects to the destination and relays `plain` (the client side) with it. `first`: bytes already read to send
+ * ahead (a passed-through ClientHello); `terminated`: the proxy ended the client's TLS, so the cluster's
+ * BackendTLSPolicy, if any, applies.
+ */
+function forward(
+  rt: Layer4Runtime,
+  c: Connection,
+  plain: Duplex,
+  d: Destination,
+  options: { first?: Buffer; terminated: boolean },
+): void {
   if (!d.ok) {
     refuse(rt, c, d, false);
     return;
@@ -102,17 +113,15 @@ function forward(rt: Layer4Runtime, c: Connection, plain: Duplex, d: Destination
   const upstreamHost = endpoint.address.includes(':')
     ? `[${endpoint.address}]:${endpoint.port}`
     : `${endpoint.address}:${endpoint.port}`;
-  const upstream = connect({
-    host: endpoint.address,
-    port: endpoint.port,
-    allowHalfOpen: true,
-    noDelay: true,
-  });
+  const upstream =
+    options.terminated && cluster.tls !== undefined
+      ? connectBackendTls(endpoint.address, endpoint.port, cluster.tls, [])
+      : connect({ host: endpoint.address, port: endpoint.port, allowHalfOpen: true, noDelay: true });
   upstream.setTimeout(rt.options.upstreamConnectTimeoutMs, () =>
     upstream.destroy(new Error('connect timeout')),
   );
   upstream.once('connect', () => upstream.setTimeout(0));
-  if (first !== undefined) upstream.write(first);
+  if (options.first !== undefined) upstream.write(options.first);
   const active = rt.activeByEndpoint;
   active.set(upstreamHost, (active.get(upstreamHost) ?? 0) + 1);
   relay(plain, upstream, (end) => {
@@ -163,7 +172,8 @@ function acceptTls(
     }
     if (choice.passthrough === true) {
       clearTimeout(deadline);
-      forward(rt, c, socket, layer4Destination(rt, rt.snapshot, c.listener, hello.serverName), buffered);
+      const d = layer4Destination(rt, rt.snapshot, c.listener, hello.serverName);
+      forward(rt, c, socket, d, { first: buffered, terminated: false });
       socket.resume();
       return;
     }
@@ -175,7 +185,8 @@ function acceptTls(
     });
     secure.once('secure', () => {
       clearTimeout(deadline);
-      forward(rt, c, secure, layer4Destination(rt, rt.snapshot, c.listener, hello.serverName));
+      const d = layer4Destination(rt, rt.snapshot, c.listener, hello.serverName);
+      forward(rt, c, secure, d, { terminated: true });
     });
     secure.once('error', () => {
       clearTimeout(deadline);
@@ -230,7 +241,7 @@ export function createStreamListener(
       client: socket,
     };
     if (protocol === 'TLS') acceptTls(rt, c, listener, certificates);
-    else forward(rt, c, socket, layer4Destination(rt, rt.snapshot, name, undefined));
+    else forward(rt, c, socket, layer4Destination(rt, rt.snapshot, name, undefined), { terminated: false });
   });
   return {
     server,
