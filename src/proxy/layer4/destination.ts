@@ -3,7 +3,7 @@
 // one of its endpoints. Decided once, when the connection or flow starts: a later config leaves it where it is.
 import type { Endpoint, ListenerTls, TlsCertificateChoice } from '../../ir/fleet-config.js';
 import type { Balancing } from '../routing/resolve.js';
-import { type CompiledVirtualHost, lookupHost, pickBackend } from '../routing/route-table.js';
+import { type CompiledVirtualHost, type HostTable, lookupHost, pickBackend } from '../routing/route-table.js';
 import { type ClusterState, pickEndpoint, type Snapshot } from '../routing/snapshot.js';
 import type { ResponseFlag } from '../telemetry/access-log.js';
 
@@ -16,11 +16,7 @@ function refused(routeName: string, flag: ResponseFlag, reason: string): Destina
 }
 
 /** A TCP or UDP listener's one VirtualHost (`*` unless its Gateway listener names a hostname). */
-function onlyHost(hosts: {
-  any?: CompiledVirtualHost;
-  exact: Map<string, CompiledVirtualHost>;
-  wildcards: { vhost: CompiledVirtualHost }[];
-}): CompiledVirtualHost | undefined {
+function onlyHost(hosts: HostTable): CompiledVirtualHost | undefined {
   return hosts.any ?? hosts.exact.values().next().value ?? hosts.wildcards[0]?.vhost;
 }
 
