@@ -2,7 +2,7 @@
 // backend that ends TLS itself (the client verifies the backend's certificate, so the proxy never decrypted), an
 // unknown SNI refused, TLS ended at the proxy on a terminate entry of the same port, TCP split by weight, a
 // half-closed connection finishing its other direction, a TCP connection and a UDP flow that outlive a config
-// change, and a UDP flow that ends after its idle timeout.
+// change, a UDP flow that ends after its idle timeout, and an access log line for each connection and flow.
 import assert from 'node:assert/strict';
 import { createSocket, type Socket as UdpSocket } from 'node:dgram';
 import { once } from 'node:events';
@@ -80,6 +80,15 @@ describe('layer-4 listeners', WITHIN, () => {
   const udp: UdpSocket[] = [];
   let ports: Record<string, number>;
   let config: (tcpCluster: string) => FleetConfig;
+  const logLines: Record<string, string | number>[] = [];
+  /** Waits for an access log line that `match` accepts. */
+  async function logLine(match: (l: Record<string, string | number>) => boolean) {
+    for (;;) {
+      const found = logLines.find(match);
+      if (found !== undefined) return found;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
 
   before(async () => {
     const passBackend = createTlsServer(
@@ -154,6 +163,24 @@ describe('layer-4 listeners', WITHIN, () => {
       portMap: () => 0,
       log: discardingLogger,
       layer4: { udpFlowIdleTimeoutMs: 300 },
+      accessLog: {
+        format: 'json',
+        fields: [
+          'protocol',
+          'authority',
+          'bytes_received',
+          'bytes_sent',
+          'upstream_host',
+          'route_name',
+          'listener',
+        ],
+        sampling: 1,
+        flushIntervalMs: 10,
+        write: (text) => {
+          for (const line of text.split('\n'))
+            if (line !== '') logLines.push(JSON.parse(line) as Record<string, string | number>);
+        },
+      },
     });
     assert.deepEqual(await proxy.apply(config('split')), { ok: true, listenerErrors: [] });
     ports = Object.fromEntries(proxy.addresses().map((a) => [a.listener, a.port]));
@@ -176,6 +203,7 @@ describe('layer-4 listeners', WITHIN, () => {
     assert.equal(socket.authorized, true);
     assert.equal(await readUntil(socket as unknown as Socket, '\n'), 'backend saw abc.example.com\n');
     socket.destroy();
+    assert.equal((await logLine((l) => l.authority === 'abc.example.com')).protocol, 'TLS');
   });
 
   it('refuses a server name no listener serves', async () => {
@@ -231,6 +259,11 @@ describe('layer-4 listeners', WITHIN, () => {
     }
     assert.equal(names.filter((n) => n === 'a').length, 6);
     assert.equal(names.filter((n) => n === 'b').length, 2);
+    // Each connection is a line: what the client sent (nothing) and got (greeting and bye), and its backend.
+    const line = await logLine((l) => l.protocol === 'TCP' && l.listener === 'port-9000');
+    assert.equal(line.bytes_received, 0);
+    assert.ok(Number(line.bytes_sent) >= 'a\nbye\n'.length);
+    assert.match(String(line.upstream_host), /^127\.0\.0\.1:\d+$/);
   });
 
   it('keeps an open TCP connection and a UDP flow across a config change', async () => {
@@ -278,5 +311,7 @@ describe('layer-4 listeners', WITHIN, () => {
       while (replies.length === before) await once(client, 'message');
       if (replies.at(-1)!.split(' from ')[1] !== firstPort) break;
     }
+    const ended = await logLine((l) => l.protocol === 'UDP' && l.bytes_received === 'first'.length);
+    assert.equal(ended.listener, 'port-5353');
   });
 });

@@ -7,19 +7,29 @@ import { isIPv6 } from 'node:net';
 import { layer4Destination } from './destination.js';
 import type { Layer4Runtime, Layer4Server } from './stream-listener.js';
 
-interface Flow {
+export interface Flow {
+  /** The flow's own socket toward the backend. */
   upstream: Socket;
+  /** The backend endpoint. */
   address: string;
   port: number;
+  /** `performance.now()` of the last datagram either way. */
   lastSeen: number;
+  /** For its access log line: when it started (epoch ms and `performance.now()`), bytes each way, route. */
+  startMs: number;
+  started: number;
+  bytesReceived: number;
+  bytesSent: number;
+  routeName: string;
 }
 
-/** The table of a listener's flows by client, with its idle sweep. */
+/** The table of a listener's flows by client, with its idle sweep; `onEnd` hears of each flow that ends. */
 export class FlowTable {
   readonly flows = new Map<string, Flow>();
   constructor(
     readonly maxFlows: number,
     readonly idleMs: number,
+    readonly onEnd: (client: string, flow: Flow) => void = () => {},
   ) {}
 
   /** Ends flows idle for the timeout; returns how many are left. */
@@ -35,6 +45,7 @@ export class FlowTable {
     if (flow === undefined) return;
     this.flows.delete(key);
     flow.upstream.close();
+    this.onEnd(key, flow);
   }
 
   endAll(): void {
@@ -46,10 +57,40 @@ function clientKey(r: RemoteInfo): string {
   return `${r.address}|${r.port}`;
 }
 
+/** One access log line per ended flow: protocol UDP, bytes each way, duration, backend. */
+function logFlow(rt: Layer4Runtime, listener: string, client: string, flow: Flow): void {
+  const log = rt.accessLog;
+  if (log === undefined || !log.sampled()) return;
+  const endpoint = flow.address.includes(':')
+    ? `[${flow.address}]:${flow.port}`
+    : `${flow.address}:${flow.port}`;
+  log.record({
+    startMs: flow.startMs,
+    method: '-',
+    authority: undefined,
+    path: '-',
+    protocol: 'UDP',
+    status: 0,
+    flag: undefined,
+    bytesReceived: flow.bytesReceived,
+    bytesSent: flow.bytesSent,
+    durationMs: performance.now() - flow.started,
+    upstreamHost: endpoint,
+    upstreamServiceTimeMs: undefined,
+    upstreamRetries: undefined,
+    routeName: flow.routeName,
+    listener,
+    requestId: undefined,
+    clientAddress: client.slice(0, client.lastIndexOf('|')),
+  });
+}
+
 /** A UDP listener: flows by client to the route's backend, replies sent back from the listener's socket. */
 export function createUdpListener(rt: Layer4Runtime, name: string): Layer4Server {
   const { udpMaxFlows, udpFlowIdleTimeoutMs } = rt.options.layer4;
-  const table = new FlowTable(udpMaxFlows, udpFlowIdleTimeoutMs);
+  const table = new FlowTable(udpMaxFlows, udpFlowIdleTimeoutMs, (client, flow) =>
+    logFlow(rt, name, client, flow),
+  );
   let socket: Socket | undefined;
   let listening = false;
   let accepting = true;
@@ -72,12 +113,24 @@ export function createUdpListener(rt: Layer4Runtime, name: string): Layer4Server
     }
     const { address, port } = d.endpoint;
     const upstream = createSocket(isIPv6(address) ? 'udp6' : 'udp4');
-    const flow: Flow = { upstream, address, port, lastSeen: performance.now() };
+    const now = performance.now();
+    const flow: Flow = {
+      upstream,
+      address,
+      port,
+      lastSeen: now,
+      startMs: Date.now(),
+      started: now,
+      bytesReceived: 0,
+      bytesSent: 0,
+      routeName: d.routeName,
+    };
     const key = clientKey(r);
     upstream.on('message', (reply, from) => {
       // Only the backend's own replies go back: the flow's socket is not an open relay.
       if (from.address !== address || from.port !== port) return;
       flow.lastSeen = performance.now();
+      flow.bytesSent += reply.length;
       listener.send(reply, r.port, r.address);
     });
     upstream.on('error', (error) => {
@@ -95,6 +148,7 @@ export function createUdpListener(rt: Layer4Runtime, name: string): Layer4Server
     const flow = table.flows.get(clientKey(r)) ?? open(listener, r);
     if (flow === undefined) return;
     flow.lastSeen = performance.now();
+    flow.bytesReceived += msg.length;
     flow.upstream.send(msg, flow.port, flow.address);
   };
 
