@@ -7,9 +7,8 @@ import { test } from 'node:test';
 import { type Flow, FlowTable } from '../../src/proxy/layer4/udp-flows.js';
 
 function flow(lastSeen: number): Flow {
-  const upstream = createSocket('udp4');
   return {
-    upstream,
+    upstream: createSocket('udp4'),
     address: '127.0.0.1',
     port: 9,
     lastSeen,
@@ -28,14 +27,12 @@ test('the sweep ends the flows idle for the timeout and keeps the others', async
   const fresh = flow(500);
   table.flows.set('a|1', idle);
   table.flows.set('b|2', fresh);
-    () => {},
-  );
   const closed = once(idle.upstream, 'close');
   assert.equal(table.sweep(1000), 1);
   await closed;
   assert.deepEqual(ended, ['a|1']);
   assert.deepEqual([...table.flows.keys()], ['b|2']);
-  // Ending twice reports once.
+  // Ending a flow that already ended reports nothing more.
   table.end('a|1');
   assert.deepEqual(ended, ['a|1']);
   table.endAll();
