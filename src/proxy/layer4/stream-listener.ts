@@ -2,7 +2,7 @@
 // ClientHello is read (bounded in size and time) for its server name, which picks the certificate entry of the
 // port: a passthrough entry relays the connection, ClientHello included, undecrypted to the backend (which ends
 // TLS itself); a terminate entry ends TLS here with its certificate and relays the plaintext. A name no entry
-// serves, or a route without a usable backend, closes the connection.
+// serves, or a route without a usable backend, closes the connection (no TLS alert).
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { TLSSocket } from 'node:tls';
@@ -45,9 +45,6 @@ export interface Layer4Server {
   listen(address: string, port: number, reusePort: boolean): Promise<{ address: string; port: number }>;
 }
 
-/** The TLS alert a refused server name gets before the close: fatal unrecognized_name (RFC 6066 §3). */
-const UNRECOGNIZED_NAME_ALERT = Buffer.from([21, 3, 1, 0, 2, 2, 112]);
-
 interface Connection {
   startMs: number;
   started: number;
@@ -86,10 +83,13 @@ function logConnection(
   });
 }
 
-function refuse(rt: Layer4Runtime, c: Connection, d: Destination & { ok: false }, alert: boolean): void {
+/**
+ * Closes a connection nothing serves, without a TLS alert: the Gateway API conformance suite takes only a reset or
+ * a plain close as a refusal (an `unrecognized_name` alert reads to it as a failed handshake to retry).
+ */
+function refuse(rt: Layer4Runtime, c: Connection, d: Destination & { ok: false }): void {
   rt.options.log.debug(`listener ${c.listener}: connection refused: ${d.reason}`);
-  if (alert) c.client.end(UNRECOGNIZED_NAME_ALERT);
-  else c.client.destroy();
+  c.client.destroy();
   logConnection(rt, c, { routeName: d.routeName, flag: d.flag });
 }
 
@@ -106,7 +106,7 @@ function forward(
   options: { first?: Buffer; terminated: boolean },
 ): void {
   if (!d.ok) {
-    refuse(rt, c, d, false);
+    refuse(rt, c, d);
     return;
   }
   const { endpoint, cluster, routeName } = d;
@@ -167,7 +167,7 @@ function acceptTls(
     if (choice === undefined || (choice.passthrough === undefined && table === undefined)) {
       clearTimeout(deadline);
       const reason = `no listener serves server name '${hello.serverName ?? ''}'`;
-      refuse(rt, c, { ok: false, routeName: '-', flag: 'no_route', reason }, true);
+      refuse(rt, c, { ok: false, routeName: '-', flag: 'no_route', reason });
       return;
     }
     if (choice.passthrough === true) {
