@@ -5,7 +5,13 @@ import { parse } from 'yaml';
 import { REPO } from '../toolchain/manifest.js';
 
 /** Each profile the suite runs, and the feature whose claim in supportedFeatures puts it in the run. */
-const PROFILES = { 'GATEWAY-HTTP': 'HTTPRoute', 'GATEWAY-GRPC': 'GRPCRoute' } as const;
+const PROFILES = {
+  'GATEWAY-HTTP': 'HTTPRoute',
+  'GATEWAY-GRPC': 'GRPCRoute',
+  'GATEWAY-TLS': 'TLSRoute',
+  'GATEWAY-TCP': 'TCPRoute',
+  'GATEWAY-UDP': 'UDPRoute',
+} as const;
 
 /** The profiles a GatewayClass's supportedFeatures make Portico answer for, in a stable order. */
 export function profilesClaimed(supportedFeatures: readonly string[]): string[] {

@@ -1,5 +1,5 @@
 // `npm run conformance`: the upstream Gateway API conformance suite, unmodified, with the profiles whose route kind
-// Portico claims (GATEWAY-HTTP; GATEWAY-GRPC once GRPCRoute is claimed), against
+// Portico claims (GATEWAY-HTTP, GATEWAY-GRPC, GATEWAY-TLS, GATEWAY-TCP, GATEWAY-UDP as their route kinds are), against
 // Portico installed with its Helm chart on the real test cluster, once per deployment mode. Features are not
 // passed to the suite: it reads them from the GatewayClass's status.supportedFeatures, as it would from any
 // implementation. A run fails when the suite fails, and when it passes less than the committed report of the

@@ -281,6 +281,8 @@ export function renderConfigReference(): string {
     '',
     limitsTable('http2', 'Http2Limits', DEFAULT_PROXY_OPTIONS.http2 as unknown as Record<string, unknown>),
     '',
+    limitsTable('layer4', 'Layer4Limits', DEFAULT_PROXY_OPTIONS.layer4 as unknown as Record<string, unknown>),
+    '',
   ].join('\n');
 }
 

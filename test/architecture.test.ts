@@ -75,7 +75,9 @@ const PROXY_MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
   routing: ['wire', 'telemetry', 'contracts', 'access'],
   upstream: ['wire', 'telemetry', 'contracts', 'access', 'routing'],
   downstream: ['wire', 'telemetry', 'contracts', 'access', 'routing'],
-  top: ['wire', 'limits', 'telemetry', 'contracts', 'access', 'routing', 'upstream', 'downstream'],
+  // Layer-4 listeners accept and relay both ways: certificate choice from downstream, backend TLS from upstream.
+  layer4: ['wire', 'limits', 'telemetry', 'contracts', 'access', 'routing', 'upstream', 'downstream'],
+  top: ['wire', 'limits', 'telemetry', 'contracts', 'access', 'routing', 'upstream', 'downstream', 'layer4'],
 };
 
 const PROXY_CONTRACTS = ['exchange.ts', 'options.ts'];

@@ -24,6 +24,14 @@ import {
 } from './gateway-class.js';
 import { type GRPCRoute, GRPCRouteSchema } from './grpc-route.js';
 import { type HTTPRoute, HTTPRouteSchema } from './http-route.js';
+import {
+  type TCPRoute,
+  TCPRouteSchema,
+  type TLSRoute,
+  TLSRouteSchema,
+  type UDPRoute,
+  UDPRouteSchema,
+} from './layer4-routes.js';
 import { type ListenerSet, ListenerSetSchema } from './listener-set.js';
 import { type ReferenceGrant, ReferenceGrantSchema } from './reference-grant.js';
 
@@ -33,6 +41,9 @@ export type ApiObject =
   | ListenerSet
   | HTTPRoute
   | GRPCRoute
+  | TLSRoute
+  | TCPRoute
+  | UDPRoute
   | ReferenceGrant
   | Service
   | EndpointSlice
@@ -59,6 +70,10 @@ export const KINDS: Record<ApiKind, KindInfo> = {
   HTTPRoute: { apiVersions: GATEWAY_API_VERSIONS, schema: HTTPRouteSchema, namespaced: true },
   // Served as v1 only since Gateway API v1.2.
   GRPCRoute: { apiVersions: [`${GATEWAY_API_GROUP}/v1`], schema: GRPCRouteSchema, namespaced: true },
+  // Standard (v1) since Gateway API v1.5 (TLSRoute) and v1.6 (TCPRoute, UDPRoute); the alpha versions are not read.
+  TLSRoute: { apiVersions: [`${GATEWAY_API_GROUP}/v1`], schema: TLSRouteSchema, namespaced: true },
+  TCPRoute: { apiVersions: [`${GATEWAY_API_GROUP}/v1`], schema: TCPRouteSchema, namespaced: true },
+  UDPRoute: { apiVersions: [`${GATEWAY_API_GROUP}/v1`], schema: UDPRouteSchema, namespaced: true },
   ReferenceGrant: { apiVersions: GATEWAY_API_VERSIONS, schema: ReferenceGrantSchema, namespaced: true },
   Service: { apiVersions: ['v1'], schema: ServiceSchema, namespaced: true },
   EndpointSlice: { apiVersions: ['discovery.k8s.io/v1'], schema: EndpointSliceSchema, namespaced: true },

@@ -9,6 +9,7 @@ import type { GatewayClass } from './gateway-class.js';
 import type { GRPCRoute } from './grpc-route.js';
 import type { HTTPRoute } from './http-route.js';
 import type { ApiObject } from './kinds.js';
+import type { TCPRoute, TLSRoute, UDPRoute } from './layer4-routes.js';
 import type { ListenerSet } from './listener-set.js';
 import type { ReferenceGrant } from './reference-grant.js';
 
@@ -27,6 +28,9 @@ export interface ResourceSnapshot {
   listenerSets: ListenerSet[];
   httpRoutes: HTTPRoute[];
   grpcRoutes: GRPCRoute[];
+  tlsRoutes: TLSRoute[];
+  tcpRoutes: TCPRoute[];
+  udpRoutes: UDPRoute[];
   referenceGrants: ReferenceGrant[];
   services: Service[];
   endpointSlices: EndpointSlice[];
@@ -69,6 +73,9 @@ export function emptySnapshot(): ResourceSnapshot {
     listenerSets: [],
     httpRoutes: [],
     grpcRoutes: [],
+    tlsRoutes: [],
+    tcpRoutes: [],
+    udpRoutes: [],
     referenceGrants: [],
     services: [],
     endpointSlices: [],
@@ -101,6 +108,15 @@ export function buildSnapshot(objects: ApiObject[]): ResourceSnapshot {
         break;
       case 'GRPCRoute':
         s.grpcRoutes.push(o);
+        break;
+      case 'TLSRoute':
+        s.tlsRoutes.push(o);
+        break;
+      case 'TCPRoute':
+        s.tcpRoutes.push(o);
+        break;
+      case 'UDPRoute':
+        s.udpRoutes.push(o);
         break;
       case 'ReferenceGrant':
         s.referenceGrants.push(o);

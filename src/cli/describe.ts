@@ -10,7 +10,7 @@ import { sourceOf } from './get.js';
 import { RESOURCE_KINDS, resourceKind } from './resource-source.js';
 import { usageError } from './usage.js';
 
-export const HELP = `usage: portico describe gatewayclass|gateway|listenerset|httproute|grpcroute|accesspolicy NAME [options]
+export const HELP = `usage: portico describe gatewayclass|gateway|listenerset|httproute|grpcroute|tlsroute|tcproute|udproute|accesspolicy NAME [options]
 
 Shows one object in detail: its spec in short, every condition of the object, of each listener and of each
 route parent with reason, age and message; a Gateway's routes and proxy fleet; a route's rules and parents
@@ -76,11 +76,12 @@ export async function runDescribe(argv: string[], io: DescribeIo): Promise<numbe
     throw new PorticoError('E_VALIDATION', `${kind.plural} "${name}" not found${where} (${source.where})`);
   }
   const byKind = (plural: string) => source.list(resourceKind(plural)!);
-  const [gatewayClasses, gateways, httpRoutes, grpcRoutes, fleets] = await Promise.all([
+  const [gatewayClasses, gateways, routes, fleets] = await Promise.all([
     byKind('gatewayclasses'),
     byKind('gateways'),
-    byKind('httproutes'),
-    byKind('grpcroutes'),
+    Promise.all(['httproutes', 'grpcroutes', 'tlsroutes', 'tcproutes', 'udproutes'].map(byKind)).then(
+      (lists) => lists.flat(),
+    ),
     source.fleets().then(
       (views) => ({ views, error: undefined }),
       (error: unknown) => ({ views: [], error: (error as Error).message }),
@@ -90,7 +91,7 @@ export async function runDescribe(argv: string[], io: DescribeIo): Promise<numbe
     describeResource(found, {
       gatewayClasses,
       gateways,
-      routes: [...httpRoutes, ...grpcRoutes],
+      routes,
       fleets: fleets.views,
       ...(fleets.error === undefined ? {} : { fleetError: fleets.error }),
       now: io.now(),

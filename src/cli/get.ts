@@ -118,6 +118,9 @@ const TYPES: ResourceType[] = [
   },
   { kind: 'HTTPRoute', plural: 'httproutes', namespaced: true, columns: ROUTE_COLUMNS },
   { kind: 'GRPCRoute', plural: 'grpcroutes', namespaced: true, columns: ROUTE_COLUMNS },
+  { kind: 'TLSRoute', plural: 'tlsroutes', namespaced: true, columns: ROUTE_COLUMNS },
+  { kind: 'TCPRoute', plural: 'tcproutes', namespaced: true, columns: ROUTE_COLUMNS },
+  { kind: 'UDPRoute', plural: 'udproutes', namespaced: true, columns: ROUTE_COLUMNS },
   {
     kind: 'AccessPolicy',
     plural: 'accesspolicies',

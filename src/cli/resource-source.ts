@@ -23,6 +23,9 @@ export const RESOURCE_KINDS: readonly ResourceKind[] = [
   { kind: 'ListenerSet', plural: 'listenersets', namespaced: true, apiVersion: GATEWAY_API },
   { kind: 'HTTPRoute', plural: 'httproutes', namespaced: true, apiVersion: GATEWAY_API },
   { kind: 'GRPCRoute', plural: 'grpcroutes', namespaced: true, apiVersion: GATEWAY_API },
+  { kind: 'TLSRoute', plural: 'tlsroutes', namespaced: true, apiVersion: GATEWAY_API },
+  { kind: 'TCPRoute', plural: 'tcproutes', namespaced: true, apiVersion: GATEWAY_API },
+  { kind: 'UDPRoute', plural: 'udproutes', namespaced: true, apiVersion: GATEWAY_API },
   {
     kind: 'AccessPolicy',
     plural: 'accesspolicies',

@@ -53,7 +53,13 @@ export function listenerSetOfFleetName(name: string): string | undefined {
   return name.startsWith(LISTENER_SET_PREFIX) ? name.slice(LISTENER_SET_PREFIX.length) : undefined;
 }
 
-export type ListenerProtocol = 'HTTP' | 'HTTPS';
+/**
+ * HTTP and HTTPS serve VirtualHosts by Host header. TLS, TCP and UDP are layer 4: a TLS listener picks its
+ * VirtualHost by the ClientHello's SNI (and `tls.certificates` says, per hostname, whether the proxy ends TLS or
+ * passes it through); a TCP or UDP listener has one VirtualHost (its first by name). A layer-4 VirtualHost's first
+ * route's Forward action says where a connection or datagram flow goes.
+ */
+export type ListenerProtocol = 'HTTP' | 'HTTPS' | 'TLS' | 'TCP' | 'UDP';
 
 /** One socket: all Gateway listeners of the fleet on one port share it (the protocol must agree). */
 export interface Listener {
@@ -64,7 +70,7 @@ export interface Listener {
   protocol: ListenerProtocol;
   /** The Gateway listeners merged into this socket, for status and metrics. */
   gatewayListeners: GatewayListenerRef[];
-  /** Present exactly when protocol is HTTPS. */
+  /** Present exactly when protocol is HTTPS or TLS. */
   tls?: ListenerTls;
   /** Who the client is behind load balancers and CDNs; absent: the peer address, and its headers are not believed. */
   clientIp?: ClientIpPolicy;
@@ -147,6 +153,11 @@ export interface TlsCertificateChoice {
   hostnames: string[];
   /** Names of TlsSecrets; the first is served (the rest are alternatives, e.g. other key types). */
   secrets: string[];
+  /**
+   * TLS listeners only: connections whose SNI picks this entry pass through undecrypted to the backend, which
+   * ends TLS itself (`secrets` is then empty). Absent: the proxy ends TLS with `secrets`.
+   */
+  passthrough?: true;
 }
 
 /**
@@ -180,7 +191,7 @@ export interface Route {
    */
   name: string;
   /** Which route this came from, for status and metrics; `kind` absent means HTTPRoute. */
-  routeRef: { kind?: 'GRPCRoute'; namespace: string; name: string; rule: number };
+  routeRef: { kind?: RouteRefKind; namespace: string; name: string; rule: number };
   match: RouteMatch;
   /** Request filters applied in order before the action (header modifiers, URL rewrite). */
   filters: RouteFilter[];
@@ -227,6 +238,9 @@ export type RateLimitKey =
   | { type: 'Path' }
   /** A claim of the request's verified JWT (the authentication policy's; no token: the key part is empty). */
   | { type: 'Claim'; name: string };
+
+/** The route kinds besides HTTPRoute (a `routeRef` without `kind`). */
+export type RouteRefKind = 'GRPCRoute' | 'TLSRoute' | 'TCPRoute' | 'UDPRoute';
 
 export interface RouteMatch {
   /** Absent: everything (same as PathPrefix `/`). */
@@ -369,7 +383,8 @@ export interface DirectResponseAction {
   status: number;
 }
 
-export type ClusterProtocol = 'http' | 'h2c';
+/** `tcp` and `udp`: layer-4 clusters, whose bytes or datagrams the proxy relays as they come. */
+export type ClusterProtocol = 'http' | 'h2c' | 'tcp' | 'udp';
 
 /** An upstream: one Service port. */
 export interface Cluster {
@@ -381,10 +396,15 @@ export interface Cluster {
   service: { namespace: string; name: string; port: number };
   /**
    * Upstream protocol: `http` is HTTP/1.1 over TCP (WebSocket upgrades included); `h2c` is HTTP/2 with
-   * prior knowledge over TCP (Service port `appProtocol: kubernetes.io/h2c`, and every GRPCRoute backend).
+   * prior knowledge over TCP (Service port `appProtocol: kubernetes.io/h2c`, and every GRPCRoute backend); `tcp`
+   * (TLSRoute and TCPRoute backends) and `udp` (UDPRoute) relay a connection or datagrams unchanged.
    */
   protocol: ClusterProtocol;
-  /** Present when a BackendTLSPolicy applies to the Service port: the proxy speaks TLS to it, never plaintext. */
+  /**
+   * Present when a BackendTLSPolicy applies to the Service port: the proxy speaks TLS to it, never plaintext. A
+   * `tcp` cluster uses it for connections whose TLS the proxy ended; a passed-through connection's TLS is the
+   * client's own, relayed as it is.
+   */
   tls?: ClusterTls;
 }
 

@@ -43,7 +43,8 @@ export function containerPort(port: number): number {
 export interface FleetInfraPort {
   name: string;
   port: number;
-  protocol: 'TCP';
+  /** UDP for a UDP listener's port; TCP for every other. */
+  protocol: 'TCP' | 'UDP';
   /** Where the proxy binds inside the pod: ports below 1024 move up by 10000 (no root needed). */
   containerPort: number;
 }

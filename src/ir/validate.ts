@@ -60,6 +60,9 @@ const oneOf =
   (v, p) => {
     if (typeof v !== 'string' || !allowed.includes(v)) fail(p, `must be one of ${allowed.join(', ')}`);
   };
+const isTrue: Check = (v, p) => {
+  if (v !== true) fail(p, 'must be true when present');
+};
 /** A check from the shared field rules (the translator applies the same ones). */
 const rule =
   (problem: (value: string) => string | undefined): Check =>
@@ -258,7 +261,7 @@ const policy = variant2('kind', {
 const routeFields = object({
   name: nonEmpty,
   routeRef: object({
-    kind: optional(oneOf('GRPCRoute')),
+    kind: optional(oneOf('GRPCRoute', 'TLSRoute', 'TCPRoute', 'UDPRoute')),
     namespace: str,
     name: str,
     rule: int(0, 1_000_000),
@@ -332,11 +335,13 @@ const RESOURCE_CHECKS: Record<FleetResourceType, Check> = {
     object({
       name: nonEmpty,
       port: int(1, 65535),
-      protocol: oneOf('HTTP', 'HTTPS'),
+      protocol: oneOf('HTTP', 'HTTPS', 'TLS', 'TCP', 'UDP'),
       gatewayListeners: list(object({ gateway: str, listener: str })),
       tls: optional(
         object({
-          certificates: list(object({ hostnames: list(nonEmpty), secrets: list(nonEmpty) })),
+          certificates: list(
+            object({ hostnames: list(nonEmpty), secrets: list(nonEmpty), passthrough: optional(isTrue) }),
+          ),
           clientValidation: optional(
             object({ caPem: nonEmpty, mode: oneOf('AllowValidOnly', 'AllowInsecureFallback') }),
           ),
@@ -346,8 +351,17 @@ const RESOURCE_CHECKS: Record<FleetResourceType, Check> = {
       proxyProtocol: optional(object({ trustedCidrs: list(rule(cidrProblem)), timeoutMs: int(1, 60_000) })),
       limits: optional(listenerLimits),
     })(v, p);
-    const l = v as { protocol: string; tls?: unknown };
-    if (l.protocol === 'HTTPS' && l.tls === undefined) fail(`${p}.tls`, 'required when protocol is HTTPS');
+    const l = v as {
+      protocol: string;
+      tls?: { certificates: { secrets: string[]; passthrough?: true }[] };
+    };
+    const withTls = l.protocol === 'HTTPS' || l.protocol === 'TLS';
+    if (withTls && l.tls === undefined) fail(`${p}.tls`, `required when protocol is ${l.protocol}`);
+    if (!withTls && l.tls !== undefined) fail(`${p}.tls`, `not allowed when protocol is ${l.protocol}`);
+    for (const [j, c] of (l.tls?.certificates ?? []).entries()) {
+      if (c.passthrough === true && (l.protocol !== 'TLS' || c.secrets.length > 0))
+        fail(`${p}.tls.certificates[${j}].passthrough`, 'only on a TLS listener, with no secrets');
+    }
   }),
   virtualHosts: remembered((v, p) => {
     object({ name: nonEmpty, listener: nonEmpty, hostname, routes: list(route), policies: optional(names) })(
@@ -363,7 +377,7 @@ const RESOURCE_CHECKS: Record<FleetResourceType, Check> = {
     object({
       name: nonEmpty,
       service: object({ namespace: str, name: str, port: int(1, 65535) }),
-      protocol: oneOf('http', 'h2c'),
+      protocol: oneOf('http', 'h2c', 'tcp', 'udp'),
       tls: optional(
         object({
           policy: nonEmpty,

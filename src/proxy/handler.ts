@@ -219,7 +219,7 @@ class Forwarding implements AttemptSink, UpstreamAttempt {
       schedule(this.backendDeadline, backendTimeoutMs, this.startedAt);
     }
     // The forwarding is the attempt itself: its plan, request, headers and body as they stand (no object per try).
-    rt.upstreams[this.plan.cluster.protocol].send(endpoint, this, this);
+    rt.upstreams[this.plan.protocol].send(endpoint, this, this);
   }
 
   /**

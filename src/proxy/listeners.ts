@@ -1,5 +1,5 @@
 // One bound socket per Listener: an HTTP or HTTPS server with the hardening limits, connection accounting,
-// malformed-input handling, and graceful removal.
+// malformed-input handling, and graceful removal; or a layer-4 (TLS, TCP, UDP) server from layer4/.
 import type { AddressInfo, ListenOptions } from 'node:net';
 import type { Listener, ListenerLimits, ProxyProtocolPolicy } from '../ir/fleet-config.js';
 import { PorticoError } from '../platform/errors.js';
@@ -16,6 +16,8 @@ import {
 } from './downstream/tls.js';
 import type { ClientRequest, ListenerContext } from './exchange.js';
 import { handleRequest, respondLocally } from './handler.js';
+import { createStreamListener, type Layer4Server } from './layer4/stream-listener.js';
+import { createUdpListener } from './layer4/udp-flows.js';
 import type { Http2Limits, ProxyLimits } from './options.js';
 import { hostWithoutPort } from './routing/route-table.js';
 import type { ProxyRuntime } from './runtime.js';
@@ -24,10 +26,13 @@ import { clientIp } from './wire/headers.js';
 
 export interface BoundListener {
   context: ListenerContext;
-  /** The config it was bound with: a change of its socket limits binds it again. */
+  /**
+   * The config's Listener as last applied: a change of its socket limits binds it again, and a layer-4 server reads
+   * its TLS choices per connection.
+   */
   listener: Listener;
   protocol: Listener['protocol'];
-  server: ClientServer;
+  server: ClientServer | Layer4Server;
   address: string;
   port: number;
   /** HTTPS only: replaced on each apply; the SNI callback reads the current one. */
@@ -163,6 +168,33 @@ function createListenerServer(
   });
 }
 
+function isLayer4(protocol: Listener['protocol']): boolean {
+  return protocol === 'TLS' || protocol === 'TCP' || protocol === 'UDP';
+}
+
+/** A layer-4 listener: its server reads the bound listener's current config and certificates per connection. */
+async function bindLayer4Listener(
+  rt: ProxyRuntime,
+  bound: BoundListener,
+  port: number,
+): Promise<BoundListener> {
+  const name = bound.context.name;
+  const server =
+    bound.protocol === 'UDP'
+      ? createUdpListener(rt, name)
+      : createStreamListener(
+          rt,
+          name,
+          () => bound.listener,
+          () => bound.certificates,
+        );
+  bound.server = server;
+  const address = await server.listen(rt.options.bindAddress, port, rt.options.reusePort);
+  bound.port = address.port;
+  bound.address = address.address;
+  return bound;
+}
+
 export async function bindListener(
   rt: ProxyRuntime,
   listener: Listener,
@@ -188,6 +220,7 @@ export async function bindListener(
     resumable: certificates?.resumable,
     clientValidation: certificates?.clientValidation,
   } satisfies Omit<BoundListener, 'server'> as BoundListener;
+  if (isLayer4(listener.protocol)) return bindLayer4Listener(rt, bound, port);
   const server = createListenerServer(rt, bound, listenerLimits(rt.options.limits, listener.limits));
   bound.server = server;
   const net = server.server;
@@ -219,6 +252,8 @@ export async function bindListener(
 export function updateCertificates(bound: BoundListener, certificates: CertificateTable): void {
   bound.certificates = certificates;
   const secret = certificates.fallbackSecret;
+  // A TLS (layer-4) listener picks its certificate per connection from `bound.certificates`: no default context.
+  if (!('setSecureContext' in bound.server)) return;
   const validation = certificates.clientValidation;
   const validationChanged =
     bound.clientValidation?.caPem !== validation?.caPem || bound.clientValidation?.mode !== validation?.mode;

@@ -32,7 +32,7 @@ class MirrorExchange implements AttemptSink, UpstreamAttempt {
     const timeoutMs = this.plan.action.timeoutMs;
     // A route without a timeout still bounds its copies: a mirror that never answers holds a connection.
     schedule(this.deadline, timeoutMs > 0 ? timeoutMs : DEFAULT_ROUTE_TIMEOUT_MS, performance.now());
-    this.rt.upstreams[this.plan.cluster.protocol].send(this.plan.endpoint, this, this);
+    this.rt.upstreams[this.plan.protocol].send(this.plan.endpoint, this, this);
   }
 
   traceparent(): string | undefined {

@@ -35,13 +35,26 @@ export interface ProxyLimits {
    * (portico_connections_refused_total), so a flood cannot take the process's file descriptors. 0: unlimited.
    */
   maxConnections: number;
-  /** A TLS handshake must finish within this (Node's own default holds a silent connection 120 s). */
+  /**
+   * A TLS handshake must finish within this (Node's own default holds a silent connection 120 s); on a TLS
+   * (layer-4) listener, the ClientHello must arrive within it too.
+   */
   tlsHandshakeTimeoutMs: number;
   /**
    * Largest request body in bytes, unless a listener or route says otherwise; larger gets 413 (on content-length
    * at once, else as the body streams in). 0: no limit.
    */
   maxRequestBodyBytes: number;
+}
+
+/** Layer-4 (TLS, TCP and UDP listener) limits; connections per listener are `ProxyLimits.maxConnections`. */
+export interface Layer4Limits {
+  /** TLS listeners: the largest ClientHello read for its server name; a larger one closes the connection. */
+  clientHelloMaxBytes: number;
+  /** UDP listeners: a client's flow (its upstream socket) with no datagram either way for this long ends. */
+  udpFlowIdleTimeoutMs: number;
+  /** UDP listeners: flows at once per listener, in each worker; a new client past it is dropped. */
+  udpMaxFlows: number;
 }
 
 /** HTTP/2 limits, downstream and upstream (Node's own defaults allow unlimited concurrent streams). */
@@ -122,6 +135,7 @@ export interface ProxyOptions {
   readyAddress?: string;
   limits: ProxyLimits;
   http2: Http2Limits;
+  layer4: Layer4Limits;
   /** Pooled upstream connections per endpoint, at most. */
   upstreamConnectionsPerEndpoint: number;
   /** Idle pooled upstream connections are closed after this (below typical backend keep-alive of 5 s). */
@@ -175,6 +189,11 @@ export const DEFAULT_PROXY_OPTIONS: ProxyOptions = {
     tlsHandshakeTimeoutMs: 10_000,
     maxRequestBodyBytes: 0,
   },
+  layer4: {
+    clientHelloMaxBytes: 16 * 1024,
+    udpFlowIdleTimeoutMs: 60_000,
+    udpMaxFlows: 8192,
+  },
   http2: {
     maxConcurrentStreams: 128,
     maxHeaderListSize: 16 * 1024,
@@ -206,9 +225,10 @@ export const DEFAULT_PROXY_OPTIONS: ProxyOptions = {
   log: discardingLogger,
 };
 
-export type ProxyOptionsInput = Partial<Omit<ProxyOptions, 'limits' | 'http2'>> & {
+export type ProxyOptionsInput = Partial<Omit<ProxyOptions, 'limits' | 'http2' | 'layer4'>> & {
   limits?: Partial<ProxyLimits>;
   http2?: Partial<Http2Limits>;
+  layer4?: Partial<Layer4Limits>;
 };
 
 export function resolveProxyOptions(input: ProxyOptionsInput = {}): ProxyOptions {
@@ -218,6 +238,7 @@ export function resolveProxyOptions(input: ProxyOptionsInput = {}): ProxyOptions
     ...defined,
     limits: { ...DEFAULT_PROXY_OPTIONS.limits, ...input.limits },
     http2: { ...DEFAULT_PROXY_OPTIONS.http2, ...input.http2 },
+    layer4: { ...DEFAULT_PROXY_OPTIONS.layer4, ...input.layer4 },
   };
 }
 

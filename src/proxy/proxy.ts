@@ -292,7 +292,10 @@ function listenerCertificates(
     try {
       usable.set(
         listener,
-        listener.tls === undefined ? undefined : compileCertificates(listener.tls, secrets, contexts),
+        // A TLS listener that passes every name through has no certificate of its own.
+        listener.tls === undefined || listener.tls.certificates.every((c) => c.passthrough === true)
+          ? undefined
+          : compileCertificates(listener.tls, secrets, contexts),
       );
     } catch (error) {
       listenerErrors.push({ listener: listener.name, message: message(error) });
@@ -326,9 +329,9 @@ async function rebindListeners(
   for (const [listener, table] of usable) {
     const existing = bound.get(listener.name);
     if (existing !== undefined) {
+      existing.listener = listener;
       if (table !== undefined) updateCertificates(existing, table);
       setListenerPolicies(existing.context, listener, options.limits);
-      existing.listener = listener;
       continue;
     }
     try {

@@ -1,7 +1,8 @@
 // backendRefs → Clusters: Service and port lookup, ReferenceGrant, EndpointSlice ports by name, ready endpoints.
 import type { Service } from '../api/core.js';
 import { GATEWAY_API_GROUP } from '../api/gateway-class.js';
-import type { RouteObject } from '../api/route-kinds.js';
+import type { HTTPRouteFilter } from '../api/http-route.js';
+import { isLayer4Route, type RouteObject } from '../api/route-kinds.js';
 import type { Cluster, ClusterEndpoints, ClusterProtocol, Endpoint } from '../ir/fleet-config.js';
 import { backendTlsFor } from './backend-tls.js';
 import type { Verdict } from './conditions.js';
@@ -66,6 +67,15 @@ export function clusterName(service: Service, port: number, protocol: ClusterPro
   return protocol === own ? base : `${base}/${protocol}`;
 }
 
+/**
+ * What a route's backends speak: gRPC is HTTP/2 end to end (h2c whatever the port's appProtocol says); layer-4
+ * routes relay TCP (TLSRoute, TCPRoute) or UDP (UDPRoute); an HTTPRoute follows the port's appProtocol.
+ */
+function routeProtocol(route: RouteObject, appProtocol: string | undefined): ClusterProtocol {
+  if (isLayer4Route(route)) return route.kind === 'UDPRoute' ? 'udp' : 'tcp';
+  return route.kind === 'GRPCRoute' ? 'h2c' : portProtocol(appProtocol);
+}
+
 function resolveCluster(
   service: Service,
   port: number,
@@ -79,7 +89,9 @@ function resolveCluster(
   if (table.has(name)) return name;
   const slices = lookup.slices.get(`${ns}/${service.metadata.name}`) ?? [];
   const before = previous?.get(name);
-  const tls = backendTlsFor(lookup.backendTls, service, port);
+  // UDP is relayed as it comes. A tcp cluster keeps its policy: the proxy originates TLS with it only for a
+  // connection whose TLS it ended itself (a TLSRoute on a terminate listener), never for one it passes through.
+  const tls = protocol === 'udp' ? undefined : backendTlsFor(lookup.backendTls, service, port);
   const deps = tls === undefined ? [service, ...slices] : [service, ...slices, tls.policy, tls.tls.caPem];
   // Same Service, EndpointSlice and policy objects as last time: keep the same Cluster objects (cheap diffs).
   if (before !== undefined && sameObjects(before.deps, deps)) {
@@ -90,7 +102,10 @@ function resolveCluster(
   const seen = new Set<string>();
   const endpoints: Endpoint[] = [];
   for (const slice of slices) {
-    const slicePort = slice.ports.find((p) => p.name === (servicePort?.name ?? '') && p.protocol === 'TCP');
+    const transport = protocol === 'udp' ? 'UDP' : 'TCP';
+    const slicePort = slice.ports.find(
+      (p) => p.name === (servicePort?.name ?? '') && p.protocol === transport,
+    );
     if (slicePort?.port === undefined) continue;
     for (const e of slice.endpoints) {
       if (e.conditions.ready === false) continue;
@@ -229,9 +244,8 @@ function resolveUncached(
     }
     return resolveCluster(found.service, found.port, protocolOf(found.appProtocol), lookup, table, previous);
   };
-  // gRPC is HTTP/2 end to end: a GRPCRoute's backends are h2c whatever their port's appProtocol says.
   const backendProtocol = (appProtocol: string | undefined): ClusterProtocol =>
-    route.kind === 'GRPCRoute' ? 'h2c' : portProtocol(appProtocol);
+    routeProtocol(route, appProtocol);
   const rules: ResolvedBackend[][] = [];
   const mirrors: (string | undefined)[][] = [];
   const authClusters: string[] = [];
@@ -243,7 +257,10 @@ function resolveUncached(
       }),
     );
     const ruleMirrors: (string | undefined)[] = [];
-    rule.filters.forEach((f, j) => {
+    // Layer-4 rules have no filters.
+    const filters: readonly HTTPRouteFilter[] =
+      route.kind === 'HTTPRoute' || route.kind === 'GRPCRoute' ? route.spec.rules[i]!.filters : [];
+    filters.forEach((f, j) => {
       const at = `spec.rules[${i}].filters[${j}]`;
       if (f.type === 'RequestMirror' && f.requestMirror !== undefined)
         ruleMirrors.push(

@@ -44,6 +44,11 @@ const FEATURES: readonly string[] = [
   'HTTPRouteSchemeRedirect',
   'ListenerSet',
   'ReferenceGrant',
+  'TCPRoute',
+  'TLSRoute',
+  'TLSRouteModeMixed',
+  'TLSRouteModeTerminate',
+  'UDPRoute',
 ];
 
 /**

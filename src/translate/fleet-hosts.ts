@@ -79,12 +79,12 @@ function ruleActions(rs: RouteState): RouteAction[] {
 }
 
 /**
- * `<ns>/<name>/rule/<i>/match/<j>` for an HTTPRoute; a GRPCRoute's has `GRPCRoute/` before it, so an HTTPRoute
- * and a GRPCRoute of the same namespace and name never share a route name (metrics label by it). Namespaces are
- * lower case, so no HTTPRoute's name can start that way.
+ * `<ns>/<name>/rule/<i>/match/<j>` for an HTTPRoute; any other kind's has `<kind>/` before it (`GRPCRoute/`,
+ * `TCPRoute/`…), so routes of two kinds with the same namespace and name never share a route name (metrics label
+ * by it). Namespaces are lower case, so no HTTPRoute's name can start that way.
  */
 export function irRouteName(route: RouteObject, rule: number, match: number): string {
-  const prefix = route.kind === 'GRPCRoute' ? 'GRPCRoute/' : '';
+  const prefix = route.kind === 'HTTPRoute' ? '' : `${route.kind}/`;
   return `${prefix}${route.metadata.namespace ?? ''}/${route.metadata.name}/rule/${rule}/match/${match}`;
 }
 
@@ -93,7 +93,7 @@ function rankedRoutes(rs: RouteState, policies: (string[] | undefined)[]): Ranke
   const ns = rs.route.metadata.namespace ?? '';
   const name = rs.route.metadata.name;
   const routeRef: Route['routeRef'] = { namespace: ns, name, rule: 0 };
-  if (rs.route.kind === 'GRPCRoute') routeRef.kind = 'GRPCRoute';
+  if (rs.route.kind !== 'HTTPRoute') routeRef.kind = rs.route.kind;
   const out: RankedRoute[] = [];
   for (const rule of rs.compiled.rules) {
     rule.matches.forEach((match, j) => {

@@ -9,6 +9,7 @@ import {
   type FleetGateway,
   type FleetPolicy,
   type Listener,
+  type ListenerProtocol,
   listenerSetFleetName,
   type TlsCertificateChoice,
   type TlsSecret,
@@ -27,7 +28,7 @@ import {
 } from './fleet-hosts.js';
 import { updateFleet } from './fleet-update.js';
 import { compareSpecificity, covers, effectiveHostnames, isWildcard } from './hostnames.js';
-import { type ListenerState, listenerRef, ready } from './listeners.js';
+import { type ListenerState, listenerRef, ready, terminatesTls } from './listeners.js';
 import type { SnapshotLookup } from './lookup.js';
 import type { ListenerPlace } from './policy-attachment.js';
 import { listenerPolicies, type PolicyAssignment } from './portico-policies.js';
@@ -336,14 +337,19 @@ function portListener(port: number, onPort: ListenerState[], usedSecrets: Set<st
   const listener: Listener = {
     name: `port-${port}`,
     port,
-    protocol: onPort[0]!.spec.protocol === 'HTTPS' ? 'HTTPS' : 'HTTP',
+    // Listeners of one port share a protocol (another one is Conflicted and left out).
+    protocol: onPort[0]!.spec.protocol as ListenerProtocol,
     gatewayListeners: onPort.map(listenerRef).sort(byGatewayListener),
   };
-  if (listener.protocol === 'HTTPS') {
+  if (listener.protocol === 'HTTPS' || listener.protocol === 'TLS') {
     const certificates: TlsCertificateChoice[] = onPort
       .slice()
       .sort((a, b) => compareSpecificity(a.spec.hostname, b.spec.hostname))
-      .map((l) => ({ hostnames: [l.spec.hostname ?? '*'], secrets: l.certificates }));
+      .map((l) =>
+        terminatesTls(l.spec)
+          ? { hostnames: [l.spec.hostname ?? '*'], secrets: l.certificates }
+          : { hostnames: [l.spec.hostname ?? '*'], secrets: [], passthrough: true },
+      );
     for (const c of certificates) for (const s of c.secrets) usedSecrets.add(s);
     listener.tls = { certificates };
     // Per port by the API; in a merged fleet, the oldest Gateway's on the port decides (as for certificates).

@@ -103,6 +103,9 @@ export function translate(
     [
       ...sortedRoutes(snapshot.httpRoutes, cache?.sortedRoutes.HTTPRoute),
       ...sortedRoutes(snapshot.grpcRoutes, cache?.sortedRoutes.GRPCRoute),
+      ...sortedRoutes(snapshot.tlsRoutes, cache?.sortedRoutes.TLSRoute),
+      ...sortedRoutes(snapshot.tcpRoutes, cache?.sortedRoutes.TCPRoute),
+      ...sortedRoutes(snapshot.udpRoutes, cache?.sortedRoutes.UDPRoute),
     ],
     attach,
   );
@@ -278,6 +281,11 @@ function passInputs(snapshot: ResourceSnapshot, options: TranslateOptions): unkn
     options.controllerNamespace,
     options.deployType,
     s.listenerSets,
+    // Layer-4 routes last: a change to them takes the full translation (only HTTP and gRPC routes have the
+    // incremental one).
+    s.tlsRoutes,
+    s.tcpRoutes,
+    s.udpRoutes,
     ...policyObjects(s),
   ];
 }

@@ -49,7 +49,7 @@ export function fleetInfra(
       .map((l) => ({
         name: `${l.protocol.toLowerCase()}-${l.port}`,
         port: l.port,
-        protocol: 'TCP' as const,
+        protocol: l.protocol === 'UDP' ? ('UDP' as const) : ('TCP' as const),
         containerPort: containerPort(l.port),
       }))
       .sort((a, b) => a.port - b.port),

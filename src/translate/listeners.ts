@@ -5,7 +5,7 @@ import type { Secret } from '../api/core.js';
 import type { Gateway, Listener, RouteGroupKind } from '../api/gateway.js';
 import { GATEWAY_API_GROUP } from '../api/gateway-class.js';
 import type { ListenerSet } from '../api/listener-set.js';
-import { isRouteKind, ROUTE_KINDS, type RouteKind, type RouteObject } from '../api/route-kinds.js';
+import { isRouteKind, kindsOfProtocol, type RouteKind, type RouteObject } from '../api/route-kinds.js';
 import { type ClientValidation, type GatewayListenerRef, listenerSetFleetName } from '../ir/fleet-config.js';
 import { certificateProblem } from './certificates.js';
 import type { Verdict } from './conditions.js';
@@ -40,11 +40,10 @@ export interface ListenerState {
   attached: RouteObject[];
 }
 
-const SUPPORTED_PROTOCOLS = new Set(['HTTP', 'HTTPS']);
-const ROUTE_GROUP_KINDS: readonly RouteGroupKind[] = ROUTE_KINDS.map((kind) => ({
-  group: GATEWAY_API_GROUP,
-  kind,
-}));
+/** Does the listener end TLS at the proxy (HTTPS, and a TLS listener in mode Terminate)? */
+export function terminatesTls(l: Listener): boolean {
+  return l.protocol === 'HTTPS' || (l.protocol === 'TLS' && l.tls?.mode !== 'Passthrough');
+}
 
 export function attachable(l: ListenerState): boolean {
   return l.accepted.ok && l.conflict === undefined && l.supportedKinds.length > 0;
@@ -60,14 +59,18 @@ export function ready(l: ListenerState): boolean {
   return attachable(l) && l.certificatesOk;
 }
 
-/** HTTP and HTTPS listeners take HTTPRoutes and GRPCRoutes unless allowedRoutes.kinds names fewer. */
+/**
+ * A listener takes the route kinds of its protocol (HTTP and HTTPS: HTTPRoutes and GRPCRoutes; TLS: TLSRoutes;
+ * TCP: TCPRoutes; UDP: UDPRoutes) unless allowedRoutes.kinds names fewer; a kind of another protocol is invalid.
+ */
 function routeKinds(l: Listener): { kinds: RouteGroupKind[]; invalid: string[] } {
+  const ofProtocol = kindsOfProtocol(l.protocol) ?? [];
   if (l.allowedRoutes.kinds === undefined)
-    return { kinds: ROUTE_GROUP_KINDS.map((k) => ({ ...k })), invalid: [] };
+    return { kinds: ofProtocol.map((kind) => ({ group: GATEWAY_API_GROUP, kind })), invalid: [] };
   const kinds: RouteGroupKind[] = [];
   const invalid: string[] = [];
   for (const k of l.allowedRoutes.kinds) {
-    if (k.group === GATEWAY_API_GROUP && isRouteKind(k.kind)) {
+    if (k.group === GATEWAY_API_GROUP && isRouteKind(k.kind) && ofProtocol.includes(k.kind)) {
       if (!kinds.some((s) => s.kind === k.kind)) kinds.push({ group: GATEWAY_API_GROUP, kind: k.kind });
     } else invalid.push(`${k.group}/${k.kind}`);
   }
@@ -100,10 +103,12 @@ function certificateRefs(
 ): { ok: boolean; verdict?: Verdict; secrets: string[] } {
   const secrets: string[] = [];
   const gwNs = owner.namespace;
-  const refs = l.tls?.certificateRefs ?? [];
-  if (l.protocol === 'HTTPS' && refs.length === 0) {
+  // Only a listener that ends TLS serves a certificate (a passthrough listener's backends present their own).
+  const refs = terminatesTls(l) ? (l.tls?.certificateRefs ?? []) : [];
+  if (terminatesTls(l) && refs.length === 0) {
     // The CRD admits an HTTPS listener with no tls, or with tls.options only: it has no certificate to serve.
-    const message = 'an HTTPS listener needs tls.certificateRefs naming its certificate';
+    const which = l.protocol === 'HTTPS' ? 'an HTTPS listener' : 'a TLS listener in mode Terminate';
+    const message = `${which} needs tls.certificateRefs naming its certificate`;
     return { ok: false, verdict: { ok: false, reason: 'InvalidCertificateRef', message }, secrets };
   }
   for (const [i, ref] of refs.entries()) {
@@ -209,14 +214,17 @@ function evaluateSpec(
 ): ListenerState {
   const l = base.spec;
   const okRefs: Verdict = { ok: true, reason: 'ResolvedRefs', message: 'Resolved all references' };
-  if (!SUPPORTED_PROTOCOLS.has(l.protocol) || (l.protocol === 'HTTPS' && l.tls?.mode === 'Passthrough')) {
+  if (
+    kindsOfProtocol(l.protocol) === undefined ||
+    (l.protocol === 'HTTPS' && l.tls?.mode === 'Passthrough')
+  ) {
     const what = l.protocol === 'HTTPS' ? 'HTTPS with TLS mode Passthrough' : `protocol ${l.protocol}`;
     return {
       ...base,
       accepted: {
         ok: false,
         reason: 'UnsupportedProtocol',
-        message: `${what} is not supported (HTTP and HTTPS are)`,
+        message: `${what} is not supported (HTTP, HTTPS, TLS, TCP and UDP are)`,
       },
       resolvedRefs: okRefs,
       supportedKinds: [],

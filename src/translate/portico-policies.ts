@@ -93,6 +93,8 @@ export function policyTargets(world: TargetWorld): PolicyTargets {
   }
   const attached = new Map<string, string[]>();
   for (const rs of world.routes) {
+    // Policies attach to HTTP and gRPC routes; a layer-4 route is no target.
+    if (rs.route.kind !== 'HTTPRoute' && rs.route.kind !== 'GRPCRoute') continue;
     const key = targetKey(rs.route.kind, rs.route.metadata.namespace ?? '', rs.route.metadata.name);
     attached.set(key, [...new Set(rs.attachedTo.map((a) => a.gatewayKey))].sort());
   }
@@ -156,7 +158,7 @@ export function rulePolicies(
   route: RouteState['route'],
   rule: number,
 ): string[] | undefined {
-  if (a === undefined) return undefined;
+  if (a === undefined || (route.kind !== 'HTTPRoute' && route.kind !== 'GRPCRoute')) return undefined;
   const ruleName = route.spec.rules[rule]?.name;
   const out: string[] = [];
   for (const holders of a.holders) {

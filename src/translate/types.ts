@@ -185,7 +185,7 @@ export function createTranslateCache(): TranslateCache {
     clusters: new Map(),
     backends: new WeakMap(),
     attachments: createAttachmentMemo(),
-    sortedRoutes: { HTTPRoute: {}, GRPCRoute: {} },
+    sortedRoutes: { HTTPRoute: {}, GRPCRoute: {}, TLSRoute: {}, TCPRoute: {}, UDPRoute: {} },
     fleetBuilds: { incremental: 0, full: 0, incrementalFailures: 0 },
     translations: { full: 0, changedRoutes: 0, again: 0 },
     memos: createTranslateMemos(),

@@ -48,6 +48,11 @@ test('the profiles run follow the route kinds claimed', () => {
   assert.deepEqual(profilesClaimed(['Gateway', 'HTTPRoute']), ['GATEWAY-HTTP']);
   assert.deepEqual(profilesClaimed(['GRPCRoute', 'Gateway', 'HTTPRoute']), ['GATEWAY-HTTP', 'GATEWAY-GRPC']);
   assert.deepEqual(profilesClaimed(['Gateway']), []);
+  assert.deepEqual(profilesClaimed(['Gateway', 'TCPRoute', 'TLSRoute', 'UDPRoute']), [
+    'GATEWAY-TLS',
+    'GATEWAY-TCP',
+    'GATEWAY-UDP',
+  ]);
 });
 
 test('a report may gain a profile that passes, never drop or fail one', () => {

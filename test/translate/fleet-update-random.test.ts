@@ -69,13 +69,13 @@ function step(s: ResourceSnapshot, next: () => number, serial: number): Resource
                 rules: r.spec.rules.map((rule) => ({ ...rule, backendRefs: rule.backendRefs.map(retarget) })),
               },
             }
-          : {
+          : ({
               ...r,
               spec: {
                 ...r.spec,
                 rules: r.spec.rules.map((rule) => ({ ...rule, backendRefs: rule.backendRefs.map(retarget) })),
               },
-            };
+            } as RouteObject);
       return withRoutes(routes.map((x) => (x === r ? edited : x)));
     }
     default: {

@@ -240,7 +240,7 @@ function defaultProxyContainer(infra: FleetInfra, options: RenderOptions, creds:
       { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
     ],
     ports: [
-      ...infra.ports.map((p) => ({ name: p.name, containerPort: p.containerPort, protocol: 'TCP' })),
+      ...infra.ports.map((p) => ({ name: p.name, containerPort: p.containerPort, protocol: p.protocol })),
       { name: 'metrics', containerPort: PORTS.metrics, protocol: 'TCP' },
       { name: 'ready', containerPort: PORTS.proxyReady, protocol: 'TCP' },
     ],
@@ -362,7 +362,7 @@ function defaultService(infra: FleetInfra, options: RenderOptions): V1Service {
       ports: infra.ports.map((p) => ({
         name: p.name,
         port: p.port,
-        protocol: 'TCP',
+        protocol: p.protocol,
         targetPort: p.containerPort,
       })),
     },

@@ -57,6 +57,17 @@ export const WATCHED_KINDS: readonly WatchedKind[] = [
     statusIsOutput: true,
     mayBeAbsent: true,
   },
+  // Layer-4 routes, Standard since Gateway API v1.5 (TLSRoute) and v1.6 (TCPRoute, UDPRoute).
+  ...(['TLSRoute', 'TCPRoute', 'UDPRoute'] as const).map(
+    (kind): WatchedKind => ({
+      kind,
+      apiVersion: 'gateway.networking.k8s.io/v1',
+      resource: `${kind.toLowerCase()}s`,
+      namespaced: true,
+      statusIsOutput: true,
+      mayBeAbsent: true,
+    }),
+  ),
   {
     kind: 'ReferenceGrant',
     apiVersion: 'gateway.networking.k8s.io/v1beta1',

@@ -50,6 +50,8 @@ export interface ForwardPlan {
   route: Route;
   action: ForwardAction;
   cluster: ClusterState;
+  /** The cluster's protocol, an HTTP one: the Upstream the request goes through. */
+  protocol: 'http' | 'h2c';
   endpoint: Endpoint;
   /** Path and query sent upstream. */
   target: string;
@@ -245,8 +247,12 @@ function resolveAction(
   if (backend?.cluster === undefined)
     return { kind: 'local', routeName: route.name, route, status: 500, flag: 'no_backend' };
   const cluster = snapshot.clusters.get(backend.cluster);
+  const protocol = cluster?.protocol;
+  // A layer-4 cluster relays connections, never HTTP requests (the translator never routes one here).
+  if (protocol === 'tcp' || protocol === 'udp')
+    return { kind: 'local', routeName: route.name, status: 500, flag: 'no_backend' };
   const endpoint = cluster && pickEndpoint(cluster, rt.options.loadBalancing, rt.activeByEndpoint);
-  if (cluster === undefined || endpoint === undefined)
+  if (cluster === undefined || protocol === undefined || endpoint === undefined)
     return { kind: 'local', routeName: route.name, route, status: 503, flag: 'no_healthy_upstream' };
 
   const target = path === rawPath ? url : path + search;
@@ -256,6 +262,7 @@ function resolveAction(
     route,
     action,
     cluster,
+    protocol,
     endpoint,
     target,
     requestModifiers: NO_MODIFIERS,
@@ -286,11 +293,15 @@ function mirrorPlans(
   for (const m of plan.action.mirrors!) {
     if (m.fraction < 1 && Math.random() >= m.fraction) continue;
     const cluster = snapshot.clusters.get(m.cluster);
-    const endpoint = cluster && pickEndpoint(cluster, rt.options.loadBalancing, rt.activeByEndpoint);
-    if (cluster === undefined || endpoint === undefined) continue;
+    const protocol = cluster?.protocol;
+    // A mirror of a layer-4 cluster cannot take an HTTP request (the translator never names one).
+    if (cluster === undefined || (protocol !== 'http' && protocol !== 'h2c')) continue;
+    const endpoint = pickEndpoint(cluster, rt.options.loadBalancing, rt.activeByEndpoint);
+    if (endpoint === undefined) continue;
     const mirror: ForwardPlan = {
       ...plan,
       cluster,
+      protocol,
       endpoint,
       target: request.target,
       requestModifiers: NO_MODIFIERS,

@@ -11,8 +11,11 @@ import { type HeadOptions, requestHeadFromMap, requestHeadFromRaw } from './http
 import type { UpstreamPools } from './pools.js';
 import type { Upstream } from './upstream.js';
 
-/** An Upstream per cluster protocol. */
-export type Upstreams = Readonly<Record<ClusterProtocol, Upstream>>;
+/** The cluster protocols an HTTP request is forwarded over (layer-4 clusters relay connections instead). */
+export type HttpClusterProtocol = Exclude<ClusterProtocol, 'tcp' | 'udp'>;
+
+/** An Upstream per HTTP cluster protocol. */
+export type Upstreams = Readonly<Record<HttpClusterProtocol, Upstream>>;
 
 /** HTTP/1.1 (over TLS under a BackendTLSPolicy): the head written as one string, from the client's raw lines when no filter changed them. */
 export function http1Upstream(

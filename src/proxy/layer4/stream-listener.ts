@@ -1,0 +1,283 @@
+// A TCP or TLS listener's server. TCP: each connection goes to its route's backend as it is accepted. TLS: the
+// ClientHello is read (bounded in size and time) for its server name, which picks the certificate entry of the
+// port: a passthrough entry relays the connection, ClientHello included, undecrypted to the backend (which ends
+// TLS itself); a terminate entry ends TLS here with its certificate and relays the plaintext. A name no entry
+// serves, or a route without a usable backend, closes the connection (no TLS alert).
+import { connect, createServer, type Server, type Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { TLSSocket } from 'node:tls';
+import type { Listener } from '../../ir/fleet-config.js';
+import type { Logger } from '../../platform/log-line.js';
+import { type CertificateTable, selectCertificate } from '../downstream/tls.js';
+import type { Layer4Limits, ProxyLimits } from '../options.js';
+import type { Balancing } from '../routing/resolve.js';
+import type { Snapshot } from '../routing/snapshot.js';
+import type { AccessLog, ResponseFlag } from '../telemetry/access-log.js';
+import type { ProxyMetrics } from '../telemetry/metrics.js';
+import { connectBackendTls } from '../upstream/backend-tls.js';
+import { readClientHello } from './client-hello.js';
+import { type Destination, layer4Destination, tlsChoiceFor } from './destination.js';
+import { relay } from './relay.js';
+
+/** What a layer-4 listener reads of the proxy (its runtime, given from above). */
+export interface Layer4Runtime extends Balancing {
+  readonly snapshot: Snapshot | undefined;
+  readonly options: Balancing['options'] & {
+    readonly limits: ProxyLimits;
+    readonly layer4: Layer4Limits;
+    readonly upstreamConnectTimeoutMs: number;
+    readonly log: Logger;
+  };
+  readonly metrics: ProxyMetrics;
+  readonly accessLog: AccessLog | undefined;
+}
+
+/** A layer-4 listener as the proxy's listener table holds it (the HTTP servers' shape, where it applies). */
+export interface Layer4Server {
+  readonly server: { readonly listening: boolean };
+  /** Stops accepting (new flows, for UDP); `done` runs once every connection or flow has ended. */
+  close(done?: () => void): void;
+  /** Nothing to do: a layer-4 connection is never idle between requests. */
+  closeIdleConnections(): void;
+  /** Cuts every connection or flow. */
+  closeAllConnections(): void;
+  /** Binds; resolves with the address and port bound. */
+  listen(address: string, port: number, reusePort: boolean): Promise<{ address: string; port: number }>;
+}
+
+interface Connection {
+  startMs: number;
+  started: number;
+  listener: string;
+  protocol: 'TCP' | 'TLS';
+  serverName: string | undefined;
+  client: Socket;
+}
+
+/** One access log line per connection: bytes each way, duration, SNI (as authority), backend. */
+function logConnection(
+  rt: Layer4Runtime,
+  c: Connection,
+  d: { routeName: string; upstream?: string; flag?: ResponseFlag },
+): void {
+  const log = rt.accessLog;
+  if (log === undefined || !log.sampled()) return;
+  log.record({
+    startMs: c.startMs,
+    method: '-',
+    authority: c.serverName,
+    path: '-',
+    protocol: c.protocol,
+    status: 0,
+    flag: d.flag,
+    bytesReceived: c.client.bytesRead,
+    bytesSent: c.client.bytesWritten,
+    durationMs: performance.now() - c.started,
+    upstreamHost: d.upstream,
+    upstreamServiceTimeMs: undefined,
+    upstreamRetries: undefined,
+    routeName: d.routeName,
+    listener: c.listener,
+    requestId: undefined,
+    clientAddress: c.client.remoteAddress,
+    accessReason: undefined,
+  });
+}
+
+/**
+ * Closes a connection nothing serves, without a TLS alert: the Gateway API conformance suite takes only a reset or
+ * a plain close as a refusal (an `unrecognized_name` alert reads to it as a failed handshake to retry).
+ */
+function refuse(rt: Layer4Runtime, c: Connection, d: Destination & { ok: false }): void {
+  rt.options.log.debug(`listener ${c.listener}: connection refused: ${d.reason}`);
+  c.client.destroy();
+  logConnection(rt, c, { routeName: d.routeName, flag: d.flag });
+}
+
+/**
+ * Connects to the destination and relays `plain` (the client side) with it. `first`: bytes already read to send
+ * ahead (a passed-through ClientHello); `terminated`: the proxy ended the client's TLS, so the cluster's
+ * BackendTLSPolicy, if any, applies.
+ */
+function forward(
+  rt: Layer4Runtime,
+  c: Connection,
+  plain: Duplex,
+  d: Destination,
+  options: { first?: Buffer; terminated: boolean },
+): void {
+  if (!d.ok) {
+    refuse(rt, c, d);
+    return;
+  }
+  const { endpoint, cluster, routeName } = d;
+  const upstreamHost = endpoint.address.includes(':')
+    ? `[${endpoint.address}]:${endpoint.port}`
+    : `${endpoint.address}:${endpoint.port}`;
+  const upstream =
+    options.terminated && cluster.tls !== undefined
+      ? connectBackendTls(endpoint.address, endpoint.port, cluster.tls, [])
+      : connect({ host: endpoint.address, port: endpoint.port, allowHalfOpen: true, noDelay: true });
+  upstream.setTimeout(rt.options.upstreamConnectTimeoutMs, () =>
+    upstream.destroy(new Error('connect timeout')),
+  );
+  upstream.once('connect', () => upstream.setTimeout(0));
+  if (options.first !== undefined) upstream.write(options.first);
+  const active = rt.activeByEndpoint;
+  active.set(upstreamHost, (active.get(upstreamHost) ?? 0) + 1);
+  relay(plain, upstream, (end) => {
+    const left = (active.get(upstreamHost) ?? 1) - 1;
+    if (left === 0) active.delete(upstreamHost);
+    else active.set(upstreamHost, left);
+    let flag: ResponseFlag | undefined;
+    if (end.failed === 'upstream') {
+      flag = upstream.connecting || upstream.bytesRead === 0 ? 'upstream_connect_failure' : 'upstream_reset';
+      rt.metrics.upstreamError(cluster.name, flag === 'upstream_connect_failure' ? 'connect' : 'reset');
+    } else if (end.failed === 'client') flag = 'client_disconnect';
+    logConnection(rt, c, { routeName, upstream: upstreamHost, ...(flag === undefined ? {} : { flag }) });
+  });
+}
+
+/** Reads the ClientHello within the limits, then passes the connection through or ends TLS here. */
+function acceptTls(
+  rt: Layer4Runtime,
+  c: Connection,
+  listener: () => Listener,
+  certificates: () => CertificateTable | undefined,
+): void {
+  const { limits } = rt.options;
+  const socket = c.client;
+  let buffered: Buffer = Buffer.alloc(0);
+  const deadline = setTimeout(() => socket.destroy(), limits.tlsHandshakeTimeoutMs);
+  const onData = (chunk: Buffer) => {
+    buffered = buffered.length === 0 ? chunk : Buffer.concat([buffered, chunk]);
+    const hello = readClientHello(buffered, rt.options.layer4.clientHelloMaxBytes);
+    if (hello.state === 'incomplete') return;
+    socket.off('data', onData);
+    socket.pause();
+    if (hello.state === 'invalid') {
+      clearTimeout(deadline);
+      rt.options.log.debug(`listener ${c.listener}: ${hello.reason}`);
+      socket.destroy();
+      return;
+    }
+    c.serverName = hello.serverName;
+    const tls = listener().tls;
+    const choice = tls === undefined ? undefined : tlsChoiceFor(tls, hello.serverName);
+    const table = certificates();
+    if (choice === undefined || (choice.passthrough === undefined && table === undefined)) {
+      clearTimeout(deadline);
+      const reason = `no listener serves server name '${hello.serverName ?? ''}'`;
+      refuse(rt, c, { ok: false, routeName: '-', flag: 'no_route', reason });
+      return;
+    }
+    if (choice.passthrough === true) {
+      clearTimeout(deadline);
+      const d = layer4Destination(rt, rt.snapshot, c.listener, hello.serverName);
+      forward(rt, c, socket, d, { first: buffered, terminated: false });
+      socket.resume();
+      return;
+    }
+    // Ends TLS here: the bytes read go back to the socket for the TLS layer to read them first.
+    socket.unshift(buffered);
+    const secure = new TLSSocket(socket, {
+      isServer: true,
+      secureContext: selectCertificate(table!, hello.serverName ?? ''),
+    });
+    secure.once('secure', () => {
+      clearTimeout(deadline);
+      const d = layer4Destination(rt, rt.snapshot, c.listener, hello.serverName);
+      forward(rt, c, secure, d, { terminated: true });
+    });
+    secure.once('error', () => {
+      clearTimeout(deadline);
+      socket.destroy();
+    });
+  };
+  socket.on('data', onData);
+  socket.once('close', () => clearTimeout(deadline));
+}
+
+/**
+ * A TCP or TLS listener's server; `listener` and `certificates` are read per connection (the current config's,
+ * so a config change applies to new connections and leaves open ones as they are).
+ */
+export function createStreamListener(
+  rt: Layer4Runtime,
+  name: string,
+  listener: () => Listener,
+  certificates: () => CertificateTable | undefined,
+): Layer4Server {
+  const connections = new Set<Socket>();
+  let closing: (() => void) | undefined;
+  const settle = () => {
+    if (closing !== undefined && connections.size === 0) {
+      const done = closing;
+      closing = undefined;
+      done();
+    }
+  };
+  const server: Server = createServer({ allowHalfOpen: true, noDelay: true }, (socket) => {
+    const max = rt.options.limits.maxConnections;
+    if (max > 0 && connections.size >= max) {
+      rt.metrics.connectionRefused(name);
+      socket.destroy();
+      return;
+    }
+    connections.add(socket);
+    rt.metrics.connectionOpened(name);
+    socket.once('close', () => {
+      connections.delete(socket);
+      rt.metrics.connectionClosed(name);
+      settle();
+    });
+    socket.on('error', () => socket.destroy());
+    const protocol = listener().protocol === 'TLS' ? 'TLS' : 'TCP';
+    const c: Connection = {
+      startMs: Date.now(),
+      started: performance.now(),
+      listener: name,
+      protocol,
+      serverName: undefined,
+      client: socket,
+    };
+    if (protocol === 'TLS') acceptTls(rt, c, listener, certificates);
+    else forward(rt, c, socket, layer4Destination(rt, rt.snapshot, name, undefined), { terminated: false });
+  });
+  return {
+    server,
+    close(done) {
+      let closed = false;
+      let drained = false;
+      const finish = () => {
+        if (closed && drained) done?.();
+      };
+      server.close(() => {
+        closed = true;
+        finish();
+      });
+      closing = () => {
+        drained = true;
+        finish();
+      };
+      settle();
+    },
+    closeIdleConnections() {},
+    closeAllConnections() {
+      for (const socket of connections) socket.destroy();
+    },
+    listen(address, port, reusePort) {
+      return new Promise((resolve, reject) => {
+        server.once('error', reject);
+        const options = { host: address, port, ...(reusePort ? { reusePort: true, exclusive: true } : {}) };
+        server.listen(options, () => {
+          server.off('error', reject);
+          server.on('error', (error) => rt.options.log.error(`listener ${name}: ${error.message}`));
+          const bound = server.address();
+          if (bound === null || typeof bound === 'string') reject(new Error('no address bound'));
+          else resolve({ address: bound.address, port: bound.port });
+        });
+      });
+    },
+  };
+}
