@@ -360,6 +360,28 @@ export function mergeMetrics(snapshots: readonly MetricsSnapshot[]): MetricsSnap
   };
 }
 
+/** A counter family whose series are kept under `<label 1>\u0000<label 2>...` keys, one value per label name. */
+function keyedCounter(
+  name: string,
+  help: string,
+  counts: readonly [string, number][],
+  labels: readonly string[],
+): string[] {
+  return family(
+    name,
+    'counter',
+    help,
+    counts.map(([key, n]) => {
+      const values = key.split('\u0000');
+      const pairs: Record<string, string> = {};
+      labels.forEach((label, i) => {
+        pairs[label] = values[i] ?? '';
+      });
+      return [pairs, n] as const;
+    }),
+  );
+}
+
 /** The Prometheus text exposition of a snapshot. */
 export function renderMetrics(snapshot: MetricsSnapshot): string {
   const out: string[] = [];
@@ -392,14 +414,11 @@ export function renderMetrics(snapshot: MetricsSnapshot): string {
     out.push(sampleLine('portico_request_duration_seconds_count', names, r.count));
   }
   out.push(
-    ...family(
+    ...keyedCounter(
       'portico_upstream_errors_total',
-      'counter',
       'Upstream failures, by cluster and kind.',
-      [...snapshot.upstreamErrors].map(([key, n]) => {
-        const [cluster = '', kind = ''] = key.split('\u0000');
-        return [{ cluster, kind }, n] as const;
-      }),
+      snapshot.upstreamErrors,
+      ['cluster', 'kind'],
     ),
   );
   out.push(
@@ -411,14 +430,11 @@ export function renderMetrics(snapshot: MetricsSnapshot): string {
     ),
   );
   out.push(
-    ...family(
+    ...keyedCounter(
       'portico_upstream_mirrors_total',
-      'counter',
       'Request copies of RequestMirror filters, by mirror cluster and outcome (answered, failed, skipped).',
-      [...snapshot.upstreamMirrors].map(([key, n]) => {
-        const [cluster = '', outcome = ''] = key.split('\u0000');
-        return [{ cluster, outcome }, n] as const;
-      }),
+      snapshot.upstreamMirrors,
+      ['cluster', 'outcome'],
     ),
   );
   out.push(
@@ -450,14 +466,11 @@ export function renderMetrics(snapshot: MetricsSnapshot): string {
     ),
   );
   out.push(
-    ...family(
+    ...keyedCounter(
       'portico_rate_limit_store_events_total',
-      'counter',
       'Rate-limit store events, by scope: round trips, failures, requests let through or refused on a failure.',
-      [...snapshot.rateLimitStore].map(([key, n]) => {
-        const [scope = '', event = ''] = key.split('\u0000');
-        return [{ scope, event }, n] as const;
-      }),
+      snapshot.rateLimitStore,
+      ['scope', 'event'],
     ),
   );
   out.push(
@@ -477,14 +490,11 @@ export function renderMetrics(snapshot: MetricsSnapshot): string {
     ),
   );
   out.push(
-    ...family(
+    ...keyedCounter(
       'portico_proxy_auth_decisions_total',
-      'counter',
       'AccessPolicy verdicts, by policy, the rule that decided (default: none did) and outcome (allowed, denied).',
-      [...snapshot.accessDecisions].map(([key, n]) => {
-        const [policy = '', rule = '', outcome = ''] = key.split('\u0000');
-        return [{ policy, rule, outcome }, n] as const;
-      }),
+      snapshot.accessDecisions,
+      ['policy', 'rule', 'outcome'],
     ),
   );
   out.push(buildInfoMetric());
