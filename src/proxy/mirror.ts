@@ -29,6 +29,7 @@ class MirrorExchange implements AttemptSink, UpstreamAttempt {
   ) {}
 
   send(): void {
+    this.rt.mirrorsInFlight++;
     const timeoutMs = this.plan.action.timeoutMs;
     // A route without a timeout still bounds its copies: a mirror that never answers holds a connection.
     schedule(this.deadline, timeoutMs > 0 ? timeoutMs : DEFAULT_ROUTE_TIMEOUT_MS, performance.now());
@@ -66,6 +67,7 @@ class MirrorExchange implements AttemptSink, UpstreamAttempt {
   private end(outcome: MirrorOutcome): void {
     if (this.done) return;
     this.done = true;
+    this.rt.mirrorsInFlight--;
     cancel(this.deadline);
     this.rt.metrics.upstreamMirror(this.plan.cluster.name, outcome);
   }
@@ -73,7 +75,8 @@ class MirrorExchange implements AttemptSink, UpstreamAttempt {
 
 /**
  * Sends the plan's mirror copies of a request whose body is `body` as the handler holds it: a body that is not
- * whole (it outgrew the buffer and streams on) cannot be copied, so its mirrors are skipped and counted.
+ * whole (it outgrew the buffer and streams on) cannot be copied, and past the copies in flight allowed none is
+ * sent: such mirrors are skipped and counted.
  */
 export function sendMirrors(
   rt: ProxyRuntime,
@@ -85,7 +88,7 @@ export function sendMirrors(
 ): void {
   for (const plan of mirrors) {
     const copy = body === null ? null : body instanceof ReplayBody ? body.again() : undefined;
-    if (copy === undefined) {
+    if (copy === undefined || rt.mirrorsInFlight >= rt.options.limits.maxMirrorsInFlight) {
       rt.metrics.upstreamMirror(plan.cluster.name, 'skipped');
       continue;
     }

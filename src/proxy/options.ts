@@ -28,6 +28,11 @@ export interface ProxyLimits {
    * client holds no pooled connection while its (small) body trickles in.
    */
   requestBodyBufferBytes: number;
+  /**
+   * RequestMirror copies in flight at once, in each worker; past it a copy is skipped (counted), so a mirror that
+   * hangs holds at most this many requests (and their buffered bodies) until their deadlines.
+   */
+  maxMirrorsInFlight: number;
   /** Idle keep-alive client connections are closed after this. */
   keepAliveTimeoutMs: number;
   /**
@@ -184,6 +189,7 @@ export const DEFAULT_PROXY_OPTIONS: ProxyOptions = {
     requestTimeoutMs: 300_000,
     requestBodyIdleTimeoutMs: 10_000,
     requestBodyBufferBytes: 64 * 1024,
+    maxMirrorsInFlight: 1024,
     keepAliveTimeoutMs: 60_000,
     maxConnections: 16_384,
     tlsHandshakeTimeoutMs: 10_000,

@@ -207,6 +207,7 @@ function createRuntime(options: ProxyOptions): ProxyRuntime {
     snapshot: undefined,
     draining: false,
     activeByEndpoint: new Map(),
+    mirrorsInFlight: 0,
     tunnels: new Set(),
     rateLimits: createRateLimits(options, metrics),
     authorizers: createAuthorizers(),

@@ -30,6 +30,8 @@ export interface ProxyRuntime {
   draining: boolean;
   /** Requests in flight per endpoint key, for least-request balancing. */
   activeByEndpoint: Map<string, number>;
+  /** RequestMirror copies in flight (bounded by limits.maxMirrorsInFlight). */
+  mirrorsInFlight: number;
   /** Upgraded client connections: the HTTP server no longer tracks them, so close() must. */
   tunnels: Set<Duplex>;
   /** Rate-limit decisions and their stores (Redis clients of Global rules). */

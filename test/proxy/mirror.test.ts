@@ -3,6 +3,7 @@
 // a mirror that hangs, refuses or cannot get the body never holds up or changes the request it copies.
 import assert from 'node:assert/strict';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type { RequestMirror } from '../../src/ir/fleet-config.js';
 import { discardingLogger } from '../../src/platform/log-line.js';
@@ -195,5 +196,45 @@ describe('proxy: RequestMirror', () => {
     assert.equal(reply.body, `main read ${big.length}`);
     await untilCounted('shadow skipped', 1);
     assert.equal(seenAt(shadow, '/all/big').length, 0);
+  });
+
+  it('sends no more copies than the copies in flight allowed; the rest are skipped and counted', async () => {
+    const bounded = createProxy({
+      bindAddress: '127.0.0.1',
+      portMap: () => 0,
+      log: discardingLogger,
+      metricsAddress: '127.0.0.1:0',
+      limits: { maxMirrorsInFlight: 2 },
+    });
+    await bounded.started;
+    try {
+      const mainPort = (main.server.address() as AddressInfo).port;
+      const hangingPort = (hanging.server.address() as AddressInfo).port;
+      const config = simpleFleet(
+        [
+          vhost(80, 'example.com', [
+            route(forward(['main'], { timeoutMs: 60_000, mirrors: [all('hanging')] })),
+          ]),
+        ],
+        [upstream('main', [mainPort]), upstream('hanging', [hangingPort])],
+      );
+      assert.equal((await bounded.apply(config)).ok, true);
+      const at = (name: string) => bounded.addresses().find((a) => a.listener === name)!.port;
+      const before = hanging.seen.length;
+      for (let i = 0; i < 5; i++) {
+        const reply = await httpRequest(at('port-80'), `/bounded/${i}`, {
+          host: 'example.com',
+          timeoutMs: 10_000,
+        });
+        assert.equal(reply.status, 200);
+      }
+      await until(() => hanging.seen.length === before + 2);
+      const samples = parsePrometheus((await httpRequest(at('metrics'), '/metrics')).body).filter(
+        (s) => s.name === 'portico_upstream_mirrors_total' && s.labels.outcome === 'skipped',
+      );
+      assert.equal(samples[0]?.value, 3);
+    } finally {
+      await bounded.close();
+    }
   });
 });

@@ -8,6 +8,7 @@ export const TEST_LIMITS: ProxyLimits = {
   requestTimeoutMs: 10_000,
   requestBodyIdleTimeoutMs: 10_000,
   requestBodyBufferBytes: 64 * 1024,
+  maxMirrorsInFlight: 1024,
   keepAliveTimeoutMs: 10_000,
   maxConnections: 0,
   tlsHandshakeTimeoutMs: 10_000,
