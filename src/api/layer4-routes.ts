@@ -33,31 +33,26 @@ export const TLSRouteSchema = Type.Object({
 });
 export type TLSRoute = Static<typeof TLSRouteSchema>;
 
-export const TCPRouteSchema = Type.Object({
-  apiVersion: Type.String(),
-  kind: Type.Literal('TCPRoute'),
-  metadata: ObjectMetaSchema,
-  spec: Type.Object({
-    parentRefs: PARENT_REFS,
-    // No hostnames on the wire: every TCPRoute serves any host (the translator's attachment reads this list).
-    hostnames: Type.Array(Type.String(), { maxItems: 0, default: [] }),
-    rules: RULES,
-  }),
-  status: STATUS,
-});
+/** A TCPRoute or UDPRoute: no hostnames on the wire, so every such route serves any host. */
+function hostlessRouteSchema<const K extends 'TCPRoute' | 'UDPRoute'>(kind: K) {
+  return Type.Object({
+    apiVersion: Type.String(),
+    kind: Type.Literal(kind),
+    metadata: ObjectMetaSchema,
+    spec: Type.Object({
+      parentRefs: PARENT_REFS,
+      // The translator's attachment reads this list: always empty here.
+      hostnames: Type.Array(Type.String(), { maxItems: 0, default: [] }),
+      rules: RULES,
+    }),
+    status: STATUS,
+  });
+}
+
+export const TCPRouteSchema = hostlessRouteSchema('TCPRoute');
 export type TCPRoute = Static<typeof TCPRouteSchema>;
 
-export const UDPRouteSchema = Type.Object({
-  apiVersion: Type.String(),
-  kind: Type.Literal('UDPRoute'),
-  metadata: ObjectMetaSchema,
-  spec: Type.Object({
-    parentRefs: PARENT_REFS,
-    hostnames: Type.Array(Type.String(), { maxItems: 0, default: [] }),
-    rules: RULES,
-  }),
-  status: STATUS,
-});
+export const UDPRouteSchema = hostlessRouteSchema('UDPRoute');
 export type UDPRoute = Static<typeof UDPRouteSchema>;
 
 export type Layer4Route = TLSRoute | TCPRoute | UDPRoute;
