@@ -37,6 +37,26 @@ function run(
   });
 }
 
+/**
+ * What a failed run leaves for finding out why (the suite says only that a Gateway was not Programmed in time):
+ * where every pod and Gateway stood, the cluster's warnings, and the controller's log.
+ */
+function printDiagnostics(cluster: Cluster): void {
+  const views = [
+    ['get', 'pods', '-A', '-o', 'wide'],
+    ['get', 'gateways', '-A'],
+    ['get', 'events', '-A', '--field-selector', 'type=Warning'],
+    ['logs', '-n', NAMESPACE, 'deployment/portico-gateway', '--tail=300'],
+  ];
+  for (const args of views) {
+    try {
+      console.log(`$ kubectl ${args.join(' ')}\n${cluster.kubectl(args)}`);
+    } catch (error) {
+      console.log(`kubectl ${args.join(' ')}: ${(error as Error).message}`);
+    }
+  }
+}
+
 async function runMode(cluster: Cluster, mode: Mode, runTest: string | undefined): Promise<string> {
   const started = Date.now();
   // Each stage's time since the mode began: where a slow mode spends it (install, suite, uninstall, cleanup).
@@ -138,6 +158,7 @@ async function runMode(cluster: Cluster, mode: Mode, runTest: string | undefined
     cwd: join(REPO, 'conformance'),
   });
   stage('suite ended');
+  if (suite !== 0) printDiagnostics(cluster);
   await helm(cluster, ['uninstall', RELEASE, '-n', NAMESPACE, '--wait'], { output: 'inherit' });
   stage('uninstalled');
   await call(cluster, 'DELETE', classPath);
