@@ -256,7 +256,8 @@ async function applyNow(
   rt.snapshot = snapshot;
   options.trace?.('proxy-swapped', version);
   await rebindListeners(state, config, certificates, listenerErrors);
-  state.contexts.retain(config.secrets);
+  // A changed client CA bundle leaves its contexts behind: only the bundles the listeners now use are kept.
+  state.contexts.retain(config.secrets, new Set(config.listeners.map((l) => l.tls?.clientValidation?.caPem)));
   if (previous === undefined || config.endpoints !== previous.config.endpoints) {
     const endpoints = config.endpoints.flatMap((e) => e.endpoints);
     rt.pools.retain(endpoints);

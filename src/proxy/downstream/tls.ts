@@ -26,8 +26,8 @@ export interface CertificateTable {
 export interface SecureContextCache {
   /** The context serving `secret`, verifying client certificates against `caPem` when given. */
   get(secret: TlsSecret, caPem?: string): SecureContext;
-  /** Forget contexts of secrets not in `keep`. */
-  retain(keep: Iterable<TlsSecret>): void;
+  /** Forget contexts of secrets not in `keep`, and those verifying clients against a CA bundle not in `caBundles`. */
+  retain(keep: Iterable<TlsSecret>, caBundles: ReadonlySet<string | undefined>): void;
 }
 
 export function createSecureContextCache(): SecureContextCache {
@@ -55,9 +55,13 @@ export function createSecureContextCache(): SecureContextCache {
       byCa.set(caPem ?? '', { cert: secret.certificatePem, key: secret.privateKeyPem, context });
       return context;
     },
-    retain(keep) {
+    retain(keep, caBundles) {
       const names = new Set([...keep].map((s) => s.name));
-      for (const name of cache.keys()) if (!names.has(name)) cache.delete(name);
+      for (const [name, byCa] of cache) {
+        if (names.has(name))
+          for (const ca of byCa.keys()) if (!caBundles.has(ca || undefined)) byCa.delete(ca);
+        if (!names.has(name) || byCa.size === 0) cache.delete(name);
+      }
     },
   };
 }
