@@ -10,6 +10,7 @@ import type {
   V1OwnerReference,
   V1PodDisruptionBudget,
   V1PodTemplateSpec,
+  V1Probe,
   V1Service,
   V1ServiceAccount,
   V1Volume,
@@ -251,6 +252,9 @@ function defaultProxyContainer(infra: FleetInfra, options: RenderOptions, creds:
       periodSeconds: 1,
       failureThreshold: 2,
     },
+    // Liveness waits for the first answer: on a node where many proxies start at once a start can take longer
+    // than liveness tolerates, and restarting it then only starts it again (a crash loop that never converges).
+    startupProbe: startupProbe(PORTS.proxyReady, '/live'),
     // The proxy answers /live itself: a hung event loop times out, a drained proxy says so; kubelet restarts it.
     livenessProbe: {
       httpGet: { path: '/live', port: PORTS.proxyReady },
@@ -265,6 +269,11 @@ function defaultProxyContainer(infra: FleetInfra, options: RenderOptions, creds:
   };
 }
 
+/** Probed every second for up to five minutes; kubelet runs no other probe of the container before it passes. */
+function startupProbe(port: number, path: string): V1Probe {
+  return { httpGet: { path, port }, periodSeconds: 1, failureThreshold: 300 };
+}
+
 function shutdownManagerContainer(infra: FleetInfra, options: RenderOptions): V1Container {
   return {
     name: 'shutdown-manager',
@@ -274,6 +283,7 @@ function shutdownManagerContainer(infra: FleetInfra, options: RenderOptions): V1
     ports: [{ name: 'shutdown', containerPort: PORTS.shutdownManager, protocol: 'TCP' }],
     // No readiness probe: the pod's readiness (and with it Programmed) is the proxy's; this sidecar serves no
     // traffic, and its next probe tick (up to 10 s after start) would only delay a new proxy's first request.
+    startupProbe: startupProbe(PORTS.shutdownManager, '/healthz'),
     livenessProbe: { httpGet: { path: '/healthz', port: PORTS.shutdownManager }, periodSeconds: 10 },
     lifecycle: drainHook(infra),
     resources: { requests: { cpu: '10m', memory: '32Mi' } },

@@ -69,6 +69,14 @@ test("mutual TLS mode: the fleet's own client certificate Secret, two non-root c
     timeoutSeconds: 2,
     failureThreshold: 3,
   });
+  // Liveness starts only once each container first answered: many proxies starting on one busy node are not
+  // restarted for being slow to start (each restart would start over, and the node would never settle).
+  assert.deepEqual(proxy.startupProbe, {
+    httpGet: { path: '/live', port: 19003 },
+    periodSeconds: 1,
+    failureThreshold: 300,
+  });
+  assert.deepEqual(pod.containers[1]!.startupProbe?.httpGet, { path: '/healthz', port: 19002 });
   assert.ok(
     proxy.args?.join(' ').includes('--ready-address 0.0.0.0:19003'),
     'kubelet reaches it on the pod IP',
