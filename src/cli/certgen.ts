@@ -10,6 +10,8 @@ import {
 } from '../certificates/certificate-files.js';
 import { DEFAULT_CONTROLLER_NAMESPACE } from '../certificates/certs.js';
 import { PorticoError } from '../platform/errors.js';
+import { createLogger, logSink } from '../platform/log-line.js';
+import { LOG_FORMAT_HELP, LOG_LEVEL_HELP, logFormatOption, logLevelOption } from './log-level-option.js';
 
 export const HELP = `usage: portico certgen --local DIR [--namespace NS] [--extra-san NAME]... [--force] [--fleet KEY]...
        portico certgen --kubernetes [--namespace NS] [--kubeconfig PATH] [--rotate]
@@ -33,6 +35,8 @@ options:
                      with --kubernetes, else ${DEFAULT_CONTROLLER_NAMESPACE})
   --extra-san NAME   another server name (DNS name or IP address); repeatable
   --force            overwrite existing files
+${LOG_LEVEL_HELP}
+${LOG_FORMAT_HELP}
   -h, --help         show this help`;
 
 export async function run(argv: string[]): Promise<number> {
@@ -47,6 +51,8 @@ export async function run(argv: string[]): Promise<number> {
       fleet: { type: 'string', multiple: true, default: [] },
       force: { type: 'boolean', default: false },
       rotate: { type: 'boolean', default: false },
+      'log-level': { type: 'string', default: 'info' },
+      'log-format': { type: 'string', default: 'text' },
       help: { type: 'boolean', short: 'h', default: false },
     },
     strict: true,
@@ -56,13 +62,18 @@ export async function run(argv: string[]): Promise<number> {
     console.log(HELP);
     return 0;
   }
+  // In a cluster certgen runs as a Helm hook Job, whose output is a log like any other.
+  const log = createLogger(
+    logLevelOption(values['log-level']),
+    logSink(logFormatOption(values['log-format'])),
+  );
   if (values.kubernetes) {
     const { createApiClient } = await import('../provider/kubernetes/api-client.js');
     const { ensureCertificateSecrets } = await import('../provider/kubernetes/certificate-secrets.js');
     const client = await createApiClient(values.kubeconfig);
     const namespace = values.namespace ?? client.namespace ?? DEFAULT_CONTROLLER_NAMESPACE;
     const created = await ensureCertificateSecrets(client, namespace, { rotate: values.rotate });
-    console.log(
+    log.info(
       created.length === 0
         ? `certgen: the certificate Secrets in ${namespace} already exist`
         : `certgen: created Secrets ${created.join(', ')} in ${namespace}`,
@@ -82,11 +93,11 @@ export async function run(argv: string[]): Promise<number> {
       extraSans: values['extra-san'],
       force: values.force,
     });
-    console.log(`certgen: wrote ca.crt, ca.key, server.crt, server.key to ${dir}`);
+    log.info(`certgen: wrote ca.crt, ca.key, server.crt, server.key to ${dir}`);
   }
   for (const fleet of values.fleet) {
     const { files } = ensureFleetCertificate(dir, fleet);
-    console.log(`certgen: fleet ${fleet}: ${files.cert}, ${files.key}`);
+    log.info(`certgen: fleet ${fleet}: ${files.cert}, ${files.key}`);
   }
   return 0;
 }

@@ -29,6 +29,8 @@ test('every command says what is wrong with its command line in plain words, wit
     [['version', 'extra'], /^portico: version: unexpected argument 'extra'\n\nusage: portico version/],
     [['cleanup', '--log-level', 'loud'], /^portico: --log-level: 'loud' is not debug, info, warn, error/],
     [['shutdown-manager', '--log-format', 'xml'], /^portico: --log-format: 'xml' is not text or json/],
+    [['echo', '--log-level', 'loud'], /^portico: --log-level: 'loud' is not debug, info, warn, error/],
+    [['certgen', '--local', '.', '--log-format', 'xml'], /^portico: --log-format: 'xml' is not text or json/],
   ] as const) {
     const result = spawnSync(process.execPath, [PORTICO_MAIN, ...args], {
       encoding: 'utf8',
@@ -37,6 +39,28 @@ test('every command says what is wrong with its command line in plain words, wit
     assert.equal(result.status, 2, `${args.join(' ')}: ${result.stderr}`);
     assert.match(result.stderr, message);
   }
+});
+
+test('certgen logs what it wrote at info, in the format asked, and nothing at warn', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'portico-certgen-'));
+  const json = spawnSync(
+    process.execPath,
+    [PORTICO_MAIN, 'certgen', '--local', join(dir, 'a'), '--log-format', 'json'],
+    { encoding: 'utf8', timeout: 20_000 },
+  );
+  assert.equal(json.status, 0, json.stderr);
+  const record = JSON.parse(json.stdout.trim()) as { time: string; level: string; msg: string };
+  assert.equal(record.level, 'info');
+  assert.match(record.msg, /^certgen: wrote ca\.crt, ca\.key, server\.crt, server\.key to /);
+  assert.ok(!Number.isNaN(Date.parse(record.time)), record.time);
+  const quiet = spawnSync(
+    process.execPath,
+    [PORTICO_MAIN, 'certgen', '--local', join(dir, 'b'), '--log-level', 'warn'],
+    { encoding: 'utf8', timeout: 20_000 },
+  );
+  assert.equal(quiet.status, 0, quiet.stderr);
+  assert.equal(quiet.stdout, '');
+  assert.ok(readFileSync(join(dir, 'b', 'ca.crt'), 'utf8').includes('BEGIN CERTIFICATE'));
 });
 
 test('portico controller refuses a status write rate that is not one, naming the flag, before it starts', () => {
