@@ -3,8 +3,8 @@
 // message, the routes attached to a Gateway, what a route is attached to (and, when nothing is, why), the
 // fleet and its proxies, the file errors that concern the object, and its recent condition changes.
 import { LOAD_ERRORS_ANNOTATION, type ResourceObject } from '../provider/standalone/admin-state.js';
+import type { FleetView } from './fleet-view.js';
 import { ageSince, formatTable } from './output.js';
-import type { FleetView } from './resource-source.js';
 
 /** Everything describe shows around the object. */
 export interface DescribeContext {

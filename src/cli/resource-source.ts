@@ -6,6 +6,8 @@ import { PorticoError } from '../platform/errors.js';
 import { parseHostPort } from '../platform/host-port.js';
 import type { ApiClient } from '../provider/kubernetes/api-client.js';
 import type { FleetState, ResourceObject } from '../provider/standalone/admin-state.js';
+import type { FleetView } from './fleet-view.js';
+import { type KubernetesPod, type KubernetesWorkload, kubernetesFleetView } from './kubernetes-fleets.js';
 
 export interface ResourceKind {
   kind: string;
@@ -52,17 +54,6 @@ export const KIND_ALIASES: Readonly<Record<string, string>> = Object.fromEntries
 export function resourceKind(name: string | undefined): ResourceKind | undefined {
   const plural = KIND_ALIASES[name?.toLowerCase() ?? ''];
   return RESOURCE_KINDS.find((k) => k.plural === plural);
-}
-
-/** What a source knows of one proxy fleet, ready to print. */
-export interface FleetView {
-  fleet: string;
-  /** Whether the fleet serves the Gateway `namespace/name` of class `className`. */
-  serves(gateway: string, className: string): boolean;
-  /** Label and value lines (address, config version, process or workload). */
-  details: [string, string][];
-  /** The proxies, as a table (header and rows); no rows: none connected. */
-  proxies: { header: string[]; rows: string[][] };
 }
 
 /** Tells a watcher when to read again. */
@@ -182,25 +173,6 @@ function standaloneFleetView(f: FleetState): FleetView {
   };
 }
 
-/** The labels the controller puts on every fleet object (DESIGN.md §1). */
-const OWNING_NAMESPACE = 'gateway.portico.io/owning-gateway-namespace';
-const OWNING_NAME = 'gateway.portico.io/owning-gateway-name';
-const OWNING_CLASS = 'gateway.portico.io/owning-gatewayclass';
-
-interface KubernetesWorkload {
-  kind?: string;
-  metadata?: { name?: string; namespace?: string; labels?: Record<string, string> };
-  spec?: { replicas?: number };
-  status?: {
-    replicas?: number;
-    readyReplicas?: number;
-    updatedReplicas?: number;
-    availableReplicas?: number;
-    numberReady?: number;
-    desiredNumberScheduled?: number;
-  };
-}
-
 /** A cluster, through a kubeconfig: the Gateway API objects and the fleets' Deployments and DaemonSets. */
 export async function kubernetesSource(kubeconfig: string): Promise<ResourceSource> {
   const { createApiClient, expectStatus } = await import('../provider/kubernetes/api-client.js');
@@ -250,7 +222,11 @@ export async function kubernetesSource(kubeconfig: string): Promise<ResourceSour
           )) as KubernetesWorkload[]
         ).map((w) => ({ ...w, kind: 'DaemonSet' })),
       ];
-      return workloads.map(kubernetesFleetView);
+      // Pods say why a fleet does not serve (unschedulable, crash-looping); a kubeconfig may not read them.
+      const pods = (await getList(`/api/v1/pods?labelSelector=${selector}`, 'pods').catch(() => undefined)) as
+        | KubernetesPod[]
+        | undefined;
+      return workloads.map((w) => kubernetesFleetView(w, pods));
     },
     async loadErrors() {
       return [];
@@ -309,37 +285,5 @@ export function watchFeed(client: ApiClient, path: string, stop: AbortSignal | u
         wake = done;
         stop?.addEventListener('abort', done, { once: true });
       }),
-  };
-}
-
-function kubernetesFleetView(w: KubernetesWorkload): FleetView {
-  const labels = w.metadata?.labels ?? {};
-  const gatewayNamespace = labels[OWNING_NAMESPACE];
-  const gatewayName = labels[OWNING_NAME];
-  const className = labels[OWNING_CLASS];
-  const fleet =
-    gatewayNamespace !== undefined && gatewayName !== undefined
-      ? `${gatewayNamespace}/${gatewayName}`
-      : (className ?? w.metadata?.name ?? '');
-  const s = w.status ?? {};
-  const ready =
-    w.kind === 'DaemonSet'
-      ? `${s.numberReady ?? 0}/${s.desiredNumberScheduled ?? 0}`
-      : `${s.readyReplicas ?? 0}/${w.spec?.replicas ?? s.replicas ?? 0}`;
-  return {
-    fleet,
-    serves: (gateway, gatewayClass) =>
-      fleet === gateway || (className !== undefined && className === gatewayClass),
-    details: [[w.kind ?? 'Workload', `${w.metadata?.namespace ?? ''}/${w.metadata?.name ?? ''}`]],
-    proxies: {
-      header: ['READY', 'UP-TO-DATE', 'AVAILABLE'],
-      rows: [
-        [
-          ready,
-          String(s.updatedReplicas ?? s.numberReady ?? 0),
-          String(s.availableReplicas ?? s.numberReady ?? 0),
-        ],
-      ],
-    },
   };
 }

@@ -149,8 +149,10 @@ test('describe and get read the cluster through a kubeconfig, as egctl and kubec
     const r = await portico('describe', 'gateway', 'gw', '-n', 'describe', ...kubeconfig);
     assert.equal(r.code, 0, r.stderr);
     // The fleet's Deployment reports its ready replica a moment after the Gateway is Programmed.
-    return /^ {4}1\/1 /m.test(r.stdout) ? r.stdout : undefined;
+    return /^ {2}Replicas: +1\/1 ready/m.test(r.stdout) ? r.stdout : undefined;
   }, "describe showing the fleet's ready proxy");
+  // Each proxy pod, with both containers ready and nothing wrong to say.
+  assert.match(gw, /^ {4}proxy-describe-gw-\S+ +2\/2 +Running +0 *$/m);
   assert.match(gw, new RegExp(`^Addresses: +${address.replaceAll('.', '\\.')}$`, 'm'));
   assert.match(gw, /^ {2}Programmed +True +Programmed/m);
   assert.match(gw, /^ {2}HTTPRoute +describe +broken +\* +True +False$/m);
