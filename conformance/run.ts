@@ -159,6 +159,10 @@ async function runMode(cluster: Cluster, mode: Mode, runTest: string | undefined
     '-test.v',
     '-test.timeout',
     '40m',
+    // The suite's parallel tests (a quarter of them, each with Gateways of its own) mostly wait on pods and the
+    // API server: four at a time instead of GOMAXPROCS (2 here).
+    '-test.parallel',
+    '4',
     `-kubeconfig=${cluster.kubeconfigPath}`,
     `-gateway-class=${GATEWAY_CLASS}`,
     `-conformance-profiles=${profilesClaimed(features).join(',')}`,

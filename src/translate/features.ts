@@ -9,12 +9,14 @@ const FEATURES: readonly string[] = [
   'GRPCRoute',
   'Gateway',
   'GatewayAddressEmpty',
+  'GatewayBackendClientCertificate',
   'GatewayFrontendClientCertificateValidation',
   'GatewayFrontendClientCertificateValidationInsecureFallback',
   'GatewayHTTPListenerIsolation',
   'GatewayHTTPSListenerDetectMisdirectedRequests',
   'GatewayPort8080',
   'GatewayRouteHostnameIntersectionPrecedence',
+  'GatewayStaticAddresses',
   'HTTPRoute',
   'HTTPRoute303RedirectStatusCode',
   'HTTPRoute307RedirectStatusCode',
@@ -58,15 +60,7 @@ const FEATURES: readonly string[] = [
  * Namespace Mode a fleet's objects (which carry spec.infrastructure's metadata all the same) are in the
  * controller's. Claimed there, that test fails after its minute; the second passes.
  */
-/**
- * GatewayStaticAddresses and GatewayBackendClientCertificate are claimed in Controller Namespace Mode only: in
- * Gateway Namespace Mode the proxy pod of their tests' Gateway did not become ready in some runs (cause not found),
- * which held up every test waiting for the namespace to be ready (docs/conformance.md).
- */
 export function supportedFeatures(deployType: DeployType): string[] {
-  const byMode =
-    deployType === 'GatewayNamespace'
-      ? ['GatewayInfrastructure']
-      : ['GatewayBackendClientCertificate', 'GatewayStaticAddresses'];
+  const byMode = deployType === 'GatewayNamespace' ? ['GatewayInfrastructure'] : [];
   return [...FEATURES, ...byMode].sort();
 }
