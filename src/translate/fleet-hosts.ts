@@ -15,11 +15,11 @@ import type { HostState, RouteEntry } from './fleet-build-state.js';
 import { compareSpecificity, listenerServes, originalHostnameRank } from './hostnames.js';
 import type { ListenerState } from './listeners.js';
 import type { SnapshotLookup } from './lookup.js';
-import { type PolicyAssignment, rulePolicies } from './portico-policies.js';
+import { rulePolicies } from './portico-policies.js';
 import { comparePrecedence, type RankedRoute } from './precedence.js';
 import type { CompiledMirror } from './route-rules.js';
 import type { GatewayEntry, RouteState } from './routes.js';
-import type { TranslateMemos } from './types.js';
+import type { PolicyAssignment, TranslateMemos } from './types.js';
 
 export interface FleetInput {
   key: string;

@@ -31,10 +31,10 @@ import { compareSpecificity, covers, effectiveHostnames, isWildcard } from './ho
 import { type ListenerState, listenerRef, ready, terminatesTls } from './listeners.js';
 import type { SnapshotLookup } from './lookup.js';
 import type { ListenerPlace } from './policy-attachment.js';
-import { listenerPolicies, type PolicyAssignment } from './portico-policies.js';
+import { listenerPolicies } from './portico-policies.js';
 import type { RouteState } from './routes.js';
 import { tlsSecretPems } from './secrets.js';
-import type { TranslateCache } from './types.js';
+import type { PolicyAssignment, TranslateCache } from './types.js';
 
 /** Identity of everything a fleet config is derived from except its attached routes. */
 function frameDeps(input: FleetInput, listeners: ListenerState[]): unknown[] {

@@ -20,7 +20,7 @@ import { joinListenerSets } from './listener-sets.js';
 import { evaluateListener, markConflicts, ready } from './listeners.js';
 import { buildLookup, lookupInputs, type SnapshotLookup } from './lookup.js';
 import { byAge, nsName } from './object-order.js';
-import { assignPolicies, policyObjects } from './portico-policies.js';
+import { assignPolicies, policiesTargetAny, policyObjects } from './portico-policies.js';
 import {
   changedRouteStatuses,
   composeRouteChange,
@@ -36,6 +36,7 @@ import type {
   DataPlaneState,
   LastPass,
   ObjectStatus,
+  RouteWorld,
   StatusFrame,
   TranslateCache,
   TranslateMemos,
@@ -110,7 +111,7 @@ export function translate(
     attach,
   );
   const routeStates = resolveKindConflicts(gateways, attached);
-  const world =
+  const world: RouteWorld | undefined =
     routeStates === attached && cache !== undefined
       ? { gateways, fleets, routes: new Map<RouteObject, RouteState>(), attach }
       : undefined;
@@ -123,6 +124,7 @@ export function translate(
     lookup,
     options.controllerName,
   );
+  if (world !== undefined && policies !== undefined) world.policies = policies;
   const built = buildFleets(
     fleets,
     { routes, clusters, lookup, memos, ...(policies === undefined ? {} : { policies }) },
@@ -208,13 +210,15 @@ function translateChangedRoutes(
   const world = last.world!;
   // A policy's ancestors follow the routes that reach its Services: with policies, the full translation.
   if (snapshot.backendTlsPolicies.length > 0) return undefined;
-  // So do Portico policies' (and what a route gets depends on them): the full translation.
-  if (policyObjects(snapshot).some((list) => list.length > 0)) return undefined;
   // Every input but the two route lists (indexes 2 and 3 of passInputs) is the very same.
   if (!inputs.every((x, i) => i === 2 || i === 3 || x === last.inputs[i])) return undefined;
   const http = composeRouteChange(snapshot.routeChanges?.httpRoutes, last.inputs[2], snapshot.httpRoutes);
   const grpc = composeRouteChange(snapshot.routeChanges?.grpcRoutes, last.inputs[3], snapshot.grpcRoutes);
   if (http === undefined || grpc === undefined || !placeable([http, grpc])) return undefined;
+  // Portico policies hold routes by name: a change to a route one names changes its assignment and statuses.
+  const named = [...http.removed, ...grpc.removed, ...http.added, ...grpc.added];
+  const withPolicies = policyObjects(snapshot).some((list) => list.length > 0);
+  if (withPolicies && (world.policies === undefined || policiesTargetAny(snapshot, named))) return undefined;
   const sorted = cache.sortedRoutes;
   if (sortedRoutesAfter(snapshot.httpRoutes, sorted.HTTPRoute, http.removed, http.added) === undefined)
     return undefined;
@@ -235,6 +239,7 @@ function translateChangedRoutes(
       lookup: world.attach.lookup,
       memos,
       changed: { removed, added },
+      ...(world.policies === undefined ? {} : { policies: world.policies }),
     },
     options,
   );

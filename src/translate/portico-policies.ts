@@ -1,6 +1,8 @@
 // Portico's policy kinds, one row each: where the snapshot holds their objects and how one becomes a fleet
 // resource. Attachment, precedence and status are the same for all (policy-attachment.ts); a new kind is a row
 // here, a member of FleetPolicy (src/ir/fleet-config.ts) and its checks in the proxy.
+
+import type { RouteObject } from '../api/route-kinds.js';
 import type { ResourceSnapshot } from '../api/snapshot.js';
 import type { FleetPolicy } from '../ir/fleet-config.js';
 import { compileAccessPolicy } from './access-policy.js';
@@ -17,7 +19,7 @@ import {
   targetKey,
 } from './policy-attachment.js';
 import type { GatewayEntry, ListenerSetEntry, RouteState } from './routes.js';
-import type { ObjectStatus } from './types.js';
+import type { ObjectStatus, PolicyAssignment } from './types.js';
 
 /** A policy in fleet-config terms, and why it cannot be honoured (it then refuses what it covers). */
 export interface CompiledPolicy {
@@ -57,13 +59,27 @@ export function policyObjects(snapshot: ResourceSnapshot): readonly (readonly At
   return POLICY_KINDS.map((k) => k.objects(snapshot));
 }
 
-/** Which policies (fleet resource names) each listener and route rule gets, and the policies' statuses. */
-export interface PolicyAssignment {
-  /** Fleet resources by name. */
-  resources: ReadonlyMap<string, FleetPolicy>;
-  /** Per kind (POLICY_KINDS order): targetKey → the name of the fleet resource of the policy holding it. */
-  holders: readonly ReadonlyMap<string, string>[];
-  statuses: ObjectStatus[];
+/**
+ * Whether any policy of the snapshot names one of these routes: a routes-only change that touches none keeps the
+ * last assignment and statuses (a route's name is all a policy holds it by).
+ */
+export function policiesTargetAny(snapshot: ResourceSnapshot, routes: readonly RouteObject[]): boolean {
+  if (routes.length === 0) return false;
+  // Layer-4 routes are no policy target: only HTTP and gRPC routes' names count.
+  const keys = new Set<string>();
+  for (const r of routes) {
+    if (r.kind === 'HTTPRoute' || r.kind === 'GRPCRoute')
+      keys.add(targetKey(r.kind, r.metadata.namespace ?? '', r.metadata.name));
+  }
+  return policyObjects(snapshot).some((list) =>
+    list.some((p) =>
+      p.spec.targetRefs.some(
+        (ref) =>
+          (ref.kind === 'HTTPRoute' || ref.kind === 'GRPCRoute') &&
+          keys.has(targetKey(ref.kind, p.metadata.namespace ?? '', ref.name)),
+      ),
+    ),
+  );
 }
 
 /** What a translation knows of the objects policies may target. */

@@ -1,7 +1,7 @@
 // The translator's inputs and outputs (besides the snapshot and the fleet config contract).
 import type { Secret } from '../api/core.js';
 import type { RouteKind, RouteObject } from '../api/route-kinds.js';
-import type { FleetConfig } from '../ir/fleet-config.js';
+import type { FleetConfig, FleetPolicy } from '../ir/fleet-config.js';
 import type { FleetConfigChange } from '../ir/fleet-config-patch.js';
 import type { DeployType, FleetInfra, FleetParameters } from '../ir/fleet-infra.js';
 import type { ClusterTable, ResolvedCluster, ResolvedRoute } from './backends.js';
@@ -131,6 +131,8 @@ export interface RouteWorld {
   fleets: Map<string, GatewayEntry[]>;
   routes: Map<RouteObject, RouteState>;
   attach: AttachContext;
+  /** The Portico policies' assignment, kept while no change touches a route a policy names. */
+  policies?: PolicyAssignment;
 }
 
 /** What the statuses of a translation are made from, the data plane aside. */
@@ -191,4 +193,13 @@ export function createTranslateCache(): TranslateCache {
     memos: createTranslateMemos(),
     lastGood: { classes: new Map(), gateways: new Map() },
   };
+}
+
+/** Which policies (fleet resource names) each listener and route rule gets, and the policies' statuses. */
+export interface PolicyAssignment {
+  /** Fleet resources by name. */
+  resources: ReadonlyMap<string, FleetPolicy>;
+  /** Per kind (POLICY_KINDS order): targetKey → the name of the fleet resource of the policy holding it. */
+  holders: readonly ReadonlyMap<string, string>[];
+  statuses: ObjectStatus[];
 }
