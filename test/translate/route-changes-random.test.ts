@@ -166,7 +166,7 @@ for (const file of readdirSync(testdata).filter((f) => f.endsWith('.in.yaml'))) 
     // with BackendTLSPolicies or Portico policies: a policy's ancestors follow the routes, so those translate whole).
     const { changedRoutes, full } = cache.translations;
     assert.ok(
-      changedRoutes > 0 || /grpc|conflict|kind|backend-tls|access-/.test(file),
+      changedRoutes > 0 || /grpc|conflict|kind|backend-tls|access-|limits-policies/.test(file),
       `${file}: ${changedRoutes} by changed routes, ${full} full`,
     );
   });
