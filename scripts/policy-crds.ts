@@ -8,6 +8,8 @@ import { fileURLToPath } from 'node:url';
 import type { TSchema } from '@sinclair/typebox';
 import { stringify } from 'yaml';
 import { AccessPolicySchema } from '../src/api/access-policy.js';
+import { ClientTrafficPolicySchema } from '../src/api/client-traffic-policy.js';
+import { RateLimitPolicySchema } from '../src/api/rate-limit-policy.js';
 
 type Json = Record<string, unknown>;
 
@@ -64,6 +66,56 @@ export const POLICY_CRDS: PolicyCrd[] = [
       {
         rule: '!has(self.jwt) || !has(self.jwt.tokenSources) || self.jwt.tokenSources.all(s, s.type == "Header" || !has(s.prefix))',
         message: 'jwt.tokenSources[].prefix: only for type Header',
+      },
+    ],
+  },
+  {
+    kind: 'ClientTrafficPolicy',
+    plural: 'clienttrafficpolicies',
+    shortName: 'ctp',
+    description:
+      'How the listeners it targets meet their clients: the real client IP, the PROXY protocol, request and connection limits.',
+    schema: ClientTrafficPolicySchema,
+    specRules: [
+      UNIQUE_TARGETS,
+      {
+        rule: '!has(self.clientIP) || !has(self.clientIP.trustedHops) || !has(self.clientIP.header)',
+        message: 'clientIP: set at most one of trustedHops and header',
+      },
+      {
+        rule: "!self.targetRefs.exists(t, t.kind == 'HTTPRoute' || t.kind == 'GRPCRoute') || (!has(self.clientIP) && !has(self.proxyProtocol) && (!has(self.limits) || (!has(self.limits.maxHeaderBytes) && !has(self.limits.maxHeaders) && !has(self.limits.maxConnections) && !has(self.limits.headerTimeout) && !has(self.limits.idleTimeout))))",
+        message: 'a policy targeting a route may set only limits.maxRequestBodyBytes',
+      },
+    ],
+  },
+  {
+    kind: 'RateLimitPolicy',
+    plural: 'ratelimitpolicies',
+    shortName: 'rlp',
+    description:
+      'Requests per period per key on the routes, rules or listeners it targets, per proxy or through Redis.',
+    schema: RateLimitPolicySchema,
+    specRules: [
+      UNIQUE_TARGETS,
+      {
+        rule: 'self.rules.all(a, self.rules.exists_one(b, b.name == a.name))',
+        message: 'rules must not share a name',
+      },
+      {
+        rule: "self.rules.all(r, duration(r.period) >= duration('1s') && duration(r.period) <= duration('24h'))",
+        message: 'rules[].period: must be from 1s to 24h',
+      },
+      {
+        rule: "has(self.redis) || self.rules.all(r, !has(r.scope) || r.scope != 'Global')",
+        message: 'redis: required when a rule is Global',
+      },
+      {
+        rule: "self.rules.all(r, !has(r.keys) || r.keys.all(k, (k.type == 'Header' || k.type == 'Claim') == has(k.name)))",
+        message: 'rules[].keys[].name: required for Header and Claim, and only then',
+      },
+      {
+        rule: "self.rules.all(r, !has(r.keys) || r.keys.all(k, k.type != 'Header' || k.name.matches('^[A-Za-z0-9!#$%&\\'*+.^_`|~-]+$')))",
+        message: 'rules[].keys[].name: a Header key names a header',
       },
     ],
   },

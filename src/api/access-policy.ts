@@ -3,14 +3,16 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { Enum, ObjectMetaSchema, Unimplemented } from './common.js';
 import { DURATION_PATTERN, ExternalAuthFilterSchema } from './http-route.js';
-import { PolicyTargetRefsSchema, policyTargetErrors } from './policy-target.js';
+import {
+  CIDR_PATTERN,
+  HEADER_NAME_PATTERN,
+  PolicyTargetRefsSchema,
+  policyTargetErrors,
+  SecretRefSchema,
+} from './policy-target.js';
 import type { FieldError } from './schema-errors.js';
 
 const ACTIONS = ['Allow', 'Deny'] as const;
-/** An HTTP field name (RFC 9110 token), any case: the translator lower-cases it. */
-const HEADER_NAME_PATTERN = "^[A-Za-z0-9!#$%&'*+.^_`|~-]+$";
-/** An IPv4 or IPv6 prefix; the translator checks the address itself. */
-const CIDR_PATTERN = '^[0-9a-fA-F:.]+/[0-9]{1,3}$';
 
 export const AccessRuleSchema = Type.Object({
   name: Type.Optional(
@@ -153,11 +155,6 @@ export const JwtProviderSchema = Type.Object({
       description: 'Each claim must have (or, for a list, hold) one of its values; else 403.',
     }),
   ),
-});
-
-const SecretRefSchema = Type.Object({
-  name: Type.String({ minLength: 1, maxLength: 253 }),
-  namespace: Type.Optional(Type.String({ minLength: 1, maxLength: 63 })),
 });
 
 export const TokenSourceSchema = Type.Object({

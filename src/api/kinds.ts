@@ -2,6 +2,7 @@
 import type { TSchema } from '@sinclair/typebox';
 import { type AccessPolicy, AccessPolicySchema } from './access-policy.js';
 import { type BackendTLSPolicy, BackendTLSPolicySchema } from './backend-tls-policy.js';
+import { type ClientTrafficPolicy, ClientTrafficPolicySchema } from './client-traffic-policy.js';
 import {
   type ConfigMap,
   ConfigMapSchema,
@@ -33,6 +34,7 @@ import {
   UDPRouteSchema,
 } from './layer4-routes.js';
 import { type ListenerSet, ListenerSetSchema } from './listener-set.js';
+import { type RateLimitPolicy, RateLimitPolicySchema } from './rate-limit-policy.js';
 import { type ReferenceGrant, ReferenceGrantSchema } from './reference-grant.js';
 
 export type ApiObject =
@@ -52,7 +54,9 @@ export type ApiObject =
   | ConfigMap
   | BackendTLSPolicy
   | DataPlaneProxy
-  | AccessPolicy;
+  | AccessPolicy
+  | ClientTrafficPolicy
+  | RateLimitPolicy;
 
 export type ApiKind = ApiObject['kind'];
 
@@ -93,6 +97,16 @@ export const KINDS: Record<ApiKind, KindInfo> = {
   AccessPolicy: {
     apiVersions: [`${PORTICO_GROUP}/v1alpha1`],
     schema: AccessPolicySchema,
+    namespaced: true,
+  },
+  ClientTrafficPolicy: {
+    apiVersions: [`${PORTICO_GROUP}/v1alpha1`],
+    schema: ClientTrafficPolicySchema,
+    namespaced: true,
+  },
+  RateLimitPolicy: {
+    apiVersions: [`${PORTICO_GROUP}/v1alpha1`],
+    schema: RateLimitPolicySchema,
     namespaced: true,
   },
 };

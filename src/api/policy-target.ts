@@ -7,6 +7,17 @@ import type { FieldError } from './schema-errors.js';
 export const POLICY_TARGET_KINDS = ['Gateway', 'ListenerSet', 'HTTPRoute', 'GRPCRoute'] as const;
 export type PolicyTargetKind = (typeof POLICY_TARGET_KINDS)[number];
 
+/** An HTTP field name (RFC 9110 token), any case: the translator lower-cases it. */
+export const HEADER_NAME_PATTERN = "^[A-Za-z0-9!#$%&'*+.^_`|~-]+$";
+/** An IPv4 or IPv6 prefix; the translator checks the address itself. */
+export const CIDR_PATTERN = '^[0-9a-fA-F:.]+/[0-9]{1,3}$';
+
+/** A Secret a policy reads, in its namespace unless `namespace` says (then a ReferenceGrant must allow it). */
+export const SecretRefSchema = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: 253 }),
+  namespace: Type.Optional(Type.String({ minLength: 1, maxLength: 63 })),
+});
+
 export const PolicyTargetRefSchema = Type.Object({
   group: Type.Literal('gateway.networking.k8s.io'),
   kind: Enum(POLICY_TARGET_KINDS),

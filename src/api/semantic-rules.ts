@@ -1,11 +1,13 @@
 // Cross-field rules the Gateway API CRDs enforce with CEL: checked after the schema, same error shape.
 import { accessPolicyErrors } from './access-policy.js';
 import type { BackendTLSPolicy } from './backend-tls-policy.js';
+import { clientTrafficPolicyErrors } from './client-traffic-policy.js';
 import type { Gateway } from './gateway.js';
 import type { GRPCMethodMatch, GRPCRoute } from './grpc-route.js';
 import type { BackendRef, HTTPRoute, HTTPRouteFilter, RequestMirror } from './http-route.js';
 import type { ApiObject } from './kinds.js';
 import type { ListenerSet } from './listener-set.js';
+import { rateLimitPolicyErrors } from './rate-limit-policy.js';
 import type { FieldError } from './schema-errors.js';
 
 export function semanticErrors(o: ApiObject): FieldError[] {
@@ -15,6 +17,8 @@ export function semanticErrors(o: ApiObject): FieldError[] {
   if (o.kind === 'GRPCRoute') return grpcRouteErrors(o);
   if (o.kind === 'BackendTLSPolicy') return backendTlsPolicyErrors(o);
   if (o.kind === 'AccessPolicy') return accessPolicyErrors(o);
+  if (o.kind === 'ClientTrafficPolicy') return clientTrafficPolicyErrors(o);
+  if (o.kind === 'RateLimitPolicy') return rateLimitPolicyErrors(o);
   if (o.kind === 'Secret' && o.type === 'kubernetes.io/tls') {
     const keys = new Set([...Object.keys(o.data), ...Object.keys(o.stringData ?? {})]);
     return ['tls.crt', 'tls.key']

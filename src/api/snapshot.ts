@@ -1,6 +1,7 @@
 // ResourceSnapshot: one immutable view of every object the translator reads, arrays per kind.
 import type { AccessPolicy } from './access-policy.js';
 import type { BackendTLSPolicy } from './backend-tls-policy.js';
+import type { ClientTrafficPolicy } from './client-traffic-policy.js';
 import type { ConfigMap, EndpointSlice, Namespace, Secret, Service } from './core.js';
 import type { DataPlaneProxy } from './data-plane-proxy.js';
 import type { Gateway } from './gateway.js';
@@ -11,6 +12,7 @@ import type { HTTPRoute } from './http-route.js';
 import type { ApiObject } from './kinds.js';
 import type { TCPRoute, TLSRoute, UDPRoute } from './layer4-routes.js';
 import type { ListenerSet } from './listener-set.js';
+import type { RateLimitPolicy } from './rate-limit-policy.js';
 import type { ReferenceGrant } from './reference-grant.js';
 
 /** An object the provider received and cannot use, and why: the objects that refer to it give the reason. */
@@ -42,6 +44,8 @@ export interface ResourceSnapshot {
   dataPlaneProxies: DataPlaneProxy[];
   /** Portico's AccessPolicies (src/translate/portico-policies.ts attaches them). */
   accessPolicies: AccessPolicy[];
+  clientTrafficPolicies: ClientTrafficPolicy[];
+  rateLimitPolicies: RateLimitPolicy[];
   unusable: UnusableObject[];
   /**
    * The Gateway API CRDs the cluster has installed, with their bundle versions (the Kubernetes provider reads
@@ -85,6 +89,8 @@ export function emptySnapshot(): ResourceSnapshot {
     backendTlsPolicies: [],
     dataPlaneProxies: [],
     accessPolicies: [],
+    clientTrafficPolicies: [],
+    rateLimitPolicies: [],
     unusable: [],
   };
 }
@@ -144,6 +150,12 @@ export function buildSnapshot(objects: ApiObject[]): ResourceSnapshot {
         break;
       case 'AccessPolicy':
         s.accessPolicies.push(o);
+        break;
+      case 'ClientTrafficPolicy':
+        s.clientTrafficPolicies.push(o);
+        break;
+      case 'RateLimitPolicy':
+        s.rateLimitPolicies.push(o);
         break;
     }
   }

@@ -164,6 +164,8 @@ export function describeResource(resource: ResourceObject, context: DescribeCont
     case 'ListenerSet':
       return describeListenerSet(resource, context);
     case 'AccessPolicy':
+    case 'ClientTrafficPolicy':
+    case 'RateLimitPolicy':
       return describePolicy(resource, context);
     default:
       return describeRoute(resource, context);

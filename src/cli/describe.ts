@@ -10,7 +10,7 @@ import { sourceOf } from './get.js';
 import { RESOURCE_KINDS, resourceKind } from './resource-source.js';
 import { usageError } from './usage.js';
 
-export const HELP = `usage: portico describe gatewayclass|gateway|listenerset|httproute|grpcroute|tlsroute|tcproute|udproute|accesspolicy NAME [options]
+export const HELP = `usage: portico describe gatewayclass|gateway|listenerset|httproute|grpcroute|tlsroute|tcproute|udproute|accesspolicy|clienttrafficpolicy|ratelimitpolicy NAME [options]
 
 Shows one object in detail: its spec in short, every condition of the object, of each listener and of each
 route parent with reason, age and message; a Gateway's routes and proxy fleet; a route's rules and parents

@@ -58,6 +58,23 @@ interface ResourceType {
 
 const AGE: Column = { header: 'AGE', cell: (r, now) => ageSince(r.metadata.creationTimestamp, now) };
 
+/** Every Portico policy kind's: its ancestors' Accepted and its targets. */
+const POLICY_COLUMNS: Column[] = [
+  { header: 'ACCEPTED', cell: (r) => ancestorsCondition(r, 'Accepted') },
+  AGE,
+  {
+    header: 'TARGETS',
+    cell: (r) =>
+      list(field(r.spec, 'targetRefs'))
+        .map((t) => {
+          const section = text(field(t, 'sectionName'));
+          return `${text(field(t, 'kind'))}/${text(field(t, 'name'))}${section === '' ? '' : `#${section}`}`;
+        })
+        .join(','),
+    wide: true,
+  },
+];
+
 // A route's condition over every parent that reports one: True when all say True, False when one does not,
 // <none> when no parent reports (a route attached nowhere says so instead of showing an empty cell).
 const ROUTE_COLUMNS: Column[] = [
@@ -121,26 +138,9 @@ const TYPES: ResourceType[] = [
   { kind: 'TLSRoute', plural: 'tlsroutes', namespaced: true, columns: ROUTE_COLUMNS },
   { kind: 'TCPRoute', plural: 'tcproutes', namespaced: true, columns: ROUTE_COLUMNS },
   { kind: 'UDPRoute', plural: 'udproutes', namespaced: true, columns: ROUTE_COLUMNS },
-  {
-    kind: 'AccessPolicy',
-    plural: 'accesspolicies',
-    namespaced: true,
-    columns: [
-      { header: 'ACCEPTED', cell: (r) => ancestorsCondition(r, 'Accepted') },
-      AGE,
-      {
-        header: 'TARGETS',
-        cell: (r) =>
-          list(field(r.spec, 'targetRefs'))
-            .map((t) => {
-              const section = text(field(t, 'sectionName'));
-              return `${text(field(t, 'kind'))}/${text(field(t, 'name'))}${section === '' ? '' : `#${section}`}`;
-            })
-            .join(','),
-        wide: true,
-      },
-    ],
-  },
+  { kind: 'AccessPolicy', plural: 'accesspolicies', namespaced: true, columns: POLICY_COLUMNS },
+  { kind: 'ClientTrafficPolicy', plural: 'clienttrafficpolicies', namespaced: true, columns: POLICY_COLUMNS },
+  { kind: 'RateLimitPolicy', plural: 'ratelimitpolicies', namespaced: true, columns: POLICY_COLUMNS },
 ];
 
 export interface GetIo {

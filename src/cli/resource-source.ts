@@ -34,6 +34,18 @@ export const RESOURCE_KINDS: readonly ResourceKind[] = [
     namespaced: true,
     apiVersion: 'gateway.portico.io/v1alpha1',
   },
+  {
+    kind: 'ClientTrafficPolicy',
+    plural: 'clienttrafficpolicies',
+    namespaced: true,
+    apiVersion: 'gateway.portico.io/v1alpha1',
+  },
+  {
+    kind: 'RateLimitPolicy',
+    plural: 'ratelimitpolicies',
+    namespaced: true,
+    apiVersion: 'gateway.portico.io/v1alpha1',
+  },
 ];
 
 /** Every name kubectl takes for these kinds: plural, singular, short name, and `plural.group`. */
@@ -46,6 +58,8 @@ export const KIND_ALIASES: Readonly<Record<string, string>> = Object.fromEntries
     if (k.kind === 'Gateway') names.push('gtw');
     if (k.kind === 'ListenerSet') names.push('lset');
     if (k.kind === 'AccessPolicy') names.push('ap');
+    if (k.kind === 'ClientTrafficPolicy') names.push('ctp');
+    if (k.kind === 'RateLimitPolicy') names.push('rlp');
     return names.map((n) => [n, k.plural]);
   }),
 );

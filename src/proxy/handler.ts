@@ -19,7 +19,7 @@ import type {
   RequestBody,
   ResponseListener,
 } from './exchange.js';
-import { rateLimitedLines } from './limits/rate-limit-headers.js';
+import { rateLimitedLines, rateStandingLines } from './limits/rate-limit-headers.js';
 import type { RateRefusal } from './limits/rate-limiter.js';
 import { sendMirrors } from './mirror.js';
 import {
@@ -672,6 +672,12 @@ function pathOf(url: string): string {
 /** Goes on with a request its rate limits let through, or answers 429 for the rule that refused. */
 function actOrRefuse(exchange: Exchange, plan: Plan, refusal: RateRefusal | undefined): void {
   if (refusal === undefined) {
+    const rules = plan.route?.rateLimits;
+    if (plan.kind === 'forward' && rules !== undefined) {
+      const standing = exchange.rt.rateLimits.standing(rules, exchange.req, pathOf(exchange.req.url));
+      if (standing !== undefined)
+        plan.responseLines = [...(plan.responseLines ?? []), ...rateStandingLines(standing)];
+    }
     act(exchange, plan);
     return;
   }

@@ -4,7 +4,7 @@
 // per Redis, made on first use.
 import type { RateLimitKey, RateLimitRule, RedisConnection } from '../ir/fleet-config.js';
 import { type ClientRequest, clientIpOf } from './exchange.js';
-import { RateLimiter, type RateRefusal } from './limits/rate-limiter.js';
+import { RateLimiter, type RateRefusal, type RateStanding } from './limits/rate-limiter.js';
 import { BucketTable, type RateStore } from './limits/rate-store.js';
 import { RedisRateStore } from './limits/redis-store.js';
 import type { ProxyOptions } from './options.js';
@@ -17,6 +17,8 @@ export interface RateLimits {
     request: ClientRequest,
     path: string,
   ): RateRefusal | undefined | Promise<RateRefusal | undefined>;
+  /** After an allowed check: the tightest rule's standing (the RateLimit field of the response). */
+  standing(rules: readonly RateLimitRule[], request: ClientRequest, path: string): RateStanding | undefined;
   close(): Promise<void>;
 }
 
@@ -84,6 +86,7 @@ export function createRateLimits(options: ProxyOptions, metrics: ProxyMetrics): 
   });
   return {
     check: (rules, request, path) => limiter.check(rules, (rule) => rateLimitKey(rule, request, path)),
+    standing: (rules, request, path) => limiter.standing(rules, (rule) => rateLimitKey(rule, request, path)),
     async close() {
       await Promise.all([...redis.values()].map((store) => store.close()));
       redis.clear();

@@ -34,8 +34,8 @@ const DEFAULT_JWKS_CACHE_SECONDS = 300;
 const MAX_TOKEN_BYTES = 8192;
 
 /** The policy's Secret `name` in `namespace` (default its own), if it may refer to it and it exists. */
-function policySecret(
-  policy: AccessPolicy,
+export function policySecret(
+  policy: { kind: string; metadata: { namespace?: string } },
   ref: { name: string; namespace?: string },
   lookup: SnapshotLookup,
 ): { secret: Secret } | { problem: string } {
@@ -43,7 +43,7 @@ function policySecret(
   const ns = ref.namespace ?? from;
   const granted = referenceGranted(lookup, {
     fromGroup: 'gateway.portico.io',
-    fromKind: 'AccessPolicy',
+    fromKind: policy.kind,
     fromNamespace: from,
     toGroup: '',
     toKind: 'Secret',

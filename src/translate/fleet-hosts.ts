@@ -15,11 +15,12 @@ import type { HostState, RouteEntry } from './fleet-build-state.js';
 import { compareSpecificity, listenerServes, originalHostnameRank } from './hostnames.js';
 import type { ListenerState } from './listeners.js';
 import type { SnapshotLookup } from './lookup.js';
-import { rulePolicies } from './portico-policies.js';
+import type { ListenerPlace } from './policy-attachment.js';
+import { rulePolicies, ruleSettings } from './portico-policies.js';
 import { comparePrecedence, type RankedRoute } from './precedence.js';
 import type { CompiledMirror } from './route-rules.js';
 import type { GatewayEntry, RouteState } from './routes.js';
-import type { PolicyAssignment, TranslateMemos } from './types.js';
+import type { PolicyAssignment, PolicySettings, TranslateMemos } from './types.js';
 
 export interface FleetInput {
   key: string;
@@ -88,7 +89,11 @@ export function irRouteName(route: RouteObject, rule: number, match: number): st
   return `${prefix}${route.metadata.namespace ?? ''}/${route.metadata.name}/rule/${rule}/match/${match}`;
 }
 
-function rankedRoutes(rs: RouteState, policies: (string[] | undefined)[]): RankedRoute[] {
+function rankedRoutes(
+  rs: RouteState,
+  policies: (string[] | undefined)[],
+  settings: (PolicySettings['route'] | undefined)[],
+): RankedRoute[] {
   const actions = ruleActions(rs);
   const ns = rs.route.metadata.namespace ?? '';
   const name = rs.route.metadata.name;
@@ -106,6 +111,9 @@ function rankedRoutes(rs: RouteState, policies: (string[] | undefined)[]): Ranke
       };
       const own = policies[rule.index];
       if (own !== undefined) route.policies = own;
+      const set = settings[rule.index];
+      if (set?.maxRequestBodyBytes !== undefined) route.maxRequestBodyBytes = set.maxRequestBodyBytes;
+      if (set?.rateLimits !== undefined) route.rateLimits = set.rateLimits;
       const ranked: RankedRoute = {
         route,
         source: rs.route,
@@ -126,15 +134,21 @@ export function rankedRoutesOf(
   rs: RouteState,
   rankedMemo: TranslateMemos['rankedRoutes'],
   assignment?: PolicyAssignment,
+  place?: ListenerPlace,
 ): RankedRoute[] {
   const policies =
     assignment === undefined
       ? []
       : rs.compiled.rules.map((rule) => rulePolicies(assignment, rs.route, rule.index));
-  const policyKey = assignment === undefined ? '' : JSON.stringify(policies);
+  const settings =
+    assignment === undefined
+      ? []
+      : rs.compiled.rules.map((rule) => ruleSettings(assignment, rs.route, rule.index, place));
+  // A route served through listeners whose default settings differ is rebuilt per listener: correct, not cached.
+  const policyKey = assignment === undefined ? '' : JSON.stringify([policies, settings]);
   const hit = rankedMemo.get(rs.route);
   if (hit !== undefined && hit.backends === rs.backends && hit.policyKey === policyKey) return hit.ranked;
-  const ranked = rankedRoutes(rs, policies);
+  const ranked = rankedRoutes(rs, policies, settings);
   rankedMemo.set(rs.route, { backends: rs.backends, policyKey, ranked });
   return ranked;
 }
@@ -150,13 +164,13 @@ export function hostVirtualHost(
   host: HostState,
   before: VirtualHost | undefined,
   rankedMemo: TranslateMemos['rankedRoutes'],
-  policies?: { assignment: PolicyAssignment; listener: string[] | undefined },
+  policies?: { assignment: PolicyAssignment; listener: string[] | undefined; place: ListenerPlace },
 ): VirtualHost {
   const ranked: RankedRoute[] = [];
   // Rules of the route whose own hostname is the more specific come first, whatever their matches.
   const hostRank = new Map<RouteObject, number>();
   for (const rs of host.contributors.values()) {
-    ranked.push(...rankedRoutesOf(rs, rankedMemo, policies?.assignment));
+    ranked.push(...rankedRoutesOf(rs, rankedMemo, policies?.assignment, policies?.place));
     hostRank.set(rs.route, originalHostnameRank(rs.route.spec.hostnames, host.hostname));
   }
   ranked.sort((a, b) => hostRank.get(b.source)! - hostRank.get(a.source)! || comparePrecedence(a, b));

@@ -31,7 +31,7 @@ import { compareSpecificity, covers, effectiveHostnames, isWildcard } from './ho
 import { type ListenerState, listenerRef, ready, terminatesTls } from './listeners.js';
 import type { SnapshotLookup } from './lookup.js';
 import type { ListenerPlace } from './policy-attachment.js';
-import { listenerPolicies } from './portico-policies.js';
+import { listenerPolicies, listenerSettings } from './portico-policies.js';
 import type { RouteState } from './routes.js';
 import { tlsSecretPems } from './secrets.js';
 import type { PolicyAssignment, TranslateCache } from './types.js';
@@ -235,10 +235,11 @@ function buildPort(build: FullBuild, port: number, indexes: number[]): PortState
   const wildcards = attachEntries(build, indexes, served);
   const assignment = build.input.policies;
   for (const host of served.hosts.values()) {
+    const place = listenerPlace(build.listeners[host.owner]!);
     const policies =
       assignment === undefined
         ? undefined
-        : { assignment, listener: listenerPolicies(assignment, listenerPlace(build.listeners[host.owner]!)) };
+        : { assignment, listener: listenerPolicies(assignment, place), place };
     host.vhost = hostVirtualHost(
       host,
       build.previousHosts.get(host.name),
@@ -248,6 +249,13 @@ function buildPort(build: FullBuild, port: number, indexes: number[]): PortState
   }
   const onPort = indexes.map((i) => build.listeners[i]!);
   const listener = portListener(port, onPort, build.usedSecrets);
+  // One socket per port: the first of its Gateway listeners (in listener order) with a ClientTrafficPolicy sets it.
+  for (const l of onPort) {
+    const settings = listenerSettings(assignment, listenerPlace(l));
+    if (settings === undefined) continue;
+    Object.assign(listener, settings);
+    break;
+  }
   const { hosts, hostRefs, listenerHostnames } = served;
   return { port, listeners: indexes, listenerHostnames, hosts, hostRefs, wildcards, listener };
 }

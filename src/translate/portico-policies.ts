@@ -1,11 +1,13 @@
 // Portico's policy kinds, one row each: where the snapshot holds their objects and how one becomes a fleet
-// resource. Attachment, precedence and status are the same for all (policy-attachment.ts); a new kind is a row
-// here, a member of FleetPolicy (src/ir/fleet-config.ts) and its checks in the proxy.
-
+// resource (AccessPolicy: named by the routes and VirtualHosts it holds) or settings written into the Listeners
+// and Routes it holds (ClientTrafficPolicy, RateLimitPolicy: fields the proxy already reads there). Attachment,
+// precedence and status are the same for all (policy-attachment.ts); a new kind is a row here and either a member
+// of FleetPolicy (src/ir/fleet-config.ts) with its checks in the proxy, or settings of existing IR fields.
 import type { RouteObject } from '../api/route-kinds.js';
 import type { ResourceSnapshot } from '../api/snapshot.js';
 import type { FleetPolicy } from '../ir/fleet-config.js';
 import { compileAccessPolicy } from './access-policy.js';
+import { compileClientTrafficPolicy } from './client-traffic-policy.js';
 import type { SnapshotLookup } from './lookup.js';
 import { nsName } from './object-order.js';
 import {
@@ -18,20 +20,17 @@ import {
   ruleHolder,
   targetKey,
 } from './policy-attachment.js';
+import { compileRateLimitPolicy } from './rate-limit-policy.js';
 import type { GatewayEntry, ListenerSetEntry, RouteState } from './routes.js';
-import type { ObjectStatus, PolicyAssignment } from './types.js';
-
-/** A policy in fleet-config terms, and why it cannot be honoured (it then refuses what it covers). */
-export interface CompiledPolicy {
-  config: FleetPolicy;
-  problem?: string;
-}
+import type { CompiledPolicy, ObjectStatus, PolicyAssignment, PolicySettings } from './types.js';
 
 /** One Portico policy kind. */
 export interface PolicyKindRow {
   kind: string;
   objects(snapshot: ResourceSnapshot): readonly AttachablePolicy[];
   compile(policy: AttachablePolicy, lookup: SnapshotLookup): CompiledPolicy;
+  /** A Gateway's or listener's policy gives its route settings to routes without one of their own. */
+  listenerDefaultsRoutes?: true;
 }
 
 /** A row from a kind's own typed functions (the one narrowing, by `kind`, is here). */
@@ -39,10 +38,10 @@ function policyKind<P extends AttachablePolicy>(row: {
   kind: P['kind'];
   objects(snapshot: ResourceSnapshot): readonly P[];
   compile(policy: P, lookup: SnapshotLookup): CompiledPolicy;
+  listenerDefaultsRoutes?: true;
 }): PolicyKindRow {
   return {
-    kind: row.kind,
-    objects: row.objects,
+    ...row,
     compile: (policy, lookup) => {
       if (policy.kind !== row.kind) throw new Error(`${policy.kind} is not a ${row.kind}`);
       return row.compile(policy as P, lookup);
@@ -52,6 +51,17 @@ function policyKind<P extends AttachablePolicy>(row: {
 
 export const POLICY_KINDS: readonly PolicyKindRow[] = [
   policyKind({ kind: 'AccessPolicy', objects: (s) => s.accessPolicies, compile: compileAccessPolicy }),
+  policyKind({
+    kind: 'ClientTrafficPolicy',
+    objects: (s) => s.clientTrafficPolicies,
+    compile: compileClientTrafficPolicy,
+  }),
+  policyKind({
+    kind: 'RateLimitPolicy',
+    objects: (s) => s.rateLimitPolicies,
+    compile: compileRateLimitPolicy,
+    listenerDefaultsRoutes: true,
+  }),
 ];
 
 /** Every policy kind's objects in the snapshot: a translation with none of them has no assignment. */
@@ -132,6 +142,7 @@ export function assignPolicies(
   if (policyObjects(world.snapshot).every((list) => list.length === 0)) return undefined;
   const targets = policyTargets(world);
   const resources = new Map<string, FleetPolicy>();
+  const settings = new Map<string, PolicySettings>();
   const statuses: ObjectStatus[] = [];
   const holders = POLICY_KINDS.map((row) => {
     const compiled = new Map<AttachablePolicy, CompiledPolicy>();
@@ -145,13 +156,14 @@ export function assignPolicies(
     statuses.push(...attached.statuses);
     const names = new Map<string, string>();
     for (const [key, p] of attached.holders) {
-      const config = compiled.get(p)!.config;
-      resources.set(config.name, config);
-      names.set(key, config.name);
+      const c = compiled.get(p)!;
+      if ('config' in c) resources.set(c.config.name, c.config);
+      else settings.set(c.name, c.settings);
+      names.set(key, 'config' in c ? c.config.name : c.name);
     }
     return names;
   });
-  return { resources, holders, statuses };
+  return { resources, settings, holders, statuses };
 }
 
 /** The policies a listener gets, one per kind at most; undefined when none. */
@@ -163,7 +175,7 @@ export function listenerPolicies(
   const out: string[] = [];
   for (const holders of a.holders) {
     const name = listenerHolder(holders, place);
-    if (name !== undefined) out.push(name);
+    if (name !== undefined && a.resources.has(name)) out.push(name);
   }
   return out.length === 0 ? undefined : out;
 }
@@ -185,7 +197,48 @@ export function rulePolicies(
       route.metadata.name,
       ruleName,
     );
-    if (name !== undefined) out.push(name);
+    if (name !== undefined && a.resources.has(name)) out.push(name);
   }
   return out.length === 0 ? undefined : out;
+}
+
+/** The listener fields the settings kinds' policies of a listener set; undefined when none. */
+export function listenerSettings(
+  a: PolicyAssignment | undefined,
+  place: ListenerPlace,
+): PolicySettings['listener'] | undefined {
+  if (a === undefined) return undefined;
+  let out: PolicySettings['listener'] | undefined;
+  for (const holders of a.holders) {
+    const name = listenerHolder(holders, place);
+    const own = name === undefined ? undefined : a.settings.get(name)?.listener;
+    if (own !== undefined) out = { ...out, ...own };
+  }
+  return out;
+}
+
+/**
+ * The route fields the settings kinds' policies of a route rule set: its rule's, else its route's, else (for a
+ * kind whose listener policies are route defaults) the listener's it is served through; undefined when none.
+ */
+export function ruleSettings(
+  a: PolicyAssignment | undefined,
+  route: RouteState['route'],
+  rule: number,
+  place: ListenerPlace | undefined,
+): PolicySettings['route'] | undefined {
+  if (a === undefined || (route.kind !== 'HTTPRoute' && route.kind !== 'GRPCRoute')) return undefined;
+  const ruleName = route.spec.rules[rule]?.name;
+  let out: PolicySettings['route'] | undefined;
+  a.holders.forEach((holders, i) => {
+    const ns = route.metadata.namespace ?? '';
+    const name =
+      ruleHolder(holders, route.kind, ns, route.metadata.name, ruleName) ??
+      (POLICY_KINDS[i]!.listenerDefaultsRoutes === true && place !== undefined
+        ? listenerHolder(holders, place)
+        : undefined);
+    const own = name === undefined ? undefined : a.settings.get(name)?.route;
+    if (own !== undefined) out = { ...out, ...own };
+  });
+  return out;
 }

@@ -1,7 +1,7 @@
 // The translator's inputs and outputs (besides the snapshot and the fleet config contract).
 import type { Secret } from '../api/core.js';
 import type { RouteKind, RouteObject } from '../api/route-kinds.js';
-import type { FleetConfig, FleetPolicy } from '../ir/fleet-config.js';
+import type { FleetConfig, FleetPolicy, Listener, Route } from '../ir/fleet-config.js';
 import type { FleetConfigChange } from '../ir/fleet-config-patch.js';
 import type { DeployType, FleetInfra, FleetParameters } from '../ir/fleet-infra.js';
 import type { ClusterTable, ResolvedCluster, ResolvedRoute } from './backends.js';
@@ -199,7 +199,23 @@ export function createTranslateCache(): TranslateCache {
 export interface PolicyAssignment {
   /** Fleet resources by name. */
   resources: ReadonlyMap<string, FleetPolicy>;
+  /** Settings kinds' policies by name. */
+  settings: ReadonlyMap<string, PolicySettings>;
   /** Per kind (POLICY_KINDS order): targetKey → the name of the fleet resource of the policy holding it. */
   holders: readonly ReadonlyMap<string, string>[];
   statuses: ObjectStatus[];
 }
+
+/** What a settings kind writes into the Listeners and Routes it holds (fields of the fleet config). */
+export interface PolicySettings {
+  listener?: Pick<Listener, 'clientIp' | 'limits' | 'proxyProtocol'>;
+  route?: Pick<Route, 'maxRequestBodyBytes' | 'rateLimits'>;
+}
+
+/**
+ * A policy in fleet-config terms — a fleet resource (`config`) or settings under a name (`settings`) — and why it
+ * cannot be honoured (it then fails closed, as its kind says).
+ */
+export type CompiledPolicy =
+  | { config: FleetPolicy; problem?: string }
+  | { name: string; settings: PolicySettings; problem?: string };

@@ -79,7 +79,7 @@ test('describe without a name, with an unknown kind or an unknown option is a us
     [['gateway'], /describe: a Gateway name is required/],
     [
       ['widgets', 'x'],
-      /describe: unknown kind 'widgets' \(one of gatewayclass, gateway, listenerset, httproute, grpcroute, tlsroute, tcproute, udproute, accesspolicy\)/,
+      /describe: unknown kind 'widgets' \(one of gatewayclass, gateway, listenerset, httproute, grpcroute, tlsroute, tcproute, udproute, accesspolicy, clienttrafficpolicy, ratelimitpolicy\)/,
     ],
     [['gateway', 'eg', '--colour'], /describe: unknown option --colour/],
   ] as const) {

@@ -49,3 +49,37 @@ test('series of routes and clusters that left the config are dropped; the others
   await httpRequest(port('port-80'), '/kept', { host: 'example.com' });
   assert.deepEqual(await series(), [`portico_requests_total ${kept.name}`]);
 });
+
+test('rate-limit series of rules no route has any more are dropped; a kept rule keeps counting', async (t) => {
+  const echo = await startEcho('a');
+  t.after(() => closeServer(echo.server));
+  const proxy = createProxy({
+    bindAddress: '127.0.0.1',
+    portMap: () => 0,
+    log: discardingLogger,
+    metricsAddress: '127.0.0.1:0',
+  });
+  t.after(() => proxy.close());
+  await proxy.started;
+  const rule = (name: string) => ({ name, keys: [], limit: 100, periodSeconds: 60, scope: 'Local' as const });
+  const limited = (path: string, rules: string[]) => ({
+    ...route(forward(['default/a:80']), { path: { type: 'PathPrefix', value: path } }),
+    rateLimits: rules.map(rule),
+  });
+  const a = upstream('default/a:80', [echo.port]);
+  const both = [limited('/kept', ['ns/p/kept']), limited('/gone', ['ns/p/gone'])];
+  assert.equal((await proxy.apply(simpleFleet([vhost(80, 'example.com', both)], [a]))).ok, true);
+  const port = (name: string) => proxy.addresses().find((x) => x.listener === name)!.port;
+  for (const path of ['/kept', '/gone']) await httpRequest(port('port-80'), path, { host: 'example.com' });
+  const series = async () =>
+    parsePrometheus((await httpRequest(port('metrics'), '/metrics')).body)
+      .filter((s) => s.name === 'portico_rate_limit_decisions_total')
+      .map((s) => `${s.labels.policy}/${s.labels.rule} ${s.labels.decision}`)
+      .sort();
+  assert.deepEqual(await series(), ['ns/p/gone allowed', 'ns/p/kept allowed']);
+
+  const kept = [limited('/kept', ['ns/p/kept'])];
+  assert.equal((await proxy.apply(simpleFleet([vhost(80, 'example.com', kept)], [a]))).ok, true);
+  await httpRequest(port('port-80'), '/kept', { host: 'example.com' });
+  assert.deepEqual(await series(), ['ns/p/kept allowed']);
+});

@@ -6,7 +6,11 @@ import type { RateLimitRule } from '../../src/ir/fleet-config.js';
 import { validateFleetConfig } from '../../src/ir/validate.js';
 import { discardingLogger } from '../../src/platform/log-line.js';
 import { createProxy, type Proxy as PorticoProxy } from '../../src/proxy/index.js';
-import { rateLimitedLines, structuredString } from '../../src/proxy/limits/rate-limit-headers.js';
+import {
+  rateLimitedLines,
+  rateStandingLines,
+  structuredString,
+} from '../../src/proxy/limits/rate-limit-headers.js';
 import { RateLimiter } from '../../src/proxy/limits/rate-limiter.js';
 import { BucketTable, type Grant, type RateStore } from '../../src/proxy/limits/rate-store.js';
 import { windowGrant } from '../../src/proxy/limits/redis-store.js';
@@ -46,6 +50,31 @@ describe('the limiter and its local store', () => {
     clock.t = 20_000;
     assert.equal(check('a'), undefined);
     assert.deepEqual(decisions, [true, true, true, false, true, true]);
+  });
+
+  it("tells an allowed request's standing: the tightest rule, its tokens left and the time to refill", () => {
+    const clock = { t: 0 };
+    const { limiter } = limiterOn(new BucketTable(() => clock.t), clock);
+    const wide: RateLimitRule = { ...RULE, name: 'ns/policy/wide', limit: 100 };
+    assert.equal(
+      limiter.check([wide, RULE], () => 'a'),
+      undefined,
+    );
+    assert.deepEqual(
+      limiter.standing([wide, RULE], () => 'a'),
+      { rule: RULE, remaining: 2, resetMs: 20_000 },
+    );
+    assert.equal(
+      limiter.check([wide, RULE], () => 'a'),
+      undefined,
+    );
+    const standing = limiter.standing([wide, RULE], () => 'a')!;
+    assert.deepEqual(rateStandingLines(standing), [
+      'ratelimit-policy',
+      '"ns/policy/rule";q=3;w=60',
+      'ratelimit',
+      '"ns/policy/rule";r=1;t=40',
+    ]);
   });
 
   it('spends a lease locally and never grants past the store', async () => {

@@ -34,6 +34,8 @@ const SNAPSHOT_FIELDS: Record<string, keyof ResourceSnapshot> = {
   BackendTLSPolicy: 'backendTlsPolicies',
   DataPlaneProxy: 'dataPlaneProxies',
   AccessPolicy: 'accessPolicies',
+  ClientTrafficPolicy: 'clientTrafficPolicies',
+  RateLimitPolicy: 'rateLimitPolicies',
 };
 
 /** Steps of a route list kept for the translator: it needs the ones since the list it last translated. */

@@ -124,6 +124,22 @@ export const WATCHED_KINDS: readonly WatchedKind[] = [
     statusIsOutput: true,
     mayBeAbsent: true,
   },
+  {
+    kind: 'ClientTrafficPolicy',
+    apiVersion: 'gateway.portico.io/v1alpha1',
+    resource: 'clienttrafficpolicies',
+    namespaced: true,
+    statusIsOutput: true,
+    mayBeAbsent: true,
+  },
+  {
+    kind: 'RateLimitPolicy',
+    apiVersion: 'gateway.portico.io/v1alpha1',
+    resource: 'ratelimitpolicies',
+    namespaced: true,
+    statusIsOutput: true,
+    mayBeAbsent: true,
+  },
 ];
 
 /** `/api/v1[/namespaces/NS]/RESOURCE` or `/apis/GROUP/VERSION[/namespaces/NS]/RESOURCE`. */

@@ -1,7 +1,7 @@
-// The answer to a request over a rate limit: 429 with retry-after and the IETF RateLimit-Policy / RateLimit
-// fields (draft-ietf-httpapi-ratelimit-headers, structured-field form: a list of one item, the policy's name as
-// an sf-string with `q` quota and `w` window in seconds, and `r` remaining and `t` seconds to reset).
-import type { RateRefusal } from './rate-limiter.js';
+// The IETF RateLimit-Policy / RateLimit fields (draft-ietf-httpapi-ratelimit-headers, structured-field form: a
+// list of one item, the policy's name as an sf-string with `q` quota and `w` window in seconds, and `r` remaining
+// and `t` seconds to reset): on a 429 with retry-after, and on an allowed response for its tightest rule.
+import type { RateRefusal, RateStanding } from './rate-limiter.js';
 
 /** An RFC 8941 sf-string: printable ASCII, `"` and `\` escaped; other characters become `?`. */
 export function structuredString(text: string): string {
@@ -25,5 +25,16 @@ export function rateLimitedLines(refusal: RateRefusal): string[] {
     `${name};q=${refusal.rule.limit};w=${refusal.rule.periodSeconds}`,
     'ratelimit',
     `${name};r=0;t=${seconds}`,
+  ];
+}
+
+/** Header lines (name, value, ...) of an allowed response: where the tightest rule stands. */
+export function rateStandingLines(standing: RateStanding): string[] {
+  const name = structuredString(standing.rule.name);
+  return [
+    'ratelimit-policy',
+    `${name};q=${standing.rule.limit};w=${standing.rule.periodSeconds}`,
+    'ratelimit',
+    `${name};r=${Math.floor(standing.remaining)};t=${Math.ceil(standing.resetMs / 1000)}`,
   ];
 }

@@ -8,6 +8,15 @@ import { type Grant, MAX_RATE_KEYS, type RateStore } from './rate-store.js';
 /** How long leased tokens stay usable when the store gives no lifetime (a local bucket's): unspent ones lapse. */
 export const LEASE_MS = 1_000;
 
+/** Where a key stands under a rule after an allowed request, as the RateLimit field tells it. */
+export interface RateStanding {
+  rule: RateLimitRule;
+  /** Tokens left: this process's allowance and what the store said it still held at the last lease. */
+  remaining: number;
+  /** Milliseconds until the quota is whole again (a window's end; a bucket refilled). */
+  resetMs: number;
+}
+
 /** A rule that refused a request, and what the client is told (rate-limit-headers.ts). */
 export interface RateRefusal {
   rule: RateLimitRule;
@@ -19,6 +28,10 @@ interface Allowance {
   tokens: number;
   /** Leased tokens lapse then; a refusal holds until then. */
   until: number;
+  /** What the store still held for the key after the last lease. */
+  storeRemaining: number;
+  /** Set by a windowed store (Global): when its window ends. */
+  windowEnd: number | undefined;
   /** A lease under way: the key's other requests wait for it instead of asking for their own. */
   pending: Promise<void> | undefined;
 }
@@ -62,6 +75,31 @@ export class RateLimiter {
     return undefined;
   }
 
+  /**
+   * The rule of `rules` with the fewest tokens left for its key (the first of equals), after `check` allowed a
+   * request: an estimate where leases sit in other workers or replicas, exact for one process alone.
+   */
+  standing(
+    rules: readonly RateLimitRule[],
+    keyOf: (rule: RateLimitRule) => string,
+  ): RateStanding | undefined {
+    const now = this.options.now();
+    let best: RateStanding | undefined;
+    for (const rule of rules) {
+      const a = this.allowances.get(
+        `${rule.name}\u0000${rule.limit}\u0000${rule.periodSeconds}\u0000${keyOf(rule)}`,
+      );
+      const remaining = Math.min(rule.limit, Math.max(0, a?.tokens ?? 0) + (a?.storeRemaining ?? rule.limit));
+      if (best !== undefined && best.remaining <= remaining) continue;
+      const resetMs =
+        a?.windowEnd !== undefined
+          ? Math.max(0, a.windowEnd - now)
+          : ((rule.limit - remaining) * rule.periodSeconds * 1000) / rule.limit;
+      best = { rule, remaining, resetMs };
+    }
+    return best;
+  }
+
   private takeOne(rule: RateLimitRule, key: string): true | RateRefusal | Promise<true | RateRefusal> {
     const id = `${rule.name}\u0000${rule.limit}\u0000${rule.periodSeconds}\u0000${key}`;
     const now = this.options.now();
@@ -92,6 +130,8 @@ export class RateLimiter {
     if (grant.granted > 0) {
       entry.tokens = grant.granted - 1;
       entry.until = now + (grant.resetMs > 0 ? grant.resetMs : LEASE_MS);
+      entry.storeRemaining = grant.remaining;
+      entry.windowEnd = grant.resetMs > 0 ? now + grant.resetMs : undefined;
       this.options.decided(rule, true);
       return true;
     }
@@ -112,7 +152,7 @@ export class RateLimiter {
         const oldest = this.allowances.keys().next().value;
         if (oldest !== undefined) this.allowances.delete(oldest);
       }
-      entry = { tokens: 0, until: 0, pending: undefined };
+      entry = { tokens: 0, until: 0, storeRemaining: 0, windowEnd: undefined, pending: undefined };
       this.allowances.set(id, entry);
     }
     return entry;

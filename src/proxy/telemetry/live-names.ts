@@ -1,6 +1,6 @@
-// The names the applied config holds (listeners, routes, clusters), which metrics keep series for. A config that
+// The names the applied config holds (listeners, routes, clusters, rate-limit rules), which metrics keep series for. A config that
 // changed a few VirtualHosts updates the route names by those, not by walking every route of thousands again.
-import type { FleetConfig } from '../../ir/fleet-config.js';
+import type { FleetConfig, Route } from '../../ir/fleet-config.js';
 import { type FleetConfigChange, findByName } from '../../ir/fleet-config-patch.js';
 import type { LiveNames } from './metrics.js';
 
@@ -13,19 +13,33 @@ export interface LiveNamesTracker {
 
 type Counts = Map<string, number>;
 
-function count(counts: Counts, routes: readonly { name: string }[], by: number): void {
+function countName(counts: Counts, name: string, by: number): void {
+  const n = (counts.get(name) ?? 0) + by;
+  if (n <= 0) counts.delete(name);
+  else counts.set(name, n);
+}
+
+/** Routes and their rate-limit rules, counted by holder (a VirtualHost's route, a route's rule). */
+interface RouteCounts {
+  routes: Counts;
+  rules: Counts;
+}
+
+function count(counts: RouteCounts, routes: readonly Route[], by: number): void {
   for (const r of routes) {
-    const n = (counts.get(r.name) ?? 0) + by;
-    if (n <= 0) counts.delete(r.name);
-    else counts.set(r.name, n);
+    countName(counts.routes, r.name, by);
+    for (const rule of r.rateLimits ?? []) countName(counts.rules, rule.name, by);
   }
 }
 
 export function createLiveNames(): LiveNamesTracker {
   let config: FleetConfig | undefined;
-  // Route name → how many VirtualHosts have it (a route with several hostnames is in several); undefined: not made.
-  let routes: Counts | undefined;
-  let small: { listeners: object; clusters: object; names: Omit<LiveNames, 'routes'> } | undefined;
+  // Route name → how many VirtualHosts have it (a route with several hostnames is in several), and rate-limit rule
+  // name → how many routes have it; undefined: not made.
+  let routes: RouteCounts | undefined;
+  let small:
+    | { listeners: object; clusters: object; names: Omit<LiveNames, 'routes' | 'rateLimitRules'> }
+    | undefined;
   return {
     update(next, change) {
       if (
@@ -48,9 +62,10 @@ export function createLiveNames(): LiveNamesTracker {
     },
     names() {
       const c = config;
-      if (c === undefined) return { listeners: new Set(), routes: new Set(), clusters: new Set() };
+      if (c === undefined)
+        return { listeners: new Set(), routes: new Set(), clusters: new Set(), rateLimitRules: new Set() };
       if (routes === undefined) {
-        routes = new Map();
+        routes = { routes: new Map(), rules: new Map() };
         for (const v of c.virtualHosts) count(routes, v.routes, 1);
       }
       // Listeners and clusters are few (or change seldom): their sets follow their lists.
@@ -61,7 +76,7 @@ export function createLiveNames(): LiveNamesTracker {
         };
         small = { listeners: c.listeners, clusters: c.clusters, names };
       }
-      return { ...small.names, routes };
+      return { ...small.names, routes: routes.routes, rateLimitRules: routes.rules };
     },
   };
 }

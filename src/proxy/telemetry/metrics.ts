@@ -21,6 +21,8 @@ export interface LiveNames {
   listeners: NameSet;
   routes: NameSet;
   clusters: NameSet;
+  /** The rate-limit rules the routes have (`RateLimitRule.name`). */
+  rateLimitRules: NameSet;
 }
 
 /** What a set of names needs to answer here (a Set, or a Map counting each name's holders). */
@@ -268,6 +270,9 @@ class ProxyMetricsTable implements ProxyMetrics {
       for (const key of counts.keys()) {
         if (!names.clusters.has(key.slice(0, key.indexOf('\u0000')))) counts.delete(key);
       }
+    }
+    for (const key of this.rateLimits.keys()) {
+      if (!names.rateLimitRules.has(key.slice(0, key.indexOf('\u0000')))) this.rateLimits.delete(key);
     }
     for (const cluster of this.upstreamRetries.keys()) {
       if (!names.clusters.has(cluster)) this.upstreamRetries.delete(cluster);

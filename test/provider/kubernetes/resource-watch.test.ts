@@ -152,6 +152,8 @@ test('objects as the API server serves them, with empty lists as null, are all i
       BackendTLSPolicy: 'backendTlsPolicies',
       DataPlaneProxy: 'dataPlaneProxies',
       AccessPolicy: 'accessPolicies',
+      ClientTrafficPolicy: 'clientTrafficPolicies',
+      RateLimitPolicy: 'rateLimitPolicies',
     };
     for (const field of Object.values(fields)) expected[field] = [];
     for (const o of served) {
