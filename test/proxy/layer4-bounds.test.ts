@@ -1,7 +1,7 @@
 // Layer 4 counted, bounded and drained, through real proxies with real clients on loopback: each TCP connection,
 // TLS connection and UDP flow in the metrics (bytes each way, duration) and the access log; a ClientHello over
 // its size limit and one that never comes closed (logged with their reason); a listener's own connection and UDP
-// flow limits (the refused counted, one freed letting the next in); and a stopping proxy that waits for its open
+// flow limits (the refused counted, one freed letting the next in, a new limit taken without binding again); and a stopping proxy that waits for its open
 // TCP connections and UDP flows up to its drain time, then cuts what is left.
 import assert from 'node:assert/strict';
 import { createSocket, type Socket as UdpSocket } from 'node:dgram';
@@ -137,14 +137,14 @@ async function startLayer4(limits: ListenerLimits, options: ProxyOptionsInput) {
     ...options,
   });
   await proxy.started;
-  assert.deepEqual(await proxy.apply(layer4Fleet(tcpPort, dns.address().port, limits)), {
-    ok: true,
-    listenerErrors: [],
-  });
+  const config = (own: ListenerLimits) => layer4Fleet(tcpPort, dns.address().port, own);
+  assert.deepEqual(await proxy.apply(config(limits)), { ok: true, listenerErrors: [] });
   const port = (name: string) => proxy.addresses().find((a) => a.listener === name)!.port;
   return {
     proxy,
     port,
+    /** The fleet with other listener limits. */
+    config,
     /** Waits for an access log line that `match` accepts. */
     async line(match: (l: LogLine) => boolean): Promise<LogLine> {
       for (;;) {
@@ -188,14 +188,17 @@ async function ask(client: { socket: UdpSocket; replies: string[] }, port: numbe
   }
 }
 
+/** The TCP and UDP listeners' own limits in the bounds tests. */
+const LIMITS: ListenerLimits = { maxConnections: 2, maxUdpFlows: 1, udpFlowIdleTimeoutMs: 200 };
+
 describe('layer-4 telemetry and bounds', WITHIN, () => {
   let l4: Awaited<ReturnType<typeof startLayer4>>;
 
   before(async () => {
-    l4 = await startLayer4(
-      { maxConnections: 2, maxUdpFlows: 1, udpFlowIdleTimeoutMs: 200 },
-      { limits: { tlsHandshakeTimeoutMs: 300 }, layer4: { clientHelloMaxBytes: 2048 } },
-    );
+    l4 = await startLayer4(LIMITS, {
+      limits: { tlsHandshakeTimeoutMs: 300 },
+      layer4: { clientHelloMaxBytes: 2048 },
+    });
   });
   after(() => l4.stop());
 
@@ -282,6 +285,30 @@ describe('layer-4 telemetry and bounds', WITHIN, () => {
       if (served) break;
     }
     held[1]!.destroy();
+  });
+
+  it('takes a new connection limit without binding again: the open connection stays, the new limit counts', async () => {
+    const port = l4.port('port-9000');
+    while ((await l4.metric('portico_active_connections', { listener: 'port-9000' })) !== 0) await until(20);
+    const open = await connected(port);
+    await echoed(open, 'before');
+    const refusedBefore =
+      (await l4.metric('portico_connections_refused_total', { listener: 'port-9000' })) ?? 0;
+    assert.deepEqual(
+      await l4.proxy.apply(l4.config({ maxConnections: 1, maxUdpFlows: 1, udpFlowIdleTimeoutMs: 200 })),
+      {
+        ok: true,
+        listenerErrors: [],
+      },
+    );
+    // Same socket: the connection opened before still relays, and a second one is past the new limit of 1.
+    await echoed(open, 'after');
+    const over = await connected(port);
+    await closed(over);
+    await l4.metricReaches('portico_connections_refused_total', { listener: 'port-9000' }, refusedBefore + 1);
+    assert.equal(l4.port('port-9000'), port);
+    open.destroy();
+    assert.deepEqual(await l4.proxy.apply(l4.config(LIMITS)), { ok: true, listenerErrors: [] });
   });
 
   it("past its listener's maxUdpFlows a new client is dropped and counted; the flow's end lets it in", async () => {
