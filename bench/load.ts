@@ -88,6 +88,7 @@ export async function closedLoopWrk(
   connections: number,
   seconds: number,
   headers: Readonly<Record<string, string>> = {},
+  scheme: 'http' | 'https' = 'http',
 ): Promise<LoadResult> {
   const { stdout } = await promisify(execFile)('wrk', [
     '-t1',
@@ -97,7 +98,7 @@ export async function closedLoopWrk(
     '-H',
     'Host: bench.test',
     ...Object.entries(headers).flatMap(([name, value]) => ['-H', `${name}: ${value}`]),
-    `http://127.0.0.1:${port}/`,
+    `${scheme}://127.0.0.1:${port}/`,
   ]);
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1]);
   const p50 = wrkDuration(/\s50%\s+(\S+)/.exec(stdout)?.[1] ?? '');

@@ -24,7 +24,12 @@ interface NginxRun {
   single?: boolean;
   /** How long it may take to listen; default 5 s. */
   readyMs?: number;
+  /** The body of a `stream { }` block (layer-4 proxying; Debian's libnginx-mod-stream is loaded for it). */
+  stream?: string;
 }
+
+/** Where Debian's libnginx-mod-stream puts nginx's stream module (nginx-light builds it as a dynamic module). */
+export const NGINX_STREAM_MODULE = '/usr/lib/nginx/modules/ngx_stream_module.so';
 
 /** Starts nginx in `<parent>/<name>`; `http` is the body of its `http { }` block (temp paths and logs are set). */
 export async function startNginx(
@@ -41,7 +46,7 @@ export async function startNginx(
   for (const d of temp) rmSync(join(home, d), { force: true, recursive: true });
   writeFileSync(
     join(home, 'nginx.conf'),
-    `worker_processes ${workers};
+    `${run.stream === undefined ? '' : `load_module ${NGINX_STREAM_MODULE};\n`}worker_processes ${workers};
 daemon off;${run.single === true ? '\nmaster_process off;' : ''}
 pid ${home}/nginx.pid;
 error_log ${home}/error.log warn;
@@ -51,7 +56,7 @@ http {
   ${temp.map((d) => `${d}_temp_path ${join(home, d)};`).join('\n  ')}
 ${http}
 }
-`,
+${run.stream === undefined ? '' : `stream {\n${run.stream}\n}\n`}`,
   );
   const [command = 'nginx', ...prefix] = [...(run.wrap ?? []), 'nginx'];
   const args = [...prefix, '-p', home, '-c', join(home, 'nginx.conf'), '-e', join(home, 'error.log')];

@@ -16,6 +16,8 @@
 //   --baseline DIR       also run one worker of another build (a checkout of an earlier commit, built with
 //                        `npm run build`): a change's before and after in the same run
 //   --h2 on|off          then run the HTTP/2 half, bench/proxy-h2.ts (default on; off with --only)
+//   --layer4 on|off      then the layer-4 half, bench/proxy-layer4.ts: TCP and TLS passthrough next to nginx's
+//                        stream module (default on; off with --only)
 //   --install on|off     apt-get the peers that are missing: nginx, wrk, h2load (default on; see peers.ts)
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -56,6 +58,7 @@ const { values: flags } = parseArgs({
     'compare-node': { type: 'string' },
     baseline: { type: 'string' },
     h2: { type: 'string' },
+    layer4: { type: 'string' },
     install: { type: 'string' },
   },
 });
@@ -613,19 +616,24 @@ async function latencyRounds(targets: Target[]): Promise<void> {
   report((slice) => slice.stealPercent <= STEAL_FREE_PERCENT);
 }
 
-/** The HTTP/2 half, as `npm run bench:proxy` runs it after this one (its peers installed the same way). */
-function runH2(): Promise<void> {
+/**
+ * A half `npm run bench:proxy` runs after this one (proxy-h2.ts: HTTP/2; proxy-layer4.ts: TCP and TLS
+ * passthrough), its peers installed the same way.
+ */
+function runHalf(script: string): Promise<void> {
   const args = [
     '--import',
     'tsx',
-    join(here, 'proxy-h2.ts'),
+    join(here, script),
     ...(flags.install === undefined ? [] : ['--install', flags.install]),
   ];
   const child = spawn(process.execPath, args, { stdio: 'inherit' });
   return new Promise((resolve, reject) =>
-    child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`proxy-h2.ts exited ${code}`)))),
+    child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${script} exited ${code}`)))),
   );
 }
 
+const halvesByDefault = flags.only === undefined ? 'on' : 'off';
 await main();
-if ((flags.h2 ?? (flags.only === undefined ? 'on' : 'off')) === 'on') await runH2();
+if ((flags.h2 ?? halvesByDefault) === 'on') await runHalf('proxy-h2.ts');
+if ((flags.layer4 ?? halvesByDefault) === 'on') await runHalf('proxy-layer4.ts');

@@ -112,8 +112,12 @@ export interface ListenerLimits {
   maxHeaderBytes?: number;
   /** Most request headers; more gets 431. */
   maxHeaders?: number;
-  /** Connections open at once on this listener, per worker; more are closed at accept. */
+  /** Connections open at once on this listener (HTTP, HTTPS, TLS, TCP), per worker; more are closed at accept. */
   maxConnections?: number;
+  /** UDP listeners: client flows at once, per worker; a new client past it is dropped (counted as refused). */
+  maxUdpFlows?: number;
+  /** UDP listeners: a flow with no datagram either way for this long ends. */
+  udpFlowIdleTimeoutMs?: number;
   /** The whole request head must arrive within this. */
   headerTimeoutMs?: number;
   /** An idle keep-alive connection is closed after this. */

@@ -319,6 +319,8 @@ const listenerLimits = object({
   maxHeaderBytes: optional(int(1024, 1024 * 1024)),
   maxHeaders: optional(int(1, 10_000)),
   maxConnections: optional(int(0, 1_000_000)),
+  maxUdpFlows: optional(int(1, 1_000_000)),
+  udpFlowIdleTimeoutMs: optional(int(1, MAX_TIMEOUT_MS)),
   headerTimeoutMs: optional(int(1, MAX_TIMEOUT_MS)),
   idleTimeoutMs: optional(int(1, MAX_TIMEOUT_MS)),
 });

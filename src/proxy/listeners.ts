@@ -107,6 +107,9 @@ function proxyHeaderOptions(rt: ProxyRuntime, name: string, policy: ProxyProtoco
 
 /** Whether the settings a listener's socket was bound with (all but the per-request ones) differ. */
 export function sameSocketLimits(a: Listener, b: Listener): boolean {
+  // A layer-4 server reads its limits per connection and flow: never bound again for them (a UDP socket still
+  // serving its flows would hold the port a new one needs).
+  if (isLayer4(a.protocol) && a.protocol === b.protocol) return true;
   const x = a.limits;
   const y = b.limits;
   return (
@@ -181,7 +184,7 @@ async function bindLayer4Listener(
   const name = bound.context.name;
   const server =
     bound.protocol === 'UDP'
-      ? createUdpListener(rt, name)
+      ? createUdpListener(rt, name, () => bound.listener)
       : createStreamListener(
           rt,
           name,

@@ -52,7 +52,10 @@ export interface ProxyLimits {
   maxRequestBodyBytes: number;
 }
 
-/** Layer-4 (TLS, TCP and UDP listener) limits; connections per listener are `ProxyLimits.maxConnections`. */
+/**
+ * Layer-4 (TLS, TCP and UDP listener) limits; connections per listener are `ProxyLimits.maxConnections`. A
+ * listener's own `limits.maxUdpFlows` and `limits.udpFlowIdleTimeoutMs` (ir ListenerLimits) win over these.
+ */
 export interface Layer4Limits {
   /** TLS listeners: the largest ClientHello read for its server name; a larger one closes the connection. */
   clientHelloMaxBytes: number;

@@ -14,10 +14,12 @@ import type { Balancing } from '../routing/resolve.js';
 import type { Snapshot } from '../routing/snapshot.js';
 import type { AccessLog, ResponseFlag } from '../telemetry/access-log.js';
 import type { ProxyMetrics } from '../telemetry/metrics.js';
+import type { Tracing } from '../telemetry/tracing.js';
 import { connectBackendTls } from '../upstream/backend-tls.js';
 import { readClientHello } from './client-hello.js';
 import { type Destination, layer4Destination, tlsChoiceFor } from './destination.js';
 import { relay } from './relay.js';
+import { endpointText, recordSession } from './session-record.js';
 
 /** What a layer-4 listener reads of the proxy (its runtime, given from above). */
 export interface Layer4Runtime extends Balancing {
@@ -30,6 +32,7 @@ export interface Layer4Runtime extends Balancing {
   };
   readonly metrics: ProxyMetrics;
   readonly accessLog: AccessLog | undefined;
+  readonly tracing: Tracing | undefined;
 }
 
 /** A layer-4 listener as the proxy's listener table holds it (the HTTP servers' shape, where it applies). */
@@ -52,36 +55,38 @@ interface Connection {
   protocol: 'TCP' | 'TLS';
   serverName: string | undefined;
   client: Socket;
+  /** Set once its end was recorded: a connection is logged and counted once. */
+  recorded: boolean;
 }
 
-/** One access log line per connection: bytes each way, duration, SNI (as authority), backend. */
+/** The connection's end, told once to the access log and the metrics (bytes each way, duration, SNI, backend). */
 function logConnection(
   rt: Layer4Runtime,
   c: Connection,
   d: { routeName: string; upstream?: string; flag?: ResponseFlag },
 ): void {
-  const log = rt.accessLog;
-  if (log === undefined || !log.sampled()) return;
-  log.record({
+  if (c.recorded) return;
+  c.recorded = true;
+  recordSession(rt, {
     startMs: c.startMs,
-    method: '-',
-    authority: c.serverName,
-    path: '-',
+    started: c.started,
+    listener: c.listener,
     protocol: c.protocol,
-    status: 0,
-    flag: d.flag,
+    serverName: c.serverName,
+    clientAddress: c.client.remoteAddress,
     bytesReceived: c.client.bytesRead,
     bytesSent: c.client.bytesWritten,
-    durationMs: performance.now() - c.started,
-    upstreamHost: d.upstream,
-    upstreamServiceTimeMs: undefined,
-    upstreamRetries: undefined,
     routeName: d.routeName,
-    listener: c.listener,
-    requestId: undefined,
-    clientAddress: c.client.remoteAddress,
-    accessReason: undefined,
+    upstream: d.upstream,
+    flag: d.flag,
   });
+}
+
+/** Closes a connection whose ClientHello was malformed, too large, late, or whose TLS handshake failed. */
+function drop(rt: Layer4Runtime, c: Connection, flag: ResponseFlag, reason: string): void {
+  rt.options.log.debug(`listener ${c.listener}: ${reason}`);
+  c.client.destroy();
+  logConnection(rt, c, { routeName: '-', flag });
 }
 
 /**
@@ -111,9 +116,7 @@ function forward(
     return;
   }
   const { endpoint, cluster, routeName } = d;
-  const upstreamHost = endpoint.address.includes(':')
-    ? `[${endpoint.address}]:${endpoint.port}`
-    : `${endpoint.address}:${endpoint.port}`;
+  const upstreamHost = endpointText(endpoint.address, endpoint.port);
   const upstream =
     options.terminated && cluster.tls !== undefined
       ? connectBackendTls(endpoint.address, endpoint.port, cluster.tls, [])
@@ -148,7 +151,12 @@ function acceptTls(
   const { limits } = rt.options;
   const socket = c.client;
   let buffered: Buffer = Buffer.alloc(0);
-  const deadline = setTimeout(() => socket.destroy(), limits.tlsHandshakeTimeoutMs);
+  /** From here the relay records the connection's end. */
+  let relayed = false;
+  const deadline = setTimeout(
+    () => drop(rt, c, 'request_timeout', 'no ClientHello or TLS handshake in time'),
+    limits.tlsHandshakeTimeoutMs,
+  );
   const onData = (chunk: Buffer) => {
     buffered = buffered.length === 0 ? chunk : Buffer.concat([buffered, chunk]);
     const hello = readClientHello(buffered, rt.options.layer4.clientHelloMaxBytes);
@@ -157,8 +165,7 @@ function acceptTls(
     socket.pause();
     if (hello.state === 'invalid') {
       clearTimeout(deadline);
-      rt.options.log.debug(`listener ${c.listener}: ${hello.reason}`);
-      socket.destroy();
+      drop(rt, c, 'invalid_request', hello.reason);
       return;
     }
     c.serverName = hello.serverName;
@@ -174,6 +181,7 @@ function acceptTls(
     if (choice.passthrough === true) {
       clearTimeout(deadline);
       const d = layer4Destination(rt, rt.snapshot, c.listener, hello.serverName);
+      relayed = true;
       forward(rt, c, socket, d, { first: buffered, terminated: false });
       socket.resume();
       return;
@@ -187,15 +195,20 @@ function acceptTls(
     secure.once('secure', () => {
       clearTimeout(deadline);
       const d = layer4Destination(rt, rt.snapshot, c.listener, hello.serverName);
+      relayed = true;
       forward(rt, c, secure, d, { terminated: true });
     });
-    secure.once('error', () => {
+    secure.once('error', (error) => {
       clearTimeout(deadline);
-      socket.destroy();
+      drop(rt, c, 'invalid_request', `TLS handshake failed: ${error.message}`);
     });
   };
   socket.on('data', onData);
-  socket.once('close', () => clearTimeout(deadline));
+  socket.once('close', () => {
+    clearTimeout(deadline);
+    // Gone before its ClientHello or handshake was done: still one line and one count.
+    if (!relayed) logConnection(rt, c, { routeName: '-', flag: 'client_disconnect' });
+  });
 }
 
 /**
@@ -218,7 +231,7 @@ export function createStreamListener(
     }
   };
   const server: Server = createServer({ allowHalfOpen: true, noDelay: true }, (socket) => {
-    const max = rt.options.limits.maxConnections;
+    const max = listener().limits?.maxConnections ?? rt.options.limits.maxConnections;
     if (max > 0 && connections.size >= max) {
       rt.metrics.connectionRefused(name);
       socket.destroy();
@@ -240,6 +253,7 @@ export function createStreamListener(
       protocol,
       serverName: undefined,
       client: socket,
+      recorded: false,
     };
     if (protocol === 'TLS') acceptTls(rt, c, listener, certificates);
     else forward(rt, c, socket, layer4Destination(rt, rt.snapshot, name, undefined), { terminated: false });

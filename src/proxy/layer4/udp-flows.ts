@@ -4,7 +4,9 @@
 // bounded, and a new client past the bound is dropped. Datagrams are relayed one for one, never reassembled.
 import { createSocket, type RemoteInfo, type Socket } from 'node:dgram';
 import { isIPv6 } from 'node:net';
+import type { Listener } from '../../ir/fleet-config.js';
 import { layer4Destination } from './destination.js';
+import { endpointText, recordSession } from './session-record.js';
 import type { Layer4Runtime, Layer4Server } from './stream-listener.js';
 
 export interface Flow {
@@ -27,8 +29,9 @@ export interface Flow {
 export class FlowTable {
   readonly flows = new Map<string, Flow>();
   constructor(
-    readonly maxFlows: number,
-    readonly idleMs: number,
+    /** Set again per new flow and sweep from the listener's current limits. */
+    public maxFlows: number,
+    public idleMs: number,
     readonly onEnd: (client: string, flow: Flow) => void = () => {},
   ) {}
 
@@ -57,96 +60,115 @@ function clientKey(r: RemoteInfo): string {
   return `${r.address}|${r.port}`;
 }
 
-/** One access log line per ended flow: protocol UDP, bytes each way, duration, backend. */
-function logFlow(rt: Layer4Runtime, listener: string, client: string, flow: Flow): void {
-  const log = rt.accessLog;
-  if (log === undefined || !log.sampled()) return;
-  const endpoint = flow.address.includes(':')
-    ? `[${flow.address}]:${flow.port}`
-    : `${flow.address}:${flow.port}`;
-  log.record({
+/** An ended flow told to the access log and the metrics: protocol UDP, bytes each way, duration, backend. */
+function recordFlow(rt: Layer4Runtime, listener: string, client: string, flow: Flow): void {
+  recordSession(rt, {
     startMs: flow.startMs,
-    method: '-',
-    authority: undefined,
-    path: '-',
+    started: flow.started,
+    listener,
     protocol: 'UDP',
-    status: 0,
-    flag: undefined,
+    serverName: undefined,
+    clientAddress: client.slice(0, client.lastIndexOf('|')),
     bytesReceived: flow.bytesReceived,
     bytesSent: flow.bytesSent,
-    durationMs: performance.now() - flow.started,
-    upstreamHost: endpoint,
-    upstreamServiceTimeMs: undefined,
-    upstreamRetries: undefined,
     routeName: flow.routeName,
-    listener,
-    requestId: undefined,
-    clientAddress: client.slice(0, client.lastIndexOf('|')),
-    accessReason: undefined,
+    upstream: endpointText(flow.address, flow.port),
+    flag: undefined,
   });
 }
 
-/** A UDP listener: flows by client to the route's backend, replies sent back from the listener's socket. */
-export function createUdpListener(rt: Layer4Runtime, name: string): Layer4Server {
-  const { udpMaxFlows, udpFlowIdleTimeoutMs } = rt.options.layer4;
-  const table = new FlowTable(udpMaxFlows, udpFlowIdleTimeoutMs, (client, flow) =>
-    logFlow(rt, name, client, flow),
+/** The listener's flow limits: its own (ir ListenerLimits), else the proxy's. */
+function flowLimits(rt: Layer4Runtime, listener: Listener): { maxFlows: number; idleMs: number } {
+  const own = listener.limits;
+  return {
+    maxFlows: own?.maxUdpFlows ?? rt.options.layer4.udpMaxFlows,
+    idleMs: own?.udpFlowIdleTimeoutMs ?? rt.options.layer4.udpFlowIdleTimeoutMs,
+  };
+}
+
+/** A new client's flow toward its route's backend, its replies sent back through `inbound`; undefined: no route. */
+function openFlow(
+  rt: Layer4Runtime,
+  name: string,
+  table: FlowTable,
+  inbound: Socket,
+  r: RemoteInfo,
+): Flow | undefined {
+  const d = layer4Destination(rt, rt.snapshot, name, undefined);
+  if (!d.ok) {
+    rt.options.log.debug(`listener ${name}: datagram from ${r.address} dropped: ${d.reason}`);
+    return undefined;
+  }
+  const { address, port } = d.endpoint;
+  const upstream = createSocket(isIPv6(address) ? 'udp6' : 'udp4');
+  const now = performance.now();
+  const flow: Flow = {
+    upstream,
+    address,
+    port,
+    lastSeen: now,
+    startMs: Date.now(),
+    started: now,
+    bytesReceived: 0,
+    bytesSent: 0,
+    routeName: d.routeName,
+  };
+  const key = clientKey(r);
+  upstream.on('message', (reply, from) => {
+    // Only the backend's own replies go back: the flow's socket is not an open relay.
+    if (from.address !== address || from.port !== port) return;
+    flow.lastSeen = performance.now();
+    flow.bytesSent += reply.length;
+    inbound.send(reply, r.port, r.address);
+  });
+  upstream.on('error', (error) => {
+    rt.options.log.debug(`listener ${name}: flow of ${r.address}: ${error.message}`);
+    rt.metrics.upstreamError(d.cluster.name, 'reset');
+    table.end(key);
+  });
+  upstream.on('close', () => rt.metrics.connectionClosed(name));
+  rt.metrics.connectionOpened(name);
+  table.flows.set(key, flow);
+  return flow;
+}
+
+/**
+ * A UDP listener: flows by client to the route's backend, replies sent back from the listener's socket;
+ * `listener` is read for its limits as flows start and sweeps run (a config change applies without a rebind).
+ */
+export function createUdpListener(rt: Layer4Runtime, name: string, listener: () => Listener): Layer4Server {
+  const first = flowLimits(rt, listener());
+  const table = new FlowTable(first.maxFlows, first.idleMs, (client, flow) =>
+    recordFlow(rt, name, client, flow),
   );
+  const refresh = () => Object.assign(table, flowLimits(rt, listener()));
   let socket: Socket | undefined;
   let listening = false;
   let accepting = true;
   let closing: (() => void) | undefined;
   const sweeper = setInterval(
     () => {
+      refresh();
       const left = table.sweep(performance.now());
       if (closing !== undefined && left === 0) closing();
     },
-    Math.max(100, Math.min(1000, udpFlowIdleTimeoutMs / 4)),
+    Math.max(100, Math.min(1000, first.idleMs / 4)),
   );
   sweeper.unref();
 
-  const open = (listener: Socket, r: RemoteInfo): Flow | undefined => {
-    if (!accepting || table.flows.size >= table.maxFlows) return undefined;
-    const d = layer4Destination(rt, rt.snapshot, name, undefined);
-    if (!d.ok) {
-      rt.options.log.debug(`listener ${name}: datagram from ${r.address} dropped: ${d.reason}`);
+  const open = (inbound: Socket, r: RemoteInfo): Flow | undefined => {
+    if (!accepting) return undefined;
+    refresh();
+    if (table.flows.size >= table.maxFlows) {
+      // Each datagram of a client past the bound is counted: a flood shows in the refusals.
+      rt.metrics.connectionRefused(name);
       return undefined;
     }
-    const { address, port } = d.endpoint;
-    const upstream = createSocket(isIPv6(address) ? 'udp6' : 'udp4');
-    const now = performance.now();
-    const flow: Flow = {
-      upstream,
-      address,
-      port,
-      lastSeen: now,
-      startMs: Date.now(),
-      started: now,
-      bytesReceived: 0,
-      bytesSent: 0,
-      routeName: d.routeName,
-    };
-    const key = clientKey(r);
-    upstream.on('message', (reply, from) => {
-      // Only the backend's own replies go back: the flow's socket is not an open relay.
-      if (from.address !== address || from.port !== port) return;
-      flow.lastSeen = performance.now();
-      flow.bytesSent += reply.length;
-      listener.send(reply, r.port, r.address);
-    });
-    upstream.on('error', (error) => {
-      rt.options.log.debug(`listener ${name}: flow of ${r.address}: ${error.message}`);
-      rt.metrics.upstreamError(d.cluster.name, 'reset');
-      table.end(key);
-    });
-    upstream.on('close', () => rt.metrics.connectionClosed(name));
-    rt.metrics.connectionOpened(name);
-    table.flows.set(key, flow);
-    return flow;
+    return openFlow(rt, name, table, inbound, r);
   };
 
-  const onMessage = (listener: Socket) => (msg: Buffer, r: RemoteInfo) => {
-    const flow = table.flows.get(clientKey(r)) ?? open(listener, r);
+  const onMessage = (inbound: Socket) => (msg: Buffer, r: RemoteInfo) => {
+    const flow = table.flows.get(clientKey(r)) ?? open(inbound, r);
     if (flow === undefined) return;
     flow.lastSeen = performance.now();
     flow.bytesReceived += msg.length;

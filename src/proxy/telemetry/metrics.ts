@@ -63,6 +63,22 @@ export interface MetricsSnapshot {
   spans: { exported: number; dropped: number };
   /** `<policy>\u0000<rule>\u0000<outcome>` → access decisions. */
   accessDecisions: [string, number][];
+  /** `<listener>\u0000<route>` → layer-4 connections and UDP flows ended. */
+  layer4Sessions: [string, number][];
+  /** `<listener>\u0000<route>` → their durations added up, in seconds. */
+  layer4Seconds: [string, number][];
+  /** `<listener>\u0000<route>\u0000<received|sent>` → their bytes from and to the client. */
+  layer4Bytes: [string, number][];
+}
+
+/** One ended layer-4 connection or UDP flow, as its metrics count it. */
+export interface Layer4Session {
+  listener: string;
+  /** `-`: no route took it (refused). */
+  route: string;
+  bytesReceived: number;
+  bytesSent: number;
+  seconds: number;
 }
 
 export type MirrorOutcome = 'answered' | 'failed' | 'skipped';
@@ -82,6 +98,8 @@ export interface ProxyMetrics {
   readonly accessDecision: (policy: string, rule: string, outcome: 'allowed' | 'denied') => void;
   connectionOpened(listener: string): void;
   connectionRefused(listener: string): void;
+  /** An ended layer-4 connection or UDP flow: counted, its bytes each way and its duration added. */
+  layer4Session(session: Layer4Session): void;
   connectionClosed(listener: string): void;
   /** One rate-limit decision of a rule (ir RateLimitRule name). */
   rateLimit(rule: string, allowed: boolean): void;
@@ -116,6 +134,9 @@ class ProxyMetricsTable implements ProxyMetrics {
   private readonly rateLimits = new Map<string, number>();
   private readonly rateLimitStores = new Map<string, number>();
   private readonly accessDecisions = new Map<string, number>();
+  private readonly layer4Sessions = new Map<string, number>();
+  private readonly layer4Seconds = new Map<string, number>();
+  private readonly layer4Bytes = new Map<string, number>();
   readonly accessDecision = (policy: string, rule: string, outcome: 'allowed' | 'denied'): void => {
     bump(this.accessDecisions, `${policy}\u0000${rule}\u0000${outcome}`);
   };
@@ -188,6 +209,16 @@ class ProxyMetricsTable implements ProxyMetrics {
     bump(this.refusedConnections, listener);
   }
 
+  layer4Session(session: Layer4Session): void {
+    // One that ends after its listener or route went away starts no series again.
+    if (!this.isLive(session.listener, session.route)) return;
+    const key = `${session.listener}\u0000${session.route}`;
+    bump(this.layer4Sessions, key);
+    bump(this.layer4Seconds, key, session.seconds);
+    bump(this.layer4Bytes, `${key}\u0000received`, session.bytesReceived);
+    bump(this.layer4Bytes, `${key}\u0000sent`, session.bytesSent);
+  }
+
   rateLimit(rule: string, allowed: boolean): void {
     bump(this.rateLimits, `${rule}\u0000${allowed ? 'allowed' : 'limited'}`);
   }
@@ -235,6 +266,9 @@ class ProxyMetricsTable implements ProxyMetrics {
       inFlight: this.requestsInFlight,
       spans: { ...this.spanCounts },
       accessDecisions: [...this.accessDecisions],
+      layer4Sessions: [...this.layer4Sessions],
+      layer4Seconds: [...this.layer4Seconds],
+      layer4Bytes: [...this.layer4Bytes],
     };
   }
 
@@ -280,6 +314,12 @@ class ProxyMetricsTable implements ProxyMetrics {
     for (const [listener, n] of this.connections) {
       if (n <= 0 && !names.listeners.has(listener)) this.connections.delete(listener);
     }
+    for (const counts of [this.layer4Sessions, this.layer4Seconds, this.layer4Bytes]) {
+      for (const key of counts.keys()) {
+        const [listener = '', route = ''] = key.split('\u0000');
+        if (!this.isLive(listener, route)) counts.delete(key);
+      }
+    }
   }
 }
 
@@ -302,6 +342,9 @@ export function emptyMetrics(): MetricsSnapshot {
     inFlight: 0,
     spans: { exported: 0, dropped: 0 },
     accessDecisions: [],
+    layer4Sessions: [],
+    layer4Seconds: [],
+    layer4Bytes: [],
   };
 }
 
@@ -316,6 +359,9 @@ export function mergeMetrics(snapshots: readonly MetricsSnapshot[]): MetricsSnap
   const rateLimits = new Map<string, number>();
   const rateLimitStore = new Map<string, number>();
   const accessDecisions = new Map<string, number>();
+  const layer4Sessions = new Map<string, number>();
+  const layer4Seconds = new Map<string, number>();
+  const layer4Bytes = new Map<string, number>();
   let accepted = 0;
   let inFlight = 0;
   const spans = { exported: 0, dropped: 0 };
@@ -346,6 +392,9 @@ export function mergeMetrics(snapshots: readonly MetricsSnapshot[]): MetricsSnap
     addInto(rateLimits, s.rateLimits);
     addInto(rateLimitStore, s.rateLimitStore);
     addInto(accessDecisions, s.accessDecisions);
+    addInto(layer4Sessions, s.layer4Sessions);
+    addInto(layer4Seconds, s.layer4Seconds);
+    addInto(layer4Bytes, s.layer4Bytes);
     accepted += s.accepted;
     inFlight += s.inFlight;
   }
@@ -362,6 +411,9 @@ export function mergeMetrics(snapshots: readonly MetricsSnapshot[]): MetricsSnap
     inFlight,
     spans,
     accessDecisions: [...accessDecisions],
+    layer4Sessions: [...layer4Sessions],
+    layer4Seconds: [...layer4Seconds],
+    layer4Bytes: [...layer4Bytes],
   };
 }
 
@@ -385,6 +437,31 @@ function keyedCounter(
       return [pairs, n] as const;
     }),
   );
+}
+
+/** The layer-4 (TLS, TCP, UDP listener) families: sessions ended, their time and their bytes each way. */
+function layer4Families(snapshot: MetricsSnapshot): string[] {
+  const byRoute = ['listener', 'route'];
+  return [
+    ...keyedCounter(
+      'portico_layer4_sessions_total',
+      'Layer-4 connections and UDP flows ended, by listener and route (- : refused, no route took it).',
+      snapshot.layer4Sessions,
+      byRoute,
+    ),
+    ...keyedCounter(
+      'portico_layer4_session_seconds_total',
+      'Layer-4 connections and UDP flows: their durations added up, by listener and route.',
+      snapshot.layer4Seconds,
+      byRoute,
+    ),
+    ...keyedCounter(
+      'portico_layer4_bytes_total',
+      'Layer-4 bytes from (received) and to (sent) the client, by listener, route and direction.',
+      snapshot.layer4Bytes,
+      [...byRoute, 'direction'],
+    ),
+  ];
 }
 
 /** The Prometheus text exposition of a snapshot. */
@@ -502,6 +579,7 @@ export function renderMetrics(snapshot: MetricsSnapshot): string {
       ['policy', 'rule', 'outcome'],
     ),
   );
+  out.push(...layer4Families(snapshot));
   out.push(buildInfoMetric());
   return `${out.join('\n')}\n`;
 }
