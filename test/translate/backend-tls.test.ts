@@ -46,7 +46,7 @@ describe('BackendTLSPolicy status ancestors', () => {
     const index = indexBackendTlsPolicies([policy()], []);
     const gateways = Array.from({ length: 20 }, (_, i) => `edge/gw-${String(i).padStart(2, '0')}`);
     const [status] = backendTlsStatuses(index, new Map([['apps/secure', new Set(gateways)]]), CONTROLLER);
-    const ancestors = (status?.status as { ancestors: { ancestorRef: { name: string } }[] }).ancestors;
+    const ancestors = (status!.status as { ancestors: { ancestorRef: { name: string } }[] }).ancestors;
     assert.equal(ancestors.length, 16);
     assert.deepEqual(
       ancestors.map((a) => a.ancestorRef.name),
