@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 import { type DiscoveryClientOptions, startDiscoveryClient } from '../discovery/client.js';
-import { PROXY_SETTING_FLAGS as SETTING_FLAGS } from '../ir/proxy-flags.js';
+import { proxySettingsOfFlags, PROXY_SETTING_FLAGS as SETTING_FLAGS } from '../ir/proxy-flags.js';
 import { MAX_PROXY_WORKERS } from '../ir/proxy-settings.js';
 import { PORTS } from '../ir/well-known.js';
 import { PorticoError } from '../platform/errors.js';
@@ -12,17 +12,13 @@ import { formatHostPort, parseHostPort } from '../platform/host-port.js';
 import { requireLoopback } from '../platform/listen-scope.js';
 import { createLogger, type LogLevel, logSink } from '../platform/log-line.js';
 import { runStaticProxy } from '../proxy/index.js';
+import { runtimeSettings } from '../proxy/live-settings.js';
 import { drainOnSignal } from '../proxy/signals.js';
 import { defaultWorkerCount } from '../proxy/workers/cpu-count.js';
 import { createProxyWithWorkers, type WorkerProxyOptions } from '../proxy/workers/pool.js';
 import { appendStageTrace, type StageTrace, traceEventsFile } from '../trace/propagation-trace.js';
-import { LOG_FORMAT_HELP, LOG_LEVEL_HELP, logFormatOption, logLevelOption } from './log-level-option.js';
-import {
-  ACCESS_LOG_FLAGS_HELP,
-  accessLogOption,
-  TRACING_FLAGS_HELP,
-  tracingOption,
-} from './telemetry-options.js';
+import { LOG_FORMAT_HELP, LOG_LEVEL_HELP, logFormatOption } from './log-level-option.js';
+import { ACCESS_LOG_FLAGS_HELP, TRACING_FLAGS_HELP } from './telemetry-options.js';
 
 const LOOPBACK = '127.0.0.1';
 
@@ -60,13 +56,6 @@ diagnostics:
 
 Exits 98 when its admin, metrics or ready address is in use (a supervisor then moves it elsewhere).`;
 
-function seconds(value: string, option: string): number {
-  const n = Number(value);
-  if (!Number.isFinite(n) || n < 0)
-    throw new PorticoError('E_USAGE', `${option}: expected seconds, got '${value}'`);
-  return n;
-}
-
 async function readRequired(path: string | undefined, option: string): Promise<string | undefined> {
   if (path === undefined) return undefined;
   try {
@@ -84,10 +73,6 @@ function wholeWorkers(value: string, option: string): number {
       `${option}: expected a whole number from 1 to ${MAX_PROXY_WORKERS}, got '${value}'`,
     );
   return n;
-}
-
-function workerCount(value: string | undefined): number {
-  return value === undefined ? defaultWorkerCount() : wholeWorkers(value, '--workers');
 }
 
 const OPTIONS = {
@@ -137,12 +122,12 @@ function sideAddress(value: string, option: string): string | undefined {
 }
 
 /** The runtime's options `portico proxy` takes from `argv` (what a supervisor's or renderer's flags start). */
-export function proxyRuntimeOptions(argv: string[]): WorkerProxyOptions {
+export function proxyRuntimeOptions(argv: string[]): WorkerProxyOptions & { logLevel: LogLevel } {
   return runtimeOptions(parseProxyArgs(argv));
 }
 
 /** The proxy runtime's options, whatever feeds it its config. */
-function runtimeOptions(values: ProxyArgs): WorkerProxyOptions {
+function runtimeOptions(values: ProxyArgs): WorkerProxyOptions & { logLevel: LogLevel } {
   const portOffset = Number(values['port-offset']);
   if (!Number.isInteger(portOffset) || portOffset < 0 || portOffset > 64511) {
     throw new PorticoError(
@@ -159,23 +144,21 @@ function runtimeOptions(values: ProxyArgs): WorkerProxyOptions {
       values['allow-remote-admin'],
     );
   }
+  // Every settings flag read through the table that writes it, so a supervisor's flags come back as its settings.
+  const settings = runtimeSettings(proxySettingsOfFlags(values, defaultWorkerCount));
   return {
     bindAddress: values['bind-address'],
     portOffset,
     adminAddress: sideAddress(values['admin-address'], '--admin-address'),
     metricsAddress: sideAddress(values['metrics-address'], '--metrics-address'),
     readyAddress: sideAddress(values['ready-address'], '--ready-address'),
-    drainMs: seconds(values['drain-seconds'], '--drain-seconds') * 1000,
-    maxDrainMs: seconds(values['max-drain-seconds'], '--max-drain-seconds') * 1000,
-    workers: workerCount(values.workers),
+    logLevel: settings.logLevel,
+    drainMs: settings.drainMs,
+    maxDrainMs: settings.maxDrainMs,
+    workers: settings.workers,
     maxWorkers: wholeWorkers(values['max-workers'], '--max-workers'),
-    accessLog: accessLogOption(
-      values['access-log'],
-      values['access-log-fields'],
-      values['access-log-sampling'],
-      values['access-log-redact-query'],
-    ),
-    tracing: tracingOption(values['tracing-endpoint'], values['tracing-sampling']),
+    accessLog: settings.accessLog,
+    tracing: settings.tracing,
     ...traceEvents(values['trace-events']),
   };
 }
@@ -230,12 +213,13 @@ export async function run(argv: string[]): Promise<number> {
     console.log(HELP);
     return 0;
   }
+  const options = runtimeOptions(values);
   // At info, discovery's debug lines (deltas waiting for a whole update) are not shown.
   const log = createLogger(
-    logLevelOption(values['log-level']),
+    options.logLevel,
     logSink(logFormatOption(values['log-format']), (line) => process.stderr.write(`${line}\n`)),
   );
-  const runtime = { ...runtimeOptions(values), log, setLogLevel: (level: LogLevel) => log.setLevel(level) };
+  const runtime = { ...options, log, setLogLevel: (level: LogLevel) => log.setLevel(level) };
   if (values['config-file'] !== undefined) return runStaticProxy(values['config-file'], runtime);
   const settings = await discoverySettings(values);
 

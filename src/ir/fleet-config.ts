@@ -5,7 +5,7 @@
 import type { ExternalAuthorization } from './external-auth.js';
 
 /** Bumped on any incompatible change; a proxy refuses (NACKs) a config with another schema version. */
-export const FLEET_CONFIG_SCHEMA_VERSION = 2;
+export const FLEET_CONFIG_SCHEMA_VERSION = 3;
 
 /**
  * A fleet's whole configuration as a set of named resources by type. Every list is sorted by `name`,

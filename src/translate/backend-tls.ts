@@ -8,6 +8,7 @@ import type { ClusterTls, FleetConfig } from '../ir/fleet-config.js';
 import { caBundle } from './ca-bundles.js';
 import { condition } from './conditions.js';
 import { byAge, byNsName, nsName } from './object-order.js';
+import { listedAncestors } from './policy-attachment.js';
 import type { ObjectStatus } from './types.js';
 
 /** The well-known CA set the runtime has (Node's bundled Mozilla roots). */
@@ -34,8 +35,30 @@ function targetKey(namespace: string, service: string, section: string | undefin
     : `${namespace}/${service}#${section}`;
 }
 
+/** The `spec.options` keys Portico reads: none yet. */
+const SUPPORTED_OPTIONS: ReadonlySet<string> = new Set();
+
+/**
+ * A policy naming an option Portico does not read is refused and its targets fail closed: an option may ask for a
+ * stricter TLS (a minimum version, ciphers) than the proxy would otherwise use.
+ */
+function unsupportedOptions(policy: BackendTLSPolicy, tls: ClusterTls): PolicyVerdict | undefined {
+  const keys = Object.keys(policy.spec.options ?? {}).filter((k) => !SUPPORTED_OPTIONS.has(k));
+  if (keys.length === 0) return undefined;
+  const named = keys
+    .sort()
+    .map((k) => `'${k}'`)
+    .join(', ');
+  const message = `spec.options: ${named} not supported (Portico reads no options)`;
+  return {
+    policy,
+    accepted: { ok: false, reason: 'Invalid', message },
+    resolvedRefs: { ok: true, reason: 'ResolvedRefs', message: 'Resolved all references' },
+    tls: { ...tls, refused: message },
+  };
+}
+
 function verdictOf(policy: BackendTLSPolicy, configMaps: Map<string, ConfigMap>): PolicyVerdict {
-  const ns = policy.metadata.namespace ?? '';
   const v = policy.spec.validation;
   const tls: ClusterTls = {
     policy: nsName(policy),
@@ -45,6 +68,16 @@ function verdictOf(policy: BackendTLSPolicy, configMaps: Map<string, ConfigMap>)
       value: san.type === 'Hostname' ? (san.hostname ?? '') : (san.uri ?? ''),
     })),
   };
+  return unsupportedOptions(policy, tls) ?? caVerdict(policy, tls, configMaps);
+}
+
+function caVerdict(
+  policy: BackendTLSPolicy,
+  tls: ClusterTls,
+  configMaps: Map<string, ConfigMap>,
+): PolicyVerdict {
+  const ns = policy.metadata.namespace ?? '';
+  const v = policy.spec.validation;
   const refs = v.caCertificateRefs ?? [];
   if (refs.length === 0) {
     const wellKnown = v.wellKnownCACertificates ?? '';
@@ -190,7 +223,7 @@ export function backendTlsStatuses(
       condition('Accepted', v.accepted.ok, v.accepted.reason, v.accepted.message, generation),
       condition('ResolvedRefs', v.resolvedRefs.ok, v.resolvedRefs.reason, v.resolvedRefs.message, generation),
     ];
-    const ancestors = [...gateways].sort().map((g) => {
+    const ancestors = listedAncestors([...gateways].sort()).map((g) => {
       const [gatewayNamespace, gatewayName] = g.split('/') as [string, string];
       return {
         ancestorRef: {

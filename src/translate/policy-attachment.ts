@@ -45,6 +45,11 @@ export interface PolicyAttachment<P extends AttachablePolicy> {
 /** The most ancestors a status lists (the Gateway API's maximum). */
 const MAX_ANCESTORS = 16;
 
+/** A policy status's ancestors, already sorted, cut to the API's maximum (the API server refuses more). */
+export function listedAncestors<T>(sorted: readonly T[]): T[] {
+  return sorted.slice(0, MAX_ANCESTORS);
+}
+
 interface AncestorVerdict {
   gateway: string;
   /** The listener (Gateway or ListenerSet target with a sectionName); absent for the whole object. */
@@ -131,14 +136,12 @@ function policyStatus(
   }
   if (byRef.size === 0) return undefined;
   const generation = policy.metadata.generation;
-  const entries = [...byRef.entries()]
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .slice(0, MAX_ANCESTORS)
-    .map(([, a]) => ({
-      ancestorRef: a.ref,
-      controllerName,
-      conditions: [condition('Accepted', a.verdict.ok, a.verdict.reason, a.verdict.message, generation)],
-    }));
+  const sorted = [...byRef.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const entries = listedAncestors(sorted).map(([, a]) => ({
+    ancestorRef: a.ref,
+    controllerName,
+    conditions: [condition('Accepted', a.verdict.ok, a.verdict.reason, a.verdict.message, generation)],
+  }));
   return {
     apiVersion: policy.apiVersion,
     kind: policy.kind,

@@ -4,7 +4,12 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { proxyRuntimeOptions } from '../../src/cli/proxy.js';
-import { fleetProxyFlags, PROXY_SETTING_FLAGS, proxySettingsFlags } from '../../src/ir/proxy-flags.js';
+import {
+  fleetProxyFlags,
+  PROXY_SETTING_FLAGS,
+  proxySettingsFlags,
+  type SettingFlagName,
+} from '../../src/ir/proxy-flags.js';
 import type { ProxySettings } from '../../src/ir/proxy-settings.js';
 import { runtimeSettings } from '../../src/proxy/live-settings.js';
 
@@ -83,4 +88,39 @@ test("a fleet's flags leave out what the proxy's defaults say, and a flag left o
   assert.equal(unset.drainMs, defaults.drainMs);
   assert.equal(unset.maxDrainMs, defaults.maxDrainMs);
   assert.equal(unset.tracing, undefined);
+});
+
+/** Each flag's setting in the settings: a new row fails to compile here until it says which it carries. */
+const SETTING_OF: { [N in SettingFlagName]: (s: ProxySettings) => unknown } = {
+  'log-level': (s) => s.logLevel,
+  'access-log': (s) => s.accessLog.format,
+  'access-log-fields': (s) => s.accessLog.fields,
+  'access-log-sampling': (s) => s.accessLog.sampling,
+  'access-log-redact-query': (s) => s.accessLog.redactQueryParameters,
+  'tracing-endpoint': (s) => s.tracing?.endpoint,
+  'tracing-sampling': (s) => s.tracing?.sampling,
+  'drain-seconds': (s) => s.drainSeconds,
+  'max-drain-seconds': (s) => s.maxDrainSeconds,
+  workers: (s) => s.workers,
+};
+
+test('every row of the table parses what it writes back to the setting it was written from', () => {
+  let checked = 0;
+  for (const settings of SETTINGS) {
+    for (const name of Object.keys(PROXY_SETTING_FLAGS) as SettingFlagName[]) {
+      const row = PROXY_SETTING_FLAGS[name];
+      const text = row.write(settings);
+      if (text === undefined) continue;
+      assert.deepEqual(row.parse(text, `--${name}`), SETTING_OF[name](settings), `--${name} ${text}`);
+      checked++;
+    }
+  }
+  // Every row wrote at least once across the settings above (the second one sets them all).
+  assert.ok(checked >= Object.keys(PROXY_SETTING_FLAGS).length);
+});
+
+test("every row's default parses, so a flag left out never fails", () => {
+  for (const [name, row] of Object.entries(PROXY_SETTING_FLAGS)) {
+    if (row.default !== undefined) assert.doesNotThrow(() => row.parse(row.default, `--${name}`), name);
+  }
 });

@@ -31,7 +31,8 @@ describe('validateFleetConfig', () => {
   });
 
   it('refuses another schema version', () => {
-    rejects((c) => Object.assign(c, { schemaVersion: 1 }), /^schemaVersion: must be 2/);
+    // 2 is the schema before clusters' `tls`: a proxy must refuse it rather than send TLS backends plaintext.
+    rejects((c) => Object.assign(c, { schemaVersion: 2 }), /^schemaVersion: must be 3 \(got 2\)/);
   });
 
   it('names the field path of a wrong type', () => {

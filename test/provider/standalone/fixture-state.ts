@@ -1,4 +1,5 @@
 // A small standalone controller state: two classes, Gateways in two namespaces, routes, one fleet with a key.
+import { FLEET_CONFIG_SCHEMA_VERSION } from '../../../src/ir/fleet-config.js';
 import type { AdminState, ResourceObject } from '../../../src/provider/standalone/admin-state.js';
 
 export const FIXTURE_NOW = Date.parse('2026-03-01T12:00:00Z');
@@ -111,7 +112,7 @@ export function fixtureState(ready = true, errors: AdminState['errors'] = []): A
         nodes: [{ node: 'proxy-default-eg-e41e7b31', appliedVersion: '3' }],
         process: { pid: 4242, state: 'running', restarts: 0 },
         config: {
-          schemaVersion: 2,
+          schemaVersion: FLEET_CONFIG_SCHEMA_VERSION,
           fleet: 'default/eg',
           gateways: [{ name: 'default/eg', generation: 1 }],
           listeners: [],
