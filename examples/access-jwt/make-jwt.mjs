@@ -15,6 +15,8 @@ kind: Secret
 metadata:
   name: example-jwks
   namespace: default
+  labels:
+    gateway.portico.io/credentials: "true"
 stringData:
   jwks.json: '${JSON.stringify({ keys: [jwk] })}'
 `,

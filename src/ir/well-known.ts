@@ -24,6 +24,12 @@ export const PRIVILEGED_PORT_OFFSET = 10000;
 export const CONTROLLER_SERVICE = 'portico-gateway';
 /** The server-side apply field manager of every object the controller writes. */
 export const FIELD_MANAGER = 'portico-gateway';
+/**
+ * On Kubernetes, the label that lets Portico read a Secret of any type: the credentials its policies name (JWT keys,
+ * htpasswd, API keys, a Redis password). Without it the controller lists only `kubernetes.io/tls` Secrets.
+ */
+export const CREDENTIALS_LABEL = 'gateway.portico.io/credentials';
+
 /** `app.kubernetes.io/managed-by` on every object Portico creates; nothing without it is ever changed. */
 export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
 export const MANAGED_BY = 'portico-gateway';

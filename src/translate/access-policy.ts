@@ -22,6 +22,7 @@ import {
   type JwtConfig,
   type JwtProviderConfig,
 } from '../ir/fleet-config.js';
+import { CREDENTIALS_LABEL } from '../ir/well-known.js';
 import { serviceOf } from './backends.js';
 import { notFound, referenceGranted, type SnapshotLookup } from './lookup.js';
 import { externalAuthorization } from './route-rules.js';
@@ -53,7 +54,10 @@ export function policySecret(
   if (!granted)
     return { problem: `Secret ${ns}/${ref.name} is in another namespace and no ReferenceGrant allows it` };
   const secret = lookup.secrets.get(`${ns}/${ref.name}`);
-  return secret === undefined ? { problem: notFound(lookup, 'Secret', ns, ref.name) } : { secret };
+  if (secret !== undefined) return { secret };
+  // On a cluster the controller sees only labelled credentials: a Secret that exists unlabelled reads as missing.
+  const hint = ` (on Kubernetes, label it ${CREDENTIALS_LABEL}=true so that Portico may read it)`;
+  return { problem: `${notFound(lookup, 'Secret', ns, ref.name)}${hint}` };
 }
 
 /** The Secret key an htpasswd file is read from. */

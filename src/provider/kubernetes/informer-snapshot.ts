@@ -111,6 +111,8 @@ function fullList(reader: KindReader, selectedKey: string): KindList {
   const unusableKeys = new Set<string>();
   for (const informer of reader.informers) {
     for (const [key, item] of informer.items()) {
+      // Two informers of a kind may both hold an object (a labelled watch beside the kind's own): the first wins.
+      if (positions.has(key) || unusableKeys.has(key)) continue;
       if ('object' in item.value) {
         if (!visible(reader, item.value.object.metadata.namespace)) continue;
         positions.set(key, objects.length);

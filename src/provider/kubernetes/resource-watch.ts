@@ -52,9 +52,29 @@ function receivedObject(kind: WatchedKind, raw: JsonObject, log: Logger): Receiv
   return { unusable };
 }
 
+/** The list and watch queries of a kind: its labelled one first (its objects win), then its own. */
+function queriesOf(kind: WatchedKind): { query?: string; essentials?: (raw: JsonObject) => JsonObject }[] {
+  const own = {
+    ...(kind.fieldSelector === undefined
+      ? {}
+      : { query: `fieldSelector=${encodeURIComponent(kind.fieldSelector)}` }),
+    ...(kind.essentials === undefined ? {} : { essentials: kind.essentials }),
+  };
+  const labelled = kind.labelledWatch;
+  if (labelled === undefined) return [own];
+  return [
+    {
+      query: `labelSelector=${encodeURIComponent(labelled.labelSelector)}`,
+      essentials: labelled.essentials,
+    },
+    own,
+  ];
+}
+
 function informerFor(
   options: ResourceWatchOptions,
   kind: WatchedKind,
+  query: { query?: string; essentials?: (raw: JsonObject) => JsonObject },
   namespace?: string,
 ): Informer<Received> {
   return createInformer<Received>({
@@ -63,10 +83,7 @@ function informerFor(
     apiVersion: kind.apiVersion,
     kind: kind.kind,
     fingerprint: (raw) => fingerprint(kind, raw),
-    ...(kind.fieldSelector === undefined
-      ? {}
-      : { query: `fieldSelector=${encodeURIComponent(kind.fieldSelector)}` }),
-    ...(kind.essentials === undefined ? {} : { essentials: kind.essentials }),
+    ...query,
     // Converted once per change of the object, so an unusable one is logged each time it changes.
     convert: (raw) => receivedObject(kind, raw, options.log),
     onChange: options.onChange,
@@ -89,10 +106,11 @@ export function createResourceWatch(options: ResourceWatchOptions): ResourceWatc
 
   const byKind = new Map<string, Informer<Received>[]>();
   for (const kind of WATCHED_KINDS) {
-    const list =
+    const list = queriesOf(kind).flatMap((query) =>
       kind.namespaced && namespaceList !== undefined
-        ? namespaceList.map((ns) => informerFor(options, kind, ns))
-        : [informerFor(options, kind)];
+        ? namespaceList.map((ns) => informerFor(options, kind, query, ns))
+        : [informerFor(options, kind, query)],
+    );
     byKind.set(kind.kind, list);
   }
 

@@ -1,7 +1,12 @@
 // The kinds the Kubernetes provider watches, with their API paths and what counts as a real change.
 import type { JsonObject } from './api-client.js';
 import { configMapEssentials } from './config-map-essentials.js';
-import { secretEssentials, TLS_SECRET_FIELD_SELECTOR } from './secret-essentials.js';
+import {
+  CREDENTIALS_LABEL_SELECTOR,
+  credentialSecretEssentials,
+  secretEssentials,
+  TLS_SECRET_FIELD_SELECTOR,
+} from './secret-essentials.js';
 
 export interface WatchedKind {
   kind: string;
@@ -16,6 +21,11 @@ export interface WatchedKind {
   fieldSelector?: string;
   /** What is kept of each object, before anything else sees it (the rest is neither stored nor compared). */
   essentials?: (raw: JsonObject) => JsonObject;
+  /**
+   * A second list and watch of the kind, by label, whose objects come first: an object both return is seen as
+   * this one keeps it.
+   */
+  labelledWatch?: { labelSelector: string; essentials: (raw: JsonObject) => JsonObject };
 }
 
 export const WATCHED_KINDS: readonly WatchedKind[] = [
@@ -92,6 +102,7 @@ export const WATCHED_KINDS: readonly WatchedKind[] = [
     statusIsOutput: false,
     fieldSelector: TLS_SECRET_FIELD_SELECTOR,
     essentials: secretEssentials,
+    labelledWatch: { labelSelector: CREDENTIALS_LABEL_SELECTOR, essentials: credentialSecretEssentials },
   },
   {
     kind: 'ConfigMap',

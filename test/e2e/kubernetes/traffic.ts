@@ -28,6 +28,7 @@ const PLURALS: Record<string, string> = {
   GRPCRoute: 'grpcroutes',
   ReferenceGrant: 'referencegrants',
   DataPlaneProxy: 'dataplaneproxies',
+  AccessPolicy: 'accesspolicies',
   LimitRange: 'limitranges',
 };
 

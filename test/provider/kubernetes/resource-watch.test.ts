@@ -320,3 +320,69 @@ test('a route whose status alone changed is a status change, not a change: the s
     watch.stop();
   }
 });
+
+test('Secrets labelled as Portico credentials are listed whole, beside TLS Secrets, each once; other Secrets never', async () => {
+  const secret = (name: string, type: string, labelled: boolean, data: JsonObject): JsonObject => ({
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: {
+      name,
+      namespace: 'edge',
+      uid: name,
+      resourceVersion: '5',
+      ...(labelled ? { labels: { 'gateway.portico.io/credentials': 'true' } } : {}),
+      annotations: { 'kubectl.kubernetes.io/last-applied-configuration': JSON.stringify({ data }) },
+    },
+    type,
+    data,
+  });
+  const htpasswd = secret('dashboard-users', 'Opaque', true, { '.htpasswd': 'YWxpY2U6e1NIQX0=' });
+  const { watch, server, changes } = await watching([
+    secret('www-cert', 'kubernetes.io/tls', false, { 'tls.crt': 'Y2VydA==', 'tls.key': 'a2V5' }),
+    htpasswd,
+    secret('database', 'Opaque', false, { password: 'aHVudGVyMg==' }),
+    secret('labelled-cert', 'kubernetes.io/tls', true, {
+      'tls.crt': 'Y2VydA==',
+      'tls.key': 'a2V5',
+      'jwks.json': 'e30=',
+    }),
+  ]);
+  try {
+    assert.ok(
+      server
+        .requested()
+        .some((p) => p.endsWith('/secrets?labelSelector=gateway.portico.io%2Fcredentials%3Dtrue')),
+    );
+    // The unlabelled Opaque Secret is never sent; the labelled TLS one, which both lists return, is there once.
+    assert.deepEqual(
+      watch
+        .snapshot()
+        .secrets.map((s) => s.metadata.name)
+        .sort(),
+      ['dashboard-users', 'labelled-cert', 'www-cert'],
+    );
+    // A credentials Secret keeps every key (policies name their own), and no annotation: kubectl's copy of the
+    // data is never held twice.
+    const raw = watch.raw('Secret', 'edge/dashboard-users');
+    assert.deepEqual(raw?.data, { '.htpasswd': 'YWxpY2U6e1NIQX0=' });
+    assert.equal((raw?.metadata as JsonObject | undefined)?.annotations, undefined);
+    assert.deepEqual(
+      Object.keys((watch.raw('Secret', 'edge/labelled-cert')?.data ?? {}) as JsonObject).sort(),
+      ['jwks.json', 'tls.crt', 'tls.key'],
+    );
+    // A new password is a change.
+    const before = changes();
+    server.send('MODIFIED', {
+      ...htpasswd,
+      metadata: { ...(htpasswd.metadata as JsonObject), resourceVersion: '6' },
+      data: { '.htpasswd': 'Ym9iOntTSEF9' },
+    });
+    assert.equal(changes(), before + 1);
+    assert.equal(
+      watch.snapshot().secrets.find((s) => s.metadata.name === 'dashboard-users')?.data?.['.htpasswd'],
+      'Ym9iOntTSEF9',
+    );
+  } finally {
+    watch.stop();
+  }
+});

@@ -1,15 +1,18 @@
 // Controller Namespace Mode end to end on the real cluster: the installed controller, two Gateways → two fleets.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { test } from 'node:test';
 import { DEFAULT_CONTROLLER_NAME } from '../../../../src/api/controller-config.js';
 import { fleetInfraName } from '../../../../src/ir/fleet-infra.js';
 import type { Cluster } from '../../../cluster/harness.js';
 import { asList, call, eventually } from '../../../cluster/kube-api.js';
 import { startPortico, waitForOutputWithin } from '../../../support/child.js';
+import { httpRequest } from '../../../support/http.js';
 import { PORTICO_MAIN } from '../../../support/portico.js';
 import { E2E_SKIP } from '../install.js';
 import {
+  apply,
   condition,
   echoNamespace,
   gateway,
@@ -189,6 +192,86 @@ test('describe and get read the cluster through a kubeconfig, as egctl and kubec
   } finally {
     watcher.process.kill('SIGKILL');
   }
+});
+
+test('an AccessPolicy reads a Secret labelled as credentials; an unlabelled one is refused by name, failing closed', {
+  skip: E2E_SKIP,
+}, async () => {
+  // The describe test's Gateway and echo backend; this route and policy are its own.
+  await route(
+    cluster,
+    'describe',
+    'guarded',
+    { namespace: 'describe', name: 'gw' },
+    'g.example.com',
+    'echo-d',
+  );
+  const sha = createHash('sha1').update('demo-password').digest('base64');
+  const users = (name: string, labelled: boolean) =>
+    apply(cluster, {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: {
+        name,
+        namespace: 'describe',
+        ...(labelled ? { labels: { 'gateway.portico.io/credentials': 'true' } } : {}),
+      },
+      type: 'Opaque',
+      stringData: { '.htpasswd': `demo:{SHA}${sha}\n` },
+    });
+  await users('users', true);
+  await users('users-unlabelled', false);
+  const policy = (secret: string) =>
+    apply(cluster, {
+      apiVersion: 'gateway.portico.io/v1alpha1',
+      kind: 'AccessPolicy',
+      metadata: { name: 'guard', namespace: 'describe' },
+      spec: {
+        targetRefs: [{ group: 'gateway.networking.k8s.io', kind: 'HTTPRoute', name: 'guarded' }],
+        basicAuth: { secretRef: { name: secret } },
+      },
+    });
+  await policy('users');
+  const address = await programmedAddress(cluster, 'describe', 'gw');
+  const basic = `Basic ${Buffer.from('demo:demo-password').toString('base64')}`;
+  const status = async (authorization?: string) =>
+    (
+      await httpRequest(80, '/', {
+        address,
+        host: 'g.example.com',
+        timeoutMs: 5000,
+        ...(authorization === undefined ? {} : { headers: { authorization } }),
+      })
+    ).status;
+  await eventually(
+    async () => ((await status()) === 401 ? true : undefined),
+    'the route asking for credentials',
+  );
+  assert.equal(await status(basic), 200);
+  assert.equal(await status(`Basic ${Buffer.from('demo:wrong').toString('base64')}`), 401);
+
+  // The same file unlabelled: never sent to the controller, so the policy names it and the label, and refuses all.
+  await policy('users-unlabelled');
+  const message = await eventually(async () => {
+    const r = await call(
+      cluster,
+      'GET',
+      '/apis/gateway.portico.io/v1alpha1/namespaces/describe/accesspolicies/guard',
+    );
+    const ancestors = (r.body.status?.ancestors ?? []) as {
+      conditions?: { type: string; status: string; message: string }[];
+    }[];
+    const accepted = ancestors[0]?.conditions?.find((c) => c.type === 'Accepted');
+    return accepted?.status === 'False' ? accepted.message : undefined;
+  }, 'the policy refused for its unlabelled Secret');
+  assert.match(
+    message,
+    /Secret describe\/users-unlabelled not found \(on Kubernetes, label it gateway\.portico\.io\/credentials=true/,
+  );
+  await eventually(
+    async () => ((await status(basic)) !== 200 ? true : undefined),
+    'the route failing closed',
+  );
 });
 
 test('several GatewayClasses on one controller are all Accepted', { skip: E2E_SKIP }, async () => {
