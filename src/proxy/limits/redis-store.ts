@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import { createClient } from 'redis';
 import type { RedisConnection } from '../../ir/fleet-config.js';
+import { type BackoffTimings, backoffDelay } from '../../platform/backoff.js';
 import type { Logger } from '../../platform/log-line.js';
 import type { Grant, RateRuleShape, RateStore } from './rate-store.js';
 
@@ -17,6 +18,8 @@ return used`;
 
 /** A failed-open lease lasts this long before Redis is asked again. */
 const FAILED_LEASE_MS = 1_000;
+/** Reconnecting forever, from 50 ms apart to a second: a Redis that comes back is used again soon. */
+const REDIS_RECONNECT: BackoffTimings = { firstMs: 50, maxMs: 1_000 };
 
 export interface RedisStoreEvents {
   /** `round_trip`, `failure`, `failed_open`, `failed_closed`. */
@@ -61,8 +64,7 @@ export class RedisRateStore {
         host,
         port,
         connectTimeout: Math.max(1_000, connection.timeoutMs),
-        // Forever, at most a second apart: a Redis that comes back is used again.
-        reconnectStrategy: (retries: number) => Math.min(1_000, 50 * 2 ** Math.min(retries, 5)),
+        reconnectStrategy: (retries: number) => backoffDelay(retries + 1, REDIS_RECONNECT),
         ...(tls === undefined
           ? {}
           : { tls: true as const, ca: tls.caPem, servername: tls.serverName ?? host }),
