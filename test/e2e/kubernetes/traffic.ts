@@ -28,6 +28,8 @@ const PLURALS: Record<string, string> = {
   GRPCRoute: 'grpcroutes',
   ReferenceGrant: 'referencegrants',
   DataPlaneProxy: 'dataplaneproxies',
+  ClientTrafficPolicy: 'clienttrafficpolicies',
+  RateLimitPolicy: 'ratelimitpolicies',
   LimitRange: 'limitranges',
 };
 
