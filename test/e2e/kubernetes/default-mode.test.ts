@@ -1,6 +1,6 @@
 // Portico installed with the chart's defaults (Controller Namespace Mode, one replica), once for these suites:
 // one and several GatewayClasses, merged Gateways, what operators rely on, faults of real components, gRPC,
-// status writes the API server refuses or throttles, a fleet shaped by its class's and its Gateway's
+// the limit policies (429, 413), status writes the API server refuses or throttles, a fleet shaped by its class's and its Gateway's
 // DataPlaneProxy, 253-character Gateway names, and the Gateway API CRD versions it finds (last: it deletes a
 // CRD).
 import { install } from './install.js';
@@ -10,6 +10,7 @@ import * as faults from './suites/faults.js';
 import * as fleetCertificates from './suites/fleet-certificates.js';
 import * as fleetShape from './suites/fleet-shape.js';
 import * as grpc from './suites/grpc.js';
+import * as limits from './suites/limits.js';
 import * as longNames from './suites/long-names.js';
 import * as merged from './suites/merged.js';
 import * as operations from './suites/operations.js';
@@ -25,6 +26,7 @@ kubernetesE2e(async (cluster) => {
     operations,
     faults,
     grpc,
+    limits,
     fleetCertificates,
     longNames,
     statusObstacles,

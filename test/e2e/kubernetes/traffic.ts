@@ -29,6 +29,8 @@ const PLURALS: Record<string, string> = {
   ReferenceGrant: 'referencegrants',
   DataPlaneProxy: 'dataplaneproxies',
   AccessPolicy: 'accesspolicies',
+  ClientTrafficPolicy: 'clienttrafficpolicies',
+  RateLimitPolicy: 'ratelimitpolicies',
   LimitRange: 'limitranges',
 };
 
