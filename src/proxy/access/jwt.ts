@@ -91,6 +91,9 @@ export function jwtStep(config: JwtConfig): AccessStep {
         : createLocalJWKSet(publicKeySet(p.keys ?? '{"keys":[]}'));
     byIssuer.set(p.issuer, { config: p, getKey });
   }
+  // A token in the query is a credential like any other: the backend never sees it (an API key's likewise).
+  const queryNames = config.sources.filter((s) => s.type === 'QueryParameter').map((s) => s.name);
+  const removeQuery = queryNames.length === 0 ? {} : { removeQuery: queryNames };
   return {
     check: async (req, context) => {
       const token = tokenOf(req, config.sources);
@@ -130,7 +133,7 @@ export function jwtStep(config: JwtConfig): AccessStep {
         else set.push({ name: h.header, value: v.value });
       }
       context.claims = payload;
-      return { allow: true, set, remove };
+      return { allow: true, set, remove, ...removeQuery };
     },
   };
 }

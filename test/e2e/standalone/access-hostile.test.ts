@@ -47,6 +47,9 @@ spec:
   jwt:
     providers:
     - {name: corp, issuer: https://corp.example, audiences: [api], jwks: {secretRef: {name: corp-jwks}}}
+    tokenSources:
+    - {type: Header, name: authorization, prefix: "Bearer "}
+    - {type: QueryParameter, name: access_token}
   defaultAction: Allow
 `;
 }
@@ -145,6 +148,15 @@ test('a flood of forged and malformed JWTs over HTTP/1.1 and HTTP/2 is refused w
   const after = await proxyProcess(c.admin);
   assert.equal(after.pid, before.pid, 'the proxy process was never replaced');
   assert.equal(after.restarts, before.restarts);
+
+  // A token in the query passes too, and the backend never sees it: only the other parameters reach it.
+  const inQuery = await httpRequest(8080, `/search?q=1&access_token=${valid}&page=2`, {
+    address,
+    host: 'www.example.com',
+    timeoutMs: 10_000,
+  });
+  assert.equal(inQuery.status, 200);
+  assert.equal((JSON.parse(inQuery.body) as { path: string }).path, '/search?q=1&page=2');
 });
 
 test('HTTP/2 streams reset while their forward-auth call is out: every call is given up, and the next request passes', async (t) => {
