@@ -1,6 +1,7 @@
 // Proxy metrics follow the applied config: series of a deleted route, listener or cluster do not stay forever.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import type { FleetConfig, FleetPolicy } from '../../src/ir/fleet-config.js';
 import { discardingLogger } from '../../src/platform/log-line.js';
 import { createProxy } from '../../src/proxy/index.js';
 import { forward, route, simpleFleet, upstream, vhost } from '../support/fleet.js';
@@ -82,4 +83,58 @@ test('rate-limit series of rules no route has any more are dropped; a kept rule 
   assert.equal((await proxy.apply(simpleFleet([vhost(80, 'example.com', kept)], [a]))).ok, true);
   await httpRequest(port('port-80'), '/kept', { host: 'example.com' });
   assert.deepEqual(await series(), ['ns/p/kept allowed']);
+});
+
+test('access decision series of policies the config no longer holds are dropped; a kept policy keeps counting', async (t) => {
+  const echo = await startEcho('a');
+  t.after(() => closeServer(echo.server));
+  const proxy = createProxy({
+    bindAddress: '127.0.0.1',
+    portMap: () => 0,
+    log: discardingLogger,
+    metricsAddress: '127.0.0.1:0',
+  });
+  t.after(() => proxy.close());
+  await proxy.started;
+  const policy = (name: string): FleetPolicy => ({
+    name: `AccessPolicy default/${name}`,
+    kind: 'AccessPolicy',
+    rules: [],
+    defaultAction: 'Allow',
+  });
+  const guarded = (path: string, name: string) => ({
+    ...route(forward(['default/a:80']), { path: { type: 'PathPrefix', value: path } }),
+    policies: [`AccessPolicy default/${name}`],
+  });
+  const a = upstream('default/a:80', [echo.port]);
+  const config = (names: string[]): FleetConfig => ({
+    ...simpleFleet(
+      [
+        vhost(
+          80,
+          'example.com',
+          names.map((n) => guarded(`/${n}`, n)),
+        ),
+      ],
+      [a],
+    ),
+    policies: names.map(policy),
+  });
+  assert.equal((await proxy.apply(config(['kept', 'gone']))).ok, true);
+  const port = (name: string) => proxy.addresses().find((x) => x.listener === name)!.port;
+  for (const path of ['/kept', '/gone'])
+    assert.equal((await httpRequest(port('port-80'), path, { host: 'example.com' })).status, 200);
+  const series = async () =>
+    parsePrometheus((await httpRequest(port('metrics'), '/metrics')).body)
+      .filter((s) => s.name === 'portico_proxy_auth_decisions_total')
+      .map((s) => `${s.labels.policy} ${s.labels.outcome}`)
+      .sort();
+  assert.deepEqual(await series(), [
+    'AccessPolicy default/gone allowed',
+    'AccessPolicy default/kept allowed',
+  ]);
+
+  assert.equal((await proxy.apply(config(['kept']))).ok, true);
+  await httpRequest(port('port-80'), '/kept', { host: 'example.com' });
+  assert.deepEqual(await series(), ['AccessPolicy default/kept allowed']);
 });

@@ -16,6 +16,7 @@ import type { AuthorizationReach, Authorizers } from '../access/step.js';
 import type { ClientRequest } from '../exchange.js';
 import type { LoadBalancing } from '../options.js';
 import type { ResponseFlag } from '../telemetry/access-log.js';
+import { EXTERNAL_AUTH_POLICY_PREFIX } from '../telemetry/metrics.js';
 import {
   addForwardingHeaders,
   applyHeaderModifier,
@@ -206,7 +207,11 @@ function externalAuthOf(route: Route): ExternalAuthorization | undefined {
 
 /** A route's ExternalAuth filter as a one-step policy (named for the route: a metrics label). */
 function externalAuthPolicy(auth: ExternalAuthorization, routeName: string): CompiledAccessPolicy {
-  return { name: `ExternalAuth ${routeName}`, steps: [externalAuthStep(auth)], credentialQuery: [] };
+  return {
+    name: `${EXTERNAL_AUTH_POLICY_PREFIX}${routeName}`,
+    steps: [externalAuthStep(auth)],
+    credentialQuery: [],
+  };
 }
 
 /** A request's matched route and what matching read of the request. */

@@ -1,4 +1,4 @@
-// The names the applied config holds (listeners, routes, clusters, rate-limit rules), which metrics keep series for. A config that
+// The names the applied config holds (listeners, routes, clusters, rate-limit rules, policies), which metrics keep series for. A config that
 // changed a few VirtualHosts updates the route names by those, not by walking every route of thousands again.
 import type { FleetConfig, Route } from '../../ir/fleet-config.js';
 import { type FleetConfigChange, findByName } from '../../ir/fleet-config-patch.js';
@@ -38,7 +38,12 @@ export function createLiveNames(): LiveNamesTracker {
   // name → how many routes have it; undefined: not made.
   let routes: RouteCounts | undefined;
   let small:
-    | { listeners: object; clusters: object; names: Omit<LiveNames, 'routes' | 'rateLimitRules'> }
+    | {
+        listeners: object;
+        clusters: object;
+        policies: object;
+        names: Omit<LiveNames, 'routes' | 'rateLimitRules'>;
+      }
     | undefined;
   return {
     update(next, change) {
@@ -63,18 +68,29 @@ export function createLiveNames(): LiveNamesTracker {
     names() {
       const c = config;
       if (c === undefined)
-        return { listeners: new Set(), routes: new Set(), clusters: new Set(), rateLimitRules: new Set() };
+        return {
+          listeners: new Set(),
+          routes: new Set(),
+          clusters: new Set(),
+          rateLimitRules: new Set(),
+          policies: new Set(),
+        };
       if (routes === undefined) {
         routes = { routes: new Map(), rules: new Map() };
         for (const v of c.virtualHosts) count(routes, v.routes, 1);
       }
-      // Listeners and clusters are few (or change seldom): their sets follow their lists.
-      if (small?.listeners !== c.listeners || small.clusters !== c.clusters) {
+      // Listeners, clusters and policies are few (or change seldom): their sets follow their lists.
+      if (
+        small?.listeners !== c.listeners ||
+        small.clusters !== c.clusters ||
+        small.policies !== c.policies
+      ) {
         const names = {
           listeners: new Set(c.listeners.map((l) => l.name)),
           clusters: new Set(c.clusters.map((cl) => cl.name)),
+          policies: new Set(c.policies.map((p) => p.name)),
         };
-        small = { listeners: c.listeners, clusters: c.clusters, names };
+        small = { listeners: c.listeners, clusters: c.clusters, policies: c.policies, names };
       }
       return { ...small.names, routes: routes.routes, rateLimitRules: routes.rules };
     },

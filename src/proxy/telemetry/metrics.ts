@@ -16,6 +16,9 @@ interface RouteStats {
   count: number;
 }
 
+/** The policy label of a route's ExternalAuth filter, which the route's name follows. */
+export const EXTERNAL_AUTH_POLICY_PREFIX = 'ExternalAuth ';
+
 /** What the applied config holds: series of anything else are dropped (a deleted route's series go with it). */
 export interface LiveNames {
   listeners: NameSet;
@@ -23,6 +26,8 @@ export interface LiveNames {
   clusters: NameSet;
   /** The rate-limit rules the routes have (`RateLimitRule.name`). */
   rateLimitRules: NameSet;
+  /** The access policies the config holds (`FleetPolicy.name`). */
+  policies: NameSet;
 }
 
 /** What a set of names needs to answer here (a Set, or a Map counting each name's holders). */
@@ -308,6 +313,9 @@ class ProxyMetricsTable implements ProxyMetrics {
     for (const key of this.rateLimits.keys()) {
       if (!names.rateLimitRules.has(key.slice(0, key.indexOf('\u0000')))) this.rateLimits.delete(key);
     }
+    for (const key of this.accessDecisions.keys()) {
+      if (!livePolicy(names, key.slice(0, key.indexOf('\u0000')))) this.accessDecisions.delete(key);
+    }
     for (const cluster of this.upstreamRetries.keys()) {
       if (!names.clusters.has(cluster)) this.upstreamRetries.delete(cluster);
     }
@@ -582,4 +590,11 @@ export function renderMetrics(snapshot: MetricsSnapshot): string {
   out.push(...layer4Families(snapshot));
   out.push(buildInfoMetric());
   return `${out.join('\n')}\n`;
+}
+
+/** A policy label is live while the config holds the policy; a route's ExternalAuth filter's, while the route is. */
+function livePolicy(names: LiveNames, policy: string): boolean {
+  if (policy.startsWith(EXTERNAL_AUTH_POLICY_PREFIX))
+    return names.routes.has(policy.slice(EXTERNAL_AUTH_POLICY_PREFIX.length));
+  return names.policies.has(policy);
 }
