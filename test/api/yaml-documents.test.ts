@@ -24,9 +24,8 @@ test('an exponential alias expansion is an error naming file and line; the other
     );
   }
   const bomb = `apiVersion: v1\nkind: Namespace\nmetadata: {name: bomb}\nspec:\n  ${levels.join('\n  ')}\n`;
-  const started = Date.now();
+  // Expanded, the bomb is 10^9 values: a parser that expanded it would not return (the runner's timeout fails it).
   const r = parseYamlFile('laughs.yaml', `${NAMESPACE('before')}---\n${bomb}---\n${NAMESPACE('after')}`);
-  assert.ok(Date.now() - started < 5000, 'refused without expanding');
   assert.deepEqual(
     r.objects.map((o) => o.object.metadata.name),
     ['before', 'after'],
