@@ -8,7 +8,8 @@ import { forward, route, simpleFleet, upstream, vhost } from '../support/fleet.j
 import { closeServer, freePort, httpRequest, startEcho } from '../support/http.js';
 import { parsePrometheus } from '../support/prometheus.js';
 
-test('series of routes and clusters that left the config are dropped; the others keep counting', async (t) => {
+/** An echo backend and a proxy with a metrics listener, both closed when the test ends. */
+async function started(t: { after(fn: () => unknown): void }) {
   const echo = await startEcho('a');
   t.after(() => closeServer(echo.server));
   const proxy = createProxy({
@@ -19,6 +20,11 @@ test('series of routes and clusters that left the config are dropped; the others
   });
   t.after(() => proxy.close());
   await proxy.started;
+  return { echo, proxy };
+}
+
+test('series of routes and clusters that left the config are dropped; the others keep counting', async (t) => {
+  const { echo, proxy } = await started(t);
   const kept = route(forward(['default/a:80']), { path: { type: 'PathPrefix', value: '/kept' } });
   const deleted = route(forward(['default/a:80']), { path: { type: 'PathPrefix', value: '/deleted' } });
   const broken = route(forward(['default/dead:80']), { path: { type: 'PathPrefix', value: '/dead' } });
@@ -52,16 +58,7 @@ test('series of routes and clusters that left the config are dropped; the others
 });
 
 test('rate-limit series of rules no route has any more are dropped; a kept rule keeps counting', async (t) => {
-  const echo = await startEcho('a');
-  t.after(() => closeServer(echo.server));
-  const proxy = createProxy({
-    bindAddress: '127.0.0.1',
-    portMap: () => 0,
-    log: discardingLogger,
-    metricsAddress: '127.0.0.1:0',
-  });
-  t.after(() => proxy.close());
-  await proxy.started;
+  const { echo, proxy } = await started(t);
   const rule = (name: string) => ({ name, keys: [], limit: 100, periodSeconds: 60, scope: 'Local' as const });
   const limited = (path: string, rules: string[]) => ({
     ...route(forward(['default/a:80']), { path: { type: 'PathPrefix', value: path } }),
@@ -86,16 +83,7 @@ test('rate-limit series of rules no route has any more are dropped; a kept rule 
 });
 
 test('access decision series of policies the config no longer holds are dropped; a kept policy keeps counting', async (t) => {
-  const echo = await startEcho('a');
-  t.after(() => closeServer(echo.server));
-  const proxy = createProxy({
-    bindAddress: '127.0.0.1',
-    portMap: () => 0,
-    log: discardingLogger,
-    metricsAddress: '127.0.0.1:0',
-  });
-  t.after(() => proxy.close());
-  await proxy.started;
+  const { echo, proxy } = await started(t);
   const policy = (name: string): FleetPolicy => ({
     name: `AccessPolicy default/${name}`,
     kind: 'AccessPolicy',
