@@ -3,7 +3,7 @@
 // allowance is spent the request waits for one lease (requests of the same key share it); a refused key is
 // refused here, without asking again, until the store said a token comes back.
 import type { RateLimitRule } from '../../ir/fleet-config.js';
-import { type Grant, MAX_RATE_KEYS, type RateStore } from './rate-store.js';
+import { type Grant, MAX_RATE_KEYS, type RateStore, rateCounterId } from './rate-store.js';
 
 /** How long leased tokens stay usable when the store gives no lifetime (a local bucket's): unspent ones lapse. */
 export const LEASE_MS = 1_000;
@@ -86,9 +86,7 @@ export class RateLimiter {
     const now = this.options.now();
     let best: RateStanding | undefined;
     for (const rule of rules) {
-      const a = this.allowances.get(
-        `${rule.name}\u0000${rule.limit}\u0000${rule.periodSeconds}\u0000${keyOf(rule)}`,
-      );
+      const a = this.allowances.get(rateCounterId(rule, keyOf(rule)));
       const remaining = Math.min(rule.limit, Math.max(0, a?.tokens ?? 0) + (a?.storeRemaining ?? rule.limit));
       if (best !== undefined && best.remaining <= remaining) continue;
       const resetMs =
@@ -101,7 +99,7 @@ export class RateLimiter {
   }
 
   private takeOne(rule: RateLimitRule, key: string): true | RateRefusal | Promise<true | RateRefusal> {
-    const id = `${rule.name}\u0000${rule.limit}\u0000${rule.periodSeconds}\u0000${key}`;
+    const id = rateCounterId(rule, key);
     const now = this.options.now();
     const allowance = this.allowances.get(id);
     if (allowance !== undefined && allowance.pending === undefined && now < allowance.until) {

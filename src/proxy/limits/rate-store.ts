@@ -25,6 +25,11 @@ export interface RateStore {
   take(rule: RateRuleShape, key: string, want: number): Grant | Promise<Grant>;
 }
 
+/** One counter's identity: the rule as it is now (a changed limit or period starts afresh) and the request's key. */
+export function rateCounterId(rule: RateRuleShape, key: string): string {
+  return `${rule.name}\u0000${rule.limit}\u0000${rule.periodSeconds}\u0000${key}`;
+}
+
 /** Keys a store or an allowance table holds at most: an attacker rotating keys evicts, it does not grow memory. */
 export const MAX_RATE_KEYS = 100_000;
 
@@ -45,7 +50,7 @@ export class BucketTable implements RateStore {
   }
 
   take(rule: RateRuleShape, key: string, want: number): Grant {
-    const id = `${rule.name}\u0000${rule.limit}\u0000${rule.periodSeconds}\u0000${key}`;
+    const id = rateCounterId(rule, key);
     let bucket = this.buckets.get(id);
     if (bucket === undefined) {
       if (this.buckets.size >= this.maxKeys) {

@@ -9,7 +9,7 @@ import { createClient } from 'redis';
 import type { RedisConnection } from '../../ir/fleet-config.js';
 import { type BackoffTimings, backoffDelay } from '../../platform/backoff.js';
 import type { Logger } from '../../platform/log-line.js';
-import type { Grant, RateRuleShape, RateStore } from './rate-store.js';
+import { type Grant, type RateRuleShape, type RateStore, rateCounterId } from './rate-store.js';
 
 /** Adds ARGV[1] to the window's counter (expiring with the window) and returns the new count. */
 const LEASE_SCRIPT = `local used = redis.call('INCRBY', KEYS[1], ARGV[1])
@@ -28,10 +28,7 @@ export interface RedisStoreEvents {
 
 /** The window's counter key: the rule and key hashed (a client's header value never becomes a Redis key as is). */
 export function windowKey(rule: RateRuleShape, key: string, window: number): string {
-  const id = createHash('sha256')
-    .update(`${rule.name}\u0000${rule.limit}\u0000${rule.periodSeconds}\u0000${key}`)
-    .digest('base64url')
-    .slice(0, 22);
+  const id = createHash('sha256').update(rateCounterId(rule, key)).digest('base64url').slice(0, 22);
   return `portico:rl:${id}:${window}`;
 }
 
