@@ -240,10 +240,11 @@ class Forwarding implements AttemptSink, UpstreamAttempt {
     const waitMs = jittered(
       backoffDelay(this.retries, { firstMs: policy.backoffMs, maxMs: policy.backoffMs * 10 }),
     );
+    const failed = this.answer.endpoint ?? this.plan.endpoint;
     this.retryTimer = setTimeout(() => {
       this.retryTimer = undefined;
       // The route deadline may have answered meanwhile (finish() clears this timer, but it may be running).
-      if (!this.finished) this.attempt(nextEndpoint(this.rt, this.plan) ?? this.plan.endpoint);
+      if (!this.finished) this.attempt(nextEndpoint(this.rt, this.plan, failed) ?? failed);
     }, waitMs);
     return true;
   }
@@ -427,7 +428,7 @@ class Forwarding implements AttemptSink, UpstreamAttempt {
     }
     // A pooled connection the backend closed while idle: safe to retry a request without a body.
     if (this.retriesLeft > 0 && this.bodyless && error.kind === 'reset') {
-      const next = nextEndpoint(this.rt, this.plan);
+      const next = nextEndpoint(this.rt, this.plan, this.answer.endpoint ?? this.plan.endpoint);
       if (next !== undefined) {
         this.retriesLeft--;
         this.attempt(next);

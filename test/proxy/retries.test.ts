@@ -38,6 +38,11 @@ const flaky = createServer((req, res) => {
   });
 });
 
+/** Answers 503 to everything: beside a good endpoint, every request it gets first must be retried on the other. */
+const failing = createServer((_req, res) => {
+  res.writeHead(503).end('down');
+});
+
 let proxy: PorticoProxy;
 let port: number;
 let metricsPort: number;
@@ -52,6 +57,7 @@ before(async () => {
   const flakyPort = await listen(flaky);
   // An endpoint that refuses connections beside one that answers: a retry picks an endpoint afresh.
   const refusing = await freePort();
+  const failingPort = await listen(failing);
   proxy = createProxy({
     bindAddress: '127.0.0.1',
     portMap: () => 0,
@@ -89,10 +95,18 @@ before(async () => {
     route(forward(['flaky'], { backendTimeoutMs: 1000 }), prefix('/backend-timeout-no-policy')),
     route(forward(['half-refusing'], { retry: policy({ codes: [], attempts: 5 }) }), prefix('/connection')),
     route(forward(['half-refusing']), prefix('/connection-no-policy')),
+    route(
+      forward(['half-failing'], { retry: policy({ codes: [503], attempts: 1, backoffMs: 0 }) }),
+      prefix('/another-endpoint'),
+    ),
   ];
   const fleetConfig = simpleFleet(
     [vhost(80, 'example.com', routes)],
-    [upstream('flaky', [flakyPort]), upstream('half-refusing', [refusing, flakyPort])],
+    [
+      upstream('flaky', [flakyPort]),
+      upstream('half-refusing', [refusing, flakyPort]),
+      upstream('half-failing', [failingPort, flakyPort]),
+    ],
   );
   assert.equal((await proxy.apply(fleetConfig)).ok, true);
   const address = (name: string) => proxy.addresses().find((a) => a.listener === name)!.port;
@@ -103,6 +117,7 @@ before(async () => {
 after(async () => {
   await proxy.close();
   await closeServer(flaky);
+  await closeServer(failing);
 });
 
 let keys = 0;
@@ -188,6 +203,18 @@ describe('proxy: retries of a route retry policy', () => {
     const statuses = [];
     for (let i = 0; i < 4; i++) statuses.push((await send('/connection-no-policy', 'fail=0')).reply.status);
     assert.ok(statuses.includes(502), `without a policy: ${statuses.join(', ')}`);
+  });
+
+  it('sends a retry to another endpoint than the one that failed, even with requests interleaved', async () => {
+    // 40 at once over [failing, answering] with one retry each: the round-robin counter moves between a
+    // request's first attempt and its retry, so only a pick that avoids the failed endpoint makes all 40 pass.
+    const replies = await Promise.all(Array.from({ length: 40 }, () => send('/another-endpoint', 'fail=0')));
+    const statuses = replies.map((r) => r.reply.status);
+    assert.deepEqual(
+      statuses.filter((s) => s !== 200),
+      [],
+      `statuses: ${statuses.join(', ')}`,
+    );
   });
 
   it('logs how many times each request was sent again', async () => {

@@ -69,9 +69,9 @@ export interface ForwardPlan {
   responseLines?: string[];
 }
 
-/** For a retry on another connection: the next endpoint of the plan's cluster. */
-export function nextEndpoint(rt: Balancing, plan: ForwardPlan): Endpoint | undefined {
-  return pickEndpoint(plan.cluster, rt.options.loadBalancing, rt.activeByEndpoint);
+/** For a retry: the next endpoint of the plan's cluster, another than `failed` where the cluster has one. */
+export function nextEndpoint(rt: Balancing, plan: ForwardPlan, failed: Endpoint): Endpoint | undefined {
+  return pickEndpoint(plan.cluster, rt.options.loadBalancing, rt.activeByEndpoint, failed);
 }
 
 /** What a route without such filters has: one array for all, never added to. */

@@ -149,25 +149,37 @@ function updatedSnapshot(
   return { config, version, listeners, clusters, vhosts, policies: previous.policies };
 }
 
+/** By address and port: a config change between two attempts makes new objects for the same endpoints. */
+function sameEndpoint(a: Endpoint, b: Endpoint): boolean {
+  return a === b || (a.port === b.port && a.address === b.address);
+}
+
 export function endpointKey(e: Endpoint): string {
   return e.address.includes(':') ? `[${e.address}]:${e.port}` : `${e.address}:${e.port}`;
 }
 
-/** Round-robin, or the endpoint with fewest requests in flight (ties broken round-robin). */
+/**
+ * Round-robin, or the endpoint with fewest requests in flight (ties broken round-robin); never `avoid` (the
+ * endpoint a retry's last attempt failed on) when the cluster has another.
+ */
 export function pickEndpoint(
   cluster: ClusterState,
   mode: LoadBalancing,
   active: ReadonlyMap<string, number>,
+  avoid?: Endpoint,
 ): Endpoint | undefined {
   const n = cluster.endpoints.length;
   if (n === 0) return undefined;
-  const start = cluster.next++ % n;
+  let start = cluster.next++ % n;
   if (cluster.next > 1e9) cluster.next = 0;
-  if (mode === 'round-robin' || n === 1) return cluster.endpoints[start];
+  if (n === 1) return cluster.endpoints[0];
+  if (avoid !== undefined && sameEndpoint(cluster.endpoints[start]!, avoid)) start = (start + 1) % n;
+  if (mode === 'round-robin') return cluster.endpoints[start];
   let best = cluster.endpoints[start]!;
   let bestActive = active.get(endpointKey(best)) ?? 0;
   for (let i = 1; i < n && bestActive > 0; i++) {
     const e = cluster.endpoints[(start + i) % n]!;
+    if (avoid !== undefined && sameEndpoint(e, avoid)) continue;
     const a = active.get(endpointKey(e)) ?? 0;
     if (a < bestActive) {
       best = e;
