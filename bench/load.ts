@@ -1,7 +1,10 @@
 // Closed-loop load generators: wrk when installed, else one in node. The fixed-rate (open-loop) generator
 // is open-loop.ts.
 import { execFile } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
 
@@ -83,22 +86,38 @@ function wrkDuration(text: string): number {
   return m[2] === 'us' ? n / 1000 : m[2] === 'ms' ? n : m[2] === 's' ? n * 1000 : n * 60_000;
 }
 
+/** What wrk sends besides its headers: a path other than `/`, a method other than GET. */
+export interface WrkRequest {
+  path?: string;
+  method?: string;
+}
+
+/** wrk sets the method only from a Lua script: one that does just that, written once per method. */
+function methodScript(method: string): string[] {
+  if (method === 'GET') return [];
+  const file = join(tmpdir(), `portico-wrk-${method.toLowerCase()}.lua`);
+  writeFileSync(file, `wrk.method = "${method}"\n`);
+  return ['-s', file];
+}
+
 export async function closedLoopWrk(
   port: number,
   connections: number,
   seconds: number,
   headers: Readonly<Record<string, string>> = {},
   scheme: 'http' | 'https' = 'http',
+  sent: WrkRequest = {},
 ): Promise<LoadResult> {
   const { stdout } = await promisify(execFile)('wrk', [
     '-t1',
     `-c${connections}`,
     `-d${seconds}s`,
     '--latency',
+    ...methodScript(sent.method ?? 'GET'),
     '-H',
     'Host: bench.test',
     ...Object.entries(headers).flatMap(([name, value]) => ['-H', `${name}: ${value}`]),
-    `${scheme}://127.0.0.1:${port}/`,
+    `${scheme}://127.0.0.1:${port}${sent.path ?? '/'}`,
   ]);
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1]);
   const p50 = wrkDuration(/\s50%\s+(\S+)/.exec(stdout)?.[1] ?? '');

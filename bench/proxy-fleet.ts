@@ -1,6 +1,8 @@
 // What the HTTP/1.1 proxy benches serve: one route to the backend, the script that runs Portico from a build on
 // a fixed port (workers bind it too), and nginx's same proxy; shared by bench/proxy.ts and
 // bench/proxy-instructions.ts.
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import type { ExternalAuthorization } from '../src/ir/external-auth.js';
 import { FLEET_CONFIG_SCHEMA_VERSION, type FleetConfig, type FleetPolicy } from '../src/ir/fleet-config.js';
 
@@ -25,6 +27,20 @@ process.exitCode = await runStaticProxy(configFile, {
   ...(fd === undefined ? {} : { accessLog: { format: 'json', fields, sampling: 1, write: (t) => writeSync(fd, t) } }),
 });
 `;
+
+/**
+ * `config` as the build at `build` (a checkout built with `npm run build`) reads it: with its own fleet config
+ * schema version, for a `--baseline` build from before a version raise (the routes the benches use kept their shape).
+ */
+export async function configForBuild<C extends { schemaVersion: number }>(
+  build: string,
+  config: C,
+): Promise<C> {
+  const { FLEET_CONFIG_SCHEMA_VERSION: version } = (await import(
+    pathToFileURL(join(build, 'dist/ir/fleet-config.js')).href
+  )) as { FLEET_CONFIG_SCHEMA_VERSION: number };
+  return { ...config, schemaVersion: version };
+}
 
 /** The route, with `policy` on it when given (the JWT bench's). */
 export function fleetConfig(backendPort: number, policy?: FleetPolicy): FleetConfig {

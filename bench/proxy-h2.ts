@@ -7,8 +7,9 @@
 // Each round sends a fixed number of requests (not a duration): h2load cuts the streams in flight when a duration
 // ends, and the resets those cancellations cause upstream trip the h2c backend's own reset limit (nghttp2's), which
 // then fails whichever target comes next.
-// Options: --requests N (per round, default 40000), --rounds N (default 3), --install on|off (apt-get h2load and
-// nginx when missing; default on, see peers.ts).
+// Options: --requests N (per round, default 40000), --rounds N (default 3), --baseline DIR (also one worker of
+// another build: a change's before and after), --install on|off (apt-get h2load and nginx when missing; default
+// on, see peers.ts).
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -23,11 +24,13 @@ import { type LoadResult, percentile } from './load.js';
 import { startNginx } from './nginx.js';
 import { ensurePeers, H2LOAD, installFlag, NGINX } from './peers.js';
 import { children, cpuMicrosOf, freePort, processTree, startChild } from './processes.js';
+import { configForBuild } from './proxy-fleet.js';
 
 const { values: flags } = parseArgs({
   options: {
     requests: { type: 'string', default: '40000' },
     rounds: { type: 'string', default: '3' },
+    baseline: { type: 'string' },
     install: { type: 'string' },
   },
 });
@@ -136,15 +139,17 @@ process.exitCode = await runStaticProxy(configFile, {
 });
 `;
 
-async function startPortico(configFile: string, workers: number): Promise<Target> {
+/** Portico from the build at `build` (default: this checkout's), named for it when it is a baseline. */
+async function startPortico(configFile: string, workers: number, build = join(here, '..')): Promise<Target> {
   const base = await freePort();
-  const entry = join(here, '../dist/proxy/index.js');
+  const entry = join(build, 'dist/proxy/index.js');
   const child = await startChild(
     process.execPath,
     ['--input-type=module', '-e', STATIC_PROXY, configFile, entry, String(workers), String(base)],
     /listening: port-81 on [\d.]+:(\d+)/,
   );
-  const name = `portico (${workers} worker${workers === 1 ? '' : 's'})`;
+  const of = build === join(here, '..') ? '' : ', --baseline build';
+  const name = `portico (${workers} worker${workers === 1 ? '' : 's'}${of})`;
   return { name, workers, tlsPort: child.port, h2cPort: base, pids: () => processTree(child.pid) };
 }
 
@@ -267,6 +272,11 @@ async function measure(scenario: Scenario, targets: Target[], dir: string, bodyF
     const ratio = medians.get(p.name)!.requestsPerSecond / medians.get(n.name)!.requestsPerSecond;
     console.log(`  ${p.name} / ${n.name}: ${fmt(ratio)} of nginx's throughput (target >= 0.60)`);
   }
+  const baseline = targets.find((t) => t.name.includes('--baseline'));
+  if (baseline === undefined) return;
+  const ratio =
+    medians.get(targets[0]!.name)!.requestsPerSecond / medians.get(baseline.name)!.requestsPerSecond;
+  console.log(`  ${targets[0]!.name} / ${baseline.name}: ${fmt(ratio)} (1.00 is no change)`);
 }
 
 async function main(): Promise<void> {
@@ -304,6 +314,12 @@ async function main(): Promise<void> {
     const bodyFile = join(dir, 'grpc-body');
     writeFileSync(bodyFile, GRPC_MESSAGE);
     const targets = [await startPortico(configFile, 1), await startPortico(configFile, 2)];
+    if (flags.baseline !== undefined) {
+      const baselineFile = join(dir, 'fleet-baseline.json');
+      const config = fleetConfig(h1.port, h2c.port, cert);
+      writeFileSync(baselineFile, JSON.stringify(await configForBuild(flags.baseline, config)));
+      targets.push(await startPortico(baselineFile, 1, flags.baseline));
+    }
     if (peers.has('nginx')) {
       const backends = { h1: h1.port, h2c: h2c.port };
       targets.push(await startNginxH2(dir, 1, backends, { certFile, keyFile }));

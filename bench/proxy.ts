@@ -14,10 +14,12 @@
 //   --compare-node V     also run them on Node V from the npm registry (e.g. 24.21.0, an earlier image's), so a
 //                        runtime move is measured old against new in one run
 //   --baseline DIR       also run one worker of another build (a checkout of an earlier commit, built with
-//                        `npm run build`): a change's before and after in the same run
+//                        `npm run build`): a change's before and after in the same run (the h2 half too)
 //   --h2 on|off          then run the HTTP/2 half, bench/proxy-h2.ts (default on; off with --only)
 //   --layer4 on|off      then the layer-4 half, bench/proxy-layer4.ts: TCP and TLS passthrough next to nginx's
 //                        stream module (default on; off with --only)
+//   --features on|off    then the route-feature half, bench/proxy-features.ts: what CORS, a retry and a mirror
+//                        cost, next to nginx doing the same (default on; off with --only)
 //   --install on|off     apt-get the peers that are missing: nginx, wrk, h2load (default on; see peers.ts)
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -34,6 +36,7 @@ import { fixedRateRaw, type OpenLoopResult } from './open-loop.js';
 import { ensurePeers, installFlag, NGINX, WRK } from './peers.js';
 import { children, cpuMicrosOf, freePort, processTree, startChild } from './processes.js';
 import {
+  configForBuild,
   externalAuthFleetConfig,
   fleetConfig,
   jwtBench,
@@ -59,6 +62,7 @@ const { values: flags } = parseArgs({
     baseline: { type: 'string' },
     h2: { type: 'string' },
     layer4: { type: 'string' },
+    features: { type: 'string' },
     install: { type: 'string' },
   },
 });
@@ -276,10 +280,23 @@ async function main(): Promise<void> {
       ...porticoAuthProxy,
       pids: () => [...porticoAuthProxy.pids(), ...processTree(authService.pid)],
     };
+    const baselineConfig = join(dir, 'fleet-baseline.json');
+    if (flags.baseline !== undefined)
+      writeFileSync(
+        baselineConfig,
+        JSON.stringify(await configForBuild(flags.baseline, fleetConfig(backendPort))),
+      );
     const baseline =
       flags.baseline === undefined
         ? undefined
-        : await startPortico(PORTICO_1_BASELINE, process.execPath, 1, undefined, flags.baseline);
+        : await startPortico(
+            PORTICO_1_BASELINE,
+            process.execPath,
+            1,
+            undefined,
+            flags.baseline,
+            baselineConfig,
+          );
     const limited = await startRateLimited(dir, backendPort, (name, file) =>
       startPortico(name, process.execPath, 1, undefined, join(here, '..'), file),
     );
@@ -618,14 +635,15 @@ async function latencyRounds(targets: Target[]): Promise<void> {
 
 /**
  * A half `npm run bench:proxy` runs after this one (proxy-h2.ts: HTTP/2; proxy-layer4.ts: TCP and TLS
- * passthrough), its peers installed the same way.
+ * passthrough; proxy-features.ts: CORS, retries, mirrors), its peers installed the same way.
  */
-function runHalf(script: string): Promise<void> {
+function runHalf(script: string, extra: string[] = []): Promise<void> {
   const args = [
     '--import',
     'tsx',
     join(here, script),
     ...(flags.install === undefined ? [] : ['--install', flags.install]),
+    ...extra,
   ];
   const child = spawn(process.execPath, args, { stdio: 'inherit' });
   return new Promise((resolve, reject) =>
@@ -635,5 +653,7 @@ function runHalf(script: string): Promise<void> {
 
 const halvesByDefault = flags.only === undefined ? 'on' : 'off';
 await main();
-if ((flags.h2 ?? halvesByDefault) === 'on') await runHalf('proxy-h2.ts');
+if ((flags.h2 ?? halvesByDefault) === 'on')
+  await runHalf('proxy-h2.ts', flags.baseline === undefined ? [] : ['--baseline', flags.baseline]);
 if ((flags.layer4 ?? halvesByDefault) === 'on') await runHalf('proxy-layer4.ts');
+if ((flags.features ?? halvesByDefault) === 'on') await runHalf('proxy-features.ts');
