@@ -82,8 +82,9 @@ test('clients trickling bodies hold no upstream connection: others are answered 
     clearInterval(ticker);
     for (const s of slow) s.socket.destroy();
   });
+  let slowEnded = 0;
+  for (const s of slow) void s.answer.then(() => slowEnded++);
   await new Promise((resolve) => setTimeout(resolve, 300));
-  const started = Date.now();
   const reply = await httpRequest(port, '/', {
     host: 'example.com',
     method: 'POST',
@@ -92,7 +93,8 @@ test('clients trickling bodies hold no upstream connection: others are answered 
   });
   assert.equal(reply.status, 200);
   assert.equal(reply.body, '5');
-  assert.ok(Date.now() - started < 1000, `answered after ${Date.now() - started} ms`);
+  // Their bodies take 20 s to arrive: an answer queued behind them would come only after they ended.
+  assert.equal(slowEnded, 0, 'answered while every slow upload was still sending');
   assert.equal(backend.connections(), 1, 'only the complete request reached the backend');
 });
 
@@ -106,13 +108,11 @@ test('a body that stalls is answered 408 and releases the upstream connection it
     1,
   );
   t.after(() => proxy.close());
-  const started = Date.now();
   const stalled = upload(port, 8192, 'x'.repeat(2048));
   t.after(() => stalled.socket.destroy());
   const answer = await stalled.answer;
   assert.match(answer, /^HTTP\/1\.1 408 /);
   assert.match(answer, /connection: close/);
-  assert.ok(Date.now() - started < 3000, `408 after ${Date.now() - started} ms`);
   assert.equal(backend.connections(), 1, 'the stalled upload had taken the connection');
   const next = await httpRequest(port, '/', { host: 'example.com', timeoutMs: 3000 });
   assert.equal(next.status, 200, 'the connection was released');
