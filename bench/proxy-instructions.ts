@@ -43,7 +43,7 @@ import { median } from './load.js';
 import { startNginx } from './nginx.js';
 import { ensurePeers, installFlag, NGINX, STRACE, VALGRIND } from './peers.js';
 import { children, freePort, startChild } from './processes.js';
-import { fleetConfig, nginxH1, STATIC_PROXY } from './proxy-fleet.js';
+import { configForBuild, fleetConfig, nginxH1, STATIC_PROXY } from './proxy-fleet.js';
 
 const { values: flags } = parseArgs({
   options: {
@@ -355,10 +355,14 @@ function printRatios(results: Map<string, Counted>): void {
   }
 }
 
-function targetKinds(backendPort: number, configFile: string, nginx: boolean): TargetKind[] {
+function targetKinds(
+  backendPort: number,
+  configFiles: { current: string; baseline: string },
+  nginx: boolean,
+): TargetKind[] {
   const wanted = new Set(flags.targets.split(','));
-  const builds: [string, string][] = [['', join(here, '..')]];
-  if (flags.baseline !== undefined) builds.push([', --baseline', flags.baseline]);
+  const builds: [string, string, string][] = [['', join(here, '..'), configFiles.current]];
+  if (flags.baseline !== undefined) builds.push([', --baseline', flags.baseline, configFiles.baseline]);
   const nodes: [string, string][] = [];
   if (wanted.has('portico')) nodes.push([process.execPath, process.version]);
   if (wanted.has('portico-image')) {
@@ -369,7 +373,7 @@ function targetKinds(backendPort: number, configFile: string, nginx: boolean): T
   const kinds: TargetKind[] = [];
   // Each build on each Node, a build's runs next to each other.
   for (const [node, version] of nodes) {
-    for (const [label, build] of builds)
+    for (const [label, build, configFile] of builds)
       kinds.push(porticoKind(`portico (1 worker, ${version}${label})`, node, build, configFile));
   }
   if (wanted.has('nginx') && nginx) kinds.push(nginxKind(backendPort));
@@ -406,7 +410,17 @@ async function main(): Promise<void> {
     const backend = await startChild(process.execPath, ['--import', 'tsx', backendScript], /on [\d.]+:(\d+)/);
     const configFile = join(dir, 'fleet.json');
     writeFileSync(configFile, JSON.stringify(fleetConfig(backend.port)));
-    const kinds = targetKinds(backend.port, configFile, present.has('nginx'));
+    const baselineFile = join(dir, 'fleet-baseline.json');
+    if (flags.baseline !== undefined)
+      writeFileSync(
+        baselineFile,
+        JSON.stringify(await configForBuild(flags.baseline, fleetConfig(backend.port))),
+      );
+    const kinds = targetKinds(
+      backend.port,
+      { current: configFile, baseline: baselineFile },
+      present.has('nginx'),
+    );
     if (instructions) await measureAll(kinds, dir);
     if (syscalls && present.has('strace')) {
       console.log('\nsyscalls per request (strace -c over the same requests, no valgrind):');
