@@ -82,7 +82,80 @@ function requiredClaimsProblem(payload: JWTPayload, provider: JwtProviderConfig)
   return undefined;
 }
 
-export function jwtStep(config: JwtConfig): AccessStep {
+/** What a token's signature check established: kept so that the same token is not checked again at once. */
+interface Verified {
+  payload: JWTPayload;
+  provider: JwtProviderConfig;
+  /** Until when (ms) the entry stands: the token's expiry, at most VERIFIED_KEEP_MS, at most its key set's cache time. */
+  untilMs: number;
+}
+
+/** Verified tokens a step keeps (the oldest goes first), and for how long at most. */
+const VERIFIED_ENTRIES = 1024;
+const VERIFIED_KEEP_MS = 300_000;
+/** Longer tokens are checked every time: a thousand of them would hold megabytes. */
+const VERIFIED_TOKEN_BYTES = 4096;
+
+export interface JwtStepOptions {
+  /** The clock (ms): expiry and not-before are judged by it. Default Date.now. */
+  now?: () => number;
+}
+
+/**
+ * The signature, issuer, audience and time checks of jose, for a token not verified recently; a Verified, or the
+ * refusal. A client's repeated token costs one check until the entry lapses (a new config builds a new step).
+ */
+async function verify(
+  token: string,
+  byIssuer: ReadonlyMap<string, Provider>,
+  nowMs: number,
+): Promise<Verified | StepOutcome> {
+  let issuer: string | undefined;
+  try {
+    issuer = decodeJwt(token).iss;
+  } catch {
+    return unauthenticated('malformed token');
+  }
+  const provider = issuer === undefined ? undefined : byIssuer.get(issuer);
+  if (provider === undefined) return unauthenticated('unknown issuer');
+  const p = provider.config;
+  try {
+    const { payload } = await jwtVerify(token, provider.getKey, {
+      issuer: p.issuer,
+      ...(p.audiences.length === 0 ? {} : { audience: p.audiences }),
+      algorithms: ALGORITHMS,
+      clockTolerance: CLOCK_TOLERANCE_SECONDS,
+      currentDate: new Date(nowMs),
+      requiredClaims: ['exp'],
+    });
+    // A fetched key set may drop the key within its cache time: the entry does not outlive that.
+    const keysMs = p.remote === undefined ? VERIFIED_KEEP_MS : p.remote.cacheSeconds * 1000;
+    const expiresMs = ((payload.exp ?? 0) + CLOCK_TOLERANCE_SECONDS) * 1000;
+    return { payload, provider: p, untilMs: Math.min(expiresMs, nowMs + Math.min(VERIFIED_KEEP_MS, keysMs)) };
+  } catch (error) {
+    const code = (error as { code?: string }).code ?? 'ERR_JWT_INVALID';
+    return unauthenticated(`token refused (${code}, provider ${p.name})`);
+  }
+}
+
+/** The provider's required claims and its claim headers, on a verified payload (cached or fresh). */
+function outcomeOf(verified: Verified, removeQuery: { removeQuery?: string[] }): StepOutcome {
+  const { payload, provider: p } = verified;
+  const missing = requiredClaimsProblem(payload, p);
+  if (missing !== undefined) return { allow: false, status: 403, rule: 'jwt', reason: missing };
+  const set: { name: string; value: string }[] = [];
+  const remove: string[] = [];
+  for (const h of p.claimHeaders) {
+    const v = claimHeaderValue(payload[h.claim]);
+    if (v === undefined) remove.push(h.header);
+    else if ('problem' in v) return unauthenticated(`claim ${h.claim} ${v.problem}`);
+    else set.push({ name: h.header, value: v.value });
+  }
+  return { allow: true, set, remove, ...removeQuery };
+}
+
+export function jwtStep(config: JwtConfig, options: JwtStepOptions = {}): AccessStep {
+  const now = options.now ?? Date.now;
   const byIssuer = new Map<string, Provider>();
   for (const p of config.providers) {
     const getKey =
@@ -94,46 +167,31 @@ export function jwtStep(config: JwtConfig): AccessStep {
   // A token in the query is a credential like any other: the backend never sees it (an API key's likewise).
   const queryNames = config.sources.filter((s) => s.type === 'QueryParameter').map((s) => s.name);
   const removeQuery = queryNames.length === 0 ? {} : { removeQuery: queryNames };
+  const verified = new Map<string, Verified>();
   return {
     check: async (req, context) => {
       const token = tokenOf(req, config.sources);
       if (token === undefined) return unauthenticated('no token');
       if (token.length > config.maxTokenBytes)
         return unauthenticated(`token longer than ${config.maxTokenBytes} bytes`);
-      let issuer: string | undefined;
-      try {
-        issuer = decodeJwt(token).iss;
-      } catch {
-        return unauthenticated('malformed token');
+      const nowMs = now();
+      let entry = verified.get(token);
+      if (entry !== undefined && nowMs >= entry.untilMs) {
+        verified.delete(token);
+        entry = undefined;
       }
-      const provider = issuer === undefined ? undefined : byIssuer.get(issuer);
-      if (provider === undefined) return unauthenticated('unknown issuer');
-      const p = provider.config;
-      let payload: JWTPayload;
-      try {
-        ({ payload } = await jwtVerify(token, provider.getKey, {
-          issuer: p.issuer,
-          ...(p.audiences.length === 0 ? {} : { audience: p.audiences }),
-          algorithms: ALGORITHMS,
-          clockTolerance: CLOCK_TOLERANCE_SECONDS,
-          requiredClaims: ['exp'],
-        }));
-      } catch (error) {
-        const code = (error as { code?: string }).code ?? 'ERR_JWT_INVALID';
-        return unauthenticated(`token refused (${code}, provider ${p.name})`);
+      if (entry === undefined) {
+        const result = await verify(token, byIssuer, nowMs);
+        if (!('payload' in result)) return result;
+        entry = result;
+        if (token.length <= VERIFIED_TOKEN_BYTES) {
+          if (verified.size >= VERIFIED_ENTRIES) verified.delete(verified.keys().next().value!);
+          verified.set(token, entry);
+        }
       }
-      const missing = requiredClaimsProblem(payload, p);
-      if (missing !== undefined) return { allow: false, status: 403, rule: 'jwt', reason: missing };
-      const set: { name: string; value: string }[] = [];
-      const remove: string[] = [];
-      for (const h of p.claimHeaders) {
-        const v = claimHeaderValue(payload[h.claim]);
-        if (v === undefined) remove.push(h.header);
-        else if ('problem' in v) return unauthenticated(`claim ${h.claim} ${v.problem}`);
-        else set.push({ name: h.header, value: v.value });
-      }
-      context.claims = payload;
-      return { allow: true, set, remove, ...removeQuery };
+      const outcome = outcomeOf(entry, removeQuery);
+      if (outcome.allow) context.claims = entry.payload;
+      return outcome;
     },
   };
 }
