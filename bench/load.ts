@@ -86,10 +86,12 @@ function wrkDuration(text: string): number {
   return m[2] === 'us' ? n / 1000 : m[2] === 'ms' ? n : m[2] === 's' ? n * 1000 : n * 60_000;
 }
 
-/** What wrk sends besides its headers: a path other than `/`, a method other than GET. */
+/** What wrk sends besides its headers: a path other than `/`, a method other than GET, or a Lua script's requests. */
 export interface WrkRequest {
   path?: string;
   method?: string;
+  /** A wrk Lua script (file) that makes the requests; `method` is then ignored. */
+  script?: string;
 }
 
 /** wrk sets the method only from a Lua script: one that does just that, written once per method. */
@@ -113,7 +115,7 @@ export async function closedLoopWrk(
     `-c${connections}`,
     `-d${seconds}s`,
     '--latency',
-    ...methodScript(sent.method ?? 'GET'),
+    ...(sent.script === undefined ? methodScript(sent.method ?? 'GET') : ['-s', sent.script]),
     '-H',
     'Host: bench.test',
     ...Object.entries(headers).flatMap(([name, value]) => ['-H', `${name}: ${value}`]),

@@ -142,18 +142,27 @@ export function rateLimitedFleetConfig(
 
 /**
  * An AccessPolicy asking for a JWT (RS256, keys inline), and a token it takes: what the JWT bench adds to the
- * same route. Both Portico targets of that phase get the token, so the difference is the verification alone.
+ * same route. Both Portico targets of that phase get the token, so the difference is the verification alone
+ * (of a token the proxy has verified before); `tokens` makes as many distinct ones as a run needs to miss that.
  */
-export async function jwtBench(): Promise<{ policy: FleetPolicy; token: string }> {
+export async function jwtBench(): Promise<{
+  policy: FleetPolicy;
+  token: string;
+  /** `count` distinct tokens the policy takes (each its own `jti`). */
+  tokens: (count: number) => Promise<string[]>;
+}> {
   const { exportJWK, generateKeyPair, SignJWT } = await import('jose');
   const { publicKey, privateKey } = await generateKeyPair('RS256');
   const jwk = { ...(await exportJWK(publicKey)), kid: 'bench', alg: 'RS256' };
-  const token = await new SignJWT({ sub: 'bench', scope: 'read' })
-    .setProtectedHeader({ alg: 'RS256', kid: 'bench' })
-    .setIssuer('https://issuer.bench.test')
-    .setAudience('bench')
-    .setExpirationTime('2h')
-    .sign(privateKey);
+  const sign = (jti?: string) =>
+    new SignJWT({ sub: 'bench', scope: 'read', ...(jti === undefined ? {} : { jti }) })
+      .setProtectedHeader({ alg: 'RS256', kid: 'bench' })
+      .setIssuer('https://issuer.bench.test')
+      .setAudience('bench')
+      .setExpirationTime('2h')
+      .sign(privateKey);
+  const token = await sign();
+  const tokens = (count: number) => Promise.all(Array.from({ length: count }, (_, i) => sign(`t${i}`)));
   const policy: FleetPolicy = {
     name: 'AccessPolicy bench/jwt',
     kind: 'AccessPolicy',
@@ -174,7 +183,7 @@ export async function jwtBench(): Promise<{ policy: FleetPolicy; token: string }
     rules: [],
     defaultAction: 'Allow',
   };
-  return { policy, token };
+  return { policy, token, tokens };
 }
 
 /**
