@@ -67,6 +67,19 @@ export const POLICY_CRDS: PolicyCrd[] = [
         rule: '!has(self.jwt) || !has(self.jwt.tokenSources) || self.jwt.tokenSources.all(s, s.type == "Header" || !has(s.prefix))',
         message: 'jwt.tokenSources[].prefix: only for type Header',
       },
+      // accessPolicyErrors' OIDC checks (src/api/access-policy.ts).
+      {
+        rule: "!has(self.oidc) || (self.oidc.issuer.matches('^https?://[^\\\\s]+$') && (!has(self.oidc.postLogoutRedirectURI) || self.oidc.postLogoutRedirectURI.matches('^https?://[^\\\\s]+$')))",
+        message: 'oidc.issuer, oidc.postLogoutRedirectURI: must be absolute http or https URLs',
+      },
+      {
+        rule: "!has(self.oidc) || !has(self.oidc.redirectURI) || self.oidc.redirectURI.startsWith('/') || (isURL(self.oidc.redirectURI) && self.oidc.redirectURI.matches('^https?://'))",
+        message: 'oidc.redirectURI: must be an absolute http(s) URL or a path',
+      },
+      {
+        rule: "!has(self.oidc) || (has(self.oidc.logoutPath) ? self.oidc.logoutPath : '/logout') != (!has(self.oidc.redirectURI) ? '/oauth2/callback' : self.oidc.redirectURI.startsWith('/') ? self.oidc.redirectURI : isURL(self.oidc.redirectURI) ? url(self.oidc.redirectURI).getEscapedPath() : '')",
+        message: "oidc.logoutPath: must differ from the redirect URI's path",
+      },
     ],
   },
   {

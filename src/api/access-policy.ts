@@ -165,6 +165,108 @@ export const TokenSourceSchema = Type.Object({
   ),
 });
 
+/** What an OIDC field left out means (the translator applies them; the CRD's descriptions say them). */
+export const OIDC_DEFAULTS = {
+  redirectURI: '/oauth2/callback',
+  logoutPath: '/logout',
+  scopes: ['openid'],
+  cookieName: 'portico-session',
+  /** Without a refresh token a session lasts this long at most. */
+  sessionMs: 8 * 3600 * 1000,
+  timeoutMs: 5000,
+} as const;
+
+/** A path the proxy answers itself (the OIDC callback, logout): absolute, no query. */
+const OWN_PATH = '^/[^?#\\s]*$';
+
+export const OidcSchema = Type.Object(
+  {
+    issuer: Type.String({
+      minLength: 1,
+      maxLength: 2048,
+      description:
+        "The OpenID provider's issuer URL (http or https); its discovery document is `<issuer>/.well-known/openid-configuration`.",
+    }),
+    clientID: Type.String({ minLength: 1, maxLength: 256 }),
+    clientSecretRef: Type.Object(SecretRefSchema.properties, {
+      description:
+        'The Secret whose key `client-secret` holds the client secret (sent to the token endpoint with HTTP Basic); another namespace needs a ReferenceGrant.',
+    }),
+    cookieSecretRef: Type.Object(SecretRefSchema.properties, {
+      description:
+        'The Secret whose key `cookie-secret` holds at least 32 random bytes, base64: the session cookie is encrypted and signed with keys derived from it. Changing it ends every session.',
+    }),
+    redirectURI: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 2048,
+        description:
+          "The callback registered with the provider: an absolute http(s) URL, or a path the request's own scheme and host are put before. Default `/oauth2/callback`.",
+      }),
+    ),
+    logoutPath: Type.Optional(
+      Type.String({
+        maxLength: 1024,
+        pattern: OWN_PATH,
+        description: 'A request to this path ends the session (default `/logout`).',
+      }),
+    ),
+    postLogoutRedirectURI: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 2048,
+        description:
+          "Where the client goes after logout, through the provider's end_session_endpoint when it has one.",
+      }),
+    ),
+    scopes: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 256, pattern: '^[!#-\\[\\]-~]+$' }), {
+        maxItems: 16,
+        description: 'Scopes asked for; `openid` is always asked for. Default `[openid]`.',
+      }),
+    ),
+    cookieName: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 64,
+        pattern: "^[!#$%&'*+\\-.^_`|~0-9A-Za-z]+$",
+        description: 'The session cookie (default `portico-session`); the login flow uses `<name>-flow`.',
+      }),
+    ),
+    idTokenHeader: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 256,
+        pattern: HEADER_NAME_PATTERN,
+        description: 'A header the ID token is sent upstream in; absent: not sent.',
+      }),
+    ),
+    forwardAccessToken: Type.Optional(
+      Type.Boolean({
+        description: 'Send the access token upstream as `authorization: Bearer …` (default false).',
+      }),
+    ),
+    sessionDuration: Type.Optional(
+      Type.String({
+        pattern: DURATION_PATTERN,
+        description:
+          'How long a session lasts without a refresh token (a Gateway API duration; default 8h). Tokens that expire are refreshed when the provider gave a refresh token.',
+      }),
+    ),
+    timeout: Type.Optional(
+      Type.String({
+        pattern: DURATION_PATTERN,
+        description: 'How long the proxy waits for the provider (discovery, token endpoint); default 5s.',
+      }),
+    ),
+  },
+  {
+    description:
+      'Browsers log in with OpenID Connect (authorization code with PKCE): a request without a session is sent to the provider, the callback sets an encrypted session cookie; requests that are not page loads get 401. Tokens go upstream only as configured.',
+  },
+);
+export type Oidc = Static<typeof OidcSchema>;
+
 export const AccessPolicySchema = Type.Object({
   apiVersion: Type.String(),
   kind: Type.Literal('AccessPolicy'),
@@ -223,6 +325,7 @@ export const AccessPolicySchema = Type.Object({
           'Access rules, checked after authentication; the first that matches (every field it sets) decides.',
       }),
     ),
+    oidc: Type.Optional(OidcSchema),
     externalAuth: Type.Optional(AccessExternalAuthSchema),
     defaultAction: Type.Optional(
       Enum(ACTIONS, {
@@ -241,7 +344,7 @@ export function accessPolicyErrors(p: AccessPolicy): FieldError[] {
   const rules = p.spec.rules ?? [];
   if (rules.length > 0 && p.spec.defaultAction === undefined)
     errors.push({ path: ['spec', 'defaultAction'], message: 'required when rules are given' });
-  errors.push(...jwtErrors(p));
+  errors.push(...jwtErrors(p), ...oidcErrors(p));
   const names = new Map<string, number>();
   rules.forEach((r, i) => {
     if (r.name === undefined) return;
@@ -274,5 +377,37 @@ function jwtErrors(p: AccessPolicy): FieldError[] {
     if (source.prefix !== undefined && source.type !== 'Header')
       errors.push({ path: ['spec', 'jwt', 'tokenSources', i, 'prefix'], message: 'only for type Header' });
   });
+  return errors;
+}
+
+/** The callback's path: of an absolute URL, its path; else the value itself. */
+export function callbackPath(redirectUri: string): string | undefined {
+  if (redirectUri.startsWith('/')) return redirectUri;
+  try {
+    const url = new URL(redirectUri);
+    return url.protocol === 'http:' || url.protocol === 'https:' ? url.pathname : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function oidcErrors(p: AccessPolicy): FieldError[] {
+  const oidc = p.spec.oidc;
+  if (oidc === undefined) return [];
+  const at = ['spec', 'oidc'];
+  const errors: FieldError[] = [];
+  const redirect = oidc.redirectURI ?? OIDC_DEFAULTS.redirectURI;
+  const path = callbackPath(redirect);
+  if (path === undefined)
+    errors.push({ path: [...at, 'redirectURI'], message: 'must be an absolute http(s) URL or a path' });
+  else if (path === (oidc.logoutPath ?? OIDC_DEFAULTS.logoutPath))
+    errors.push({ path: [...at, 'logoutPath'], message: "must differ from the redirect URI's path" });
+  for (const [field, url] of [
+    ['issuer', oidc.issuer],
+    ['postLogoutRedirectURI', oidc.postLogoutRedirectURI],
+  ] as const) {
+    if (url !== undefined && !/^https?:\/\/[^\s]+$/.test(url))
+      errors.push({ path: [...at, field], message: 'must be an absolute http or https URL' });
+  }
   return errors;
 }

@@ -186,8 +186,8 @@ export function cidrProblem(cidr: string): string | undefined {
   return undefined;
 }
 
-/** A key set's URL: http or https, with a host, no credentials in it. */
-export function keySetUrlProblem(url: string): string | undefined {
+/** A URL the proxy fetches from (a key set, an OpenID provider): http or https, with a host, no credentials in it. */
+export function fetchUrlProblem(url: string): string | undefined {
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -196,6 +196,17 @@ export function keySetUrlProblem(url: string): string | undefined {
   }
   if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') return 'must be an http or https URL';
   if (parsed.username !== '' || parsed.password !== '') return 'must not hold credentials';
+  return undefined;
+}
+
+/** The least an OIDC cookie secret holds: the session cookies' keys are derived from it. */
+export const MIN_COOKIE_SECRET_BYTES = 32;
+
+/** An OIDC cookie secret: base64 of at least 32 bytes, or why not (never quoting it: it is secret). */
+export function cookieSecretProblem(secret: string): string | undefined {
+  if (!/^[A-Za-z0-9+/_-]+={0,2}$/.test(secret)) return 'is not base64';
+  if (Buffer.from(secret, 'base64').length < MIN_COOKIE_SECRET_BYTES)
+    return `must be at least ${MIN_COOKIE_SECRET_BYTES} bytes (base64)`;
   return undefined;
 }
 

@@ -3,6 +3,7 @@
 // both sides import it from here. Plain JSON-serialisable data only: no classes, no Maps, no undefined
 // values that matter (an absent optional field and `undefined` mean the same thing).
 import type { ExternalAuthorization } from './external-auth.js';
+import type { OidcAuthentication } from './oidc.js';
 
 /** Bumped on any incompatible change; a proxy refuses (NACKs) a config with another schema version. */
 export const FLEET_CONFIG_SCHEMA_VERSION = 3;
@@ -479,6 +480,8 @@ export interface AccessPolicyConfig {
   apiKeys?: ApiKeysConfig;
   /** First match wins; no match: `defaultAction`. */
   rules: AccessRuleConfig[];
+  /** Present: a browser logs in with OpenID Connect (checked after the API keys, before the service). */
+  oidc?: OidcAuthentication;
   /** An authorization service asked before the access rules (HTTP forward-auth or ext_authz over gRPC). */
   externalAuth?: ExternalAuthorization;
   defaultAction: 'Allow' | 'Deny';

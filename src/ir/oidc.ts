@@ -1,10 +1,5 @@
 // OpenID Connect login (authorization code flow with PKCE) as the IR carries it. The client secret and the
-// cookie key come from Secrets: the config dump and logs never show them (src/ir/redaction in the dump).
-
-export const DEFAULT_OIDC_SCOPES = ['openid'];
-export const DEFAULT_OIDC_COOKIE = 'portico-session';
-/** A session lives this long at most without a refresh token (and is refreshed when its tokens expire). */
-export const DEFAULT_OIDC_SESSION_SECONDS = 8 * 3600;
+// cookie key come from Secrets: the config dump and logs never show them (src/platform/redact.ts).
 
 export interface OidcAuthentication {
   /** The provider's issuer URL; its discovery document is `<issuer>/.well-known/openid-configuration`. */

@@ -16,6 +16,9 @@ const SECRET_FIELDS = new Set([
   // AccessPolicy: password hashes (basic auth) and API key digests.
   'credentialDigest',
   'credentialDigests',
+  // AccessPolicy OIDC: the client's secret and the session cookies' key.
+  'clientSecret',
+  'cookieSecret',
 ]);
 /** Kinds whose every data value is secret (its keys stay visible: they say what the Secret holds). */
 const SECRET_KINDS = new Set(['Secret']);

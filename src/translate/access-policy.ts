@@ -1,15 +1,16 @@
 // An AccessPolicy's fleet resource: what the proxy checks (src/proxy/access/), and why it cannot be honoured.
 
 import { createHash } from 'node:crypto';
-import type { AccessPolicy } from '../api/access-policy.js';
+import { type AccessPolicy, OIDC_DEFAULTS } from '../api/access-policy.js';
 import type { Secret } from '../api/core.js';
 import { PORTICO_GROUP } from '../api/data-plane-proxy.js';
 import { durationMs } from '../api/semantic-rules.js';
 import type { ExternalAuthorization } from '../ir/external-auth.js';
 import {
   cidrProblem,
+  cookieSecretProblem,
+  fetchUrlProblem,
   keySetProblem,
-  keySetUrlProblem,
   passwordHashProblem,
   timeoutProblem,
 } from '../ir/field-rules.js';
@@ -22,6 +23,7 @@ import {
   type JwtConfig,
   type JwtProviderConfig,
 } from '../ir/fleet-config.js';
+import type { OidcAuthentication } from '../ir/oidc.js';
 import { CREDENTIALS_LABEL } from '../ir/well-known.js';
 import { serviceOf } from './backends.js';
 import { notFound, referenceGranted, type SnapshotLookup } from './lookup.js';
@@ -136,7 +138,7 @@ function jwtConfig(policy: AccessPolicy, lookup: SnapshotLookup, problems: strin
     };
     const remote = p.jwks.remote;
     if (remote !== undefined) {
-      const why = keySetUrlProblem(remote.url);
+      const why = fetchUrlProblem(remote.url);
       if (why !== undefined) problems.push(`${at}.remote.url: ${why}`);
       out.remote = {
         url: remote.url,
@@ -168,6 +170,80 @@ function jwtConfig(policy: AccessPolicy, lookup: SnapshotLookup, problems: strin
   return { sources, maxTokenBytes: MAX_TOKEN_BYTES, providers };
 }
 
+/** The Secret keys an OIDC client's secret and its cookie secret are read from. */
+export const OIDC_CLIENT_SECRET_KEY = 'client-secret';
+export const OIDC_COOKIE_SECRET_KEY = 'cookie-secret';
+
+/** One Secret value an OIDC field names, or a problem (naming the field and key, never the value). */
+function oidcSecret(
+  policy: AccessPolicy,
+  field: 'clientSecretRef' | 'cookieSecretRef',
+  key: string,
+  lookup: SnapshotLookup,
+  problems: string[],
+): string | undefined {
+  const found = policySecret(policy, policy.spec.oidc![field], lookup);
+  const text = 'problem' in found ? undefined : secretValue(found.secret, key)?.trim();
+  if ('problem' in found) problems.push(`spec.oidc.${field}: ${found.problem}`);
+  else if (text === undefined || text === '')
+    problems.push(`spec.oidc.${field}: the Secret has no key ${key}`);
+  return text;
+}
+
+/** A duration field in ms, its default when absent; a problem when it is out of the proxy's range. */
+function oidcDuration(
+  value: string | undefined,
+  fallback: number,
+  field: string,
+  problems: string[],
+): number {
+  if (value === undefined) return fallback;
+  const ms = durationMs(value);
+  if (ms === undefined || ms < 1000) {
+    problems.push(`spec.oidc.${field}: must be at least 1s`);
+    return fallback;
+  }
+  return ms;
+}
+
+function oidcConfig(
+  policy: AccessPolicy,
+  lookup: SnapshotLookup,
+  problems: string[],
+): OidcAuthentication | undefined {
+  const oidc = policy.spec.oidc;
+  if (oidc === undefined) return undefined;
+  const clientSecret = oidcSecret(policy, 'clientSecretRef', OIDC_CLIENT_SECRET_KEY, lookup, problems);
+  const cookieSecret = oidcSecret(policy, 'cookieSecretRef', OIDC_COOKIE_SECRET_KEY, lookup, problems);
+  const cookieWhy = cookieSecret === undefined ? undefined : cookieSecretProblem(cookieSecret);
+  if (cookieWhy !== undefined)
+    problems.push(`spec.oidc.cookieSecretRef: ${OIDC_COOKIE_SECRET_KEY} ${cookieWhy}`);
+  const issuerWhy = fetchUrlProblem(oidc.issuer);
+  if (issuerWhy !== undefined) problems.push(`spec.oidc.issuer: ${issuerWhy}`);
+  const timeoutMs = oidcDuration(oidc.timeout, OIDC_DEFAULTS.timeoutMs, 'timeout', problems);
+  const sessionMs = oidcDuration(oidc.sessionDuration, OIDC_DEFAULTS.sessionMs, 'sessionDuration', problems);
+  if (timeoutProblem(timeoutMs) !== undefined)
+    problems.push(`spec.oidc.timeout: ${timeoutProblem(timeoutMs)}`);
+  const scopes = [...new Set([...OIDC_DEFAULTS.scopes, ...(oidc.scopes ?? [])])];
+  return {
+    issuer: oidc.issuer.replace(/\/+$/, ''),
+    clientId: oidc.clientID,
+    clientSecret: clientSecret ?? '',
+    redirectUri: oidc.redirectURI ?? OIDC_DEFAULTS.redirectURI,
+    logoutPath: oidc.logoutPath ?? OIDC_DEFAULTS.logoutPath,
+    ...(oidc.postLogoutRedirectURI === undefined
+      ? {}
+      : { postLogoutRedirectUri: oidc.postLogoutRedirectURI }),
+    scopes,
+    cookieName: oidc.cookieName ?? OIDC_DEFAULTS.cookieName,
+    cookieSecret: cookieSecret ?? '',
+    ...(oidc.idTokenHeader === undefined ? {} : { idTokenHeader: oidc.idTokenHeader.toLowerCase() }),
+    forwardAccessToken: oidc.forwardAccessToken === true,
+    sessionSeconds: Math.ceil(sessionMs / 1000),
+    timeoutMs,
+  };
+}
+
 /** The policy in fleet-config terms; a value the proxy would refuse makes it `refused` (every request denied). */
 export function compileAccessPolicy(
   policy: AccessPolicy,
@@ -178,6 +254,7 @@ export function compileAccessPolicy(
   const jwt = jwtConfig(policy, lookup, problems);
   const basicAuth = basicAuthConfig(policy, lookup, problems);
   const apiKeys = apiKeysConfig(policy, lookup, problems);
+  const oidc = oidcConfig(policy, lookup, problems);
   const rules = (policy.spec.rules ?? []).map((r, i): AccessRuleConfig => {
     const out: AccessRuleConfig = { name: r.name ?? `rule-${i}`, action: r.action };
     if (r.clientCIDRs !== undefined) {
@@ -203,6 +280,7 @@ export function compileAccessPolicy(
     ...(jwt === undefined || problems.length > 0 ? {} : { jwt }),
     ...(basicAuth === undefined || problems.length > 0 ? {} : { basicAuth }),
     ...(apiKeys === undefined || problems.length > 0 ? {} : { apiKeys }),
+    ...(oidc === undefined || problems.length > 0 ? {} : { oidc }),
     rules: problems.length === 0 ? rules : [],
     defaultAction: policy.spec.defaultAction ?? 'Allow',
   };

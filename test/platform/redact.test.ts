@@ -60,3 +60,22 @@ test('the last-applied-configuration annotation (a whole copy of the object) is 
   assert.equal(out[0]!.metadata.annotations.team, 'a', 'other annotations are shown');
   assert.ok(!JSON.stringify(out).includes('hunter2'));
 });
+
+test("an AccessPolicy's OIDC client secret and cookie key are redacted in a fleet config", () => {
+  const policy = {
+    name: 'AccessPolicy default/login',
+    oidc: {
+      issuer: 'https://id.example',
+      clientId: 'app',
+      clientSecret: 'hunter2',
+      cookieSecret: 'c2VjcmV0',
+    },
+  };
+  const out = redact({ policies: [policy] }).policies[0]!.oidc;
+  assert.deepEqual(out, {
+    issuer: 'https://id.example',
+    clientId: 'app',
+    clientSecret: REDACTED,
+    cookieSecret: REDACTED,
+  });
+});

@@ -76,6 +76,20 @@ function pathOf(target: string): string {
   return at < 0 ? target : target.slice(0, at);
 }
 
+/** The Cookie header's pairs but those named `names`, joined as one header value ('' when none is left). */
+export function cookiesWithout(values: readonly string[], names: readonly string[]): string {
+  const kept: string[] = [];
+  for (const value of values) {
+    for (const pair of value.split(';')) {
+      const trimmed = pair.trim();
+      const eq = trimmed.indexOf('=');
+      const name = eq < 0 ? trimmed : trimmed.slice(0, eq);
+      if (trimmed !== '' && !names.includes(name)) kept.push(trimmed);
+    }
+  }
+  return kept.join('; ');
+}
+
 /** One OIDC client configuration at the proxy: its provider's discovery, keys and the cookie keys. */
 export class OidcAuthenticator {
   private readonly discovery: ProviderDiscovery;
@@ -132,22 +146,27 @@ export class OidcAuthenticator {
     const session = sealed === undefined ? undefined : open(this.sessionKey, this.config.cookieName, sealed);
     const now = Date.now();
     if (isSession(session) && session.until > now) {
-      if (session.tokensUntil > now) return this.pass(session, []);
+      if (session.tokensUntil > now) return this.pass(request, session, []);
       if (session.refreshToken !== undefined) {
         const renewed = await this.refresh(session, now).catch(() => undefined);
-        if (renewed !== undefined) return this.pass(renewed, this.sessionCookie(request, renewed));
+        if (renewed !== undefined) return this.pass(request, renewed, this.sessionCookie(request, renewed));
       }
     }
     return this.login(request);
   }
 
-  private pass(session: Session, responseLines: string[]): AccessDecision {
+  private pass(request: AccessRequest, session: Session, responseLines: string[]): AccessDecision {
     const set: [string, string][] = [];
     if (this.config.forwardAccessToken) set.push(['authorization', `Bearer ${session.accessToken}`]);
     const header = this.config.idTokenHeader;
     if (header !== undefined && session.idToken !== undefined) set.push([header, session.idToken]);
-    // The session cookie is the proxy's: the upstream never sees it.
-    return allowed({ set }, responseLines);
+    // The session and flow cookies are the proxy's (a bearer credential to it): the upstream never sees them.
+    const others = cookiesWithout(headerValues(request.headerLines, 'cookie'), [
+      this.config.cookieName,
+      this.flowCookie,
+    ]);
+    if (others !== '') set.push(['cookie', others]);
+    return allowed({ set, remove: others === '' ? ['cookie'] : [] }, responseLines);
   }
 
   private sessionCookie(request: AccessRequest, session: Session): string[] {

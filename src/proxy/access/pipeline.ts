@@ -4,8 +4,9 @@
 // A step may be asynchronous (a key set to fetch, a service to ask); a pipeline of synchronous steps stays so.
 import type { AccessPolicyConfig, HeaderModifier, HeaderValue } from '../../ir/fleet-config.js';
 import { apiKeysStep, basicAuthStep } from './credentials.js';
-import { externalAuthStep } from './external-steps.js';
+import { externalAuthStep, oidcStep } from './external-steps.js';
 import { jwtStep } from './jwt.js';
+import { OidcAuthenticator } from './oidc.js';
 import type { AccessRequest } from './request-view.js';
 import { accessRulesStep } from './rules.js';
 import type { AccessContext, AccessStep, AuthorizationReach, StepOutcome } from './step.js';
@@ -35,6 +36,7 @@ export function compileAccessPolicy(config: AccessPolicyConfig): CompiledAccessP
   if (config.jwt !== undefined) steps.push(jwtStep(config.jwt));
   if (config.basicAuth !== undefined) steps.push(basicAuthStep(config.basicAuth.users));
   if (config.apiKeys !== undefined) steps.push(apiKeysStep(config.apiKeys));
+  if (config.oidc !== undefined) steps.push(oidcStep(new OidcAuthenticator(config.oidc)));
   // An authorization service is asked after the credentials are checked, before the access rules decide.
   if (config.externalAuth !== undefined) steps.push(externalAuthStep(config.externalAuth));
   steps.push(accessRulesStep(config.rules, config.defaultAction));

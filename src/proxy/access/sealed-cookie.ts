@@ -2,16 +2,16 @@
 // one), under a key derived by HKDF from a Secret's bytes for one purpose, the cookie's name bound in as
 // additional data so a value of one cookie never opens as another's. Format: base64url(iv | ciphertext | tag).
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
+import { MIN_COOKIE_SECRET_BYTES } from '../../ir/field-rules.js';
 
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
-export const MIN_SECRET_BYTES = 32;
 
 /** The 32-byte key of `purpose` derived from a secret (base64). */
 export function cookieKey(secretBase64: string, purpose: string): Buffer {
   const secret = Buffer.from(secretBase64, 'base64');
-  if (secret.length < MIN_SECRET_BYTES)
-    throw new Error(`the cookie secret must be at least ${MIN_SECRET_BYTES} bytes (base64)`);
+  if (secret.length < MIN_COOKIE_SECRET_BYTES)
+    throw new Error(`the cookie secret must be at least ${MIN_COOKIE_SECRET_BYTES} bytes (base64)`);
   return Buffer.from(hkdfSync('sha256', secret, Buffer.alloc(0), `portico ${purpose}`, 32));
 }
 
