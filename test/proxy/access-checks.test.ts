@@ -8,24 +8,9 @@ import { claimHeaderValue, tokenOf } from '../../src/proxy/access/jwt.js';
 import { compileAccessPolicy, runPolicy, withoutQueryParameters } from '../../src/proxy/access/pipeline.js';
 import type { AccessRequest } from '../../src/proxy/access/request-view.js';
 import { accessRulesStep } from '../../src/proxy/access/rules.js';
+import { accessRequest } from '../support/access-request.js';
 
-function request(over: Partial<AccessRequest> & { headers?: Record<string, string> } = {}): AccessRequest {
-  const headers = over.headers ?? {};
-  return {
-    method: 'GET',
-    path: '/',
-    search: '',
-    clientAddress: '10.1.2.3',
-    serverName: undefined,
-    tls: false,
-    target: '/',
-    host: undefined,
-    headerLines: [],
-    body: undefined,
-    ...over,
-    header: (name) => headers[name],
-  };
-}
+const request = accessRequest;
 
 test('access rules: the first match decides; every field a rule sets must match; else the default', () => {
   const step = accessRulesStep(

@@ -7,23 +7,12 @@ import type { JwtConfig } from '../../../src/ir/fleet-config.js';
 import { jwtStep } from '../../../src/proxy/access/jwt.js';
 import type { AccessRequest } from '../../../src/proxy/access/request-view.js';
 import type { StepOutcome } from '../../../src/proxy/access/step.js';
+import { accessRequest } from '../../support/access-request.js';
 
 const ISSUER = 'https://issuer.test';
 
 function bearer(token: string): AccessRequest {
-  return {
-    method: 'GET',
-    path: '/',
-    search: '',
-    clientAddress: '10.1.2.3',
-    serverName: undefined,
-    tls: false,
-    target: '/',
-    host: undefined,
-    headerLines: [],
-    body: undefined,
-    header: (name) => (name === 'authorization' ? `Bearer ${token}` : undefined),
-  };
+  return accessRequest({ headers: { authorization: `Bearer ${token}` } });
 }
 
 async function fixture() {
