@@ -21,6 +21,7 @@ import { parseArgs } from 'node:util';
 import { BINARY_IMAGES, GO_BUILDS, HOST_PACKAGES, PAUSE_VERSION } from './artifacts.js';
 import { cacheDir, type Manifest, manifestPath, REPO } from './manifest.js';
 import { buildPorticoImage, builtDist, fileHash, hash } from './portico-image.js';
+import { buildRedisImage } from './redis-image.js';
 
 const GO_MINIMUM = [1, 26];
 /** Bumped when a recipe changes in a way the inputs below do not show. */
@@ -376,6 +377,8 @@ async function main(): Promise<void> {
   }
   const portico = await buildPorticoImage();
   images.portico = { archive: portico.archive, names: [portico.name], summary: portico.summary };
+  const redis = await buildRedisImage();
+  images.redis = { archive: redis.archive, names: [redis.name], summary: redis.summary };
   const manifest: Manifest = { goVersion, binaries, images, files: { gatewayApiCrds: gatewayApiCrds() } };
   mkdirSync(cacheDir(), { recursive: true });
   writeFileSync(`${manifestPath()}.tmp`, `${JSON.stringify(manifest, null, 2)}\n`);

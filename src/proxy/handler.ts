@@ -20,7 +20,7 @@ import type {
   ResponseListener,
 } from './exchange.js';
 import { rateLimitedLines, rateStandingLines } from './limits/rate-limit-headers.js';
-import type { RateRefusal } from './limits/rate-limiter.js';
+import type { RateDecision } from './limits/rate-limiter.js';
 import { sendMirrors } from './mirror.js';
 import {
   type ForwardPlan,
@@ -648,12 +648,12 @@ function limitThenAct(exchange: Exchange, plan: Plan): void {
     return;
   }
   const { rt, req, answer } = exchange;
-  const refusal = rt.rateLimits.check(rules, req, pathOf(req.url));
-  if (!(refusal instanceof Promise)) {
-    actOrRefuse(exchange, plan, refusal);
+  const decision = rt.rateLimits.check(rules, req);
+  if (!(decision instanceof Promise)) {
+    actOrRefuse(exchange, plan, decision);
     return;
   }
-  refusal.then(
+  decision.then(
     (r) => {
       if (!answer.closed) actOrRefuse(exchange, plan, r);
     },
@@ -664,28 +664,18 @@ function limitThenAct(exchange: Exchange, plan: Plan): void {
   );
 }
 
-/** The request target's path (the query cut off): a rate limit keyed by path counts by it. */
-function pathOf(url: string): string {
-  const q = url.indexOf('?');
-  return q < 0 ? url : url.slice(0, q);
-}
-
-/** Goes on with a request its rate limits let through, or answers 429 for the rule that refused. */
-function actOrRefuse(exchange: Exchange, plan: Plan, refusal: RateRefusal | undefined): void {
-  if (refusal === undefined) {
-    const rules = plan.route?.rateLimits;
-    if (plan.kind === 'forward' && rules !== undefined) {
-      const standing = exchange.rt.rateLimits.standing(rules, exchange.req, pathOf(exchange.req.url));
-      if (standing !== undefined)
-        plan.responseLines = [...(plan.responseLines ?? []), ...rateStandingLines(standing)];
-    }
+/** Goes on with a request its rate limits let through (a forwarded one told its standing), or answers 429. */
+function actOrRefuse(exchange: Exchange, plan: Plan, decision: RateDecision): void {
+  if (decision.allowed) {
+    if (plan.kind === 'forward')
+      plan.responseLines = [...(plan.responseLines ?? []), ...rateStandingLines(decision)];
     act(exchange, plan);
     return;
   }
   exchange.answer.flag = 'rate_limited';
   // A body not read is not waited for: the connection closes after the answer.
   const close = exchange.close || exchange.req.body !== null;
-  respondLocally(exchange.res, 429, close, undefined, rateLimitedLines(refusal));
+  respondLocally(exchange.res, 429, close, undefined, rateLimitedLines(decision));
 }
 
 /** The route's action: a local answer, a redirect, or forwarding. */

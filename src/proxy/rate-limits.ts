@@ -4,21 +4,18 @@
 // per Redis, made on first use.
 import type { RateLimitKey, RateLimitRule, RedisConnection } from '../ir/fleet-config.js';
 import { type ClientRequest, clientIpOf } from './exchange.js';
-import { RateLimiter, type RateRefusal, type RateStanding } from './limits/rate-limiter.js';
+import { type RateDecision, RateLimiter } from './limits/rate-limiter.js';
 import { BucketTable, type RateStore } from './limits/rate-store.js';
 import { RedisRateStore } from './limits/redis-store.js';
 import type { ProxyOptions } from './options.js';
 import type { ProxyMetrics } from './telemetry/metrics.js';
 
 export interface RateLimits {
-  /** Undefined: every rule had a token; else the rule that refused. A promise while a lease is asked for. */
-  check(
-    rules: readonly RateLimitRule[],
-    request: ClientRequest,
-    path: string,
-  ): RateRefusal | undefined | Promise<RateRefusal | undefined>;
-  /** After an allowed check: the tightest rule's standing (the RateLimit field of the response). */
-  standing(rules: readonly RateLimitRule[], request: ClientRequest, path: string): RateStanding | undefined;
+  /**
+   * One token of every rule (one at least) for `request`: the rule that refused, or the tightest rule's standing
+   * (the RateLimit field of the response). A promise while a lease is asked for.
+   */
+  check(rules: readonly RateLimitRule[], request: ClientRequest): RateDecision | Promise<RateDecision>;
   close(): Promise<void>;
 }
 
@@ -36,14 +33,20 @@ function firstHeader(raw: readonly string[], lower: string): string {
   return '';
 }
 
-function keyPart(part: RateLimitKey, request: ClientRequest, path: string): string {
+/** The request target's path (the query cut off): a rate limit keyed by path counts by it. */
+function pathOf(url: string): string {
+  const q = url.indexOf('?');
+  return q < 0 ? url : url.slice(0, q);
+}
+
+function keyPart(part: RateLimitKey, request: ClientRequest): string {
   switch (part.type) {
     case 'ClientIp':
       return clientIpOf(request);
     case 'Header':
       return firstHeader(request.rawHeaders, part.name);
     case 'Path':
-      return path;
+      return pathOf(request.url);
     case 'Claim': {
       // The authentication policy's verified claims, once it set them; none: an empty part.
       const claim = request.claims?.[part.name];
@@ -53,11 +56,11 @@ function keyPart(part: RateLimitKey, request: ClientRequest, path: string): stri
 }
 
 /** The bucket of `request` under `rule`: its key parts joined (NUL cannot occur in any of them). */
-export function rateLimitKey(rule: RateLimitRule, request: ClientRequest, path: string): string {
+export function rateLimitKey(rule: RateLimitRule, request: ClientRequest): string {
   const keys = rule.keys;
-  if (keys.length === 1) return keyPart(keys[0]!, request, path);
+  if (keys.length === 1) return keyPart(keys[0]!, request);
   let out = '';
-  for (const part of keys) out += `${keyPart(part, request, path)}\u0000`;
+  for (const part of keys) out += `${keyPart(part, request)}\u0000`;
   return out;
 }
 
@@ -78,15 +81,15 @@ export function createRateLimits(options: ProxyOptions, metrics: ProxyMetrics): 
     }
     return client.storeFor({ failureMode, timeoutMs });
   };
-  const limiter = new RateLimiter({
+  const limiter = new RateLimiter<ClientRequest>({
+    keyOf: rateLimitKey,
     storeOf: (rule) => (rule.scope === 'Global' && rule.redis !== undefined ? redisOf(rule.redis) : local),
     leaseSize: (rule) => (rule.scope === 'Global' ? leaseSize(rule.limit) : localLease(rule.limit)),
     now,
     decided: (rule, allowed) => metrics.rateLimit(rule.name, allowed),
   });
   return {
-    check: (rules, request, path) => limiter.check(rules, (rule) => rateLimitKey(rule, request, path)),
-    standing: (rules, request, path) => limiter.standing(rules, (rule) => rateLimitKey(rule, request, path)),
+    check: (rules, request) => limiter.check(rules, request),
     async close() {
       await Promise.all([...redis.values()].map((store) => store.close()));
       redis.clear();

@@ -30,8 +30,7 @@ import { updateFleet } from './fleet-update.js';
 import { compareSpecificity, covers, effectiveHostnames, isWildcard } from './hostnames.js';
 import { type ListenerState, listenerRef, ready, terminatesTls } from './listeners.js';
 import type { SnapshotLookup } from './lookup.js';
-import type { ListenerPlace } from './policy-attachment.js';
-import { listenerPolicies, listenerSettings } from './portico-policies.js';
+import { listenerPlace, listenerPolicies, listenerSettings } from './portico-policies.js';
 import type { RouteState } from './routes.js';
 import { tlsSecretPems } from './secrets.js';
 import type { PolicyAssignment, TranslateCache } from './types.js';
@@ -211,13 +210,6 @@ function fleetPolicies(
   return [...used].sort().map((name) => assignment.resources.get(name)!);
 }
 
-/** Where a listener sits, as policy precedence reads it. */
-function listenerPlace(l: ListenerState): ListenerPlace {
-  const place: ListenerPlace = { gateway: l.gatewayKey, listener: l.spec.name };
-  if (l.listenerSet !== undefined) place.listenerSet = l.listenerSet.key;
-  return place;
-}
-
 /** Indexes of the ready listeners by port, in listener order. */
 function listenersByPort(listeners: ListenerState[]): Map<number, number[]> {
   const byPort = new Map<number, number[]>();
@@ -249,7 +241,8 @@ function buildPort(build: FullBuild, port: number, indexes: number[]): PortState
   }
   const onPort = indexes.map((i) => build.listeners[i]!);
   const listener = portListener(port, onPort, build.usedSecrets);
-  // One socket per port: the first of its Gateway listeners (in listener order) with a ClientTrafficPolicy sets it.
+  // One socket per port: the first of its Gateway listeners (in listener order) with a ClientTrafficPolicy sets it
+  // (the others' policies say Conflicted there: sharedSocketLosers in portico-policies.ts).
   for (const l of onPort) {
     const settings = listenerSettings(assignment, listenerPlace(l));
     if (settings === undefined) continue;

@@ -120,7 +120,7 @@ export function translate(
   for (const rs of routeStates) routes.set(rs.route, rs);
 
   const policies = assignPolicies(
-    { snapshot, gateways, listenerSets, routes: routeStates },
+    { snapshot, gateways, fleets, listenerSets, routes: routeStates },
     lookup,
     options.controllerName,
   );

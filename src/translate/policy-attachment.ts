@@ -59,67 +59,97 @@ interface AncestorVerdict {
 
 const ACCEPTED: Verdict = { ok: true, reason: 'Accepted', message: 'Accepted' };
 
+/** targetKey (with section) → the oldest policy naming that target (a missing target or section holds none). */
+function holdersOf<P extends AttachablePolicy>(sorted: readonly P[], targets: PolicyTargets): Map<string, P> {
+  const holders = new Map<string, P>();
+  for (const policy of sorted) {
+    const ns = policy.metadata.namespace ?? '';
+    for (const ref of policy.spec.targetRefs) {
+      const target = targets.get(targetKey(ref.kind, ns, ref.name));
+      if (target === undefined || (ref.sectionName !== undefined && !target.sections.has(ref.sectionName)))
+        continue;
+      const key = targetKey(ref.kind, ns, ref.name, ref.sectionName);
+      if (!holders.has(key)) holders.set(key, policy);
+    }
+  }
+  return holders;
+}
+
 /**
  * Which policy holds each target, and every policy's status. `invalid` says why a policy's spec cannot be
  * honoured: such a policy still holds its targets (they refuse what it covers: fail closed) and says Invalid.
+ * `overruled`, from the holders, says of a held target (by targetKey with section) why its accepted policy still
+ * does not take effect there (a ClientTrafficPolicy on a listener whose port another listener's policy sets):
+ * that ancestor then says Conflicted with that message.
  */
 export function attachPolicies<P extends AttachablePolicy>(
   policies: readonly P[],
   targets: PolicyTargets,
   invalid: (policy: P) => string | undefined,
   controllerName: string,
+  overruled?: (holders: ReadonlyMap<string, P>) => ReadonlyMap<string, string>,
 ): PolicyAttachment<P> {
-  const holders = new Map<string, P>();
+  const sorted = [...policies].sort(byAge);
+  const holders = holdersOf(sorted, targets);
+  const lost = overruled?.(holders);
   const statuses: ObjectStatus[] = [];
-  for (const policy of [...policies].sort(byAge)) {
+  for (const policy of sorted) {
     const ns = policy.metadata.namespace ?? '';
     const problem = invalid(policy);
     const ancestors: AncestorVerdict[] = [];
     for (const ref of policy.spec.targetRefs) {
       const target = targets.get(targetKey(ref.kind, ns, ref.name));
-      const ancestorRef = (gateway: string): Record<string, string> => {
-        const [namespace, name] = gateway.split('/') as [string, string];
-        const at: Record<string, string> = { group: GATEWAY_API_GROUP, kind: 'Gateway', namespace, name };
-        if (ref.sectionName !== undefined && ref.kind === 'Gateway') at.sectionName = ref.sectionName;
-        return at;
-      };
       if (target === undefined || (ref.sectionName !== undefined && !target.sections.has(ref.sectionName))) {
-        const what = ref.sectionName === undefined ? '' : ` with section ${ref.sectionName}`;
-        const ref0: Record<string, string> = {
-          group: GATEWAY_API_GROUP,
-          kind: ref.kind,
-          namespace: ns,
-          name: ref.name,
-        };
-        if (ref.sectionName !== undefined) ref0.sectionName = ref.sectionName;
-        ancestors.push({
-          gateway: `${ref.kind} ${ns}/${ref.name}`,
-          ref: ref0,
-          verdict: {
-            ok: false,
-            reason: 'TargetNotFound',
-            message: `${ref.kind} ${ns}/${ref.name}${what} not found`,
-          },
-        });
+        ancestors.push(notFound(ref, ns));
         continue;
       }
       const key = targetKey(ref.kind, ns, ref.name, ref.sectionName);
-      const holder = holders.get(key);
+      const holder = holders.get(key)!;
+      const overruledBy = lost?.get(key);
       let verdict: Verdict;
-      if (holder !== undefined && holder !== policy) {
+      if (holder !== policy) {
         const message = `${key} is held by the older ${holder.kind} ${holder.metadata.namespace}/${holder.metadata.name}`;
         verdict = { ok: false, reason: 'Conflicted', message };
-      } else {
-        holders.set(key, policy);
-        verdict = problem === undefined ? ACCEPTED : { ok: false, reason: 'Invalid', message: problem };
-      }
-      for (const gateway of target.gateways) ancestors.push({ gateway, ref: ancestorRef(gateway), verdict });
+      } else if (problem !== undefined) verdict = { ok: false, reason: 'Invalid', message: problem };
+      else if (overruledBy !== undefined) verdict = { ok: false, reason: 'Conflicted', message: overruledBy };
+      else verdict = ACCEPTED;
+      for (const gateway of target.gateways)
+        ancestors.push({ gateway, ref: gatewayAncestorRef(gateway, ref), verdict });
     }
     const status = policyStatus(policy, ancestors, controllerName);
     if (status !== undefined) statuses.push(status);
   }
   statuses.sort((a, b) => byNsName({ metadata: a }, { metadata: b }));
   return { holders, statuses };
+}
+
+/** The Gateway ancestor of a found target: with the listener's name when the policy names one of a Gateway. */
+function gatewayAncestorRef(gateway: string, ref: PolicyTargetRef): Record<string, string> {
+  const [namespace, name] = gateway.split('/') as [string, string];
+  const at: Record<string, string> = { group: GATEWAY_API_GROUP, kind: 'Gateway', namespace, name };
+  if (ref.sectionName !== undefined && ref.kind === 'Gateway') at.sectionName = ref.sectionName;
+  return at;
+}
+
+/** A target (or its section) that does not exist: the target itself is the ancestor, TargetNotFound. */
+function notFound(ref: PolicyTargetRef, ns: string): AncestorVerdict {
+  const what = ref.sectionName === undefined ? '' : ` with section ${ref.sectionName}`;
+  const at: Record<string, string> = {
+    group: GATEWAY_API_GROUP,
+    kind: ref.kind,
+    namespace: ns,
+    name: ref.name,
+  };
+  if (ref.sectionName !== undefined) at.sectionName = ref.sectionName;
+  return {
+    gateway: `${ref.kind} ${ns}/${ref.name}`,
+    ref: at,
+    verdict: {
+      ok: false,
+      reason: 'TargetNotFound',
+      message: `${ref.kind} ${ns}/${ref.name}${what} not found`,
+    },
+  };
 }
 
 /** One entry per ancestor (a refusal wins over an acceptance for the same one), sorted, at most 16. */
@@ -165,20 +195,30 @@ function split(key: string): [string, string] {
   return [key.slice(0, slash), key.slice(slash + 1)];
 }
 
-/** The policy a listener gets: its ListenerSet listener's, its ListenerSet's, its Gateway listener's, its Gateway's. */
-export function listenerHolder<P>(holders: ReadonlyMap<string, P>, place: ListenerPlace): P | undefined {
+/**
+ * The targetKey holding a listener's policy: its ListenerSet listener's, its ListenerSet's, its Gateway listener's,
+ * its Gateway's; undefined when none holds one.
+ */
+export function listenerHolderKey(
+  holders: ReadonlyMap<string, unknown>,
+  place: ListenerPlace,
+): string | undefined {
   const [gns, gname] = split(place.gateway);
-  if (place.listenerSet !== undefined) {
-    const [lns, lname] = split(place.listenerSet);
-    const held =
-      holders.get(targetKey('ListenerSet', lns, lname, place.listener)) ??
-      holders.get(targetKey('ListenerSet', lns, lname));
-    if (held !== undefined) return held;
-  } else {
-    const held = holders.get(targetKey('Gateway', gns, gname, place.listener));
-    if (held !== undefined) return held;
-  }
-  return holders.get(targetKey('Gateway', gns, gname));
+  const candidates =
+    place.listenerSet === undefined
+      ? [targetKey('Gateway', gns, gname, place.listener)]
+      : [
+          targetKey('ListenerSet', ...split(place.listenerSet), place.listener),
+          targetKey('ListenerSet', ...split(place.listenerSet)),
+        ];
+  candidates.push(targetKey('Gateway', gns, gname));
+  return candidates.find((key) => holders.has(key));
+}
+
+/** The policy a listener gets (listenerHolderKey's). */
+export function listenerHolder<P>(holders: ReadonlyMap<string, P>, place: ListenerPlace): P | undefined {
+  const key = listenerHolderKey(holders, place);
+  return key === undefined ? undefined : holders.get(key);
 }
 
 /** The policy a route rule gets: its own (by the rule's name), else its route's. */

@@ -8,6 +8,7 @@ import type { ResourceSnapshot } from '../api/snapshot.js';
 import type { FleetPolicy } from '../ir/fleet-config.js';
 import { compileAccessPolicy } from './access-policy.js';
 import { compileClientTrafficPolicy } from './client-traffic-policy.js';
+import { type ListenerState, ready } from './listeners.js';
 import type { SnapshotLookup } from './lookup.js';
 import { nsName } from './object-order.js';
 import {
@@ -15,6 +16,7 @@ import {
   attachPolicies,
   type ListenerPlace,
   listenerHolder,
+  listenerHolderKey,
   type PolicyTarget,
   type PolicyTargets,
   ruleHolder,
@@ -31,6 +33,8 @@ export interface PolicyKindRow {
   compile(policy: AttachablePolicy, lookup: SnapshotLookup): CompiledPolicy;
   /** A Gateway's or listener's policy gives its route settings to routes without one of their own. */
   listenerDefaultsRoutes?: true;
+  /** Its listener settings are the socket's: one policy per port, the others there say Conflicted. */
+  setsSockets?: true;
 }
 
 /** A row from a kind's own typed functions (the one narrowing, by `kind`, is here). */
@@ -39,6 +43,7 @@ function policyKind<P extends AttachablePolicy>(row: {
   objects(snapshot: ResourceSnapshot): readonly P[];
   compile(policy: P, lookup: SnapshotLookup): CompiledPolicy;
   listenerDefaultsRoutes?: true;
+  setsSockets?: true;
 }): PolicyKindRow {
   return {
     ...row,
@@ -55,6 +60,7 @@ export const POLICY_KINDS: readonly PolicyKindRow[] = [
     kind: 'ClientTrafficPolicy',
     objects: (s) => s.clientTrafficPolicies,
     compile: compileClientTrafficPolicy,
+    setsSockets: true,
   }),
   policyKind({
     kind: 'RateLimitPolicy',
@@ -96,6 +102,8 @@ export function policiesTargetAny(snapshot: ResourceSnapshot, routes: readonly R
 export interface TargetWorld {
   snapshot: ResourceSnapshot;
   gateways: ReadonlyMap<string, GatewayEntry>;
+  /** Each fleet's Gateways, oldest first (as its listeners are ordered: buildFleet). */
+  fleets: ReadonlyMap<string, readonly GatewayEntry[]>;
   listenerSets: ReadonlyMap<string, ListenerSetEntry>;
   routes: Iterable<RouteState>;
 }
@@ -152,6 +160,7 @@ export function assignPolicies(
       targets,
       (p) => compiled.get(p)?.problem,
       controllerName,
+      row.setsSockets === true ? (holders) => sharedSocketLosers(world.fleets, holders) : undefined,
     );
     statuses.push(...attached.statuses);
     const names = new Map<string, string>();
@@ -164,6 +173,47 @@ export function assignPolicies(
     return names;
   });
   return { resources, settings, holders, statuses };
+}
+
+/** Where a listener sits, as policy precedence reads it. */
+export function listenerPlace(l: ListenerState): ListenerPlace {
+  const place: ListenerPlace = { gateway: l.gatewayKey, listener: l.spec.name };
+  if (l.listenerSet !== undefined) place.listenerSet = l.listenerSet.key;
+  return place;
+}
+
+function listenerName(l: ListenerState): string {
+  return l.listenerSet === undefined
+    ? `Gateway ${l.gatewayKey} listener ${l.spec.name}`
+    : `ListenerSet ${l.listenerSet.key} listener ${l.spec.name}`;
+}
+
+/**
+ * For a kind that sets sockets: the holder keys whose policy loses a port. A port is one socket of its fleet, set
+ * by the first of its ready listeners (in fleet order, as buildPort reads them) that has a policy; another
+ * listener there held by another policy names the listener, the port and the policy that sets it.
+ */
+function sharedSocketLosers(
+  fleets: ReadonlyMap<string, readonly GatewayEntry[]>,
+  holders: ReadonlyMap<string, AttachablePolicy>,
+): Map<string, string> {
+  const lost = new Map<string, string>();
+  for (const group of fleets.values()) {
+    const setBy = new Map<number, { listener: ListenerState; policy: AttachablePolicy }>();
+    for (const l of group.flatMap((g) => g.listeners.filter(ready))) {
+      const key = listenerHolderKey(holders, listenerPlace(l));
+      if (key === undefined) continue;
+      const policy = holders.get(key)!;
+      const first = setBy.get(l.spec.port);
+      if (first === undefined) setBy.set(l.spec.port, { listener: l, policy });
+      else if (first.policy !== policy && !lost.has(key))
+        lost.set(
+          key,
+          `${listenerName(l)} shares port ${l.spec.port} with ${listenerName(first.listener)}, whose ${first.policy.kind} ${first.policy.metadata.namespace}/${first.policy.metadata.name} sets that port's socket: this policy does not apply there`,
+        );
+    }
+  }
+  return lost;
 }
 
 /** The policies a listener gets, one per kind at most; undefined when none. */

@@ -28,47 +28,52 @@ const RULE: RateLimitRule = {
 
 function limiterOn(store: RateStore, clock: { t: number }, lease = 1) {
   const decisions: boolean[] = [];
-  const limiter = new RateLimiter({
+  const keys = { computed: 0 };
+  const limiter = new RateLimiter<string>({
+    keyOf: (_rule, key) => {
+      keys.computed++;
+      return key;
+    },
     storeOf: () => store,
     leaseSize: () => lease,
     now: () => clock.t,
     decided: (_rule, allowed) => decisions.push(allowed),
   });
-  return { limiter, decisions };
+  return { limiter, decisions, keys };
 }
 
 describe('the limiter and its local store', () => {
   it('allows the limit, refuses the next with the wait until a token returns, and refills', () => {
     const clock = { t: 0 };
     const { limiter, decisions } = limiterOn(new BucketTable(() => clock.t), clock);
-    const check = (key: string) => limiter.check([RULE], () => key);
-    for (let i = 0; i < 3; i++) assert.equal(check('a'), undefined);
-    const refusal = check('a');
-    assert.ok(refusal !== undefined && !(refusal instanceof Promise));
+    const allowed = (key: string) => {
+      const decision = limiter.check([RULE], key);
+      assert.ok(!(decision instanceof Promise));
+      return decision.allowed;
+    };
+    for (let i = 0; i < 3; i++) assert.equal(allowed('a'), true);
+    const refusal = limiter.check([RULE], 'a');
+    assert.ok(!(refusal instanceof Promise) && !refusal.allowed);
     assert.equal(refusal.retryAfterMs, 20_000); // 3 per 60 s: a token every 20 s
-    assert.equal(check('b'), undefined, 'another key has its own bucket');
+    assert.equal(allowed('b'), true, 'another key has its own bucket');
     clock.t = 20_000;
-    assert.equal(check('a'), undefined);
+    assert.equal(allowed('a'), true);
     assert.deepEqual(decisions, [true, true, true, false, true, true]);
   });
 
   it("tells an allowed request's standing: the tightest rule, its tokens left and the time to refill", () => {
     const clock = { t: 0 };
-    const { limiter } = limiterOn(new BucketTable(() => clock.t), clock);
+    const { limiter, keys } = limiterOn(new BucketTable(() => clock.t), clock);
     const wide: RateLimitRule = { ...RULE, name: 'ns/policy/wide', limit: 100 };
-    assert.equal(
-      limiter.check([wide, RULE], () => 'a'),
-      undefined,
-    );
-    assert.deepEqual(
-      limiter.standing([wide, RULE], () => 'a'),
-      { rule: RULE, remaining: 2, resetMs: 20_000 },
-    );
-    assert.equal(
-      limiter.check([wide, RULE], () => 'a'),
-      undefined,
-    );
-    const standing = limiter.standing([wide, RULE], () => 'a')!;
+    assert.deepEqual(limiter.check([wide, RULE], 'a'), {
+      allowed: true,
+      rule: RULE,
+      remaining: 2,
+      resetMs: 20_000,
+    });
+    const standing = limiter.check([wide, RULE], 'a');
+    assert.ok(!(standing instanceof Promise) && standing.allowed);
+    assert.equal(keys.computed, 4, 'each key computed once per request, the standing from the same take');
     assert.deepEqual(rateStandingLines(standing), [
       'ratelimit-policy',
       '"ns/policy/rule";q=3;w=60',
@@ -89,8 +94,10 @@ describe('the limiter and its local store', () => {
     };
     const rule = { ...RULE, limit: 10 };
     const { limiter } = limiterOn(counting, clock, 4);
-    let allowed = 0;
-    for (let i = 0; i < 15; i++) if ((await limiter.check([rule], () => 'k')) === undefined) allowed++;
+    // After a lease waited for, the standing comes from it: 3 tokens here and 6 the store still holds.
+    assert.deepEqual(await limiter.check([rule], 'k'), { allowed: true, rule, remaining: 9, resetMs: 6_000 });
+    let allowed = 1;
+    for (let i = 1; i < 15; i++) if ((await limiter.check([rule], 'k')).allowed) allowed++;
     assert.equal(allowed, 10);
     // 4 + 4 + 2 tokens in three leases, then one refusal remembered until a token returns.
     assert.equal(asked, 4);
@@ -118,7 +125,7 @@ describe('the limiter and its local store', () => {
 
 describe('429 fields', () => {
   it('are retry-after and the structured RateLimit-Policy and RateLimit fields', () => {
-    assert.deepEqual(rateLimitedLines({ rule: RULE, retryAfterMs: 1500 }), [
+    assert.deepEqual(rateLimitedLines({ allowed: false, rule: RULE, retryAfterMs: 1500 }), [
       'retry-after',
       '2',
       'ratelimit-policy',

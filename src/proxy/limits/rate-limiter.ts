@@ -10,6 +10,7 @@ export const LEASE_MS = 1_000;
 
 /** Where a key stands under a rule after an allowed request, as the RateLimit field tells it. */
 export interface RateStanding {
+  allowed: true;
   rule: RateLimitRule;
   /** Tokens left: this process's allowance and what the store said it still held at the last lease. */
   remaining: number;
@@ -19,9 +20,20 @@ export interface RateStanding {
 
 /** A rule that refused a request, and what the client is told (rate-limit-headers.ts). */
 export interface RateRefusal {
+  allowed: false;
   rule: RateLimitRule;
   /** Milliseconds until a token comes back. */
   retryAfterMs: number;
+}
+
+/** What `check` decided: the rule that refused, or where the allowed request's tightest rule stands. */
+export type RateDecision = RateRefusal | RateStanding;
+
+/** The tightest rule so far of an allowed request and its allowance (carried across a lease waited for). */
+interface Tightest {
+  rule: RateLimitRule;
+  remaining: number;
+  allowance: Allowance;
 }
 
 interface Allowance {
@@ -36,7 +48,9 @@ interface Allowance {
   pending: Promise<void> | undefined;
 }
 
-export interface RateLimiterOptions {
+export interface RateLimiterOptions<Subject> {
+  /** The key of `subject` (a request) under `rule`: its bucket. */
+  keyOf(rule: RateLimitRule, subject: Subject): string;
   /** The store of a rule's scope. */
   storeOf(rule: RateLimitRule): RateStore;
   /** Tokens leased at a time for a rule (1: every decision asks the store). */
@@ -47,58 +61,69 @@ export interface RateLimiterOptions {
   maxKeys?: number;
 }
 
-export class RateLimiter {
+export class RateLimiter<Subject> {
   private readonly allowances = new Map<string, Allowance>();
   private readonly maxKeys: number;
 
-  constructor(private readonly options: RateLimiterOptions) {
+  constructor(private readonly options: RateLimiterOptions<Subject>) {
     this.maxKeys = options.maxKeys ?? MAX_RATE_KEYS;
   }
 
   /**
-   * Takes one token of every rule, in order, for the keys `keyOf` gives; the first rule without one refuses (the
-   * rules before it keep the token they gave). Synchronous while allowances last.
+   * Takes one token of every rule, in order, for the keys of `subject`; the first rule without one refuses (the
+   * rules before it keep the token they gave). Allowed: the tightest rule's standing, from the allowances just
+   * spent (each key computed once). Synchronous while allowances last. `rules` holds one rule at least.
    */
   check(
     rules: readonly RateLimitRule[],
-    keyOf: (rule: RateLimitRule) => string,
+    subject: Subject,
     from = 0,
-  ): RateRefusal | undefined | Promise<RateRefusal | undefined> {
+    carried?: Tightest,
+  ): RateDecision | Promise<RateDecision> {
+    // The tightest rule so far in three locals, not an object per rule: no allocation while allowances last.
+    let bestRule = carried?.rule;
+    let bestRemaining = carried?.remaining ?? Number.POSITIVE_INFINITY;
+    let bestAllowance = carried?.allowance;
     for (let i = from; i < rules.length; i++) {
       const rule = rules[i]!;
-      const outcome = this.takeOne(rule, keyOf(rule));
-      if (outcome === true) continue;
-      if (outcome instanceof Promise)
-        return outcome.then((r) => (r === true ? this.check(rules, keyOf, i + 1) : r));
-      return outcome;
+      const outcome = this.takeOne(rule, this.options.keyOf(rule, subject));
+      if (outcome instanceof Promise) {
+        const sofar =
+          bestRule === undefined
+            ? undefined
+            : { rule: bestRule, remaining: bestRemaining, allowance: bestAllowance! };
+        return outcome.then((o) =>
+          'retryAfterMs' in o ? o : this.check(rules, subject, i + 1, tighter(sofar, rule, o)),
+        );
+      }
+      if ('retryAfterMs' in outcome) return outcome;
+      const remaining = remainingOf(rule, outcome);
+      if (remaining < bestRemaining) {
+        bestRule = rule;
+        bestRemaining = remaining;
+        bestAllowance = outcome;
+      }
     }
-    return undefined;
+    return this.standingOf(bestRule!, bestRemaining, bestAllowance!);
   }
 
   /**
-   * The rule of `rules` with the fewest tokens left for its key (the first of equals), after `check` allowed a
-   * request: an estimate where leases sit in other workers or replicas, exact for one process alone.
+   * The standing of the rule with the fewest tokens left for its key (the first of equals): an estimate where
+   * leases sit in other workers or replicas, exact for one process alone.
    */
-  standing(
-    rules: readonly RateLimitRule[],
-    keyOf: (rule: RateLimitRule) => string,
-  ): RateStanding | undefined {
-    const now = this.options.now();
-    let best: RateStanding | undefined;
-    for (const rule of rules) {
-      const a = this.allowances.get(rateCounterId(rule, keyOf(rule)));
-      const remaining = Math.min(rule.limit, Math.max(0, a?.tokens ?? 0) + (a?.storeRemaining ?? rule.limit));
-      if (best !== undefined && best.remaining <= remaining) continue;
-      const resetMs =
-        a?.windowEnd !== undefined
-          ? Math.max(0, a.windowEnd - now)
-          : ((rule.limit - remaining) * rule.periodSeconds * 1000) / rule.limit;
-      best = { rule, remaining, resetMs };
-    }
-    return best;
+  private standingOf(rule: RateLimitRule, remaining: number, allowance: Allowance): RateStanding {
+    const resetMs =
+      allowance.windowEnd !== undefined
+        ? Math.max(0, allowance.windowEnd - this.options.now())
+        : ((rule.limit - remaining) * rule.periodSeconds * 1000) / rule.limit;
+    return { allowed: true, rule, remaining, resetMs };
   }
 
-  private takeOne(rule: RateLimitRule, key: string): true | RateRefusal | Promise<true | RateRefusal> {
+  /** One token of `key` under `rule`: the allowance it came from, or the refusal. */
+  private takeOne(
+    rule: RateLimitRule,
+    key: string,
+  ): Allowance | RateRefusal | Promise<Allowance | RateRefusal> {
     const id = rateCounterId(rule, key);
     const now = this.options.now();
     const allowance = this.allowances.get(id);
@@ -106,7 +131,7 @@ export class RateLimiter {
       if (allowance.tokens > 0) {
         allowance.tokens--;
         this.options.decided(rule, true);
-        return true;
+        return allowance;
       }
       if (allowance.tokens < 0) return this.refuse(rule, allowance.until - now);
     }
@@ -114,7 +139,7 @@ export class RateLimiter {
     const grant = this.options.storeOf(rule).take(rule, key, this.options.leaseSize(rule));
     if (!(grant instanceof Promise)) return this.leased(rule, id, grant, now);
     const entry = this.entry(id);
-    let settled: true | RateRefusal = true;
+    let settled: Allowance | RateRefusal = entry;
     entry.pending = grant.then((g) => {
       entry.pending = undefined;
       settled = this.leased(rule, id, g, this.options.now());
@@ -123,7 +148,7 @@ export class RateLimiter {
   }
 
   /** Keeps what a lease gave beyond this request's token; none given: the key is refused until resetMs. */
-  private leased(rule: RateLimitRule, id: string, grant: Grant, now: number): true | RateRefusal {
+  private leased(rule: RateLimitRule, id: string, grant: Grant, now: number): Allowance | RateRefusal {
     const entry = this.entry(id);
     if (grant.granted > 0) {
       entry.tokens = grant.granted - 1;
@@ -131,7 +156,7 @@ export class RateLimiter {
       entry.storeRemaining = grant.remaining;
       entry.windowEnd = grant.resetMs > 0 ? now + grant.resetMs : undefined;
       this.options.decided(rule, true);
-      return true;
+      return entry;
     }
     entry.tokens = -1;
     entry.until = now + Math.max(1, grant.resetMs);
@@ -140,7 +165,7 @@ export class RateLimiter {
 
   private refuse(rule: RateLimitRule, retryAfterMs: number): RateRefusal {
     this.options.decided(rule, false);
-    return { rule, retryAfterMs };
+    return { allowed: false, rule, retryAfterMs };
   }
 
   private entry(id: string): Allowance {
@@ -155,4 +180,16 @@ export class RateLimiter {
     }
     return entry;
   }
+}
+
+/** Tokens left of a key under `rule` after a take: its allowance here and what the store still held. */
+function remainingOf(rule: RateLimitRule, allowance: Allowance): number {
+  return Math.min(rule.limit, Math.max(0, allowance.tokens) + allowance.storeRemaining);
+}
+
+/** `best`, or `rule` when its key has fewer tokens left (the first of equals stays). */
+function tighter(best: Tightest | undefined, rule: RateLimitRule, allowance: Allowance): Tightest {
+  const remaining = remainingOf(rule, allowance);
+  if (best !== undefined && best.remaining <= remaining) return best;
+  return { rule, remaining, allowance };
 }
