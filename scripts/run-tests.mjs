@@ -4,10 +4,10 @@
 //     the image ships, when that is not the Node running this. Its output is kept and printed when it ends,
 //     so the two sequences' logs do not interleave;
 //   - with clusters: the cluster's own files (test/cluster), each starting and stopping a real cluster of its
-//     own; then, side by side, the Kubernetes end-to-end files, one at a time, on one real cluster started here
-//     for all of them (PORTICO_TEST_CLUSTER names it), and — in a full run — the upstream conformance suite in
-//     both deployment modes on a second cluster (`npm run conformance`), which fails on any regression from the
-//     committed reports; each cluster is stopped when its side ends.
+//     own; then the Kubernetes end-to-end files, one at a time, on one real cluster started here for all of
+//     them (PORTICO_TEST_CLUSTER names it), then — in a full run — the upstream conformance suite in both
+//     deployment modes on the same cluster (`npm run conformance`), which fails on any regression from the
+//     committed reports; the cluster is stopped at the end.
 // The cluster sequence mostly waits on pods and the API server, so the first one's CPU time fits beside it.
 // `node scripts/run-tests.mjs [substring...]` runs the matching files only (and no conformance run).
 // `--full` (what `npm test` runs) first lints, type-checks, builds and builds the toolchain, stopping at the
@@ -89,7 +89,7 @@ function runOnImageNode(dataPlane, out) {
 }
 
 /** Starts `npm run cluster` in the background; resolves with its directory once it is ready. */
-async function startTestCluster() {
+async function startSharedCluster() {
   const scratch = mkdtempSync(join(tmpdir(), 'portico-test-run-'));
   const readyFile = join(scratch, 'ready');
   const child = spawn(
@@ -207,22 +207,7 @@ async function withoutCluster(out) {
   return results;
 }
 
-/** Runs `work` on a test cluster of its own, started for it and stopped after it (`name` labels the steps). */
-async function onCluster(name, work) {
-  const cluster = await timedAsync(`${name}: cluster start`, startTestCluster);
-  try {
-    return await work(cluster.dir);
-  } finally {
-    await timedAsync(`${name}: cluster stop`, cluster.stop);
-  }
-}
-
-/**
- * The cluster's own files first (they compare the whole host before and after, so no other cluster may run
- * meanwhile); then the Kubernetes e2e files and, in a full run, the conformance suite, each on a cluster of its
- * own side by side: both mostly wait on pods and API servers, and one after the other they were the run's
- * critical path.
- */
+/** The cluster's own files, then the shared cluster: Kubernetes e2e files and, in a full run, conformance. */
 async function withClusters() {
   const results = [];
   if (clusterFiles.length > 0)
@@ -231,29 +216,15 @@ async function withClusters() {
         run(clusterFiles, 1, {}),
       ),
     );
-  const sides = [];
-  if (e2e.length > 0)
-    sides.push(
-      onCluster('Kubernetes e2e', (dir) =>
-        timedAsync(`Kubernetes e2e (${e2e.length} files)`, () =>
-          run(e2e, 1, { PORTICO_E2E_KUBERNETES: '1', PORTICO_TEST_CLUSTER: dir }),
-        ),
-      ),
-    );
-  if (withConformance)
-    sides.push(
-      onCluster('conformance', (dir) => timedAsync('conformance, both modes', () => conformance(dir))),
-    );
-  // A side whose cluster fails to start fails the run without stopping the other side.
-  const settled = await Promise.allSettled(sides);
-  for (const side of settled) {
-    if (side.status === 'fulfilled') results.push(side.value);
-    else {
-      console.error(
-        `# a cluster side stopped: ${side.reason instanceof Error ? side.reason.message : side.reason}`,
-      );
-      results.push(1);
-    }
+  if (e2e.length === 0 && !withConformance) return results;
+  const cluster = await timedAsync('shared cluster start', startSharedCluster);
+  try {
+    const env = { PORTICO_E2E_KUBERNETES: '1', PORTICO_TEST_CLUSTER: cluster.dir };
+    results.push(await timedAsync(`Kubernetes e2e (${e2e.length} files)`, () => run(e2e, 1, env)));
+    if (withConformance)
+      results.push(await timedAsync('conformance, both modes', () => conformance(cluster.dir)));
+  } finally {
+    await timedAsync('shared cluster stop', cluster.stop);
   }
   return results;
 }
