@@ -2,6 +2,7 @@
 // authenticated by projected service account tokens, the controller running with the DESIGN.md §5 RBAC.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { DEFAULT_CONTROLLER_NAME } from '../../../../src/api/controller-config.js';
 import type { Cluster } from '../../../cluster/harness.js';
 import { asList, call, eventually, type Loose } from '../../../cluster/kube-api.js';
@@ -58,6 +59,93 @@ test('infrastructure in each Gateway namespace, only the CA there, token-authent
     const secrets = await call(cluster, 'GET', `/api/v1/namespaces/${ns}/secrets`);
     assert.ok(!asList(secrets.body.items).some((s) => String(s.metadata?.name).startsWith('portico-')));
   }
+});
+
+test("AccessPolicy in Gateway Namespace Mode: a JWT from a labelled Secret guards a route; a rule's policy overrides it", {
+  skip: E2E_SKIP,
+}, async () => {
+  // The first test's Gateway in gwns-x; this route (two named rules), its key Secret and policies are the test's own.
+  const ns = 'gwns-x';
+  const { publicKey, privateKey } = await generateKeyPair('ES256');
+  const jwk = { ...(await exportJWK(publicKey)), kid: 'k1', alg: 'ES256' };
+  await apply(cluster, {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: 'jwks', namespace: ns, labels: { 'gateway.portico.io/credentials': 'true' } },
+    type: 'Opaque',
+    stringData: { 'jwks.json': JSON.stringify({ keys: [jwk] }) },
+  } as never);
+  const rule = (name: string, path: string) => ({
+    name,
+    matches: [{ path: { type: 'PathPrefix', value: path } }],
+    backendRefs: [{ group: '', kind: 'Service', name: 'echo', port: 8080, weight: 1 }],
+  });
+  await apply(cluster, {
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    kind: 'HTTPRoute',
+    metadata: { name: 'guarded', namespace: ns },
+    spec: {
+      parentRefs: [{ name: 'gw' }],
+      hostnames: ['jwt.gwns-x.example.com'],
+      rules: [rule('api', '/api'), rule('open', '/open')],
+    },
+  } as never);
+  const target = (sectionName?: string) => ({
+    group: 'gateway.networking.k8s.io',
+    kind: 'HTTPRoute',
+    name: 'guarded',
+    ...(sectionName === undefined ? {} : { sectionName }),
+  });
+  const policy = (name: string, spec: Record<string, unknown>) =>
+    apply(cluster, {
+      apiVersion: 'gateway.portico.io/v1alpha1',
+      kind: 'AccessPolicy',
+      metadata: { name, namespace: ns },
+      spec,
+    } as never);
+  await policy('route-jwt', {
+    targetRefs: [target()],
+    jwt: {
+      providers: [
+        {
+          name: 'corp',
+          issuer: 'https://corp.example',
+          jwks: { secretRef: { name: 'jwks' } },
+          claimToHeaders: [{ claim: 'sub', header: 'x-user' }],
+        },
+      ],
+    },
+  });
+  await policy('open-rule', { targetRefs: [target('open')], rules: [], defaultAction: 'Allow' });
+  const address = await programmedAddress(cluster, ns, 'gw');
+  const token = await new SignJWT({ sub: 'alice' })
+    .setProtectedHeader({ alg: 'ES256', kid: 'k1' })
+    .setIssuer('https://corp.example')
+    .setExpirationTime('10m')
+    .sign(privateKey);
+  const get = (path: string, authorization?: string) =>
+    httpRequest(80, path, {
+      address,
+      host: 'jwt.gwns-x.example.com',
+      timeoutMs: 5000,
+      ...(authorization === undefined ? {} : { headers: { authorization } }),
+    });
+  await eventually(
+    async () => ((await get('/api')).status === 401 ? true : undefined),
+    'the route asking for a JWT',
+    60_000,
+  );
+  const ok = await get('/api', `Bearer ${token}`);
+  assert.equal(ok.status, 200);
+  assert.deepEqual((JSON.parse(ok.body) as { headers: Record<string, string[]> }).headers['X-User'], [
+    'alice',
+  ]);
+  assert.equal((await get('/api', 'Bearer not.a.token')).status, 401);
+  // The rule's own policy replaces the route's whole (precedence: a rule over its route).
+  await eventually(
+    async () => ((await get('/open')).status === 200 ? true : undefined),
+    'the open rule passing without a token',
+  );
 });
 
 /** A token of the controller's own ServiceAccount, as a thief of the controller pod's token would hold. */
