@@ -1,0 +1,98 @@
+// A Gateway listener's pre-routing filters (`filters.requests`, GEP-5224): run in order on every request of the
+// listener before any route is matched, the first refusal answering. What an authorization service adds to the
+// request is put on it, so that route matching (run once, after the last filter) and the backend see it; Host and
+// :authority are never changed (the listener was chosen by them, and is not chosen again).
+import type { HeaderModifier, VirtualHost } from '../../ir/fleet-config.js';
+import { externalAuthStep } from '../access/external-steps.js';
+import { type AccessVerdict, type CompiledAccessPolicy, checkAccess } from '../access/pipeline.js';
+import { accessRequest } from '../access/request-view.js';
+import type { AuthorizationReach } from '../access/step.js';
+import { ClientRequest } from '../exchange.js';
+import { LISTENER_FILTER_POLICY_PREFIX } from '../telemetry/metrics.js';
+import { normalizePath } from './path-normalization.js';
+import { hostWithoutPort, lookupHost } from './route-table.js';
+import type { Snapshot } from './snapshot.js';
+
+/** A filter that cannot be honoured refuses everything: fail closed. */
+function refusingPolicy(name: string, reason: string): CompiledAccessPolicy {
+  const refusal = { allow: false, status: 403, rule: 'invalid-filter', reason } as const;
+  return { name, steps: [{ check: () => refusal }], credentialQuery: [] };
+}
+
+/** The VirtualHost's filters as one-step policies, named `ListenerFilter <vhost>[<i>]` (a metrics label). */
+export function listenerFilterPolicies(vhost: VirtualHost): CompiledAccessPolicy[] | undefined {
+  const filters = vhost.requestFilters;
+  if (filters === undefined || filters.length === 0) return undefined;
+  return filters.map((f, i) => {
+    const name = `${LISTENER_FILTER_POLICY_PREFIX}${vhost.name}[${i}]`;
+    if (f.refused !== undefined) return refusingPolicy(name, f.refused);
+    return { name, steps: [externalAuthStep(f.auth)], credentialQuery: [] };
+  });
+}
+
+/** Header names a filter may never change: the listener was chosen by them. */
+const FIXED = new Set(['host', ':authority']);
+
+/** The request with the filters' header changes (set, append, remove), Host and :authority as they came. */
+export function filteredRequest(req: ClientRequest, edits: HeaderModifier): ClientRequest {
+  const set = edits.set.filter((h) => !FIXED.has(h.name.toLowerCase()));
+  const remove = new Set(
+    [...edits.remove, ...set.map((h) => h.name)].map((n) => n.toLowerCase()).filter((n) => !FIXED.has(n)),
+  );
+  const lines: string[] = [];
+  const raw = req.rawHeaders;
+  for (let i = 0; i < raw.length; i += 2) {
+    if (!remove.has(raw[i]!.toLowerCase())) lines.push(raw[i]!, raw[i + 1]!);
+  }
+  for (const h of set) lines.push(h.name, h.value);
+  for (const h of edits.add) if (!FIXED.has(h.name.toLowerCase())) lines.push(h.name, h.value);
+  const out = new ClientRequest(
+    req.method,
+    req.url,
+    lines,
+    req.client,
+    req.body,
+    req.chunked,
+    req.contentLength,
+  );
+  out.upstreamShare = req.upstreamShare;
+  out.claims = req.claims;
+  return out;
+}
+
+/** How a request's filters are run: the snapshot it resolves with, and what to do after. */
+export interface ListenerFilterRun {
+  snapshot: Snapshot | undefined;
+  listenerName: string;
+  https: boolean;
+  reach: (snapshot: Snapshot) => AuthorizationReach;
+  count: (policy: string, rule: string, outcome: 'allowed' | 'denied') => void;
+  /** The request route matching sees (the same object when no filter changed it). */
+  next: (req: ClientRequest) => void;
+  refuse: (refusal: AccessVerdict & { allow: false }) => void;
+}
+
+/** Runs the filters of the request's VirtualHost; none: `next` now, with the request as it came. */
+export function runListenerFilters(req: ClientRequest, run: ListenerFilterRun): void {
+  const { snapshot } = run;
+  const routes = snapshot?.listeners.get(run.listenerName);
+  const filters = routes && lookupHost(routes.hosts, hostWithoutPort(req.host))?.requestFilters;
+  if (snapshot === undefined || filters === undefined) {
+    run.next(req);
+    return;
+  }
+  const q = req.url.indexOf('?');
+  const rawPath = q < 0 ? req.url : req.url.slice(0, q);
+  const path = (rawPath.charCodeAt(0) === 47 ? normalizePath(rawPath) : undefined) ?? rawPath;
+  const request = accessRequest(req, path, q < 0 ? '' : req.url.slice(q), run.https);
+  checkAccess(
+    filters,
+    request,
+    run.count,
+    (settled) => {
+      if (!settled.allow) run.refuse(settled.refusal);
+      else run.next(settled.upstream === undefined ? req : filteredRequest(req, settled.upstream));
+    },
+    run.reach(snapshot),
+  );
+}
