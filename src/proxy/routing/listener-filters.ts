@@ -5,7 +5,7 @@
 import type { HeaderModifier, VirtualHost } from '../../ir/fleet-config.js';
 import { externalAuthStep } from '../access/external-steps.js';
 import { type AccessVerdict, type CompiledAccessPolicy, checkAccess } from '../access/pipeline.js';
-import { accessRequest } from '../access/request-view.js';
+import { type AccessRequest, accessRequest } from '../access/request-view.js';
 import type { AuthorizationReach } from '../access/step.js';
 import { ClientRequest } from '../exchange.js';
 import { LISTENER_FILTER_POLICY_PREFIX } from '../telemetry/metrics.js';
@@ -81,18 +81,32 @@ export function runListenerFilters(req: ClientRequest, run: ListenerFilterRun): 
     run.next(req);
     return;
   }
+  const reach = run.reach(snapshot);
+  // One at a time: each filter sees the request as the ones before it left it (the GEP's strict order).
+  const from = (i: number, current: ClientRequest): void => {
+    if (i === filters.length) {
+      run.next(current);
+      return;
+    }
+    checkAccess(
+      [filters[i]!],
+      filterView(current, run.https),
+      run.count,
+      (settled) => {
+        if (!settled.allow) run.refuse(settled.refusal);
+        else
+          from(i + 1, settled.upstream === undefined ? current : filteredRequest(current, settled.upstream));
+      },
+      reach,
+    );
+  };
+  from(0, req);
+}
+
+/** The request as an access step reads it (path normalised as route matching will). */
+function filterView(req: ClientRequest, https: boolean): AccessRequest {
   const q = req.url.indexOf('?');
   const rawPath = q < 0 ? req.url : req.url.slice(0, q);
   const path = (rawPath.charCodeAt(0) === 47 ? normalizePath(rawPath) : undefined) ?? rawPath;
-  const request = accessRequest(req, path, q < 0 ? '' : req.url.slice(q), run.https);
-  checkAccess(
-    filters,
-    request,
-    run.count,
-    (settled) => {
-      if (!settled.allow) run.refuse(settled.refusal);
-      else run.next(settled.upstream === undefined ? req : filteredRequest(req, settled.upstream));
-    },
-    run.reach(snapshot),
-  );
+  return accessRequest(req, path, q < 0 ? '' : req.url.slice(q), https);
 }
