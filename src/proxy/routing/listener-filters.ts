@@ -2,33 +2,14 @@
 // listener before any route is matched, the first refusal answering. What an authorization service adds to the
 // request is put on it, so that route matching (run once, after the last filter) and the backend see it; Host and
 // :authority are never changed (the listener was chosen by them, and is not chosen again).
-import type { HeaderModifier, VirtualHost } from '../../ir/fleet-config.js';
-import { externalAuthStep } from '../access/external-steps.js';
-import { type AccessVerdict, type CompiledAccessPolicy, checkAccess } from '../access/pipeline.js';
+import type { HeaderModifier } from '../../ir/fleet-config.js';
+import { type AccessVerdict, checkAccess } from '../access/pipeline.js';
 import { type AccessRequest, accessRequest } from '../access/request-view.js';
 import type { AuthorizationReach } from '../access/step.js';
 import { ClientRequest } from '../exchange.js';
-import { LISTENER_FILTER_POLICY_PREFIX } from '../telemetry/metrics.js';
 import { normalizePath } from './path-normalization.js';
 import { hostWithoutPort, lookupHost } from './route-table.js';
 import type { Snapshot } from './snapshot.js';
-
-/** A filter that cannot be honoured refuses everything: fail closed. */
-function refusingPolicy(name: string, reason: string): CompiledAccessPolicy {
-  const refusal = { allow: false, status: 403, rule: 'invalid-filter', reason } as const;
-  return { name, steps: [{ check: () => refusal }], credentialQuery: [] };
-}
-
-/** The VirtualHost's filters as one-step policies, named `ListenerFilter <vhost>[<i>]` (a metrics label). */
-export function listenerFilterPolicies(vhost: VirtualHost): CompiledAccessPolicy[] | undefined {
-  const filters = vhost.requestFilters;
-  if (filters === undefined || filters.length === 0) return undefined;
-  return filters.map((f, i) => {
-    const name = `${LISTENER_FILTER_POLICY_PREFIX}${vhost.name}[${i}]`;
-    if (f.refused !== undefined) return refusingPolicy(name, f.refused);
-    return { name, steps: [externalAuthStep(f.auth)], credentialQuery: [] };
-  });
-}
 
 /** Header names a filter may never change: the listener was chosen by them. */
 const FIXED = new Set(['host', ':authority']);

@@ -12,8 +12,8 @@ import type {
   VirtualHost,
   WeightedBackend,
 } from '../../ir/fleet-config.js';
+import { listenerFilterPolicies } from '../access/listener-filter-policies.js';
 import type { CompiledAccessPolicy } from '../access/pipeline.js';
-import { listenerFilterPolicies } from './listener-filters.js';
 import { normalizePath } from './path-normalization.js';
 
 /** What route matching looks at in a request. */

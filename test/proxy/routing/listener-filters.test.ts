@@ -4,9 +4,10 @@ import assert from 'node:assert/strict';
 import { Socket } from 'node:net';
 import { test } from 'node:test';
 import type { VirtualHost } from '../../../src/ir/fleet-config.js';
+import { listenerFilterPolicies } from '../../../src/proxy/access/listener-filter-policies.js';
 import { accessRequest } from '../../../src/proxy/access/request-view.js';
 import { ClientRequest, clientFacts } from '../../../src/proxy/exchange.js';
-import { filteredRequest, listenerFilterPolicies } from '../../../src/proxy/routing/listener-filters.js';
+import { filteredRequest } from '../../../src/proxy/routing/listener-filters.js';
 
 const request = (lines: string[]) =>
   new ClientRequest('GET', '/a', lines, clientFacts(new Socket()), null, false);
