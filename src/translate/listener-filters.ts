@@ -69,6 +69,14 @@ export function listenerRequestFilters(
         accepted: refused('UnsupportedValue', `${at}: ExtensionRef to ${kind} ${ref.name} is not supported`),
       };
     }
+    // The proxy runs listener filters before reading any body: a filter that wants one cannot be honoured.
+    if ((f.externalAuth.forwardBody?.maxSize ?? 0) > 0)
+      return {
+        accepted: refused(
+          'UnsupportedValue',
+          `${at}.externalAuth.forwardBody: not supported on a listener filter`,
+        ),
+      };
     const problems: string[] = [];
     const auth = externalAuthorization(f.externalAuth, `${at}.externalAuth`, owner.namespace, problems);
     if (problems.length > 0) return { accepted: refused('InvalidListenerFilter', problems.join('; ')) };
