@@ -5,10 +5,12 @@ import {
   Enum,
   HOSTNAME_PATTERN,
   LabelSelectorSchema,
+  LocalObjectReferenceSchema,
   ObjectMetaSchema,
   ObjectReferenceSchema,
   Unimplemented,
 } from './common.js';
+import { ExternalAuthFilterSchema } from './http-route.js';
 
 export const SecretObjectReferenceSchema = Type.Object({
   group: Type.String({ default: '' }),
@@ -44,6 +46,18 @@ export const RouteGroupKindSchema = Type.Object({
 });
 export type RouteGroupKind = Static<typeof RouteGroupKindSchema>;
 
+/**
+ * One pre-routing filter of a listener (Gateway API v1.7 experimental, GEP-5224): it runs on every request the
+ * listener accepts, in list order, before route matching. The CEL rules pairing `type` with its field are
+ * checked by the translator (listener-filters.ts), so standalone files are held to them too.
+ */
+export const ListenerFilterSchema = Type.Object({
+  type: Enum(['ExternalAuth', 'ExtensionRef'] as const),
+  externalAuth: Type.Optional(ExternalAuthFilterSchema),
+  extensionRef: Type.Optional(LocalObjectReferenceSchema),
+});
+export type ListenerFilter = Static<typeof ListenerFilterSchema>;
+
 export const ListenerSchema = Type.Object({
   name: Type.String({
     minLength: 1,
@@ -73,6 +87,10 @@ export const ListenerSchema = Type.Object({
       kinds: Type.Optional(Type.Array(RouteGroupKindSchema, { maxItems: 8 })),
     },
     { default: {} },
+  ),
+  // Only on HTTP and HTTPS listeners (the CRD's CEL rule; checked by the translator).
+  filters: Type.Optional(
+    Type.Object({ requests: Type.Optional(Type.Array(ListenerFilterSchema, { maxItems: 16 })) }),
   ),
 });
 export type Listener = Static<typeof ListenerSchema>;

@@ -18,7 +18,7 @@ export const ListenerSetSchema = Type.Object({
   metadata: ObjectMetaSchema,
   spec: Type.Object({
     parentRef: ParentGatewayReferenceSchema,
-    // A ListenerEntry has a Gateway listener's fields; `filters` (experimental) is not among them here.
+    // A ListenerEntry has a Gateway listener's fields, `filters` (experimental) among them.
     listeners: Type.Array(ListenerSchema, { minItems: 1, maxItems: 64 }),
   }),
   // Written by controllers, never read by the translator.

@@ -187,6 +187,19 @@ export interface VirtualHost {
    * own, else its ListenerSet's, else its Gateway's. A Route's policy of the same kind replaces it whole.
    */
   policies?: string[];
+  /**
+   * The owning Gateway listener's pre-routing filters (`filters.requests`, GEP-5224), run in this order on every
+   * request before route matching; what they add to the request is what the routes match.
+   */
+  requestFilters?: ListenerRequestFilter[];
+}
+
+/** A listener's pre-routing filter: an authorization service asked before any route is chosen. */
+export interface ListenerRequestFilter {
+  type: 'ExternalAuth';
+  auth: ExternalAuthorization;
+  /** Set when the filter cannot be honoured (its service is missing or not granted): it refuses every request. */
+  refused?: string;
 }
 
 export interface Route {

@@ -166,6 +166,8 @@ const externalAuth = object({
   failOpen: bool,
 });
 // CORS answers preflights, an authorization service decides, before a backend is chosen: a route's filters only.
+/** A listener's pre-routing filter (GEP-5224): an authorization service only. */
+const listenerRequestFilter = variant({ ExternalAuth: { auth: externalAuth, refused: optional(nonEmpty) } });
 const routeFilter = variant({ ...requestFilters, CORS: { cors }, ExternalAuth: { auth: externalAuth } });
 const valueMatch: Check = (v, p) => {
   object({ type: oneOf('Exact', 'RegularExpression'), name: nonEmpty, value: str })(v, p);
@@ -384,10 +386,14 @@ const RESOURCE_CHECKS: Record<FleetResourceType, Check> = {
     }
   }),
   virtualHosts: remembered((v, p) => {
-    object({ name: nonEmpty, listener: nonEmpty, hostname, routes: list(route), policies: optional(names) })(
-      v,
-      p,
-    );
+    object({
+      name: nonEmpty,
+      listener: nonEmpty,
+      hostname,
+      routes: list(route),
+      policies: optional(names),
+      requestFilters: optional(list(listenerRequestFilter)),
+    })(v, p);
     // Its name says where it serves: one listener never has two VirtualHosts for one hostname.
     const vh = v as { name: string; listener: string; hostname: string };
     if (vh.name !== `${vh.listener}/${vh.hostname}`)

@@ -4,6 +4,7 @@ import { performance } from 'node:perf_hooks';
 import type { Endpoint } from '../ir/fleet-config.js';
 import { backoffDelay, jittered } from '../platform/backoff.js';
 import {
+  type AccessVerdict,
   bodyBytesOf,
   checkAccess,
   credentialQueryOf,
@@ -22,14 +23,16 @@ import type {
 import { rateLimitedLines, rateStandingLines } from './limits/rate-limit-headers.js';
 import type { RateDecision } from './limits/rate-limiter.js';
 import { sendMirrors } from './mirror.js';
+import { runListenerFilters } from './routing/listener-filters.js';
 import {
+  authorizationReach,
   type ForwardPlan,
   nextEndpoint,
   type Plan,
   resolveRequest,
   upstreamHeaders,
 } from './routing/resolve.js';
-import { endpointKey } from './routing/snapshot.js';
+import { endpointKey, type Snapshot } from './routing/snapshot.js';
 import type { ProxyRuntime } from './runtime.js';
 import { type AccessLogEntry, type ResponseFlag, redactedPath } from './telemetry/access-log.js';
 import { recordTelemetry } from './telemetry/record.js';
@@ -561,9 +564,27 @@ export function handleRequest(
   res.listener = answer;
   // While draining, every response asks the client to go elsewhere for its next request.
   const close = rt.draining || listener.closing;
-  const plan = resolveRequest(rt, snapshot, listenerName, listener.proto, req);
+  // The listener's own filters first (none: straight on); routes are matched once, on what they leave.
+  runListenerFilters(req, {
+    snapshot,
+    listenerName,
+    https: listener.proto === 'https',
+    reach: (s) => authorizationReach(rt, s),
+    count: rt.metrics.accessDecision,
+    next: (filtered) => {
+      if (!answer.closed) routeRequest({ rt, listener, req: filtered, res, answer, close }, snapshot);
+    },
+    refuse: (refusal) => {
+      if (!answer.closed) refuse({ rt, listener, req, res, answer, close }, refusal);
+    },
+  });
+}
+
+/** Matches the request's route and runs the route's access checks (reading the body they need), then acts. */
+function routeRequest(exchange: Exchange, snapshot: Snapshot | undefined): void {
+  const { rt, listener, req, answer } = exchange;
+  const plan = resolveRequest(rt, snapshot, listener.name, listener.proto, req);
   answer.routeName = plan.routeName;
-  const exchange: Exchange = { rt, listener, req, res, answer, close };
   const access = plan.access;
   if (access === undefined) {
     limitThenAct(exchange, plan);
@@ -593,7 +614,7 @@ export function handleRequest(
       answer.flag = 'access_denied';
       answer.accessReason = `body larger than the ${bodyBytes} bytes an access check reads`;
       answer.abortStatus = 413;
-      res.abort(413);
+      exchange.res.abort(413);
       return;
     }
     access.request.body = buffered.bytes;
@@ -615,15 +636,19 @@ interface Exchange {
   body?: RequestBody;
 }
 
+/** An access check's refusal answers the client (its service's own body, when it gave one). */
+function refuse(exchange: Exchange, refusal: AccessVerdict & { allow: false }): void {
+  exchange.answer.flag = 'access_denied';
+  exchange.answer.accessReason = `${refusal.policy} ${refusal.rule}: ${refusal.reason}`;
+  const body = refusal.body;
+  if (body !== undefined) respondWithBody(exchange.res, { ...refusal, body }, exchange.close);
+  else respondLocally(exchange.res, refusal.status, exchange.close, undefined, refusal.headers);
+}
+
 /** A refusal answers; an allowance adds its upstream header changes and acts. */
 function passOrRefuse(exchange: Exchange, plan: Plan, settled: Settled): void {
   if (!settled.allow) {
-    const { refusal } = settled;
-    exchange.answer.flag = 'access_denied';
-    exchange.answer.accessReason = `${refusal.policy} ${refusal.rule}: ${refusal.reason}`;
-    const body = refusal.body;
-    if (body !== undefined) respondWithBody(exchange.res, { ...refusal, body }, exchange.close);
-    else respondLocally(exchange.res, refusal.status, exchange.close, undefined, refusal.headers);
+    refuse(exchange, settled.refusal);
     return;
   }
   if (plan.kind === 'forward' && settled.upstream !== undefined) {

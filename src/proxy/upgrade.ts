@@ -6,7 +6,8 @@ import { performance } from 'node:perf_hooks';
 import type { Duplex } from 'node:stream';
 import { checkAccess, credentialQueryOf, withoutQueryParameters } from './access/pipeline.js';
 import type { ClientRequest, ListenerContext } from './exchange.js';
-import { type Plan, resolveRequest, upstreamHeaders } from './routing/resolve.js';
+import { runListenerFilters } from './routing/listener-filters.js';
+import { authorizationReach, type Plan, resolveRequest, upstreamHeaders } from './routing/resolve.js';
 import { endpointKey } from './routing/snapshot.js';
 import type { ProxyRuntime } from './runtime.js';
 import { type AccessLogEntry, type ResponseFlag, redactedPath } from './telemetry/access-log.js';
@@ -111,6 +112,37 @@ export function handleUpgrade(
   };
   const trace = rt.tracing === undefined ? undefined : requestTrace(rt.tracing, req.rawHeaders);
   recordOnClose(rt, listener, req, socket, outcome, trace);
+  // The listener's own filters first, as for any request (routing/listener-filters.ts).
+  const snapshot = rt.snapshot;
+  runListenerFilters(req, {
+    snapshot,
+    listenerName: listener.name,
+    https: listener.proto === 'https',
+    reach: (s) => authorizationReach(rt, s),
+    count: rt.metrics.accessDecision,
+    next: (filtered) => {
+      if (!socket.destroyed) routeUpgrade(rt, listener, filtered, socket, head, outcome, trace);
+    },
+    refuse: (refusal) => {
+      if (socket.destroyed) return;
+      rt.metrics.request(listener.name, '-', refusal.status, 0);
+      outcome.flag = 'access_denied';
+      outcome.accessReason = `${refusal.policy} ${refusal.rule}: ${refusal.reason}`;
+      reject(socket, outcome, refusal.status, refusal.headers);
+    },
+  });
+}
+
+/** The upgrade's route, and its access checks, then the tunnel. */
+function routeUpgrade(
+  rt: ProxyRuntime,
+  listener: ListenerContext,
+  req: ClientRequest,
+  socket: Duplex,
+  head: Buffer,
+  outcome: UpgradeOutcome,
+  trace: TraceContext | undefined,
+): void {
   const plan = resolveRequest(rt, rt.snapshot, listener.name, listener.proto, req);
   outcome.routeName = plan.routeName;
   const access = plan.access;

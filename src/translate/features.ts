@@ -53,6 +53,11 @@ const FEATURES: readonly string[] = [
   'UDPRoute',
 ];
 
+/*
+ * GatewayListenerFilters is implemented (ExternalAuth listener filters, listener-filters.ts) but not claimed: no
+ * v1.7.0 conformance test uses it, and the conformance cluster's standard CRDs prune the field it reads.
+ */
+
 /**
  * GatewayInfrastructure (v1.6's name for what earlier releases called GatewayInfrastructurePropagation) gates two
  * tests: GatewayInfrastructureMetadata and GatewayInvalidParametersRef. It is claimed in Gateway Namespace Mode

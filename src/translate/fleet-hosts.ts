@@ -5,6 +5,7 @@ import type { RouteObject } from '../api/route-kinds.js';
 import type {
   Cluster,
   ClusterEndpoints,
+  ListenerRequestFilter,
   RequestMirror,
   Route,
   RouteAction,
@@ -165,6 +166,7 @@ export function hostVirtualHost(
   before: VirtualHost | undefined,
   rankedMemo: TranslateMemos['rankedRoutes'],
   policies?: { assignment: PolicyAssignment; listener: string[] | undefined; place: ListenerPlace },
+  requestFilters?: ListenerRequestFilter[],
 ): VirtualHost {
   const ranked: RankedRoute[] = [];
   // Rules of the route whose own hostname is the more specific come first, whatever their matches.
@@ -180,11 +182,13 @@ export function hostVirtualHost(
     before !== undefined &&
     before.hostname === host.hostname &&
     sameItems(before.routes, routes) &&
-    sameItems(before.policies ?? [], own ?? [])
+    sameItems(before.policies ?? [], own ?? []) &&
+    JSON.stringify(before.requestFilters) === JSON.stringify(requestFilters)
   )
     return before;
   const vhost: VirtualHost = { name: host.name, listener: host.listener, hostname: host.hostname, routes };
   if (own !== undefined) vhost.policies = own;
+  if (requestFilters !== undefined) vhost.requestFilters = requestFilters;
   return vhost;
 }
 

@@ -53,6 +53,8 @@ export function updateFleet(
   listeners: ListenerState[],
 ): FleetConfig | undefined {
   if (state.entries.length !== listeners.length) return undefined;
+  // Listener filters name clusters and depend on Services this path does not follow: always a full build.
+  if (listeners.some((l) => l.requestFilters !== undefined)) return undefined;
   const changes = routeChanges(state, input, listeners);
   if (changes === undefined) return undefined;
   const { removed, added } = changes;

@@ -150,7 +150,11 @@ function buildFleetUncached(
   }
   const { clusterRefs } = build;
   const policies = fleetPolicies(virtualHosts, input.policies);
-  const names = new Set([...clusterRefs.keys(), ...policyClusters(policies, input)]);
+  const names = new Set([
+    ...clusterRefs.keys(),
+    ...policyClusters(policies, input),
+    ...listenerFilterClusters(virtualHosts, input),
+  ]);
   const { clusters, endpoints, objects } = fleetClusters(names, input.clusters);
   const gateways: FleetGateway[] = [];
   for (const g of input.gateways) {
@@ -196,6 +200,19 @@ function policyClusters(policies: readonly FleetPolicy[], input: FleetInput): st
   return names;
 }
 
+/** The clusters of the listeners' pre-routing authorization services (a refused filter's is not reached). */
+function listenerFilterClusters(virtualHosts: readonly VirtualHost[], input: FleetInput): string[] {
+  const names: string[] = [];
+  for (const v of virtualHosts) {
+    for (const f of v.requestFilters ?? []) {
+      const cluster = f.auth.cluster;
+      if (f.refused !== undefined || names.includes(cluster)) continue;
+      if (resolveNamedCluster(cluster, input.lookup, input.clusters, undefined)) names.push(cluster);
+    }
+  }
+  return names;
+}
+
 /** The policies the VirtualHosts and their routes name, each once, by name. */
 function fleetPolicies(
   virtualHosts: readonly VirtualHost[],
@@ -237,6 +254,7 @@ function buildPort(build: FullBuild, port: number, indexes: number[]): PortState
       build.previousHosts.get(host.name),
       build.input.memos.rankedRoutes,
       policies,
+      build.listeners[host.owner]!.requestFilters,
     );
   }
   const onPort = indexes.map((i) => build.listeners[i]!);

@@ -6,10 +6,16 @@ import type { Gateway, Listener, RouteGroupKind } from '../api/gateway.js';
 import { GATEWAY_API_GROUP } from '../api/gateway-class.js';
 import type { ListenerSet } from '../api/listener-set.js';
 import { isRouteKind, kindsOfProtocol, type RouteKind, type RouteObject } from '../api/route-kinds.js';
-import { type ClientValidation, type GatewayListenerRef, listenerSetFleetName } from '../ir/fleet-config.js';
+import {
+  type ClientValidation,
+  type GatewayListenerRef,
+  type ListenerRequestFilter,
+  listenerSetFleetName,
+} from '../ir/fleet-config.js';
 import { certificateProblem } from './certificates.js';
 import type { Verdict } from './conditions.js';
 import { frontendValidation } from './frontend-validation.js';
+import { listenerRequestFilters } from './listener-filters.js';
 import { notFound, referenceGranted, type SnapshotLookup } from './lookup.js';
 import { nsName } from './object-order.js';
 import { tlsSecretPems } from './secrets.js';
@@ -36,6 +42,8 @@ export interface ListenerState {
   certificates: string[];
   /** HTTPS: the client certificate check the Gateway asks for on the listener's port (`spec.tls.frontend`). */
   clientValidation?: ClientValidation;
+  /** Its pre-routing filters (`filters.requests`), in order; absent: none. */
+  requestFilters?: ListenerRequestFilter[];
   /** Routes attached (accepted) here: HTTPRoutes, then GRPCRoutes, each in namespace/name order, no duplicates. */
   attached: RouteObject[];
 }
@@ -267,6 +275,11 @@ function evaluateSpec(
     certificates: certs.secrets,
   };
   if (frontend.validation !== undefined) state.clientValidation = frontend.validation;
+  const filtered = listenerRequestFilters(l, owner, lookup);
+  if (filtered.accepted !== undefined && state.accepted.ok) state.accepted = filtered.accepted;
+  if (filtered.resolvedRefs !== undefined && state.resolvedRefs.ok)
+    state.resolvedRefs = filtered.resolvedRefs;
+  if (filtered.filters !== undefined) state.requestFilters = filtered.filters;
   return state;
 }
 

@@ -186,7 +186,7 @@ export function resolveRequest(
 }
 
 /** Authorization services as this request's steps reach them: through this snapshot's clusters. */
-function authorizationReach(
+export function authorizationReach(
   rt: Balancing & { readonly authorizers: Authorizers },
   snapshot: Snapshot,
 ): AuthorizationReach {

@@ -12,6 +12,8 @@ import type {
   VirtualHost,
   WeightedBackend,
 } from '../../ir/fleet-config.js';
+import { listenerFilterPolicies } from '../access/listener-filter-policies.js';
+import type { CompiledAccessPolicy } from '../access/pipeline.js';
 import { normalizePath } from './path-normalization.js';
 
 /** What route matching looks at in a request. */
@@ -56,6 +58,8 @@ export interface CompiledVirtualHost {
   routes: CompiledRoute[];
   /** Its listener's policies (names); a route's own of the same kind replace them. */
   policies: readonly string[] | undefined;
+  /** Its Gateway listener's pre-routing filters, in order, each a one-step policy; undefined: none. */
+  requestFilters: readonly CompiledAccessPolicy[] | undefined;
 }
 
 export interface HostTable {
@@ -182,6 +186,7 @@ export function compileVirtualHost(vhost: VirtualHost): CompiledVirtualHost {
     hostname: vhost.hostname.toLowerCase(),
     routes: vhost.routes.map(compileRoute),
     policies: vhost.policies,
+    requestFilters: listenerFilterPolicies(vhost),
   };
 }
 

@@ -18,6 +18,8 @@ interface RouteStats {
 
 /** The policy label of a route's ExternalAuth filter, which the route's name follows. */
 export const EXTERNAL_AUTH_POLICY_PREFIX = 'ExternalAuth ';
+/** The policy label of a listener's pre-routing filter, its VirtualHost's name and index following. */
+export const LISTENER_FILTER_POLICY_PREFIX = 'ListenerFilter ';
 
 /** What the applied config holds: series of anything else are dropped (a deleted route's series go with it). */
 export interface LiveNames {
@@ -594,6 +596,8 @@ export function renderMetrics(snapshot: MetricsSnapshot): string {
 
 /** A policy label is live while the config holds the policy; a route's ExternalAuth filter's, while the route is. */
 function livePolicy(names: LiveNames, policy: string): boolean {
+  // A listener filter's series are few (16 at most per VirtualHost): kept.
+  if (policy.startsWith(LISTENER_FILTER_POLICY_PREFIX)) return true;
   if (policy.startsWith(EXTERNAL_AUTH_POLICY_PREFIX))
     return names.routes.has(policy.slice(EXTERNAL_AUTH_POLICY_PREFIX.length));
   return names.policies.has(policy);
