@@ -565,6 +565,10 @@ export function handleRequest(
   // While draining, every response asks the client to go elsewhere for its next request.
   const close = rt.draining || listener.closing;
   // The listener's own filters first (none: straight on); routes are matched once, on what they leave.
+  if (snapshot === undefined || !snapshot.filtered) {
+    routeRequest({ rt, listener, req, res, answer, close }, snapshot);
+    return;
+  }
   runListenerFilters(req, {
     snapshot,
     listenerName,

@@ -47,6 +47,13 @@ export interface Snapshot {
   vhosts: Map<string, CompiledVirtualHost>;
   /** Compiled policies by name (routes and VirtualHosts name them). */
   policies: Map<string, CompiledAccessPolicy>;
+  /** Some VirtualHost has listener request filters: without any, a request goes straight to route matching. */
+  filtered: boolean;
+}
+
+function anyFiltered(vhosts: ReadonlyMap<string, CompiledVirtualHost>): boolean {
+  for (const v of vhosts.values()) if (v.requestFilters !== undefined) return true;
+  return false;
 }
 
 type CompiledCache = WeakMap<VirtualHost, CompiledVirtualHost>;
@@ -94,7 +101,7 @@ export function compileSnapshot(
     ]),
   );
   const policies = new Map(config.policies.map((p) => [p.name, compileAccessPolicy(p)]));
-  return { config, version, listeners, clusters, vhosts, policies };
+  return { config, version, listeners, clusters, vhosts, policies, filtered: anyFiltered(vhosts) };
 }
 
 /** The serving tables with the change put in: compiled first (it may throw), then changed in one go. */
@@ -146,7 +153,8 @@ function updatedSnapshot(
     if (policy === undefined) previous.policies.delete(name);
     else previous.policies.set(name, policy);
   }
-  return { config, version, listeners, clusters, vhosts, policies: previous.policies };
+  const filtered = anyFiltered(vhosts);
+  return { config, version, listeners, clusters, vhosts, policies: previous.policies, filtered };
 }
 
 /** By address and port: a config change between two attempts makes new objects for the same endpoints. */
