@@ -2,7 +2,7 @@
 // dir, no persistence (a restart starts empty, as a Redis that lost its data does). Tests that need it skip with
 // a clear message when redis-server is not installed (`apt-get install -y redis-server`).
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -28,7 +28,13 @@ export interface RedisServer {
   close(): Promise<void>;
 }
 
-export function redisServer(port: number, password?: string): RedisServer {
+/** A server certificate and key (PEM) it serves TLS with instead of plain TCP. */
+export interface RedisTls {
+  certPem: string;
+  keyPem: string;
+}
+
+export function redisServer(port: number, password?: string, tls?: RedisTls): RedisServer {
   const dir = mkdtempSync(join(tmpdir(), 'portico-redis-'));
   let child: ChildProcess | undefined;
   const stop = async (): Promise<void> => {
@@ -42,18 +48,26 @@ export function redisServer(port: number, password?: string): RedisServer {
   return {
     port,
     start() {
-      const args = [
-        '--port',
-        String(port),
-        '--bind',
-        '127.0.0.1',
-        '--dir',
-        dir,
-        '--save',
-        '',
-        '--appendonly',
-        'no',
-      ];
+      const listen =
+        tls === undefined
+          ? ['--port', String(port)]
+          : [
+              '--port',
+              '0',
+              '--tls-port',
+              String(port),
+              '--tls-cert-file',
+              join(dir, 'tls.crt'),
+              '--tls-key-file',
+              join(dir, 'tls.key'),
+              '--tls-auth-clients',
+              'no',
+            ];
+      if (tls !== undefined) {
+        writeFileSync(join(dir, 'tls.crt'), tls.certPem);
+        writeFileSync(join(dir, 'tls.key'), tls.keyPem, { mode: 0o600 });
+      }
+      const args = [...listen, '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no'];
       if (password !== undefined) args.push('--requirepass', password);
       const started = spawn(REDIS_SERVER, args, { stdio: ['ignore', 'pipe', 'pipe'] });
       child = started;
