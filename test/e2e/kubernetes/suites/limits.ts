@@ -118,7 +118,14 @@ async function globalSetup(): Promise<void> {
     apiVersion: 'gateway.portico.io/v1alpha1',
     kind: 'DataPlaneProxy',
     metadata: { name: 'two-replicas', namespace: NS },
-    spec: { workers: 1, kubernetes: { deployment: { replicas: 2 } } },
+    // Small requests: the test node's 2 CPUs hold the suites' proxies at 110m each only up to 17 (Pending beyond).
+    spec: {
+      workers: 1,
+      kubernetes: {
+        deployment: { replicas: 2 },
+        container: { resources: { requests: { cpu: '10m', memory: '32Mi' } } },
+      },
+    },
   } as never);
   await apply(cluster, {
     apiVersion: 'gateway.networking.k8s.io/v1',
@@ -266,4 +273,11 @@ test('a Global RateLimitPolicy holds its limit across two proxy replicas through
   assert.deepEqual(refused, [true, true], `allowed ${allowed}`);
   assert.equal(allowed[0]! + allowed[1]!, GLOBAL_REQUESTS, `allowed ${allowed}`);
   assert.ok(allowed[0]! > 0 && allowed[1]! > 0, `allowed ${allowed}`);
+  // Its two proxies and Redis go: the suites after this one need the node's CPU for their own Gateways.
+  await call(
+    cluster,
+    'DELETE',
+    `/apis/gateway.networking.k8s.io/v1/namespaces/${NS}/gateways/${GLOBAL_GATEWAY}`,
+  );
+  await call(cluster, 'DELETE', `/apis/apps/v1/namespaces/${NS}/deployments/redis`);
 });
