@@ -19,6 +19,7 @@ import {
   defer,
   echo,
   eventually,
+  PORTICO_CLASS_YAML,
   programmedAddress,
   startStandalone,
   tempDir,
@@ -47,12 +48,7 @@ spec:
 `;
   const match = (name: string) =>
     `    - {name: ${name}, matches: [{path: {type: PathPrefix, value: /${name}}}], backendRefs: [{name: backend, port: 3000}]}`;
-  return `apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: portico}
-spec: {controllerName: gateway.portico.io/gatewayclass-controller}
----
-apiVersion: gateway.networking.k8s.io/v1
+  return `${PORTICO_CLASS_YAML}apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: {name: eg, namespace: default}
 spec:

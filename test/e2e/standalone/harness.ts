@@ -98,6 +98,14 @@ export interface ExampleCopy {
  * `examples/<name>` copied into a fresh temp dir with its backends served: example port 3001 + i goes to an
  * echo server whose replies name `pods[i]`.
  */
+/** The GatewayClass of Portico's own controller, as the first document of a test's YAML (its `---` after it). */
+export const PORTICO_CLASS_YAML = `apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: portico}
+spec: {controllerName: gateway.portico.io/gatewayclass-controller}
+---
+`;
+
 export async function exampleCopy(
   t: TestContext,
   name: string,

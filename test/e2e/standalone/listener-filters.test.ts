@@ -9,7 +9,13 @@ import http2 from 'node:http2';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { closeServer, type EchoBody, httpRequest, listen } from '../../support/http.js';
-import { eventually, exampleCopy, programmedAddress, startStandalone } from './harness.js';
+import {
+  eventually,
+  exampleCopy,
+  PORTICO_CLASS_YAML,
+  programmedAddress,
+  startStandalone,
+} from './harness.js';
 
 function config(firstPort: number, secondPort: number): string {
   const service = (name: string, port: number) => `---
@@ -25,12 +31,7 @@ addressType: IPv4
 ports: [{name: main, port: ${port}, protocol: TCP}]
 endpoints: [{addresses: ["127.0.0.1"]}]
 `;
-  return `apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: portico}
-spec: {controllerName: gateway.portico.io/gatewayclass-controller}
----
-apiVersion: gateway.networking.k8s.io/v1
+  return `${PORTICO_CLASS_YAML}apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: {name: eg, namespace: default}
 spec:

@@ -5,16 +5,11 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { splitLogLevel } from '../../../src/platform/log-line.js';
 import { waitForOutput } from '../../support/child.js';
-import { startStandalone, tempDir } from './harness.js';
+import { PORTICO_CLASS_YAML, startStandalone, tempDir } from './harness.js';
 
 const FORGED = 'error: forged';
 
-const GATEWAY = `apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: portico}
-spec: {controllerName: gateway.portico.io/gatewayclass-controller}
----
-apiVersion: gateway.networking.k8s.io/v1
+const GATEWAY = `${PORTICO_CLASS_YAML}apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: {name: eg, namespace: default}
 spec:

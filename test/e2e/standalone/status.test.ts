@@ -14,6 +14,7 @@ import {
   eventually,
   exampleCopy,
   type GatewayStatusView,
+  PORTICO_CLASS_YAML,
   programmedAddress,
   startStandalone,
   untilStatus,
@@ -126,12 +127,7 @@ async function listenerCondition(admin: string, gateway: string, listener: strin
 }
 
 function gateway(listeners: [string, number][]): string {
-  return `apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: portico}
-spec: {controllerName: gateway.portico.io/gatewayclass-controller}
----
-apiVersion: gateway.networking.k8s.io/v1
+  return `${PORTICO_CLASS_YAML}apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
 metadata: {name: www, namespace: default}
 spec:
