@@ -4,7 +4,12 @@ import { request as httpRequest, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { Duplex } from 'node:stream';
-import { checkAccess, credentialQueryOf, withoutQueryParameters } from './access/pipeline.js';
+import {
+  type AccessVerdict,
+  checkAccess,
+  credentialQueryOf,
+  withoutQueryParameters,
+} from './access/pipeline.js';
 import type { ClientRequest, ListenerContext } from './exchange.js';
 import { runListenerFilters } from './routing/listener-filters.js';
 import { authorizationReach, type Plan, resolveRequest, upstreamHeaders } from './routing/resolve.js';
@@ -124,13 +129,24 @@ export function handleUpgrade(
       if (!socket.destroyed) routeUpgrade(rt, listener, filtered, socket, head, outcome, trace);
     },
     refuse: (refusal) => {
-      if (socket.destroyed) return;
-      rt.metrics.request(listener.name, '-', refusal.status, 0);
-      outcome.flag = 'access_denied';
-      outcome.accessReason = `${refusal.policy} ${refusal.rule}: ${refusal.reason}`;
-      reject(socket, outcome, refusal.status, refusal.headers);
+      if (!socket.destroyed) refuseUpgrade(rt, listener.name, '-', socket, outcome, refusal);
     },
   });
+}
+
+/** An upgrade a listener filter or a route's policy refused: counted, logged with its reason, answered. */
+function refuseUpgrade(
+  rt: ProxyRuntime,
+  listenerName: string,
+  routeName: string,
+  socket: Duplex,
+  outcome: UpgradeOutcome,
+  refusal: AccessVerdict & { allow: false },
+): void {
+  rt.metrics.request(listenerName, routeName, refusal.status, 0);
+  outcome.flag = 'access_denied';
+  outcome.accessReason = `${refusal.policy} ${refusal.rule}: ${refusal.reason}`;
+  reject(socket, outcome, refusal.status, refusal.headers);
 }
 
 /** The upgrade's route, and its access checks, then the tunnel. */
@@ -159,11 +175,7 @@ function routeUpgrade(
     (settled) => {
       if (socket.destroyed) return;
       if (!settled.allow) {
-        const { refusal } = settled;
-        rt.metrics.request(listener.name, plan.routeName, refusal.status, 0);
-        outcome.flag = 'access_denied';
-        outcome.accessReason = `${refusal.policy} ${refusal.rule}: ${refusal.reason}`;
-        reject(socket, outcome, refusal.status, refusal.headers);
+        refuseUpgrade(rt, listener.name, plan.routeName, socket, outcome, settled.refusal);
         return;
       }
       if (plan.kind === 'forward' && settled.upstream !== undefined)
