@@ -13,6 +13,7 @@ import {
   adminResources,
   eventually,
   exampleCopy,
+  localServiceYaml,
   programmedAddress,
   send,
   startStandalone,
@@ -30,18 +31,7 @@ data:
   ca.crt: ${JSON.stringify(cert.certificatePem)}
 `
     : '';
-  return `apiVersion: v1
-kind: Service
-metadata: {name: secure, namespace: default}
-spec: {ports: [{name: https, port: 443}]}
----
-apiVersion: discovery.k8s.io/v1
-kind: EndpointSlice
-metadata: {name: secure-1, namespace: default, labels: {kubernetes.io/service-name: secure}}
-addressType: IPv4
-ports: [{name: https, port: ${port}, protocol: TCP}]
-endpoints: [{addresses: ["127.0.0.1"]}]
----
+  return `${localServiceYaml('secure', 443, port, 'https')}---
 apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
 metadata: {name: secure, namespace: default}

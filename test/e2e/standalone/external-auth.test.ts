@@ -16,22 +16,10 @@ import {
 } from '../../../src/proxy/access/external-grpc.js';
 import { closeServer, type EchoBody, httpRequest, listen } from '../../support/http.js';
 import { parsePrometheus } from '../../support/prometheus.js';
-import { eventually, exampleCopy, programmedAddress, startStandalone } from './harness.js';
+import { eventually, exampleCopy, localServiceYaml, programmedAddress, startStandalone } from './harness.js';
 
 function routes(httpPort: number, grpcPort: number, allowedResponse: string): string {
-  const endpoints = (name: string, port: number) => `---
-apiVersion: v1
-kind: Service
-metadata: {name: ${name}, namespace: default}
-spec: {ports: [{name: main, port: 9000}]}
----
-apiVersion: discovery.k8s.io/v1
-kind: EndpointSlice
-metadata: {name: ${name}-1, namespace: default, labels: {kubernetes.io/service-name: ${name}}}
-addressType: IPv4
-ports: [{name: main, port: ${port}, protocol: TCP}]
-endpoints: [{addresses: ["127.0.0.1"]}]
-`;
+  const endpoints = (name: string, port: number) => `---\n${localServiceYaml(name, 9000, port)}`;
   return `apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
 metadata: {name: guarded, namespace: default}
@@ -241,18 +229,7 @@ spec:
 `;
   await writeFile(
     join(files, 'policies.yaml'),
-    `apiVersion: v1
-kind: Service
-metadata: {name: auth, namespace: default}
-spec: {ports: [{name: main, port: 9000}]}
----
-apiVersion: discovery.k8s.io/v1
-kind: EndpointSlice
-metadata: {name: auth-1, namespace: default, labels: {kubernetes.io/service-name: auth}}
-addressType: IPv4
-ports: [{name: main, port: ${auth.port}, protocol: TCP}]
-endpoints: [{addresses: ["127.0.0.1"]}]
-${policy('open', 'lenient', true)}${policy('closed', 'strict', false)}`,
+    `${localServiceYaml('auth', 9000, auth.port)}${policy('open', 'lenient', true)}${policy('closed', 'strict', false)}`,
   );
   const c = await startStandalone(t, { args: ['-f', files], pool: '127.0.93.0/24', stateDir });
   const address = await programmedAddress(c.admin, 'default', 'eg');

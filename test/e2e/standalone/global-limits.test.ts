@@ -19,6 +19,7 @@ import {
   defer,
   echo,
   eventually,
+  localServiceYaml,
   PORTICO_CLASS_YAML,
   programmedAddress,
   startStandalone,
@@ -66,30 +67,8 @@ ${match('open')}
 ${match('closed')}
     - backendRefs: [{name: backend, port: 3000}]
 ---
-apiVersion: v1
-kind: Service
-metadata: {name: backend, namespace: default}
-spec: {ports: [{name: http, port: 3000, protocol: TCP}]}
----
-apiVersion: discovery.k8s.io/v1
-kind: EndpointSlice
-metadata: {name: backend-1, namespace: default, labels: {kubernetes.io/service-name: backend}}
-addressType: IPv4
-ports: [{name: http, port: ${backendPort}, protocol: TCP}]
-endpoints: [{addresses: [127.0.0.1], conditions: {ready: true}}]
----
-apiVersion: v1
-kind: Service
-metadata: {name: redis, namespace: default}
-spec: {ports: [{name: redis, port: 6379, protocol: TCP}]}
----
-apiVersion: discovery.k8s.io/v1
-kind: EndpointSlice
-metadata: {name: redis-1, namespace: default, labels: {kubernetes.io/service-name: redis}}
-addressType: IPv4
-ports: [{name: redis, port: ${redisPort}, protocol: TCP}]
-endpoints: [{addresses: [127.0.0.1], conditions: {ready: true}}]
----
+${localServiceYaml('backend', 3000, backendPort, 'http')}---
+${localServiceYaml('redis', 6379, redisPort, 'redis')}---
 apiVersion: v1
 kind: Secret
 metadata: {name: redis-auth, namespace: default}

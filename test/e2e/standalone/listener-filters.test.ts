@@ -12,25 +12,14 @@ import { closeServer, type EchoBody, httpRequest, listen } from '../../support/h
 import {
   eventually,
   exampleCopy,
+  localServiceYaml,
   PORTICO_CLASS_YAML,
   programmedAddress,
   startStandalone,
 } from './harness.js';
 
 function config(firstPort: number, secondPort: number): string {
-  const service = (name: string, port: number) => `---
-apiVersion: v1
-kind: Service
-metadata: {name: ${name}, namespace: default}
-spec: {ports: [{name: main, port: 9000}]}
----
-apiVersion: discovery.k8s.io/v1
-kind: EndpointSlice
-metadata: {name: ${name}-1, namespace: default, labels: {kubernetes.io/service-name: ${name}}}
-addressType: IPv4
-ports: [{name: main, port: ${port}, protocol: TCP}]
-endpoints: [{addresses: ["127.0.0.1"]}]
-`;
+  const service = (name: string, port: number) => `---\n${localServiceYaml(name, 9000, port)}`;
   return `${PORTICO_CLASS_YAML}apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: {name: eg, namespace: default}
