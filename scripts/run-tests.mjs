@@ -39,17 +39,43 @@ function collect(dir, out) {
   return out;
 }
 
+/** The failing tests of every run so far (TAP `not ok` lines, indented by depth), printed at the end. */
+const failures = [];
+
+/** Collects the `not ok` lines of a TAP file into `failures` under `title`, then removes the file. */
+function collectFailures(tapPath, title) {
+  const tap = existsSync(tapPath) ? readFileSync(tapPath, 'utf8').split('\n') : [];
+  const lines = [];
+  // Each failure with the location and error of its diagnostics block (which ends with `...`).
+  for (let i = 0; i < tap.length; i++) {
+    if (!/^\s*not ok /.test(tap[i])) continue;
+    lines.push(tap[i]);
+    for (let j = i + 1; j < tap.length && !/^\s*\.\.\.$/.test(tap[j]); j++)
+      if (/^\s*(location|error):/.test(tap[j])) lines.push(`  ${tap[j].slice(0, 300)}`);
+  }
+  rmSync(dirname(tapPath), { recursive: true, force: true });
+  if (lines.length > 0) failures.push({ title, lines });
+}
+
 /** Runs `files`; resolves with the exit status. `out`: where the output goes (a stream), else inherited. */
 function run(files, concurrency, env, node = { path: process.execPath, version: process.version }, out) {
   if (files.length === 0) return Promise.resolve(0);
   const say = (line) => (out === undefined ? console.log(line) : out.write(`${line}\n`));
-  say(`# ${files.length} test file${files.length === 1 ? '' : 's'} on Node ${node.version} (${node.path})`);
+  const title = `${files.length} test file${files.length === 1 ? '' : 's'} on Node ${node.version}`;
+  say(`# ${title} (${node.path})`);
+  // A second reporter writes TAP to a file, so the failures can be listed again at the end of a long log.
+  const tapPath = join(mkdtempSync(join(tmpdir(), 'portico-test-tap-')), 'run.tap');
+  const shown = out === undefined && process.stdout.isTTY ? 'spec' : 'tap';
   const args = [
     '--import',
     'tsx',
     '--test',
     `--test-concurrency=${concurrency}`,
     '--test-timeout=600000',
+    `--test-reporter=${shown}`,
+    '--test-reporter-destination=stdout',
+    '--test-reporter=tap',
+    `--test-reporter-destination=${tapPath}`,
     ...files,
   ];
   const child = spawn(node.path, args, {
@@ -60,7 +86,12 @@ function run(files, concurrency, env, node = { path: process.execPath, version: 
     child.stdout.pipe(out, { end: false });
     child.stderr.pipe(out, { end: false });
   }
-  return new Promise((resolve) => child.on('close', (code) => resolve(code ?? 1)));
+  return new Promise((resolve) =>
+    child.on('close', (code) => {
+      collectFailures(tapPath, title);
+      resolve(code ?? 1);
+    }),
+  );
 }
 
 // The proxy's own files and its discovery client: their sockets, HTTP parsing and TLS are the runtime's.
@@ -152,6 +183,11 @@ function printTimes() {
   for (const s of steps)
     console.log(line(s.name, s.seconds, s.status === 0 ? 'ok' : `FAILED (exit ${s.status})`));
   console.log(line('wall clock', (Date.now() - runStarted) / 1000, ''));
+  for (const f of failures) {
+    console.log(`\nfailing tests of the run of ${f.title}:`);
+    for (const l of f.lines.slice(0, 120)) console.log(`  ${l}`);
+    if (f.lines.length > 120) console.log(`  … and ${f.lines.length - 120} more lines`);
+  }
 }
 
 function npmRun(script) {
