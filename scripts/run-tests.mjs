@@ -50,8 +50,12 @@ function collectFailures(tapPath, title) {
   for (let i = 0; i < tap.length; i++) {
     if (!/^\s*not ok /.test(tap[i])) continue;
     lines.push(tap[i]);
-    for (let j = i + 1; j < tap.length && !/^\s*\.\.\.$/.test(tap[j]); j++)
-      if (/^\s*(location|error):/.test(tap[j])) lines.push(`  ${tap[j].slice(0, 300)}`);
+    for (let j = i + 1; j < tap.length && !/^\s*\.\.\.$/.test(tap[j]); j++) {
+      if (!/^\s*(location|error):/.test(tap[j])) continue;
+      // A multi-line error (`error: |-`) says what it is on its next line.
+      const text = /:\s*\|-$/.test(tap[j]) ? `${tap[j]} ${(tap[j + 1] ?? '').trim()}` : tap[j];
+      lines.push(`  ${text.slice(0, 300)}`);
+    }
   }
   rmSync(dirname(tapPath), { recursive: true, force: true });
   if (lines.length > 0) failures.push({ title, lines });

@@ -1,0 +1,145 @@
+// A Gateway address's routability (GEP-5093, experimental) on a real API server: with the experimental
+// channel's Gateway CRD installed, the class claims GatewayAddressRoutability(+Cluster); a Gateway asking only
+// for a Cluster address gets a ClusterIP Service and its cluster IP, said Cluster; one asking a Cluster address by
+// a value in the Service CIDR gets exactly it; one asking a Cluster value outside it beside an empty entry is
+// Programmed at its load balancer's address and AddressesAssigned=False/PartiallyAssigned. The standard CRD is put
+// back at the end (the experimental one is a superset, so nothing else notices it meanwhile).
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { DEFAULT_CONTROLLER_NAME } from '../../../../src/api/controller-config.js';
+import { fleetInfraName } from '../../../../src/ir/fleet-infra.js';
+import type { Cluster } from '../../../cluster/harness.js';
+import { asList, call, eventually, type Loose } from '../../../cluster/kube-api.js';
+import { E2E_SKIP } from '../install.js';
+import { apply, condition, echoNamespace, gatewayClass, gatewayStatus } from '../traffic.js';
+
+const NS = 'address-routability';
+const GATEWAYS_CRD = 'gateway.networking.k8s.io_gateways.yaml';
+// The controller reads the CRDs every 30 s; the node is shared with another test sequence.
+const WAIT_MS = 120_000;
+let cluster: Cluster;
+let system: string;
+
+export async function setup(c: Cluster, systemNamespace: string): Promise<void> {
+  cluster = c;
+  system = systemNamespace;
+  await gatewayClass(cluster, 'portico', DEFAULT_CONTROLLER_NAME);
+  await echoNamespace(cluster, NS);
+}
+
+function gatewayCrd(channel: 'standard' | 'experimental'): void {
+  const crds = cluster.toolchain.files.gatewayApiCrds;
+  const dir = channel === 'standard' ? crds : join(crds, '..', 'experimental');
+  cluster.kubectl(['apply', '--server-side', '--force-conflicts', '-f', join(dir, GATEWAYS_CRD)]);
+  cluster.kubectl([
+    'wait',
+    '--for=condition=Established',
+    '--timeout=60s',
+    'crd',
+    'gateways.gateway.networking.k8s.io',
+  ]);
+}
+
+function claims(feature: string, wanted: boolean): Promise<true> {
+  return eventually(
+    async () => {
+      const r = await call(cluster, 'GET', '/apis/gateway.networking.k8s.io/v1/gatewayclasses/portico');
+      const names = asList(r.body.status?.supportedFeatures).map((f) => String(f.name));
+      return names.includes(feature) === wanted ? true : undefined;
+    },
+    `GatewayClass portico ${wanted ? 'claims' : 'does not claim'} ${feature}`,
+    WAIT_MS,
+    500,
+  );
+}
+
+async function addressGateway(name: string, addresses: Record<string, string>[]): Promise<void> {
+  await apply(cluster, {
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    kind: 'Gateway',
+    metadata: { name, namespace: NS },
+    spec: {
+      gatewayClassName: 'portico',
+      addresses,
+      listeners: [{ name: 'http', port: 80, protocol: 'HTTP' }],
+    },
+  } as never);
+}
+
+/** The Gateway once its AddressesAssigned condition has `reason` (and, when asked, Programmed=True). */
+function assigned(name: string, reason: string, programmed: boolean): Promise<Loose> {
+  return eventually(
+    async () => {
+      const gw = await gatewayStatus(cluster, NS, name);
+      if (condition(gw, 'AddressesAssigned')?.reason !== reason) return undefined;
+      return !programmed || condition(gw, 'Programmed')?.status === 'True' ? gw : undefined;
+    },
+    `Gateway ${NS}/${name} AddressesAssigned ${reason}`,
+    WAIT_MS,
+    500,
+  );
+}
+
+async function fleetService(name: string): Promise<Loose> {
+  const service = fleetInfraName(`${NS}/${name}`);
+  return (await call(cluster, 'GET', `/api/v1/namespaces/${system}/services/${service}`)).body;
+}
+
+/** An address of the cluster's first Service CIDR that nothing is likely to hold (far from the start). */
+async function freeServiceAddress(): Promise<string> {
+  const r = await call(cluster, 'GET', '/apis/networking.k8s.io/v1/servicecidrs');
+  const cidr = asList(asList(r.body.items)[0]?.spec?.cidrs)
+    .map(String)
+    .find((c) => c.includes('.'));
+  assert.ok(cidr !== undefined, 'the cluster has an IPv4 Service CIDR');
+  const [a, b] = cidr.split('.');
+  return `${a}.${b}.200.77`;
+}
+
+test('address routability: Cluster addresses by scope and by value, partial assignment, with the experimental CRD', {
+  skip: E2E_SKIP,
+}, async () => {
+  gatewayCrd('experimental');
+  try {
+    await claims('GatewayAddressRoutabilityCluster', true);
+
+    await addressGateway('internal', [{ type: 'IPAddress', routability: 'Cluster' }]);
+    const internal = await assigned('internal', 'AddressesAssigned', true);
+    const service = await fleetService('internal');
+    assert.equal(service.spec?.type, 'ClusterIP', 'nothing outside the cluster reaches it');
+    assert.deepEqual(
+      asList(internal.status?.addresses).map((a) => [a.value, a.routability]),
+      [[service.spec?.clusterIP, 'Cluster']],
+    );
+
+    const wanted = await freeServiceAddress();
+    await addressGateway('pinned', [{ type: 'IPAddress', routability: 'Cluster', value: wanted }]);
+    const pinned = await assigned('pinned', 'AddressesAssigned', true);
+    assert.equal((await fleetService('pinned')).spec?.clusterIP, wanted);
+    assert.deepEqual(
+      asList(pinned.status?.addresses).map((a) => [a.value, a.routability]),
+      [[wanted, 'Cluster']],
+    );
+
+    // 192.0.2.1 is in no Service CIDR: that entry is unmet, the empty one is met by the load balancer.
+    await addressGateway('partial', [
+      { type: 'IPAddress' },
+      { type: 'IPAddress', routability: 'Cluster', value: '192.0.2.1' },
+    ]);
+    const partial = await assigned('partial', 'PartiallyAssigned', true);
+    assert.match(
+      String(condition(partial, 'AddressesAssigned')?.message),
+      /spec\.addresses\[1\].*192\.0\.2\.1/,
+    );
+    const addresses = asList(partial.status?.addresses);
+    assert.equal(addresses.length, 1);
+    assert.equal(addresses[0]?.routability, '');
+    assert.notEqual((await fleetService('partial')).spec?.clusterIP, '192.0.2.1');
+  } finally {
+    for (const name of ['internal', 'pinned', 'partial'])
+      cluster.kubectl(['delete', 'gateway', '-n', NS, name, '--ignore-not-found', '--wait=false']);
+    gatewayCrd('standard');
+  }
+  await claims('GatewayAddressRoutability', false);
+});
