@@ -4,6 +4,8 @@
 /** The release of the Gateway API standard CRDs this build reads, ships in its chart and is conformance-tested on. */
 export const GATEWAY_API_BUNDLE_VERSION = 'v1.7.0';
 export const BUNDLE_VERSION_ANNOTATION = 'gateway.networking.k8s.io/bundle-version';
+/** `standard` or `experimental`: the experimental channel's CRDs keep the fields of experimental features. */
+export const CHANNEL_ANNOTATION = 'gateway.networking.k8s.io/channel';
 
 /** The Gateway API CRDs Portico reads (plural names in gateway.networking.k8s.io), in a stable order. */
 export const READ_GATEWAY_API_CRDS = [
@@ -21,6 +23,16 @@ export const READ_GATEWAY_API_CRDS = [
  */
 export interface InstalledCrds {
   versions: Readonly<Record<string, string | null>>;
+  /** Each installed CRD's channel annotation ('' when it has none). */
+  channels?: Readonly<Record<string, string>>;
+}
+
+/**
+ * Whether the Gateway CRD keeps the experimental fields Portico reads (spec.addresses[].routability, listener
+ * filters). Unknown (standalone, where Portico validates the files itself, or CRDs not yet read): it does.
+ */
+export function experimentalGateways(installed: InstalledCrds | undefined): boolean {
+  return installed?.channels === undefined || installed.channels.gateways === 'experimental';
 }
 
 /** `v1.7.0` → [1, 7]; undefined for anything that is not a release version. */

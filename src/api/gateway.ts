@@ -95,9 +95,18 @@ export const ListenerSchema = Type.Object({
 });
 export type Listener = Static<typeof ListenerSchema>;
 
+/**
+ * Where an address is reachable from (Gateway API v1.7 experimental, GEP-5093): empty (no promise), `Cluster` (a
+ * Service cluster IP) or `prefix/path` with a DNS-subdomain prefix other than k8s.io and its subdomains, as the
+ * CRD's CEL rule says.
+ */
+export const ROUTABILITY_PATTERN =
+  '^$|^Cluster$|^(?!([a-z0-9]([-a-z0-9]*[a-z0-9])?\\.)*k8s\\.io/)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/.+$';
+
 export const GatewayStatusAddressSchema = Type.Object({
   type: Type.String({ default: 'IPAddress' }),
   value: Type.String(),
+  routability: Type.Optional(Type.String()),
 });
 
 export const ListenerStatusSchema = Type.Object({
@@ -134,7 +143,21 @@ export const GatewaySchema = Type.Object({
     listeners: Type.Array(ListenerSchema, { minItems: 1, maxItems: 64 }),
     // The CRD lets `value` be left out: a request for any address of the type.
     addresses: Type.Optional(
-      Type.Array(Type.Object({ type: Type.Optional(Type.String()), value: Type.Optional(Type.String()) })),
+      Type.Array(
+        Type.Object({
+          type: Type.Optional(Type.String()),
+          value: Type.Optional(Type.String()),
+          routability: Type.Optional(
+            Type.String({
+              maxLength: 253,
+              pattern: ROUTABILITY_PATTERN,
+              patternMeaning:
+                'must be empty, Cluster, or prefix/path with a DNS-subdomain prefix other than k8s.io and its subdomains',
+            }),
+          ),
+        }),
+        { maxItems: 16 },
+      ),
     ),
     infrastructure: Type.Optional(GatewayInfrastructureSchema),
     // Which namespaces' ListenerSets may add listeners to this Gateway; absent or None: none may.

@@ -74,8 +74,11 @@ function describe(e: ValueError): string {
     case ValueErrorType.StringMaxLength:
       return `must be at most ${s.maxLength} characters`;
     case ValueErrorType.StringPattern:
-      return s.pattern === HOSTNAME_PATTERN
-        ? `'${String(e.value)}' is not a valid hostname (lower case, optional leading '*.', no port)`
+      if (s.pattern === HOSTNAME_PATTERN)
+        return `'${String(e.value)}' is not a valid hostname (lower case, optional leading '*.', no port)`;
+      // A schema may say what its pattern means, in words a person reads better than the expression.
+      return typeof s.patternMeaning === 'string'
+        ? `'${String(e.value)}' ${s.patternMeaning}`
         : `'${String(e.value)}' must match ${String(s.pattern)}`;
     case ValueErrorType.ArrayMinItems:
       return `must have at least ${s.minItems} item${s.minItems === 1 ? '' : 's'}`;

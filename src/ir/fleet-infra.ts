@@ -83,6 +83,13 @@ export interface FleetInfra extends FleetParameters {
    * (the Service's spec.loadBalancerIP). Absent: any address.
    */
   requestedAddress?: string;
+  /**
+   * The IP address its Gateway asks for with routability Cluster: the Service's cluster IP, given when the Service
+   * is made, and only if it is in one of the cluster's Service CIDRs and free. Absent: any.
+   */
+  requestedClusterIP?: string;
+  /** Its Gateway asks only for Cluster addresses: a ClusterIP Service, unless the fleet's shape names a type. */
+  clusterOnly?: true;
 }
 
 // Names of a fleet's objects (docs/architecture.md, Names): readable, unique by hash, within 63 characters.

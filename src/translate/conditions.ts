@@ -12,6 +12,7 @@ export const OWN_CONDITION_TYPES: ReadonlySet<string> = new Set([
   'Conflicted',
   'SupportedVersion',
   'InsecureFrontendValidationMode',
+  'AddressesAssigned',
 ]);
 
 export function condition(

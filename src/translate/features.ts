@@ -65,7 +65,13 @@ const FEATURES: readonly string[] = [
  * Namespace Mode a fleet's objects (which carry spec.infrastructure's metadata all the same) are in the
  * controller's. Claimed there, that test fails after its minute; the second passes.
  */
-export function supportedFeatures(deployType: DeployType): string[] {
+/** Claimed only where the installed Gateway CRD is of the experimental channel, which keeps their fields. */
+const EXPERIMENTAL_FEATURES: readonly string[] = [
+  'GatewayAddressRoutability',
+  'GatewayAddressRoutabilityCluster',
+];
+
+export function supportedFeatures(deployType: DeployType, experimental: boolean): string[] {
   const byMode = deployType === 'GatewayNamespace' ? ['GatewayInfrastructure'] : [];
-  return [...FEATURES, ...byMode].sort();
+  return [...FEATURES, ...byMode, ...(experimental ? EXPERIMENTAL_FEATURES : [])].sort();
 }

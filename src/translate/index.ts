@@ -1,7 +1,7 @@
 // translate(snapshot, options, dataPlane?) → fleet configs, statuses, infra specs. Pure and deterministic:
 // no I/O, clock or randomness, and every input list is put in a total order before use.
 import type { Gateway } from '../api/gateway.js';
-import type { InstalledCrds } from '../api/gateway-api-bundle.js';
+import { experimentalGateways, type InstalledCrds } from '../api/gateway-api-bundle.js';
 import type { RouteObject } from '../api/route-kinds.js';
 import type { ResourceSnapshot } from '../api/snapshot.js';
 import type { FleetConfig } from '../ir/fleet-config.js';
@@ -313,7 +313,8 @@ function statusesOf(
 ): ObjectStatus[] {
   const statuses: ObjectStatus[] = [];
   for (const c of frame.classes) statuses.push(classStatus(c, options.deployType, installed));
-  for (const g of frame.gateways) statuses.push(gatewayStatus(g, dataPlane));
+  const routability = experimentalGateways(installed);
+  for (const g of frame.gateways) statuses.push(gatewayStatus(g, dataPlane, routability));
   for (const ls of frame.listenerSets) statuses.push(listenerSetStatus(ls, dataPlane));
   for (const s of frame.routeStatuses) statuses.push(s);
   for (const s of frame.policyStatuses) statuses.push(s);

@@ -54,10 +54,7 @@ export function fleetInfra(
       }))
       .sort((a, b) => a.port - b.port),
   };
-  const requested = first.gateway.spec.addresses?.find(
-    (a) => (a.type ?? 'IPAddress') === 'IPAddress' && a.value !== undefined && a.value !== '',
-  );
-  if (requested?.value !== undefined) infra.requestedAddress = requested.value;
+  Object.assign(infra, requestedAddresses(first.gateway.spec.addresses ?? []));
   const p = first.parameters;
   if (p.workers !== undefined) infra.workers = p.workers;
   if (p.drainSeconds !== undefined) infra.drainSeconds = p.drainSeconds;
@@ -71,4 +68,27 @@ export function fleetInfra(
     infra.owner = owner;
   }
   return infra;
+}
+
+/**
+ * What the fleet's Service is asked for by its (oldest) Gateway's spec.addresses: the first IP address asked for
+ * by value of the load balancer and of the cluster (routability Cluster), and whether only Cluster addresses are
+ * asked for (then nothing outside the cluster should reach it).
+ */
+function requestedAddresses(
+  requests: readonly {
+    type?: string | undefined;
+    value?: string | undefined;
+    routability?: string | undefined;
+  }[],
+): Pick<FleetInfra, 'requestedAddress' | 'requestedClusterIP' | 'clusterOnly'> {
+  const ips = requests.filter((a) => (a.type ?? 'IPAddress') === 'IPAddress');
+  const byValue = ips.filter((a) => a.value !== undefined && a.value !== '');
+  const out: Pick<FleetInfra, 'requestedAddress' | 'requestedClusterIP' | 'clusterOnly'> = {};
+  const lb = byValue.find((a) => a.routability !== 'Cluster')?.value;
+  const cluster = byValue.find((a) => a.routability === 'Cluster')?.value;
+  if (lb !== undefined) out.requestedAddress = lb;
+  if (cluster !== undefined) out.requestedClusterIP = cluster;
+  if (ips.length > 0 && ips.every((a) => a.routability === 'Cluster')) out.clusterOnly = true;
+  return out;
 }

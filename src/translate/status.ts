@@ -5,6 +5,7 @@ import type { ListenerStatus } from '../api/gateway.js';
 import type { InstalledCrds } from '../api/gateway-api-bundle.js';
 import { listenerSetFleetName } from '../ir/fleet-config.js';
 import type { DeployType } from '../ir/fleet-infra.js';
+import { type AddressAssignment, assignAddresses } from './addresses.js';
 import type { ClassState } from './classes.js';
 import { condition } from './conditions.js';
 import { supportedFeatures } from './features.js';
@@ -35,16 +36,23 @@ export function classStatus(
     generation: gen,
     status: {
       conditions,
-      supportedFeatures: supportedFeatures(deployType).map((name) => ({ name })),
+      supportedFeatures: supportedFeatures(deployType, installed?.channels?.gateways === 'experimental').map(
+        (name) => ({ name }),
+      ),
     },
   };
 }
 
 type FleetState = DataPlaneState['fleets'][string] | undefined;
 
+/** The fleet's addresses this Gateway gets, for what its spec.addresses asks. */
+function gatewayAddresses(gw: GatewayEntry, fleet: FleetState): AddressAssignment {
+  return assignAddresses(gw.gateway.spec.addresses ?? [], fleet?.addresses ?? []);
+}
+
 /** Has a proxy of the fleet applied this Gateway's current generation, with an address to reach it? */
-function programmedVerdict(gw: GatewayEntry, fleet: FleetState) {
-  if (fleet === undefined || fleet.addresses.length === 0) {
+function programmedVerdict(gw: GatewayEntry, fleet: FleetState, addresses: AddressAssignment) {
+  if (fleet === undefined || addresses.addresses.length === 0) {
     return {
       ok: false,
       reason: 'AddressNotAssigned',
@@ -127,21 +135,33 @@ function unsupportedAddressOf(g: GatewayEntry['gateway']): string | undefined {
   return `spec.addresses[${i}]: type ${g.spec.addresses![i]!.type} is not supported (IPAddress is)`;
 }
 
+function unmetList(a: AddressAssignment): string {
+  return a.unmet.map((u) => `spec.addresses[${u.index}]: ${u.why}`).join('; ');
+}
+
 /**
- * An IPAddress the Gateway asks for by value that its fleet does not have: the load balancer has not given it (an
- * address it cannot use, or not yet), or the fleet is standalone, whose address pool takes no requests yet.
- * Undefined when every requested value is the fleet's.
+ * Programmed=False for the addresses asked for: one asked for by value that the fleet does not have (its load
+ * balancer has not given it, or cannot), or none of them met. Undefined when they are fine.
  */
-function unusableAddress(g: GatewayEntry['gateway'], fleet: FleetState) {
-  const have = fleet?.addresses.map((a) => a.value) ?? [];
-  const i = (g.spec.addresses ?? []).findIndex(
-    (a) => a.value !== undefined && a.value !== '' && !have.includes(a.value),
-  );
-  if (i === -1) return undefined;
-  const value = g.spec.addresses![i]!.value;
-  const has = have.length === 0 ? 'has no address yet' : `has ${have.join(', ')}`;
-  const message = `spec.addresses[${i}]: ${value} is not an address of the Gateway's fleet (it ${has}): its load balancer did not give it (on Kubernetes the fleet's Service asks for it; standalone fleets cannot ask yet)`;
-  return { ok: false, reason: 'AddressNotUsable', message };
+function addressVerdict(requested: number, a: AddressAssignment) {
+  const byValue = a.unmet.find((u) => u.byValue);
+  if (byValue !== undefined) {
+    const message = `spec.addresses[${byValue.index}]: ${byValue.why} (on Kubernetes the fleet's Service asks for it)`;
+    return { ok: false, reason: 'AddressNotUsable', message };
+  }
+  if (requested > 0 && a.addresses.length === 0)
+    return { ok: false, reason: 'AddressNotAssigned', message: unmetList(a) };
+  return undefined;
+}
+
+/** AddressesAssigned (GEP-5093): whether every entry of spec.addresses, or the default choice, got an address. */
+function addressesAssigned(requested: number, a: AddressAssignment, gen: number): Condition {
+  if (a.unmet.length === 0 && a.addresses.length > 0)
+    return condition('AddressesAssigned', true, 'AddressesAssigned', 'Every address is assigned', gen);
+  if (a.addresses.length > 0)
+    return condition('AddressesAssigned', false, 'PartiallyAssigned', `Unmet: ${unmetList(a)}`, gen);
+  const message = requested === 0 ? 'No address assigned to the fleet yet' : `Unmet: ${unmetList(a)}`;
+  return condition('AddressesAssigned', false, 'NotAssigned', message, gen);
 }
 
 /** Why the Gateway's parameters (its class's or its own) cannot be used; undefined when they can. */
@@ -159,10 +179,17 @@ function servedWithout(gw: GatewayEntry): boolean {
   return gw.classState.accepted.ok || gw.classState.holding === true;
 }
 
-export function gatewayStatus(gw: GatewayEntry, dataPlane: DataPlaneState | undefined): ObjectStatus {
+/** `routability`: whether status addresses say theirs (the installed Gateway CRD keeps the field). */
+export function gatewayStatus(
+  gw: GatewayEntry,
+  dataPlane: DataPlaneState | undefined,
+  routability: boolean,
+): ObjectStatus {
   const g = gw.gateway;
   const gen = g.metadata.generation;
   const fleet = dataPlane?.fleets[gw.fleet];
+  const assigned = gatewayAddresses(gw, fleet);
+  const requested = g.spec.addresses?.length ?? 0;
   const own = ownListeners(gw);
   const readyCount = own.filter(ready).length;
   let accepted: Condition;
@@ -194,16 +221,18 @@ export function gatewayStatus(gw: GatewayEntry, dataPlane: DataPlaneState | unde
     } else accepted = condition('Accepted', true, 'Accepted', gw.unusedParameters ?? 'Accepted', gen);
     gwProgrammed =
       gw.infraConflict === undefined
-        ? (unusableAddress(g, fleet) ?? programmedVerdict(gw, fleet))
+        ? (addressVerdict(requested, assigned) ?? programmedVerdict(gw, fleet, assigned))
         : { ok: false, reason: 'Invalid', message: gw.infraConflict };
     programmed = condition('Programmed', gwProgrammed.ok, gwProgrammed.reason, gwProgrammed.message, gen);
   }
   const status: Record<string, unknown> = {};
-  if (servedWithout(gw) && readyCount > 0 && fleet !== undefined && fleet.addresses.length > 0) {
-    status.addresses = fleet.addresses.map((a) => ({ type: a.type, value: a.value }));
+  const served = servedWithout(gw) && readyCount > 0;
+  if (served && fleet !== undefined && assigned.addresses.length > 0) {
+    status.addresses = assigned.addresses.map((a) => (routability ? a : { type: a.type, value: a.value }));
   }
   const client = gw.backendClientCertificate?.verdict;
   const conditions = [accepted, programmed];
+  if (served) conditions.push(addressesAssigned(requested, assigned, gen));
   if (client !== undefined)
     conditions.push(condition('ResolvedRefs', client.ok, client.reason, client.message, gen));
   // Said while any port lets clients without a valid certificate in; gone once none does.
@@ -260,7 +289,7 @@ function listenerSetProgrammed(ls: ListenerSetEntry, fleet: FleetState) {
   const gw = ls.gateway;
   const parent =
     gw.infraConflict === undefined
-      ? programmedVerdict(gw, fleet)
+      ? programmedVerdict(gw, fleet, gatewayAddresses(gw, fleet))
       : { ok: false, reason: 'Invalid', message: gw.infraConflict };
   if (!parent.ok) {
     const message = `Gateway ${gw.key} is not programmed: ${parent.message}`;

@@ -31,6 +31,10 @@ export interface TranslateOptions {
 export interface GatewayAddress {
   type: 'IPAddress' | 'Hostname';
   value: string;
+  /** `Cluster`: a Service cluster IP, in the cluster's Service CIDR. Absent: no reachability promise. */
+  routability?: 'Cluster';
+  /** Given only to a Gateway that asks for it (a LoadBalancer Service's cluster IP), not by default. */
+  onRequestOnly?: true;
 }
 
 /** What the data plane reports, as pure data: needed for `Programmed`. */

@@ -93,6 +93,26 @@ test('a hostname with a port is rejected (ports never take part in hostname matc
   if (!r.ok) assert.equal(r.errors[0]!.field, 'spec.hostnames[0]');
 });
 
+test('a reserved or malformed address routability is refused in words, naming the field', () => {
+  for (const routability of ['k8s.io/value', 'gateway.networking.k8s.io/value', 'Public']) {
+    const r = validateObject({
+      apiVersion: 'gateway.networking.k8s.io/v1',
+      kind: 'Gateway',
+      metadata: { name: 'g', namespace: 'apps' },
+      spec: {
+        gatewayClassName: 'eg',
+        addresses: [{ type: 'IPAddress', routability }],
+        listeners: [{ name: 'http', port: 80, protocol: 'HTTP' }],
+      },
+    });
+    assert.equal(r.ok, false, routability);
+    if (!r.ok) {
+      assert.equal(r.errors[0]!.field, 'spec.addresses[0].routability');
+      assert.match(r.errors[0]!.message, /must be empty, Cluster, or prefix\/path/);
+    }
+  }
+});
+
 test('YAML syntax errors name the line and keep later documents', () => {
   const text = `apiVersion: v1\nkind: Service\nmetadata: {name: a\n---\n${GATEWAY}`;
   const r = parseYamlFile('broken.yaml', text);

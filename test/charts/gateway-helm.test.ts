@@ -420,6 +420,30 @@ test('the chart carries the Gateway API standard CRDs exactly as the pinned rele
   assert.match(withCrds, /v1\.\[0-6\]/);
 });
 
+test("the experimental channel is the same release's experimental CRDs, byte for byte, when asked for", () => {
+  const upstream = join(readManifest().files.gatewayApiCrds, '..', 'experimental');
+  const files = readdirSync(upstream)
+    .filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml')
+    .sort();
+  assert.deepEqual(readdirSync(join(CHART, 'gateway-api-experimental')).sort(), files);
+  for (const f of files) {
+    assert.equal(
+      readFileSync(join(CHART, 'gateway-api-experimental', f), 'utf8'),
+      readFileSync(join(upstream, f), 'utf8'),
+      f,
+    );
+  }
+  const standard = template('portico-gateway-system', ['crds.gatewayAPI.enabled=true']);
+  assert.doesNotMatch(standard, /channel: experimental|xbackends/);
+  const experimental = template('portico-gateway-system', [
+    'crds.gatewayAPI.enabled=true',
+    'crds.gatewayAPI.channel=experimental',
+  ]);
+  assert.match(experimental, /name: gateways\.gateway\.networking\.k8s\.io/);
+  assert.match(experimental, /name: xbackends\.gateway\.networking\.x-k8s\.io/);
+  assert.match(experimental, /routability:/);
+});
+
 test('chart version and appVersion follow package.json', () => {
   const pkg = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { version: string };
   const chart = parse(readFileSync(join(CHART, 'Chart.yaml'), 'utf8')) as {

@@ -23,17 +23,27 @@ function releaseFeatures(): Set<string> {
   return names;
 }
 
-test('every claimed feature is one the pinned Gateway API release defines, in both modes', () => {
+test('every claimed feature is one the pinned Gateway API release defines, in both modes and channels', () => {
   const known = releaseFeatures();
   assert.ok(known.has('HTTPRoute') && known.size > 40, `read ${known.size} features`);
   for (const mode of ['ControllerNamespace', 'GatewayNamespace'] as const) {
-    for (const feature of supportedFeatures(mode)) assert.ok(known.has(feature), `${mode}: ${feature}`);
+    for (const experimental of [false, true])
+      for (const feature of supportedFeatures(mode, experimental))
+        assert.ok(known.has(feature), `${mode}: ${feature}`);
+  }
+});
+
+test('address routability is claimed only over the experimental CRDs, which keep its field', () => {
+  for (const mode of ['ControllerNamespace', 'GatewayNamespace'] as const) {
+    assert.ok(!supportedFeatures(mode, false).includes('GatewayAddressRoutability'));
+    assert.ok(supportedFeatures(mode, true).includes('GatewayAddressRoutability'));
+    assert.ok(supportedFeatures(mode, true).includes('GatewayAddressRoutabilityCluster'));
   }
 });
 
 test('the features v1.7 removed are not claimed', () => {
   for (const mode of ['ControllerNamespace', 'GatewayNamespace'] as const) {
-    const claimed = supportedFeatures(mode);
+    const claimed = supportedFeatures(mode, true);
     for (const removed of [
       'HTTPRouteRetry',
       'HTTPRouteRetryBackendTimeout',

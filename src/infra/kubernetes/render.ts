@@ -355,10 +355,14 @@ function fleetWorkload(infra: FleetInfra, options: RenderOptions): V1Deployment 
 
 /** A Service (LoadBalancer unless the shape says otherwise) with one port per listener port, to the container's. */
 function fleetService(infra: FleetInfra, options: RenderOptions): V1Service {
-  const service = shapedService(defaultService(infra, options), infra);
+  const shaped = shapedService(defaultService(infra, options), infra);
+  const spec = { ...shaped.spec };
+  if (infra.clusterOnly === true && infra.kubernetes?.service?.type === undefined) spec.type = 'ClusterIP';
   // The address a Gateway asks for goes to the load balancer; a Service of another type has none to give.
-  if (infra.requestedAddress === undefined || service.spec?.type !== 'LoadBalancer') return service;
-  return { ...service, spec: { ...service.spec, loadBalancerIP: infra.requestedAddress } };
+  if (infra.requestedAddress !== undefined && spec.type === 'LoadBalancer')
+    spec.loadBalancerIP = infra.requestedAddress;
+  if (infra.requestedClusterIP !== undefined) spec.clusterIP = infra.requestedClusterIP;
+  return { ...shaped, spec };
 }
 
 function defaultService(infra: FleetInfra, options: RenderOptions): V1Service {

@@ -24,29 +24,34 @@ export interface ClusterSourceOptions {
   graceEndsAt: () => number;
 }
 
+/** A Service's cluster IPs, each routability Cluster (GEP-5093: in the cluster's Service CIDR). */
+function clusterIPsOf(spec: JsonObject): GatewayAddress[] {
+  const ips = (Array.isArray(spec.clusterIPs) ? spec.clusterIPs : [spec.clusterIP]) as unknown[];
+  return ips
+    .filter((ip): ip is string => typeof ip === 'string' && ip !== '' && ip !== 'None')
+    .map((ip) => ({ type: 'IPAddress', value: ip, routability: 'Cluster' }));
+}
+
 /**
- * A fleet's addresses: its load balancer's; for a ClusterIP or NodePort Service (a DataPlaneProxy's
- * spec.kubernetes.service.type), which gets none, its cluster IPs.
+ * A fleet's addresses: its load balancer's, then its cluster IPs for the Gateways that ask for a Cluster address;
+ * for a ClusterIP or NodePort Service (a DataPlaneProxy's spec.kubernetes.service.type, or a Gateway asking only
+ * for Cluster addresses), which gets none from a load balancer, its cluster IPs.
  */
 export function addressesOfService(service: JsonObject | undefined): GatewayAddress[] {
   const labels = ((service?.metadata as JsonObject | undefined)?.labels ?? {}) as Record<string, string>;
   if (labels[MANAGED_BY_LABEL] !== MANAGED_BY) return [];
   const spec = (service?.spec ?? {}) as JsonObject;
-  if (spec.type === 'ClusterIP' || spec.type === 'NodePort') {
-    const ips = (Array.isArray(spec.clusterIPs) ? spec.clusterIPs : [spec.clusterIP]) as unknown[];
-    return ips
-      .filter((ip): ip is string => typeof ip === 'string' && ip !== '' && ip !== 'None')
-      .map((ip) => ({ type: 'IPAddress', value: ip }));
-  }
+  if (spec.type === 'ClusterIP' || spec.type === 'NodePort') return clusterIPsOf(spec);
   const ingress = (((service?.status as JsonObject | undefined)?.loadBalancer as JsonObject | undefined)
     ?.ingress ?? []) as { ip?: string; hostname?: string }[];
-  return ingress.flatMap((i): GatewayAddress[] =>
+  const balanced = ingress.flatMap((i): GatewayAddress[] =>
     i.ip !== undefined
       ? [{ type: 'IPAddress', value: i.ip }]
       : i.hostname !== undefined
         ? [{ type: 'Hostname', value: i.hostname }]
         : [],
   );
+  return [...balanced, ...clusterIPsOf(spec).map((a): GatewayAddress => ({ ...a, onRequestOnly: true }))];
 }
 
 export function clusterSource(options: ClusterSourceOptions): ResourceSource {

@@ -4,6 +4,7 @@
 // autoscaler or budget removed, the workload of the other kind once the new one is ready); never adopts or
 // deletes an object of the same name that Portico does not manage (the fleet's Gateways report it instead).
 
+import { BlockList, isIP } from 'node:net';
 import {
   CONTROLLER_NAMESPACE_LABEL,
   fleetObjectList,
@@ -23,7 +24,7 @@ import type { Logger } from '../../platform/log-line.js';
 import { type BackoffTimings, OBJECT_BACKOFF } from '../../runner/backoff.js';
 import type { InfraProblem } from '../../runner/infra-problems.js';
 import { createObjectWork } from '../../runner/object-work.js';
-import { type ApiClient, expectStatus, type JsonObject } from './api-client.js';
+import { type ApiClient, expectStatus, type JsonObject, KubernetesApiError } from './api-client.js';
 import type { FleetClientSecrets } from './fleet-client-secrets.js';
 import { infraProblemOf } from './infra-problem.js';
 import { appliedReplicas, REPLICAS_HANDOVER_MANAGER, replicasHandover } from './replicas-handover.js';
@@ -309,6 +310,67 @@ function setProblem(
   if (JSON.stringify(before) !== JSON.stringify(problem)) options.onProblemsChanged?.();
 }
 
+/** The cluster's Service CIDRs (networking.k8s.io/v1 ServiceCIDR); undefined when they cannot be listed. */
+async function serviceCidrs(client: ApiClient): Promise<BlockList | undefined> {
+  const reply = await client.request('GET', '/apis/networking.k8s.io/v1/servicecidrs');
+  if (reply.status !== 200) return undefined;
+  const list = new BlockList();
+  for (const item of (reply.body.items ?? []) as JsonObject[]) {
+    for (const cidr of ((item.spec as JsonObject | undefined)?.cidrs ?? []) as string[]) {
+      const [net, bits] = cidr.split('/');
+      if (net === undefined || bits === undefined || isIP(net) === 0) continue;
+      list.addSubnet(net, Number(bits), isIP(net) === 6 ? 'ipv6' : 'ipv4');
+    }
+  }
+  return list;
+}
+
+/**
+ * The Service's body with the cluster IP its Gateway asks for (routability Cluster) only where it can be had: a
+ * new Service, an address in the cluster's Service CIDRs (checked by the API server too, when they cannot be
+ * listed). A made Service keeps its cluster IP (immutable), so the Gateway reports the entry unmet instead of the
+ * whole Service failing to apply.
+ */
+async function withGivableClusterIP(
+  client: ApiClient,
+  body: JsonObject,
+  served: JsonObject | undefined,
+): Promise<JsonObject> {
+  const wanted = (body.spec as JsonObject).clusterIP;
+  if (typeof wanted !== 'string') return body;
+  const current = (served?.spec as JsonObject | undefined)?.clusterIP;
+  if (served !== undefined) return current === wanted ? body : withoutClusterIP(body);
+  const cidrs = await serviceCidrs(client);
+  const family = isIP(wanted) === 6 ? 'ipv6' : 'ipv4';
+  if (isIP(wanted) === 0 || (cidrs !== undefined && !cidrs.check(wanted, family)))
+    return withoutClusterIP(body);
+  return body;
+}
+
+function withoutClusterIP(body: JsonObject): JsonObject {
+  const { clusterIP: _, ...spec } = body.spec as JsonObject;
+  return { ...body, spec };
+}
+
+/** Applies a fleet's Service; a cluster IP the API server refuses (taken already) is left to it to choose. */
+async function applyService(
+  options: InfraApplierOptions,
+  d: Desired,
+  served: JsonObject | undefined,
+): Promise<string | undefined> {
+  const body = await withGivableClusterIP(options.client, d.body, served);
+  try {
+    return await applyObject(options.client, d, body);
+  } catch (error) {
+    const refused = error instanceof KubernetesApiError && error.status === 422;
+    if (!refused || (body.spec as JsonObject).clusterIP === undefined) throw error;
+    options.log.warn(
+      `Service ${d.namespace}/${d.name}: the cluster IP asked for was refused: ${error.message}`,
+    );
+    return applyObject(options.client, d, withoutClusterIP(body));
+  }
+}
+
 /** Makes one object exist as desired (unless it already was); a refusal is thrown, naming the object. */
 async function ensureObject(options: InfraApplierOptions, state: ApplierState, d: Desired): Promise<void> {
   const { client, log } = options;
@@ -325,7 +387,8 @@ async function ensureObject(options: InfraApplierOptions, state: ApplierState, d
       const body = replicasHandover(d.namespace, d.name, handedOver);
       await applyObject(client, d, body, REPLICAS_HANDOVER_MANAGER);
     }
-    const uid = await applyObject(client, d);
+    const uid =
+      d.kind.kind === 'Service' ? await applyService(options, d, found.served) : await applyObject(client, d);
     if (uid !== undefined) state.accountUids.set(key, uid);
     state.applied.set(key, d.json);
     state.absent.delete(key);

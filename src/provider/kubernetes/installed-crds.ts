@@ -4,6 +4,7 @@
 // or missing, a line when they are fine again.
 import {
   BUNDLE_VERSION_ANNOTATION,
+  CHANNEL_ANNOTATION,
   type InstalledCrds,
   READ_GATEWAY_API_CRDS,
 } from '../../api/gateway-api-bundle.js';
@@ -25,6 +26,7 @@ export interface InstalledCrdsWatch {
 /** One read of every CRD Portico uses; undefined when the API server would not say (RBAC, an outage). */
 export async function readInstalledCrds(client: ApiClient): Promise<InstalledCrds | undefined> {
   const versions: Record<string, string | null> = {};
+  const channels: Record<string, string> = {};
   for (const crd of READ_GATEWAY_API_CRDS) {
     const reply = await client.request('GET', `${CRD_PATH}/${crd}.gateway.networking.k8s.io`);
     if (reply.status === 404) versions[crd] = null;
@@ -35,9 +37,11 @@ export async function readInstalledCrds(client: ApiClient): Promise<InstalledCrd
       >;
       const version = annotations[BUNDLE_VERSION_ANNOTATION];
       versions[crd] = typeof version === 'string' ? version : '';
+      const channel = annotations[CHANNEL_ANNOTATION];
+      channels[crd] = typeof channel === 'string' ? channel : '';
     } else return undefined;
   }
-  return { versions };
+  return { versions, channels };
 }
 
 export function watchInstalledCrds(options: {

@@ -37,7 +37,10 @@ function gatewayLines(s: ObjectStatus): { lines: string[]; waiting: boolean } {
       .filter((c) => c.status !== (c.type === 'Conflicted' ? 'False' : 'True') && !WAITING.has(c.reason))
       .map((c) => `  listener ${l.name}: ${c.type}=${c.status}: ${c.reason}: ${c.message}`),
   );
-  const waiting = programmed !== undefined && WAITING.has(programmed.reason) && listenerProblems.length === 0;
+  // AddressNotAssigned naming an entry of spec.addresses is an address that cannot be had, not one on its way.
+  const unmet = programmed?.message.startsWith('spec.addresses[') === true;
+  const waiting =
+    programmed !== undefined && WAITING.has(programmed.reason) && !unmet && listenerProblems.length === 0;
   return { lines: [line, ...listenerProblems], waiting };
 }
 

@@ -264,7 +264,7 @@ interface Condition {
 }
 
 export interface GatewayStatusView {
-  addresses?: { type: string; value: string }[];
+  addresses?: { type: string; value: string; routability?: string }[];
   conditions?: Condition[];
   listeners?: { name: string; attachedRoutes: number; conditions?: Condition[] }[];
 }

@@ -427,3 +427,16 @@ test("a Gateway's requested address is the LoadBalancer Service's loadBalancerIP
   assert.equal(service.spec?.type, 'ClusterIP');
   assert.equal(service.spec?.loadBalancerIP, undefined);
 });
+
+test('a Gateway asking only for Cluster addresses gets a ClusterIP Service, with the cluster IP it names', () => {
+  const internal: FleetInfra = { ...INFRA, clusterOnly: true, requestedClusterIP: '10.96.0.77' };
+  const service = renderFleetObjects(internal, GATEWAY_NAMESPACE).service;
+  assert.equal(service.spec?.type, 'ClusterIP');
+  assert.equal(service.spec?.clusterIP, '10.96.0.77');
+  // The fleet's shape names the type: it stands, and the cluster IP is still asked for.
+  const shaped: FleetInfra = { ...internal, kubernetes: { service: { type: 'NodePort' } } };
+  const nodePort = renderFleetObjects(shaped, GATEWAY_NAMESPACE).service;
+  assert.equal(nodePort.spec?.type, 'NodePort');
+  assert.equal(nodePort.spec?.clusterIP, '10.96.0.77');
+  assert.equal(renderFleetObjects(INFRA, GATEWAY_NAMESPACE).service.spec?.clusterIP, undefined);
+});
