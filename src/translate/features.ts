@@ -53,11 +53,6 @@ const FEATURES: readonly string[] = [
   'UDPRoute',
 ];
 
-/*
- * GatewayListenerFilters is implemented (ExternalAuth listener filters, listener-filters.ts) but not claimed: no
- * v1.7.0 conformance test uses it, and the conformance cluster's standard CRDs prune the field it reads.
- */
-
 /**
  * GatewayInfrastructure (v1.6's name for what earlier releases called GatewayInfrastructurePropagation) gates two
  * tests: GatewayInfrastructureMetadata and GatewayInvalidParametersRef. It is claimed in Gateway Namespace Mode
@@ -65,10 +60,14 @@ const FEATURES: readonly string[] = [
  * Namespace Mode a fleet's objects (which carry spec.infrastructure's metadata all the same) are in the
  * controller's. Claimed there, that test fails after its minute; the second passes.
  */
-/** Claimed only where the installed Gateway CRD is of the experimental channel, which keeps their fields. */
+/**
+ * Claimed only where the installed Gateway CRD is of the experimental channel, which keeps their fields (the
+ * standard one prunes them). No v1.7.0 conformance test uses them; the e2e suite experimental-channel runs them.
+ */
 const EXPERIMENTAL_FEATURES: readonly string[] = [
   'GatewayAddressRoutability',
   'GatewayAddressRoutabilityCluster',
+  'GatewayListenerFilters',
 ];
 
 export function supportedFeatures(deployType: DeployType, experimental: boolean): string[] {

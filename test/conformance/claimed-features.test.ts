@@ -33,11 +33,16 @@ test('every claimed feature is one the pinned Gateway API release defines, in bo
   }
 });
 
-test('address routability is claimed only over the experimental CRDs, which keep its field', () => {
+test('address routability and listener filters are claimed only over the experimental CRDs, which keep their fields', () => {
   for (const mode of ['ControllerNamespace', 'GatewayNamespace'] as const) {
-    assert.ok(!supportedFeatures(mode, false).includes('GatewayAddressRoutability'));
-    assert.ok(supportedFeatures(mode, true).includes('GatewayAddressRoutability'));
-    assert.ok(supportedFeatures(mode, true).includes('GatewayAddressRoutabilityCluster'));
+    for (const feature of [
+      'GatewayAddressRoutability',
+      'GatewayAddressRoutabilityCluster',
+      'GatewayListenerFilters',
+    ]) {
+      assert.ok(!supportedFeatures(mode, false).includes(feature), feature);
+      assert.ok(supportedFeatures(mode, true).includes(feature), feature);
+    }
   }
 });
 

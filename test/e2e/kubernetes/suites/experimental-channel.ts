@@ -1,10 +1,11 @@
-// A Gateway address's routability (GEP-5093, experimental) on a real API server: with the experimental
-// channel's Gateway CRD installed, the class claims GatewayAddressRoutability(+Cluster); a Gateway asking only
-// for a Cluster address gets a ClusterIP Service and its cluster IP, said Cluster; one asking a Cluster address by
-// a value in the Service CIDR gets exactly it; one asking a Cluster value outside it beside an empty entry is
-// Programmed at its load balancer's address and AddressesAssigned=False/PartiallyAssigned. The standard CRD is put
-// back at the end (the experimental one is a superset, so nothing else notices it meanwhile), and with it the
-// safe-upgrades policy binding the switch needs away.
+// What the Gateway API experimental channel's Gateway CRD lets through, on a real API server. With it installed,
+// the class claims GatewayAddressRoutability(+Cluster); a Gateway asking only for a Cluster address gets a
+// ClusterIP Service and its cluster IP, said Cluster; one asking a Cluster address by a value in the Service CIDR
+// gets exactly it; one asking a Cluster value outside it beside an empty entry is Programmed at its load
+// balancer's address and AddressesAssigned=False/PartiallyAssigned. A listener's pre-routing ExternalAuth filter
+// (GEP-5224) asks an authorization service in the cluster before any route. The standard CRD is put back at the
+// end (the experimental one is a superset, so nothing else notices it meanwhile), and with it the safe-upgrades
+// policy binding the switch needs away.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -12,10 +13,30 @@ import { DEFAULT_CONTROLLER_NAME } from '../../../../src/api/controller-config.j
 import { fleetInfraName } from '../../../../src/ir/fleet-infra.js';
 import type { Cluster } from '../../../cluster/harness.js';
 import { asList, call, eventually, type Loose } from '../../../cluster/kube-api.js';
+import { httpRequest } from '../../../support/http.js';
 import { E2E_SKIP } from '../install.js';
-import { apply, condition, echoNamespace, gatewayClass, gatewayStatus } from '../traffic.js';
+import {
+  apply,
+  condition,
+  echoNamespace,
+  gatewayClass,
+  gatewayStatus,
+  get,
+  podService,
+  programmedAddress,
+  route,
+} from '../traffic.js';
 
-const NS = 'address-routability';
+const AUTH_PORT = 9000;
+// An authorization service: a Node one-liner in the Portico image, allowing `Bearer good` only.
+const AUTHORIZER = `
+require('node:http').createServer((req, res) => {
+  if (req.headers.authorization === 'Bearer good') res.writeHead(200, { 'x-user': 'good' }).end();
+  else res.writeHead(401, { 'www-authenticate': 'Bearer' }).end();
+}).listen(${AUTH_PORT});
+`;
+
+const NS = 'experimental-channel';
 const GATEWAYS_CRD = 'gateway.networking.k8s.io_gateways.yaml';
 const SAFE_UPGRADES = 'safe-upgrades.gateway.networking.k8s.io';
 const SAFE_UPGRADES_FILE = 'gateway.networking.k8s.io_vap_safeupgrades.yaml';
@@ -29,6 +50,12 @@ export async function setup(c: Cluster, systemNamespace: string): Promise<void> 
   system = systemNamespace;
   await gatewayClass(cluster, 'portico', DEFAULT_CONTROLLER_NAME);
   await echoNamespace(cluster, NS);
+  const container = { name: 'authz', command: ['node', '-e', AUTHORIZER] };
+  await podService(cluster, NS, 'authz', container, {
+    name: 'http',
+    container: AUTH_PORT,
+    service: AUTH_PORT,
+  });
 }
 
 /**
@@ -122,7 +149,56 @@ async function freeServiceAddress(): Promise<string> {
   return `${a}.${b}.200.77`;
 }
 
-test('address routability: Cluster addresses by scope and by value, partial assignment, with the experimental CRD', {
+/** A listener whose ExternalAuth filter refuses before any route, and lets an allowed request through. */
+async function listenerFilters(): Promise<void> {
+  await apply(cluster, {
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    kind: 'Gateway',
+    metadata: { name: 'filtered', namespace: NS },
+    spec: {
+      gatewayClassName: 'portico',
+      listeners: [
+        {
+          name: 'http',
+          port: 80,
+          protocol: 'HTTP',
+          filters: {
+            requests: [
+              {
+                type: 'ExternalAuth',
+                externalAuth: { protocol: 'HTTP', backendRef: { name: 'authz', port: AUTH_PORT }, http: {} },
+              },
+            ],
+          },
+        },
+      ],
+    },
+  } as never);
+  await route(cluster, NS, 'filtered', { namespace: NS, name: 'filtered' }, 'lf.example.com', 'echo');
+  const address = await programmedAddress(cluster, NS, 'filtered');
+  const gw = await gatewayStatus(cluster, NS, 'filtered');
+  assert.ok(asList(gw.spec?.listeners)[0]?.filters !== undefined, 'the experimental CRD kept the filters');
+  // Refused before routing: the route exists, yet a request without a good token never reaches it.
+  const refused = await eventually(
+    async () => {
+      const r = await get(address, 80, 'lf.example.com');
+      return r.status === 401 ? r : undefined;
+    },
+    'a request without a token refused by the listener filter',
+    WAIT_MS,
+    500,
+  );
+  assert.equal(refused.headers['www-authenticate'], 'Bearer');
+  const ok = await httpRequest(80, '/', {
+    address,
+    host: 'lf.example.com',
+    headers: { authorization: 'Bearer good' },
+    timeoutMs: 5000,
+  });
+  assert.equal(ok.status, 200);
+}
+
+test('the experimental Gateway CRD: Cluster addresses by scope and by value, partial assignment, listener filters', {
   skip: E2E_SKIP,
 }, async () => {
   // Over the standard CRD (read as the controller started): not claimed.
@@ -163,8 +239,10 @@ test('address routability: Cluster addresses by scope and by value, partial assi
     assert.equal(addresses.length, 1);
     assert.equal(addresses[0]?.routability, '');
     assert.notEqual((await fleetService('partial')).spec?.clusterIP, '192.0.2.1');
+
+    await listenerFilters();
   } finally {
-    for (const name of ['internal', 'pinned', 'partial'])
+    for (const name of ['internal', 'pinned', 'partial', 'filtered'])
       cluster.kubectl(['delete', 'gateway', '-n', NS, name, '--ignore-not-found', '--wait=false']);
     await gatewayCrd('standard');
   }
