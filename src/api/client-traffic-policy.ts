@@ -86,6 +86,20 @@ export const ClientLimitsSchema = Type.Object(
         description: 'Connections open at once, per proxy worker; more are closed at accept.',
       }),
     ),
+    maxUdpFlows: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 1000000,
+        description:
+          'UDP listeners: client flows at once, per proxy worker; a new client past it is dropped (default 8192).',
+      }),
+    ),
+    udpFlowIdleTimeout: Type.Optional(
+      Type.String({
+        pattern: DURATION_PATTERN,
+        description: 'UDP listeners: a flow with no datagram either way for this long ends (default 60s).',
+      }),
+    ),
     headerTimeout: Type.Optional(
       Type.String({
         pattern: DURATION_PATTERN,

@@ -51,6 +51,9 @@ function listenerLimits(p: ClientTrafficPolicy, problems: string[]): ListenerLim
   if (l.maxHeaderBytes !== undefined) out.maxHeaderBytes = l.maxHeaderBytes;
   if (l.maxHeaders !== undefined) out.maxHeaders = l.maxHeaders;
   if (l.maxConnections !== undefined) out.maxConnections = l.maxConnections;
+  if (l.maxUdpFlows !== undefined) out.maxUdpFlows = l.maxUdpFlows;
+  const flowIdle = timeoutMs(l.udpFlowIdleTimeout, 'spec.limits.udpFlowIdleTimeout', problems);
+  if (flowIdle !== undefined) out.udpFlowIdleTimeoutMs = flowIdle;
   const header = timeoutMs(l.headerTimeout, 'spec.limits.headerTimeout', problems);
   if (header !== undefined) out.headerTimeoutMs = header;
   const idle = timeoutMs(l.idleTimeout, 'spec.limits.idleTimeout', problems);

@@ -110,17 +110,23 @@ spec: {controllerName: gateway.portico.io/gatewayclass-controller}
  * A selector-less Service `name` (its port `servicePort`, named `portName`) and the EndpointSlice naming a local
  * server on `port` (127.0.0.1), as a cluster holds a backend outside it; no `---` before or after.
  */
-export function localServiceYaml(name: string, servicePort: number, port: number, portName = 'main'): string {
+export function localServiceYaml(
+  name: string,
+  servicePort: number,
+  port: number,
+  portName = 'main',
+  protocol: 'TCP' | 'UDP' = 'TCP',
+): string {
   return `apiVersion: v1
 kind: Service
 metadata: {name: ${name}, namespace: default}
-spec: {ports: [{name: ${portName}, port: ${servicePort}}]}
+spec: {ports: [{name: ${portName}, port: ${servicePort}, protocol: ${protocol}}]}
 ---
 apiVersion: discovery.k8s.io/v1
 kind: EndpointSlice
 metadata: {name: ${name}-1, namespace: default, labels: {kubernetes.io/service-name: ${name}}}
 addressType: IPv4
-ports: [{name: ${portName}, port: ${port}, protocol: TCP}]
+ports: [{name: ${portName}, port: ${port}, protocol: ${protocol}}]
 endpoints: [{addresses: ["127.0.0.1"]}]
 `;
 }
