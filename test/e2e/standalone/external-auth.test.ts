@@ -7,13 +7,8 @@ import { writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { Server, ServerCredentials, type ServerUnaryCall, type sendUnaryData, status } from '@grpc/grpc-js';
 import { PORTS } from '../../../src/ir/well-known.js';
-import {
-  type CheckRequest,
-  type CheckResponse,
-  checkMethod,
-} from '../../../src/proxy/access/external-grpc.js';
+import { startExtAuthz } from '../../support/ext-authz.js';
 import { closeServer, type EchoBody, httpRequest, listen } from '../../support/http.js';
 import { parsePrometheus } from '../../support/prometheus.js';
 import { eventually, exampleCopy, localServiceYaml, programmedAddress, startStandalone } from './harness.js';
@@ -75,40 +70,6 @@ async function startForwardAuth(t: { after(fn: () => Promise<void>): void }) {
   const port = await listen(server);
   t.after(() => closeServer(server));
   return { port, seen };
-}
-
-async function startExtAuthz(t: { after(fn: () => void): void }): Promise<number> {
-  const server = new Server();
-  server.addService(
-    { Check: checkMethod() },
-    {
-      Check(call: ServerUnaryCall<CheckRequest, CheckResponse>, callback: sendUnaryData<CheckResponse>) {
-        const headers = call.request.attributes.request.http.headers;
-        if (headers.authorization === 'Bearer good') {
-          callback(null, {
-            status: { code: 0, message: '' },
-            okResponse: {
-              headers: [{ header: { key: 'x-authz', value: 'granted' }, append: null, appendAction: 0 }],
-              headersToRemove: ['authorization'],
-              responseHeadersToAdd: [],
-            },
-          });
-        } else {
-          callback(null, {
-            status: { code: status.PERMISSION_DENIED, message: 'no' },
-            deniedResponse: { status: { code: 403 }, headers: [], body: 'denied by policy' },
-          });
-        }
-      },
-    },
-  );
-  const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (e, p) =>
-      e === null ? resolve(p) : reject(e),
-    ),
-  );
-  t.after(() => server.forceShutdown());
-  return port;
 }
 
 test('ExternalAuth filter: forward-auth and ext_authz decide, refusals pass on, a hang fails closed, edits drop nothing', async (t) => {

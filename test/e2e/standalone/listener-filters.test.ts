@@ -1,13 +1,15 @@
 // GatewayListenerFilters (Gateway API v1.7 experimental, GEP-5224) through the real proxy from YAML files: two
 // HTTP forward-auth services on loopback are the listener's filters.requests, in order. A refusal answers before
 // any route; a header the services set is what route matching sees (a route matches it); the second service sees
-// what the first set (the order is kept); an HTTP/2 client gets the same. Host is never changed by a filter.
+// what the first set (the order is kept); an HTTP/2 client gets the same. Host is never changed by a filter. An
+// Envoy ext_authz gRPC service as a listener filter decides the same way.
 import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import http2 from 'node:http2';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { startExtAuthz } from '../../support/ext-authz.js';
 import { closeServer, type EchoBody, httpRequest, listen } from '../../support/http.js';
 import {
   eventually,
@@ -125,4 +127,49 @@ test('listener filters: refused before routing, auth headers routed on, order ke
   });
   assert.equal(h2.status, 200);
   assert.equal((JSON.parse(h2.body) as EchoBody).service, 'api');
+});
+
+test('a gRPC ext_authz listener filter decides before routing: its headers reach the backend, its refusal the client', async (t) => {
+  const authz = await startExtAuthz(t);
+  const { files, stateDir } = await exampleCopy(t, 'quickstart', ['web']);
+  await writeFile(
+    join(files, 'gateway.yaml'),
+    `${PORTICO_CLASS_YAML}apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: eg, namespace: default}
+spec:
+  gatewayClassName: portico
+  listeners:
+  - name: http
+    protocol: HTTP
+    port: 8080
+    filters:
+      requests:
+      - type: ExternalAuth
+        externalAuth: {protocol: GRPC, backendRef: {name: authz, port: 9001}, grpc: {allowedHeaders: [authorization]}}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: web, namespace: default}
+spec:
+  parentRefs: [{name: eg}]
+  hostnames: [lf.example.com]
+  rules: [{backendRefs: [{name: backend-web, port: 3000}]}]
+---
+${localServiceYaml('authz', 9001, authz, 'grpc')}`,
+  );
+  const c = await startStandalone(t, { args: ['-f', files], pool: '127.0.94.0/24', stateDir });
+  const address = await programmedAddress(c.admin, 'default', 'eg');
+  const get = (headers: Record<string, string>) =>
+    httpRequest(8080, '/', { address, host: 'lf.example.com', headers, timeoutMs: 10_000 });
+  const granted = await eventually('a request the service grants', async () => {
+    const r = await get({ authorization: 'Bearer good' }).catch(() => undefined);
+    return r?.status === 200 ? r : undefined;
+  });
+  const seen = JSON.parse(granted.body) as EchoBody;
+  assert.deepEqual(seen.headers['X-Authz'], ['granted']);
+  assert.equal(seen.headers.Authorization, undefined, 'the service removed the credential');
+  const denied = await get({ authorization: 'Bearer bad' });
+  assert.equal(denied.status, 403);
+  assert.equal(denied.body, 'denied by policy');
 });
