@@ -14,6 +14,7 @@ import { fleetInfraName } from '../../../../src/ir/fleet-infra.js';
 import type { Cluster } from '../../../cluster/harness.js';
 import { asList, call, eventually, type Loose } from '../../../cluster/kube-api.js';
 import { httpRequest } from '../../../support/http.js';
+import { AUTHORIZER_PORT, authorizer } from '../authorizer.js';
 import { E2E_SKIP } from '../install.js';
 import {
   apply,
@@ -22,19 +23,9 @@ import {
   gatewayClass,
   gatewayStatus,
   get,
-  podService,
   programmedAddress,
   route,
 } from '../traffic.js';
-
-const AUTH_PORT = 9000;
-// An authorization service: a Node one-liner in the Portico image, allowing `Bearer good` only.
-const AUTHORIZER = `
-require('node:http').createServer((req, res) => {
-  if (req.headers.authorization === 'Bearer good') res.writeHead(200, { 'x-user': 'good' }).end();
-  else res.writeHead(401, { 'www-authenticate': 'Bearer' }).end();
-}).listen(${AUTH_PORT});
-`;
 
 const NS = 'experimental-channel';
 const GATEWAYS_CRD = 'gateway.networking.k8s.io_gateways.yaml';
@@ -50,12 +41,7 @@ export async function setup(c: Cluster, systemNamespace: string): Promise<void> 
   system = systemNamespace;
   await gatewayClass(cluster, 'portico', DEFAULT_CONTROLLER_NAME);
   await echoNamespace(cluster, NS);
-  const container = { name: 'authz', command: ['node', '-e', AUTHORIZER] };
-  await podService(cluster, NS, 'authz', container, {
-    name: 'http',
-    container: AUTH_PORT,
-    service: AUTH_PORT,
-  });
+  await authorizer(cluster, NS, 'authz');
 }
 
 /**
@@ -166,7 +152,11 @@ async function listenerFilters(): Promise<void> {
             requests: [
               {
                 type: 'ExternalAuth',
-                externalAuth: { protocol: 'HTTP', backendRef: { name: 'authz', port: AUTH_PORT }, http: {} },
+                externalAuth: {
+                  protocol: 'HTTP',
+                  backendRef: { name: 'authz', port: AUTHORIZER_PORT },
+                  http: {},
+                },
               },
             ],
           },

@@ -8,6 +8,7 @@ import type { Cluster } from '../../../cluster/harness.js';
 import { asList, call, eventually, type Loose } from '../../../cluster/kube-api.js';
 import { httpRequest } from '../../../support/http.js';
 import { parsePrometheus, sampleValue } from '../../../support/prometheus.js';
+import { AUTHORIZER_PORT, authorizer } from '../authorizer.js';
 import { assertNoFailedRequests, duringTraffic, proxyPod } from '../handover.js';
 import { E2E_SKIP } from '../install.js';
 import {
@@ -31,6 +32,7 @@ export async function setup(c: Cluster, sys: string): Promise<void> {
   cluster = c;
   system = sys;
   for (const ns of ['gwns-x', 'gwns-y']) await echoNamespace(cluster, ns);
+  await authorizer(cluster, 'gwns-x', 'authz');
   await gatewayClass(cluster, 'portico', CONTROLLER);
 }
 
@@ -61,7 +63,7 @@ test('infrastructure in each Gateway namespace, only the CA there, token-authent
   }
 });
 
-test("AccessPolicy in Gateway Namespace Mode: a JWT from a labelled Secret guards a route; a rule's policy overrides it", {
+test("AccessPolicy in Gateway Namespace Mode: a JWT from a labelled Secret guards a route; rules' policies override it: none, an authorization service, a CIDR deny", {
   skip: E2E_SKIP,
 }, async () => {
   // The first test's Gateway in gwns-x; this route (two named rules), its key Secret and policies are the test's own.
@@ -87,7 +89,7 @@ test("AccessPolicy in Gateway Namespace Mode: a JWT from a labelled Secret guard
     spec: {
       parentRefs: [{ name: 'gw' }],
       hostnames: ['jwt.gwns-x.example.com'],
-      rules: [rule('api', '/api'), rule('open', '/open')],
+      rules: [rule('api', '/api'), rule('open', '/open'), rule('ext', '/ext'), rule('closed', '/closed')],
     },
   } as never);
   const target = (sectionName?: string) => ({
@@ -117,6 +119,19 @@ test("AccessPolicy in Gateway Namespace Mode: a JWT from a labelled Secret guard
     },
   });
   await policy('open-rule', { targetRefs: [target('open')], rules: [], defaultAction: 'Allow' });
+  await policy('ext-rule', {
+    targetRefs: [target('ext')],
+    externalAuth: {
+      protocol: 'HTTP',
+      backendRef: { name: 'authz', port: AUTHORIZER_PORT },
+      http: { allowedResponseHeaders: ['x-user'] },
+    },
+  });
+  await policy('closed-rule', {
+    targetRefs: [target('closed')],
+    rules: [{ name: 'everyone', action: 'Deny', clientCIDRs: ['0.0.0.0/0', '::/0'] }],
+    defaultAction: 'Allow',
+  });
   const address = await programmedAddress(cluster, ns, 'gw');
   const token = await new SignJWT({ sub: 'alice' })
     .setProtectedHeader({ alg: 'ES256', kid: 'k1' })
@@ -146,6 +161,21 @@ test("AccessPolicy in Gateway Namespace Mode: a JWT from a labelled Secret guard
     async () => ((await get('/open')).status === 200 ? true : undefined),
     'the open rule passing without a token',
   );
+  // The authorization service in the cluster decides the ext rule: its user header reaches the backend.
+  await eventually(
+    async () => ((await get('/ext', 'Bearer good')).status === 200 ? true : undefined),
+    'the authorization service letting a good token by',
+  );
+  const byService = await get('/ext', 'Bearer good');
+  assert.deepEqual((JSON.parse(byService.body) as { headers: Record<string, string[]> }).headers['X-User'], [
+    'good',
+  ]);
+  const refusedByService = await get('/ext', `Bearer ${token}`);
+  assert.equal(refusedByService.status, 401, 'the service, not the JWT, decides this rule');
+  assert.equal(refusedByService.headers['www-authenticate'], 'Bearer');
+  // Access rules: every client address denied on the closed rule, with no detail.
+  const closed = await get('/closed', `Bearer ${token}`);
+  assert.equal(closed.status, 403);
 });
 
 /** A token of the controller's own ServiceAccount, as a thief of the controller pod's token would hold. */
