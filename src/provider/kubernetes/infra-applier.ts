@@ -339,7 +339,11 @@ async function withGivableClusterIP(
   const wanted = (body.spec as JsonObject).clusterIP;
   if (typeof wanted !== 'string') return body;
   const current = (served?.spec as JsonObject | undefined)?.clusterIP;
-  if (served !== undefined) return current === wanted ? body : withoutClusterIP(body);
+  // A made Service keeps the cluster IP it has (applied as it is, so the field's owner stays the same).
+  if (served !== undefined)
+    return typeof current === 'string' && current !== ''
+      ? { ...body, spec: { ...(body.spec as JsonObject), clusterIP: current } }
+      : withoutClusterIP(body);
   const cidrs = await serviceCidrs(client);
   const family = isIP(wanted) === 6 ? 'ipv6' : 'ipv4';
   if (isIP(wanted) === 0 || (cidrs !== undefined && !cidrs.check(wanted, family)))

@@ -84,3 +84,34 @@ test('the fleet’s own objects are applied as before', async () => {
   assert.equal(server.writes.filter((w) => w.startsWith('PATCH') && w.includes(infra.name)).length, 3);
   applying.stop();
 });
+
+test('a Cluster address asked by value is the new Service’s cluster IP only inside a ServiceCIDR; a made one keeps its own', async () => {
+  const servicePath = `/api/v1/namespaces/tenant-a/services/${infra.name}`;
+  const clusterIPOf = async (requested: string, existing?: string) => {
+    const api = createFakeKubernetesApi();
+    api.objects.set('/apis/networking.k8s.io/v1/servicecidrs/kubernetes', {
+      apiVersion: 'networking.k8s.io/v1',
+      kind: 'ServiceCIDR',
+      metadata: { name: 'kubernetes' },
+      spec: { cidrs: ['10.96.0.0/16', 'fd00:10:96::/112'] },
+    });
+    if (existing !== undefined)
+      api.objects.set(servicePath, {
+        metadata: { name: infra.name, namespace: 'tenant-a', uid: 'u', labels: infra.labels },
+        spec: { clusterIP: existing },
+      });
+    const applying = applier(api.client);
+    await applying.sync([{ ...infra, requestedClusterIP: requested }]);
+    await applying.idle();
+    applying.stop();
+    return ((api.objects.get(servicePath)?.spec ?? {}) as { clusterIP?: string }).clusterIP;
+  };
+  assert.equal(await clusterIPOf('10.96.0.77'), '10.96.0.77');
+  assert.equal(await clusterIPOf('fd00:10:96::77'), 'fd00:10:96::77');
+  assert.equal(
+    await clusterIPOf('192.0.2.1'),
+    undefined,
+    'outside every ServiceCIDR: left to the API server',
+  );
+  assert.equal(await clusterIPOf('10.96.0.77', '10.96.0.5'), '10.96.0.5', 'immutable once made');
+});
