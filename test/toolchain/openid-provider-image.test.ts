@@ -1,5 +1,5 @@
-// The OpenID provider test image (toolchain/openid-provider-image.ts), built into the image test's cache folder
-// (the shared toolchain manifest is left alone): two layers, the Portico runtime's and the provider's; the
+// The OpenID provider test image (toolchain/openid-provider-image.ts), as `npm run toolchain` builds it (the
+// manifest is not written here): two layers, the Portico runtime's and the provider's; the
 // provider's layer unpacked runs on the image's Node with nothing but its own node_modules, and serves its
 // discovery document under the issuer it was given. Without ISSUER it exits naming it.
 import assert from 'node:assert/strict';
@@ -8,7 +8,6 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { cacheDir } from '../../toolchain/manifest.js';
 import { nodeRuntime } from '../../toolchain/node-runtime.js';
 import { blobFile, type Descriptor } from '../../toolchain/oci.js';
 import { buildOpenIdProviderImage } from '../../toolchain/openid-provider-image.js';
@@ -18,12 +17,9 @@ import { freePort } from '../support/http.js';
 test('the OpenID provider image: its layer serves discovery on the image’s Node from its own node_modules', async (t) => {
   const work = mkdtempSync(join(tmpdir(), 'portico-openid-image-'));
   t.after(() => rmSync(work, { recursive: true, force: true }));
-  const saved = process.env.PORTICO_CACHE_DIR;
-  process.env.PORTICO_CACHE_DIR = join(cacheDir(), 'image-test');
-  const image = await buildOpenIdProviderImage().finally(() => {
-    if (saved === undefined) delete process.env.PORTICO_CACHE_DIR;
-    else process.env.PORTICO_CACHE_DIR = saved;
-  });
+  // The toolchain's own cache: `npm run toolchain` has built this image there (found, not rebuilt), and the
+  // Portico image test's folder is left to that test, which may build the same runtime layer at the same time.
+  const image = await buildOpenIdProviderImage();
   assert.match(image.name, /^portico\.test\/openid-provider:\d+\.\d+\.\d+$/);
   const layout = join(image.archive, '..', 'layout');
   const index = JSON.parse(readFileSync(join(layout, 'index.json'), 'utf8')) as { manifests: Descriptor[] };
