@@ -9,8 +9,7 @@ import { DEFAULT_CONTROLLER_NAME } from '../../../../src/api/controller-config.j
 import type { Cluster } from '../../../cluster/harness.js';
 import { asList, call, eventually } from '../../../cluster/kube-api.js';
 import { Browser } from '../../../support/browser.js';
-import type { EchoBody } from '../../../support/http.js';
-import { httpRequest } from '../../../support/http.js';
+import { type EchoBody, httpRequest } from '../../../support/http.js';
 import { E2E_SKIP, RESTRICTED_CONTAINER } from '../install.js';
 import { apply, echoNamespace, gatewayClass, programmedAddress } from '../traffic.js';
 
