@@ -20,6 +20,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { BINARY_IMAGES, GO_BUILDS, HOST_PACKAGES, PAUSE_VERSION } from './artifacts.js';
 import { cacheDir, type Manifest, manifestPath, REPO } from './manifest.js';
+import { buildOpenIdProviderImage } from './openid-provider-image.js';
 import { buildPorticoImage, builtDist, fileHash, hash } from './portico-image.js';
 import { buildRedisImage } from './redis-image.js';
 
@@ -379,6 +380,12 @@ async function main(): Promise<void> {
   images.portico = { archive: portico.archive, names: [portico.name], summary: portico.summary };
   const redis = await buildRedisImage();
   images.redis = { archive: redis.archive, names: [redis.name], summary: redis.summary };
+  const openIdProvider = await buildOpenIdProviderImage();
+  images['openid-provider'] = {
+    archive: openIdProvider.archive,
+    names: [openIdProvider.name],
+    summary: openIdProvider.summary,
+  };
   const manifest: Manifest = { goVersion, binaries, images, files: { gatewayApiCrds: gatewayApiCrds() } };
   mkdirSync(cacheDir(), { recursive: true });
   writeFileSync(`${manifestPath()}.tmp`, `${JSON.stringify(manifest, null, 2)}\n`);

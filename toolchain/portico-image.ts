@@ -132,8 +132,9 @@ function downloadDebianPackages(debs: string): void {
   }
 }
 
-/** The runtime layer every Portico image shares: Debian's C/C++ runtime and tini, and Node from npm. */
-async function runtimeLayer(): Promise<LayerBlob> {
+/** The runtime layer every Portico image shares (and the tests' OpenID provider's): Debian's C/C++ runtime and
+ * tini, and Node from npm. */
+export async function runtimeLayer(): Promise<LayerBlob> {
   const key = hash(RECIPE_VERSION, NODE_VERSION, IMAGE_PACKAGES.join(','), PASSWD, GROUP, LAUNCHER);
   const dir = join(cacheDir(), 'images', 'portico-runtime-layer', key);
   const cached = readCachedLayer(dir);

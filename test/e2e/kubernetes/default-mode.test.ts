@@ -1,10 +1,11 @@
 // Portico installed with the chart's defaults (Controller Namespace Mode, one replica), once for these suites:
 // one and several GatewayClasses, merged Gateways, what operators rely on, faults of real components, gRPC,
-// the limit policies (429, 413), status writes the API server refuses or throttles, a fleet shaped by its class's and its Gateway's
+// the limit policies (429, 413), AccessPolicy's OIDC login at an in-cluster OpenID provider, API keys and a CIDR deny, status writes the API server refuses or throttles, a fleet shaped by its class's and its Gateway's
 // DataPlaneProxy, 253-character Gateway names, a Gateway address's routability and listener filters (over the experimental Gateway
 // CRD, put back after), and the Gateway API CRD versions it finds (last: it deletes a CRD).
 import { install } from './install.js';
 import { kubernetesE2e } from './preamble.js';
+import * as access from './suites/access.js';
 import * as controllerNamespace from './suites/controller-namespace.js';
 import * as experimentalChannel from './suites/experimental-channel.js';
 import * as faults from './suites/faults.js';
@@ -32,6 +33,7 @@ kubernetesE2e(async (cluster) => {
     longNames,
     statusObstacles,
     experimentalChannel,
+    access,
     supportedVersion,
   ])
     await suite.setup(cluster, system);
