@@ -1,5 +1,5 @@
-// Status as `portico get` shows it: the translator's (`portico translate` on the same files) plus addresses
-// and Programmed; listeners that cannot bind (port in use, a proxy's reserved port) carry a condition.
+// Status as `portico get` shows it: the translator's (`portico translate` on the same files) plus addresses,
+// AddressesAssigned and Programmed; listeners that cannot bind (port in use, a proxy's reserved port) carry a condition.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
@@ -32,12 +32,12 @@ function portico(...args: string[]): string {
   return result.stdout;
 }
 
-/** Status without what only a running data plane knows: addresses, Programmed, transition times. */
+/** Status without what only a running data plane knows: addresses (and whether they are assigned), Programmed, transition times. */
 function comparable(status: unknown): unknown {
   return JSON.parse(JSON.stringify(status ?? null), (key, value: unknown) => {
     if (key === 'addresses' || key === 'lastTransitionTime') return undefined;
     if (key === 'conditions' && Array.isArray(value)) {
-      return value.filter((c: { type: string }) => c.type !== 'Programmed');
+      return value.filter((c: { type: string }) => c.type !== 'Programmed' && c.type !== 'AddressesAssigned');
     }
     return value;
   });
