@@ -1,4 +1,5 @@
-// The core Kubernetes kinds the translator reads: Service, EndpointSlice, Namespace, Secret, ConfigMap.
+// The core Kubernetes kinds the translator reads: Service, EndpointSlice, Namespace, Secret, ConfigMap,
+// ClusterTrustBundle.
 import { type Static, Type } from '@sinclair/typebox';
 import { Enum, ObjectMetaSchema, Unimplemented } from './common.js';
 
@@ -116,3 +117,20 @@ export const ConfigMapSchema = Type.Object({
   immutable: Unimplemented(),
 });
 export type ConfigMap = Static<typeof ConfigMapSchema>;
+
+/** The certificates.k8s.io group: ClusterTrustBundle (beta in Kubernetes v1.36, served only when enabled). */
+export const CERTIFICATES_GROUP = 'certificates.k8s.io';
+
+/** A cluster-scoped bundle of CA certificates (GEP-5075 lets caCertificateRefs name one). */
+export const ClusterTrustBundleSchema = Type.Object({
+  apiVersion: Type.String(),
+  kind: Type.Literal('ClusterTrustBundle'),
+  metadata: ObjectMetaSchema,
+  spec: Type.Object({
+    /** Informational here: the bundle is used by name, whoever signs with it. */
+    signerName: Type.Optional(Type.String()),
+    /** PEM CA certificates, concatenated. */
+    trustBundle: Type.String(),
+  }),
+});
+export type ClusterTrustBundle = Static<typeof ClusterTrustBundleSchema>;

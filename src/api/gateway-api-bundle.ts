@@ -25,6 +25,16 @@ export interface InstalledCrds {
   versions: Readonly<Record<string, string | null>>;
   /** Each installed CRD's channel annotation ('' when it has none). */
   channels?: Readonly<Record<string, string>>;
+  /**
+   * Whether the API server serves ClusterTrustBundles (certificates.k8s.io/v1beta1, off by default in Kubernetes
+   * v1.36): a built-in kind, not a CRD, but like them what this cluster offers. Absent: not known, taken as served.
+   */
+  clusterTrustBundles?: boolean;
+}
+
+/** Whether caCertificateRefs may name a ClusterTrustBundle here (standalone, or a cluster serving the kind). */
+export function clusterTrustBundlesServed(installed: InstalledCrds | undefined): boolean {
+  return installed?.clusterTrustBundles !== false;
 }
 
 /**

@@ -4,6 +4,9 @@ import { type AccessPolicy, AccessPolicySchema } from './access-policy.js';
 import { type BackendTLSPolicy, BackendTLSPolicySchema } from './backend-tls-policy.js';
 import { type ClientTrafficPolicy, ClientTrafficPolicySchema } from './client-traffic-policy.js';
 import {
+  CERTIFICATES_GROUP,
+  type ClusterTrustBundle,
+  ClusterTrustBundleSchema,
   type ConfigMap,
   ConfigMapSchema,
   type EndpointSlice,
@@ -52,6 +55,7 @@ export type ApiObject =
   | Namespace
   | Secret
   | ConfigMap
+  | ClusterTrustBundle
   | BackendTLSPolicy
   | DataPlaneProxy
   | AccessPolicy
@@ -84,6 +88,12 @@ export const KINDS: Record<ApiKind, KindInfo> = {
   Namespace: { apiVersions: ['v1'], schema: NamespaceSchema, namespaced: false },
   Secret: { apiVersions: ['v1'], schema: SecretSchema, namespaced: true },
   ConfigMap: { apiVersions: ['v1'], schema: ConfigMapSchema, namespaced: true },
+  // v1beta1 is what Kubernetes v1.36 serves (when enabled); v1alpha1 before, v1 from v1.37: the same fields.
+  ClusterTrustBundle: {
+    apiVersions: ['v1alpha1', 'v1beta1', 'v1'].map((v) => `${CERTIFICATES_GROUP}/${v}`),
+    schema: ClusterTrustBundleSchema,
+    namespaced: false,
+  },
   BackendTLSPolicy: {
     apiVersions: [`${GATEWAY_API_GROUP}/v1`],
     schema: BackendTLSPolicySchema,

@@ -2,7 +2,7 @@
 import type { AccessPolicy } from './access-policy.js';
 import type { BackendTLSPolicy } from './backend-tls-policy.js';
 import type { ClientTrafficPolicy } from './client-traffic-policy.js';
-import type { ConfigMap, EndpointSlice, Namespace, Secret, Service } from './core.js';
+import type { ClusterTrustBundle, ConfigMap, EndpointSlice, Namespace, Secret, Service } from './core.js';
 import type { DataPlaneProxy } from './data-plane-proxy.js';
 import type { Gateway } from './gateway.js';
 import type { InstalledCrds } from './gateway-api-bundle.js';
@@ -40,6 +40,8 @@ export interface ResourceSnapshot {
   secrets: Secret[];
   /** ConfigMaps holding CA bundles (`ca.crt`) that BackendTLSPolicies refer to. */
   configMaps: ConfigMap[];
+  /** Cluster-scoped CA bundles that caCertificateRefs may name (GEP-5075). */
+  clusterTrustBundles: ClusterTrustBundle[];
   backendTlsPolicies: BackendTLSPolicy[];
   dataPlaneProxies: DataPlaneProxy[];
   /** Portico's AccessPolicies (src/translate/portico-policies.ts attaches them). */
@@ -86,6 +88,7 @@ export function emptySnapshot(): ResourceSnapshot {
     namespaces: [],
     secrets: [],
     configMaps: [],
+    clusterTrustBundles: [],
     backendTlsPolicies: [],
     dataPlaneProxies: [],
     accessPolicies: [],
@@ -141,6 +144,9 @@ export function buildSnapshot(objects: ApiObject[]): ResourceSnapshot {
         break;
       case 'ConfigMap':
         s.configMaps.push(o);
+        break;
+      case 'ClusterTrustBundle':
+        s.clusterTrustBundles.push(o);
         break;
       case 'BackendTLSPolicy':
         s.backendTlsPolicies.push(o);

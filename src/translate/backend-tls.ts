@@ -2,10 +2,10 @@
 // policy's own verdict. Oldest policy wins a target; a policy whose CA cannot be resolved still holds its target
 // and makes it refuse connections (fail closed: never plaintext to a backend that asked for TLS).
 import type { BackendTLSPolicy } from '../api/backend-tls-policy.js';
-import type { ConfigMap, Service } from '../api/core.js';
+import type { Service } from '../api/core.js';
 import { GATEWAY_API_GROUP } from '../api/gateway-class.js';
 import type { ClusterTls, FleetConfig } from '../ir/fleet-config.js';
-import { caBundle } from './ca-bundles.js';
+import { type CaSources, caBundle } from './ca-bundles.js';
 import { condition } from './conditions.js';
 import { byAge, byNsName, nsName } from './object-order.js';
 import { listedAncestors } from './policy-attachment.js';
@@ -58,7 +58,7 @@ function unsupportedOptions(policy: BackendTLSPolicy, tls: ClusterTls): PolicyVe
   };
 }
 
-function verdictOf(policy: BackendTLSPolicy, configMaps: Map<string, ConfigMap>): PolicyVerdict {
+function verdictOf(policy: BackendTLSPolicy, sources: CaSources): PolicyVerdict {
   const v = policy.spec.validation;
   const tls: ClusterTls = {
     policy: nsName(policy),
@@ -68,14 +68,10 @@ function verdictOf(policy: BackendTLSPolicy, configMaps: Map<string, ConfigMap>)
       value: san.type === 'Hostname' ? (san.hostname ?? '') : (san.uri ?? ''),
     })),
   };
-  return unsupportedOptions(policy, tls) ?? caVerdict(policy, tls, configMaps);
+  return unsupportedOptions(policy, tls) ?? caVerdict(policy, tls, sources);
 }
 
-function caVerdict(
-  policy: BackendTLSPolicy,
-  tls: ClusterTls,
-  configMaps: Map<string, ConfigMap>,
-): PolicyVerdict {
+function caVerdict(policy: BackendTLSPolicy, tls: ClusterTls, sources: CaSources): PolicyVerdict {
   const ns = policy.metadata.namespace ?? '';
   const v = policy.spec.validation;
   const refs = v.caCertificateRefs ?? [];
@@ -98,7 +94,7 @@ function caVerdict(
     };
   }
   // A BackendTLSPolicy's references are local: another namespace is never named, so no grant is asked.
-  const bundle = caBundle(refs, 'spec.validation.caCertificateRefs', ns, configMaps, () => false);
+  const bundle = caBundle(refs, 'spec.validation.caCertificateRefs', ns, sources, () => false);
   if (bundle.problems.length === 0) {
     return {
       policy,
@@ -126,18 +122,16 @@ function caVerdict(
   };
 }
 
-/** Pure: the same policies and ConfigMaps give equal results. */
+/** Pure: the same policies and CA sources give equal results. */
 export function indexBackendTlsPolicies(
   policies: readonly BackendTLSPolicy[],
-  configMaps: readonly ConfigMap[],
+  sources: CaSources,
 ): BackendTlsIndex {
-  const maps = new Map<string, ConfigMap>();
-  for (const c of configMaps) maps.set(nsName(c), c);
   const holders = new Map<string, PolicyVerdict>();
   const verdicts: PolicyVerdict[] = [];
   for (const policy of [...policies].sort(byAge)) {
     const ns = policy.metadata.namespace ?? '';
-    const verdict = verdictOf(policy, maps);
+    const verdict = verdictOf(policy, sources);
     const lost: string[] = [];
     for (const t of policy.spec.targetRefs) {
       if (t.group !== '' || t.kind !== 'Service') continue;

@@ -1,6 +1,8 @@
-// CA bundles from ConfigMaps (`ca.crt`), as BackendTLSPolicy and a Gateway's client certificate validation name
-// them: each reference resolved or given a problem of a kind the caller turns into its own condition reason.
-import type { ConfigMap } from '../api/core.js';
+// CA bundles from ConfigMaps (`ca.crt`) and ClusterTrustBundles (`spec.trustBundle`, GEP-5075), as
+// BackendTLSPolicy and a Gateway's client certificate validation name them: each reference resolved or given a
+// problem of a kind the caller turns into its own condition reason.
+import { X509Certificate } from 'node:crypto';
+import { CERTIFICATES_GROUP, type ClusterTrustBundle, type ConfigMap } from '../api/core.js';
 
 export interface CaReference {
   group: string;
@@ -22,12 +24,75 @@ export interface CaBundle {
   problems: CaProblem[];
 }
 
-/** A CA bundle's first problem, or undefined when it holds at least one PEM certificate. */
-function contentProblem(pem: string | undefined): string | undefined {
-  if (pem === undefined) return 'has no key ca.crt';
-  if (!/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/.test(pem))
-    return 'ca.crt holds no PEM certificate';
+/** What CA references resolve against. */
+export interface CaSources {
+  /** By `ns/name`. */
+  configMaps: ReadonlyMap<string, ConfigMap>;
+  /** By name; undefined when the API server does not serve ClusterTrustBundles (the kind is then unknown). */
+  clusterTrustBundles: ReadonlyMap<string, ClusterTrustBundle> | undefined;
+}
+
+const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;
+
+/** A CA bundle's first problem (its text at `key`), or undefined when every PEM certificate in it parses. */
+function contentProblem(pem: string | undefined, key: string): string | undefined {
+  if (pem === undefined) return `has no key ${key}`;
+  const blocks = pem.match(PEM_CERTIFICATE) ?? [];
+  if (blocks.length === 0) return `${key} holds no PEM certificate`;
+  for (const [i, block] of blocks.entries()) {
+    try {
+      new X509Certificate(block);
+    } catch {
+      return `${key} certificate ${i + 1} does not parse`;
+    }
+  }
   return undefined;
+}
+
+type Resolved = { pem: string } | CaProblem;
+
+function configMapBundle(
+  ref: CaReference,
+  field: string,
+  namespace: string,
+  configMaps: CaSources['configMaps'],
+  permitted: (namespace: string, name: string) => boolean,
+): Resolved {
+  const ns = ref.namespace ?? namespace;
+  if (ns !== namespace && !permitted(ns, ref.name)) {
+    return {
+      kind: 'not-permitted',
+      message: `${field}: ConfigMap ${ns}/${ref.name} is in another namespace and no ReferenceGrant allows it`,
+    };
+  }
+  const pem = configMaps.get(`${ns}/${ref.name}`)?.data['ca.crt'];
+  const problem = configMaps.has(`${ns}/${ref.name}`) ? contentProblem(pem, 'ca.crt') : 'not found';
+  if (problem !== undefined)
+    return { kind: 'missing', message: `${field}: ConfigMap ${ns}/${ref.name} ${problem}` };
+  return { pem: pem! };
+}
+
+/** Cluster-scoped: no namespace, so no ReferenceGrant either (GEP-5075). */
+function clusterTrustBundle(ref: CaReference, field: string, sources: CaSources): Resolved {
+  const bundles = sources.clusterTrustBundles;
+  if (bundles === undefined) {
+    return {
+      kind: 'kind',
+      message: `${field}: ClusterTrustBundle (${CERTIFICATES_GROUP}) is not served by the API server`,
+    };
+  }
+  if (ref.namespace !== undefined) {
+    return {
+      kind: 'missing',
+      message: `${field}: ClusterTrustBundle ${ref.name} is cluster-scoped; namespace must be unset`,
+    };
+  }
+  const bundle = bundles.get(ref.name);
+  const problem =
+    bundle === undefined ? 'not found' : contentProblem(bundle.spec.trustBundle, 'spec.trustBundle');
+  if (problem !== undefined)
+    return { kind: 'missing', message: `${field}: ClusterTrustBundle ${ref.name} ${problem}` };
+  return { pem: bundle!.spec.trustBundle };
 }
 
 /**
@@ -38,33 +103,27 @@ export function caBundle(
   refs: readonly CaReference[],
   at: string,
   namespace: string,
-  configMaps: ReadonlyMap<string, ConfigMap>,
+  sources: CaSources,
   permitted: (namespace: string, name: string) => boolean,
 ): CaBundle {
   const pems: string[] = [];
   const problems: CaProblem[] = [];
   refs.forEach((ref, i) => {
     const field = `${at}[${i}]`;
-    if (ref.group !== '' || ref.kind !== 'ConfigMap') {
+    let resolved: Resolved;
+    if (ref.group === '' && ref.kind === 'ConfigMap') {
+      resolved = configMapBundle(ref, field, namespace, sources.configMaps, permitted);
+    } else if (ref.group === CERTIFICATES_GROUP && ref.kind === 'ClusterTrustBundle') {
+      resolved = clusterTrustBundle(ref, field, sources);
+    } else {
       const kind = ref.group === '' ? ref.kind : `${ref.group}/${ref.kind}`;
-      problems.push({ kind: 'kind', message: `${field}: unsupported kind ${kind} (only ConfigMap)` });
-      return;
+      resolved = {
+        kind: 'kind',
+        message: `${field}: unsupported kind ${kind} (only ConfigMap and ${CERTIFICATES_GROUP}/ClusterTrustBundle)`,
+      };
     }
-    const ns = ref.namespace ?? namespace;
-    if (ns !== namespace && !permitted(ns, ref.name)) {
-      problems.push({
-        kind: 'not-permitted',
-        message: `${field}: ConfigMap ${ns}/${ref.name} is in another namespace and no ReferenceGrant allows it`,
-      });
-      return;
-    }
-    const configMap = configMaps.get(`${ns}/${ref.name}`);
-    const problem = configMap === undefined ? 'not found' : contentProblem(configMap.data['ca.crt']);
-    if (problem !== undefined) {
-      problems.push({ kind: 'missing', message: `${field}: ConfigMap ${ns}/${ref.name} ${problem}` });
-      return;
-    }
-    pems.push(configMap!.data['ca.crt']!.trim());
+    if ('pem' in resolved) pems.push(resolved.pem.trim());
+    else problems.push(resolved);
   });
   return { pem: pems.length === 0 ? undefined : `${pems.join('\n')}\n`, problems };
 }

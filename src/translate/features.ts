@@ -70,7 +70,23 @@ const EXPERIMENTAL_FEATURES: readonly string[] = [
   'GatewayListenerFilters',
 ];
 
-export function supportedFeatures(deployType: DeployType, experimental: boolean): string[] {
+/** What the cluster offers that some claims depend on. */
+export interface ServedApis {
+  /** The installed Gateway CRD is of the experimental channel. */
+  experimental: boolean;
+  /**
+   * ClusterTrustBundles are served (GEP-5075: the claim follows the cluster, not the binary). The standard CRDs
+   * accept the reference too (a plain ObjectReference), so it does not wait for the experimental channel.
+   */
+  clusterTrustBundles: boolean;
+}
+
+export function supportedFeatures(deployType: DeployType, served: ServedApis): string[] {
   const byMode = deployType === 'GatewayNamespace' ? ['GatewayInfrastructure'] : [];
-  return [...FEATURES, ...byMode, ...(experimental ? EXPERIMENTAL_FEATURES : [])].sort();
+  return [
+    ...FEATURES,
+    ...byMode,
+    ...(served.experimental ? EXPERIMENTAL_FEATURES : []),
+    ...(served.clusterTrustBundles ? ['ClusterTrustBundle'] : []),
+  ].sort();
 }

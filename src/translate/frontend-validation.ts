@@ -1,6 +1,6 @@
 // A Gateway's client certificate validation (`spec.tls.frontend`): per HTTPS port, the per-port entry or the
-// default; its CA bundles resolved from ConfigMaps, the listener's conditions when they cannot be, and the
-// Gateway's InsecureFrontendValidationMode condition when any port lets unverified clients in.
+// default; its CA bundles resolved from ConfigMaps and ClusterTrustBundles, the listener's conditions when they
+// cannot be, and the Gateway's InsecureFrontendValidationMode condition when any port lets unverified clients in.
 import type { FrontendTLSConfig, Gateway } from '../api/gateway.js';
 import { GATEWAY_API_GROUP } from '../api/gateway-class.js';
 import type { ClientValidation } from '../ir/fleet-config.js';
@@ -43,7 +43,7 @@ export function frontendValidation(gateway: Gateway, port: number, lookup: Snaps
     validation.caCertificateRefs,
     `${found.at}.validation.caCertificateRefs`,
     namespace,
-    lookup.configMaps,
+    lookup,
     (toNamespace, toName) =>
       referenceGranted(lookup, {
         fromGroup: GATEWAY_API_GROUP,

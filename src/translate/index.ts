@@ -1,7 +1,11 @@
 // translate(snapshot, options, dataPlane?) → fleet configs, statuses, infra specs. Pure and deterministic:
 // no I/O, clock or randomness, and every input list is put in a total order before use.
 import type { Gateway } from '../api/gateway.js';
-import { experimentalGateways, type InstalledCrds } from '../api/gateway-api-bundle.js';
+import {
+  clusterTrustBundlesServed,
+  experimentalGateways,
+  type InstalledCrds,
+} from '../api/gateway-api-bundle.js';
 import type { RouteObject } from '../api/route-kinds.js';
 import type { ResourceSnapshot } from '../api/snapshot.js';
 import type { FleetConfig } from '../ir/fleet-config.js';
@@ -292,6 +296,8 @@ function passInputs(snapshot: ResourceSnapshot, options: TranslateOptions): unkn
     s.tcpRoutes,
     s.udpRoutes,
     ...policyObjects(s),
+    s.clusterTrustBundles,
+    clusterTrustBundlesServed(s.installedCrds),
   ];
 }
 

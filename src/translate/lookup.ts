@@ -1,6 +1,7 @@
 // Indexes over a snapshot, built once per translation: every lookup the rules need is a map access.
-import type { ConfigMap, EndpointSlice, Secret, Service } from '../api/core.js';
+import type { ClusterTrustBundle, ConfigMap, EndpointSlice, Secret, Service } from '../api/core.js';
 import type { DataPlaneProxy } from '../api/data-plane-proxy.js';
+import { clusterTrustBundlesServed } from '../api/gateway-api-bundle.js';
 import { objectId } from '../api/kinds.js';
 import type { ReferenceGrant } from '../api/reference-grant.js';
 import type { ResourceSnapshot } from '../api/snapshot.js';
@@ -17,6 +18,8 @@ export interface SnapshotLookup {
   secrets: Map<string, Secret>;
   /** ConfigMaps (their `ca.crt`) by `ns/name`: CA bundles for client certificate validation. */
   configMaps: Map<string, ConfigMap>;
+  /** ClusterTrustBundles by name; undefined when the cluster does not serve the kind. */
+  clusterTrustBundles: Map<string, ClusterTrustBundle> | undefined;
   grantsByNamespace: Map<string, ReferenceGrant[]>;
   dataPlaneProxies: Map<string, DataPlaneProxy>;
   /** BackendTLSPolicies by the Service (port) they hold, and each policy's verdict. */
@@ -37,25 +40,31 @@ export function lookupInputs(s: ResourceSnapshot): readonly unknown[] {
     s.unusable,
     s.configMaps,
     s.backendTlsPolicies,
+    s.clusterTrustBundles,
+    clusterTrustBundlesServed(s.installedCrds),
   ];
 }
 
 export function buildLookup(s: ResourceSnapshot): SnapshotLookup {
+  const configMaps = new Map(s.configMaps.map((c) => [nsName(c), c]));
+  const clusterTrustBundles = clusterTrustBundlesServed(s.installedCrds)
+    ? new Map(s.clusterTrustBundles.map((b) => [b.metadata.name, b]))
+    : undefined;
   const l: SnapshotLookup = {
     namespaceLabels: new Map(),
     services: new Map(),
     slices: new Map(),
     secrets: new Map(),
-    configMaps: new Map(),
+    configMaps,
+    clusterTrustBundles,
     grantsByNamespace: new Map(),
     dataPlaneProxies: new Map(),
-    backendTls: indexBackendTlsPolicies(s.backendTlsPolicies, s.configMaps),
+    backendTls: indexBackendTlsPolicies(s.backendTlsPolicies, { configMaps, clusterTrustBundles }),
     unusable: new Map(),
   };
   for (const n of s.namespaces) l.namespaceLabels.set(n.metadata.name, n.metadata.labels ?? {});
   for (const svc of s.services) l.services.set(nsName(svc), svc);
   for (const sec of s.secrets) l.secrets.set(nsName(sec), sec);
-  for (const c of s.configMaps) l.configMaps.set(nsName(c), c);
   for (const d of s.dataPlaneProxies) l.dataPlaneProxies.set(nsName(d), d);
   for (const u of s.unusable) l.unusable.set(objectId(u.kind, u.name, u.namespace), u.reason);
   for (const g of s.referenceGrants) {

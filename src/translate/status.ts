@@ -2,7 +2,7 @@
 // parents.
 import type { Condition } from '../api/common.js';
 import type { ListenerStatus } from '../api/gateway.js';
-import type { InstalledCrds } from '../api/gateway-api-bundle.js';
+import { clusterTrustBundlesServed, type InstalledCrds } from '../api/gateway-api-bundle.js';
 import { listenerSetFleetName } from '../ir/fleet-config.js';
 import type { DeployType } from '../ir/fleet-infra.js';
 import { type AddressAssignment, assignAddresses } from './addresses.js';
@@ -36,9 +36,10 @@ export function classStatus(
     generation: gen,
     status: {
       conditions,
-      supportedFeatures: supportedFeatures(deployType, installed?.channels?.gateways === 'experimental').map(
-        (name) => ({ name }),
-      ),
+      supportedFeatures: supportedFeatures(deployType, {
+        experimental: installed?.channels?.gateways === 'experimental',
+        clusterTrustBundles: clusterTrustBundlesServed(installed),
+      }).map((name) => ({ name })),
     },
   };
 }

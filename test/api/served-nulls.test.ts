@@ -35,6 +35,7 @@ const CORE_REQUIRED: Partial<Record<ApiKind, string[]>> = {
   // Validation requires tls.crt and tls.key in a kubernetes.io/tls Secret, the type of the sample.
   Secret: ['data'],
   Namespace: [],
+  ClusterTrustBundle: ['spec', 'spec.trustBundle'],
 };
 
 // Every kind: type and name; a namespaced object is always served with its namespace.

@@ -376,6 +376,16 @@ export const DATA_PLANE_PROXY = {
   },
 };
 
+export const CLUSTER_TRUST_BUNDLE = {
+  apiVersion: 'certificates.k8s.io/v1beta1',
+  kind: 'ClusterTrustBundle',
+  metadata: metadata('example.com:internal:v1', undefined),
+  spec: {
+    signerName: 'example.com/internal',
+    trustBundle: '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n',
+  },
+};
+
 /** Every watched kind's sample, by kind. */
 export const SERVED_OBJECTS: Record<string, Record<string, unknown>> = {
   GatewayClass: GATEWAY_CLASS,
@@ -389,4 +399,5 @@ export const SERVED_OBJECTS: Record<string, Record<string, unknown>> = {
   Secret: SECRET,
   Namespace: NAMESPACE,
   DataPlaneProxy: DATA_PLANE_PROXY,
+  ClusterTrustBundle: CLUSTER_TRUST_BUNDLE,
 };

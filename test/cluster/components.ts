@@ -54,6 +54,9 @@ export function apiServerArgs(l: Layout): string[] {
     '--enable-admission-plugins=NodeRestriction',
     `--service-cluster-ip-range=${l.a.serviceCidr}`,
     '--allow-privileged=true',
+    // ClusterTrustBundle (GEP-5075 CA references) is beta and off by default in v1.36: both switches serve it.
+    '--feature-gates=ClusterTrustBundle=true',
+    '--runtime-config=certificates.k8s.io/v1beta1/clustertrustbundles=true',
     `--kubelet-client-certificate=${p.clients['apiserver-kubelet']!.cert}`,
     `--kubelet-client-key=${p.clients['apiserver-kubelet']!.key}`,
     `--kubelet-certificate-authority=${p.caCert}`,

@@ -28,7 +28,7 @@ test('every claimed feature is one the pinned Gateway API release defines, in bo
   assert.ok(known.has('HTTPRoute') && known.size > 40, `read ${known.size} features`);
   for (const mode of ['ControllerNamespace', 'GatewayNamespace'] as const) {
     for (const experimental of [false, true])
-      for (const feature of supportedFeatures(mode, experimental))
+      for (const feature of supportedFeatures(mode, { experimental, clusterTrustBundles: true }))
         assert.ok(known.has(feature), `${mode}: ${feature}`);
   }
 });
@@ -40,15 +40,34 @@ test('address routability and listener filters are claimed only over the experim
       'GatewayAddressRoutabilityCluster',
       'GatewayListenerFilters',
     ]) {
-      assert.ok(!supportedFeatures(mode, false).includes(feature), feature);
-      assert.ok(supportedFeatures(mode, true).includes(feature), feature);
+      assert.ok(
+        !supportedFeatures(mode, { experimental: false, clusterTrustBundles: true }).includes(feature),
+        feature,
+      );
+      assert.ok(
+        supportedFeatures(mode, { experimental: true, clusterTrustBundles: false }).includes(feature),
+        feature,
+      );
+    }
+  }
+});
+
+test('ClusterTrustBundle is claimed only where the API server serves the kind, whatever the CRD channel', () => {
+  for (const mode of ['ControllerNamespace', 'GatewayNamespace'] as const) {
+    for (const experimental of [false, true]) {
+      assert.ok(
+        supportedFeatures(mode, { experimental, clusterTrustBundles: true }).includes('ClusterTrustBundle'),
+      );
+      assert.ok(
+        !supportedFeatures(mode, { experimental, clusterTrustBundles: false }).includes('ClusterTrustBundle'),
+      );
     }
   }
 });
 
 test('the features v1.7 removed are not claimed', () => {
   for (const mode of ['ControllerNamespace', 'GatewayNamespace'] as const) {
-    const claimed = supportedFeatures(mode, true);
+    const claimed = supportedFeatures(mode, { experimental: true, clusterTrustBundles: true });
     for (const removed of [
       'HTTPRouteRetry',
       'HTTPRouteRetryBackendTimeout',

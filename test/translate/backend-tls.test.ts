@@ -6,6 +6,7 @@ import type { BackendTLSPolicy } from '../../src/api/backend-tls-policy.js';
 import { backendTlsStatuses, indexBackendTlsPolicies } from '../../src/translate/backend-tls.js';
 
 const CONTROLLER = 'gateway.portico.io/controller';
+const NO_CAS = { configMaps: new Map(), clusterTrustBundles: new Map() };
 
 function policy(options?: Record<string, string>): BackendTLSPolicy {
   return {
@@ -22,7 +23,7 @@ function policy(options?: Record<string, string>): BackendTLSPolicy {
 
 describe('BackendTLSPolicy options', () => {
   it('accepts a policy without options', () => {
-    const [verdict] = indexBackendTlsPolicies([policy()], []).verdicts;
+    const [verdict] = indexBackendTlsPolicies([policy()], NO_CAS).verdicts;
     assert.equal(verdict?.accepted.ok, true);
     assert.equal(verdict?.tls.refused, undefined);
   });
@@ -30,7 +31,7 @@ describe('BackendTLSPolicy options', () => {
   it('refuses every option key, naming them, and its targets fail closed', () => {
     const index = indexBackendTlsPolicies(
       [policy({ 'example.com/min-version': '1.3', 'portico.io/ciphers': 'x' })],
-      [],
+      NO_CAS,
     );
     const verdict = index.verdicts[0]!;
     const message =
@@ -43,7 +44,7 @@ describe('BackendTLSPolicy options', () => {
 
 describe('BackendTLSPolicy status ancestors', () => {
   it('lists at most 16 Gateways, the first by namespace/name', () => {
-    const index = indexBackendTlsPolicies([policy()], []);
+    const index = indexBackendTlsPolicies([policy()], NO_CAS);
     const gateways = Array.from({ length: 20 }, (_, i) => `edge/gw-${String(i).padStart(2, '0')}`);
     const [status] = backendTlsStatuses(index, new Map([['apps/secure', new Set(gateways)]]), CONTROLLER);
     const ancestors = (status!.status as { ancestors: { ancestorRef: { name: string } }[] }).ancestors;

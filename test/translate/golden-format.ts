@@ -1,7 +1,7 @@
 // Golden file format: a header of `# key: json` comments in the input; output as YAML with keys redacted.
 import { stringify } from 'yaml';
 import type { DataPlaneState, TranslateOptions, TranslateResult } from '../../src/translate/index.js';
-import { certificateLabel } from './testdata-certificates.js';
+import { bundleLabel, certificateLabel } from './testdata-certificates.js';
 
 export interface GoldenHeader {
   options: TranslateOptions;
@@ -41,9 +41,21 @@ export function goldenText(result: TranslateResult): string {
       privateKeyPem: '<redacted>',
     })),
     clusters: f.clusters.map((c) =>
-      c.tls?.caPem === undefined
-        ? c
-        : { ...c, tls: { ...c.tls, caPem: certificateLabel(c.tls.caPem) ?? c.tls.caPem } },
+      c.tls?.caPem === undefined ? c : { ...c, tls: { ...c.tls, caPem: bundleLabel(c.tls.caPem) } },
+    ),
+    listeners: f.listeners.map((l) =>
+      l.tls?.clientValidation === undefined
+        ? l
+        : {
+            ...l,
+            tls: {
+              ...l.tls,
+              clientValidation: {
+                ...l.tls.clientValidation,
+                caPem: bundleLabel(l.tls.clientValidation.caPem),
+              },
+            },
+          },
     ),
   }));
   return stringify(

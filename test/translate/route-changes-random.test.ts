@@ -167,7 +167,7 @@ for (const file of readdirSync(testdata).filter((f) => f.endsWith('.in.yaml'))) 
     // policies, only edits of a route a policy names do.
     const { changedRoutes, full } = cache.translations;
     assert.ok(
-      changedRoutes > 0 || /grpc|conflict|kind|backend-tls/.test(file),
+      changedRoutes > 0 || /grpc|conflict|kind|backend-tls|trust-bundles/.test(file),
       `${file}: ${changedRoutes} by changed routes, ${full} full`,
     );
   });

@@ -30,3 +30,11 @@ export function certificateLabel(pem: string): string | undefined {
   for (const [name, cert] of made) if (cert.certificatePem === pem) return `<certificate ${name}>`;
   return undefined;
 }
+
+/** A CA bundle with each test certificate in it shown by label, one per line; other text as it is. */
+export function bundleLabel(pem: string): string {
+  const blocks = pem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----\n?/g) ?? [];
+  const labels = blocks.map((b) => certificateLabel(b.endsWith('\n') ? b : `${b}\n`));
+  if (blocks.length === 0 || labels.some((l) => l === undefined)) return pem;
+  return labels.join('\n');
+}

@@ -31,6 +31,7 @@ const SNAPSHOT_FIELDS: Record<string, keyof ResourceSnapshot> = {
   Namespace: 'namespaces',
   Secret: 'secrets',
   ConfigMap: 'configMaps',
+  ClusterTrustBundle: 'clusterTrustBundles',
   BackendTLSPolicy: 'backendTlsPolicies',
   DataPlaneProxy: 'dataPlaneProxies',
   AccessPolicy: 'accessPolicies',

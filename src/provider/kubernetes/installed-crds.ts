@@ -1,7 +1,8 @@
 // Which Gateway API CRDs the cluster has installed, and at which bundle version: read at start and again every
-// `intervalMs` (five GETs by name, so the controller's RBAC names exactly those CRDs). A change wakes a pass, whose
-// GatewayClass statuses say SupportedVersion, and is logged: a warning while the CRDs are older than this build
-// or missing, a line when they are fine again.
+// `intervalMs` (GETs by name, so the controller's RBAC names exactly those CRDs), with whether the API server
+// serves ClusterTrustBundles (its discovery document, as GEP-5075 asks). A change wakes a pass, whose
+// GatewayClass statuses say SupportedVersion and the features claimed, and is logged: a warning while the CRDs are
+// older than this build or missing, a line when they are fine again.
 import {
   BUNDLE_VERSION_ANNOTATION,
   CHANNEL_ANNOTATION,
@@ -13,6 +14,10 @@ import { supportedVersionVerdict } from '../../translate/supported-version.js';
 import type { ApiClient, JsonObject } from './api-client.js';
 
 const CRD_PATH = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
+const CLUSTER_TRUST_BUNDLES = {
+  groupVersion: 'certificates.k8s.io/v1beta1',
+  resource: 'clustertrustbundles',
+};
 const DEFAULT_INTERVAL_MS = 30_000;
 
 export interface InstalledCrdsWatch {
@@ -41,7 +46,20 @@ export async function readInstalledCrds(client: ApiClient): Promise<InstalledCrd
       channels[crd] = typeof channel === 'string' ? channel : '';
     } else return undefined;
   }
-  return { versions, channels };
+  const clusterTrustBundles = await servesResource(client, CLUSTER_TRUST_BUNDLES);
+  return { versions, channels, ...(clusterTrustBundles === undefined ? {} : { clusterTrustBundles }) };
+}
+
+/** Whether the discovery document of the group version lists the resource; undefined when it would not say. */
+async function servesResource(
+  client: ApiClient,
+  what: { groupVersion: string; resource: string },
+): Promise<boolean | undefined> {
+  const reply = await client.request('GET', `/apis/${what.groupVersion}`);
+  if (reply.status === 404) return false;
+  if (reply.status !== 200) return undefined;
+  const resources = Array.isArray(reply.body.resources) ? (reply.body.resources as JsonObject[]) : [];
+  return resources.some((r) => r.name === what.resource);
 }
 
 export function watchInstalledCrds(options: {

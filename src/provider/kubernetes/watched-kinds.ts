@@ -113,6 +113,15 @@ export const WATCHED_KINDS: readonly WatchedKind[] = [
     essentials: configMapEssentials,
   },
   {
+    kind: 'ClusterTrustBundle',
+    apiVersion: 'certificates.k8s.io/v1beta1',
+    resource: 'clustertrustbundles',
+    namespaced: false,
+    statusIsOutput: false,
+    // Beta and off by default in Kubernetes v1.36: served only where the API server enables it.
+    mayBeAbsent: true,
+  },
+  {
     kind: 'BackendTLSPolicy',
     apiVersion: 'gateway.networking.k8s.io/v1',
     resource: 'backendtlspolicies',

@@ -1,5 +1,5 @@
-// The controller reads the Gateway API CRDs' bundle versions by name, says what changed in its log, and wakes a
-// pass only when they changed.
+// The controller reads the Gateway API CRDs' bundle versions by name and whether ClusterTrustBundles are served,
+// says what changed in its log, and wakes a pass only when they changed.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Logger } from '../../../src/platform/log-line.js';
@@ -44,12 +44,37 @@ test('each CRD Portico reads is asked for by name; a missing one reads as null',
     grpcroutes: null,
     referencegrants: 'v1.7.0',
   });
+  assert.equal(installed?.clusterTrustBundles, false, 'no discovery document: not served');
   assert.deepEqual(
     api.requests.map((r) => `${r.method} ${r.path}`),
-    names.map(
-      (n) => `GET /apis/apiextensions.k8s.io/v1/customresourcedefinitions/${n}.gateway.networking.k8s.io`,
-    ),
+    [
+      ...names.map(
+        (n) => `GET /apis/apiextensions.k8s.io/v1/customresourcedefinitions/${n}.gateway.networking.k8s.io`,
+      ),
+      'GET /apis/certificates.k8s.io/v1beta1',
+    ],
   );
+});
+
+test('ClusterTrustBundles are served when the discovery document of certificates.k8s.io/v1beta1 lists them', async () => {
+  let resources: string[] = [];
+  const api = createFakeKubernetesApi((request) =>
+    request.bare === '/apis/certificates.k8s.io/v1beta1'
+      ? {
+          status: 200,
+          body: {
+            kind: 'APIResourceList',
+            groupVersion: 'certificates.k8s.io/v1beta1',
+            resources: resources.map((name) => ({ name, namespaced: false })),
+          },
+        }
+      : undefined,
+  );
+  installCrds(api, 'v1.7.0', names);
+  resources = ['podcertificaterequests'];
+  assert.equal((await readInstalledCrds(api.client))?.clusterTrustBundles, false);
+  resources = ['clustertrustbundles', 'podcertificaterequests'];
+  assert.equal((await readInstalledCrds(api.client))?.clusterTrustBundles, true);
 });
 
 test('older CRDs are a warning naming the version; an upgrade is a line and a pass; no change, no pass', async () => {
@@ -75,7 +100,7 @@ test('older CRDs are a warning naming the version; an upgrade is a line and a pa
     assert.match(log.lines[1] ?? '', /^info Gateway API CRDs v1\.7\.0/);
     // Three more reads that find the same versions change nothing.
     const seen = requests.length;
-    while (requests.length < seen + 3 * names.length) await new Promise((r) => setTimeout(r, 5));
+    while (requests.length < seen + 3 * (names.length + 1)) await new Promise((r) => setTimeout(r, 5));
     assert.equal(passes, 2);
     assert.equal(log.lines.length, 2);
   } finally {

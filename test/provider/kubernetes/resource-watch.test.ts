@@ -149,6 +149,7 @@ test('objects as the API server serves them, with empty lists as null, are all i
       Namespace: 'namespaces',
       Secret: 'secrets',
       ConfigMap: 'configMaps',
+      ClusterTrustBundle: 'clusterTrustBundles',
       BackendTLSPolicy: 'backendTlsPolicies',
       DataPlaneProxy: 'dataPlaneProxies',
       AccessPolicy: 'accessPolicies',
