@@ -270,9 +270,11 @@ async function connectionFlood(t: TestContext): Promise<void> {
     32,
   );
   try {
+    // The flood under way (it goes on through what follows); on a loaded 2-CPU node 2,000 could take longer
+    // than the wait (a full run under load average 55 reached 1,936), so 1,000 says it is on.
     await eventually(
-      async () => (flood.stats().attempted >= 2000 ? true : undefined),
-      '2,000 flood connections',
+      async () => (flood.stats().attempted >= 1000 ? true : undefined),
+      '1,000 flood connections',
       WAIT_MS,
     );
     // A's proxy restarts: it connects again through the flood and gets A's config.
