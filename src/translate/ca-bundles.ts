@@ -34,19 +34,37 @@ export interface CaSources {
 
 const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;
 
+/**
+ * The index of the first PEM block of a bundle that does not parse as X.509, -1 when all do, by the bundle's
+ * text: every translation pass reads every bundle, and the same text parses the same way (bounded, so a stream of
+ * edited bundles does not grow it).
+ */
+const unparsedBlock = new Map<string, number>();
+const UNPARSED_MEMO_MAX = 1024;
+
+function firstUnparsed(blocks: readonly string[], text: string): number {
+  const known = unparsedBlock.get(text);
+  if (known !== undefined) return known;
+  const index = blocks.findIndex((block) => {
+    try {
+      new X509Certificate(block);
+      return false;
+    } catch {
+      return true;
+    }
+  });
+  if (unparsedBlock.size >= UNPARSED_MEMO_MAX) unparsedBlock.clear();
+  unparsedBlock.set(text, index);
+  return index;
+}
+
 /** A CA bundle's first problem (its text at `key`), or undefined when every PEM certificate in it parses. */
 function contentProblem(pem: string | undefined, key: string): string | undefined {
   if (pem === undefined) return `has no key ${key}`;
   const blocks = pem.match(PEM_CERTIFICATE) ?? [];
   if (blocks.length === 0) return `${key} holds no PEM certificate`;
-  for (const [i, block] of blocks.entries()) {
-    try {
-      new X509Certificate(block);
-    } catch {
-      return `${key} certificate ${i + 1} does not parse`;
-    }
-  }
-  return undefined;
+  const bad = firstUnparsed(blocks, pem);
+  return bad === -1 ? undefined : `${key} certificate ${bad + 1} does not parse`;
 }
 
 type Resolved = { pem: string } | CaProblem;
