@@ -3,22 +3,17 @@
 // the image's Node) and one layer of toolchain/openid-provider/provider.mjs with the `oidc-provider` and `jose`
 // packages (and what they depend on) copied from the repository's node_modules. Nothing here ships; the image is
 // only imported into the test cluster's containerd.
-import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { cacheDir, REPO } from './manifest.js';
-import { compressLayer, OciImageError, tarDirectory, writeImageArchive, writeImageLayout } from './oci.js';
+import { REPO } from './manifest.js';
+import { OciImageError } from './oci.js';
 import { fileHash, hash, IMAGE_USER, runtimeLayer } from './portico-image.js';
+import { cachedTestImage, type TestImage } from './test-image.js';
 
 /** Bumped when the recipe changes in a way its inputs do not show. */
 const RECIPE_VERSION = '1';
 const SCRIPT = join(REPO, 'toolchain/openid-provider/provider.mjs');
 const PACKAGES = ['oidc-provider', 'jose'];
-
-export interface OpenIdProviderImage {
-  archive: string;
-  name: string;
-  summary: string;
-}
 
 interface PackageJson {
   name: string;
@@ -54,7 +49,7 @@ export function packageClosure(roots: string[]): string[] {
 }
 
 /** Builds the OpenID provider test image (or finds it in the cache). */
-export async function buildOpenIdProviderImage(): Promise<OpenIdProviderImage> {
+export async function buildOpenIdProviderImage(): Promise<TestImage> {
   const packages = packageClosure(PACKAGES);
   const versions = packages.map((dir) => {
     const pkg = JSON.parse(readFileSync(join(REPO, dir, 'package.json'), 'utf8')) as PackageJson;
@@ -63,39 +58,24 @@ export async function buildOpenIdProviderImage(): Promise<OpenIdProviderImage> {
   const provider = versions.find((v) => v.startsWith('node_modules/oidc-provider@'))?.split('@')[1];
   const name = `portico.test/openid-provider:${provider}`;
   const runtime = await runtimeLayer();
-  const key = hash(RECIPE_VERSION, name, runtime.descriptor.digest, fileHash(SCRIPT), ...versions);
-  const dir = join(cacheDir(), 'images', 'openid-provider', key);
-  const archive = join(dir, 'image.tar');
-  const summaryFile = join(dir, 'summary.txt');
-  if (existsSync(archive) && existsSync(summaryFile))
-    return { archive, name, summary: readFileSync(summaryFile, 'utf8') };
-  rmSync(dir, { recursive: true, force: true });
-  const root = join(dir, 'root');
-  const app = join(root, 'app');
-  mkdirSync(app, { recursive: true });
-  for (const pkg of packages) cpSync(join(REPO, pkg), join(app, pkg), { recursive: true });
-  cpSync(SCRIPT, join(app, 'provider.mjs'));
-  // ESM: `import 'oidc-provider'` resolves from /app/node_modules.
-  writeFileSync(join(app, 'package.json'), '{"type":"module","private":true}\n');
-  tarDirectory(root, join(dir, 'layer.tar'));
-  const layer = await compressLayer(join(dir, 'layer.tar'), join(dir, 'layer.tar.gz'));
-  rmSync(join(dir, 'layer.tar'));
-  rmSync(root, { recursive: true, force: true });
-  const layout = join(dir, 'layout');
-  const image = writeImageLayout(
-    layout,
-    [runtime, layer],
-    {
+  return cachedTestImage({
+    kind: 'openid-provider',
+    key: hash(RECIPE_VERSION, name, runtime.descriptor.digest, fileHash(SCRIPT), ...versions),
+    name,
+    base: [runtime],
+    config: {
       entrypoint: ['/usr/bin/tini', '--', '/usr/local/bin/node', '/app/provider.mjs'],
       env: ['NODE_ENV=production'],
       user: IMAGE_USER,
       workingDir: '/app',
     },
-    [name],
-  );
-  rmSync(layer.path);
-  writeImageArchive(layout, archive);
-  const summary = `${name} ${image.manifest.digest} ${image.layerBytes} bytes compressed`;
-  writeFileSync(summaryFile, summary);
-  return { archive, name, summary };
+    fill(root) {
+      const app = join(root, 'app');
+      mkdirSync(app, { recursive: true });
+      for (const pkg of packages) cpSync(join(REPO, pkg), join(app, pkg), { recursive: true });
+      cpSync(SCRIPT, join(app, 'provider.mjs'));
+      // ESM: `import 'oidc-provider'` resolves from /app/node_modules.
+      writeFileSync(join(app, 'package.json'), '{"type":"module","private":true}\n');
+    },
+  });
 }

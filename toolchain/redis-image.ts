@@ -11,25 +11,18 @@ import {
   mkdirSync,
   readFileSync,
   realpathSync,
-  rmSync,
   writeFileSync,
 } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { cacheDir } from './manifest.js';
-import { compressLayer, OciImageError, tarDirectory, writeImageArchive, writeImageLayout } from './oci.js';
+import { OciImageError } from './oci.js';
 import { GROUP, hash, PASSWD } from './portico-image.js';
+import { cachedTestImage, type TestImage } from './test-image.js';
 
 /** The host's redis-server (Debian's redis-server package). */
 export const HOST_REDIS_SERVER = '/usr/bin/redis-server';
 /** Bumped when the recipe changes in a way its inputs do not show. */
 const RECIPE_VERSION = '1';
 const USER = '65532:65532';
-
-export interface RedisImage {
-  archive: string;
-  name: string;
-  summary: string;
-}
 
 function run(command: string, args: string[]): string {
   const result = spawnSync(command, args, { encoding: 'utf8' });
@@ -56,53 +49,38 @@ function redisVersion(binary: string): string {
 }
 
 /** Builds the Redis test image from the host's redis-server (or finds it in the cache). */
-export async function buildRedisImage(): Promise<RedisImage> {
+export async function buildRedisImage(): Promise<TestImage> {
   if (!existsSync(HOST_REDIS_SERVER))
     throw new OciImageError(`${HOST_REDIS_SERVER} is missing (apt-get install -y redis-server)`);
   const binary = realpathSync(HOST_REDIS_SERVER);
   const libraries = sharedLibraries(binary);
   const name = `portico.test/redis:${redisVersion(HOST_REDIS_SERVER)}`;
-  const key = hash(
-    RECIPE_VERSION,
+  return cachedTestImage({
+    kind: 'redis',
+    key: hash(
+      RECIPE_VERSION,
+      name,
+      readFileSync(binary),
+      ...libraries.map((l) => `${l}:${hash(readFileSync(l))}`),
+    ),
     name,
-    readFileSync(binary),
-    ...libraries.map((l) => `${l}:${hash(readFileSync(l))}`),
-  );
-  const dir = join(cacheDir(), 'images', 'redis', key);
-  const archive = join(dir, 'image.tar');
-  const summaryFile = join(dir, 'summary.txt');
-  if (existsSync(archive) && existsSync(summaryFile))
-    return { archive, name, summary: readFileSync(summaryFile, 'utf8') };
-  rmSync(dir, { recursive: true, force: true });
-  const root = join(dir, 'root');
-  for (const file of [binary, ...libraries]) {
-    // The loader opens the name ldd shows (often a symlink): the content goes there, as a plain file.
-    const target = join(root, file === binary ? HOST_REDIS_SERVER : file);
-    mkdirSync(dirname(target), { recursive: true });
-    copyFileSync(realpathSync(file), target);
-    chmodSync(target, 0o755);
-  }
-  mkdirSync(join(root, 'etc'), { recursive: true });
-  writeFileSync(join(root, 'etc/passwd'), PASSWD);
-  writeFileSync(join(root, 'etc/group'), GROUP);
-  // Its working directory, writable by the non-root user whatever owner the layer gives it.
-  mkdirSync(join(root, 'data'), { recursive: true });
-  chmodSync(join(root, 'data'), 0o1777);
-  if (process.getuid?.() === 0) run('chroot', [root, HOST_REDIS_SERVER, '--version']);
-  tarDirectory(root, join(dir, 'layer.tar'));
-  const layer = await compressLayer(join(dir, 'layer.tar'), join(dir, 'layer.tar.gz'));
-  rmSync(join(dir, 'layer.tar'));
-  rmSync(root, { recursive: true, force: true });
-  const layout = join(dir, 'layout');
-  const image = writeImageLayout(
-    layout,
-    [layer],
-    { entrypoint: [HOST_REDIS_SERVER], user: USER, workingDir: '/data' },
-    [name],
-  );
-  rmSync(layer.path);
-  writeImageArchive(layout, archive);
-  const summary = `${name} ${image.manifest.digest} ${image.layerBytes} bytes compressed`;
-  writeFileSync(summaryFile, summary);
-  return { archive, name, summary };
+    base: [],
+    config: { entrypoint: [HOST_REDIS_SERVER], user: USER, workingDir: '/data' },
+    fill(root) {
+      for (const file of [binary, ...libraries]) {
+        // The loader opens the name ldd shows (often a symlink): the content goes there, as a plain file.
+        const target = join(root, file === binary ? HOST_REDIS_SERVER : file);
+        mkdirSync(dirname(target), { recursive: true });
+        copyFileSync(realpathSync(file), target);
+        chmodSync(target, 0o755);
+      }
+      mkdirSync(join(root, 'etc'), { recursive: true });
+      writeFileSync(join(root, 'etc/passwd'), PASSWD);
+      writeFileSync(join(root, 'etc/group'), GROUP);
+      // Its working directory, writable by the non-root user whatever owner the layer gives it.
+      mkdirSync(join(root, 'data'), { recursive: true });
+      chmodSync(join(root, 'data'), 0o1777);
+      if (process.getuid?.() === 0) run('chroot', [root, HOST_REDIS_SERVER, '--version']);
+    },
+  });
 }
