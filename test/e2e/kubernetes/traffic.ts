@@ -152,12 +152,14 @@ export async function gatewayClass(
   } as never);
 }
 
+/** `parameters`: a DataPlaneProxy of `ns` the Gateway's infrastructure names (smallProxies makes one). */
 export async function gateway(
   cluster: Cluster,
   ns: string,
   name: string,
   className: string,
   listeners: { name: string; port: number; hostname?: string }[],
+  parameters?: string,
 ): Promise<void> {
   await apply(cluster, {
     apiVersion: 'gateway.networking.k8s.io/v1',
@@ -165,11 +167,35 @@ export async function gateway(
     metadata: { name, namespace: ns },
     spec: {
       gatewayClassName: className,
+      ...(parameters === undefined
+        ? {}
+        : {
+            infrastructure: {
+              parametersRef: { group: 'gateway.portico.io', kind: 'DataPlaneProxy', name: parameters },
+            },
+          }),
       listeners: listeners.map((l) => ({
         ...l,
         protocol: 'HTTP',
         allowedRoutes: { namespaces: { from: 'All' } },
       })),
+    },
+  } as never);
+}
+
+/**
+ * A DataPlaneProxy `name` in `ns` for small fleets: one worker per replica and a 10m CPU request, since the test
+ * node's 2 CPUs hold the suites' proxies at their default 110m only up to 17 (Pending beyond).
+ */
+export async function smallProxies(cluster: Cluster, ns: string, name: string, replicas = 1): Promise<void> {
+  const container = { resources: { requests: { cpu: '10m', memory: '32Mi' } } };
+  await apply(cluster, {
+    apiVersion: 'gateway.portico.io/v1alpha1',
+    kind: 'DataPlaneProxy',
+    metadata: { name, namespace: ns },
+    spec: {
+      workers: 1,
+      kubernetes: { container, ...(replicas === 1 ? {} : { deployment: { replicas } }) },
     },
   } as never);
 }

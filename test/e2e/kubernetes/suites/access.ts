@@ -11,7 +11,7 @@ import { asList, call, eventually } from '../../../cluster/kube-api.js';
 import { Browser } from '../../../support/browser.js';
 import { type EchoBody, httpRequest } from '../../../support/http.js';
 import { E2E_SKIP, RESTRICTED_CONTAINER } from '../install.js';
-import { apply, echoNamespace, gatewayClass, programmedAddress } from '../traffic.js';
+import { apply, echoNamespace, gateway, gatewayClass, programmedAddress, smallProxies } from '../traffic.js';
 
 const NS = 'access-e2e';
 /** The Gateway's name, unique among the suites: its proxy pods live in the controller's namespace. */
@@ -66,28 +66,8 @@ export async function setup(c: Cluster): Promise<void> {
       ports: [{ name: 'http', port: 80, targetPort: PROVIDER_PORT }],
     },
   } as never);
-  // One worker and a small request: the test node's 2 CPUs hold the suites' proxies only so (limits.ts).
-  await apply(cluster, {
-    apiVersion: 'gateway.portico.io/v1alpha1',
-    kind: 'DataPlaneProxy',
-    metadata: { name: 'small', namespace: NS },
-    spec: {
-      workers: 1,
-      kubernetes: { container: { resources: { requests: { cpu: '10m', memory: '32Mi' } } } },
-    },
-  } as never);
-  await apply(cluster, {
-    apiVersion: 'gateway.networking.k8s.io/v1',
-    kind: 'Gateway',
-    metadata: { name: GATEWAY, namespace: NS },
-    spec: {
-      gatewayClassName: 'portico',
-      infrastructure: {
-        parametersRef: { group: 'gateway.portico.io', kind: 'DataPlaneProxy', name: 'small' },
-      },
-      listeners: [{ name: 'http', protocol: 'HTTP', port: 80 }],
-    },
-  } as never);
+  await smallProxies(cluster, NS, 'small');
+  await gateway(cluster, NS, GATEWAY, 'portico', [{ name: 'http', port: 80 }], 'small');
   // No hostname: the browser (fetch) cannot set Host, it names the Gateway's address.
   const rule = (name: string, path: string) => ({
     name,

@@ -10,7 +10,16 @@ import type { Cluster } from '../../../cluster/harness.js';
 import { asList, call, eventually, type Loose } from '../../../cluster/kube-api.js';
 import { httpRequest } from '../../../support/http.js';
 import { E2E_SKIP, RESTRICTED_CONTAINER } from '../install.js';
-import { apply, echoNamespace, gateway, gatewayClass, programmedAddress, route, served } from '../traffic.js';
+import {
+  apply,
+  echoNamespace,
+  gateway,
+  gatewayClass,
+  programmedAddress,
+  route,
+  served,
+  smallProxies,
+} from '../traffic.js';
 
 const NS = 'limits-e2e';
 const HOST = 'limits.example.com';
@@ -114,31 +123,8 @@ async function globalSetup(): Promise<void> {
     spec: { selector: labels, ports: [{ name: 'redis', port: 6379, targetPort: 6379 }] },
   } as never);
   // One worker per replica: each replica is one holder of leases (docs/limits.md, the bound).
-  await apply(cluster, {
-    apiVersion: 'gateway.portico.io/v1alpha1',
-    kind: 'DataPlaneProxy',
-    metadata: { name: 'two-replicas', namespace: NS },
-    // Small requests: the test node's 2 CPUs hold the suites' proxies at 110m each only up to 17 (Pending beyond).
-    spec: {
-      workers: 1,
-      kubernetes: {
-        deployment: { replicas: 2 },
-        container: { resources: { requests: { cpu: '10m', memory: '32Mi' } } },
-      },
-    },
-  } as never);
-  await apply(cluster, {
-    apiVersion: 'gateway.networking.k8s.io/v1',
-    kind: 'Gateway',
-    metadata: { name: GLOBAL_GATEWAY, namespace: NS },
-    spec: {
-      gatewayClassName: 'portico',
-      infrastructure: {
-        parametersRef: { group: 'gateway.portico.io', kind: 'DataPlaneProxy', name: 'two-replicas' },
-      },
-      listeners: [{ name: 'http', protocol: 'HTTP', port: 80 }],
-    },
-  } as never);
+  await smallProxies(cluster, NS, 'two-replicas', 2);
+  await gateway(cluster, NS, GLOBAL_GATEWAY, 'portico', [{ name: 'http', port: 80 }], 'two-replicas');
   await route(cluster, NS, 'global-app', { namespace: NS, name: GLOBAL_GATEWAY }, GLOBAL_HOST, 'echo');
   await apply(cluster, {
     apiVersion: 'gateway.portico.io/v1alpha1',
