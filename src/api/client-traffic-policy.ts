@@ -100,6 +100,21 @@ export const ClientLimitsSchema = Type.Object(
         description: 'UDP listeners: a flow with no datagram either way for this long ends (default 60s).',
       }),
     ),
+    maxClientHelloBytes: Type.Optional(
+      Type.Integer({
+        minimum: 512,
+        maximum: 1048576,
+        description:
+          'TLS listeners: a larger ClientHello closes the connection before any routing (default 16384).',
+      }),
+    ),
+    tlsHandshakeTimeout: Type.Optional(
+      Type.String({
+        pattern: DURATION_PATTERN,
+        description:
+          'HTTPS and TLS listeners: the TLS handshake (on a TLS listener, the ClientHello read before it too) must finish within this, else the connection is closed (default 10s).',
+      }),
+    ),
     headerTimeout: Type.Optional(
       Type.String({
         pattern: DURATION_PATTERN,

@@ -119,6 +119,10 @@ export interface ListenerLimits {
   maxUdpFlows?: number;
   /** UDP listeners: a flow with no datagram either way for this long ends. */
   udpFlowIdleTimeoutMs?: number;
+  /** TLS listeners: the largest ClientHello read for its server name; a larger one closes the connection. */
+  clientHelloMaxBytes?: number;
+  /** HTTPS and TLS listeners: the TLS handshake (and on TLS, the ClientHello before it) must finish within this. */
+  tlsHandshakeTimeoutMs?: number;
   /** The whole request head must arrive within this. */
   headerTimeoutMs?: number;
   /** An idle keep-alive connection is closed after this. */

@@ -341,6 +341,8 @@ const listenerLimits = object({
   maxConnections: optional(int(0, 1_000_000)),
   maxUdpFlows: optional(int(1, 1_000_000)),
   udpFlowIdleTimeoutMs: optional(int(1, MAX_TIMEOUT_MS)),
+  clientHelloMaxBytes: optional(int(512, 1024 * 1024)),
+  tlsHandshakeTimeoutMs: optional(int(1, MAX_TIMEOUT_MS)),
   headerTimeoutMs: optional(int(1, MAX_TIMEOUT_MS)),
   idleTimeoutMs: optional(int(1, MAX_TIMEOUT_MS)),
 });

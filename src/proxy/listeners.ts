@@ -66,6 +66,7 @@ export function listenerLimits(defaults: ProxyLimits, own: ListenerLimits | unde
     maxHeadersCount: own.maxHeaders ?? defaults.maxHeadersCount,
     maxConnections: own.maxConnections ?? defaults.maxConnections,
     headersTimeoutMs: own.headerTimeoutMs ?? defaults.headersTimeoutMs,
+    tlsHandshakeTimeoutMs: own.tlsHandshakeTimeoutMs ?? defaults.tlsHandshakeTimeoutMs,
     keepAliveTimeoutMs: own.idleTimeoutMs ?? defaults.keepAliveTimeoutMs,
     maxRequestBodyBytes: own.maxRequestBodyBytes ?? defaults.maxRequestBodyBytes,
   };
@@ -117,6 +118,7 @@ export function sameSocketLimits(a: Listener, b: Listener): boolean {
     x?.maxHeaders === y?.maxHeaders &&
     x?.maxConnections === y?.maxConnections &&
     x?.headerTimeoutMs === y?.headerTimeoutMs &&
+    x?.tlsHandshakeTimeoutMs === y?.tlsHandshakeTimeoutMs &&
     x?.idleTimeoutMs === y?.idleTimeoutMs &&
     JSON.stringify(a.proxyProtocol) === JSON.stringify(b.proxyProtocol)
   );

@@ -42,7 +42,7 @@ export interface ProxyLimits {
   maxConnections: number;
   /**
    * A TLS handshake must finish within this (Node's own default holds a silent connection 120 s); on a TLS
-   * (layer-4) listener, the ClientHello must arrive within it too.
+   * (layer-4) listener, the ClientHello must arrive within it too. A listener's own tlsHandshakeTimeoutMs wins.
    */
   tlsHandshakeTimeoutMs: number;
   /**
@@ -54,7 +54,7 @@ export interface ProxyLimits {
 
 /**
  * Layer-4 (TLS, TCP and UDP listener) limits; connections per listener are `ProxyLimits.maxConnections`. A
- * listener's own `limits.maxUdpFlows` and `limits.udpFlowIdleTimeoutMs` (ir ListenerLimits) win over these.
+ * listener's own `limits` (ir ListenerLimits: clientHelloMaxBytes, maxUdpFlows, udpFlowIdleTimeoutMs) win over these.
  */
 export interface Layer4Limits {
   /** TLS listeners: the largest ClientHello read for its server name; a larger one closes the connection. */

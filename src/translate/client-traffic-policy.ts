@@ -54,6 +54,9 @@ function listenerLimits(p: ClientTrafficPolicy, problems: string[]): ListenerLim
   if (l.maxUdpFlows !== undefined) out.maxUdpFlows = l.maxUdpFlows;
   const flowIdle = timeoutMs(l.udpFlowIdleTimeout, 'spec.limits.udpFlowIdleTimeout', problems);
   if (flowIdle !== undefined) out.udpFlowIdleTimeoutMs = flowIdle;
+  if (l.maxClientHelloBytes !== undefined) out.clientHelloMaxBytes = l.maxClientHelloBytes;
+  const handshake = timeoutMs(l.tlsHandshakeTimeout, 'spec.limits.tlsHandshakeTimeout', problems);
+  if (handshake !== undefined) out.tlsHandshakeTimeoutMs = handshake;
   const header = timeoutMs(l.headerTimeout, 'spec.limits.headerTimeout', problems);
   if (header !== undefined) out.headerTimeoutMs = header;
   const idle = timeoutMs(l.idleTimeout, 'spec.limits.idleTimeout', problems);

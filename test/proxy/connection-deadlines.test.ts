@@ -1,7 +1,7 @@
 // What a connection that says nothing costs: a TLS handshake that never starts is cut at its deadline (Node's
 // default held it 120 s), as is an HTTP/2 connection (by ALPN or the cleartext preface) that never sends its
 // SETTINGS; and a listener's open connections are bounded, the ones over it closed at accept and counted, while
-// a connection freed lets the next one in.
+// a connection freed lets the next one in. A listener's own handshake deadline wins over the proxy's.
 import assert from 'node:assert/strict';
 import { connect as netConnect, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
@@ -25,6 +25,8 @@ describe('the TLS handshake deadline and the per-listener connection cap', () =>
   let echo: Awaited<ReturnType<typeof startEcho>>;
   let plainPort: number;
   let tlsPort: number;
+  /** An HTTPS listener with its own (long) handshake deadline. */
+  let patientPort: number;
   let metricsPort: number;
   const cert = selfSigned('tls.example.com', ['tls.example.com']);
 
@@ -48,6 +50,15 @@ describe('the TLS handshake deadline and the per-listener connection cap', () =>
           }),
           vhosts: [vhost(443, 'tls.example.com', [route(forward(['a']))])],
         },
+        {
+          listener: {
+            ...listener(8443, {
+              certificates: [{ hostnames: ['tls.example.com'], secrets: ['default/tls'] }],
+            }),
+            limits: { tlsHandshakeTimeoutMs: 600_000 },
+          },
+          vhosts: [vhost(8443, 'tls.example.com', [route(forward(['a']))])],
+        },
       ],
       [upstream('a', [echo.port])],
       [{ name: 'default/tls', ...cert }],
@@ -55,6 +66,7 @@ describe('the TLS handshake deadline and the per-listener connection cap', () =>
     assert.deepEqual(await proxy.apply(config), { ok: true, listenerErrors: [] });
     plainPort = proxy.addresses().find((a) => a.listener === 'port-80')!.port;
     tlsPort = proxy.addresses().find((a) => a.listener === 'port-443')!.port;
+    patientPort = proxy.addresses().find((a) => a.listener === 'port-8443')!.port;
     metricsPort = proxy.addresses().find((a) => a.listener === 'metrics')!.port;
   });
 
@@ -69,6 +81,24 @@ describe('the TLS handshake deadline and the per-listener connection cap', () =>
     const started = Date.now();
     await closed(socket);
     assert.ok(Date.now() - started >= DEADLINE_MS - 50, 'not before its deadline');
+  });
+
+  it("a listener's own handshake deadline wins over the proxy's", async () => {
+    // Silent connections to 8443, then 443: once 443's is cut at the proxy's deadline, 8443's (its timer set first,
+    // had the proxy's deadline applied to it) is still open and completes its handshake.
+    const patient = netConnect({ host: '127.0.0.1', port: patientPort });
+    patient.on('error', () => {});
+    await new Promise((resolve) => patient.once('connect', resolve));
+    const reference = netConnect({ host: '127.0.0.1', port: tlsPort });
+    reference.on('error', () => {});
+    await closed(reference);
+    const secure = tlsConnect({ socket: patient, servername: 'tls.example.com', ca: cert.certificatePem });
+    await new Promise((resolve, reject) => {
+      secure.once('secureConnect', resolve);
+      secure.once('error', reject);
+      secure.once('close', () => reject(new Error('closed before the handshake')));
+    });
+    secure.destroy();
   });
 
   it('a TLS connection that chose h2 and sends no preface is cut at the preface deadline', async () => {

@@ -83,7 +83,16 @@ function l4Listener(port: number, protocol: Listener['protocol'], limits?: Liste
   };
 }
 
-/** TLS 443 (terminate), TCP 9000 and UDP 5353 to the given backends, with the listeners' own limits. */
+/**
+ * A TLS listener's own bounds, looser than the bounds tests' proxy options (2 KiB, 300 ms), so that its traffic
+ * passing shows them winning.
+ */
+const OWN_TLS_LIMITS: ListenerLimits = { clientHelloMaxBytes: 8192, tlsHandshakeTimeoutMs: 600_000 };
+
+/**
+ * TLS 443 (terminate, the proxy's bounds), TLS 8443 (terminate, OWN_TLS_LIMITS), TCP 9000 and UDP 5353 to the
+ * given backends, with the listeners' own limits.
+ */
 function layer4Fleet(tcpPort: number, udpPort: number, limits: ListenerLimits = {}): FleetConfig {
   const upstream = (name: string, protocol: 'tcp' | 'udp', port: number) => ({
     cluster: { name, service: { namespace: 'default', name, port }, protocol },
@@ -94,6 +103,10 @@ function layer4Fleet(tcpPort: number, udpPort: number, limits: ListenerLimits = 
       {
         listener: l4Listener(443, 'TLS'),
         vhosts: [vhost(443, 'tls.example.com', [route(forward(['echo']))])],
+      },
+      {
+        listener: l4Listener(8443, 'TLS', OWN_TLS_LIMITS),
+        vhosts: [vhost(8443, 'tls.example.com', [route(forward(['echo']))])],
       },
       { listener: l4Listener(9000, 'TCP', limits), vhosts: [vhost(9000, '*', [route(forward(['echo']))])] },
       { listener: l4Listener(5353, 'UDP', limits), vhosts: [vhost(5353, '*', [route(forward(['dns']))])] },
@@ -263,6 +276,29 @@ describe('layer-4 telemetry and bounds', WITHIN, () => {
     await closed(silent);
     await l4.line((l) => l.listener === 'port-443' && l.response_flags === 'request_timeout');
     await l4.metricReaches('portico_layer4_sessions_total', { listener: 'port-443', route: '-' }, 2);
+  });
+
+  it("a TLS listener's own ClientHello size and handshake time win over the proxy's", async () => {
+    // The ClientHello the proxy's 2 KiB refuses on 443 (the test above) completes a handshake under 8443's 8 KiB.
+    const large = tlsConnect({
+      host: '127.0.0.1',
+      port: l4.port('port-8443'),
+      servername: 'tls.example.com',
+      ca: proxyCert.certificatePem,
+      ALPNProtocols: Array.from({ length: 200 }, (_, i) => `protocol-number-${i}`),
+    });
+    await once(large, 'secureConnect');
+    await echoed(large as unknown as Socket, 'large hello');
+    large.destroy();
+    // Silent connections to 8443, then 443: once 443's is closed at the proxy's 300 ms, 8443's (its timer set
+    // first, had the proxy's bound applied) is still open and completes its handshake.
+    const quiet = await connected(l4.port('port-8443'));
+    const reference = await connected(l4.port('port-443'));
+    await closed(reference);
+    const late = tlsConnect({ socket: quiet, servername: 'tls.example.com', ca: proxyCert.certificatePem });
+    await once(late, 'secureConnect');
+    await echoed(late as unknown as Socket, 'late hello');
+    late.destroy();
   });
 
   it("past its listener's maxConnections a TCP connection is closed at accept and counted; one freed lets the next in", async () => {

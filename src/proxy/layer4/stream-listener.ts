@@ -148,18 +148,19 @@ function acceptTls(
   listener: () => Listener,
   certificates: () => CertificateTable | undefined,
 ): void {
-  const { limits } = rt.options;
+  const own = listener().limits;
   const socket = c.client;
   let buffered: Buffer = Buffer.alloc(0);
   /** From here the relay records the connection's end. */
   let relayed = false;
   const deadline = setTimeout(
     () => drop(rt, c, 'request_timeout', 'no ClientHello or TLS handshake in time'),
-    limits.tlsHandshakeTimeoutMs,
+    own?.tlsHandshakeTimeoutMs ?? rt.options.limits.tlsHandshakeTimeoutMs,
   );
+  const maxHelloBytes = own?.clientHelloMaxBytes ?? rt.options.layer4.clientHelloMaxBytes;
   const onData = (chunk: Buffer) => {
     buffered = buffered.length === 0 ? chunk : Buffer.concat([buffered, chunk]);
-    const hello = readClientHello(buffered, rt.options.layer4.clientHelloMaxBytes);
+    const hello = readClientHello(buffered, maxHelloBytes);
     if (hello.state === 'incomplete') return;
     socket.off('data', onData);
     socket.pause();

@@ -1,7 +1,8 @@
 // Layer-4 listener limits set by a ClientTrafficPolicy, through the real standalone proxy from YAML: a UDP
 // listener's maxUdpFlows holds new clients out while the flows it allows are live (counted as refusals), and its
 // udpFlowIdleTimeout frees a quiet flow's place; a TCP listener's maxConnections closes connections past it at
-// accept while the first stays served.
+// accept while the first stays served; a TLS listener's maxClientHelloBytes and tlsHandshakeTimeout hold where the
+// same listener without the policy lets the same client by.
 import assert from 'node:assert/strict';
 import { createSocket, type Socket as UdpSocket } from 'node:dgram';
 import { once } from 'node:events';
@@ -9,7 +10,9 @@ import { writeFile } from 'node:fs/promises';
 import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { createServer as createTlsServer, connect as tlsConnect } from 'node:tls';
 import { PORTS } from '../../../src/ir/well-known.js';
+import { selfSigned } from '../../support/certs.js';
 import { parsePrometheus, sampleValue } from '../../support/prometheus.js';
 import {
   defer,
@@ -177,4 +180,93 @@ test('a ClientTrafficPolicy bounds UDP flows (and frees an idle one) and TCP con
   await eventually('the first connection still served', async () =>
     echoed.includes('again') ? true : undefined,
   );
+});
+
+const STRICT_PORT = 8443;
+const OPEN_PORT = 9443;
+
+/** Two passthrough TLS listeners to one TLS backend; a ClientTrafficPolicy bounds the first one's ClientHello. */
+function tlsConfig(tlsBackend: number): string {
+  return `${PORTICO_CLASS_YAML}apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: tls, namespace: default}
+spec:
+  gatewayClassName: portico
+  listeners:
+  - {name: strict, protocol: TLS, port: ${STRICT_PORT}, tls: {mode: Passthrough}}
+  - {name: open, protocol: TLS, port: ${OPEN_PORT}, tls: {mode: Passthrough}}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: TLSRoute
+metadata: {name: secure, namespace: default}
+spec:
+  parentRefs: [{name: tls}]
+  hostnames: [secure.example.com]
+  rules: [{backendRefs: [{name: secure, port: 443}]}]
+---
+apiVersion: gateway.portico.io/v1alpha1
+kind: ClientTrafficPolicy
+metadata: {name: strict-hello, namespace: default}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: tls, sectionName: strict}]
+  limits: {maxClientHelloBytes: 1024, tlsHandshakeTimeout: 500ms}
+---
+${localServiceYaml('secure', 443, tlsBackend, 'tls')}`;
+}
+
+/** A TLS client of `port` offering `protocols` (each adds its length to the ClientHello); resolves on the handshake. */
+function handshake(address: string, port: number, protocols: string[], socket?: Socket): Promise<boolean> {
+  // A socket the proxy already closed emits nothing more once wrapped.
+  if (socket?.destroyed === true || socket?.readableEnded === true) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const client = tlsConnect({
+      ...(socket === undefined ? { host: address, port } : { socket }),
+      servername: 'secure.example.com',
+      rejectUnauthorized: false,
+      ALPNProtocols: protocols,
+    });
+    client.once('secureConnect', () => {
+      client.destroy();
+      resolve(true);
+    });
+    client.once('error', () => resolve(false));
+    client.once('close', () => resolve(false));
+  });
+}
+
+test("a ClientTrafficPolicy bounds a TLS listener's ClientHello size and handshake time; its neighbour without one lets the same clients by", {
+  timeout: 120_000,
+}, async (t) => {
+  const certificate = selfSigned('secure.example.com', ['secure.example.com']);
+  const backend = createTlsServer({ cert: certificate.certificatePem, key: certificate.privateKeyPem }, (s) =>
+    s.end(),
+  );
+  backend.listen(0, '127.0.0.1');
+  await once(backend, 'listening');
+  defer(t, () => {
+    backend.close();
+  });
+  const dir = await tempDir(t, 'tls-limits');
+  await writeFile(join(dir, 'tls.yaml'), tlsConfig((backend.address() as AddressInfo).port));
+  const stateDir = await tempDir(t, 'tls-limits-state');
+  const c = await startStandalone(t, { args: ['-f', dir], pool: '127.0.95.0/24', stateDir });
+  const address = await programmedAddress(c.admin, 'default', 'tls');
+
+  // A small ClientHello passes through both; one of about 1.5 KiB (60 offered protocols) only the open listener.
+  await eventually('the strict listener passing a small ClientHello through', async () =>
+    (await handshake(address, STRICT_PORT, ['h2'])) ? true : undefined,
+  );
+  const large = Array.from({ length: 60 }, (_, i) => `protocol-number-${i}`);
+  assert.equal(await handshake(address, OPEN_PORT, large), true, 'under the default 16 KiB');
+  assert.equal(await handshake(address, STRICT_PORT, large), false, 'over the policy’s 1024 bytes');
+
+  // Silent connections to the open listener (default 10 s), then to the strict one (500 ms): once the strict
+  // one is closed, the open one (its timer set first, had the strict bound applied to both) completes a handshake.
+  const quiet = connect(OPEN_PORT, address);
+  await once(quiet, 'connect');
+  const reference = connect(STRICT_PORT, address);
+  reference.on('error', () => {});
+  await once(reference, 'connect');
+  await once(reference, 'close');
+  assert.equal(await handshake(address, OPEN_PORT, ['h2'], quiet), true);
 });
