@@ -2,7 +2,8 @@
 // the certified `oidc-provider` library with its development login page (any user name, any password), one
 // confidential client, PKCE required. Everything comes from the environment, the client secret from a Secret:
 //   ISSUER (the URL both the proxy and the test's browser reach it at), PORT, CLIENT_ID, CLIENT_SECRET,
-//   REDIRECT_URI. Not for production: its keys live in memory and its login page accepts anyone.
+//   REDIRECT_URI, and ACCESS_TOKEN_TTL (seconds, optional: short ones test the proxy's refresh). Not for
+//   production: its keys live in memory and its login page accepts anyone.
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import { exportJWK, generateKeyPair } from 'jose';
@@ -28,6 +29,7 @@ const provider = new Provider(env('ISSUER'), {
   cookies: { keys: [randomBytes(32).toString('base64')] },
   pkce: { required: () => true },
   issueRefreshToken: async () => true,
+  ...(process.env.ACCESS_TOKEN_TTL ? { ttl: { AccessToken: Number(process.env.ACCESS_TOKEN_TTL) } } : {}),
   findAccount: async (_ctx, sub) => ({ accountId: sub, claims: async () => ({ sub }) }),
 });
 const port = Number(env('PORT'));
