@@ -4,7 +4,8 @@
 // proxy pod and the test's browser on the host reach it at the same issuer URL), its ID token checked against the
 // provider's remote key set until that goes away; an API key and basic auth (bcrypt) from labelled Secrets; a JWT
 // from a Secret's key set refused in every forged form; authorization services over HTTP and gRPC (ext_authz v3),
-// one that hangs failing closed; a client CIDR deny; and policy edits under traffic that drop no request.
+// one that hangs failing closed; a client CIDR deny; a policy at every attachment level (the nearest decides); and
+// policy edits under traffic that drop no request.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { test } from 'node:test';
@@ -27,6 +28,8 @@ const CLIENT_SECRET = randomBytes(24).toString('base64url');
 const API_KEY = randomBytes(16).toString('hex');
 const PASSWORD = randomBytes(12).toString('base64url');
 const PROVIDER_PORT = 9090;
+/** The Gateway's second listener, which has no policy of its own (its Gateway's applies). */
+const ALT_PORT = 8080;
 /** Short, so the proxy refreshes a session's tokens within the test. */
 const ACCESS_TOKEN_SECONDS = 4;
 const CORP = 'https://corp.example';
@@ -87,7 +90,11 @@ export async function setup(c: Cluster, system: string): Promise<void> {
     },
   } as never);
   await smallProxies(cluster, ns, 'small');
-  await gateway(cluster, ns, GATEWAY, 'portico', [{ name: 'http', port: 80 }], 'small');
+  const listeners = [
+    { name: 'http', port: 80 },
+    { name: 'alt', port: ALT_PORT },
+  ];
+  await gateway(cluster, ns, GATEWAY, 'portico', listeners, 'small');
   // No hostname: the browser (fetch) cannot set Host, it names the Gateway's address.
   const rule = (name: string, path: string) => ({
     name,
@@ -143,6 +150,43 @@ export async function setup(c: Cluster, system: string): Promise<void> {
     defaultAction: 'Allow',
   });
   await policy('traffic', trafficPolicy(0));
+  await layeredPolicies();
+}
+
+/**
+ * A policy at each attachment level, each denying its own `x-deny` value: the Gateway's, the http listener's, the
+ * route `layers`'s and its rule `own`'s; the route `bare` has none. The nearest one decides, whole.
+ */
+async function layeredPolicies(): Promise<void> {
+  const route = (name: string, paths: Record<string, string>) =>
+    apply(cluster, {
+      apiVersion: 'gateway.networking.k8s.io/v1',
+      kind: 'HTTPRoute',
+      metadata: { name, namespace: ns },
+      spec: {
+        parentRefs: [{ name: GATEWAY }],
+        rules: Object.entries(paths).map(([rule, path]) => ({
+          name: rule,
+          matches: [{ path: { type: 'PathPrefix', value: path } }],
+          backendRefs: [{ name: 'echo', port: 8080 }],
+        })),
+      },
+    } as never);
+  await route('layers', { own: '/layers/own', inherits: '/layers/inherits' });
+  await route('bare', { all: '/bare' });
+  const deny = (level: string) => ({
+    rules: [{ name: level, action: 'Deny', headers: [{ name: 'x-deny', value: level }] }],
+    defaultAction: 'Allow',
+  });
+  const gatewayTarget = { group: 'gateway.networking.k8s.io', kind: 'Gateway', name: GATEWAY };
+  const routeTarget = { group: 'gateway.networking.k8s.io', kind: 'HTTPRoute', name: 'layers' };
+  await policy('layer-gateway', { targetRefs: [gatewayTarget], ...deny('gateway') });
+  await policy('layer-listener', {
+    targetRefs: [{ ...gatewayTarget, sectionName: 'http' }],
+    ...deny('listener'),
+  });
+  await policy('layer-route', { targetRefs: [routeTarget], ...deny('route') });
+  await policy('layer-rule', { targetRefs: [{ ...routeTarget, sectionName: 'own' }], ...deny('rule') });
 }
 
 /** The traffic rule's policy at edit `n`: it denies requests with `x-edit: <n>`, and lets the test's traffic by. */
@@ -204,8 +248,8 @@ async function startProvider(issuer: string, redirectUri: string): Promise<void>
 
 type Headers = Record<string, string>;
 
-function request(address: string, path: string, headers: Headers = {}) {
-  return httpRequest(80, path, { address, headers, timeoutMs: 10_000 });
+function request(address: string, path: string, headers: Headers = {}, port = 80) {
+  return httpRequest(port, path, { address, headers, timeoutMs: 10_000 });
 }
 
 const bearer = (token: string): Headers => ({ authorization: `Bearer ${token}` });
@@ -411,6 +455,45 @@ test('AccessPolicy on the cluster: an API key, basic auth, a JWT refused in ever
   const blocked = await get('/blocked');
   assert.equal(blocked.status, 403);
   assert.equal(blocked.body, '');
+});
+
+test('AccessPolicy on the cluster: a rule over its route, a route over its listener, a listener over its Gateway', {
+  skip: E2E_SKIP,
+}, async () => {
+  const address = await programmedAddress(cluster, ns, GATEWAY, 120_000);
+  /** The status of a request to `path` on `port` carrying `x-deny: <level>`. */
+  const status = async (port: number, path: string, level: string) =>
+    (await request(address, path, { 'x-deny': level }, port)).status;
+  // Each level's policy in force (its own refusal seen) before the strict checks below.
+  const inForce: [number, string, string][] = [
+    [80, '/layers/own', 'rule'],
+    [ALT_PORT, '/layers/inherits', 'route'],
+    [80, '/bare', 'listener'],
+    [ALT_PORT, '/bare', 'gateway'],
+  ];
+  for (const [port, path, level] of inForce)
+    await eventually(
+      async () => ((await status(port, path, level)) === 403 ? true : undefined),
+      `the ${level} policy in force on ${port}`,
+      60_000,
+    );
+  // The rule with its own policy: only that one counts, on either listener.
+  for (const port of [80, ALT_PORT]) {
+    assert.equal(await status(port, '/layers/own', 'rule'), 403);
+    for (const level of ['route', 'listener', 'gateway'])
+      assert.equal(await status(port, '/layers/own', level), 200, `${level} on ${port}`);
+  }
+  // The other rule: its route's policy, over both the listener's and the Gateway's.
+  for (const port of [80, ALT_PORT]) {
+    assert.equal(await status(port, '/layers/inherits', 'route'), 403);
+    for (const level of ['rule', 'listener', 'gateway'])
+      assert.equal(await status(port, '/layers/inherits', level), 200, `${level} on ${port}`);
+  }
+  // The route `bare` has no policy: the http listener's decides there, the Gateway's on the other listener.
+  assert.equal(await status(80, '/bare', 'listener'), 403);
+  assert.equal(await status(80, '/bare', 'gateway'), 200);
+  assert.equal(await status(ALT_PORT, '/bare', 'gateway'), 403);
+  assert.equal(await status(ALT_PORT, '/bare', 'listener'), 200);
 });
 
 test('AccessPolicy on the cluster: policy edits under traffic apply without dropping a request', {
