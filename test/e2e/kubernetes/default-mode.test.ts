@@ -1,8 +1,10 @@
 // Portico installed with the chart's defaults (Controller Namespace Mode, one replica), once for these suites:
-// one and several GatewayClasses, merged Gateways, what operators rely on, faults of real components, gRPC,
-// the limit policies (429, 413), AccessPolicy's OIDC login at an in-cluster OpenID provider, API keys and a CIDR deny, status writes the API server refuses or throttles, a fleet shaped by its class's and its Gateway's
-// DataPlaneProxy, 253-character Gateway names, a Gateway address's routability and listener filters (over the experimental Gateway
-// CRD, put back after), and the Gateway API CRD versions it finds (last: it deletes a CRD).
+// one and several GatewayClasses, merged Gateways, what operators rely on, faults of real components, gRPC, the
+// limit policies (429, 413), every AccessPolicy mechanism (as in Gateway Namespace Mode), client certificates
+// checked against a ClusterTrustBundle, status writes the API server refuses or throttles, a fleet shaped by its
+// class's and its Gateway's DataPlaneProxy, 253-character Gateway names, a Gateway address's routability and
+// listener filters (over the experimental Gateway CRD, put back after), and the Gateway API CRD versions it finds
+// (last: it deletes a CRD).
 import { install } from './install.js';
 import { kubernetesE2e } from './preamble.js';
 import * as access from './suites/access.js';
@@ -18,6 +20,7 @@ import * as merged from './suites/merged.js';
 import * as operations from './suites/operations.js';
 import * as statusObstacles from './suites/status-obstacles.js';
 import * as supportedVersion from './suites/supported-version.js';
+import * as trustBundles from './suites/trust-bundles.js';
 
 kubernetesE2e(async (cluster) => {
   const system = (await install(cluster)).namespace;
@@ -34,6 +37,7 @@ kubernetesE2e(async (cluster) => {
     statusObstacles,
     experimentalChannel,
     access,
+    trustBundles,
     supportedVersion,
   ])
     await suite.setup(cluster, system);

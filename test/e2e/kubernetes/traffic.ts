@@ -32,6 +32,7 @@ const PLURALS: Record<string, string> = {
   ClientTrafficPolicy: 'clienttrafficpolicies',
   RateLimitPolicy: 'ratelimitpolicies',
   LimitRange: 'limitranges',
+  ClusterTrustBundle: 'clustertrustbundles',
 };
 
 type Applied = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string } };
