@@ -1,7 +1,9 @@
 // Test HTTP client and backends on loopback.
 import { type Agent, createServer, type IncomingHttpHeaders, request, type Server } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { createEchoServer } from '../../src/echo/server.js';
+import type { TestCertificate } from './certs.js';
 
 export interface Reply {
   status: number;
@@ -127,4 +129,36 @@ export async function settledWithin<T>(ms: number, promise: Promise<T>, what: st
   } finally {
     clearTimeout(timer);
   }
+}
+
+/**
+ * The status code of a GET of `/` over TLS to `address:port` (`servername`, trusting `ca`) presenting `client`'s
+ * certificate, or the error that ended it (a refused client certificate ends the handshake).
+ */
+export function statusWithClientCertificate(
+  target: { address: string; port: number; servername: string; ca: string },
+  client: TestCertificate,
+): Promise<number | Error> {
+  return new Promise((resolve) => {
+    const req = httpsRequest(
+      {
+        host: target.address,
+        port: target.port,
+        path: '/',
+        servername: target.servername,
+        ca: target.ca,
+        cert: client.certificatePem,
+        key: client.privateKeyPem,
+        agent: false,
+        timeout: 10_000,
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error('timed out')));
+    req.on('error', resolve);
+    req.end();
+  });
 }

@@ -5,11 +5,12 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { writeFile } from 'node:fs/promises';
-import { createServer, request as httpsRequest } from 'node:https';
+import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { certificateAuthority, selfSigned, type TestCertificate } from '../../support/certs.js';
+import { statusWithClientCertificate } from '../../support/http.js';
 import {
   adminResources,
   echo,
@@ -70,30 +71,10 @@ spec:
 ${bundleYaml('example.com:clients:v1', roots)}`;
 }
 
-/** The status code of a GET over TLS with `client`'s certificate, or the error that ended it. */
+/** The status code of a GET with `client`'s certificate, or the error that ended it. */
 function withClientCertificate(address: string, client: TestCertificate): Promise<number | Error> {
-  return new Promise((resolve) => {
-    const req = httpsRequest(
-      {
-        host: address,
-        port: 8443,
-        path: '/',
-        servername: 'mtls.example.com',
-        ca: server.certificatePem,
-        cert: client.certificatePem,
-        key: client.privateKeyPem,
-        agent: false,
-        timeout: 5000,
-      },
-      (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode ?? 0));
-      },
-    );
-    req.on('timeout', () => req.destroy(new Error('timed out')));
-    req.on('error', resolve);
-    req.end();
-  });
+  const target = { address, port: 8443, servername: 'mtls.example.com', ca: server.certificatePem };
+  return statusWithClientCertificate(target, client);
 }
 
 test('frontend validation from a ClusterTrustBundle: its CA’s client in, another refused, a new bundle obeyed', async (t) => {

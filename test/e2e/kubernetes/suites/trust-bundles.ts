@@ -2,12 +2,12 @@
 // Gateway checks client certificates against a CA given only by a bundle the controller watches; another CA's
 // client is refused, and a changed bundle changes who gets in, with no restart.
 import assert from 'node:assert/strict';
-import { request as httpsRequest } from 'node:https';
 import { test } from 'node:test';
 import { DEFAULT_CONTROLLER_NAME } from '../../../../src/api/controller-config.js';
 import type { Cluster } from '../../../cluster/harness.js';
 import { asList, call, eventually } from '../../../cluster/kube-api.js';
 import { certificateAuthority, selfSigned, type TestCertificate } from '../../../support/certs.js';
+import { statusWithClientCertificate } from '../../../support/http.js';
 import { E2E_SKIP, trackClusterObject } from '../install.js';
 import {
   apply,
@@ -86,30 +86,10 @@ export async function setup(c: Cluster): Promise<void> {
   } as never);
 }
 
-/** The status code of a GET over TLS with `client`'s certificate, or the error that ended it. */
+/** The status code of a GET with `client`'s certificate, or the error that ended it. */
 function withClientCertificate(address: string, client: TestCertificate): Promise<number | Error> {
-  return new Promise((resolve) => {
-    const req = httpsRequest(
-      {
-        host: address,
-        port: 443,
-        path: '/',
-        servername: 'mtls.example.com',
-        ca: server.certificatePem,
-        cert: client.certificatePem,
-        key: client.privateKeyPem,
-        agent: false,
-        timeout: 10_000,
-      },
-      (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode ?? 0));
-      },
-    );
-    req.on('timeout', () => req.destroy(new Error('timed out')));
-    req.on('error', resolve);
-    req.end();
-  });
+  const target = { address, port: 443, servername: 'mtls.example.com', ca: server.certificatePem };
+  return statusWithClientCertificate(target, client);
 }
 
 test('frontend validation from a ClusterTrustBundle on the cluster: its CA’s client in, another refused, a changed bundle obeyed', {
