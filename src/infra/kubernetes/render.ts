@@ -240,8 +240,10 @@ function defaultProxyContainer(infra: FleetInfra, options: RenderOptions, creds:
       { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
       { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
     ],
+    // Not the listeners' ports: a listener added or removed would change the pod template and roll the proxies,
+    // cutting long-lived (TCP, TLS, WebSocket) connections at their drain's end; the Service's numeric
+    // targetPort reaches a port the pod does not list all the same.
     ports: [
-      ...infra.ports.map((p) => ({ name: p.name, containerPort: p.containerPort, protocol: p.protocol })),
       { name: 'metrics', containerPort: PORTS.metrics, protocol: 'TCP' },
       { name: 'ready', containerPort: PORTS.proxyReady, protocol: 'TCP' },
     ],

@@ -1,10 +1,10 @@
 // Portico installed with the chart's defaults (Controller Namespace Mode, one replica), once for these suites:
 // one and several GatewayClasses, merged Gateways, what operators rely on, faults of real components, gRPC, the
 // limit policies (429, 413), every AccessPolicy mechanism (as in Gateway Namespace Mode), client certificates
-// checked against a ClusterTrustBundle, status writes the API server refuses or throttles, a fleet shaped by its
-// class's and its Gateway's DataPlaneProxy, 253-character Gateway names, a Gateway address's routability and
-// listener filters (over the experimental Gateway CRD, put back after), and the Gateway API CRD versions it finds
-// (last: it deletes a CRD).
+// checked against a ClusterTrustBundle, TCP, TLS passthrough and UDP kept open across a listener added, status
+// writes the API server refuses or throttles, a fleet shaped by its class's and its Gateway's DataPlaneProxy,
+// 253-character Gateway names, a Gateway address's routability and listener filters (over the experimental
+// Gateway CRD, put back after), and the Gateway API CRD versions it finds (last: it deletes a CRD).
 import { install } from './install.js';
 import { kubernetesE2e } from './preamble.js';
 import * as access from './suites/access.js';
@@ -14,6 +14,7 @@ import * as faults from './suites/faults.js';
 import * as fleetCertificates from './suites/fleet-certificates.js';
 import * as fleetShape from './suites/fleet-shape.js';
 import * as grpc from './suites/grpc.js';
+import * as layer4 from './suites/layer4.js';
 import * as limits from './suites/limits.js';
 import * as longNames from './suites/long-names.js';
 import * as merged from './suites/merged.js';
@@ -37,6 +38,7 @@ kubernetesE2e(async (cluster) => {
     statusObstacles,
     experimentalChannel,
     access,
+    layer4,
     trustBundles,
     supportedVersion,
   ])

@@ -440,3 +440,27 @@ test('a Gateway asking only for Cluster addresses gets a ClusterIP Service, with
   assert.equal(nodePort.spec?.clusterIP, '10.96.0.77');
   assert.equal(renderFleetObjects(INFRA, GATEWAY_NAMESPACE).service.spec?.clusterIP, undefined);
 });
+
+test('the pod template does not change with the listeners: a listener added leaves the proxies running', () => {
+  const options = {
+    image: 'portico:dev',
+    controllerNamespace: 'portico-gateway-system',
+    deployType: 'GatewayNamespace' as const,
+  };
+  const before = renderFleetObjects(INFRA, options);
+  const more = {
+    ...INFRA,
+    ports: [...INFRA.ports, { name: 'tcp-7000', port: 7000, protocol: 'TCP' as const, containerPort: 7000 }],
+  };
+  const after = renderFleetObjects(more, options);
+  assert.deepEqual(after.workload.spec?.template, before.workload.spec?.template);
+  // The Service is where the port appears.
+  assert.deepEqual(
+    after.service.spec?.ports?.map((p) => [p.port, p.targetPort]),
+    [
+      [80, 10080],
+      [8080, 8080],
+      [7000, 7000],
+    ],
+  );
+});
