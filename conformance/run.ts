@@ -3,16 +3,19 @@
 // Portico installed with its Helm chart on the real test cluster, once per deployment mode. Features are not
 // passed to the suite: it reads them from the GatewayClass's status.supportedFeatures, as it would from any
 // implementation. A run fails when the suite fails, and when it passes less than the committed report of the
-// mode (a feature dropped from the claim, fewer core tests): reports only move forward.
+// mode (a feature dropped from the claim, fewer core tests): reports only move forward. It runs over the Gateway
+// API's experimental channel CRDs by default (the class claims the experimental features only where their fields
+// survive), and puts the standard ones back after.
 //
 //   npm run conformance [-- --mode controller-namespace|gateway-namespace|all] [--run-test NAME]
-//                       [--update-reports]
+//                       [--channel experimental|standard] [--update-reports]
 // It starts its own cluster, or uses the one PORTICO_TEST_CLUSTER names (the test runner's).
 import { spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DEFAULT_CONTROLLER_NAME } from '../src/api/controller-config.js';
+import { type GatewayApiChannel, installGatewayApiChannel } from '../test/cluster/gateway-api-channel.js';
 import { attachCluster, type Cluster, startCluster } from '../test/cluster/harness.js';
 import { helm } from '../test/cluster/helm.js';
 import { asList, call, eventually } from '../test/cluster/kube-api.js';
@@ -218,9 +221,13 @@ async function main(): Promise<void> {
     options: {
       mode: { type: 'string', default: 'all' },
       'run-test': { type: 'string' },
+      channel: { type: 'string', default: 'experimental' },
       'update-reports': { type: 'boolean', default: false },
     },
   });
+  const channel = values.channel as GatewayApiChannel;
+  if (channel !== 'experimental' && channel !== 'standard')
+    throw new Error(`--channel ${channel}: not experimental or standard`);
   const modes = (values.mode === 'all' ? Object.keys(MODES) : [values.mode]) as Mode[];
   for (const m of modes)
     if (!(m in MODES)) throw new Error(`--mode ${m}: not ${Object.keys(MODES).join(', ')} or all`);
@@ -239,6 +246,7 @@ async function main(): Promise<void> {
   }
   const problems: string[] = [];
   try {
+    if (channel === 'experimental') await installGatewayApiChannel(cluster, 'experimental');
     for (const mode of modes) {
       const fresh = await runMode(cluster, mode, values['run-test']);
       if (values['run-test'] !== undefined) continue;
@@ -255,6 +263,7 @@ async function main(): Promise<void> {
     }
   } finally {
     if (own) await cluster.stop();
+    else if (channel === 'experimental') await installGatewayApiChannel(cluster, 'standard');
   }
   if (problems.length > 0) throw new Error(`conformance regressed:\n${problems.join('\n')}`);
 }

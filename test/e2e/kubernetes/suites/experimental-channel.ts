@@ -7,10 +7,10 @@
 // end (the experimental one is a superset, so nothing else notices it meanwhile), and with it the safe-upgrades
 // policy binding the switch needs away.
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { test } from 'node:test';
 import { DEFAULT_CONTROLLER_NAME } from '../../../../src/api/controller-config.js';
 import { fleetInfraName } from '../../../../src/ir/fleet-infra.js';
+import { type GatewayApiChannel, installGatewayApiChannel } from '../../../cluster/gateway-api-channel.js';
 import type { Cluster } from '../../../cluster/harness.js';
 import { asList, call, eventually, type Loose } from '../../../cluster/kube-api.js';
 import { httpRequest } from '../../../support/http.js';
@@ -29,8 +29,6 @@ import {
 
 const NS = 'experimental-channel';
 const GATEWAYS_CRD = 'gateway.networking.k8s.io_gateways.yaml';
-const SAFE_UPGRADES = 'safe-upgrades.gateway.networking.k8s.io';
-const SAFE_UPGRADES_FILE = 'gateway.networking.k8s.io_vap_safeupgrades.yaml';
 // The controller reads the CRDs every 30 s; the node is shared with another test sequence.
 const WAIT_MS = 120_000;
 let cluster: Cluster;
@@ -44,39 +42,9 @@ export async function setup(c: Cluster, systemNamespace: string): Promise<void> 
   await authorizer(cluster, NS, 'authz');
 }
 
-/**
- * Installs the Gateway CRD of `channel`. v1.7's safe-upgrades policy refuses experimental CRDs over standard ones
- * (its message says to remove it), so its binding is away while the experimental CRD is in, and back after.
- */
-async function gatewayCrd(channel: 'standard' | 'experimental'): Promise<void> {
-  const crds = cluster.toolchain.files.gatewayApiCrds;
-  const dir = channel === 'standard' ? crds : join(crds, '..', 'experimental');
-  if (channel === 'experimental')
-    cluster.kubectl(['delete', 'validatingadmissionpolicybinding', SAFE_UPGRADES, '--ignore-not-found']);
-  // The API server's admission sees the binding gone a moment later: until then the policy still refuses.
-  await eventually(
-    async () => {
-      try {
-        cluster.kubectl(['apply', '--server-side', '--force-conflicts', '-f', join(dir, GATEWAYS_CRD)]);
-        return true;
-      } catch (error) {
-        if (!String(error).includes(SAFE_UPGRADES)) throw error;
-        return undefined;
-      }
-    },
-    `the ${channel} Gateway CRD applied`,
-    WAIT_MS,
-    500,
-  );
-  if (channel === 'standard')
-    cluster.kubectl(['apply', '--server-side', '--force-conflicts', '-f', join(crds, SAFE_UPGRADES_FILE)]);
-  cluster.kubectl([
-    'wait',
-    '--for=condition=Established',
-    '--timeout=60s',
-    'crd',
-    'gateways.gateway.networking.k8s.io',
-  ]);
+/** Installs the Gateway CRD of `channel` (the others stay standard: the experimental one is a superset). */
+function gatewayCrd(channel: GatewayApiChannel): Promise<void> {
+  return installGatewayApiChannel(cluster, channel, [GATEWAYS_CRD]);
 }
 
 function claims(feature: string, wanted: boolean): Promise<true> {
