@@ -253,9 +253,10 @@ export async function programmedAddress(
     async () => {
       const gw = await gatewayStatus(cluster, ns, name);
       const address = asList(gw.status?.addresses)[0]?.value;
-      return condition(gw, 'Programmed')?.status === 'True' && typeof address === 'string'
-        ? String(address)
-        : undefined;
+      const programmed = condition(gw, 'Programmed');
+      if (programmed?.status === 'True' && typeof address === 'string') return String(address);
+      // Thrown, so a timeout says where the Gateway stood (eventually keeps the last error).
+      throw new Error(`Programmed ${programmed?.status} ${programmed?.reason}: ${programmed?.message}`);
     },
     `Gateway ${ns}/${name} Programmed`,
     timeoutMs,

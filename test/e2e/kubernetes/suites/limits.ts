@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { DEFAULT_CONTROLLER_NAME } from '../../../../src/api/controller-config.js';
+import { containerPort } from '../../../../src/ir/fleet-infra.js';
 import type { Cluster } from '../../../cluster/harness.js';
 import { asList, call, eventually, type Loose } from '../../../cluster/kube-api.js';
 import { httpRequest } from '../../../support/http.js';
@@ -205,15 +206,12 @@ async function proxyReplicas(): Promise<{ name: string; ip: string; port: number
         p.metadata?.deletionTimestamp === undefined &&
         asList(p.status?.conditions).some((c) => c.type === 'Ready' && c.status === 'True'),
     )
-    .map((p: Loose) => {
-      const ports = asList(asList(p.spec?.containers)[0]?.ports);
-      const http = ports.find((x) => x.name !== 'metrics' && x.name !== 'ready');
-      return {
-        name: String(p.metadata?.name),
-        ip: String(p.status?.podIP),
-        port: Number(http?.containerPort),
-      };
-    });
+    .map((p: Loose) => ({
+      name: String(p.metadata?.name),
+      ip: String(p.status?.podIP),
+      // The pod lists no listener port (the Service maps 80 to it): where the proxy binds listener port 80.
+      port: containerPort(80),
+    }));
 }
 
 test('a Global RateLimitPolicy holds its limit across two proxy replicas through a Redis in the cluster', {

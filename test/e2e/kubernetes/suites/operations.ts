@@ -25,6 +25,7 @@ import {
   programmedAddress,
   route,
   served,
+  smallProxies,
 } from '../traffic.js';
 
 const CONTROLLER = DEFAULT_CONTROLLER_NAME;
@@ -40,6 +41,7 @@ export async function setup(c: Cluster, sys: string): Promise<void> {
   system = sys;
   await echoNamespace(cluster, NS);
   await gatewayClass(cluster, 'portico', CONTROLLER);
+  await smallProxies(cluster, NS, 'small');
 }
 
 function httpGet(address: string, port: number, path: string): Promise<Reply> {
@@ -341,7 +343,8 @@ test('a fresh fleet starting and a Service scaled to zero and back log no error 
   const since = new Date().toISOString();
   // A new fleet: its Service's first EndpointSlice comes before any proxy is ready (endpoints: null).
   await echoBackend(cluster, NS, 'scaled');
-  await gateway(cluster, NS, 'fresh', 'portico', [{ name: 'http', port: 80 }]);
+  // Small proxies: this test comes late in the file, when the node's CPU requests are nearly all taken.
+  await gateway(cluster, NS, 'fresh', 'portico', [{ name: 'http', port: 80 }], 'small');
   await route(cluster, NS, 'scaled', { namespace: NS, name: 'fresh' }, 'scaled.example.com', 'scaled');
   const address = await programmedAddress(cluster, NS, 'fresh');
   await served(address, 80, 'scaled.example.com');
