@@ -7,6 +7,7 @@ import type { JwtConfig, JwtProviderConfig, TokenSource } from '../../ir/fleet-c
 import { publicKeySet, remoteKeySet } from './jwks-client.js';
 import type { AccessRequest } from './request-view.js';
 import type { AccessStep, StepOutcome } from './step.js';
+import { verifiedCache } from './verified-cache.js';
 
 /** Asymmetric JWS algorithms only. */
 const ALGORITHMS = [
@@ -90,7 +91,7 @@ interface Verified {
   untilMs: number;
 }
 
-/** Verified tokens a step keeps (the oldest goes first), and for how long at most. */
+/** Verified tokens a step keeps (verified-cache.ts), and for how long at most. */
 const VERIFIED_ENTRIES = 1024;
 const VERIFIED_KEEP_MS = 300_000;
 /** Longer tokens are checked every time: a thousand of them would hold megabytes. */
@@ -167,7 +168,7 @@ export function jwtStep(config: JwtConfig, options: JwtStepOptions = {}): Access
   // A token in the query is a credential like any other: the backend never sees it (an API key's likewise).
   const queryNames = config.sources.filter((s) => s.type === 'QueryParameter').map((s) => s.name);
   const removeQuery = queryNames.length === 0 ? {} : { removeQuery: queryNames };
-  const verified = new Map<string, Verified>();
+  const verified = verifiedCache<Verified>(VERIFIED_ENTRIES);
   return {
     check: async (req, context) => {
       const token = tokenOf(req, config.sources);
@@ -175,19 +176,12 @@ export function jwtStep(config: JwtConfig, options: JwtStepOptions = {}): Access
       if (token.length > config.maxTokenBytes)
         return unauthenticated(`token longer than ${config.maxTokenBytes} bytes`);
       const nowMs = now();
-      let entry = verified.get(token);
-      if (entry !== undefined && nowMs >= entry.untilMs) {
-        verified.delete(token);
-        entry = undefined;
-      }
+      let entry = verified.get(token, nowMs);
       if (entry === undefined) {
         const result = await verify(token, byIssuer, nowMs);
         if (!('payload' in result)) return result;
         entry = result;
-        if (token.length <= VERIFIED_TOKEN_BYTES) {
-          if (verified.size >= VERIFIED_ENTRIES) verified.delete(verified.keys().next().value!);
-          verified.set(token, entry);
-        }
+        if (token.length <= VERIFIED_TOKEN_BYTES) verified.set(token, entry, entry.untilMs);
       }
       const outcome = outcomeOf(entry, removeQuery);
       if (outcome.allow) context.claims = entry.payload;
