@@ -57,12 +57,47 @@ export function porticoImage(cluster: Cluster): string {
 /** A namespace for a test, enforcing Pod Security Admission `restricted` (see install.ts). */
 export { restrictedNamespace as namespace };
 
-/** What runs in a pod of `podService`: the Portico image with this container's name, command or args and env. */
+/** What runs in a test pod: this container's name, command or args and env, of the Portico image unless `image`. */
 export interface PodContainer {
   name: string;
+  image?: string;
   command?: string[];
   args?: string[];
   env?: unknown[];
+}
+
+/** A Deployment `name` of one pod (label `app: name`) running `container`, ready once `readyPort` accepts. */
+export function podDeployment(
+  cluster: Cluster,
+  ns: string,
+  name: string,
+  container: PodContainer,
+  readyPort: number,
+): Promise<Loose> {
+  const labels = { app: name };
+  return apply(cluster, {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name, namespace: ns },
+    spec: {
+      replicas: 1,
+      selector: { matchLabels: labels },
+      template: {
+        metadata: { labels },
+        spec: {
+          containers: [
+            {
+              ...container,
+              image: container.image ?? porticoImage(cluster),
+              readinessProbe: { tcpSocket: { port: readyPort }, periodSeconds: 1 },
+              // The namespaces enforce Pod Security `restricted`.
+              securityContext: RESTRICTED_CONTAINER,
+            },
+          ],
+        },
+      },
+    },
+  } as never);
 }
 
 /**
@@ -77,30 +112,7 @@ export async function podService(
   port: { name: string; container: number; service: number },
 ): Promise<void> {
   const labels = { app: name };
-  await apply(cluster, {
-    apiVersion: 'apps/v1',
-    kind: 'Deployment',
-    metadata: { name, namespace: ns },
-    spec: {
-      replicas: 1,
-      selector: { matchLabels: labels },
-      template: {
-        metadata: { labels },
-        spec: {
-          containers: [
-            {
-              ...container,
-              image: porticoImage(cluster),
-              ports: [{ name: port.name, containerPort: port.container }],
-              readinessProbe: { tcpSocket: { port: port.container }, periodSeconds: 1 },
-              // The namespaces enforce Pod Security `restricted`.
-              securityContext: RESTRICTED_CONTAINER,
-            },
-          ],
-        },
-      },
-    },
-  } as never);
+  await podDeployment(cluster, ns, name, container, port.container);
   await apply(cluster, {
     apiVersion: 'v1',
     kind: 'Service',

@@ -18,8 +18,16 @@ import { Browser } from '../../../support/browser.js';
 import { type EchoBody, httpRequest } from '../../../support/http.js';
 import { AUTHORIZER_PORT, authorizer, GRPC_AUTHORIZER_PORT, grpcAuthorizer } from '../authorizer.js';
 import { assertNoFailedRequests, duringTraffic } from '../handover.js';
-import { E2E_SKIP, RESTRICTED_CONTAINER } from '../install.js';
-import { apply, echoNamespace, gateway, gatewayClass, programmedAddress, smallProxies } from '../traffic.js';
+import { E2E_SKIP } from '../install.js';
+import {
+  apply,
+  echoNamespace,
+  gateway,
+  gatewayClass,
+  podDeployment,
+  programmedAddress,
+  smallProxies,
+} from '../traffic.js';
 
 /** The Gateway's name, unique among the suites: in Controller Namespace Mode its pods share the controller's. */
 const GATEWAY = 'access';
@@ -206,7 +214,6 @@ async function startProvider(issuer: string, redirectUri: string): Promise<void>
   const image = cluster.toolchain.images['openid-provider']?.names[0];
   if (image === undefined)
     throw new Error('no openid-provider image in the toolchain: run `npm run toolchain`');
-  const labels = { app: 'openid-provider' };
   const env = {
     ISSUER: issuer,
     PORT: String(PROVIDER_PORT),
@@ -214,36 +221,15 @@ async function startProvider(issuer: string, redirectUri: string): Promise<void>
     REDIRECT_URI: redirectUri,
     ACCESS_TOKEN_TTL: String(ACCESS_TOKEN_SECONDS),
   };
-  await apply(cluster, {
-    apiVersion: 'apps/v1',
-    kind: 'Deployment',
-    metadata: { name: 'openid-provider', namespace: ns },
-    spec: {
-      replicas: 1,
-      selector: { matchLabels: labels },
-      template: {
-        metadata: { labels },
-        spec: {
-          containers: [
-            {
-              name: 'provider',
-              image,
-              env: [
-                ...Object.entries(env).map(([name, value]) => ({ name, value })),
-                {
-                  name: 'CLIENT_SECRET',
-                  valueFrom: { secretKeyRef: { name: 'oidc', key: 'client-secret' } },
-                },
-              ],
-              ports: [{ name: 'http', containerPort: PROVIDER_PORT }],
-              readinessProbe: { tcpSocket: { port: PROVIDER_PORT }, periodSeconds: 1 },
-              securityContext: RESTRICTED_CONTAINER,
-            },
-          ],
-        },
-      },
-    },
-  } as never);
+  const provider = {
+    name: 'provider',
+    image,
+    env: [
+      ...Object.entries(env).map(([name, value]) => ({ name, value })),
+      { name: 'CLIENT_SECRET', valueFrom: { secretKeyRef: { name: 'oidc', key: 'client-secret' } } },
+    ],
+  };
+  await podDeployment(cluster, ns, 'openid-provider', provider, PROVIDER_PORT);
 }
 
 type Headers = Record<string, string>;

@@ -15,8 +15,8 @@ import { fleetInfraName } from '../../../../src/ir/fleet-infra.js';
 import type { Cluster } from '../../../cluster/harness.js';
 import { asList, call, eventually } from '../../../cluster/kube-api.js';
 import { selfSigned } from '../../../support/certs.js';
-import { E2E_SKIP, RESTRICTED_CONTAINER, restrictedNamespace } from '../install.js';
-import { apply, gatewayClass, porticoImage, programmedAddress, smallProxies } from '../traffic.js';
+import { E2E_SKIP, restrictedNamespace } from '../install.js';
+import { apply, gatewayClass, podDeployment, programmedAddress, smallProxies } from '../traffic.js';
 
 /** The Gateway's name, unique among the suites: in Controller Namespace Mode its pods share the controller's. */
 const GATEWAY = 'layer4';
@@ -41,40 +41,21 @@ udp.bind(${UDP_PORT});
 `;
 
 async function echoPod(): Promise<void> {
-  const labels = { app: 'l4-echo' };
-  await apply(cluster, {
-    apiVersion: 'apps/v1',
-    kind: 'Deployment',
-    metadata: { name: 'l4-echo', namespace: ns },
-    spec: {
-      replicas: 1,
-      selector: { matchLabels: labels },
-      template: {
-        metadata: { labels },
-        spec: {
-          containers: [
-            {
-              name: 'echo',
-              image: porticoImage(cluster),
-              command: ['node', '-e', ECHO_SCRIPT],
-              env: [
-                { name: 'CERT', value: backendCert.certificatePem },
-                { name: 'KEY', value: backendCert.privateKeyPem },
-              ],
-              readinessProbe: { tcpSocket: { port: TLS_PORT }, periodSeconds: 1 },
-              securityContext: RESTRICTED_CONTAINER,
-            },
-          ],
-        },
-      },
-    },
-  } as never);
+  const echo = {
+    name: 'echo',
+    command: ['node', '-e', ECHO_SCRIPT],
+    env: [
+      { name: 'CERT', value: backendCert.certificatePem },
+      { name: 'KEY', value: backendCert.privateKeyPem },
+    ],
+  };
+  await podDeployment(cluster, ns, 'l4-echo', echo, TLS_PORT);
   await apply(cluster, {
     apiVersion: 'v1',
     kind: 'Service',
     metadata: { name: 'l4-echo', namespace: ns },
     spec: {
-      selector: labels,
+      selector: { app: 'l4-echo' },
       ports: [
         { name: 'tcp', port: TCP_PORT, protocol: 'TCP' },
         { name: 'tls', port: TLS_PORT, protocol: 'TCP' },

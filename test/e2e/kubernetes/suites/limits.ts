@@ -10,12 +10,13 @@ import { containerPort } from '../../../../src/ir/fleet-infra.js';
 import type { Cluster } from '../../../cluster/harness.js';
 import { asList, call, eventually, type Loose } from '../../../cluster/kube-api.js';
 import { httpRequest } from '../../../support/http.js';
-import { E2E_SKIP, RESTRICTED_CONTAINER } from '../install.js';
+import { E2E_SKIP } from '../install.js';
 import {
   apply,
   echoNamespace,
   gateway,
   gatewayClass,
+  podDeployment,
   programmedAddress,
   route,
   served,
@@ -81,47 +82,23 @@ async function globalSetup(): Promise<void> {
     metadata: { name: 'redis-auth', namespace: NS, labels: { 'gateway.portico.io/credentials': 'true' } },
     stringData: { password: 'e2e-redis-password' },
   } as never);
-  const labels = { app: 'redis' };
-  await apply(cluster, {
-    apiVersion: 'apps/v1',
-    kind: 'Deployment',
-    metadata: { name: 'redis', namespace: NS },
-    spec: {
-      replicas: 1,
-      selector: { matchLabels: labels },
-      template: {
-        metadata: { labels },
-        spec: {
-          containers: [
-            {
-              name: 'redis',
-              image,
-              args: ['--port', '6379', '--bind', '0.0.0.0', '--protected-mode', 'no', '--save', ''].concat([
-                '--appendonly',
-                'no',
-                '--requirepass',
-                '$(REDIS_PASSWORD)',
-              ]),
-              env: [
-                {
-                  name: 'REDIS_PASSWORD',
-                  valueFrom: { secretKeyRef: { name: 'redis-auth', key: 'password' } },
-                },
-              ],
-              ports: [{ name: 'redis', containerPort: 6379 }],
-              readinessProbe: { tcpSocket: { port: 6379 }, periodSeconds: 1 },
-              securityContext: RESTRICTED_CONTAINER,
-            },
-          ],
-        },
-      },
-    },
-  } as never);
+  const redis = {
+    name: 'redis',
+    image,
+    args: ['--port', '6379', '--bind', '0.0.0.0', '--protected-mode', 'no', '--save', ''].concat([
+      '--appendonly',
+      'no',
+      '--requirepass',
+      '$(REDIS_PASSWORD)',
+    ]),
+    env: [{ name: 'REDIS_PASSWORD', valueFrom: { secretKeyRef: { name: 'redis-auth', key: 'password' } } }],
+  };
+  await podDeployment(cluster, NS, 'redis', redis, 6379);
   await apply(cluster, {
     apiVersion: 'v1',
     kind: 'Service',
     metadata: { name: 'redis', namespace: NS },
-    spec: { selector: labels, ports: [{ name: 'redis', port: 6379, targetPort: 6379 }] },
+    spec: { selector: { app: 'redis' }, ports: [{ name: 'redis', port: 6379, targetPort: 6379 }] },
   } as never);
   // One worker per replica: each replica is one holder of leases (docs/limits.md, the bound).
   await smallProxies(cluster, NS, 'two-replicas', 2);
