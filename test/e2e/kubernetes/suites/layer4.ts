@@ -9,7 +9,7 @@ import { createSocket, type Socket as UdpSocket } from 'node:dgram';
 import { once } from 'node:events';
 import { connect, type Socket } from 'node:net';
 import { test } from 'node:test';
-import { type TLSSocket, connect as tlsConnect } from 'node:tls';
+import { TLSSocket, connect as tlsConnect } from 'node:tls';
 import { DEFAULT_CONTROLLER_NAME } from '../../../../src/api/controller-config.js';
 import { fleetInfraName } from '../../../../src/ir/fleet-infra.js';
 import type { Cluster } from '../../../cluster/harness.js';
@@ -169,48 +169,45 @@ function udpEchoed(
   );
 }
 
+/**
+ * A connection `open` makes that relays `text` to the echo and back (a TLS one once its handshake is done), opened
+ * again until one does: a connection no route takes yet is closed.
+ */
+function relayedConnection<S extends Socket | TLSSocket>(
+  open: () => S,
+  text: string,
+  timeoutMs: number,
+): Promise<S> {
+  return eventually(
+    async () => {
+      const socket = open();
+      socket.on('error', () => {});
+      try {
+        if (socket instanceof TLSSocket) await once(socket, 'secureConnect');
+        await echoed(socket, text);
+        return socket;
+      } catch {
+        socket.destroy();
+        return undefined;
+      }
+    },
+    `a connection relaying '${text}'`,
+    timeoutMs,
+    500,
+  );
+}
+
 test('layer 4 on the cluster: TCP, TLS passthrough and UDP served; a listener added while they are open cuts none of them', {
   skip: E2E_SKIP,
 }, async (t) => {
   const address = await programmedAddress(cluster, ns, GATEWAY, 120_000);
   // TCP and TLS: connected once the routes are in the proxies (a connection no route takes is closed).
-  const tcp = await eventually(
-    async () => {
-      const socket = connect(TCP_PORT, address);
-      socket.on('error', () => {});
-      try {
-        await echoed(socket, 'tcp before');
-        return socket;
-      } catch {
-        socket.destroy();
-        return undefined;
-      }
-    },
-    'a TCP connection relayed',
+  const tcp = await relayedConnection(() => connect(TCP_PORT, address), 'tcp before', 60_000);
+  const tls = await relayedConnection(
+    () =>
+      tlsConnect({ host: address, port: TLS_PORT, servername: SERVER_NAME, ca: backendCert.certificatePem }),
+    'tls before',
     60_000,
-    500,
-  );
-  const tls = await eventually(
-    async () => {
-      const socket = tlsConnect({
-        host: address,
-        port: TLS_PORT,
-        servername: SERVER_NAME,
-        ca: backendCert.certificatePem,
-      });
-      socket.on('error', () => {});
-      try {
-        await once(socket, 'secureConnect');
-        await echoed(socket, 'tls before');
-        return socket;
-      } catch {
-        socket.destroy();
-        return undefined;
-      }
-    },
-    "a TLS connection passed through to the backend's own TLS",
-    60_000,
-    500,
   );
   t.after(() => {
     tcp.destroy();
@@ -244,22 +241,7 @@ test('layer 4 on the cluster: TCP, TLS passthrough and UDP served; a listener ad
   // A new TCP listener and its route: a new port on the Service and in the proxies.
   await layer4Gateway([...LISTENERS, { name: 'later', port: LATER_PORT, protocol: 'TCP' }]);
   await layer4Route('TCPRoute', 'later', 'later', TCP_PORT);
-  const later = await eventually(
-    async () => {
-      const socket = connect(LATER_PORT, address);
-      socket.on('error', () => {});
-      try {
-        await echoed(socket, 'later');
-        return socket;
-      } catch {
-        socket.destroy();
-        return undefined;
-      }
-    },
-    'the added listener relaying',
-    120_000,
-    500,
-  );
+  const later = await relayedConnection(() => connect(LATER_PORT, address), 'later', 120_000);
   later.destroy();
   // The fleet's Service: in the controller's namespace or the Gateway's, by the mode.
   const service = await eventually(async () => {
