@@ -1,6 +1,8 @@
 // Two byte streams joined: each side's bytes go to the other as they come, at the pace the slower reader takes
-// them (pipe pauses a source whose destination is full), and a side that ends its writing (FIN, or TLS
+// them (a source is paused while its destination is full), and a side that ends its writing (FIN, or TLS
 // close_notify) ends the other's (half-close), while the other direction keeps flowing until it ends too.
+// Written with a `data` listener per direction rather than `pipe`, which sets up and tears down half a dozen
+// listeners per direction: at a connection per request that is a measurable share of a relay's CPU.
 import type { Duplex } from 'node:stream';
 
 export interface RelayEnd {
@@ -10,14 +12,46 @@ export interface RelayEnd {
   failed: 'client' | 'upstream' | undefined;
 }
 
-/** Joins `client` and `upstream`; `done` runs once, when both are closed. */
-export function relay(client: Duplex, upstream: Duplex, done: (end: RelayEnd) => void): void {
+/** Every upstream read by `directReads` lands here first: one buffer for the whole process, never held. */
+const READS = Buffer.allocUnsafe(64 * 1024);
+
+/**
+ * A plain TCP upstream's reads written to `to` without the stream machinery (net's `onread`): each read lands in
+ * one buffer the process shares, and leaves it at once as a copy of its own size (a small one from Node's buffer
+ * pool), so a write Node could not finish at once never holds memory the next read overwrites, and an idle
+ * connection holds no buffer. Give it to `connect` as `onread`, and the socket to `relay` with
+ * `upstreamReadsDirect`.
+ */
+export function directReads(to: Duplex): { buffer: Buffer; callback: (n: number, b: Buffer) => boolean } {
+  // false pauses the socket (net stops reading it); `to`'s drain resumes it.
+  return { buffer: READS, callback: (n, b) => to.write(Buffer.from(b.subarray(0, n))) };
+}
+
+/** `from`'s bytes to `to`: `from` paused while `to` is full, resumed when it drains. */
+function flow(from: Duplex, to: Duplex): void {
+  from.on('data', (chunk: Buffer) => {
+    if (!to.write(chunk)) from.pause();
+  });
+  to.on('drain', () => from.resume());
+  from.once('end', () => to.end());
+}
+
+/**
+ * Joins `client` and `upstream`; `done` runs once, when both are closed. `upstreamReadsDirect`: the upstream
+ * was connected with `onread: directReads(client)`, which already writes its bytes to the client.
+ */
+export function relay(
+  client: Duplex,
+  upstream: Duplex,
+  done: (end: RelayEnd) => void,
+  options: { upstreamReadsDirect?: boolean } = {},
+): void {
   const end: RelayEnd = { error: undefined, failed: undefined };
   let open = 2;
   const closed = () => {
     if (--open === 0) done(end);
   };
-  const fail = (side: 'client' | 'upstream') => (error: Error) => {
+  const fail = (side: 'client' | 'upstream', error: Error) => {
     if (end.error === undefined) {
       end.error = error;
       end.failed = side;
@@ -26,17 +60,20 @@ export function relay(client: Duplex, upstream: Duplex, done: (end: RelayEnd) =>
     client.destroy();
     upstream.destroy();
   };
-  client.on('error', fail('client'));
-  upstream.on('error', fail('upstream'));
+  client.on('error', (error) => fail('client', error));
+  upstream.on('error', (error) => fail('upstream', error));
   // A side closed without error after both directions ended; one torn down early takes the other with it.
-  client.on('close', () => {
+  client.once('close', () => {
     if (!upstream.destroyed && !upstream.writableFinished) upstream.destroy();
     closed();
   });
-  upstream.on('close', () => {
+  upstream.once('close', () => {
     if (!client.destroyed && !client.writableFinished) client.destroy();
     closed();
   });
-  client.pipe(upstream);
-  upstream.pipe(client);
+  flow(client, upstream);
+  if (options.upstreamReadsDirect === true) {
+    client.on('drain', () => upstream.resume());
+    upstream.once('end', () => client.end());
+  } else flow(upstream, client);
 }

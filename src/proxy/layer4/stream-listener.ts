@@ -18,7 +18,7 @@ import type { Tracing } from '../telemetry/tracing.js';
 import { connectBackendTls } from '../upstream/backend-tls.js';
 import { readClientHello } from './client-hello.js';
 import { type Destination, layer4Destination, tlsChoiceFor } from './destination.js';
-import { relay } from './relay.js';
+import { directReads, relay } from './relay.js';
 import { endpointText, recordSession } from './session-record.js';
 
 /** What a layer-4 listener reads of the proxy (its runtime, given from above). */
@@ -117,10 +117,19 @@ function forward(
   }
   const { endpoint, cluster, routeName } = d;
   const upstreamHost = endpointText(endpoint.address, endpoint.port);
+  // The client's own socket (TCP, TLS passed through) takes the upstream's reads straight from net's buffer; a
+  // TLS layer ended here, or one begun to the backend, keeps the stream path.
+  const direct = !options.terminated;
   const upstream =
     options.terminated && cluster.tls !== undefined
       ? connectBackendTls(endpoint.address, endpoint.port, cluster.tls, [])
-      : connect({ host: endpoint.address, port: endpoint.port, allowHalfOpen: true, noDelay: true });
+      : connect({
+          host: endpoint.address,
+          port: endpoint.port,
+          allowHalfOpen: true,
+          noDelay: true,
+          ...(direct ? { onread: directReads(plain) } : {}),
+        });
   upstream.setTimeout(rt.options.upstreamConnectTimeoutMs, () =>
     upstream.destroy(new Error('connect timeout')),
   );
@@ -128,17 +137,23 @@ function forward(
   if (options.first !== undefined) upstream.write(options.first);
   const active = rt.activeByEndpoint;
   active.set(upstreamHost, (active.get(upstreamHost) ?? 0) + 1);
-  relay(plain, upstream, (end) => {
-    const left = (active.get(upstreamHost) ?? 1) - 1;
-    if (left === 0) active.delete(upstreamHost);
-    else active.set(upstreamHost, left);
-    let flag: ResponseFlag | undefined;
-    if (end.failed === 'upstream') {
-      flag = upstream.connecting || upstream.bytesRead === 0 ? 'upstream_connect_failure' : 'upstream_reset';
-      rt.metrics.upstreamError(cluster.name, flag === 'upstream_connect_failure' ? 'connect' : 'reset');
-    } else if (end.failed === 'client') flag = 'client_disconnect';
-    logConnection(rt, c, { routeName, upstream: upstreamHost, ...(flag === undefined ? {} : { flag }) });
-  });
+  relay(
+    plain,
+    upstream,
+    (end) => {
+      const left = (active.get(upstreamHost) ?? 1) - 1;
+      if (left === 0) active.delete(upstreamHost);
+      else active.set(upstreamHost, left);
+      let flag: ResponseFlag | undefined;
+      if (end.failed === 'upstream') {
+        flag =
+          upstream.connecting || upstream.bytesRead === 0 ? 'upstream_connect_failure' : 'upstream_reset';
+        rt.metrics.upstreamError(cluster.name, flag === 'upstream_connect_failure' ? 'connect' : 'reset');
+      } else if (end.failed === 'client') flag = 'client_disconnect';
+      logConnection(rt, c, { routeName, upstream: upstreamHost, ...(flag === undefined ? {} : { flag }) });
+    },
+    { upstreamReadsDirect: direct },
+  );
 }
 
 /** Reads the ClientHello within the limits, then passes the connection through or ends TLS here. */
