@@ -24,7 +24,14 @@ const READS = Buffer.allocUnsafe(64 * 1024);
  */
 export function directReads(to: Duplex): { buffer: Buffer; callback: (n: number, b: Buffer) => boolean } {
   // false pauses the socket (net stops reading it); `to`'s drain resumes it.
-  return { buffer: READS, callback: (n, b) => to.write(Buffer.from(b.subarray(0, n))) };
+  return {
+    buffer: READS,
+    callback: (n, b) => {
+      const bytes = Buffer.allocUnsafe(n);
+      b.copy(bytes, 0, 0, n);
+      return to.write(bytes);
+    },
+  };
 }
 
 /** `from`'s bytes to `to`: `from` paused while `to` is full, resumed when it drains. */
