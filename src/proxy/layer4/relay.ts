@@ -19,8 +19,7 @@ const READS = Buffer.allocUnsafe(64 * 1024);
  * A plain TCP upstream's reads written to `to` without the stream machinery (net's `onread`): each read lands in
  * one buffer the process shares, and leaves it at once as a copy of its own size (a small one from Node's buffer
  * pool), so a write Node could not finish at once never holds memory the next read overwrites, and an idle
- * connection holds no buffer. Give it to `connect` as `onread`, and the socket to `relay` with
- * `upstreamReadsDirect`.
+ * connection holds no buffer. Give it to `connect` as `onread`; `relay` joins such a socket as any other.
  */
 export function directReads(to: Duplex): { buffer: Buffer; callback: (n: number, b: Buffer) => boolean } {
   // false pauses the socket (net stops reading it); `to`'s drain resumes it.
@@ -34,7 +33,10 @@ export function directReads(to: Duplex): { buffer: Buffer; callback: (n: number,
   };
 }
 
-/** `from`'s bytes to `to`: `from` paused while `to` is full, resumed when it drains. */
+/**
+ * `from`'s bytes to `to`: `from` paused while `to` is full, resumed when it drains. A socket read by `directReads`
+ * emits no `data` (its reads are already written); its pause and resume, and its end, take the same path.
+ */
 function flow(from: Duplex, to: Duplex): void {
   from.on('data', (chunk: Buffer) => {
     if (!to.write(chunk)) from.pause();
@@ -43,16 +45,8 @@ function flow(from: Duplex, to: Duplex): void {
   from.once('end', () => to.end());
 }
 
-/**
- * Joins `client` and `upstream`; `done` runs once, when both are closed. `upstreamReadsDirect`: the upstream
- * was connected with `onread: directReads(client)`, which already writes its bytes to the client.
- */
-export function relay(
-  client: Duplex,
-  upstream: Duplex,
-  done: (end: RelayEnd) => void,
-  options: { upstreamReadsDirect?: boolean } = {},
-): void {
+/** Joins `client` and `upstream`; `done` runs once, when both are closed. */
+export function relay(client: Duplex, upstream: Duplex, done: (end: RelayEnd) => void): void {
   const end: RelayEnd = { error: undefined, failed: undefined };
   let open = 2;
   const closed = () => {
@@ -79,8 +73,5 @@ export function relay(
     closed();
   });
   flow(client, upstream);
-  if (options.upstreamReadsDirect === true) {
-    client.on('drain', () => upstream.resume());
-    upstream.once('end', () => client.end());
-  } else flow(upstream, client);
+  flow(upstream, client);
 }

@@ -119,7 +119,6 @@ function forward(
   const upstreamHost = endpointText(endpoint.address, endpoint.port);
   // The client's own socket (TCP, TLS passed through) takes the upstream's reads straight from net's buffer; a
   // TLS layer ended here, or one begun to the backend, keeps the stream path.
-  const direct = !options.terminated;
   const upstream =
     options.terminated && cluster.tls !== undefined
       ? connectBackendTls(endpoint.address, endpoint.port, cluster.tls, [])
@@ -128,7 +127,7 @@ function forward(
           port: endpoint.port,
           allowHalfOpen: true,
           noDelay: true,
-          ...(direct ? { onread: directReads(plain) } : {}),
+          ...(options.terminated ? {} : { onread: directReads(plain) }),
         });
   upstream.setTimeout(rt.options.upstreamConnectTimeoutMs, () =>
     upstream.destroy(new Error('connect timeout')),
@@ -137,23 +136,17 @@ function forward(
   if (options.first !== undefined) upstream.write(options.first);
   const active = rt.activeByEndpoint;
   active.set(upstreamHost, (active.get(upstreamHost) ?? 0) + 1);
-  relay(
-    plain,
-    upstream,
-    (end) => {
-      const left = (active.get(upstreamHost) ?? 1) - 1;
-      if (left === 0) active.delete(upstreamHost);
-      else active.set(upstreamHost, left);
-      let flag: ResponseFlag | undefined;
-      if (end.failed === 'upstream') {
-        flag =
-          upstream.connecting || upstream.bytesRead === 0 ? 'upstream_connect_failure' : 'upstream_reset';
-        rt.metrics.upstreamError(cluster.name, flag === 'upstream_connect_failure' ? 'connect' : 'reset');
-      } else if (end.failed === 'client') flag = 'client_disconnect';
-      logConnection(rt, c, { routeName, upstream: upstreamHost, ...(flag === undefined ? {} : { flag }) });
-    },
-    { upstreamReadsDirect: direct },
-  );
+  relay(plain, upstream, (end) => {
+    const left = (active.get(upstreamHost) ?? 1) - 1;
+    if (left === 0) active.delete(upstreamHost);
+    else active.set(upstreamHost, left);
+    let flag: ResponseFlag | undefined;
+    if (end.failed === 'upstream') {
+      flag = upstream.connecting || upstream.bytesRead === 0 ? 'upstream_connect_failure' : 'upstream_reset';
+      rt.metrics.upstreamError(cluster.name, flag === 'upstream_connect_failure' ? 'connect' : 'reset');
+    } else if (end.failed === 'client') flag = 'client_disconnect';
+    logConnection(rt, c, { routeName, upstream: upstreamHost, ...(flag === undefined ? {} : { flag }) });
+  });
 }
 
 /** Reads the ClientHello within the limits, then passes the connection through or ends TLS here. */

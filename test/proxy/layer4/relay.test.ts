@@ -59,7 +59,7 @@ async function startRelay(backendPort: number, direct: boolean): Promise<{ port:
       allowHalfOpen: true,
       ...(direct ? { onread: directReads(client) } : {}),
     });
-    relay(client, upstream, resolveEnd, { upstreamReadsDirect: direct });
+    relay(client, upstream, resolveEnd);
     resolveSocket(client);
   });
   return { port, view };
