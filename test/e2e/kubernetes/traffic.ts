@@ -168,13 +168,15 @@ export async function gatewayClass(
   } as never);
 }
 
-/** `parameters`: a DataPlaneProxy of `ns` the Gateway's infrastructure names (smallProxies makes one). */
-export async function gateway(
+/**
+ * A Gateway of `spec` (its class, listeners and any other field as given); `parameters`: a DataPlaneProxy of `ns`
+ * the Gateway's infrastructure names (smallProxies makes one).
+ */
+export async function gatewayOf(
   cluster: Cluster,
   ns: string,
   name: string,
-  className: string,
-  listeners: { name: string; port: number; hostname?: string }[],
+  spec: { gatewayClassName: string; listeners: object[]; [field: string]: unknown },
   parameters?: string,
 ): Promise<void> {
   await apply(cluster, {
@@ -182,7 +184,7 @@ export async function gateway(
     kind: 'Gateway',
     metadata: { name, namespace: ns },
     spec: {
-      gatewayClassName: className,
+      ...spec,
       ...(parameters === undefined
         ? {}
         : {
@@ -190,13 +192,25 @@ export async function gateway(
               parametersRef: { group: 'gateway.portico.io', kind: 'DataPlaneProxy', name: parameters },
             },
           }),
-      listeners: listeners.map((l) => ({
-        ...l,
-        protocol: 'HTTP',
-        allowedRoutes: { namespaces: { from: 'All' } },
-      })),
     },
   } as never);
+}
+
+/** A Gateway of HTTP listeners open to routes of every namespace (gatewayOf). */
+export function gateway(
+  cluster: Cluster,
+  ns: string,
+  name: string,
+  className: string,
+  listeners: { name: string; port: number; hostname?: string }[],
+  parameters?: string,
+): Promise<void> {
+  const http = listeners.map((l) => ({
+    ...l,
+    protocol: 'HTTP',
+    allowedRoutes: { namespaces: { from: 'All' } },
+  }));
+  return gatewayOf(cluster, ns, name, { gatewayClassName: className, listeners: http }, parameters);
 }
 
 /**

@@ -16,7 +16,14 @@ import type { Cluster } from '../../../cluster/harness.js';
 import { asList, call, eventually } from '../../../cluster/kube-api.js';
 import { selfSigned } from '../../../support/certs.js';
 import { E2E_SKIP, restrictedNamespace } from '../install.js';
-import { apply, gatewayClass, podDeployment, programmedAddress, smallProxies } from '../traffic.js';
+import {
+  apply,
+  gatewayClass,
+  gatewayOf,
+  podDeployment,
+  programmedAddress,
+  smallProxies,
+} from '../traffic.js';
 
 /** The Gateway's name, unique among the suites: in Controller Namespace Mode its pods share the controller's. */
 const GATEWAY = 'layer4';
@@ -73,19 +80,8 @@ const LISTENERS: Listener[] = [
   { name: 'udp', port: UDP_PORT, protocol: 'UDP' },
 ];
 
-function layer4Gateway(listeners: Listener[]): Promise<unknown> {
-  return apply(cluster, {
-    apiVersion: 'gateway.networking.k8s.io/v1',
-    kind: 'Gateway',
-    metadata: { name: GATEWAY, namespace: ns },
-    spec: {
-      gatewayClassName: 'portico',
-      infrastructure: {
-        parametersRef: { group: 'gateway.portico.io', kind: 'DataPlaneProxy', name: 'small' },
-      },
-      listeners,
-    },
-  } as never);
+function layer4Gateway(listeners: Listener[]): Promise<void> {
+  return gatewayOf(cluster, ns, GATEWAY, { gatewayClassName: 'portico', listeners }, 'small');
 }
 
 function layer4Route(

@@ -13,6 +13,7 @@ import {
   apply,
   echoNamespace,
   gatewayClass,
+  gatewayOf,
   gatewayStatus,
   programmedAddress,
   smallProxies,
@@ -55,29 +56,20 @@ export async function setup(c: Cluster): Promise<void> {
     stringData: { 'tls.crt': server.certificatePem, 'tls.key': server.privateKeyPem },
   } as never);
   await smallProxies(cluster, NS, 'small');
-  await apply(cluster, {
-    apiVersion: 'gateway.networking.k8s.io/v1',
-    kind: 'Gateway',
-    metadata: { name: GATEWAY, namespace: NS },
-    spec: {
+  const trustBundleRef = { group: 'certificates.k8s.io', kind: 'ClusterTrustBundle', name: BUNDLE };
+  await gatewayOf(
+    cluster,
+    NS,
+    GATEWAY,
+    {
       gatewayClassName: 'portico',
-      infrastructure: {
-        parametersRef: { group: 'gateway.portico.io', kind: 'DataPlaneProxy', name: 'small' },
-      },
-      tls: {
-        frontend: {
-          default: {
-            validation: {
-              caCertificateRefs: [{ group: 'certificates.k8s.io', kind: 'ClusterTrustBundle', name: BUNDLE }],
-            },
-          },
-        },
-      },
+      tls: { frontend: { default: { validation: { caCertificateRefs: [trustBundleRef] } } } },
       listeners: [
         { name: 'https', protocol: 'HTTPS', port: 443, tls: { certificateRefs: [{ name: 'mtls-server' }] } },
       ],
     },
-  } as never);
+    'small',
+  );
   await apply(cluster, {
     apiVersion: 'gateway.networking.k8s.io/v1',
     kind: 'HTTPRoute',
