@@ -300,7 +300,7 @@ export function writeKubeProxyConfig(l: Layout): string {
     // Leave the machine-wide conntrack settings alone: a network namespace cannot change most of them.
     conntrack: { maxPerCore: 0, min: 0, tcpEstablishedTimeout: '0s', tcpCloseWaitTimeout: '0s' },
     // A change reaches the node's rules within 100 ms, not up to the default 1 s: a Gateway is Programmed once its
-    // proxy has its config, and a datagram sent then to a Service still without the endpoint is lost (the
+    // proxy has its config, and a datagram sent then to a Service still without the endpoint is refused (the
     // conformance suite's UDP probe waits 10 s before it sends again).
     iptables: { localhostNodePorts: false, minSyncPeriod: '100ms' },
   };
