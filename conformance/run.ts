@@ -64,6 +64,9 @@ function printDiagnostics(cluster: Cluster): void {
  * The suite's GatewayClass, its proxies asking for a quarter of the CPU they ask by default: at 110m a pod, the
  * test node's 2 CPUs hold 17 proxies, fewer than the suite's Gateways at a peak (its base Gateways, two tests at a
  * time, and the pods of ended tests still draining), and a Gateway whose pod cannot be scheduled is never Programmed.
+ * One process each (`workers: 1`), not one per node CPU plus a primary: the suite starts a proxy per Gateway, and
+ * three Node processes starting for each on the 2-vCPU node kept its namespace from all being ready within the
+ * observedGeneration tests' 60 s. The workers themselves are tested by the e2e suites.
  */
 function gatewayClass(): { kind: 'List'; apiVersion: 'v1'; items: object[] } {
   const proxy = { name: 'conformance', namespace: NAMESPACE };
@@ -75,7 +78,10 @@ function gatewayClass(): { kind: 'List'; apiVersion: 'v1'; items: object[] } {
         apiVersion: 'gateway.portico.io/v1alpha1',
         kind: 'DataPlaneProxy',
         metadata: proxy,
-        spec: { kubernetes: { container: { resources: { requests: { cpu: '25m', memory: '64Mi' } } } } },
+        spec: {
+          workers: 1,
+          kubernetes: { container: { resources: { requests: { cpu: '25m', memory: '64Mi' } } } },
+        },
       },
       {
         apiVersion: 'gateway.networking.k8s.io/v1',
