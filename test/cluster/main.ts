@@ -1,7 +1,7 @@
 // `npm run cluster -- --kubeconfig FILE`: starts the real single-node cluster in the foreground and writes its
 // admin kubeconfig; Ctrl-C (or SIGTERM) stops it and removes everything it made. --ready-file F writes the
 // cluster's directory to F once it is ready (what a test run hands to attachCluster()).
-import { writeFileSync } from 'node:fs';
+import { renameSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { startCluster } from './harness.js';
 
@@ -28,7 +28,12 @@ const cluster = await startCluster({ kubeconfigPath: values.kubeconfig, log, sig
 );
 process.off('SIGINT', interrupt);
 process.off('SIGTERM', interrupt);
-if (values['ready-file'] !== undefined) writeFileSync(values['ready-file'], cluster.dir);
+// Written aside and renamed: whoever polls for the file never reads it half written (empty).
+const readyFile = values['ready-file'];
+if (readyFile !== undefined) {
+  writeFileSync(`${readyFile}.part`, cluster.dir);
+  renameSync(`${readyFile}.part`, readyFile);
+}
 process.stdout.write(
   `cluster ready: API ${cluster.server}, node ${cluster.addresses.nodeIp}, load balancers ${cluster.addresses.lbCidr}\n` +
     `KUBECONFIG=${cluster.kubeconfigPath} kubectl get nodes\n`,
