@@ -62,7 +62,7 @@ function printDiagnostics(cluster: Cluster): void {
 
 /**
  * The suite's GatewayClass, its proxies asking for a quarter of the CPU they ask by default: at 110m a pod, the
- * test node's 2 CPUs hold 17 proxies, fewer than the suite's Gateways at a peak (its base Gateways, two tests at a
+ * test node's 2 CPUs hold 17 proxies, fewer than the suite's Gateways at a peak (its base Gateways, four tests at a
  * time, and the pods of ended tests still draining), and a Gateway whose pod cannot be scheduled is never Programmed.
  * One process each (`workers: 1`), not one per node CPU plus a primary: the suite starts a proxy per Gateway, and
  * three Node processes starting for each on the 2-vCPU node kept its namespace from all being ready within the
