@@ -145,11 +145,6 @@ async function startSharedCluster() {
   }
   const dir = readFileSync(readyFile, 'utf8');
   rmSync(scratch, { recursive: true, force: true });
-  // An empty name would send every file to a cluster of its own.
-  if (dir === '') {
-    child.kill('SIGTERM');
-    throw new Error('the test cluster named no directory in its ready file');
-  }
   console.log(`test cluster ready in ${((Date.now() - started) / 1000).toFixed(1)} s (${dir})`);
   const stop = () =>
     new Promise((resolve) => {
