@@ -3,6 +3,7 @@
 // close_notify) ends the other's (half-close), while the other direction keeps flowing until it ends too.
 // Written with a `data` listener per direction rather than `pipe`, which sets up and tears down half a dozen
 // listeners per direction: at a connection per request that is a measurable share of a relay's CPU.
+import { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 
 export interface RelayEnd {
@@ -57,7 +58,11 @@ export function relay(client: Duplex, upstream: Duplex, done: (end: RelayEnd) =>
       end.error = error;
       end.failed = side;
     }
-    // A failed side cannot finish its direction: cut both, nothing is left to relay.
+    // A failed side cannot finish its direction: cut both, nothing is left to relay. A reset goes on as a reset,
+    // so that the other peer learns the connection failed rather than ended (the native relay does the same).
+    const other = side === 'client' ? upstream : client;
+    if ((error as NodeJS.ErrnoException).code === 'ECONNRESET' && other instanceof Socket && !other.destroyed)
+      other.resetAndDestroy();
     client.destroy();
     upstream.destroy();
   };

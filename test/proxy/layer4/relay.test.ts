@@ -3,25 +3,14 @@
 // the relay to hold bytes it cannot write (the case where a reused read buffer could be overwritten); what it
 // holds stays bounded; a half-close goes through and the other direction keeps flowing; a reset cuts both.
 import assert from 'node:assert/strict';
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { type AddressInfo, connect, createServer, type Server, type Socket } from 'node:net';
-import { after, describe, it } from 'node:test';
+import { connect, type Socket } from 'node:net';
+import { describe, it } from 'node:test';
 import { directReads, type RelayEnd, relay } from '../../../src/proxy/layer4/relay.js';
+import { listen, readAll, sha256 } from './loopback.js';
 
 const WITHIN = { timeout: 60_000 };
-const servers: Server[] = [];
-after(() => {
-  for (const s of servers) s.close();
-});
-
-async function listen(onConnection: (socket: Socket) => void): Promise<number> {
-  const server = createServer({ allowHalfOpen: true }, onConnection);
-  servers.push(server);
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  return (server.address() as AddressInfo).port;
-}
 
 /** What the relay's side of a client connection saw: its end, and the most it held unwritten for the client. */
 interface RelayView {
@@ -63,16 +52,6 @@ async function startRelay(backendPort: number, direct: boolean): Promise<{ port:
     resolveSocket(client);
   });
   return { port, view };
-}
-
-const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
-
-/** Reads `socket` to its end. */
-async function readAll(socket: Socket): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  socket.on('data', (c: Buffer) => chunks.push(c));
-  await once(socket, 'end');
-  return Buffer.concat(chunks);
 }
 
 for (const direct of [true, false]) {
@@ -136,7 +115,7 @@ for (const direct of [true, false]) {
       assert.equal(end.error, undefined);
     });
 
-    it('cuts both sides when one resets, and tells which side failed', async () => {
+    it('cuts both sides when one resets, passes the reset on, and tells which side failed', async () => {
       let backendSocket: Socket | undefined;
       const backendPort = await listen((socket) => {
         backendSocket = socket;
@@ -145,12 +124,14 @@ for (const direct of [true, false]) {
       const { port, view } = await startRelay(backendPort, direct);
       const client = connect({ host: '127.0.0.1', port, allowHalfOpen: true });
       await once(client, 'data');
-      // The client keeps its own half open (allowHalfOpen): the relay's close reaches it as the end of its input.
-      const clientEnded = once(client, 'end');
+      const clientFailed = new Promise<string | undefined>((resolve) => {
+        client.once('error', (error: NodeJS.ErrnoException) => resolve(error.code));
+        client.once('end', () => resolve('end'));
+      });
       backendSocket!.resetAndDestroy();
       const end = await view.ended;
       assert.equal(end.failed, 'upstream');
-      await clientEnded;
+      assert.equal(await clientFailed, 'ECONNRESET');
       client.destroy();
     });
   });
