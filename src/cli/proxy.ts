@@ -45,6 +45,8 @@ export const HELP = `usage: portico proxy --discovery HOST:PORT --fleet KEY --no
   --workers N               processes serving the listeners (default: the CPUs this container may use —
                             its cgroup CPU quota, else its affinity mask); 1 serves in this process
   --max-workers N           the most workers a settings change (PUT /settings) may ask for (default 1024)
+  --layer4-relay KIND       what moves TCP and TLS listeners' bytes: native (a relay thread per process, the
+                            default; Node's sockets where it cannot load) or node (Node's sockets)
 ${LOG_LEVEL_HELP}
 ${LOG_FORMAT_HELP}
 ${ACCESS_LOG_FLAGS_HELP}
@@ -96,6 +98,7 @@ const OPTIONS = {
   'config-file': { type: 'string' },
   workers: { type: 'string' },
   'max-workers': { type: 'string', default: String(MAX_PROXY_WORKERS) },
+  'layer4-relay': { type: 'string', default: 'native' },
   'access-log': { type: 'string', default: SETTING_FLAGS['access-log'].default },
   'access-log-fields': { type: 'string' },
   'access-log-sampling': { type: 'string', default: SETTING_FLAGS['access-log-sampling'].default },
@@ -144,6 +147,9 @@ function runtimeOptions(values: ProxyArgs): WorkerProxyOptions & { logLevel: Log
       values['allow-remote-admin'],
     );
   }
+  const relay = values['layer4-relay'];
+  if (relay !== 'native' && relay !== 'node')
+    throw new PorticoError('E_USAGE', `--layer4-relay: expected native or node, got '${relay}'`);
   // Every settings flag read through the table that writes it, so a supervisor's flags come back as its settings.
   const settings = runtimeSettings(proxySettingsOfFlags(values, defaultWorkerCount));
   return {
@@ -157,6 +163,7 @@ function runtimeOptions(values: ProxyArgs): WorkerProxyOptions & { logLevel: Log
     maxDrainMs: settings.maxDrainMs,
     workers: settings.workers,
     maxWorkers: wholeWorkers(values['max-workers'], '--max-workers'),
+    layer4Relay: relay,
     accessLog: settings.accessLog,
     tracing: settings.tracing,
     ...traceEvents(values['trace-events']),

@@ -16,6 +16,8 @@ import {
 } from './downstream/tls.js';
 import type { ClientRequest, ListenerContext } from './exchange.js';
 import { handleRequest, respondLocally } from './handler.js';
+import { type NativeRelay, nativeRelay } from './layer4/native-relay.js';
+import { createNativeStreamListener } from './layer4/native-stream-listener.js';
 import { createStreamListener, type Layer4Server } from './layer4/stream-listener.js';
 import { createUdpListener } from './layer4/udp-flows.js';
 import type { Http2Limits, ProxyLimits } from './options.js';
@@ -177,6 +179,22 @@ function isLayer4(protocol: Listener['protocol']): boolean {
   return protocol === 'TLS' || protocol === 'TCP' || protocol === 'UDP';
 }
 
+let relayFallbackTold = false;
+
+/** The native relay when the options ask for it and it loads; undefined: Node's sockets (said once why). */
+function layer4Relay(rt: ProxyRuntime): NativeRelay | undefined {
+  if (rt.options.layer4Relay !== 'native') return undefined;
+  const relay = nativeRelay(rt.options.upstreamConnectTimeoutMs, rt.options.log);
+  if (!(relay instanceof Error)) return relay;
+  if (!relayFallbackTold) {
+    relayFallbackTold = true;
+    rt.options.log.warn(
+      `layer-4 listeners use Node's sockets: the native relay does not load (${relay.message})`,
+    );
+  }
+  return undefined;
+}
+
 /** A layer-4 listener: its server reads the bound listener's current config and certificates per connection. */
 async function bindLayer4Listener(
   rt: ProxyRuntime,
@@ -184,15 +202,24 @@ async function bindLayer4Listener(
   port: number,
 ): Promise<BoundListener> {
   const name = bound.context.name;
+  const relay = bound.protocol === 'UDP' ? undefined : layer4Relay(rt);
   const server =
     bound.protocol === 'UDP'
       ? createUdpListener(rt, name, () => bound.listener)
-      : createStreamListener(
-          rt,
-          name,
-          () => bound.listener,
-          () => bound.certificates,
-        );
+      : relay === undefined
+        ? createStreamListener(
+            rt,
+            name,
+            () => bound.listener,
+            () => bound.certificates,
+          )
+        : createNativeStreamListener(
+            rt,
+            name,
+            () => bound.listener,
+            () => bound.certificates,
+            relay,
+          );
   bound.server = server;
   const address = await server.listen(rt.options.bindAddress, port, rt.options.reusePort);
   bound.port = address.port;

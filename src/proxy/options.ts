@@ -135,6 +135,12 @@ export interface ProxyOptions {
    * accept on the same port and the kernel spreads connections over them.
    */
   reusePort: boolean;
+  /**
+   * What moves a TCP or TLS listener's bytes: `native`, the relay thread of native/relay.c (Linux; the build
+   * makes it), or `node`, Node's sockets. `native` falls back to `node`, with a warning, where the addon cannot
+   * load.
+   */
+  layer4Relay: 'native' | 'node';
   /** `host:port` of the admin API (config dump, drain, stats); absent: off. */
   adminAddress?: string;
   /** `host:port` of Prometheus metrics; absent: off. */
@@ -185,6 +191,7 @@ export const DEFAULT_PROXY_OPTIONS: ProxyOptions = {
   bindAddress: '0.0.0.0',
   portOffset: 0,
   reusePort: false,
+  layer4Relay: 'native',
   limits: {
     maxHeaderSize: 16 * 1024,
     maxHeadersCount: 100,

@@ -205,206 +205,227 @@ async function ask(client: { socket: UdpSocket; replies: string[] }, port: numbe
 /** The TCP and UDP listeners' own limits in the bounds tests. */
 const LIMITS: ListenerLimits = { maxConnections: 2, maxUdpFlows: 1, udpFlowIdleTimeoutMs: 200 };
 
-describe('layer-4 telemetry and bounds', WITHIN, () => {
-  let l4: Awaited<ReturnType<typeof startLayer4>>;
+// Every case on each relay of TCP and TLS listeners: the native thread and Node's sockets.
+for (const layer4Relay of ['native', 'node'] as const) {
+  describe(`layer-4 telemetry and bounds, ${layer4Relay} relay`, WITHIN, () => {
+    let l4: Awaited<ReturnType<typeof startLayer4>>;
 
-  before(async () => {
-    l4 = await startLayer4(LIMITS, {
-      limits: { tlsHandshakeTimeoutMs: 300 },
-      layer4: { clientHelloMaxBytes: 2048 },
-    });
-  });
-  after(() => l4.stop());
-
-  it('counts a TCP connection: bytes each way and its duration, in the metrics and the access log', async () => {
-    const socket = await connected(l4.port('port-9000'));
-    await echoed(socket, 'hello');
-    socket.end();
-    await closed(socket);
-    const line = await l4.line((l) => l.protocol === 'TCP' && l.bytes_received === 5);
-    assert.equal(line.bytes_sent, 5);
-    assert.match(String(line.upstream_host), /^127\.0\.0\.1:\d+$/);
-    assert.equal(typeof line.duration_ms, 'number');
-    await l4.metricReaches('portico_layer4_sessions_total', { listener: 'port-9000' }, 1);
-    const received = await l4.metric('portico_layer4_bytes_total', {
-      listener: 'port-9000',
-      direction: 'received',
-    });
-    const sent = await l4.metric('portico_layer4_bytes_total', { listener: 'port-9000', direction: 'sent' });
-    assert.ok((received ?? 0) >= 5 && (sent ?? 0) >= 5, JSON.stringify({ received, sent }));
-    assert.ok(
-      ((await l4.metric('portico_layer4_session_seconds_total', { listener: 'port-9000' })) ?? -1) >= 0,
-    );
-  });
-
-  it('counts a terminated TLS connection with its server name, and a UDP flow when it ends', async () => {
-    const socket = tlsConnect({
-      host: '127.0.0.1',
-      port: l4.port('port-443'),
-      servername: 'tls.example.com',
-      ca: proxyCert.certificatePem,
-    });
-    await once(socket, 'secureConnect');
-    await echoed(socket as unknown as Socket, 'secret');
-    socket.end();
-    await closed(socket);
-    const tls = await l4.line((l) => l.protocol === 'TLS' && l.authority === 'tls.example.com');
-    // TLS bytes as they crossed the wire: more than the plaintext.
-    assert.ok(Number(tls.bytes_received) > 'secret'.length);
-    const client = await udpClient();
-    await ask(client, l4.port('port-5353'), 'query');
-    client.socket.close();
-    // The flow's line comes when it ends, at its listener's idle timeout (200 ms).
-    const flow = await l4.line((l) => l.protocol === 'UDP' && l.bytes_received === 5);
-    assert.equal(flow.bytes_sent, 5);
-    await l4.metricReaches('portico_layer4_sessions_total', { listener: 'port-5353' }, 1);
-  });
-
-  it('closes a ClientHello over its size limit, and a connection that sends none in time, and logs why', async () => {
-    // A real client's ClientHello, made larger than the limit (2 KiB) by the protocols it offers.
-    const big = tlsConnect({
-      host: '127.0.0.1',
-      port: l4.port('port-443'),
-      servername: 'tls.example.com',
-      rejectUnauthorized: false,
-      ALPNProtocols: Array.from({ length: 200 }, (_, i) => `protocol-number-${i}`),
-    });
-    big.on('error', () => {});
-    await closed(big);
-    await l4.line((l) => l.listener === 'port-443' && l.response_flags === 'invalid_request');
-    const silent = await connected(l4.port('port-443'));
-    await closed(silent);
-    await l4.line((l) => l.listener === 'port-443' && l.response_flags === 'request_timeout');
-    await l4.metricReaches('portico_layer4_sessions_total', { listener: 'port-443', route: '-' }, 2);
-  });
-
-  it("a TLS listener's own ClientHello size and handshake time win over the proxy's", async () => {
-    // The ClientHello the proxy's 2 KiB refuses on 443 (the test above) completes a handshake under 8443's 8 KiB.
-    const large = tlsConnect({
-      host: '127.0.0.1',
-      port: l4.port('port-8443'),
-      servername: 'tls.example.com',
-      ca: proxyCert.certificatePem,
-      ALPNProtocols: Array.from({ length: 200 }, (_, i) => `protocol-number-${i}`),
-    });
-    await once(large, 'secureConnect');
-    await echoed(large as unknown as Socket, 'large hello');
-    large.destroy();
-    // Silent connections to 8443, then 443: once 443's is closed at the proxy's 300 ms, 8443's (its timer set
-    // first, had the proxy's bound applied) is still open and completes its handshake.
-    const quiet = await connected(l4.port('port-8443'));
-    const reference = await connected(l4.port('port-443'));
-    await closed(reference);
-    const late = tlsConnect({ socket: quiet, servername: 'tls.example.com', ca: proxyCert.certificatePem });
-    await once(late, 'secureConnect');
-    await echoed(late as unknown as Socket, 'late hello');
-    late.destroy();
-  });
-
-  it("past its listener's maxConnections a TCP connection is closed at accept and counted; one freed lets the next in", async () => {
-    const port = l4.port('port-9000');
-    // The earlier tests' connections closed on the proxy's side too.
-    while ((await l4.metric('portico_active_connections', { listener: 'port-9000' })) !== 0) await until(20);
-    const held = [await connected(port), await connected(port)];
-    await echoed(held[1]!, 'both open');
-    const over = await connected(port);
-    await closed(over);
-    await l4.metricReaches('portico_connections_refused_total', { listener: 'port-9000' }, 1);
-    held[0]!.destroy();
-    // The proxy sees the close on its own time: try until a connection is served again.
-    for (;;) {
-      const next = await connected(port);
-      const served = await Promise.race([
-        echoed(next, 'in').then(() => true),
-        closed(next).then(() => false),
-      ]);
-      next.destroy();
-      if (served) break;
-    }
-    held[1]!.destroy();
-  });
-
-  it('takes a new connection limit without binding again: the open connection stays, the new limit counts', async () => {
-    const port = l4.port('port-9000');
-    while ((await l4.metric('portico_active_connections', { listener: 'port-9000' })) !== 0) await until(20);
-    const open = await connected(port);
-    await echoed(open, 'before');
-    const refusedBefore =
-      (await l4.metric('portico_connections_refused_total', { listener: 'port-9000' })) ?? 0;
-    assert.deepEqual(
-      await l4.proxy.apply(l4.config({ maxConnections: 1, maxUdpFlows: 1, udpFlowIdleTimeoutMs: 200 })),
-      {
-        ok: true,
-        listenerErrors: [],
-      },
-    );
-    // Same socket: the connection opened before still relays, and a second one is past the new limit of 1.
-    await echoed(open, 'after');
-    const over = await connected(port);
-    await closed(over);
-    await l4.metricReaches('portico_connections_refused_total', { listener: 'port-9000' }, refusedBefore + 1);
-    assert.equal(l4.port('port-9000'), port);
-    open.destroy();
-    assert.deepEqual(await l4.proxy.apply(l4.config(LIMITS)), { ok: true, listenerErrors: [] });
-  });
-
-  it("past its listener's maxUdpFlows a new client is dropped and counted; the flow's end lets it in", async () => {
-    const port = l4.port('port-5353');
-    const first = await udpClient();
-    const second = await udpClient();
-    await ask(first, port, 'one');
-    const refusedBefore =
-      (await l4.metric('portico_connections_refused_total', { listener: 'port-5353' })) ?? 0;
-    second.socket.send('two', port, '127.0.0.1');
-    await l4.metricReaches('portico_connections_refused_total', { listener: 'port-5353' }, refusedBefore + 1);
-    // The first flow idles out (200 ms) and the second client's datagrams get through.
-    await ask(second, port, 'two');
-    assert.equal(second.replies.at(-1), 'TWO');
-    first.socket.close();
-    second.socket.close();
-  });
-});
-
-describe('a stopping proxy and its layer-4 connections', WITHIN, () => {
-  it('waits for an open TCP connection and a UDP flow up to its drain time, serving them meanwhile', async () => {
-    const l4 = await startLayer4({ udpFlowIdleTimeoutMs: 300 }, {});
-    const port = l4.port('port-9000');
-    const open = await connected(port);
-    const client = await udpClient();
-    await ask(client, l4.port('port-5353'), 'before');
-    let drained = false;
-    const draining = l4.proxy.drain({ drainMs: 0, maxMs: 15_000 }).then(() => {
-      drained = true;
-    });
-    // New connections are refused once the listener closed...
-    for (;;) {
-      const probe = tcpConnect({ host: '127.0.0.1', port });
-      const refused = await new Promise<boolean>((resolve) => {
-        probe.once('error', () => resolve(true));
-        probe.once('connect', () => resolve(false));
+    before(async () => {
+      l4 = await startLayer4(LIMITS, {
+        layer4Relay,
+        limits: { tlsHandshakeTimeoutMs: 300 },
+        layer4: { clientHelloMaxBytes: 2048 },
       });
-      probe.destroy();
-      if (refused) break;
-      await until(20);
-    }
-    // ...while the open connection and the UDP flow are still served.
-    await echoed(open, 'still served');
-    await ask(client, l4.port('port-5353'), 'during');
-    assert.equal(drained, false);
-    open.end();
-    client.socket.close();
-    // The connection ended and the flow idled out: the drain is done well before its 15 s.
-    await draining;
-    await l4.stop();
+    });
+    after(() => l4.stop());
+
+    it('counts a TCP connection: bytes each way and its duration, in the metrics and the access log', async () => {
+      const socket = await connected(l4.port('port-9000'));
+      await echoed(socket, 'hello');
+      socket.end();
+      await closed(socket);
+      const line = await l4.line((l) => l.protocol === 'TCP' && l.bytes_received === 5);
+      assert.equal(line.bytes_sent, 5);
+      assert.match(String(line.upstream_host), /^127\.0\.0\.1:\d+$/);
+      assert.equal(typeof line.duration_ms, 'number');
+      await l4.metricReaches('portico_layer4_sessions_total', { listener: 'port-9000' }, 1);
+      const received = await l4.metric('portico_layer4_bytes_total', {
+        listener: 'port-9000',
+        direction: 'received',
+      });
+      const sent = await l4.metric('portico_layer4_bytes_total', {
+        listener: 'port-9000',
+        direction: 'sent',
+      });
+      assert.ok((received ?? 0) >= 5 && (sent ?? 0) >= 5, JSON.stringify({ received, sent }));
+      assert.ok(
+        ((await l4.metric('portico_layer4_session_seconds_total', { listener: 'port-9000' })) ?? -1) >= 0,
+      );
+    });
+
+    it('counts a terminated TLS connection with its server name, and a UDP flow when it ends', async () => {
+      const socket = tlsConnect({
+        host: '127.0.0.1',
+        port: l4.port('port-443'),
+        servername: 'tls.example.com',
+        ca: proxyCert.certificatePem,
+      });
+      await once(socket, 'secureConnect');
+      await echoed(socket as unknown as Socket, 'secret');
+      socket.end();
+      await closed(socket);
+      const tls = await l4.line((l) => l.protocol === 'TLS' && l.authority === 'tls.example.com');
+      // TLS bytes as they crossed the wire: more than the plaintext.
+      assert.ok(Number(tls.bytes_received) > 'secret'.length);
+      const client = await udpClient();
+      await ask(client, l4.port('port-5353'), 'query');
+      client.socket.close();
+      // The flow's line comes when it ends, at its listener's idle timeout (200 ms).
+      const flow = await l4.line((l) => l.protocol === 'UDP' && l.bytes_received === 5);
+      assert.equal(flow.bytes_sent, 5);
+      await l4.metricReaches('portico_layer4_sessions_total', { listener: 'port-5353' }, 1);
+    });
+
+    it('closes a ClientHello over its size limit, and a connection that sends none in time, and logs why', async () => {
+      // A real client's ClientHello, made larger than the limit (2 KiB) by the protocols it offers.
+      const big = tlsConnect({
+        host: '127.0.0.1',
+        port: l4.port('port-443'),
+        servername: 'tls.example.com',
+        rejectUnauthorized: false,
+        ALPNProtocols: Array.from({ length: 200 }, (_, i) => `protocol-number-${i}`),
+      });
+      big.on('error', () => {});
+      await closed(big);
+      await l4.line((l) => l.listener === 'port-443' && l.response_flags === 'invalid_request');
+      const silent = await connected(l4.port('port-443'));
+      await closed(silent);
+      await l4.line((l) => l.listener === 'port-443' && l.response_flags === 'request_timeout');
+      await l4.metricReaches('portico_layer4_sessions_total', { listener: 'port-443', route: '-' }, 2);
+    });
+
+    it("a TLS listener's own ClientHello size and handshake time win over the proxy's", async () => {
+      // The ClientHello the proxy's 2 KiB refuses on 443 (the test above) completes a handshake under 8443's 8 KiB.
+      const large = tlsConnect({
+        host: '127.0.0.1',
+        port: l4.port('port-8443'),
+        servername: 'tls.example.com',
+        ca: proxyCert.certificatePem,
+        ALPNProtocols: Array.from({ length: 200 }, (_, i) => `protocol-number-${i}`),
+      });
+      await once(large, 'secureConnect');
+      await echoed(large as unknown as Socket, 'large hello');
+      large.destroy();
+      // Silent connections to 8443, then 443: once 443's is closed at the proxy's 300 ms, 8443's (its timer set
+      // first, had the proxy's bound applied) is still open and completes its handshake.
+      const quiet = await connected(l4.port('port-8443'));
+      const reference = await connected(l4.port('port-443'));
+      await closed(reference);
+      const late = tlsConnect({ socket: quiet, servername: 'tls.example.com', ca: proxyCert.certificatePem });
+      await once(late, 'secureConnect');
+      await echoed(late as unknown as Socket, 'late hello');
+      late.destroy();
+    });
+
+    it("past its listener's maxConnections a TCP connection is closed at accept and counted; one freed lets the next in", async () => {
+      const port = l4.port('port-9000');
+      // The earlier tests' connections closed on the proxy's side too.
+      while ((await l4.metric('portico_active_connections', { listener: 'port-9000' })) !== 0)
+        await until(20);
+      const held = [await connected(port), await connected(port)];
+      await echoed(held[1]!, 'both open');
+      const over = await connected(port);
+      await closed(over);
+      await l4.metricReaches('portico_connections_refused_total', { listener: 'port-9000' }, 1);
+      held[0]!.destroy();
+      // The proxy sees the close on its own time: try until a connection is served again.
+      for (;;) {
+        const next = await connected(port);
+        // Still over the limit, it is closed; a reset if the proxy closed it after the client's bytes arrived.
+        const served = await Promise.race([
+          echoed(next, 'in').then(
+            () => true,
+            () => false,
+          ),
+          closed(next).then(() => false),
+        ]);
+        next.destroy();
+        if (served) break;
+      }
+      held[1]!.destroy();
+    });
+
+    it('takes a new connection limit without binding again: the open connection stays, the new limit counts', async () => {
+      const port = l4.port('port-9000');
+      while ((await l4.metric('portico_active_connections', { listener: 'port-9000' })) !== 0)
+        await until(20);
+      const open = await connected(port);
+      await echoed(open, 'before');
+      const refusedBefore =
+        (await l4.metric('portico_connections_refused_total', { listener: 'port-9000' })) ?? 0;
+      assert.deepEqual(
+        await l4.proxy.apply(l4.config({ maxConnections: 1, maxUdpFlows: 1, udpFlowIdleTimeoutMs: 200 })),
+        {
+          ok: true,
+          listenerErrors: [],
+        },
+      );
+      // Same socket: the connection opened before still relays, and a second one is past the new limit of 1.
+      await echoed(open, 'after');
+      const over = await connected(port);
+      await closed(over);
+      await l4.metricReaches(
+        'portico_connections_refused_total',
+        { listener: 'port-9000' },
+        refusedBefore + 1,
+      );
+      assert.equal(l4.port('port-9000'), port);
+      open.destroy();
+      assert.deepEqual(await l4.proxy.apply(l4.config(LIMITS)), { ok: true, listenerErrors: [] });
+    });
+
+    it("past its listener's maxUdpFlows a new client is dropped and counted; the flow's end lets it in", async () => {
+      const port = l4.port('port-5353');
+      const first = await udpClient();
+      const second = await udpClient();
+      await ask(first, port, 'one');
+      const refusedBefore =
+        (await l4.metric('portico_connections_refused_total', { listener: 'port-5353' })) ?? 0;
+      second.socket.send('two', port, '127.0.0.1');
+      await l4.metricReaches(
+        'portico_connections_refused_total',
+        { listener: 'port-5353' },
+        refusedBefore + 1,
+      );
+      // The first flow idles out (200 ms) and the second client's datagrams get through.
+      await ask(second, port, 'two');
+      assert.equal(second.replies.at(-1), 'TWO');
+      first.socket.close();
+      second.socket.close();
+    });
   });
 
-  it('cuts what is still open at the end of its drain time', async () => {
-    const l4 = await startLayer4({}, {});
-    const open = await connected(l4.port('port-9000'));
-    await echoed(open, 'held');
-    const cut = closed(open);
-    await l4.proxy.drain({ drainMs: 0, maxMs: 300 });
-    await cut;
-    await l4.stop();
+  describe(`a stopping proxy and its layer-4 connections, ${layer4Relay} relay`, WITHIN, () => {
+    it('waits for an open TCP connection and a UDP flow up to its drain time, serving them meanwhile', async () => {
+      const l4 = await startLayer4({ udpFlowIdleTimeoutMs: 300 }, { layer4Relay });
+      const port = l4.port('port-9000');
+      const open = await connected(port);
+      const client = await udpClient();
+      await ask(client, l4.port('port-5353'), 'before');
+      let drained = false;
+      const draining = l4.proxy.drain({ drainMs: 0, maxMs: 15_000 }).then(() => {
+        drained = true;
+      });
+      // New connections are refused once the listener closed...
+      for (;;) {
+        const probe = tcpConnect({ host: '127.0.0.1', port });
+        const refused = await new Promise<boolean>((resolve) => {
+          probe.once('error', () => resolve(true));
+          probe.once('connect', () => resolve(false));
+        });
+        probe.destroy();
+        if (refused) break;
+        await until(20);
+      }
+      // ...while the open connection and the UDP flow are still served.
+      await echoed(open, 'still served');
+      await ask(client, l4.port('port-5353'), 'during');
+      assert.equal(drained, false);
+      open.end();
+      client.socket.close();
+      // The connection ended and the flow idled out: the drain is done well before its 15 s.
+      await draining;
+      await l4.stop();
+    });
+
+    it('cuts what is still open at the end of its drain time', async () => {
+      const l4 = await startLayer4({}, { layer4Relay });
+      const open = await connected(l4.port('port-9000'));
+      await echoed(open, 'held');
+      const cut = closed(open);
+      await l4.proxy.drain({ drainMs: 0, maxMs: 300 });
+      await cut;
+      await l4.stop();
+    });
   });
-});
+}

@@ -5,7 +5,9 @@
 // image's 26).
 import assert from 'node:assert/strict';
 import cluster from 'node:cluster';
+import { once } from 'node:events';
 import { Agent } from 'node:http';
+import { type AddressInfo, createServer as createNetServer, connect as netConnect } from 'node:net';
 import { test } from 'node:test';
 import type { FleetConfig } from '../../src/ir/fleet-config.js';
 import { createLogger, discardingLogger, type Logger } from '../../src/platform/log-line.js';
@@ -328,4 +330,56 @@ test(`tracing with ${WORKERS} workers: every worker exports its requests' spans,
     exported = sampleValue(await metrics(proxy), 'portico_tracing_spans_total', { outcome: 'exported' }) ?? 0;
     if (exported !== requests) await new Promise((resolve) => setTimeout(resolve, 20));
   }
+});
+
+test(`every one of ${WORKERS} workers serves a TCP listener, on the relay of its process`, async (t) => {
+  const echo = createNetServer((socket) => socket.pipe(socket));
+  echo.listen(0, '127.0.0.1');
+  await once(echo, 'listening');
+  t.after(() => new Promise<void>((resolve) => echo.close(() => resolve())));
+  const echoPort = (echo.address() as AddressInfo).port;
+  const port = await freePort();
+  const proxy = await startPool(t);
+  const tcp = fleet(
+    [
+      {
+        listener: {
+          name: `port-${port}`,
+          port,
+          protocol: 'TCP',
+          gatewayListeners: [{ gateway: 'default/eg', listener: 'tcp' }],
+        },
+        vhosts: [vhost(port, '*', [route(forward(['echo']))])],
+      },
+    ],
+    [
+      {
+        cluster: {
+          name: 'echo',
+          service: { namespace: 'default', name: 'echo', port: echoPort },
+          protocol: 'tcp',
+        },
+        endpoints: { name: 'echo', endpoints: [{ address: '127.0.0.1', port: echoPort }] },
+      },
+    ],
+  );
+  assert.equal((await proxy.apply(tcp, 'v1')).ok, true);
+  const sent = 40;
+  const echoed = await Promise.all(
+    Array.from({ length: sent }, async (_, i) => {
+      const socket = netConnect({ host: '127.0.0.1', port });
+      socket.setEncoding('utf8');
+      socket.end(`connection ${i}`);
+      let got = '';
+      for await (const chunk of socket) got += chunk as string;
+      return got === `connection ${i}`;
+    }),
+  );
+  assert.equal(echoed.filter((ok) => !ok).length, 0);
+  const accepted = await acceptedByWorker(proxy);
+  assert.equal(
+    accepted.reduce((a, b) => a + b, 0),
+    sent,
+  );
+  for (const n of accepted) assert.ok(n >= 1, `spread ${accepted}`);
 });

@@ -5,7 +5,7 @@
 // serves, or a route without a usable backend, closes the connection (no TLS alert).
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { TLSSocket } from 'node:tls';
+import { type SecureContext, TLSSocket } from 'node:tls';
 import type { Listener } from '../../ir/fleet-config.js';
 import type { Logger } from '../../platform/log-line.js';
 import { type CertificateTable, selectCertificate } from '../downstream/tls.js';
@@ -48,19 +48,21 @@ export interface Layer4Server {
   listen(address: string, port: number, reusePort: boolean): Promise<{ address: string; port: number }>;
 }
 
-interface Connection {
+export interface Connection {
   startMs: number;
   started: number;
   listener: string;
   protocol: 'TCP' | 'TLS';
   serverName: string | undefined;
   client: Socket;
+  /** Bytes read from the client before `client` had them (the native relay's, on a hand-over). */
+  bytesBefore?: number;
   /** Set once its end was recorded: a connection is logged and counted once. */
   recorded: boolean;
 }
 
 /** The connection's end, told once to the access log and the metrics (bytes each way, duration, SNI, backend). */
-function logConnection(
+export function logConnection(
   rt: Layer4Runtime,
   c: Connection,
   d: { routeName: string; upstream?: string; flag?: ResponseFlag },
@@ -74,7 +76,7 @@ function logConnection(
     protocol: c.protocol,
     serverName: c.serverName,
     clientAddress: c.client.remoteAddress,
-    bytesReceived: c.client.bytesRead,
+    bytesReceived: c.client.bytesRead + (c.bytesBefore ?? 0),
     bytesSent: c.client.bytesWritten,
     routeName: d.routeName,
     upstream: d.upstream,
@@ -83,7 +85,7 @@ function logConnection(
 }
 
 /** Closes a connection whose ClientHello was malformed, too large, late, or whose TLS handshake failed. */
-function drop(rt: Layer4Runtime, c: Connection, flag: ResponseFlag, reason: string): void {
+export function drop(rt: Layer4Runtime, c: Connection, flag: ResponseFlag, reason: string): void {
   rt.options.log.debug(`listener ${c.listener}: ${reason}`);
   c.client.destroy();
   logConnection(rt, c, { routeName: '-', flag });
@@ -149,6 +151,52 @@ function forward(
   });
 }
 
+/** What a TLS listener does with a connection, from its ClientHello's server name. */
+export type TlsDecision =
+  | { kind: 'refuse'; reason: string }
+  | { kind: 'passthrough' }
+  | { kind: 'terminate'; context: SecureContext };
+
+/** The listener's certificate entry for `serverName` decides: passed through, ended here, or refused. */
+export function tlsDecision(
+  listener: Listener,
+  table: CertificateTable | undefined,
+  serverName: string | undefined,
+): TlsDecision {
+  const choice = listener.tls === undefined ? undefined : tlsChoiceFor(listener.tls, serverName);
+  if (choice === undefined || (choice.passthrough === undefined && table === undefined))
+    return { kind: 'refuse', reason: `no listener serves server name '${serverName ?? ''}'` };
+  if (choice.passthrough === true) return { kind: 'passthrough' };
+  return { kind: 'terminate', context: selectCertificate(table!, serverName ?? '') };
+}
+
+/**
+ * Ends TLS here on `c.client`, whose first bytes (`hello`, already read) go back to it for the TLS layer to read
+ * first, then relays the plaintext. `deadline` (the handshake's) is cleared once the handshake ends either way.
+ */
+export function terminateTls(
+  rt: Layer4Runtime,
+  c: Connection,
+  hello: Buffer,
+  context: SecureContext,
+  deadline: NodeJS.Timeout,
+  onRelayed: () => void,
+): void {
+  c.client.unshift(hello);
+  const secure = new TLSSocket(c.client, { isServer: true, secureContext: context });
+  secure.once('secure', () => {
+    clearTimeout(deadline);
+    onRelayed();
+    forward(rt, c, secure, layer4Destination(rt, rt.snapshot, c.listener, c.serverName), {
+      terminated: true,
+    });
+  });
+  secure.once('error', (error) => {
+    clearTimeout(deadline);
+    drop(rt, c, 'invalid_request', `TLS handshake failed: ${error.message}`);
+  });
+}
+
 /** Reads the ClientHello within the limits, then passes the connection through or ends TLS here. */
 function acceptTls(
   rt: Layer4Runtime,
@@ -178,39 +226,21 @@ function acceptTls(
       return;
     }
     c.serverName = hello.serverName;
-    const tls = listener().tls;
-    const choice = tls === undefined ? undefined : tlsChoiceFor(tls, hello.serverName);
-    const table = certificates();
-    if (choice === undefined || (choice.passthrough === undefined && table === undefined)) {
+    const decision = tlsDecision(listener(), certificates(), hello.serverName);
+    if (decision.kind === 'refuse') {
       clearTimeout(deadline);
-      const reason = `no listener serves server name '${hello.serverName ?? ''}'`;
-      refuse(rt, c, { ok: false, routeName: '-', flag: 'no_route', reason });
-      return;
-    }
-    if (choice.passthrough === true) {
+      refuse(rt, c, { ok: false, routeName: '-', flag: 'no_route', reason: decision.reason });
+    } else if (decision.kind === 'passthrough') {
       clearTimeout(deadline);
       const d = layer4Destination(rt, rt.snapshot, c.listener, hello.serverName);
       relayed = true;
       forward(rt, c, socket, d, { first: buffered, terminated: false });
       socket.resume();
-      return;
+    } else {
+      terminateTls(rt, c, buffered, decision.context, deadline, () => {
+        relayed = true;
+      });
     }
-    // Ends TLS here: the bytes read go back to the socket for the TLS layer to read them first.
-    socket.unshift(buffered);
-    const secure = new TLSSocket(socket, {
-      isServer: true,
-      secureContext: selectCertificate(table!, hello.serverName ?? ''),
-    });
-    secure.once('secure', () => {
-      clearTimeout(deadline);
-      const d = layer4Destination(rt, rt.snapshot, c.listener, hello.serverName);
-      relayed = true;
-      forward(rt, c, secure, d, { terminated: true });
-    });
-    secure.once('error', (error) => {
-      clearTimeout(deadline);
-      drop(rt, c, 'invalid_request', `TLS handshake failed: ${error.message}`);
-    });
   };
   socket.on('data', onData);
   socket.once('close', () => {

@@ -133,6 +133,7 @@ function createPool(
       drainMs: options.drainMs,
       maxDrainMs: options.maxDrainMs,
       balancing,
+      layer4Relay: options.layer4Relay,
       // The settings cross to the workers as JSON: a writer given in-process stays behind (workers use stdout).
       ...(log === undefined
         ? {}

@@ -24,6 +24,8 @@ export interface WorkerSettings {
   drainMs: number;
   maxDrainMs: number;
   balancing: AcceptBalancing;
+  /** The primary's choice of layer-4 relay (ProxyOptions.layer4Relay). */
+  layer4Relay: 'native' | 'node';
   /** Each worker writes its own requests' lines; absent: off. */
   accessLog?: Omit<AccessLogOptions, 'write'>;
   /** The file a worker appends its stage timestamps to (diagnostics: `--trace-events`). */

@@ -39,6 +39,7 @@ export function runWorker(settings: WorkerSettings): void {
     drainMs: settings.drainMs,
     maxDrainMs: settings.maxDrainMs,
     reusePort: settings.balancing === 'reuse-port',
+    layer4Relay: settings.layer4Relay,
     accessLog: settings.accessLog,
     tracing: settings.tracing,
     log: primaryLogger(id),
