@@ -1,10 +1,12 @@
-// `portico version`: which build this is, and the Node.js that runs it.
+// `portico version`: which build this is, the Node.js that runs it, and which layer-4 relay it has.
 import { parseArgs } from 'node:util';
 import { buildInfo } from '../platform/build-info.js';
+import { nativeRelayLoads } from '../proxy/layer4/native-relay.js';
 
 export const HELP = `usage: portico version
 
-Prints the Portico version and the Node.js version that runs it.`;
+Prints the Portico version and the Node.js version that runs it, and what relays the proxy's TCP and TLS
+listeners here: native (the relay thread the build compiled) or node (Node's sockets, and why).`;
 
 export async function run(argv: string[]): Promise<number> {
   // An option or argument it does not take is a usage error (exit 2), as in every command.
@@ -15,5 +17,9 @@ export async function run(argv: string[]): Promise<number> {
   }
   const { version, node } = buildInfo();
   console.log(`portico ${version} (Node.js ${node}, ${process.platform}/${process.arch})`);
+  const relay = nativeRelayLoads();
+  console.log(
+    `layer-4 relay: ${relay === true ? 'native' : `node (the native relay does not load: ${relay.message})`}`,
+  );
   return 0;
 }

@@ -126,7 +126,7 @@ test('portico version (and --version) print the package version and the Node.js 
     assert.equal(result.status, 0, result.stderr);
     assert.equal(
       result.stdout,
-      `portico ${version} (Node.js ${process.version}, ${process.platform}/${process.arch})\n`,
+      `portico ${version} (Node.js ${process.version}, ${process.platform}/${process.arch})\nlayer-4 relay: native\n`,
     );
   }
 });

@@ -248,6 +248,8 @@ test('containerd imports the archive and runs portico in it', {
     ]);
     assert.equal(ran.status, 0, ran.stderr);
     assert.match(ran.stdout, new RegExp(`^portico ${version.replaceAll('.', '\\.')} \\(Node\\.js v26\\.`));
+    // The native relay loads in the image (its glibc, its Node): the proxy there relays layer 4 off Node's sockets.
+    assert.match(ran.stdout, /^layer-4 relay: native$/m);
   } finally {
     containerd.kill('SIGTERM');
     await exited;
