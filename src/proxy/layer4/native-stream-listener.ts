@@ -53,6 +53,221 @@ function endFlag(end: NativeEnd): ResponseFlag | undefined {
   return undefined;
 }
 
+/** A listener's own state, which each connection's handlers share. */
+interface ListenerState {
+  rt: Layer4Runtime;
+  name: string;
+  listener: () => Listener;
+  certificates: () => CertificateTable | undefined;
+  relay: NativeRelay;
+  /** Connections the relay holds, and those handed over to Node (TLS ended here). */
+  held: Map<number, Held>;
+  handedOver: Set<Socket>;
+  /** Runs `close`'s callback once nothing is left open after it. */
+  settle: () => void;
+}
+
+function ended(s: ListenerState): void {
+  s.rt.metrics.connectionClosed(s.name);
+  s.settle();
+}
+
+/** Closes a connection this side will not serve; its end is recorded when the relay says it closed. */
+function refuse(s: ListenerState, h: Held, flag: ResponseFlag, routeName: string, reason: string): void {
+  s.rt.options.log.debug(`listener ${s.name}: connection refused: ${reason}`);
+  if (h.deadline !== undefined) clearTimeout(h.deadline);
+  h.flag ??= flag;
+  h.routeName = routeName;
+  s.relay.close(h.id);
+}
+
+function forward(s: ListenerState, h: Held, d: Destination, first: Buffer | undefined): void {
+  if (!d.ok) {
+    refuse(s, h, d.flag, d.routeName, d.reason);
+    return;
+  }
+  if (h.deadline !== undefined) clearTimeout(h.deadline);
+  h.deadline = undefined;
+  const { endpoint, cluster: backend, routeName } = d;
+  h.routeName = routeName;
+  h.cluster = backend.name;
+  h.upstream = endpointText(endpoint.address, endpoint.port);
+  const active = s.rt.activeByEndpoint;
+  active.set(h.upstream, (active.get(h.upstream) ?? 0) + 1);
+  const connectTo = (address: string) => {
+    try {
+      s.relay.forward(h.id, address, endpoint.port, first);
+    } catch (error) {
+      refuse(
+        s,
+        h,
+        'upstream_connect_failure',
+        routeName,
+        `cannot connect to ${address}: ${(error as Error).message}`,
+      );
+    }
+  };
+  if (isIP(endpoint.address) !== 0) {
+    connectTo(endpoint.address);
+    return;
+  }
+  // A backend named by host name (standalone configs): resolved as Node's `connect` would.
+  lookup(endpoint.address, (error, address) => {
+    if (!s.held.has(h.id)) return;
+    if (error === null) connectTo(address);
+    else
+      refuse(
+        s,
+        h,
+        'upstream_connect_failure',
+        routeName,
+        `cannot resolve ${endpoint.address}: ${error.code}`,
+      );
+  });
+}
+
+/** Ends TLS in Node: the relay gave the socket back as `fd`, with `hello` read from it already. */
+function handOver(
+  s: ListenerState,
+  h: Held,
+  fd: number,
+  hello: Buffer,
+  context: SecureContext,
+  deadlineAt: number,
+): void {
+  s.held.delete(h.id);
+  const socket = new Socket({ fd, readable: true, writable: true, allowHalfOpen: true });
+  s.handedOver.add(socket);
+  socket.on('error', () => socket.destroy());
+  const c: Connection = {
+    startMs: h.startMs,
+    started: h.started,
+    listener: s.name,
+    protocol: 'TLS',
+    serverName: h.serverName,
+    client: socket,
+    bytesBefore: hello.length,
+    recorded: false,
+  };
+  let relayed = false;
+  const deadline = setTimeout(
+    () => drop(s.rt, c, 'request_timeout', 'no TLS handshake in time'),
+    Math.max(0, deadlineAt - performance.now()),
+  );
+  terminateTls(s.rt, c, hello, context, deadline, () => {
+    relayed = true;
+  });
+  socket.once('close', () => {
+    clearTimeout(deadline);
+    s.handedOver.delete(socket);
+    if (!relayed) logConnection(s.rt, c, { routeName: '-', flag: 'client_disconnect' });
+    ended(s);
+  });
+}
+
+/** A TLS connection: its first bytes until the ClientHello is whole, then passed through, ended here or refused. */
+function readHello(s: ListenerState, h: Held): NativeConnection['peeked'] {
+  const { rt, name } = s;
+  const own = s.listener().limits;
+  const maxHelloBytes = own?.clientHelloMaxBytes ?? rt.options.layer4.clientHelloMaxBytes;
+  const timeoutMs = own?.tlsHandshakeTimeoutMs ?? rt.options.limits.tlsHandshakeTimeoutMs;
+  const deadlineAt = performance.now() + timeoutMs;
+  h.deadline = setTimeout(() => {
+    h.deadline = undefined;
+    refuse(s, h, 'request_timeout', '-', 'no ClientHello or TLS handshake in time');
+  }, timeoutMs);
+  let buffered: Buffer = Buffer.alloc(0);
+  return (bytes: Buffer) => {
+    buffered = buffered.length === 0 ? bytes : Buffer.concat([buffered, bytes]);
+    const hello = readClientHello(buffered, maxHelloBytes);
+    if (hello.state === 'incomplete') {
+      s.relay.peek(h.id);
+      return;
+    }
+    if (hello.state === 'invalid') {
+      refuse(s, h, 'invalid_request', '-', hello.reason);
+      return;
+    }
+    h.serverName = hello.serverName;
+    const decision = tlsDecision(s.listener(), s.certificates(), hello.serverName);
+    if (decision.kind === 'refuse') refuse(s, h, 'no_route', '-', decision.reason);
+    else if (decision.kind === 'passthrough')
+      forward(s, h, layer4Destination(rt, rt.snapshot, name, hello.serverName), buffered);
+    else {
+      if (h.deadline !== undefined) clearTimeout(h.deadline);
+      h.deadline = undefined;
+      h.handOver = (fd) => handOver(s, h, fd, buffered, decision.context, deadlineAt);
+      s.relay.release(h.id);
+    }
+  };
+}
+
+/** The connection's end, told once to the metrics and the access log. */
+function record(s: ListenerState, h: Held, end: NativeEnd): void {
+  const { rt } = s;
+  s.held.delete(h.id);
+  if (h.deadline !== undefined) clearTimeout(h.deadline);
+  if (h.upstream !== undefined) {
+    const left = (rt.activeByEndpoint.get(h.upstream) ?? 1) - 1;
+    if (left === 0) rt.activeByEndpoint.delete(h.upstream);
+    else rt.activeByEndpoint.set(h.upstream, left);
+  }
+  const flag = h.flag ?? endFlag(end);
+  const upstreamFailed = flag === 'upstream_connect_failure' || flag === 'upstream_reset';
+  if (h.flag === undefined && h.cluster !== undefined && upstreamFailed)
+    rt.metrics.upstreamError(h.cluster, flag === 'upstream_reset' ? 'reset' : 'connect');
+  recordSession(rt, {
+    startMs: h.startMs,
+    started: h.started,
+    listener: s.name,
+    protocol: h.protocol,
+    serverName: h.serverName,
+    clientAddress: h.clientAddress,
+    bytesReceived: end.clientBytesRead,
+    bytesSent: end.clientBytesWritten,
+    routeName: h.routeName,
+    upstream: h.upstream,
+    flag,
+  });
+  ended(s);
+}
+
+const REFUSED: NativeConnection = { peeked() {}, closed() {}, released() {} };
+
+/** A connection the relay accepted: refused past the listener's limit, else routed (TCP) or read (TLS). */
+function accept(s: ListenerState, id: number, clientAddress: string): NativeConnection {
+  const { rt, name } = s;
+  const max = s.listener().limits?.maxConnections ?? rt.options.limits.maxConnections;
+  if (max > 0 && s.held.size + s.handedOver.size >= max) {
+    rt.metrics.connectionRefused(name);
+    s.relay.close(id);
+    return REFUSED;
+  }
+  rt.metrics.connectionOpened(name);
+  const h: Held = {
+    id,
+    startMs: Date.now(),
+    started: performance.now(),
+    protocol: s.listener().protocol === 'TLS' ? 'TLS' : 'TCP',
+    clientAddress,
+    serverName: undefined,
+    routeName: '-',
+    upstream: undefined,
+    cluster: undefined,
+    flag: undefined,
+    deadline: undefined,
+    handOver: undefined,
+  };
+  s.held.set(id, h);
+  const peeked = h.protocol === 'TLS' ? readHello(s, h) : undefined;
+  if (peeked === undefined) forward(s, h, layer4Destination(rt, rt.snapshot, name, undefined), undefined);
+  return {
+    peeked: (bytes) => peeked?.(bytes),
+    released: (fd) => h.handOver?.(fd),
+    closed: (end) => record(s, h, end),
+  };
+}
+
 /** A TCP or TLS listener on the native relay; `listener` and `certificates` are read per connection. */
 export function createNativeStreamListener(
   rt: Layer4Runtime,
@@ -61,199 +276,29 @@ export function createNativeStreamListener(
   certificates: () => CertificateTable | undefined,
   relay: NativeRelay,
 ): Layer4Server {
-  const held = new Map<number, Held>();
-  const handedOver = new Set<Socket>();
   let listenerId: number | undefined;
   let closing: (() => void) | undefined;
   const server = { listening: false };
+  const s: ListenerState = {
+    rt,
+    name,
+    listener,
+    certificates,
+    relay,
+    held: new Map(),
+    handedOver: new Set(),
+    settle: () => {
+      if (closing !== undefined && s.held.size + s.handedOver.size === 0) {
+        const done = closing;
+        closing = undefined;
+        done();
+      }
+    },
+  };
   let acceptFailures = 0;
   let acceptFailureToldAt = Number.NEGATIVE_INFINITY;
-  const settle = () => {
-    if (closing !== undefined && held.size + handedOver.size === 0) {
-      const done = closing;
-      closing = undefined;
-      done();
-    }
-  };
-  const ended = () => {
-    rt.metrics.connectionClosed(name);
-    settle();
-  };
-
-  /** Closes a connection this side will not serve; its end is recorded when the relay says it closed. */
-  const refuse = (h: Held, flag: ResponseFlag, routeName: string, reason: string) => {
-    rt.options.log.debug(`listener ${name}: connection refused: ${reason}`);
-    if (h.deadline !== undefined) clearTimeout(h.deadline);
-    h.flag ??= flag;
-    h.routeName = routeName;
-    relay.close(h.id);
-  };
-
-  const forward = (h: Held, d: Destination, first: Buffer | undefined) => {
-    if (!d.ok) {
-      refuse(h, d.flag, d.routeName, d.reason);
-      return;
-    }
-    if (h.deadline !== undefined) clearTimeout(h.deadline);
-    h.deadline = undefined;
-    const { endpoint, cluster: backend, routeName } = d;
-    h.routeName = routeName;
-    h.cluster = backend.name;
-    h.upstream = endpointText(endpoint.address, endpoint.port);
-    const active = rt.activeByEndpoint;
-    active.set(h.upstream, (active.get(h.upstream) ?? 0) + 1);
-    const connectTo = (address: string) => {
-      try {
-        relay.forward(h.id, address, endpoint.port, first);
-      } catch (error) {
-        refuse(
-          h,
-          'upstream_connect_failure',
-          routeName,
-          `cannot connect to ${address}: ${(error as Error).message}`,
-        );
-      }
-    };
-    if (isIP(endpoint.address) !== 0) {
-      connectTo(endpoint.address);
-      return;
-    }
-    // A backend named by host name (standalone configs): resolved as Node's `connect` would.
-    lookup(endpoint.address, (error, address) => {
-      if (!held.has(h.id)) return;
-      if (error === null) connectTo(address);
-      else
-        refuse(h, 'upstream_connect_failure', routeName, `cannot resolve ${endpoint.address}: ${error.code}`);
-    });
-  };
-
-  /** Ends TLS in Node: the relay gave the socket back as `fd`, with `hello` read from it already. */
-  const handOver = (h: Held, fd: number, hello: Buffer, context: SecureContext, deadlineAt: number) => {
-    held.delete(h.id);
-    const socket = new Socket({ fd, readable: true, writable: true, allowHalfOpen: true });
-    handedOver.add(socket);
-    socket.on('error', () => socket.destroy());
-    const c: Connection = {
-      startMs: h.startMs,
-      started: h.started,
-      listener: name,
-      protocol: 'TLS',
-      serverName: h.serverName,
-      client: socket,
-      bytesBefore: hello.length,
-      recorded: false,
-    };
-    let relayed = false;
-    const deadline = setTimeout(
-      () => drop(rt, c, 'request_timeout', 'no TLS handshake in time'),
-      Math.max(0, deadlineAt - performance.now()),
-    );
-    terminateTls(rt, c, hello, context, deadline, () => {
-      relayed = true;
-    });
-    socket.once('close', () => {
-      clearTimeout(deadline);
-      handedOver.delete(socket);
-      if (!relayed) logConnection(rt, c, { routeName: '-', flag: 'client_disconnect' });
-      ended();
-    });
-  };
-
-  /** A TLS connection: its first bytes until the ClientHello is whole, then passed through, ended here or refused. */
-  const readHello = (h: Held): NativeConnection['peeked'] => {
-    const own = listener().limits;
-    const maxHelloBytes = own?.clientHelloMaxBytes ?? rt.options.layer4.clientHelloMaxBytes;
-    const timeoutMs = own?.tlsHandshakeTimeoutMs ?? rt.options.limits.tlsHandshakeTimeoutMs;
-    const deadlineAt = performance.now() + timeoutMs;
-    h.deadline = setTimeout(() => {
-      h.deadline = undefined;
-      refuse(h, 'request_timeout', '-', 'no ClientHello or TLS handshake in time');
-    }, timeoutMs);
-    let buffered: Buffer = Buffer.alloc(0);
-    const peeked = (bytes: Buffer) => {
-      buffered = buffered.length === 0 ? bytes : Buffer.concat([buffered, bytes]);
-      const hello = readClientHello(buffered, maxHelloBytes);
-      if (hello.state === 'incomplete') {
-        relay.peek(h.id);
-        return;
-      }
-      if (hello.state === 'invalid') {
-        refuse(h, 'invalid_request', '-', hello.reason);
-        return;
-      }
-      h.serverName = hello.serverName;
-      const decision = tlsDecision(listener(), certificates(), hello.serverName);
-      if (decision.kind === 'refuse') refuse(h, 'no_route', '-', decision.reason);
-      else if (decision.kind === 'passthrough')
-        forward(h, layer4Destination(rt, rt.snapshot, name, hello.serverName), buffered);
-      else {
-        if (h.deadline !== undefined) clearTimeout(h.deadline);
-        h.deadline = undefined;
-        h.handOver = (fd) => handOver(h, fd, buffered, decision.context, deadlineAt);
-        relay.release(h.id);
-      }
-    };
-    return peeked;
-  };
-
   const accepting: NativeListener = {
-    accepted(id, clientAddress) {
-      const max = listener().limits?.maxConnections ?? rt.options.limits.maxConnections;
-      if (max > 0 && held.size + handedOver.size >= max) {
-        rt.metrics.connectionRefused(name);
-        relay.close(id);
-        return { peeked() {}, closed() {}, released() {} };
-      }
-      rt.metrics.connectionOpened(name);
-      const h: Held = {
-        id,
-        startMs: Date.now(),
-        started: performance.now(),
-        protocol: listener().protocol === 'TLS' ? 'TLS' : 'TCP',
-        clientAddress,
-        serverName: undefined,
-        routeName: '-',
-        upstream: undefined,
-        cluster: undefined,
-        flag: undefined,
-        deadline: undefined,
-        handOver: undefined,
-      };
-      held.set(id, h);
-      const peeked = h.protocol === 'TLS' ? readHello(h) : undefined;
-      if (peeked === undefined) forward(h, layer4Destination(rt, rt.snapshot, name, undefined), undefined);
-      return {
-        peeked: (bytes) => peeked?.(bytes),
-        released: (fd) => h.handOver?.(fd),
-        closed(end) {
-          held.delete(id);
-          if (h.deadline !== undefined) clearTimeout(h.deadline);
-          if (h.upstream !== undefined) {
-            const left = (rt.activeByEndpoint.get(h.upstream) ?? 1) - 1;
-            if (left === 0) rt.activeByEndpoint.delete(h.upstream);
-            else rt.activeByEndpoint.set(h.upstream, left);
-          }
-          const flag = h.flag ?? endFlag(end);
-          const upstreamFailed = flag === 'upstream_connect_failure' || flag === 'upstream_reset';
-          if (h.flag === undefined && h.cluster !== undefined && upstreamFailed)
-            rt.metrics.upstreamError(h.cluster, flag === 'upstream_reset' ? 'reset' : 'connect');
-          recordSession(rt, {
-            startMs: h.startMs,
-            started: h.started,
-            listener: name,
-            protocol: h.protocol,
-            serverName: h.serverName,
-            clientAddress: h.clientAddress,
-            bytesReceived: end.clientBytesRead,
-            bytesSent: end.clientBytesWritten,
-            routeName: h.routeName,
-            upstream: h.upstream,
-            flag,
-          });
-          ended();
-        },
-      };
-    },
+    accepted: (id, clientAddress) => accept(s, id, clientAddress),
     acceptFailed(message) {
       // Out of descriptors, the relay rests the listener 100 ms at a time: one line per 10 s says so.
       acceptFailures++;
@@ -266,7 +311,6 @@ export function createNativeStreamListener(
       acceptFailures = 0;
     },
   };
-
   return {
     server,
     close(done) {
@@ -274,12 +318,12 @@ export function createNativeStreamListener(
       listenerId = undefined;
       server.listening = false;
       closing = () => done?.();
-      settle();
+      s.settle();
     },
     closeIdleConnections() {},
     closeAllConnections() {
-      for (const id of held.keys()) relay.close(id);
-      for (const socket of handedOver) socket.destroy();
+      for (const id of s.held.keys()) relay.close(id);
+      for (const socket of s.handedOver) socket.destroy();
     },
     async listen(address, port, reusePort) {
       const host =
