@@ -179,20 +179,21 @@ function isLayer4(protocol: Listener['protocol']): boolean {
   return protocol === 'TLS' || protocol === 'TCP' || protocol === 'UDP';
 }
 
-let relayFallbackTold = false;
+let relayTold = false;
 
-/** The native relay when the options ask for it and it loads; undefined: Node's sockets (said once why). */
+/** The native relay when the options ask for it and it loads; undefined: Node's sockets. Said once which, and why. */
 function layer4Relay(rt: ProxyRuntime): NativeRelay | undefined {
   if (rt.options.layer4Relay !== 'native') return undefined;
   const relay = nativeRelay(rt.options.upstreamConnectTimeoutMs, rt.options.log);
-  if (!(relay instanceof Error)) return relay;
-  if (!relayFallbackTold) {
-    relayFallbackTold = true;
-    rt.options.log.warn(
-      `layer-4 listeners use Node's sockets: the native relay does not load (${relay.message})`,
-    );
+  if (!relayTold) {
+    relayTold = true;
+    if (relay instanceof Error)
+      rt.options.log.warn(
+        `layer-4 listeners use Node's sockets: the native relay does not load (${relay.message})`,
+      );
+    else rt.options.log.info('layer-4 listeners relay on the native thread (portico-l4)');
   }
-  return undefined;
+  return relay instanceof Error ? undefined : relay;
 }
 
 /** A layer-4 listener: its server reads the bound listener's current config and certificates per connection. */

@@ -13,7 +13,7 @@ import { TLSSocket, connect as tlsConnect } from 'node:tls';
 import { DEFAULT_CONTROLLER_NAME } from '../../../../src/api/controller-config.js';
 import { fleetInfraName } from '../../../../src/ir/fleet-infra.js';
 import type { Cluster } from '../../../cluster/harness.js';
-import { asList, call, eventually } from '../../../cluster/kube-api.js';
+import { asList, asObject, call, eventually } from '../../../cluster/kube-api.js';
 import { selfSigned } from '../../../support/certs.js';
 import { E2E_SKIP, restrictedNamespace } from '../install.js';
 import {
@@ -230,6 +230,27 @@ test('layer 4 on the cluster: TCP, TLS passthrough and UDP served; a listener ad
   assert.ok(podPorts.length > 0, 'the proxy Deployment read');
   for (const port of [TCP_PORT, TLS_PORT, UDP_PORT])
     assert.ok(!podPorts.includes(port), `listener port ${port} in the pod template: ${podPorts.join(', ')}`);
+  // Every proxy relays on the native thread: the image's addon loads (Node's sockets would say why it does not).
+  const deployment = asList(workloads.body.items)[0]!;
+  const labels = Object.entries(asObject(deployment.spec?.selector?.matchLabels));
+  const selector = encodeURIComponent(labels.map(([k, v]) => `${k}=${String(v)}`).join(','));
+  const podNamespace = String(deployment.metadata?.namespace);
+  const pods = await call(
+    cluster,
+    'GET',
+    `/api/v1/namespaces/${podNamespace}/pods?labelSelector=${selector}`,
+  );
+  assert.ok(asList(pods.body.items).length > 0, 'the proxy pods read');
+  for (const pod of asList(pods.body.items)) {
+    const container = String(asList(pod.spec?.containers)[0]?.name);
+    const path = `/api/v1/namespaces/${podNamespace}/pods/${String(pod.metadata?.name)}/log?container=${container}`;
+    const log = await call(cluster, 'GET', path);
+    assert.match(
+      String(log.body),
+      /layer-4 listeners relay on the native thread/,
+      `${path}: ${String(log.body).slice(-2000)}`,
+    );
+  }
   const closed: string[] = [];
   tcp.once('close', () => closed.push('tcp'));
   tls.once('close', () => closed.push('tls'));
