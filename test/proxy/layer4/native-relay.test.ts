@@ -1,11 +1,14 @@
 // A TCP listener's byte path through a real proxy, on each relay (the native thread of native/relay.c, and Node's
 // sockets): every byte in order to a client that stops reading long enough for the relay to hold bytes it could
 // not send (the native relay's partial writes), a half-close each way, a backend's reset reaching the client as a
-// reset, a backend that refuses the connection, and more connections at once than the native relay's first table.
+// reset, a backend that refuses the connection, and more connections at once than the native relay's first table;
+// on the native relay, a client reset during the backend connect, a closed listener's port free at once, and a
+// flood while the JavaScript thread is blocked taking no more than the relay's bound of descriptors.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
+import { readdirSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { after, describe, it } from 'node:test';
 import { discardingLogger } from '../../../src/platform/log-line.js';
@@ -267,4 +270,43 @@ it('a listener closed on the native relay frees its port at once: the next bind 
   const again = relay.listen('127.0.0.1', first.port, options, accepting);
   assert.equal(again.port, first.port);
   relay.closeListener(again.id);
+});
+
+it('accepts no more than 1,024 connections the JavaScript thread has not heard of while it is busy', async () => {
+  const proxy = await startProxy(await closedPort(), 'native');
+  const held = () => readdirSync('/proc/self/fd').length;
+  const before = held();
+  // Another process floods the listener while this thread is blocked, and counts this process's descriptors
+  // then: only the relay's thread is running here to accept them.
+  const flood = spawn(
+    process.execPath,
+    [
+      '-e',
+      `const net = require('node:net');
+       const [port, pid] = process.argv.slice(1);
+       process.stdin.once('data', () => {
+         for (let i = 0; i < 2500; i++) net.connect({ host: '127.0.0.1', port: Number(port) }).on('error', () => {});
+         setTimeout(() => {
+           console.log(require('node:fs').readdirSync('/proc/' + pid + '/fd').length);
+         }, 1500);
+       });
+       console.log('ready');`,
+      String(proxy.port),
+      String(process.pid),
+    ],
+    { stdio: ['pipe', 'pipe', 'inherit'] },
+  );
+  after(() => flood.kill('SIGKILL'));
+  flood.stdout.setEncoding('utf8');
+  const lines = flood.stdout[Symbol.asyncIterator]();
+  assert.equal(String((await lines.next()).value).trim(), 'ready');
+  flood.stdin.write('go\n');
+  // Blocked past the flood's count (1.5 s after it starts): the relay alone runs in this process meanwhile.
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 3000);
+  const counted = Number(String((await lines.next()).value).trim());
+  assert.ok(counted > before, `the flood's count read: ${counted}`);
+  assert.ok(
+    counted - before <= 1024 + 64,
+    `${counted - before} descriptors taken while JavaScript was blocked`,
+  );
 });
