@@ -17,6 +17,8 @@ interface Binding {
   release(id: number): void;
   closeListener(id: number): void;
   ref(hold: boolean): void;
+  /** Stops the thread now (a process about to exit). */
+  stop(): void;
 }
 
 /** How a connection ended, as the relay counted it. */
@@ -154,6 +156,8 @@ function create(addon: Binding, connectTimeoutMs: number, log: Logger): NativeRe
     hold();
   };
   addon.start(onEvents, connectTimeoutMs);
+  // `process.exit()` tears Node down without the cleanup hook that would stop the thread: stop it first.
+  process.once('exit', () => addon.stop());
   return {
     listen(host, port, options, listener) {
       let bound: [number, string, number];

@@ -132,6 +132,9 @@ typedef struct relay {
   int wake_fd;
   pthread_t thread;
   bool running;
+  // Set when its environment went (the cleanup hook): a call of the threadsafe function still queued then runs
+  // no JavaScript, and the threadsafe function's finalizer frees the relay.
+  bool stopped;
   int connect_timeout_ms;
   napi_threadsafe_function tsfn;
   // Shared with the JavaScript thread, under `lock`.
@@ -809,14 +812,16 @@ static void free_events(event_list_t *list) {
 // Builds the batch for the JavaScript callback: a Float64Array of EVENT_FIELDS numbers per event, and an array of
 // each event's text or bytes (undefined when it has none).
 static void call_js(napi_env env, napi_value callback, void *context, void *data) {
-  relay_t *r = context;
+  // No environment: the threadsafe function is being torn down, after its finalizer freed the relay.
   if (env == NULL) return;
+  relay_t *r = context;
   pthread_mutex_lock(&r->lock);
   event_list_t batch = r->outbox;
   r->outbox = (event_list_t){0};
   pthread_mutex_unlock(&r->lock);
-  if (batch.count == 0) {
-    free(batch.items);
+  // A call queued before the environment's cleanup hook stopped the relay, run while Node closes its handles.
+  if (r->stopped || batch.count == 0) {
+    free_events(&batch);
     return;
   }
   unsigned accepted = 0;
@@ -830,25 +835,27 @@ static void call_js(napi_env env, napi_value callback, void *context, void *data
     (void)ignored;
   }
   napi_value buffer, numbers, extras, undefined;
-  void *raw;
-  napi_get_undefined(env, &undefined);
-  napi_create_arraybuffer(env, batch.count * EVENT_FIELDS * sizeof(double), &raw, &buffer);
-  napi_create_typedarray(env, napi_float64_array, batch.count * EVENT_FIELDS, buffer, 0, &numbers);
-  napi_create_array_with_length(env, batch.count, &extras);
+  void *raw = NULL;
+  // Node may run a queued call while it tears the environment down (its handles closed before the cleanup hooks
+  // ran), when JavaScript values can no longer be made: the batch is dropped then.
+  if (napi_get_undefined(env, &undefined) != napi_ok ||
+      napi_create_arraybuffer(env, batch.count * EVENT_FIELDS * sizeof(double), &raw, &buffer) != napi_ok ||
+      raw == NULL ||
+      napi_create_typedarray(env, napi_float64_array, batch.count * EVENT_FIELDS, buffer, 0, &numbers) != napi_ok ||
+      napi_create_array_with_length(env, batch.count, &extras) != napi_ok) {
+    free_events(&batch);
+    return;
+  }
   double *out = raw;
   for (size_t i = 0; i < batch.count; i++) {
     event_t *e = &batch.items[i];
     memcpy(out + i * EVENT_FIELDS, e->numbers, sizeof e->numbers);
-    if (e->text != NULL) {
-      napi_value text;
-      napi_create_string_utf8(env, e->text, NAPI_AUTO_LENGTH, &text);
-      napi_set_element(env, extras, (uint32_t)i, text);
-    } else if (e->bytes != NULL) {
-      napi_value bytes;
-      void *copy;
-      napi_create_buffer_copy(env, e->length, e->bytes, &copy, &bytes);
-      napi_set_element(env, extras, (uint32_t)i, bytes);
-    }
+    napi_value extra;
+    void *copy;
+    if (e->text != NULL && napi_create_string_utf8(env, e->text, NAPI_AUTO_LENGTH, &extra) == napi_ok)
+      napi_set_element(env, extras, (uint32_t)i, extra);
+    else if (e->bytes != NULL && napi_create_buffer_copy(env, e->length, e->bytes, &copy, &extra) == napi_ok)
+      napi_set_element(env, extras, (uint32_t)i, extra);
     free(e->text);
     free(e->bytes);
   }
@@ -870,18 +877,8 @@ static void wake(relay_t *r) {
   (void)ignored;
 }
 
-// The environment goes: the thread stops, and everything the relay holds is let go.
-static void stop_relay(void *arg) {
-  relay_t *r = arg;
-  if (r->running) {
-    pthread_mutex_lock(&r->lock);
-    r->stopping = true;
-    pthread_mutex_unlock(&r->lock);
-    wake(r);
-    pthread_join(r->thread, NULL);
-    r->running = false;
-    napi_release_threadsafe_function(r->tsfn, napi_tsfn_abort);
-  }
+// Everything the relay holds, let go once its thread has stopped and no call of its threadsafe function is left.
+static void free_relay(relay_t *r) {
   for (command_t *cmd = r->commands; cmd != NULL;) {
     command_t *next = cmd->next;
     if (cmd->kind == CMD_LISTENER) close(cmd->fd);
@@ -901,8 +898,28 @@ static void stop_relay(void *arg) {
   free(r);
 }
 
-// Queues a command; only the first of a run wakes the thread, which takes the whole queue when it wakes (the
-// commands of one JavaScript tick, a batch of accepts answered, cost one wake).
+// The threadsafe function's finalizer: Node calls it after the last queued call, so the relay goes here.
+static void finalize_relay(napi_env env, void *data, void *hint) { free_relay(data); }
+
+// The environment goes (its cleanup hook): the thread stops and the threadsafe function is released; the
+// relay itself is freed by the finalizer, since Node may still run a queued call while it closes its handles.
+static void stop_thread(relay_t *r) {
+  if (!r->running) return;
+  pthread_mutex_lock(&r->lock);
+  r->stopping = true;
+  pthread_mutex_unlock(&r->lock);
+  wake(r);
+  pthread_join(r->thread, NULL);
+  r->running = false;
+}
+
+static void stop_relay(void *arg) {
+  relay_t *r = arg;
+  stop_thread(r);
+  r->stopped = true;
+  napi_release_threadsafe_function(r->tsfn, napi_tsfn_abort);
+}
+
 static void enqueue(relay_t *r, command_t *cmd) {
   pthread_mutex_lock(&r->lock);
   cmd->next = NULL;
@@ -1011,24 +1028,25 @@ static napi_value js_start(napi_env env, napi_callback_info info) {
   r->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (r->epoll_fd < 0 || r->wake_fd < 0) {
     throw_errno(env, "native relay", errno);
-    stop_relay(r);
+    free_relay(r);
     return NULL;
   }
   struct epoll_event ev = {.events = EPOLLIN, .data.u64 = tag_of(TAG_WAKE, 0, 0)};
   epoll_ctl(r->epoll_fd, EPOLL_CTL_ADD, r->wake_fd, &ev);
   napi_value name;
   napi_create_string_utf8(env, "portico layer-4 relay", NAPI_AUTO_LENGTH, &name);
-  if (napi_create_threadsafe_function(env, argv[0], NULL, name, 0, 1, NULL, NULL, r, call_js, &r->tsfn) != napi_ok) {
+  if (napi_create_threadsafe_function(env, argv[0], NULL, name, 0, 1, r, finalize_relay, r, call_js, &r->tsfn) !=
+      napi_ok) {
     napi_throw_error(env, "ERELAY", "native relay: no threadsafe function");
-    stop_relay(r);
+    free_relay(r);
     return NULL;
   }
   // Holds the event loop only while JavaScript says the relay has listeners or connections (ref).
   napi_unref_threadsafe_function(env, r->tsfn);
   int error = pthread_create(&r->thread, NULL, run, r);
   if (error != 0) {
-    napi_release_threadsafe_function(r->tsfn, napi_tsfn_abort);
     throw_errno(env, "native relay thread", error);
+    // Released, the threadsafe function's finalizer frees the relay.
     stop_relay(r);
     return NULL;
   }
@@ -1157,6 +1175,14 @@ static napi_value js_close_listener(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
+// stop(): the thread stops now (its connections closed). `process.exit()` runs no cleanup hook: without this, the
+// thread would go on calling into a Node that is tearing itself down.
+static napi_value js_stop(napi_env env, napi_callback_info info) {
+  relay_t *r = the_relay(env);
+  if (r != NULL) stop_thread(r);
+  return NULL;
+}
+
 // ref(hold): whether the relay keeps Node's event loop alive.
 static napi_value js_ref(napi_env env, napi_callback_info info) {
   napi_value argv[1];
@@ -1178,6 +1204,7 @@ NAPI_MODULE_INIT() {
       {"release", NULL, js_release, NULL, NULL, NULL, napi_default, NULL},
       {"closeListener", NULL, js_close_listener, NULL, NULL, NULL, napi_default, NULL},
       {"ref", NULL, js_ref, NULL, NULL, NULL, napi_default, NULL},
+      {"stop", NULL, js_stop, NULL, NULL, NULL, napi_default, NULL},
   };
   napi_define_properties(env, exports, sizeof methods / sizeof methods[0], methods);
   return exports;
